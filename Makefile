@@ -1,0 +1,81 @@
+# bloomtap: XDP observability agent. See README.md.
+#   make          build .output/bloomtap (BPF object, skeleton, tool)
+#   make demo     install what is missing, build, run the built-in lab
+#   make test     install what is missing, build, run every test
+#   make vmlinux  regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
+
+OUTPUT    := .output
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+CC        ?= gcc
+ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
+
+# Debian packages: build, test oracle (tshark) and test traffic.
+DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
+	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
+	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3
+
+LIBS      := $(shell pkg-config --libs libbpf libpcap json-c 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c)
+CFLAGS    ?= -O2 -g
+CFLAGS    += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
+	     -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE
+BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+	     -Iinclude -Ivmlinux/$(ARCH) -mcpu=v3
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.h) bpf/bloomtap.bpf.c include/bloomtap.h
+USER_LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
+USER_HDRS := $(wildcard user/*.h) include/bloomtap.h $(OUTPUT)/bloomtap.skel.h
+
+TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath
+
+.PHONY: all deps demo test clean vmlinux
+all: $(OUTPUT)/bloomtap
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
+	mkdir -p $@
+
+$(OUTPUT)/bloomtap.bpf.o: $(BPF_SRCS) | $(OUTPUT)
+	$(CLANG) $(BPF_CFLAGS) -c bpf/bloomtap.bpf.c -o $@
+
+$(OUTPUT)/bloomtap.skel.h: $(OUTPUT)/bloomtap.bpf.o
+	$(BPFTOOL) gen skeleton $< name bloomtap_bpf > $@
+
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) | $(OUTPUT)/user
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/libbloomtap.a: $(USER_LIB_OBJS)
+	ar rcs $@ $^
+
+$(OUTPUT)/bloomtap: $(OUTPUT)/user/main.o $(OUTPUT)/libbloomtap.a
+	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/%.c tests/*.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) -Itests $< $(OUTPUT)/libbloomtap.a $(LIBS) -lcmocka -lpthread -o $@
+
+# Installs only what is missing, so a second run costs nothing.
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install:$$missing" >&2; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi
+
+demo: deps
+	$(MAKE) all
+	$(OUTPUT)/bloomtap demo
+
+test: deps
+	$(MAKE) all $(TEST_BINS)
+	tests/run.sh
+
+vmlinux:
+	mkdir -p vmlinux/$(ARCH)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
+
+clean:
+	rm -rf $(OUTPUT)

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Per-CPU counters: one map lookup per packet, plain adds (no atomics: the
+ * slot is this CPU's own and XDP runs with preemption off). */
+#ifndef BLOOMTAP_COUNTERS_BPF_H
+#define BLOOMTAP_COUNTERS_BPF_H
+
+#include "maps.bpf.h"
+#include "parse.bpf.h"
+
+static __always_inline void count_packet(const struct pkt_info *pi, __u64 bytes)
+{
+	__u32 zero = 0;
+	struct bt_counters *ctr = bpf_map_lookup_elem(&counters, &zero);
+
+	if (!ctr)
+		return;
+	ctr->c[BT_CTR_PACKETS]++;
+	ctr->c[BT_CTR_BYTES] += bytes;
+	/* l3 and l4 come from a closed set of enum values; the masks only
+	 * prove it to the verifier. */
+	ctr->c[pi->l3 & 31]++;
+	if (pi->l3 != BT_CTR_L3_OTHER)
+		ctr->c[pi->l4 & 31]++;
+	if (pi->flags & BT_F_FRAGMENT)
+		ctr->c[BT_CTR_FRAGMENTS]++;
+	if (pi->flags & BT_F_VLAN)
+		ctr->c[BT_CTR_VLAN]++;
+	if (pi->flags & BT_F_TRUNCATED)
+		ctr->c[BT_CTR_TRUNCATED]++;
+	if (pi->flags & BT_F_MALFORMED)
+		ctr->c[BT_CTR_MALFORMED]++;
+	if (pi->flags & BT_F_TOO_DEEP)
+		ctr->c[BT_CTR_TOO_DEEP]++;
+}
+
+static __always_inline void count_event(enum bt_counter which)
+{
+	__u32 zero = 0;
+	struct bt_counters *ctr = bpf_map_lookup_elem(&counters, &zero);
+
+	if (ctr)
+		ctr->c[which]++;
+}
+
+#endif /* BLOOMTAP_COUNTERS_BPF_H */

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Every map of the XDP program, one comment each: key, value, who writes it.
+ * All are pinned by user space under /sys/fs/bpf/bloomtap/<instance>/<name>;
+ * the names below are the pin names (user/instance.c lists them too).
+ */
+#ifndef BLOOMTAP_MAPS_BPF_H
+#define BLOOMTAP_MAPS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "bloomtap.h"
+
+/* counters: key 0, value struct bt_counters per CPU.
+ * Written by the datapath only; user space sums over the possible CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_counters);
+} counters SEC(".maps");
+
+/* flows: key struct bt_flow_key, value struct bt_flow_val (exact counts).
+ * Written by the datapath when cfg_flow_table is set (replay --flows); sized
+ * by user space before load, 1 entry otherwise. Shared, updated atomically. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* replay sizes it large */
+	__uint(max_entries, 1);
+	__type(key, struct bt_flow_key);
+	__type(value, struct bt_flow_val);
+} flows SEC(".maps");
+
+/* meta: key 0, value struct bt_meta. Written once by user space when the
+ * instance is created; never read by the datapath. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_meta);
+} meta SEC(".maps");
+
+#endif /* BLOOMTAP_MAPS_BPF_H */

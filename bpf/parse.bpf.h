@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Packet parsing: Ethernet, VLAN, IPv4, IPv6 extension headers, L4 ports.
+ *
+ * After xdp-tools' parsing helpers: a cursor, one parse_<hdr>() per header
+ * that checks bounds against data_end and advances. Stricter than them: an
+ * IPv4 IHL below 5, a total length shorter than the header, or a version
+ * nibble that disagrees with the ethertype is malformed, and L4 headers are
+ * looked for only inside the IP payload that the IP length fields declare
+ * (Ethernet padding is not a TCP header).
+ *
+ * Nothing here drops: every outcome is a class and some flags in pkt_info.
+ */
+#ifndef BLOOMTAP_PARSE_BPF_H
+#define BLOOMTAP_PARSE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "bloomtap.h"
+
+/* Constants from <linux/if_ether.h> and <linux/in.h>, which vmlinux.h lacks. */
+#define ETH_P_IP	0x0800
+#define ETH_P_IPV6	0x86DD
+#define ETH_P_8021Q	0x8100
+#define ETH_P_8021AD	0x88A8
+
+#define IPPROTO_HOPOPTS_	0
+#define IPPROTO_ICMP_		1
+#define IPPROTO_TCP_		6
+#define IPPROTO_UDP_		17
+#define IPPROTO_ROUTING_	43
+#define IPPROTO_FRAGMENT_	44
+#define IPPROTO_AH_		51
+#define IPPROTO_ICMPV6_		58
+#define IPPROTO_DSTOPTS_	60
+#define IPPROTO_SCTP_		132
+
+#define IP_MF		0x2000
+#define IP_OFFSET	0x1FFF
+
+/* Fixed bounds keep every loop finite for the verifier. Deeper stacks are
+ * counted as too_deep and keyed by what was parsed so far. */
+#define BT_MAX_VLAN	2	/* 802.1Q inside 802.1ad (QinQ) */
+#define BT_MAX_IPV6_EXT	8	/* RFC 8200 4.1 recommends at most one of each */
+
+enum bt_pkt_flag {
+	BT_F_VLAN	= 1 << 0,
+	BT_F_FRAGMENT	= 1 << 1,
+	BT_F_TRUNCATED	= 1 << 2,
+	BT_F_MALFORMED	= 1 << 3,
+	BT_F_TOO_DEEP	= 1 << 4,
+	BT_F_KEYED	= 1 << 5,	/* key holds a valid L3 header's fields */
+};
+
+struct hdr_cursor {
+	void *pos;
+};
+
+struct pkt_info {
+	struct bt_flow_key key;
+	__u32 flags;		/* enum bt_pkt_flag */
+	__u16 l3;		/* BT_CTR_L3_* */
+	__u16 l4;		/* BT_CTR_L4_* */
+	__u32 ip_left;		/* bytes of IP payload the length fields declare,
+				 * from the cursor on */
+};
+
+/* Ethernet and up to BT_MAX_VLAN tags; returns the inner ethertype (host
+ * order) or -1 when the frame ends first. */
+static __always_inline int parse_eth(struct hdr_cursor *c, void *data_end,
+				     struct pkt_info *pi)
+{
+	struct ethhdr *eth = c->pos;
+	__u16 proto;
+	int i;
+
+	if ((void *)(eth + 1) > data_end)
+		return -1;
+	c->pos = eth + 1;
+	proto = bpf_ntohs(eth->h_proto);
+
+	for (i = 0; i < BT_MAX_VLAN; i++) {
+		struct vlan_hdr *vh = c->pos;
+
+		if (proto != ETH_P_8021Q && proto != ETH_P_8021AD)
+			break;
+		pi->flags |= BT_F_VLAN;
+		if ((void *)(vh + 1) > data_end)
+			return -1;
+		c->pos = vh + 1;
+		proto = bpf_ntohs(vh->h_vlan_encapsulated_proto);
+	}
+	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD)
+		pi->flags |= BT_F_TOO_DEEP;
+	return proto;
+}
+
+static __always_inline void key_set_v4mapped(__u8 *dst, __be32 addr)
+{
+	__builtin_memset(dst, 0, 10);
+	dst[10] = 0xff;
+	dst[11] = 0xff;
+	__builtin_memcpy(dst + 12, &addr, 4);
+}
+
+/* IPv4: returns the L4 protocol when the ports should be looked for, 0 when
+ * the packet is keyed but has no ports to read (later fragment), -1 when the
+ * header is unusable (not keyed). */
+static __always_inline int parse_ipv4(struct hdr_cursor *c, void *data_end,
+				      struct pkt_info *pi)
+{
+	struct iphdr *iph = c->pos;
+	__u32 hlen, tot_len;
+	__u16 frag;
+
+	pi->l3 = BT_CTR_L3_IPV4;
+	if ((void *)(iph + 1) > data_end) {
+		pi->flags |= BT_F_TRUNCATED;
+		return -1;
+	}
+	hlen = iph->ihl * 4;
+	tot_len = bpf_ntohs(iph->tot_len);
+	if (iph->version != 4 || hlen < sizeof(*iph) || tot_len < hlen) {
+		pi->flags |= BT_F_MALFORMED;
+		return -1;
+	}
+	/* hlen <= 60: the verifier sees a bounded variable offset. */
+	if (c->pos + hlen > data_end) {
+		pi->flags |= BT_F_TRUNCATED;
+		return -1;
+	}
+	c->pos += hlen;
+	pi->ip_left = tot_len - hlen;
+
+	key_set_v4mapped(pi->key.src, iph->saddr);
+	key_set_v4mapped(pi->key.dst, iph->daddr);
+	pi->key.proto = iph->protocol;
+	pi->flags |= BT_F_KEYED;
+
+	frag = bpf_ntohs(iph->frag_off);
+	if (frag & (IP_MF | IP_OFFSET)) {
+		pi->flags |= BT_F_FRAGMENT;
+		/* RFC 791: only the fragment at offset 0 carries the L4 header */
+		if (frag & IP_OFFSET)
+			return 0;
+	}
+	return iph->protocol;
+}
+
+/* IPv6 and a bounded walk over hop-by-hop, routing, fragment, destination
+ * options and AH headers (RFC 8200 4, RFC 4302 2.2). Same return convention
+ * as parse_ipv4(). The key's proto is the upper-layer protocol reached. */
+static __always_inline int parse_ipv6(struct hdr_cursor *c, void *data_end,
+				      struct pkt_info *pi)
+{
+	struct ipv6hdr *ip6 = c->pos;
+	__u8 nh;
+	int i;
+
+	pi->l3 = BT_CTR_L3_IPV6;
+	if ((void *)(ip6 + 1) > data_end) {
+		pi->flags |= BT_F_TRUNCATED;
+		return -1;
+	}
+	if (ip6->version != 6) {
+		pi->flags |= BT_F_MALFORMED;
+		return -1;
+	}
+	c->pos = ip6 + 1;
+	/* payload_len 0 is a jumbogram (RFC 2675) or a GSO capture: take the
+	 * frame as the bound then. */
+	pi->ip_left = bpf_ntohs(ip6->payload_len);
+	if (!pi->ip_left)
+		pi->ip_left = 0xffff;
+	__builtin_memcpy(pi->key.src, &ip6->saddr, 16);
+	__builtin_memcpy(pi->key.dst, &ip6->daddr, 16);
+	pi->flags |= BT_F_KEYED;
+
+	nh = ip6->nexthdr;
+	for (i = 0; i < BT_MAX_IPV6_EXT; i++) {
+		__u8 *eh = c->pos;
+		__u32 len;
+
+		if (nh != IPPROTO_HOPOPTS_ && nh != IPPROTO_ROUTING_ &&
+		    nh != IPPROTO_DSTOPTS_ && nh != IPPROTO_FRAGMENT_ &&
+		    nh != IPPROTO_AH_)
+			break;
+		/* Every extension header starts with next-header and a length
+		 * byte; the fragment header is a fixed 8 bytes. */
+		if ((void *)(eh + 8) > data_end || pi->ip_left < 8) {
+			pi->key.proto = nh;
+			pi->flags |= BT_F_TRUNCATED;
+			return 0;
+		}
+		if (nh == IPPROTO_FRAGMENT_) {
+			struct frag_hdr *fh = (void *)eh;
+
+			pi->flags |= BT_F_FRAGMENT;
+			len = 8;
+			if (bpf_ntohs(fh->frag_off) & ~7) {
+				pi->key.proto = fh->nexthdr;
+				return 0;
+			}
+		} else if (nh == IPPROTO_AH_) {
+			len = ((__u32)eh[1] + 2) * 4;	/* 32-bit words minus 2 */
+		} else {
+			len = ((__u32)eh[1] + 1) * 8;	/* 8-octet units minus 1 */
+		}
+		if (len > pi->ip_left) {
+			pi->key.proto = nh;
+			pi->flags |= BT_F_TRUNCATED;
+			return 0;
+		}
+		nh = eh[0];
+		pi->ip_left -= len;
+		/* len <= 1024: bounded, so the pointer stays verifiable */
+		c->pos += len;
+	}
+	pi->key.proto = nh;
+	if (i == BT_MAX_IPV6_EXT &&
+	    (nh == IPPROTO_HOPOPTS_ || nh == IPPROTO_ROUTING_ ||
+	     nh == IPPROTO_DSTOPTS_ || nh == IPPROTO_FRAGMENT_ ||
+	     nh == IPPROTO_AH_)) {
+		pi->flags |= BT_F_TOO_DEEP;
+		return 0;
+	}
+	return nh;
+}
+
+/* Ports for TCP, UDP and SCTP (all start with source and destination port),
+ * type and code for ICMP and ICMPv6. A header shorter than its fixed part is
+ * truncated; the ports are kept when their 4 bytes are there. */
+static __always_inline void parse_l4(struct hdr_cursor *c, void *data_end,
+				     struct pkt_info *pi, int proto)
+{
+	__u8 *l4 = c->pos;
+	__u32 need;
+
+	switch (proto) {
+	case IPPROTO_TCP_:
+		need = 20;
+		break;
+	case IPPROTO_UDP_:
+		need = 8;
+		break;
+	case IPPROTO_SCTP_:
+		need = 12;
+		break;
+	case IPPROTO_ICMP_:
+	case IPPROTO_ICMPV6_:
+		need = 4;
+		break;
+	default:
+		return;
+	}
+	if ((void *)(l4 + need) > data_end || pi->ip_left < need)
+		pi->flags |= BT_F_TRUNCATED;
+
+	if (proto == IPPROTO_ICMP_ || proto == IPPROTO_ICMPV6_) {
+		if ((void *)(l4 + 2) > data_end || pi->ip_left < 2)
+			return;
+		pi->key.sport = bpf_htons(l4[0]);
+		pi->key.dport = bpf_htons(l4[1]);
+		return;
+	}
+	if ((void *)(l4 + 4) > data_end || pi->ip_left < 4)
+		return;
+	__builtin_memcpy(&pi->key.sport, l4, 2);
+	__builtin_memcpy(&pi->key.dport, l4 + 2, 2);
+}
+
+static __always_inline __u16 l4_class(__u8 proto)
+{
+	switch (proto) {
+	case IPPROTO_TCP_:	return BT_CTR_L4_TCP;
+	case IPPROTO_UDP_:	return BT_CTR_L4_UDP;
+	case IPPROTO_SCTP_:	return BT_CTR_L4_SCTP;
+	case IPPROTO_ICMP_:	return BT_CTR_L4_ICMP;
+	case IPPROTO_ICMPV6_:	return BT_CTR_L4_ICMPV6;
+	default:		return BT_CTR_L4_OTHER;
+	}
+}
+
+/* The whole parse: fills pi (which the caller zeroed) from the packet. */
+static __always_inline void parse_packet(void *data, void *data_end,
+					 struct pkt_info *pi)
+{
+	struct hdr_cursor c = { .pos = data };
+	int eth_proto, l4;
+
+	pi->l3 = BT_CTR_L3_OTHER;
+	pi->l4 = BT_CTR_L4_OTHER;
+	eth_proto = parse_eth(&c, data_end, pi);
+	if (eth_proto < 0) {
+		pi->flags |= BT_F_TRUNCATED;
+		return;
+	}
+	if (eth_proto == ETH_P_IP)
+		l4 = parse_ipv4(&c, data_end, pi);
+	else if (eth_proto == ETH_P_IPV6)
+		l4 = parse_ipv6(&c, data_end, pi);
+	else
+		return;
+	if (l4 < 0)
+		return;
+	pi->l4 = l4_class(pi->key.proto);
+	if (l4 > 0)
+		parse_l4(&c, data_end, pi, l4);
+}
+
+#endif /* BLOOMTAP_PARSE_BPF_H */

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Types shared by the XDP program and the bloomtap tool.
+ *
+ * This header includes nothing: the BPF side gets __u8..__u64 from vmlinux.h,
+ * user space from <linux/types.h>. Every struct here is a map key or value or a
+ * packet-derived record, so every hole is filled with an explicit padding field
+ * and every size is pinned by a static assertion: both sides must agree to the
+ * byte (after pping's shared headers).
+ */
+#ifndef BLOOMTAP_H
+#define BLOOMTAP_H
+
+#define BT_ABI_VERSION 1
+
+/* Canonical flow key (DESIGN.md "Flow key").
+ * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
+ * 2.5.5.2) so that one key type serves both families. Ports are in network
+ * order as on the wire. For ICMP and ICMPv6, sport holds the type and dport the
+ * code, in network order like ports, as flow exporters commonly do. Ports are 0
+ * for non-first IPv4/IPv6 fragments and for protocols without ports. The
+ * struct is zeroed before it is filled so the padding hashes as zero.
+ */
+struct bt_flow_key {
+	__u8 src[16];
+	__u8 dst[16];
+	__be16 sport;
+	__be16 dport;
+	__u8 proto;
+	__u8 pad[3];		/* explicit: keeps the key 4-byte aligned, zeroed */
+};
+_Static_assert(sizeof(struct bt_flow_key) == 40, "bt_flow_key must be 40 bytes");
+
+/* Exact per-flow counters, kept only when the instance was created with the
+ * flow table on (bloomtap replay --flows): the datapath's own view of every
+ * flow, checked against an independent dissector by the oracle test.
+ */
+struct bt_flow_val {
+	__u64 packets;
+	__u64 bytes;
+};
+_Static_assert(sizeof(struct bt_flow_val) == 16, "bt_flow_val must be 16 bytes");
+
+/* Per-CPU counters, one slot each. The order is the ABI of the counters map;
+ * names for output live in user space (user/stats.c) in the same order.
+ * Invariants kept by the datapath (checked by the tests):
+ *   packets == l3_ipv4 + l3_ipv6 + l3_other
+ *   l3_ipv4 + l3_ipv6 == l4_tcp + l4_udp + l4_sctp + l4_icmp + l4_icmpv6 + l4_other
+ * Flags (fragments, vlan, truncated, malformed, too_deep) may overlap.
+ */
+enum bt_counter {
+	BT_CTR_PACKETS,
+	BT_CTR_BYTES,		/* whole frame, linear part and fragments */
+	BT_CTR_L3_IPV4,
+	BT_CTR_L3_IPV6,
+	BT_CTR_L3_OTHER,	/* ARP, LLDP, anything not IP */
+	BT_CTR_L4_TCP,
+	BT_CTR_L4_UDP,
+	BT_CTR_L4_SCTP,
+	BT_CTR_L4_ICMP,
+	BT_CTR_L4_ICMPV6,
+	BT_CTR_L4_OTHER,	/* other protocols, and IP packets not keyed */
+	BT_CTR_FRAGMENTS,	/* any IPv4/IPv6 fragment, first or later */
+	BT_CTR_VLAN,		/* at least one 802.1Q/802.1ad tag */
+	BT_CTR_TRUNCATED,	/* a header ran past the end of the packet */
+	BT_CTR_MALFORMED,	/* a header field is impossible (IHL < 5...) */
+	BT_CTR_TOO_DEEP,	/* more VLAN tags or IPv6 ext headers than parsed */
+	BT_CTR_FLOW_TABLE_FULL,	/* flow table insert failed (replay --flows) */
+	BT_CTR_MAX,
+};
+
+/* 64-byte aligned so per-CPU slots never share a cache line
+ * (after traffic-pacing-edt's per-CPU records). */
+struct bt_counters {
+	__u64 c[BT_CTR_MAX];
+	__u64 pad[24 - BT_CTR_MAX];
+};
+_Static_assert(sizeof(struct bt_counters) == 192, "bt_counters must be 3 cache lines");
+
+/* Instance metadata, one entry in the pinned "meta" array. Written once by
+ * user space when the instance is created; the datapath never reads it (its
+ * settings come from .rodata). Lets later commands find out what an instance
+ * is without reloading it.
+ */
+#define BT_META_MAGIC 0x626c6f6f6d746170ULL /* "bloomtap" */
+#define BT_IFNAME_LEN 16
+
+enum bt_meta_flags {
+	BT_META_FLOW_TABLE = 1 << 0,	/* exact flow table on */
+	BT_META_ATTACHED = 1 << 1,	/* created by attach, not replay */
+	BT_META_SKB_MODE = 1 << 2,	/* attached in generic (skb) mode */
+};
+
+struct bt_meta {
+	__u64 magic;
+	__u32 abi_version;
+	__u32 flags;		/* enum bt_meta_flags */
+	__u32 ifindex;		/* 0 for a replay instance */
+	__u32 flow_table_size;	/* entries, 0 when off */
+	__u64 created_ns;	/* CLOCK_REALTIME, ns */
+	char ifname[BT_IFNAME_LEN];
+	__u64 reserved[8];
+};
+_Static_assert(sizeof(struct bt_meta) == 112, "bt_meta must be 112 bytes");
+
+#endif /* BLOOMTAP_H */

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* attach and detach: the XDP link is a pinned bpf_link, so the program stays
+ * attached after the tool exits and nobody replaces it by accident. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "common.h"
+#include "commands.h"
+#include "options.h"
+
+const char *const bt_mode_names[] = { "auto", "native", "skb", NULL };
+
+/* The XDP program attached to ifindex (any mode), 0 if none. */
+static __u32 xdp_prog_on(int ifindex, char *name, size_t len)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info = { 0 };
+	__u32 ilen = sizeof(info), id;
+	int fd;
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return 0;
+	id = q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id :
+	     q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
+	snprintf(name, len, "?");
+	if (id && (fd = bpf_prog_get_fd_by_id(id)) >= 0) {
+		if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
+			snprintf(name, len, "%s", info.name);
+		close(fd);
+	}
+	return id;
+}
+
+/* --force: take whatever XDP program is on the interface off it, whether
+ * it was attached through netlink or through a bpf_link of its own. */
+static int xdp_remove_foreign(int ifindex)
+{
+	__u32 id = 0;
+	int err = 0;
+
+	if (!bpf_xdp_detach(ifindex, 0, NULL) ||
+	    !bpf_xdp_detach(ifindex, XDP_FLAGS_SKB_MODE, NULL))
+		return 0;
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    info.type == BPF_LINK_TYPE_XDP && info.xdp.ifindex == (__u32)ifindex)
+			err = bpf_link_detach(fd) ? -errno : 0;
+		close(fd);
+	}
+	return err;
+}
+
+static int link_create(int prog_fd, int ifindex, enum bt_xdp_mode mode, bool *skb)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo);
+	int fd;
+
+	*skb = mode == BT_MODE_SKB;
+	lo.flags = *skb ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &lo);
+	if (fd < 0 && mode == BT_MODE_AUTO && (errno == EOPNOTSUPP || errno == EINVAL)) {
+		bt_info("native XDP not supported here, using skb (generic) mode");
+		*skb = true;
+		lo.flags = XDP_FLAGS_SKB_MODE;
+		fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &lo);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force)
+{
+	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
+	struct bt_instance inst;
+	char path[256], other[BPF_OBJ_NAME_LEN];
+	int ifindex, link_fd, err;
+	bool created = false, skb;
+	__u32 id, zero = 0;
+
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex) {
+		bt_err("no such interface: '%s' (see 'ip link'; in another network "
+		       "namespace, run bloomtap there with nsenter --net=...)", ifname);
+		return -ENODEV;
+	}
+	if (bt_instance_name_check(ifname)) {
+		bt_err("interface name '%s' cannot name an instance", ifname);
+		return -EINVAL;
+	}
+	if ((err = bt_ensure_bpffs()))
+		return err;
+	if (bt_instance_link_ifindex(ifname) >= 0) {
+		bt_err("'%s' already has bloomtap attached (instance %s): 'bloomtap "
+		       "detach %s' first", ifname, ifname, ifname);
+		return -EEXIST;
+	}
+	id = xdp_prog_on(ifindex, other, sizeof(other));
+	if (id && !force) {
+		bt_err("'%s' already runs XDP program '%s' (id %u) that is not bloomtap's: "
+		       "add --force to replace it", ifname, other, id);
+		return -EBUSY;
+	}
+	if (id) {
+		bt_info("replacing XDP program '%s' (id %u) on %s (--force)", other, id, ifname);
+		if ((err = xdp_remove_foreign(ifindex))) {
+			bt_err_errno(err, "removing the XDP program already attached");
+			return err;
+		}
+	}
+
+	/* An instance kept by 'detach --keep-maps' is attached again with its
+	 * counters; otherwise a fresh one is loaded. */
+	err = bt_instance_open(ifname, &inst);
+	if (err == -ENOENT) {
+		err = bt_instance_create(ifname, &cfg, &inst);
+		created = !err;
+	} else if (err) {
+		bt_instance_open_or_explain(ifname, &inst);
+	}
+	if (err)
+		return err;
+
+	link_fd = link_create(inst.prog_fd, ifindex, mode, &skb);
+	if (link_fd < 0) {
+		err = link_fd;
+		if (err == -EBUSY || err == -EEXIST)
+			bt_err("'%s' got another XDP program meanwhile: try again, with --force "
+			       "to replace it", ifname);
+		else
+			bt_err_errno(err, "attaching XDP");
+		goto out;
+	}
+	bt_instance_path(ifname, "link", path, sizeof(path));
+	if (bpf_obj_pin(link_fd, path)) {
+		err = -errno;
+		bt_err_errno(err, "pinning the XDP link");
+		close(link_fd);	/* closing the only fd detaches */
+		goto out;
+	}
+	close(link_fd);
+
+	inst.meta.ifindex = ifindex;
+	inst.meta.flags = (inst.meta.flags & ~BT_META_SKB_MODE) | BT_META_ATTACHED |
+			  (skb ? BT_META_SKB_MODE : 0);
+	snprintf(inst.meta.ifname, sizeof(inst.meta.ifname), "%s", ifname);
+	bpf_map_update_elem(inst.meta_fd, &zero, &inst.meta, 0);
+	bt_instance_close(&inst);
+	if (!bt_g.json)
+		bt_info("attached to %s (%s mode), pinned under %s/%s", ifname,
+			skb ? "skb" : "native", BT_PIN_ROOT, ifname);
+	return 0;
+out:
+	bt_instance_close(&inst);
+	if (created)
+		bt_instance_remove(ifname);
+	return err;
+}
+
+int bt_detach(const char *name, bool keep_maps)
+{
+	char path[256];
+	int fd, err = 0;
+
+	if (!bt_instance_exists(name)) {
+		bt_err("no bloomtap instance '%s' (see 'bloomtap status')", name);
+		return -ENOENT;
+	}
+	bt_instance_path(name, "link", path, sizeof(path));
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		/* ENOLINK: the interface went away and took the attachment */
+		if (bpf_link_detach(fd) && errno != ENOLINK && errno != EINVAL)
+			err = -errno;
+		close(fd);
+		if (!err)
+			unlink(path);
+	}
+	if (err) {
+		bt_err_errno(err, "detaching XDP");
+		return err;
+	}
+	if (!keep_maps && (err = bt_instance_remove(name))) {
+		bt_err("removing the pins under %s/%s: %s", BT_PIN_ROOT, name, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static struct attach_cfg {
+	int mode;
+	bool force;
+} attach_cfg;
+
+static const struct bt_opt attach_opts[] = {
+	{ "mode", 'm', BT_OPT_ENUM, &attach_cfg.mode, "MODE",
+	  "XDP mode: auto tries native, then skb", .choices = bt_mode_names },
+	{ "force", 'f', BT_OPT_FLAG, &attach_cfg.force, NULL,
+	  "replace an XDP program that is not bloomtap's" },
+	{ 0 }
+};
+
+static const struct bt_cmd_spec attach_spec = {
+	"attach", "IFACE",
+	"Load bloomtap's XDP program, pin its maps under /sys/fs/bpf/bloomtap/IFACE/\n"
+	"and attach it to IFACE.", attach_opts, 1, 1,
+};
+
+int cmd_attach(int argc, char **argv)
+{
+	int n = bt_parse_args(&attach_spec, argc, argv);
+
+	if (n < 0)
+		return BT_EXIT_USAGE;
+	if (n == BT_PARSE_HELP)
+		return 0;
+	if (bt_attach(argv[1], attach_cfg.mode, attach_cfg.force))
+		return BT_EXIT_FAIL;
+	if (bt_g.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "attached", json_object_new_string(argv[1]));
+		bt_json_print(o);
+	}
+	return 0;
+}
+
+static struct detach_cfg {
+	bool keep_maps;
+	const char *instance;
+} detach_cfg;
+
+static const struct bt_opt detach_opts[] = {
+	{ "keep-maps", 'k', BT_OPT_FLAG, &detach_cfg.keep_maps, NULL,
+	  "keep the pinned maps (counters stay readable; attach again reuses them)" },
+	{ "instance", 'i', BT_OPT_STRING, &detach_cfg.instance, "NAME",
+	  "an instance not named after an interface (e.g. replay)" },
+	{ 0 }
+};
+
+static const struct bt_cmd_spec detach_spec = {
+	"detach", "[IFACE]",
+	"Detach bloomtap from IFACE and remove its pins (or those of --instance NAME).",
+	detach_opts, 0, 1,
+};
+
+int cmd_detach(int argc, char **argv)
+{
+	int n = bt_parse_args(&detach_spec, argc, argv);
+	const char *name;
+
+	if (n < 0)
+		return BT_EXIT_USAGE;
+	if (n == BT_PARSE_HELP)
+		return 0;
+	if ((n == 1) == !!detach_cfg.instance) {
+		bt_err("detach: give IFACE or --instance NAME (see bloomtap detach --help)");
+		return BT_EXIT_USAGE;
+	}
+	name = n == 1 ? argv[1] : detach_cfg.instance;
+	if (bt_detach(name, detach_cfg.keep_maps))
+		return BT_EXIT_FAIL;
+	if (bt_g.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "detached", json_object_new_string(name));
+		json_object_object_add(o, "kept_maps", json_object_new_boolean(detach_cfg.keep_maps));
+		bt_json_print(o);
+	} else {
+		bt_info("detached %s%s", name, detach_cfg.keep_maps ? " (maps kept)" : "");
+	}
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* One entry point per command (after bpftool's do_<object>()), and the
+ * internal operations the demo and the agent reuse. */
+#ifndef BLOOMTAP_COMMANDS_H
+#define BLOOMTAP_COMMANDS_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "bloomtap.h"
+#include "instance.h"
+
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+enum bt_xdp_mode { BT_MODE_AUTO, BT_MODE_NATIVE, BT_MODE_SKB };
+extern const char *const bt_mode_names[];
+
+/* attach IFACE: create (or reuse a kept) instance named after it, attach. */
+int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force);
+/* detach: drop the XDP link; unless keep_maps, remove every pin. */
+int bt_detach(const char *name, bool keep_maps);
+
+/* Counter names, in enum bt_counter order: plain output and JSON keys. */
+extern const char *const bt_counter_names[BT_CTR_MAX];
+int bt_print_stats(const struct bt_instance *inst);
+
+#endif /* BLOOMTAP_COMMANDS_H */

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* What every part of the tool shares: global options, messages, JSON out. */
+#ifndef BLOOMTAP_COMMON_H
+#define BLOOMTAP_COMMON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <json-c/json.h>
+
+#define BT_VERSION "0.1.0"
+#define BT_PIN_ROOT "/sys/fs/bpf/bloomtap"
+
+/* Exit codes, as bpftool and xdp-tools use them: 0 success, 1 failure.
+ * trace uses 1 for "some packets not seen" and 2 for errors. */
+enum { BT_EXIT_OK = 0, BT_EXIT_FAIL = 1, BT_EXIT_USAGE = 2 };
+
+struct bt_global {
+	bool json;
+	bool pretty;
+	int verbose;
+};
+extern struct bt_global bt_g;
+
+/* Errors name the problem and what to do. In JSON mode they are one JSON
+ * object on stdout, {"error": "..."}, so a consumer always gets JSON. */
+void bt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bt_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An errno from a bpf(2) or netlink call, turned into advice. */
+void bt_err_errno(int err, const char *what);
+void bt_setup_libbpf_log(void);
+
+/* Prints a JSON value on stdout, pretty with -p, and frees it. */
+void bt_json_print(struct json_object *o);
+
+#endif /* BLOOMTAP_COMMON_H */

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include "flow.h"
+
+static const __u8 v4mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+const char *bt_addr_str(const __u8 addr[16], char *buf, size_t len)
+{
+	if (!memcmp(addr, v4mapped_prefix, sizeof(v4mapped_prefix)))
+		inet_ntop(AF_INET, addr + 12, buf, len);
+	else
+		inet_ntop(AF_INET6, addr, buf, len);
+	return buf;
+}
+
+const char *bt_proto_name(__u8 proto, char *buf, size_t len)
+{
+	switch (proto) {
+	case 1: return "icmp";
+	case 6: return "tcp";
+	case 17: return "udp";
+	case 58: return "icmpv6";
+	case 132: return "sctp";
+	}
+	snprintf(buf, len, "%u", proto);
+	return buf;
+}
+
+const char *bt_flow_str(const struct bt_flow_key *k, char *buf, size_t len)
+{
+	char s[BT_ADDR_STRLEN], d[BT_ADDR_STRLEN], p[8];
+	bool v6 = memcmp(k->src, v4mapped_prefix, sizeof(v4mapped_prefix));
+
+	bt_addr_str(k->src, s, sizeof(s));
+	bt_addr_str(k->dst, d, sizeof(d));
+	snprintf(buf, len, v6 ? "[%s]:%u -> [%s]:%u %s" : "%s:%u -> %s:%u %s",
+		 s, ntohs(k->sport), d, ntohs(k->dport),
+		 bt_proto_name(k->proto, p, sizeof(p)));
+	return buf;
+}
+
+void bt_flow_key_json(struct json_object *o, const struct bt_flow_key *k)
+{
+	char a[BT_ADDR_STRLEN];
+
+	json_object_object_add(o, "src", json_object_new_string(bt_addr_str(k->src, a, sizeof(a))));
+	json_object_object_add(o, "dst", json_object_new_string(bt_addr_str(k->dst, a, sizeof(a))));
+	json_object_object_add(o, "sport", json_object_new_int(ntohs(k->sport)));
+	json_object_object_add(o, "dport", json_object_new_int(ntohs(k->dport)));
+	json_object_object_add(o, "proto", json_object_new_int(k->proto));
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Flow keys for people and for JSON. */
+#ifndef BLOOMTAP_FLOW_H
+#define BLOOMTAP_FLOW_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include <json-c/json.h>
+#include "bloomtap.h"
+
+#define BT_ADDR_STRLEN 46	/* INET6_ADDRSTRLEN */
+
+/* IPv4-mapped addresses print as dotted quads, the rest as IPv6. */
+const char *bt_addr_str(const __u8 addr[16], char *buf, size_t len);
+/* "tcp", "udp", ... or the number. */
+const char *bt_proto_name(__u8 proto, char *buf, size_t len);
+/* "src:sport -> dst:dport proto" ([addr]:port for IPv6). */
+const char *bt_flow_str(const struct bt_flow_key *k, char *buf, size_t len);
+/* Adds src, dst, sport, dport, proto to a JSON object. */
+void bt_flow_key_json(struct json_object *o, const struct bt_flow_key *k);
+
+#endif /* BLOOMTAP_FLOW_H */

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "common.h"
+#include "instance.h"
+#include "bloomtap.skel.h"
+
+#define BPF_FS_MAGIC_ 0xcafe4a11
+
+int bt_ensure_bpffs(void)
+{
+	struct statfs st;
+
+	if (!statfs("/sys/fs/bpf", &st) && st.f_type == BPF_FS_MAGIC_)
+		return 0;
+	/* Pins must outlive this process: mount bpffs where everyone looks. */
+	if (mount("bpffs", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		int err = -errno;
+
+		bt_err("bpffs is not mounted at /sys/fs/bpf and mounting it failed "
+		       "(%s): run 'mount -t bpf bpffs /sys/fs/bpf' as root", strerror(-err));
+		return err;
+	}
+	bt_info("mounted bpffs at /sys/fs/bpf");
+	return 0;
+}
+
+int bt_instance_name_check(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!len || len > BT_NAME_MAX || name[0] == '.' || name[0] == '-')
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '@'))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int bt_instance_path(const char *name, const char *obj, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s%s%s", BT_PIN_ROOT, name, obj ? "/" : "",
+			 obj ? obj : "");
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+bool bt_instance_exists(const char *name)
+{
+	char path[256];
+	struct stat st;
+
+	return !bt_instance_path(name, "meta", path, sizeof(path)) && !stat(path, &st);
+}
+
+/* Pin names of the maps; must match the map names in bpf/maps.bpf.h. */
+struct pin_ent {
+	const char *name;
+	size_t fd_off;
+};
+static const struct pin_ent pins[] = {
+	{ "prog", offsetof(struct bt_instance, prog_fd) },
+	{ "counters", offsetof(struct bt_instance, counters_fd) },
+	{ "flows", offsetof(struct bt_instance, flows_fd) },
+	{ "meta", offsetof(struct bt_instance, meta_fd) },
+};
+
+static int *pin_fd(struct bt_instance *inst, const struct pin_ent *p)
+{
+	return (int *)((char *)inst + p->fd_off);
+}
+
+static int mkdir_private(const char *path)
+{
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	/* Pins hold the hash key: only root may read them. */
+	return chmod(path, 0700) ? -errno : 0;
+}
+
+int bt_instance_create(const char *name, const struct bt_instance_cfg *cfg,
+		       struct bt_instance *inst)
+{
+	struct bloomtap_bpf *skel = NULL;
+	struct bt_meta meta = { 0 };
+	char dir[256], path[256];
+	struct timespec now;
+	__u32 zero = 0;
+	int err;
+
+	if (bt_instance_name_check(name)) {
+		bt_err("'%s' is not a usable instance name (letters, digits, '-', '_', "
+		       "'.', '@'; at most %d)", name, BT_NAME_MAX);
+		return -EINVAL;
+	}
+	err = bt_ensure_bpffs();
+	if (err)
+		return err;
+	if (bt_instance_exists(name))
+		return -EEXIST;
+	bt_instance_remove(name);	/* leftovers of a create that died midway */
+
+	skel = bloomtap_bpf__open();
+	if (!skel) {
+		err = -errno;
+		bt_err_errno(err, "opening the BPF object");
+		return err;
+	}
+	skel->rodata->cfg_flow_table = cfg->flow_table_size > 0;
+	if (cfg->flow_table_size)
+		bpf_map__set_max_entries(skel->maps.flows, cfg->flow_table_size);
+
+	err = bloomtap_bpf__load(skel);
+	if (err) {
+		bt_err_errno(err, "loading the XDP program (verifier or map creation)");
+		goto out;
+	}
+
+	bt_instance_path(name, NULL, dir, sizeof(dir));
+	if ((err = mkdir_private(BT_PIN_ROOT)) || (err = mkdir_private(dir))) {
+		bt_err("cannot create %s: %s", dir, strerror(-err));
+		goto out;
+	}
+
+	meta.magic = BT_META_MAGIC;
+	meta.abi_version = BT_ABI_VERSION;
+	meta.flags = cfg->flags | (cfg->flow_table_size ? BT_META_FLOW_TABLE : 0);
+	meta.ifindex = cfg->ifindex;
+	meta.flow_table_size = cfg->flow_table_size;
+	clock_gettime(CLOCK_REALTIME, &now);
+	meta.created_ns = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
+	if (cfg->ifname)
+		snprintf(meta.ifname, sizeof(meta.ifname), "%s", cfg->ifname);
+	err = bpf_map_update_elem(bpf_map__fd(skel->maps.meta), &zero, &meta, 0);
+	if (err) {
+		bt_err_errno(err, "writing instance metadata");
+		goto out_unpin;
+	}
+
+	/* "meta" last: its pin is what marks the instance as complete. */
+	bt_instance_path(name, "prog", path, sizeof(path));
+	if ((err = bpf_program__pin(skel->progs.bloomtap_xdp, path)))
+		goto out_pin_err;
+	bt_instance_path(name, "counters", path, sizeof(path));
+	if ((err = bpf_map__pin(skel->maps.counters, path)))
+		goto out_pin_err;
+	bt_instance_path(name, "flows", path, sizeof(path));
+	if ((err = bpf_map__pin(skel->maps.flows, path)))
+		goto out_pin_err;
+	bt_instance_path(name, "meta", path, sizeof(path));
+	if ((err = bpf_map__pin(skel->maps.meta, path)))
+		goto out_pin_err;
+
+	bloomtap_bpf__destroy(skel);
+	return bt_instance_open(name, inst);
+
+out_pin_err:
+	bt_err("pinning %s: %s", path, strerror(-err));
+out_unpin:
+	bt_instance_remove(name);
+out:
+	bloomtap_bpf__destroy(skel);
+	return err;
+}
+
+int bt_instance_open(const char *name, struct bt_instance *inst)
+{
+	char path[256];
+	__u32 zero = 0;
+	int err;
+
+	memset(inst, 0, sizeof(*inst));
+	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++)
+		*pin_fd(inst, &pins[i]) = -1;
+	if (bt_instance_name_check(name))
+		return -EINVAL;
+	snprintf(inst->name, sizeof(inst->name), "%s", name);
+
+	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
+		bt_instance_path(name, pins[i].name, path, sizeof(path));
+		int fd = bpf_obj_get(path);
+
+		if (fd < 0) {
+			err = -errno;
+			goto err;
+		}
+		*pin_fd(inst, &pins[i]) = fd;
+	}
+	if (bpf_map_lookup_elem(inst->meta_fd, &zero, &inst->meta)) {
+		err = -errno;
+		goto err;
+	}
+	if (inst->meta.magic != BT_META_MAGIC || inst->meta.abi_version != BT_ABI_VERSION) {
+		err = -EPROTO;
+		goto err;
+	}
+	return 0;
+err:
+	bt_instance_close(inst);
+	return err;
+}
+
+int bt_instance_open_or_explain(const char *name, struct bt_instance *inst)
+{
+	int err = bt_instance_open(name, inst);
+
+	if (!err)
+		return 0;
+	if (err == -EINVAL)
+		bt_err("'%s' is not a valid instance name", name);
+	else if (err == -ENOENT)
+		bt_err("no bloomtap instance '%s' (see 'bloomtap status'; make one "
+		       "with 'bloomtap attach IFACE' or 'bloomtap replay FILE')", name);
+	else if (err == -EPROTO)
+		bt_err("instance '%s' was made by an incompatible bloomtap; remove it "
+		       "with 'bloomtap detach --instance %s'", name, name);
+	else
+		bt_err_errno(err, "opening the instance's pins");
+	return err;
+}
+
+void bt_instance_close(struct bt_instance *inst)
+{
+	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
+		int *fd = pin_fd(inst, &pins[i]);
+
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+}
+
+int bt_instance_remove(const char *name)
+{
+	char dir[256], path[512];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	if (bt_instance_name_check(name))
+		return -EINVAL;
+	bt_instance_path(name, NULL, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) && !err)
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && !err)
+		err = -errno;
+	return err;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int bt_instance_names(char ***names, int *n)
+{
+	struct dirent *de;
+	char **v = NULL;
+	int cnt = 0;
+	DIR *d;
+
+	*names = NULL;
+	*n = 0;
+	d = opendir(BT_PIN_ROOT);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		char **nv;
+
+		if (de->d_name[0] == '.' || bt_instance_name_check(de->d_name))
+			continue;
+		nv = realloc(v, (cnt + 1) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[cnt++] = strdup(de->d_name);
+	}
+	closedir(d);
+	qsort(v, cnt, sizeof(*v), cmp_str);
+	*names = v;
+	*n = cnt;
+	return 0;
+}
+
+void bt_instance_names_free(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct bt_counters *v;
+	__u32 zero = 0;
+
+	memset(out, 0, sizeof(__u64) * BT_CTR_MAX);
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(inst->counters_fd, &zero, v)) {
+		int err = -errno;
+
+		free(v);
+		return err;
+	}
+	for (int cpu = 0; cpu < ncpu; cpu++)
+		for (int i = 0; i < BT_CTR_MAX; i++)
+			out[i] += v[cpu].c[i];
+	free(v);
+	return 0;
+}
+
+int bt_instance_link_ifindex(const char *name)
+{
+	struct bpf_link_info info = { 0 };
+	__u32 len = sizeof(info);
+	char path[256];
+	int fd, err;
+
+	if (bt_instance_path(name, "link", path, sizeof(path)))
+		return -EINVAL;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	close(fd);
+	if (err)
+		return -errno;
+	return info.xdp.ifindex;
+}
+
+int bt_instance_resolve(const char *iface, const char *instance, const char **name,
+			char ***names, int *n)
+{
+	*names = NULL;
+	*n = 0;
+	if (iface && instance) {
+		bt_err("give an interface or --instance, not both");
+		return -EINVAL;
+	}
+	if (iface || instance) {
+		*name = iface ? iface : instance;
+		return 0;
+	}
+	if (bt_instance_names(names, n) || *n == 0) {
+		bt_err("no bloomtap instance exists: attach one with 'bloomtap attach "
+		       "IFACE' or fill one with 'bloomtap replay FILE'");
+		return -ENOENT;
+	}
+	if (*n > 1) {
+		bt_err("%d instances exist (see 'bloomtap status'): name one, as IFACE "
+		       "or --instance NAME", *n);
+		return -EINVAL;
+	}
+	*name = (*names)[0];
+	return 0;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* An instance is one loaded XDP program with its maps, pinned under
+ * /sys/fs/bpf/bloomtap/<name>/ so that every later command finds it. An
+ * attached interface's instance is named after the interface. */
+#ifndef BLOOMTAP_INSTANCE_H
+#define BLOOMTAP_INSTANCE_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "bloomtap.h"
+
+#define BT_NAME_MAX 32
+
+struct bt_instance {
+	char name[BT_NAME_MAX + 1];
+	int prog_fd;
+	int counters_fd;
+	int flows_fd;
+	int meta_fd;
+	struct bt_meta meta;
+};
+
+struct bt_instance_cfg {
+	const char *ifname;	/* NULL for a replay instance */
+	__u32 ifindex;
+	__u32 flow_table_size;	/* 0: no exact flow table */
+	__u32 flags;		/* enum bt_meta_flags */
+};
+
+int bt_ensure_bpffs(void);
+/* 0 when name is usable as an instance (and directory) name. */
+int bt_instance_name_check(const char *name);
+int bt_instance_path(const char *name, const char *obj, char *buf, size_t len);
+bool bt_instance_exists(const char *name);
+
+/* Loads a fresh program with its maps and pins it all. Fails with -EEXIST
+ * when the instance exists. */
+int bt_instance_create(const char *name, const struct bt_instance_cfg *cfg,
+		       struct bt_instance *inst);
+/* Opens the pins of an existing instance: -ENOENT when there is none,
+ * -EPROTO when it was made by an incompatible bloomtap. Prints nothing. */
+int bt_instance_open(const char *name, struct bt_instance *inst);
+/* Opens, or prints an error that says how to make one. */
+int bt_instance_open_or_explain(const char *name, struct bt_instance *inst);
+void bt_instance_close(struct bt_instance *inst);
+/* Unpins everything of the instance (maps, program, link) and its dir. */
+int bt_instance_remove(const char *name);
+/* Names of all instances, sorted; free with bt_instance_names_free(). */
+int bt_instance_names(char ***names, int *n);
+void bt_instance_names_free(char **names, int n);
+
+/* Counters summed over all possible CPUs. */
+int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX]);
+
+
+
+/* The interface an instance's pinned XDP link is attached to: > 0 the
+ * ifindex, 0 when the link lives on but its interface is gone, -ENOENT when
+ * the instance has no link (not attached, or a replay instance). */
+int bt_instance_link_ifindex(const char *name);
+
+/* Picks the instance a command works on: --instance NAME, else the IFACE
+ * argument, else the only instance there is. Prints an error on failure. */
+int bt_instance_resolve(const char *iface, const char *instance, const char **name,
+			char ***names, int *n);
+#endif /* BLOOMTAP_INSTANCE_H */

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* replay: every packet of a capture through the real XDP program with
+ * BPF_PROG_TEST_RUN, into a pinned instance, so that stats (and heavy and
+ * trace) read it exactly as they read a live interface. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include "capture.h"
+#include "common.h"
+#include "commands.h"
+#include "flow.h"
+#include "options.h"
+#include "replay.h"
+
+#define ETH_HLEN_ 14
+
+int bt_run_frame(int prog_fd, const void *data, __u32 len, __u32 *action)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = data, .data_size_in = len,
+		    .repeat = 1);
+
+	if (bpf_prog_test_run_opts(prog_fd, &o))
+		return -errno;
+	*action = o.retval;
+	return 0;
+}
+
+static void add_skip(struct bt_replay_result *r, const char *why)
+{
+	int i;
+
+	r->skipped++;
+	for (i = 0; i < BT_SKIP_KINDS - 1 && r->skip[i].why; i++)
+		if (!strcmp(r->skip[i].why, why))
+			break;
+	if (!r->skip[i].why)
+		r->skip[i].why = why;
+	r->skip[i].count++;
+}
+
+int bt_replay_file(int prog_fd, const char *path, struct bt_replay_result *r)
+{
+	struct bt_capture *cap;
+	struct bt_packet p;
+	int rc, err;
+
+	memset(r, 0, sizeof(*r));
+	err = bt_capture_open(path, &cap, r->error, sizeof(r->error));
+	if (err)
+		return err;
+	snprintf(r->linktype, sizeof(r->linktype), "%s", bt_capture_linktype_name(cap));
+	while ((rc = bt_capture_next(cap, &p)) == 1) {
+		__u32 action = 0;
+
+		r->read++;
+		if (p.skip) {
+			add_skip(r, p.skip);
+			continue;
+		}
+		/* The kernel refuses test frames shorter than an Ethernet header. */
+		if (p.len < ETH_HLEN_) {
+			add_skip(r, "shorter than an Ethernet header");
+			continue;
+		}
+		err = bt_run_frame(prog_fd, p.data, p.len, &action);
+		if (err == -EINVAL || err == -E2BIG || err == -ENOMEM) {
+			add_skip(r, "refused by BPF_PROG_TEST_RUN (too large)");
+			continue;
+		}
+		if (err) {
+			snprintf(r->error, sizeof(r->error), "BPF_PROG_TEST_RUN failed: %s",
+				 strerror(-err));
+			bt_capture_close(cap);
+			return err;
+		}
+		r->replayed++;
+		if (action != XDP_PASS)
+			r->not_pass++;
+	}
+	if (rc < 0)
+		snprintf(r->error, sizeof(r->error), "%s: capture breaks off after %" PRIu64
+			 " packets (%s); the packets before it were replayed", path,
+			 (uint64_t)r->read, bt_capture_error(cap));
+	bt_capture_close(cap);
+	return rc < 0 ? -EINVAL : 0;
+}
+
+static int cmp_bytes_desc(const void *a, const void *b)
+{
+	const struct bt_flow_ent *x = a, *y = b;
+
+	if (x->val.bytes != y->val.bytes)
+		return x->val.bytes < y->val.bytes ? 1 : -1;
+	return memcmp(&x->key, &y->key, sizeof(x->key));
+}
+
+int bt_flow_table_dump(int flows_fd, struct bt_flow_ent **out, size_t *n)
+{
+	struct bt_flow_key cur, next;
+	struct bt_flow_ent *v = NULL;
+	size_t cnt = 0, cap = 0;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(flows_fd, first ? NULL : &cur, &next)) {
+		first = false;
+		cur = next;
+		if (cnt == cap) {
+			struct bt_flow_ent *nv;
+
+			cap = cap ? cap * 2 : 1024;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[cnt].key = cur;
+		if (!bpf_map_lookup_elem(flows_fd, &cur, &v[cnt].val))
+			cnt++;
+	}
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), cmp_bytes_desc);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+static void print_flows(const struct bt_flow_ent *v, size_t n)
+{
+	if (bt_g.json) {
+		struct json_object *arr = json_object_new_array();
+
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *o = json_object_new_object();
+
+			bt_flow_key_json(o, &v[i].key);
+			json_object_object_add(o, "packets", json_object_new_uint64(v[i].val.packets));
+			json_object_object_add(o, "bytes", json_object_new_uint64(v[i].val.bytes));
+			json_object_array_add(arr, o);
+		}
+		bt_json_print(arr);
+		return;
+	}
+	printf("%-64s %12s %14s\n", "flow", "packets", "bytes");
+	for (size_t i = 0; i < n; i++) {
+		char buf[160];
+
+		printf("%-64s %12" PRIu64 " %14" PRIu64 "\n",
+		       bt_flow_str(&v[i].key, buf, sizeof(buf)),
+		       (uint64_t)v[i].val.packets, (uint64_t)v[i].val.bytes);
+	}
+}
+
+static void print_summary(const char *path, const struct bt_replay_result *r,
+			  const char *instance, bool to_stderr)
+{
+	FILE *f = to_stderr ? stderr : stdout;
+
+	if (bt_g.json && !to_stderr) {
+		struct json_object *o = json_object_new_object(), *sk = json_object_new_object();
+
+		json_object_object_add(o, "file", json_object_new_string(path));
+		json_object_object_add(o, "instance", json_object_new_string(instance));
+		json_object_object_add(o, "linktype", json_object_new_string(r->linktype));
+		json_object_object_add(o, "read", json_object_new_uint64(r->read));
+		json_object_object_add(o, "replayed", json_object_new_uint64(r->replayed));
+		json_object_object_add(o, "not_pass", json_object_new_uint64(r->not_pass));
+		for (int i = 0; i < BT_SKIP_KINDS && r->skip[i].why; i++)
+			json_object_object_add(sk, r->skip[i].why, json_object_new_uint64(r->skip[i].count));
+		json_object_object_add(o, "skipped", sk);
+		bt_json_print(o);
+		return;
+	}
+	fprintf(f, "%s (%s): %" PRIu64 " packets read, %" PRIu64 " replayed into "
+		"instance %s, %" PRIu64 " skipped\n", path, r->linktype, (uint64_t)r->read,
+		(uint64_t)r->replayed, instance, (uint64_t)r->skipped);
+	for (int i = 0; i < BT_SKIP_KINDS && r->skip[i].why; i++)
+		fprintf(f, "  skipped %" PRIu64 ": %s\n", (uint64_t)r->skip[i].count, r->skip[i].why);
+	if (r->not_pass)
+		fprintf(f, "  %" PRIu64 " packets did not get XDP_PASS\n", (uint64_t)r->not_pass);
+}
+
+static struct replay_cfg {
+	const char *instance;
+	bool flows, reset;
+	uint32_t flow_table;
+} rcfg = { .instance = "replay", .flow_table = 1 << 20 };
+
+static const struct bt_opt replay_opts[] = {
+	{ "instance", 'i', BT_OPT_STRING, &rcfg.instance, "NAME",
+	  "instance to replay into, created when missing (default: replay)" },
+	{ "flows", 'F', BT_OPT_FLAG, &rcfg.flows, NULL,
+	  "print every flow the datapath keyed, with exact packets and bytes" },
+	{ "reset", 'r', BT_OPT_FLAG, &rcfg.reset, NULL,
+	  "start from an empty instance (removes the existing one first)" },
+	{ "flow-table", 0, BT_OPT_U32, &rcfg.flow_table, "N",
+	  "exact flow table entries of a new instance", .min = 1024, .max = 1 << 24 },
+	{ 0 }
+};
+
+static const struct bt_cmd_spec replay_spec = {
+	"replay", "FILE",
+	"Run every packet of a capture (pcap or pcapng; Ethernet, Linux cooked,\n"
+	"raw IP) through the real XDP program with BPF_PROG_TEST_RUN, into a pinned\n"
+	"instance that stats, heavy and trace then read like a live interface.",
+	replay_opts, 1, 1,
+};
+
+int cmd_replay(int argc, char **argv)
+{
+	struct bt_instance_cfg cfg = { 0 };
+	struct bt_replay_result r;
+	struct bt_instance inst;
+	struct bt_capture *cap;
+	int n, err, ret = BT_EXIT_FAIL;
+	const char *path;
+	char msg[512];
+
+	n = bt_parse_args(&replay_spec, argc, argv);
+	if (n < 0)
+		return BT_EXIT_USAGE;
+	if (n == BT_PARSE_HELP)
+		return 0;
+	path = argv[1];
+
+	/* A bad file is reported before anything is created. */
+	if (bt_capture_open(path, &cap, msg, sizeof(msg))) {
+		bt_err("%s", msg);
+		return BT_EXIT_FAIL;
+	}
+	bt_capture_close(cap);
+
+	if (rcfg.reset && bt_instance_exists(rcfg.instance) &&
+	    bt_detach(rcfg.instance, false))
+		return BT_EXIT_FAIL;
+	cfg.flow_table_size = rcfg.flow_table;
+	err = bt_instance_open(rcfg.instance, &inst);
+	if (err == -ENOENT)
+		err = bt_instance_create(rcfg.instance, &cfg, &inst);
+	else if (err)
+		err = bt_instance_open_or_explain(rcfg.instance, &inst);
+	if (err)
+		return BT_EXIT_FAIL;
+	if (rcfg.flows && !(inst.meta.flags & BT_META_FLOW_TABLE)) {
+		bt_err("instance '%s' keeps no flow table (it was made by attach): replay "
+		       "into another instance for --flows", rcfg.instance);
+		goto out;
+	}
+
+	err = bt_replay_file(inst.prog_fd, path, &r);
+	if (err && !r.read) {
+		bt_err("%s", r.error);
+		goto out;
+	}
+	print_summary(path, &r, rcfg.instance, rcfg.flows);
+	if (rcfg.flows) {
+		struct bt_flow_ent *v;
+		size_t cnt;
+
+		if (bt_flow_table_dump(inst.flows_fd, &v, &cnt)) {
+			bt_err("reading the flow table failed");
+			goto out;
+		}
+		print_flows(v, cnt);
+		free(v);
+	}
+	if (err) {
+		bt_err("%s", r.error);
+		goto out;
+	}
+	ret = 0;
+out:
+	bt_instance_close(&inst);
+	return ret;
+}
