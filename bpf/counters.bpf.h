@@ -16,11 +16,12 @@ static __always_inline void count_packet(const struct pkt_info *pi, __u64 bytes)
 		return;
 	ctr->c[BT_CTR_PACKETS]++;
 	ctr->c[BT_CTR_BYTES] += bytes;
-	/* l3 and l4 come from a closed set of enum values; the masks only
-	 * prove it to the verifier. */
-	ctr->c[pi->l3 & 31]++;
-	if (pi->l3 != BT_CTR_L3_OTHER)
-		ctr->c[pi->l4 & 31]++;
+	/* l3 and l4 come from a closed set of enum values; the bounds checks
+	 * only prove it to the verifier. */
+	if (pi->l3 < BT_CTR_MAX)
+		ctr->c[pi->l3]++;
+	if (pi->l3 != BT_CTR_L3_OTHER && pi->l4 < BT_CTR_MAX)
+		ctr->c[pi->l4]++;
 	if (pi->flags & BT_F_FRAGMENT)
 		ctr->c[BT_CTR_FRAGMENTS]++;
 	if (pi->flags & BT_F_VLAN)

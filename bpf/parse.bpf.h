@@ -120,6 +120,10 @@ static __always_inline int parse_ipv4(struct hdr_cursor *c, void *data_end,
 	}
 	hlen = iph->ihl * 4;
 	tot_len = bpf_ntohs(iph->tot_len);
+	/* A total length of 0 is what captures of TSO/GSO output show: the
+	 * frame is the bound then (as Wireshark reads it). */
+	if (!tot_len)
+		tot_len = 0xffff;
 	if (iph->version != 4 || hlen < sizeof(*iph) || tot_len < hlen) {
 		pi->flags |= BT_F_MALFORMED;
 		return -1;

@@ -67,9 +67,12 @@ void bt_debug(const char *fmt, ...)
 void bt_err_errno(int err, const char *what)
 {
 	err = err < 0 ? -err : err;
-	if (err == EPERM || err == EACCES)
+	if (err == EPERM)
 		bt_err("%s: %s: bloomtap needs root, or CAP_BPF, CAP_NET_ADMIN "
 		       "and CAP_PERFMON (run it with sudo)", what, strerror(err));
+	else if (err == EACCES)	/* from BPF_PROG_LOAD: the verifier said no */
+		bt_err("%s: rejected by the verifier (%s); run with -v for its log",
+		       what, strerror(err));
 	else
 		bt_err("%s: %s%s", what, strerror(err),
 		       bt_g.verbose ? "" : " (run with -v for libbpf's log)");
