@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Helpers for the tests that load the real XDP program. */
+#ifndef BLOOMTAP_TESTLIB_H
+#define BLOOMTAP_TESTLIB_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include "bloomtap.h"
+#include "bloomtap.skel.h"
+#include "instance.h"
+#include "replay.h"
+
+/* The real program, loaded fresh for one test, not pinned. */
+struct dp {
+	struct bloomtap_bpf *skel;
+	struct bt_instance inst;	/* fds borrowed from skel */
+};
+
+static inline void skip_unless_root(void)
+{
+	if (geteuid() != 0) {
+		print_message("SKIP: needs root for bpf(2) (BPF_PROG_TEST_RUN)\n");
+		skip();
+	}
+}
+
+static inline int dp_setup(void **state)
+{
+	struct dp *dp;
+
+	if (geteuid() != 0) {
+		*state = NULL;
+		return 0;
+	}
+	dp = calloc(1, sizeof(*dp));
+	dp->skel = bloomtap_bpf__open();
+	if (!dp->skel)
+		return -1;
+	dp->skel->rodata->cfg_flow_table = 1;
+	bpf_map__set_max_entries(dp->skel->maps.flows, 65536);
+	if (bloomtap_bpf__load(dp->skel))
+		return -1;
+	dp->inst.prog_fd = bpf_program__fd(dp->skel->progs.bloomtap_xdp);
+	dp->inst.counters_fd = bpf_map__fd(dp->skel->maps.counters);
+	dp->inst.flows_fd = bpf_map__fd(dp->skel->maps.flows);
+	dp->inst.meta_fd = bpf_map__fd(dp->skel->maps.meta);
+	*state = dp;
+	return 0;
+}
+
+static inline int dp_teardown(void **state)
+{
+	struct dp *dp = *state;
+
+	if (dp) {
+		bloomtap_bpf__destroy(dp->skel);
+		free(dp);
+	}
+	return 0;
+}
+
+/* Runs one frame and checks the one promise every packet gets: XDP_PASS. */
+static inline void dp_run(struct dp *dp, const void *frame, uint32_t len)
+{
+	uint32_t action = 0;
+	int err = bt_run_frame(dp->inst.prog_fd, frame, len, &action);
+
+	assert_int_equal(err, 0);
+	assert_int_equal(action, XDP_PASS);
+}
+
+static inline void dp_counters(struct dp *dp, __u64 c[BT_CTR_MAX])
+{
+	assert_int_equal(bt_instance_counters(&dp->inst, c), 0);
+	/* The class invariants hold after every test (include/bloomtap.h). */
+	assert_int_equal(c[BT_CTR_PACKETS],
+			 c[BT_CTR_L3_IPV4] + c[BT_CTR_L3_IPV6] + c[BT_CTR_L3_OTHER]);
+	assert_int_equal(c[BT_CTR_L3_IPV4] + c[BT_CTR_L3_IPV6],
+			 c[BT_CTR_L4_TCP] + c[BT_CTR_L4_UDP] + c[BT_CTR_L4_SCTP] +
+			 c[BT_CTR_L4_ICMP] + c[BT_CTR_L4_ICMPV6] + c[BT_CTR_L4_OTHER]);
+}
+
+/* The only flow in the table; fails unless there is exactly one. */
+static inline void dp_only_flow(struct dp *dp, struct bt_flow_key *k, struct bt_flow_val *v)
+{
+	struct bt_flow_ent *e;
+	size_t n;
+
+	assert_int_equal(bt_flow_table_dump(dp->inst.flows_fd, &e, &n), 0);
+	assert_int_equal(n, 1);
+	*k = e[0].key;
+	*v = e[0].val;
+	free(e);
+}
+
+static inline size_t dp_nflows(struct dp *dp)
+{
+	struct bt_flow_ent *e;
+	size_t n;
+
+	assert_int_equal(bt_flow_table_dump(dp->inst.flows_fd, &e, &n), 0);
+	free(e);
+	return n;
+}
+
+#endif /* BLOOMTAP_TESTLIB_H */
