@@ -28,7 +28,8 @@ USER_LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
 USER_HDRS := $(wildcard user/*.h) include/bloomtap.h $(OUTPUT)/bloomtap.skel.h
 
-TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath
+TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath \
+	     $(OUTPUT)/tests/xdp_pass.bpf.o
 
 .PHONY: all deps demo test clean vmlinux
 all: $(OUTPUT)/bloomtap
@@ -50,6 +51,9 @@ $(OUTPUT)/libbloomtap.a: $(USER_LIB_OBJS)
 
 $(OUTPUT)/bloomtap: $(OUTPUT)/user/main.o $(OUTPUT)/libbloomtap.a
 	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+$(OUTPUT)/tests/%.bpf.o: tests/%.bpf.c | $(OUTPUT)/tests
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tests/%: tests/%.c tests/*.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) -Itests $< $(OUTPUT)/libbloomtap.a $(LIBS) -lcmocka -lpthread -o $@

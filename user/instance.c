@@ -224,6 +224,9 @@ int bt_instance_open_or_explain(const char *name, struct bt_instance *inst)
 	else if (err == -ENOENT)
 		bt_err("no bloomtap instance '%s' (see 'bloomtap status'; make one "
 		       "with 'bloomtap attach IFACE' or 'bloomtap replay FILE')", name);
+	else if (err == -EACCES || err == -EPERM)
+		bt_err("cannot open the pins of instance '%s': %s: bloomtap needs root, "
+		       "or CAP_BPF and read access to " BT_PIN_ROOT, name, strerror(-err));
 	else if (err == -EPROTO)
 		bt_err("instance '%s' was made by an incompatible bloomtap; remove it "
 		       "with 'bloomtap detach --instance %s'", name, name);

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# bloomtap attached to a veth in a network namespace, real ICMP, UDP and TCP
+# sent from its peer: stats must count exactly what the peer transmitted;
+# then the error paths of attach; then detach leaves nothing behind.
+source "$(dirname "$0")/lib.sh"
+need_root "integration"
+
+ID=$$
+NSA=bt-it-a-$ID NSB=bt-it-b-$ID
+VA=btia$ID VB=btib$ID
+PIN=/sys/fs/bpf/bloomtap
+
+cleanup() {
+	in_ns "$NSB" "$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
+	rm -rf "$PIN/$VB" "$PIN/$VA" "$PIN/it-replay-$ID" /sys/fs/bpf/bt-it-pass-$ID
+	cleanup_netns
+}
+trap cleanup EXIT INT TERM
+
+echo "integration: veth $VA ($NSA) -> $VB ($NSB)"
+netns_add "$NSA" && netns_add "$NSB" || { fail "namespaces"; summary; exit 1; }
+ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
+ip -n "$NSA" addr add 198.18.0.1/24 dev "$VA"
+ip -n "$NSB" addr add 198.18.0.2/24 dev "$VB"
+ip -n "$NSA" link set "$VA" up
+ip -n "$NSB" link set "$VB" up
+# static neighbours: no ARP on the wire either
+MAC_A=$(ip -n "$NSA" -br link show "$VA" | awk '{print $3}')
+MAC_B=$(ip -n "$NSB" -br link show "$VB" | awk '{print $3}')
+ip -n "$NSA" neigh replace 198.18.0.2 lladdr "$MAC_B" dev "$VA" nud permanent
+ip -n "$NSB" neigh replace 198.18.0.1 lladdr "$MAC_A" dev "$VB" nud permanent
+
+# ---- attach errors, before anything is attached ----
+expect_fail "attach: no such interface" "no such interface" in_ns "$NSB" "$BLOOMTAP" attach nosuchif0
+expect_fail "attach: bad --mode" "must be one of" in_ns "$NSB" "$BLOOMTAP" attach --mode turbo "$VB"
+expect_fail "stats: unknown instance" "no bloomtap instance 'nope-$ID'" "$BLOOMTAP" stats --instance nope-$ID
+expect_fail "not root: clear message" "needs root" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$BLOOMTAP" replay "$TOP/../shared/data/pcaps/dnscap__dns.pcap"
+
+check "attach $VB (native)" in_ns "$NSB" "$BLOOMTAP" attach --mode native "$VB"
+expect_fail "attach twice: already attached" "already has bloomtap attached" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
+check "pins are root-only (0700)" test "$(stat -c %a "$PIN/$VB")" = 700
+check "status lists the instance" bash -c "'$BLOOMTAP' -j status | grep -q '\"name\":\"$VB\".*\"state\":\"attached\"'"
+
+# ---- traffic: counted exactly ----
+# (sysfs shows the namespace it was mounted in: ask ip for the counters)
+tx() { ip -n "$NSA" -s -j link show "$VA" | json_get "[0]['stats64']['tx']['$1']"; }
+P0=$(tx packets) B0=$(tx bytes)
+in_ns "$NSA" ping -q -c 5 -i 0.05 -W 1 198.18.0.2 >/dev/null
+in_ns "$NSA" bash -c 'for i in $(seq 1 20); do echo "datagram $i" > /dev/udp/198.18.0.2/9000; done'
+in_ns "$NSB" timeout 10 nc -l 198.18.0.2 8080 >/dev/null &
+NC=$!
+sleep 0.3
+head -c 200000 /dev/urandom | in_ns "$NSA" timeout 10 nc -N 198.18.0.2 8080
+wait $NC
+sleep 0.2
+P1=$(tx packets) B1=$(tx bytes)
+SENT=$((P1 - P0)) SENT_BYTES=$((B1 - B0))
+STATS=$("$BLOOMTAP" -j stats "$VB")
+get() { json_get "[\"$1\"]" <<<"$STATS"; }
+eq "packets counted = packets $VA sent" "$(get packets)" "$SENT"
+# veth counts bytes after the Ethernet header; XDP sees whole frames
+eq "bytes counted = bytes $VA sent + 14 per frame" "$(get bytes)" "$((SENT_BYTES + 14 * SENT))"
+eq "icmp = 5 echo requests" "$(get icmp)" 5
+eq "udp = 20 datagrams" "$(get udp)" 20
+eq "tcp = the rest" "$(get tcp)" "$((SENT - 25))"
+check "tcp carried the 200 kB (> 100 segments)" test "$(get tcp)" -gt 100
+eq "ipv4 = all" "$(get ipv4)" "$SENT"
+eq "nothing else" "$(get ipv6)/$(get l3_other)/$(get malformed)/$(get truncated)" "0/0/0/0"
+check "plain stats names match JSON keys" bash -c "'$BLOOMTAP' stats '$VB' | grep -qE '^  tcp +$(get tcp)\$'"
+
+# ---- someone else's program: refused unless --force ----
+check "load a foreign XDP program" bpftool prog load "$TOP/.output/tests/xdp_pass.bpf.o" /sys/fs/bpf/bt-it-pass-$ID
+check "attach it to $VA" in_ns "$NSA" bpftool net attach xdpdrv pinned /sys/fs/bpf/bt-it-pass-$ID dev "$VA"
+expect_fail "attach over a foreign program: refused" "add --force" in_ns "$NSA" "$BLOOMTAP" attach "$VA"
+check "attach --force replaces it" in_ns "$NSA" "$BLOOMTAP" attach --force "$VA"
+check "$VA now runs bloomtap_xdp" bash -c "ip -n $NSA link show $VA | grep -q 'name bloomtap_xdp'"
+check "detach $VA" in_ns "$NSA" "$BLOOMTAP" detach "$VA"
+rm -f /sys/fs/bpf/bt-it-pass-$ID
+
+# ---- detach: --keep-maps keeps counters, reattach continues them ----
+check "detach --keep-maps" in_ns "$NSB" "$BLOOMTAP" detach --keep-maps "$VB"
+eq "counters kept after detach" "$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" "$SENT"
+check "attach again reuses the kept maps" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
+eq "counters continue" "$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" "$SENT"
+check "detach" in_ns "$NSB" "$BLOOMTAP" detach "$VB"
+check "no pins left" test ! -e "$PIN/$VB"
+check "no XDP program left on $VB" bash -c "! ip -n $NSB link show $VB | grep -q xdp"
+
+# ---- bpffs missing: mounted by the tool (in a private mount namespace) ----
+check "bpffs absent: bloomtap mounts it" unshare -m bash -c \
+	"umount /sys/fs/bpf 2>/dev/null; '$BLOOMTAP' replay --instance it-replay-$ID '$TOP/../shared/data/pcaps/dnscap__dns6.pcap' 2>&1 | grep -q 'mounted bpffs'"
+
+cleanup
+trap - EXIT
+check "no namespace left" bash -c "! ip netns list | grep -q 'bt-it-.-$ID'"
+summary
+[ $FAIL -eq 0 ]

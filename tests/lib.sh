@@ -1,0 +1,62 @@
+# Shared by the shell tests: checks, counts, the closing summary line, and
+# network namespaces that are always removed (trap), even when a test fails.
+# Addresses only from 198.18.0.0/15 and 2001:db8::/32 (RFC 2544, RFC 3849).
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BLOOMTAP=${BLOOMTAP:-$TOP/.output/bloomtap}
+PASS=0
+FAIL=0
+SKIP=0
+NETNS=()
+
+ok()   { PASS=$((PASS + 1)); echo "  ok    $*"; }
+fail() { FAIL=$((FAIL + 1)); echo "  FAIL  $*"; }
+skip_all() { echo "  SKIP  $*"; SKIP=$((SKIP + 1)); summary; exit 0; }
+
+# check "what" command...: passes when the command exits 0
+check() {
+	local what=$1; shift
+	if "$@" >/tmp/bt-check.$$ 2>&1; then ok "$what"; else
+		fail "$what"; sed 's/^/        /' /tmp/bt-check.$$ | head -20; fi
+	rm -f /tmp/bt-check.$$
+}
+
+# expect_fail "what" "message part" command...: non-zero exit and the message
+expect_fail() {
+	local what=$1 msg=$2 out rc; shift 2
+	out=$("$@" 2>&1); rc=$?
+	if [ $rc -ne 0 ] && grep -qF -- "$msg" <<<"$out"; then ok "$what"; else
+		fail "$what (exit $rc, wanted '$msg')"; sed 's/^/        /' <<<"$out" | head -10; fi
+}
+
+# eq "what" got want
+eq() {
+	if [ "$2" = "$3" ]; then ok "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+summary() {
+	echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"
+}
+
+need_root() {
+	[ "$(id -u)" = 0 ] || skip_all "$1: needs root (network namespaces, XDP attach)"
+}
+
+in_ns() { local ns=$1; shift; nsenter --net=/var/run/netns/"$ns" "$@"; }
+
+# netns_add NAME: a namespace with IPv6 off (no router or neighbour
+# solicitations: every frame on the wire is one the test sent) and lo up.
+netns_add() {
+	ip netns add "$1" || return 1
+	NETNS+=("$1")
+	in_ns "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	ip -n "$1" link set lo up
+}
+
+cleanup_netns() {
+	local ns
+	for ns in "${NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	NETNS=()
+}
+
+json_get() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
