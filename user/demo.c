@@ -1,4 +1,317 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* demo: the built-in lab. Two network namespaces joined by a veth pair
+ * (198.18.0.0/15, RFC 2544 benchmarking space), bloomtap attached at one
+ * end, a few seconds of mixed traffic from the other, what bloomtap saw,
+ * and everything removed again, also on Ctrl-C. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/ip_icmp.h>
+#include <sys/socket.h>
 #include "common.h"
 #include "commands.h"
-int cmd_demo(int argc, char **argv) { bt_err("demo: not yet"); return 1; }
+#include "options.h"
+
+#define NS_A "btdemo-a"		/* the sender */
+#define NS_B "btdemo-b"		/* bloomtap watches its interface */
+#define IF_A "btdemo-a"
+#define IF_B "btdemo-b"
+#define ADDR_A "198.18.0.1"
+#define ADDR_B "198.18.0.2"
+#define LIGHT_FLOWS 200
+#define HEAVY_FLOWS 3
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+/* Runs an ip(8) command line; quiet unless -v. */
+static int sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	bt_debug("+ %s", cmd);
+	if (!bt_g.verbose)
+		strncat(cmd, " >/dev/null 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	rc = system(cmd);
+	return rc == 0 ? 0 : -1;
+}
+
+static int enter_ns(const char *ns)
+{
+	char path[128];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/var/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = setns(fd, CLONE_NEWNET) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+static void lab_down(int home_ns)
+{
+	if (home_ns >= 0)
+		setns(home_ns, CLONE_NEWNET);
+	if (bt_instance_exists(IF_B))
+		bt_detach(IF_B, false);
+	sh("ip netns del " NS_A);
+	sh("ip netns del " NS_B);
+}
+
+static int lab_up(void)
+{
+	/* IPv6 off so that the counts show only what the demo sends */
+	return sh("ip netns add " NS_A) || sh("ip netns add " NS_B) ||
+	       sh("ip netns exec " NS_A " sysctl -qw net.ipv6.conf.all.disable_ipv6=1") ||
+	       sh("ip netns exec " NS_B " sysctl -qw net.ipv6.conf.all.disable_ipv6=1") ||
+	       sh("ip link add " IF_A " netns " NS_A " type veth peer name " IF_B " netns " NS_B) ||
+	       sh("ip -n " NS_A " addr add " ADDR_A "/24 dev " IF_A) ||
+	       sh("ip -n " NS_B " addr add " ADDR_B "/24 dev " IF_B) ||
+	       sh("ip -n " NS_A " link set " IF_A " up") ||
+	       sh("ip -n " NS_B " link set " IF_B " up");
+}
+
+struct traffic {
+	int udp_sink, tcp_listen, tcp_peer, tcp_client, icmp;
+	int heavy[HEAVY_FLOWS], light[LIGHT_FLOWS];
+	uint64_t udp_sent, udp_bytes, tcp_bytes, pings;
+};
+
+static int udp_from(uint16_t sport)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(sport) };
+	struct sockaddr_in b = { .sin_family = AF_INET, .sin_port = htons(5000) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+
+	inet_pton(AF_INET, ADDR_A, &a.sin_addr);
+	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
+	if (fd < 0 || bind(fd, (void *)&a, sizeof(a)) || connect(fd, (void *)&b, sizeof(b)))
+		return -1;
+	return fd;
+}
+
+/* Sockets are bound to the namespace they are made in: the receivers in B,
+ * the senders in A, all driven from this one thread. */
+static int traffic_open(struct traffic *t)
+{
+	struct sockaddr_in b = { .sin_family = AF_INET, .sin_port = htons(5000) };
+	int one = 1;
+
+	memset(t, 0, sizeof(*t));
+	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
+	if (enter_ns(NS_B))
+		return -1;
+	t->udp_sink = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	t->tcp_listen = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	setsockopt(t->tcp_listen, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(t->udp_sink, (void *)&b, sizeof(b)))
+		return -1;
+	b.sin_port = htons(8080);
+	if (bind(t->tcp_listen, (void *)&b, sizeof(b)) || listen(t->tcp_listen, 1))
+		return -1;
+
+	if (enter_ns(NS_A))
+		return -1;
+	for (int i = 0; i < HEAVY_FLOWS; i++)
+		if ((t->heavy[i] = udp_from(10000 + i)) < 0)
+			return -1;
+	for (int i = 0; i < LIGHT_FLOWS; i++)
+		if ((t->light[i] = udp_from(20000 + i)) < 0)
+			return -1;
+	t->tcp_client = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (connect(t->tcp_client, (void *)&b, sizeof(b)) && errno != EINPROGRESS)
+		return -1;
+	t->icmp = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK, IPPROTO_ICMP);
+	t->tcp_peer = -1;
+	return t->icmp < 0 ? -1 : 0;
+}
+
+static void traffic_close(struct traffic *t)
+{
+	int fds[] = { t->udp_sink, t->tcp_listen, t->tcp_peer, t->tcp_client, t->icmp };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] > 0)
+			close(fds[i]);
+	for (int i = 0; i < HEAVY_FLOWS; i++)
+		if (t->heavy[i] > 0)
+			close(t->heavy[i]);
+	for (int i = 0; i < LIGHT_FLOWS; i++)
+		if (t->light[i] > 0)
+			close(t->light[i]);
+}
+
+static void send_ping(struct traffic *t, uint16_t seq)
+{
+	struct sockaddr_in b = { .sin_family = AF_INET };
+	struct icmphdr h = { .type = ICMP_ECHO, .un.echo.id = htons(0xb100), .un.echo.sequence = htons(seq) };
+	uint32_t sum = 0;
+	uint16_t *w = (uint16_t *)&h;
+
+	for (size_t i = 0; i < sizeof(h) / 2; i++)
+		sum += w[i];
+	h.checksum = ~(uint16_t)(sum + (sum >> 16));
+	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
+	if (sendto(t->icmp, &h, sizeof(h), 0, (void *)&b, sizeof(b)) == sizeof(h))
+		t->pings++;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A few heavy UDP flows (big datagrams, every round), many light ones (a
+ * small datagram each, now and then), one TCP bulk transfer, pings. */
+static void traffic_run(struct traffic *t, double seconds)
+{
+	static char buf[65536];
+	double end = now_s() + seconds, next_ping = 0;
+	unsigned round = 0;
+
+	while (!stop && now_s() < end) {
+		for (int i = 0; i < HEAVY_FLOWS; i++) {
+			ssize_t n = send(t->heavy[i], buf, 1200 - 200 * i, 0);
+
+			if (n > 0) {
+				t->udp_sent++;
+				t->udp_bytes += n;
+			}
+		}
+		if (round % 10 == 0) {
+			ssize_t n = send(t->light[(round / 10) % LIGHT_FLOWS], buf, 64, 0);
+
+			if (n > 0) {
+				t->udp_sent++;
+				t->udp_bytes += n;
+			}
+		}
+		ssize_t n = send(t->tcp_client, buf, 16384, MSG_NOSIGNAL);
+		if (n > 0)
+			t->tcp_bytes += n;
+		if (t->tcp_peer < 0)
+			t->tcp_peer = accept4(t->tcp_listen, NULL, NULL, SOCK_NONBLOCK);
+		while (t->tcp_peer >= 0 && recv(t->tcp_peer, buf, sizeof(buf), 0) > 0)
+			;
+		while (recv(t->udp_sink, buf, sizeof(buf), 0) > 0)
+			;
+		if (now_s() >= next_ping) {
+			send_ping(t, t->pings);
+			next_ping = now_s() + 0.1;
+		}
+		round++;
+		usleep(200);
+	}
+}
+
+static uint32_t demo_seconds = 3;
+static const struct bt_opt demo_opts[] = {
+	{ "duration", 'd', BT_OPT_U32, &demo_seconds, "SECONDS",
+	  "how long to send traffic (default 3)", .min = 1, .max = 60 },
+	{ 0 }
+};
+
+static const struct bt_cmd_spec demo_spec = {
+	"demo", "",
+	"The built-in lab: namespaces " NS_A " and " NS_B " joined by a veth pair\n"
+	"(" ADDR_A " -> " ADDR_B "), bloomtap attached to " IF_B ", a few seconds of\n"
+	"UDP, TCP and ICMP from " NS_A ", then what bloomtap counted. Everything the\n"
+	"demo makes is removed when it ends, also on Ctrl-C.",
+	demo_opts, 0, 0,
+};
+
+int cmd_demo(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct traffic t = { 0 };
+	struct bt_instance inst;
+	int n, home, ret = BT_EXIT_FAIL;
+
+	n = bt_parse_args(&demo_spec, argc, argv);
+	if (n < 0)
+		return BT_EXIT_USAGE;
+	if (n == BT_PARSE_HELP)
+		return 0;
+	if (geteuid() != 0) {
+		bt_err("demo: needs root (it makes network namespaces and attaches XDP): "
+		       "run it with sudo");
+		return BT_EXIT_FAIL;
+	}
+	home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (home < 0) {
+		bt_err("demo: cannot open /proc/self/ns/net: %s", strerror(errno));
+		return BT_EXIT_FAIL;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	lab_down(home);		/* leftovers of a demo that was killed */
+	if (!bt_g.json)
+		printf("demo: namespaces %s and %s, veth %s (%s) -> %s (%s)\n", NS_A, NS_B,
+		       IF_A, ADDR_A, IF_B, ADDR_B);
+	if (lab_up()) {
+		bt_err("demo: setting up the lab failed (is iproute2 installed? run with -v)");
+		goto out;
+	}
+	if (enter_ns(NS_B) || bt_attach(IF_B, BT_MODE_AUTO, false))
+		goto out;
+	setns(home, CLONE_NEWNET);
+
+	if (stop || traffic_open(&t)) {
+		if (!stop)
+			bt_err("demo: opening the traffic sockets failed: %s", strerror(errno));
+		goto out;
+	}
+	if (!bt_g.json)
+		printf("demo: sending %u s of traffic: %d heavy and %d light UDP flows, "
+		       "one TCP transfer, pings\n", demo_seconds, HEAVY_FLOWS, LIGHT_FLOWS);
+	traffic_run(&t, demo_seconds);
+	setns(home, CLONE_NEWNET);
+	usleep(100000);		/* let the last frames cross the veth */
+	if (stop)
+		goto out;
+
+	if (!bt_g.json)
+		printf("demo: sent %" PRIu64 " UDP datagrams (%" PRIu64 " bytes of payload), "
+		       "%" PRIu64 " bytes over TCP, %" PRIu64 " pings\n\n"
+		       "bloomtap saw on %s:\n", t.udp_sent, t.udp_bytes, t.tcp_bytes,
+		       t.pings, IF_B);
+	if (bt_instance_open_or_explain(IF_B, &inst))
+		goto out;
+	ret = bt_print_stats(&inst) ? BT_EXIT_FAIL : 0;
+	bt_instance_close(&inst);
+out:
+	traffic_close(&t);
+	lab_down(home);
+	close(home);
+	if (stop) {
+		bt_info("demo: interrupted; the lab is removed");
+		return 130;
+	}
+	if (!bt_g.json && !ret)
+		printf("\ndemo: lab removed (namespaces, veth, pins)\n");
+	return ret;
+}

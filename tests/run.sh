@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every test suite and ends with one line: "N passed, N failed".
+# cmocka suites report "[  PASSED  ] N test(s)"; the shell and Python suites
+# end with their own "N passed, N failed" line; both are added up here.
+cd "$(dirname "$0")/.." || exit 1
+total_pass=0 total_fail=0 total_skip=0 broken=()
+
+add_counts() {	# suite name, its output file, its exit code
+	local name=$1 out=$2 rc=$3 p=0 f=0 s=0 line
+	if grep -q '^\[==========\]' "$out"; then
+		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)
+		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)
+		s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)
+	else
+		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
+		p=$(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")
+		f=$(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")
+		s=$(sed -nE 's/.*, ([0-9]+) skipped.*/\1/p' <<<"$line")
+	fi
+	p=${p:-0} f=${f:-0} s=${s:-0}
+	# a suite that crashed or printed no summary counts as one failure
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; broken+=("$name"); fi
+	total_pass=$((total_pass + p)) total_fail=$((total_fail + f)) total_skip=$((total_skip + s))
+	printf '== %-12s %s passed, %s failed, %s skipped\n' "$name" "$p" "$f" "$s"
+}
+
+run_suite() {	# name, command...
+	local name=$1 out rc; shift
+	out=$(mktemp)
+	echo "== $name: $*"
+	"$@" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	add_counts "$name" "$out" "$rc"
+	rm -f "$out"
+}
+
+run_suite unit        .output/tests/test_unit
+run_suite datapath    .output/tests/test_datapath
+run_suite cli         tests/cli.sh
+run_suite integration tests/integration.sh
+run_suite oracle      python3 tests/oracle.py
+
+[ ${#broken[@]} -gt 0 ] && echo "suites that exited non-zero without failing a test: ${broken[*]}"
+echo
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" -eq 0 ]
