@@ -16,7 +16,7 @@ DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3
 
-LIBS      := $(shell pkg-config --libs libbpf libpcap json-c 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c)
+LIBS      := $(shell pkg-config --libs libbpf libpcap json-c 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c) -lm
 CFLAGS    ?= -O2 -g
 CFLAGS    += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
 	     -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE
@@ -28,7 +28,7 @@ USER_LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
 USER_HDRS := $(wildcard user/*.h) include/bloomtap.h $(OUTPUT)/bloomtap.skel.h
 
-TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath \
+TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o
 
 .PHONY: all deps demo test clean vmlinux

@@ -8,10 +8,12 @@
 #include "parse.bpf.h"
 #include "counters.bpf.h"
 #include "flows.bpf.h"
+#include "heavy.bpf.h"
 
 /* Set by user space through skel->rodata before load; the verifier prunes
  * the branches they switch off. */
 const volatile __u8 cfg_flow_table = 0;
+const volatile __u8 cfg_heavy = 1;
 
 /* "xdp.frags": the program accepts multi-buffer frames (jumbo frames, and
  * large captured packets in replay); headers are parsed from the linear
@@ -22,6 +24,8 @@ int bloomtap_xdp(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct pkt_info pi;
+	struct bt_ctl *c;
+	__u32 zero = 0;
 	__u64 bytes;
 
 	__builtin_memset(&pi, 0, sizeof(pi));
@@ -31,6 +35,13 @@ int bloomtap_xdp(struct xdp_md *ctx)
 
 	if (cfg_flow_table && (pi.flags & BT_F_KEYED))
 		flow_table_add(&pi.key, bytes);
+
+	c = bpf_map_lookup_elem(&ctl, &zero);
+	if (cfg_heavy && c) {
+		heavy_total(bytes, c);
+		if (pi.flags & BT_F_KEYED)
+			heavy_count(&pi.key, bytes, c);
+	}
 	return XDP_PASS;
 }
 

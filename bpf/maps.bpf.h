@@ -39,4 +39,47 @@ struct {
 	__type(value, struct bt_meta);
 } meta SEC(".maps");
 
+/* ctl: key 0, value struct bt_ctl. Written by user space (interval flips,
+ * nomination thresholds); read by the datapath on every packet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_ctl);
+} ctl SEC(".maps");
+
+/* cms: the count-min sketches, index ((cpu * 2 + iv) * d + row) * w + col,
+ * value struct bt_cm_cell. Written by the datapath (each CPU its own rows,
+ * plain stores); read and cleared through mmap by user space. Sized before
+ * load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_cm_cell);
+} cms SEC(".maps");
+
+/* fm: flow memory, index iv * fm_slots + slot, value struct bt_fm_slot.
+ * Claimed and counted by the datapath (atomics: shared by all CPUs); read
+ * and cleared through mmap by user space. Sized before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_fm_slot);
+} fm SEC(".maps");
+
+/* ivtotal: bytes and packets per interval, index cpu * 2 + iv, value
+ * struct bt_iv_total. Written by the datapath, cleared by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct bt_iv_total);
+} ivtotal SEC(".maps");
+
 #endif /* BLOOMTAP_MAPS_BPF_H */

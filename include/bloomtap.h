@@ -21,7 +21,7 @@
  * struct is zeroed before it is filled so the padding hashes as zero.
  */
 struct bt_flow_key {
-	__u8 src[16];
+	__u8 src[16] __attribute__((aligned(8)));	/* hashed as 5 u64 words */
 	__u8 dst[16];
 	__be16 sport;
 	__be16 dport;
@@ -29,6 +29,16 @@ struct bt_flow_key {
 	__u8 pad[3];		/* explicit: keeps the key 4-byte aligned, zeroed */
 };
 _Static_assert(sizeof(struct bt_flow_key) == 40, "bt_flow_key must be 40 bytes");
+#define BT_FLOW_KEY_WORDS 5
+
+/* Key modes: which fields of the flow key heavy-flow detection counts by.
+ * The others are zeroed before hashing. */
+enum bt_key_mode {
+	BT_KEY_5TUPLE,
+	BT_KEY_SRC,
+	BT_KEY_DST,
+	BT_KEY_PAIR,
+};
 
 /* Exact per-flow counters, kept only when the instance was created with the
  * flow table on (bloomtap replay --flows): the datapath's own view of every
@@ -65,6 +75,9 @@ enum bt_counter {
 	BT_CTR_MALFORMED,	/* a header field is impossible (IHL < 5...) */
 	BT_CTR_TOO_DEEP,	/* more VLAN tags or IPv6 ext headers than parsed */
 	BT_CTR_FLOW_TABLE_FULL,	/* flow table insert failed (replay --flows) */
+	BT_CTR_NOMINATED,	/* flows entered into the flow memory */
+	BT_CTR_SHIELDED,	/* packets counted exactly in the flow memory */
+	BT_CTR_FM_FULL,		/* nominations lost: flow memory probe range full */
 	BT_CTR_MAX,
 };
 
@@ -75,6 +88,61 @@ struct bt_counters {
 	__u64 pad[24 - BT_CTR_MAX];
 };
 _Static_assert(sizeof(struct bt_counters) == 192, "bt_counters must be 3 cache lines");
+
+/* ---- Heavy flows (DESIGN.md "Heavy flows") ----
+ *
+ * Count-min sketch with conservative update (Estan & Varghese 2002;
+ * Cormode & Muthukrishnan 2005): per CPU, two intervals, d rows of w cells.
+ * Cell (cpu, interval, row, col) is at index ((cpu * 2 + iv) * d + row) * w + col
+ * of the mmap-able "cms" array: per-CPU rows without a per-CPU map, so that
+ * user space reads and clears a whole interval through one mmap.
+ */
+#define BT_MAX_DEPTH 8
+#define BT_INTERVALS 2
+
+struct bt_cm_cell {
+	__u64 bytes;
+	__u64 packets;
+};
+_Static_assert(sizeof(struct bt_cm_cell) == 16, "bt_cm_cell must be 16 bytes");
+
+/* Flow memory (Estan & Varghese's exact counters for nominated flows): an
+ * open-addressed table per interval in the mmap-able "fm" array, indexed by
+ * the flow's hash, at most BT_FM_PROBES slots probed. A slot is claimed by
+ * compare-and-swap of state EMPTY -> CLAIMING, filled, then published VALID;
+ * only VALID slots are read. One cache line per slot. */
+#define BT_FM_PROBES 8
+enum bt_fm_state { BT_FM_EMPTY, BT_FM_CLAIMING, BT_FM_VALID };
+
+struct bt_fm_slot {
+	struct bt_flow_key key;	/* masked by the key mode */
+	__u32 state;		/* enum bt_fm_state */
+	__u32 cpu;		/* CPU that nominated it */
+	__u64 bytes;		/* exact, since nomination (atomic adds) */
+	__u64 packets;
+};
+_Static_assert(sizeof(struct bt_fm_slot) == 64, "bt_fm_slot must be one cache line");
+
+/* Bytes and packets of each interval, per CPU ("ivtotal" array, index
+ * cpu * 2 + iv), padded to a cache line: the N of the error bound eps * N. */
+struct bt_iv_total {
+	__u64 bytes;
+	__u64 packets;
+	__u64 pad[6];
+};
+_Static_assert(sizeof(struct bt_iv_total) == 64, "bt_iv_total must be one cache line");
+
+/* Runtime control, one entry in the mmap-able "ctl" array, written by user
+ * space (agent, heavy --interval, replay), read by the datapath per packet. */
+struct bt_ctl {
+	__u32 interval;		/* current heavy-flow interval, 0 or 1 */
+	__u32 window;		/* current SPIE window */
+	__u64 nominate_bytes;	/* per-CPU estimate that nominates a flow */
+	__u64 nominate_packets;
+	__u64 interval_start_ns[BT_INTERVALS];	/* CLOCK_REALTIME, user space */
+	__u64 reserved[3];
+};
+_Static_assert(sizeof(struct bt_ctl) == 64, "bt_ctl must be 64 bytes");
 
 /* Instance metadata, one entry in the pinned "meta" array. Written once by
  * user space when the instance is created; the datapath never reads it (its
@@ -98,8 +166,22 @@ struct bt_meta {
 	__u32 flow_table_size;	/* entries, 0 when off */
 	__u64 created_ns;	/* CLOCK_REALTIME, ns */
 	char ifname[BT_IFNAME_LEN];
-	__u64 reserved[8];
+	struct bt_hash_key_raw {
+		__u64 k0, k1;
+	} hash_key;		/* secret: pins are root-only, never printed */
+	__u32 ncpu;		/* possible CPUs the arrays were sized for */
+	__u32 key_mode;		/* enum bt_key_mode */
+	__u32 depth;		/* sketch rows d */
+	__u32 width;		/* sketch columns w, a power of two */
+	__u32 fm_slots;		/* flow memory slots per interval, power of two */
+	__u32 threshold_kind;	/* enum bt_threshold_kind */
+	__u64 threshold;	/* bytes, packets, or a fraction * 1e9 */
+	__u64 reserved[4];
 };
-_Static_assert(sizeof(struct bt_meta) == 112, "bt_meta must be 112 bytes");
+_Static_assert(sizeof(struct bt_meta) == 128, "bt_meta must be 128 bytes");
+
+/* What makes a flow heavy: at least this many bytes or packets in an
+ * interval, or at least this fraction (ppb) of the interval's bytes. */
+enum bt_threshold_kind { BT_THR_FRACTION, BT_THR_BYTES, BT_THR_PACKETS };
 
 #endif /* BLOOMTAP_H */

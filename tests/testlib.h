@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "bloomtap.h"
+#include "hash.h"
 #include "bloomtap.skel.h"
 #include "instance.h"
 #include "replay.h"

@@ -77,7 +77,8 @@ static int link_create(int prog_fd, int ifindex, enum bt_xdp_mode mode, bool *sk
 	return fd < 0 ? -errno : fd;
 }
 
-int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force)
+int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
+	      const struct bt_sketch_cfg *sketch)
 {
 	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
 	struct bt_instance inst;
@@ -119,6 +120,8 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force)
 
 	/* An instance kept by 'detach --keep-maps' is attached again with its
 	 * counters; otherwise a fresh one is loaded. */
+	if (sketch)
+		cfg.sketch = *sketch;
 	err = bt_instance_open(ifname, &inst);
 	if (err == -ENOENT) {
 		err = bt_instance_create(ifname, &cfg, &inst);
@@ -153,10 +156,15 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force)
 			  (skb ? BT_META_SKB_MODE : 0);
 	snprintf(inst.meta.ifname, sizeof(inst.meta.ifname), "%s", ifname);
 	bpf_map_update_elem(inst.meta_fd, &zero, &inst.meta, 0);
-	bt_instance_close(&inst);
-	if (!bt_g.json)
+	if (!bt_g.json) {
+		char desc[256];
+
 		bt_info("attached to %s (%s mode), pinned under %s/%s", ifname,
 			skb ? "skb" : "native", BT_PIN_ROOT, ifname);
+		bt_sketch_describe(&inst.meta, desc, sizeof(desc));
+		bt_info("%s", desc);
+	}
+	bt_instance_close(&inst);
 	return 0;
 out:
 	bt_instance_close(&inst);
@@ -198,6 +206,7 @@ int bt_detach(const char *name, bool keep_maps)
 static struct attach_cfg {
 	int mode;
 	bool force;
+	struct bt_sketch_cfg sketch;
 } attach_cfg;
 
 static const struct bt_opt attach_opts[] = {
@@ -205,6 +214,7 @@ static const struct bt_opt attach_opts[] = {
 	  "XDP mode: auto tries native, then skb", .choices = bt_mode_names },
 	{ "force", 'f', BT_OPT_FLAG, &attach_cfg.force, NULL,
 	  "replace an XDP program that is not bloomtap's" },
+	BT_SKETCH_OPTS(attach_cfg.sketch),
 	{ 0 }
 };
 
@@ -222,7 +232,7 @@ int cmd_attach(int argc, char **argv)
 		return BT_EXIT_USAGE;
 	if (n == BT_PARSE_HELP)
 		return 0;
-	if (bt_attach(argv[1], attach_cfg.mode, attach_cfg.force))
+	if (bt_attach(argv[1], attach_cfg.mode, attach_cfg.force, &attach_cfg.sketch))
 		return BT_EXIT_FAIL;
 	if (bt_g.json) {
 		struct json_object *o = json_object_new_object();

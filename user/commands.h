@@ -15,17 +15,22 @@ int cmd_status(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_heavy(int argc, char **argv);
 
 enum bt_xdp_mode { BT_MODE_AUTO, BT_MODE_NATIVE, BT_MODE_SKB };
 extern const char *const bt_mode_names[];
 
 /* attach IFACE: create (or reuse a kept) instance named after it, attach. */
-int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force);
+int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
+	      const struct bt_sketch_cfg *sketch);
 /* detach: drop the XDP link; unless keep_maps, remove every pin. */
 int bt_detach(const char *name, bool keep_maps);
 
 /* Counter names, in enum bt_counter order: plain output and JSON keys. */
 extern const char *const bt_counter_names[BT_CTR_MAX];
 int bt_print_stats(const struct bt_instance *inst);
+/* Heavy flows of both intervals (last complete, current), top n. */
+int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,
+		   const struct bt_threshold *thr);
 
 #endif /* BLOOMTAP_COMMANDS_H */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -12,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "common.h"
 #include "instance.h"
+#include "hash.h"	/* struct bt_hash_key, in the skeleton's rodata */
 #include "bloomtap.skel.h"
 
 #define BPF_FS_MAGIC_ 0xcafe4a11
@@ -76,6 +78,10 @@ static const struct pin_ent pins[] = {
 	{ "counters", offsetof(struct bt_instance, counters_fd) },
 	{ "flows", offsetof(struct bt_instance, flows_fd) },
 	{ "meta", offsetof(struct bt_instance, meta_fd) },
+	{ "ctl", offsetof(struct bt_instance, ctl_fd) },
+	{ "cms", offsetof(struct bt_instance, cms_fd) },
+	{ "fm", offsetof(struct bt_instance, fm_fd) },
+	{ "ivtotal", offsetof(struct bt_instance, ivtotal_fd) },
 };
 
 static int *pin_fd(struct bt_instance *inst, const struct pin_ent *p)
@@ -91,15 +97,35 @@ static int mkdir_private(const char *path)
 	return chmod(path, 0700) ? -errno : 0;
 }
 
-int bt_instance_create(const char *name, const struct bt_instance_cfg *cfg,
+/* The maps to pin besides the program, by skeleton map. */
+static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, size_t len)
+{
+	struct bpf_map *maps[] = { skel->maps.counters, skel->maps.flows, skel->maps.ctl,
+				   skel->maps.cms, skel->maps.fm, skel->maps.ivtotal,
+				   skel->maps.meta /* last: marks the instance complete */ };
+	int err;
+
+	bt_instance_path(name, "prog", path, len);
+	if ((err = bpf_program__pin(skel->progs.bloomtap_xdp, path)))
+		return err;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		bt_instance_path(name, bpf_map__name(maps[i]), path, len);
+		if ((err = bpf_map__pin(maps[i], path)))
+			return err;
+	}
+	return 0;
+}
+
+int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 		       struct bt_instance *inst)
 {
 	struct bloomtap_bpf *skel = NULL;
 	struct bt_meta meta = { 0 };
-	char dir[256], path[256];
+	struct bt_ctl ctl = { 0 };
+	char dir[256], path[256], desc[256];
 	struct timespec now;
 	__u32 zero = 0;
-	int err;
+	int err, ncpu;
 
 	if (bt_instance_name_check(name)) {
 		bt_err("'%s' is not a usable instance name (letters, digits, '-', '_', "
@@ -113,6 +139,20 @@ int bt_instance_create(const char *name, const struct bt_instance_cfg *cfg,
 		return -EEXIST;
 	bt_instance_remove(name);	/* leftovers of a create that died midway */
 
+	if ((err = bt_sketch_resolve(&cfg->sketch, &meta)))
+		return err;
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	meta.ncpu = ncpu;
+	/* The hash key: random per instance, so that nobody can aim flows
+	 * at the same sketch cells or flow memory slots. */
+	if (getrandom(&meta.hash_key, sizeof(meta.hash_key), 0) != sizeof(meta.hash_key)) {
+		err = -errno;
+		bt_err("getrandom: %s", strerror(-err));
+		return err;
+	}
+
 	skel = bloomtap_bpf__open();
 	if (!skel) {
 		err = -errno;
@@ -122,6 +162,15 @@ int bt_instance_create(const char *name, const struct bt_instance_cfg *cfg,
 	skel->rodata->cfg_flow_table = cfg->flow_table_size > 0;
 	if (cfg->flow_table_size)
 		bpf_map__set_max_entries(skel->maps.flows, cfg->flow_table_size);
+	skel->rodata->cfg_hash_key.k0 = meta.hash_key.k0;
+	skel->rodata->cfg_hash_key.k1 = meta.hash_key.k1;
+	skel->rodata->cfg_key_mode = meta.key_mode;
+	skel->rodata->cfg_depth = meta.depth;
+	skel->rodata->cfg_wmask = meta.width - 1;
+	skel->rodata->cfg_fm_mask = meta.fm_slots - 1;
+	bpf_map__set_max_entries(skel->maps.cms, ncpu * BT_INTERVALS * meta.depth * meta.width);
+	bpf_map__set_max_entries(skel->maps.fm, BT_INTERVALS * meta.fm_slots);
+	bpf_map__set_max_entries(skel->maps.ivtotal, ncpu * BT_INTERVALS);
 
 	err = bloomtap_bpf__load(skel);
 	if (err) {
@@ -144,28 +193,35 @@ int bt_instance_create(const char *name, const struct bt_instance_cfg *cfg,
 	meta.created_ns = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
 	if (cfg->ifname)
 		snprintf(meta.ifname, sizeof(meta.ifname), "%s", cfg->ifname);
+	ctl.interval_start_ns[0] = meta.created_ns;
+	ctl.nominate_bytes = ctl.nominate_packets = ~0ULL;
 	err = bpf_map_update_elem(bpf_map__fd(skel->maps.meta), &zero, &meta, 0);
+	if (!err)
+		err = bpf_map_update_elem(bpf_map__fd(skel->maps.ctl), &zero, &ctl, 0);
 	if (err) {
 		bt_err_errno(err, "writing instance metadata");
 		goto out_unpin;
 	}
-
-	/* "meta" last: its pin is what marks the instance as complete. */
-	bt_instance_path(name, "prog", path, sizeof(path));
-	if ((err = bpf_program__pin(skel->progs.bloomtap_xdp, path)))
+	if ((err = pin_maps(skel, name, path, sizeof(path))))
 		goto out_pin_err;
-	bt_instance_path(name, "counters", path, sizeof(path));
-	if ((err = bpf_map__pin(skel->maps.counters, path)))
-		goto out_pin_err;
-	bt_instance_path(name, "flows", path, sizeof(path));
-	if ((err = bpf_map__pin(skel->maps.flows, path)))
-		goto out_pin_err;
-	bt_instance_path(name, "meta", path, sizeof(path));
-	if ((err = bpf_map__pin(skel->maps.meta, path)))
-		goto out_pin_err;
-
 	bloomtap_bpf__destroy(skel);
-	return bt_instance_open(name, inst);
+	skel = NULL;
+	if ((err = bt_instance_open(name, inst)))
+		goto out_unpin;
+
+	/* Nominate from the start (live traffic: before any interval ended). */
+	struct bt_heavy_maps hm;
+
+	if ((err = bt_heavy_map(inst, &hm))) {
+		bt_err_errno(err, "mapping the sketch");
+		bt_instance_close(inst);
+		goto out_unpin;
+	}
+	bt_heavy_set_nomination(&hm, 0);
+	bt_heavy_unmap(&hm);
+	bt_sketch_describe(&inst->meta, desc, sizeof(desc));
+	bt_debug("%s", desc);
+	return 0;
 
 out_pin_err:
 	bt_err("pinning %s: %s", path, strerror(-err));

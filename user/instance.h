@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "bloomtap.h"
+#include "sketch.h"
 
 #define BT_NAME_MAX 32
 
@@ -17,6 +18,10 @@ struct bt_instance {
 	int counters_fd;
 	int flows_fd;
 	int meta_fd;
+	int ctl_fd;
+	int cms_fd;
+	int fm_fd;
+	int ivtotal_fd;
 	struct bt_meta meta;
 };
 
@@ -25,6 +30,7 @@ struct bt_instance_cfg {
 	__u32 ifindex;
 	__u32 flow_table_size;	/* 0: no exact flow table */
 	__u32 flags;		/* enum bt_meta_flags */
+	struct bt_sketch_cfg sketch;	/* resolved by bt_instance_create() */
 };
 
 int bt_ensure_bpffs(void);
@@ -35,7 +41,7 @@ bool bt_instance_exists(const char *name);
 
 /* Loads a fresh program with its maps and pins it all. Fails with -EEXIST
  * when the instance exists. */
-int bt_instance_create(const char *name, const struct bt_instance_cfg *cfg,
+int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 		       struct bt_instance *inst);
 /* Opens the pins of an existing instance: -ENOENT when there is none,
  * -EPROTO when it was made by an incompatible bloomtap. Prints nothing. */

@@ -15,6 +15,7 @@ static const struct cmd cmds[] = {
 	{ "detach", cmd_detach, "detach from an interface and remove the pins" },
 	{ "status", cmd_status, "list instances and their attachment" },
 	{ "stats", cmd_stats, "print the datapath's counters" },
+	{ "heavy", cmd_heavy, "heavy flows (top talkers) of the last and current interval" },
 	{ "replay", cmd_replay, "run a capture file through the real program" },
 	{ "demo", cmd_demo, "the built-in lab: namespaces, traffic, what bloomtap saw" },
 	{ 0 }

@@ -14,6 +14,7 @@
 #include "flow.h"
 #include "options.h"
 #include "replay.h"
+#include "sketch.h"
 
 #define ETH_HLEN_ 14
 
@@ -129,6 +130,23 @@ int bt_flow_table_dump(int flows_fd, struct bt_flow_ent **out, size_t *n)
 	return 0;
 }
 
+/* Bytes the program will see from a capture: a first pass over it. */
+static __u64 capture_bytes(const char *path)
+{
+	struct bt_capture *cap;
+	struct bt_packet p;
+	char msg[512];
+	__u64 sum = 0;
+
+	if (bt_capture_open(path, &cap, msg, sizeof(msg)))
+		return 0;
+	while (bt_capture_next(cap, &p) == 1)
+		if (!p.skip && p.len >= ETH_HLEN_)
+			sum += p.len;
+	bt_capture_close(cap);
+	return sum;
+}
+
 static void print_flows(const struct bt_flow_ent *v, size_t n)
 {
 	if (bt_g.json) {
@@ -188,6 +206,7 @@ static struct replay_cfg {
 	const char *instance;
 	bool flows, reset;
 	uint32_t flow_table;
+	struct bt_sketch_cfg sketch;
 } rcfg = { .instance = "replay", .flow_table = 1 << 20 };
 
 static const struct bt_opt replay_opts[] = {
@@ -199,6 +218,7 @@ static const struct bt_opt replay_opts[] = {
 	  "start from an empty instance (removes the existing one first)" },
 	{ "flow-table", 0, BT_OPT_U32, &rcfg.flow_table, "N",
 	  "exact flow table entries of a new instance", .min = 1024, .max = 1 << 24 },
+	BT_SKETCH_OPTS(rcfg.sketch),
 	{ 0 }
 };
 
@@ -238,6 +258,7 @@ int cmd_replay(int argc, char **argv)
 	    bt_detach(rcfg.instance, false))
 		return BT_EXIT_FAIL;
 	cfg.flow_table_size = rcfg.flow_table;
+	cfg.sketch = rcfg.sketch;
 	err = bt_instance_open(rcfg.instance, &inst);
 	if (err == -ENOENT)
 		err = bt_instance_create(rcfg.instance, &cfg, &inst);
@@ -250,6 +271,18 @@ int cmd_replay(int argc, char **argv)
 		       "into another instance for --flows", rcfg.instance);
 		goto out;
 	}
+
+	/* A capture is one interval whose volume is known: nominate at exactly
+	 * T / ncpu of it (user/sketch.c), so that no heavy flow is missed. */
+	struct bt_heavy_maps hm;
+
+	if ((err = bt_heavy_map(&inst, &hm))) {
+		bt_err_errno(err, "mapping the sketch");
+		goto out;
+	}
+	bt_heavy_set_nomination(&hm, bt_heavy_interval_bytes(&hm, hm.ctl->interval) +
+				     capture_bytes(path));
+	bt_heavy_unmap(&hm);
 
 	err = bt_replay_file(inst.prog_fd, path, &r);
 	if (err && !r.read) {

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Heavy flows, measured: synthetic traffic through the real program with
+ * BPF_PROG_TEST_RUN, compared with the generator's own exact counts.
+ * Thresholds from DESIGN.md are assertions: recall 100 %, precision >= 99 %,
+ * average relative error of reported bytes <= 1 %, for flows above 0.1 %
+ * of the interval's bytes, with the default sketch memory. */
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "testlib.h"
+#include "frames.h"
+#include "sketch.h"
+
+#define FLOWS 100000
+#define PACKETS 1000000
+
+struct flow_truth {
+	uint64_t bytes, packets;
+};
+
+static char inst_name[64];
+
+/* xorshift64*: a fixed seed, so every run sends the same traffic */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+/* Flow i: 198.18.0.0/15 + i -> 198.19.255.254, UDP i % 50000 + 1024 -> 443. */
+static void build(struct frame *f, uint32_t flow, uint32_t len)
+{
+	size_t ip;
+	uint32_t src = 0xc6120000 + flow;
+
+	f->len = 0;
+	fr_eth(f, 0x0800);
+	ip = fr_ipv4(f, 17, 5, 0);
+	memcpy(f->b + ip + 12, &(uint32_t){ htonl(src) }, 4);
+	memcpy(f->b + ip + 16, &(uint32_t){ htonl(0xc613fffe) }, 4);
+	fr_ports(f, 1024 + flow % 50000, 443, 8);
+	fr_put(f, NULL, len - f->len);
+	fr_ipv4_done(f, ip);
+}
+
+static uint32_t flow_of(const struct bt_flow_key *k)
+{
+	uint32_t a;
+
+	memcpy(&a, k->src + 12, 4);
+	return ntohl(a) - 0xc6120000;
+}
+
+static int inst_setup(void **state)
+{
+	struct bt_instance_cfg cfg = { 0 };
+	struct bt_instance *inst;
+
+	if (geteuid() != 0) {
+		*state = NULL;
+		return 0;
+	}
+	inst = calloc(1, sizeof(*inst));
+	snprintf(inst_name, sizeof(inst_name), "test-heavy-%d", getpid());
+	if (bt_instance_create(inst_name, &cfg, inst))	/* default sizes */
+		return -1;
+	*state = inst;
+	return 0;
+}
+
+static int inst_teardown(void **state)
+{
+	if (*state) {
+		bt_instance_close(*state);
+		free(*state);
+		bt_instance_remove(inst_name);
+	}
+	return 0;
+}
+
+struct accuracy {
+	size_t heavy, reported, hits;
+	double are;
+};
+
+/* Sends `packets` packets whose flows come from pick(), one interval, then
+ * compares bloomtap's report with the truth. */
+static void run_interval(struct bt_instance *inst, uint32_t (*pick)(void),
+			 struct accuracy *acc)
+{
+	struct flow_truth *truth = calloc(FLOWS, sizeof(*truth));
+	uint32_t *flows = malloc(PACKETS * sizeof(*flows));
+	uint16_t *lens = malloc(PACKETS * sizeof(*lens));
+	struct bt_heavy_maps m;
+	struct bt_heavy_report r;
+	struct frame f;
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < PACKETS; i++) {
+		flows[i] = pick();
+		lens[i] = 64 + rng() % (1514 - 64 + 1);
+		truth[flows[i]].bytes += lens[i];
+		truth[flows[i]].packets++;
+		total += lens[i];
+	}
+	assert_int_equal(bt_heavy_map(inst, &m), 0);
+	bt_heavy_flip(&m);
+	bt_heavy_flip(&m);	/* both intervals start empty */
+	/* as replay does: the interval's volume is known, nominate at T/ncpu */
+	bt_heavy_set_nomination(&m, total);
+	for (size_t i = 0; i < PACKETS; i++) {
+		uint32_t act;
+
+		build(&f, flows[i], lens[i]);
+		assert_int_equal(bt_run_frame(inst->prog_fd, f.b, f.len, &act), 0);
+	}
+	assert_int_equal(bt_heavy_collect(&m, m.ctl->interval & 1, NULL, false, &r), 0);
+	assert_int_equal(r.total_bytes, total);
+
+	uint64_t thr = (uint64_t)ceil(0.001 * total);
+	memset(acc, 0, sizeof(*acc));
+	for (uint32_t i = 0; i < FLOWS; i++)
+		acc->heavy += truth[i].bytes >= thr;
+	acc->reported = r.n;
+	for (size_t j = 0; j < r.n; j++) {
+		const struct bt_heavy_flow *h = &r.flows[j];
+		uint32_t i = flow_of(&h->key);
+
+		assert_true(i < FLOWS);
+		/* never undercounts */
+		assert_true(h->bytes >= truth[i].bytes);
+		assert_true(h->packets >= truth[i].packets);
+		if (truth[i].bytes >= thr) {
+			acc->hits++;
+			acc->are += (double)(h->bytes - truth[i].bytes) / truth[i].bytes;
+		}
+	}
+	if (acc->hits)
+		acc->are /= acc->hits;
+	bt_heavy_report_free(&r);
+	bt_heavy_unmap(&m);
+	free(truth);
+	free(flows);
+	free(lens);
+}
+
+static double *zipf_cdf;
+
+static uint32_t pick_zipf(void)
+{
+	double u = (rng() >> 11) * (1.0 / 9007199254740992.0);
+	uint32_t lo = 0, hi = FLOWS - 1;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (zipf_cdf[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint32_t pick_uniform(void)
+{
+	return rng() % FLOWS;
+}
+
+static void test_zipf_accuracy(void **state)
+{
+	struct accuracy a;
+	double sum = 0;
+
+	skip_unless_root();
+	zipf_cdf = malloc(FLOWS * sizeof(double));
+	for (uint32_t i = 0; i < FLOWS; i++)
+		zipf_cdf[i] = (sum += pow(i + 1, -1.1));
+	for (uint32_t i = 0; i < FLOWS; i++)
+		zipf_cdf[i] /= sum;
+	run_interval(*state, pick_zipf, &a);
+	free(zipf_cdf);
+	print_message("zipf(1.1): %zu heavy flows (>= 0.1%% of bytes), %zu reported, "
+		      "recall %.4f, precision %.4f, average relative error %.2e\n",
+		      a.heavy, a.reported, (double)a.hits / a.heavy,
+		      a.reported ? (double)a.hits / a.reported : 1.0, a.are);
+	assert_true(a.heavy > 10);
+	assert_int_equal(a.hits, a.heavy);			/* recall 100 % */
+	assert_true(a.hits >= 0.99 * a.reported);		/* precision */
+	assert_true(a.are <= 0.01);				/* error */
+}
+
+static void test_uniform_reports_nothing(void **state)
+{
+	struct accuracy a;
+
+	skip_unless_root();
+	run_interval(*state, pick_uniform, &a);
+	print_message("uniform: %zu heavy flows, %zu reported\n", a.heavy, a.reported);
+	assert_int_equal(a.heavy, 0);
+	assert_int_equal(a.reported, 0);
+}
+
+/* ---- one flow over several CPUs ---- */
+
+struct sender {
+	int cpu, prog_fd;
+	uint32_t flow, packets, len;
+	int err;
+};
+
+static void *send_on_cpu(void *arg)
+{
+	struct sender *s = arg;
+	cpu_set_t set;
+	struct frame f;
+
+	CPU_ZERO(&set);
+	CPU_SET(s->cpu, &set);
+	s->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	build(&f, s->flow, s->len);
+	for (uint32_t i = 0; i < s->packets && !s->err; i++) {
+		uint32_t act;
+
+		s->err = bt_run_frame(s->prog_fd, f.b, f.len, &act);
+	}
+	return NULL;
+}
+
+/* Flow 7 sends 120 kB, split 52/48 between two CPUs; the threshold is
+ * 100 kB, so neither CPU alone holds all of it. Nominated at T/ncpu on a
+ * CPU, confirmed by the merged estimate: reported, never below the truth. */
+static void test_flow_split_across_cpus(void **state)
+{
+	struct bt_instance_cfg cfg = { .sketch = { .bytes = 100000 } };
+	struct sender s[2] = {
+		{ .cpu = 0, .flow = 7, .packets = 52, .len = 1000 },
+		{ .cpu = 1, .flow = 7, .packets = 48, .len = 1000 },
+	};
+	struct sender bg = { .cpu = 1, .flow = 9, .packets = 40, .len = 1000 };
+	struct bt_instance inst;
+	struct bt_heavy_maps m;
+	struct bt_heavy_report r;
+	char name[64];
+	pthread_t t[3];
+
+	skip_unless_root();
+	if (libbpf_num_possible_cpus() < 2 || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		print_message("SKIP: needs two online CPUs\n");
+		skip();
+	}
+	snprintf(name, sizeof(name), "test-split-%d", getpid());
+	assert_int_equal(bt_instance_create(name, &cfg, &inst), 0);
+	s[0].prog_fd = s[1].prog_fd = bg.prog_fd = inst.prog_fd;
+	pthread_create(&t[0], NULL, send_on_cpu, &s[0]);
+	pthread_create(&t[1], NULL, send_on_cpu, &s[1]);
+	pthread_create(&t[2], NULL, send_on_cpu, &bg);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(s[0].err | s[1].err | bg.err, 0);
+
+	assert_int_equal(bt_heavy_map(&inst, &m), 0);
+	assert_int_equal(bt_heavy_collect(&m, m.ctl->interval & 1, NULL, false, &r), 0);
+	assert_int_equal(r.n, 1);			/* flow 9 (40 kB) is light */
+	assert_int_equal(flow_of(&r.flows[0].key), 7);
+	assert_true(r.flows[0].bytes >= 100000);
+	assert_true(r.flows[0].packets >= 100);
+	bt_heavy_report_free(&r);
+	bt_heavy_unmap(&m);
+	bt_instance_close(&inst);
+	bt_instance_remove(name);
+}
+
+/* User space must compute the kernel's hash: one packet, and the cells
+ * user space derives for its key are exactly the nonzero ones. */
+static void test_user_hash_matches_kernel(void **state)
+{
+	struct bt_instance *inst = *state;
+	struct bt_heavy_maps m;
+	struct frame f;
+	uint32_t act;
+	size_t nonzero = 0;
+
+	skip_unless_root();
+	assert_int_equal(bt_heavy_map(inst, &m), 0);
+	bt_heavy_flip(&m);
+	bt_heavy_flip(&m);	/* both intervals clean */
+	build(&f, 4242, 100);
+	assert_int_equal(bt_run_frame(inst->prog_fd, f.b, f.len, &act), 0);
+
+	const struct bt_meta *mt = &inst->meta;
+	struct bt_hash_key hk = { mt->hash_key.k0, mt->hash_key.k1 };
+	struct bt_flow_key k = { .proto = 17, .sport = htons(1024 + 4242), .dport = htons(443) };
+	uint32_t a = htonl(0xc6120000 + 4242), b = htonl(0xc613fffe);
+	__u32 iv = m.ctl->interval & 1;
+
+	k.src[10] = k.src[11] = k.dst[10] = k.dst[11] = 0xff;
+	memcpy(k.src + 12, &a, 4);
+	memcpy(k.dst + 12, &b, 4);
+	__u64 h = bt_siphash13(&hk, (const __u64 *)&k, BT_FLOW_KEY_WORDS);
+
+	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++)
+		for (__u32 r = 0; r < mt->depth; r++)
+			for (__u32 c = 0; c < mt->width; c++) {
+				const struct bt_cm_cell *cell = &m.cms[((size_t)(cpu * 2 + iv) *
+								mt->depth + r) * mt->width + c];
+				if (!cell->bytes)
+					continue;
+				nonzero++;
+				assert_int_equal(c, bt_sketch_col(h, r, mt->width - 1));
+				assert_int_equal(cell->bytes, 100);
+			}
+	assert_int_equal(nonzero, mt->depth);
+	bt_heavy_unmap(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_user_hash_matches_kernel),
+		cmocka_unit_test(test_zipf_accuracy),
+		cmocka_unit_test(test_uniform_reports_nothing),
+		cmocka_unit_test(test_flow_split_across_cpus),
+	};
+
+	libbpf_set_print(NULL);
+	return cmocka_run_group_tests_name("heavy flows (BPF_PROG_TEST_RUN)", tests,
+					   inst_setup, inst_teardown);
+}

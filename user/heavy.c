@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* heavy: the heavy flows of the last complete and the current interval,
+ * and (--interval) a small loop that ends intervals until the agent does. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "common.h"
+#include "commands.h"
+#include "flow.h"
+#include "options.h"
+#include "sketch.h"
+
+static void fmt_time(__u64 ns, char *buf, size_t len)
+{
+	time_t t = ns / 1000000000ULL;
+
+	if (!ns)
+		snprintf(buf, len, "-");
+	else
+		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+}
+
+static struct json_object *report_json(const struct bt_heavy_report *r, size_t n,
+				       struct json_object *arr)
+{
+	const char *which = r->current ? "current" : "last";
+
+	for (size_t i = 0; i < r->n && i < n; i++) {
+		const struct bt_heavy_flow *f = &r->flows[i];
+		struct json_object *o = json_object_new_object();
+
+		bt_flow_key_json(o, &f->key);
+		json_object_object_add(o, "bytes", json_object_new_uint64(f->bytes));
+		json_object_object_add(o, "packets", json_object_new_uint64(f->packets));
+		json_object_object_add(o, "exact_bytes", json_object_new_uint64(f->exact_bytes));
+		json_object_object_add(o, "exact_packets", json_object_new_uint64(f->exact_packets));
+		json_object_object_add(o, "error_bytes", json_object_new_uint64(r->error_bytes));
+		json_object_object_add(o, "error_packets", json_object_new_uint64(r->error_packets));
+		json_object_object_add(o, "interval", json_object_new_string(which));
+		json_object_object_add(o, "interval_bytes", json_object_new_uint64(r->total_bytes));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static void report_plain(const struct bt_heavy_report *r, size_t n)
+{
+	char t[32];
+
+	fmt_time(r->start_ns, t, sizeof(t));
+	if (!r->total_packets) {
+		printf("%s interval: no packets\n", r->current ? "current" : "last complete");
+		return;
+	}
+	printf("%s interval (since %s): %" PRIu64 " bytes, %" PRIu64 " packets; heavy at "
+	       ">= %" PRIu64 " %s; estimates high by at most %" PRIu64 " bytes, %" PRIu64
+	       " packets\n", r->current ? "current" : "last complete", t,
+	       (uint64_t)r->total_bytes, (uint64_t)r->total_packets,
+	       (uint64_t)(r->threshold_bytes ? r->threshold_bytes : r->threshold_packets),
+	       r->threshold_bytes ? "bytes" : "packets", (uint64_t)r->error_bytes,
+	       (uint64_t)r->error_packets);
+	if (!r->n) {
+		printf("  no heavy flow\n");
+		return;
+	}
+	printf("  %-60s %14s %10s %14s\n", "flow", "bytes", "packets", "exact bytes");
+	for (size_t i = 0; i < r->n && i < n; i++) {
+		const struct bt_heavy_flow *f = &r->flows[i];
+		char buf[160];
+
+		printf("  %-60s %14" PRIu64 " %10" PRIu64 " %14" PRIu64 "\n",
+		       bt_flow_str(&f->key, buf, sizeof(buf)), (uint64_t)f->bytes,
+		       (uint64_t)f->packets, (uint64_t)f->exact_bytes);
+	}
+	if (r->n > n)
+		printf("  ... %zu more (-n)\n", r->n - n);
+}
+
+/* Prints the heavy flows of the given intervals, last complete first. */
+static int print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, int nivs,
+			   size_t n, bool by_packets, const struct bt_threshold *thr)
+{
+	struct json_object *arr = bt_g.json ? json_object_new_array() : NULL;
+
+	for (int i = 0; i < nivs; i++) {
+		struct bt_heavy_report r;
+
+		if (bt_heavy_collect(m, ivs[i], thr, by_packets, &r)) {
+			bt_err("out of memory");
+			if (arr)
+				json_object_put(arr);
+			return -ENOMEM;
+		}
+		if (arr)
+			report_json(&r, n, arr);
+		else
+			report_plain(&r, n);
+		bt_heavy_report_free(&r);
+	}
+	if (arr)
+		bt_json_print(arr);
+	return 0;
+}
+
+int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,
+		   const struct bt_threshold *thr)
+{
+	struct bt_heavy_maps m;
+	__u32 ivs[2];
+	int err = bt_heavy_map(inst, &m);
+
+	if (err) {
+		bt_err_errno(err, "mapping the sketch");
+		return err;
+	}
+	ivs[1] = m.ctl->interval & 1;
+	ivs[0] = !ivs[1];
+	err = print_intervals(&m, ivs, 2, n, by_packets, thr);
+	bt_heavy_unmap(&m);
+	return err;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static struct heavy_cfg {
+	const char *instance;
+	uint32_t n, interval, count;
+	int by;
+	bool flip;
+	double fraction;
+	uint64_t bytes, packets;
+} hcfg = { .n = 20 };
+
+static const char *const by_names[] = { "bytes", "packets", NULL };
+
+static const struct bt_opt heavy_opts[] = {
+	{ "instance", 'i', BT_OPT_STRING, &hcfg.instance, "NAME",
+	  "an instance not named after an interface (e.g. replay)" },
+	{ "top", 'n', BT_OPT_U32, &hcfg.n, "N", "at most N flows per interval (default 20)",
+	  .min = 1, .max = 1000000 },
+	{ "by", 0, BT_OPT_ENUM, &hcfg.by, "WHAT", "order by", .choices = by_names },
+	{ "fraction", 0, BT_OPT_DOUBLE, &hcfg.fraction, "F",
+	  "report flows with at least F of the interval's bytes", .dmin = 1e-6, .dmax = 1 },
+	{ "bytes", 0, BT_OPT_U64, &hcfg.bytes, "N", "report flows with at least N bytes",
+	  .min = 1, .max = UINT64_MAX / 2 },
+	{ "packets", 0, BT_OPT_U64, &hcfg.packets, "N", "report flows with at least N packets",
+	  .min = 1, .max = UINT64_MAX / 2 },
+	{ "flip", 0, BT_OPT_FLAG, &hcfg.flip, NULL,
+	  "end the current interval after printing (the next one starts empty)" },
+	{ "interval", 0, BT_OPT_U32, &hcfg.interval, "SECONDS",
+	  "every SECONDS, end the interval and print its heavy flows", .min = 1, .max = 86400 },
+	{ "count", 'c', BT_OPT_U32, &hcfg.count, "K", "with --interval: stop after K intervals",
+	  .min = 1, .max = 1000000 },
+	{ 0 }
+};
+
+static const struct bt_cmd_spec heavy_spec = {
+	"heavy", "[IFACE]",
+	"Heavy flows (top talkers) of the last complete and of the current interval:\n"
+	"key, estimated bytes and packets (never below the truth), what was counted\n"
+	"exactly since the flow was nominated, and the error bound. By default a\n"
+	"flow is heavy at the threshold the instance was made with (--fraction\n"
+	"0.001 of the interval's bytes unless set at attach or replay).",
+	heavy_opts, 0, 1,
+};
+
+int cmd_heavy(int argc, char **argv)
+{
+	int n = bt_parse_args(&heavy_spec, argc, argv), cnt, ret = BT_EXIT_FAIL;
+	struct bt_threshold thr, *thrp = NULL;
+	struct bt_heavy_maps m = { 0 };
+	struct bt_instance inst;
+	const char *name;
+	char **names;
+
+	if (n < 0)
+		return BT_EXIT_USAGE;
+	if (n == BT_PARSE_HELP)
+		return 0;
+	if ((hcfg.fraction > 0) + (hcfg.bytes > 0) + (hcfg.packets > 0) > 1) {
+		bt_err("heavy: give one of --fraction, --bytes, --packets");
+		return BT_EXIT_USAGE;
+	}
+	if (hcfg.count && !hcfg.interval) {
+		bt_err("heavy: --count needs --interval");
+		return BT_EXIT_USAGE;
+	}
+	if (hcfg.fraction > 0)
+		thr = (struct bt_threshold){ BT_THR_FRACTION, llround(hcfg.fraction * 1e9) };
+	else if (hcfg.bytes)
+		thr = (struct bt_threshold){ BT_THR_BYTES, hcfg.bytes };
+	else if (hcfg.packets)
+		thr = (struct bt_threshold){ BT_THR_PACKETS, hcfg.packets };
+	if (hcfg.fraction > 0 || hcfg.bytes || hcfg.packets)
+		thrp = &thr;
+
+	if (bt_instance_resolve(n ? argv[1] : NULL, hcfg.instance, &name, &names, &cnt))
+		return BT_EXIT_FAIL;
+	if (bt_instance_open_or_explain(name, &inst))
+		goto out_names;
+	if (thrp && (thr.kind != (int)inst.meta.threshold_kind || thr.value < inst.meta.threshold))
+		bt_warn("flows are nominated at the instance's own threshold; flows below it "
+			"but above yours may be missing");
+	if (bt_heavy_map(&inst, &m)) {
+		bt_err("mapping the sketch of '%s' failed", name);
+		goto out;
+	}
+
+	if (!hcfg.interval) {
+		__u32 ivs[2] = { !(m.ctl->interval & 1), m.ctl->interval & 1 };
+
+		if (print_intervals(&m, ivs, 2, hcfg.n, hcfg.by == 1, thrp))
+			goto out;
+		if (hcfg.flip)
+			bt_heavy_flip(&m);
+		ret = 0;
+		goto out;
+	}
+
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (uint32_t k = 0; !stop && (!hcfg.count || k < hcfg.count); k++) {
+		__u32 done;
+
+		for (uint32_t s = 0; s < hcfg.interval * 10 && !stop; s++)
+			usleep(100000);
+		if (stop)
+			break;
+		done = m.ctl->interval & 1;
+		bt_heavy_flip(&m);
+		usleep(1000);	/* packets in flight finish in the old interval */
+		if (print_intervals(&m, &done, 1, hcfg.n, hcfg.by == 1, thrp))
+			goto out;
+		fflush(stdout);
+	}
+	ret = 0;
+out:
+	bt_heavy_unmap(&m);
+	bt_instance_close(&inst);
+out_names:
+	bt_instance_names_free(names, cnt);
+	return ret;
+}

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <linux/types.h>
+#include "common.h"
+#include "hash.h"
+#include "instance.h"
+#include "sketch.h"
+
+const char *const bt_key_mode_names[] = { "5tuple", "src", "dst", "pair", NULL };
+
+static bool pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static uint32_t next_pow2(uint64_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
+
+int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
+{
+	int thresholds = (c->fraction > 0) + (c->bytes > 0) + (c->packets > 0);
+
+	if ((c->epsilon > 0 && c->width) || (c->delta > 0 && c->depth)) {
+		bt_err("give --epsilon/--delta or --width/--depth, not both");
+		return -EINVAL;
+	}
+	if (thresholds > 1) {
+		bt_err("give one of --fraction, --bytes, --packets");
+		return -EINVAL;
+	}
+	if (c->width && !pow2(c->width)) {
+		bt_err("--width %u is not a power of two (try %u)", c->width, next_pow2(c->width));
+		return -EINVAL;
+	}
+	if (c->fm_slots && !pow2(c->fm_slots)) {
+		bt_err("--flow-memory %u is not a power of two (try %u)", c->fm_slots,
+		       next_pow2(c->fm_slots));
+		return -EINVAL;
+	}
+	/* Cormode & Muthukrishnan: w = ceil(e / eps), d = ceil(ln(1 / delta)) */
+	if (c->epsilon > 0)
+		c->width = next_pow2((uint64_t)ceil(M_E / c->epsilon));
+	if (c->delta > 0)
+		c->depth = (uint32_t)ceil(log(1 / c->delta));
+	if (!c->width)
+		c->width = BT_DEFAULT_WIDTH;
+	if (!c->depth)
+		c->depth = BT_DEFAULT_DEPTH;
+	if (c->depth > BT_MAX_DEPTH) {
+		bt_err("--delta %g needs %u rows; at most %d are supported", c->delta,
+		       c->depth, BT_MAX_DEPTH);
+		return -EINVAL;
+	}
+	if (c->width > (1u << 24) || c->width < 64) {
+		bt_err("sketch width %u is outside 64..16777216", c->width);
+		return -EINVAL;
+	}
+	if (!c->fm_slots)
+		c->fm_slots = BT_DEFAULT_FM_SLOTS;
+
+	meta->key_mode = c->key_mode;
+	meta->depth = c->depth;
+	meta->width = c->width;
+	meta->fm_slots = c->fm_slots;
+	if (c->bytes) {
+		meta->threshold_kind = BT_THR_BYTES;
+		meta->threshold = c->bytes;
+	} else if (c->packets) {
+		meta->threshold_kind = BT_THR_PACKETS;
+		meta->threshold = c->packets;
+	} else {
+		meta->threshold_kind = BT_THR_FRACTION;
+		meta->threshold = llround((c->fraction > 0 ? c->fraction : BT_DEFAULT_FRACTION) * 1e9);
+	}
+	return 0;
+}
+
+size_t bt_sketch_bytes(const struct bt_meta *m)
+{
+	return (size_t)m->ncpu * BT_INTERVALS * m->depth * m->width * sizeof(struct bt_cm_cell) +
+	       (size_t)BT_INTERVALS * m->fm_slots * sizeof(struct bt_fm_slot) +
+	       (size_t)m->ncpu * BT_INTERVALS * sizeof(struct bt_iv_total);
+}
+
+void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
+{
+	double mib = bt_sketch_bytes(m) / 1048576.0;
+
+	snprintf(buf, len, "heavy flows by %s: sketch %u x %u per CPU and interval, "
+		 "flow memory %u slots per interval, %.1f MiB on %u CPUs; estimates "
+		 "exceed the truth by at most %.2g of the interval's bytes with "
+		 "probability %.4g", bt_key_mode_names[m->key_mode], m->depth, m->width,
+		 m->fm_slots, mib, m->ncpu, M_E / m->width, 1 - exp(-(double)m->depth));
+}
+
+static void *map_array(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static size_t page_round(size_t n)
+{
+	size_t pg = sysconf(_SC_PAGESIZE);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
+{
+	const struct bt_meta *meta = &inst->meta;
+
+	memset(m, 0, sizeof(*m));
+	m->meta = meta;
+	m->ctl_len = page_round(sizeof(struct bt_ctl));
+	m->cms_len = page_round((size_t)meta->ncpu * BT_INTERVALS * meta->depth * meta->width *
+				sizeof(struct bt_cm_cell));
+	m->fm_len = page_round((size_t)BT_INTERVALS * meta->fm_slots * sizeof(struct bt_fm_slot));
+	m->ivt_len = page_round((size_t)meta->ncpu * BT_INTERVALS * sizeof(struct bt_iv_total));
+	m->ctl = map_array(inst->ctl_fd, m->ctl_len);
+	m->cms = map_array(inst->cms_fd, m->cms_len);
+	m->fm = map_array(inst->fm_fd, m->fm_len);
+	m->ivt = map_array(inst->ivtotal_fd, m->ivt_len);
+	if (!m->ctl || !m->cms || !m->fm || !m->ivt) {
+		int err = -errno;
+
+		bt_heavy_unmap(m);
+		return err ? err : -ENOMEM;
+	}
+	return 0;
+}
+
+void bt_heavy_unmap(struct bt_heavy_maps *m)
+{
+	if (m->ctl)
+		munmap(m->ctl, m->ctl_len);
+	if (m->cms)
+		munmap(m->cms, m->cms_len);
+	if (m->fm)
+		munmap(m->fm, m->fm_len);
+	if (m->ivt)
+		munmap(m->ivt, m->ivt_len);
+	memset(m, 0, sizeof(*m));
+}
+
+static void iv_totals(const struct bt_heavy_maps *m, __u32 iv, __u64 *bytes, __u64 *packets)
+{
+	*bytes = *packets = 0;
+	for (__u32 cpu = 0; cpu < m->meta->ncpu; cpu++) {
+		*bytes += m->ivt[cpu * BT_INTERVALS + iv].bytes;
+		*packets += m->ivt[cpu * BT_INTERVALS + iv].packets;
+	}
+}
+
+__u64 bt_heavy_interval_bytes(const struct bt_heavy_maps *m, __u32 iv)
+{
+	__u64 b, p;
+
+	iv_totals(m, iv & 1, &b, &p);
+	return b;
+}
+
+/* The estimate merged over CPUs: per row, the sum of every CPU's cell (an
+ * upper bound, as each CPU's cell bounds that CPU's share), then the
+ * minimum over rows. */
+static void sketch_estimate(const struct bt_heavy_maps *m, __u32 iv, __u64 h,
+			    __u64 *bytes, __u64 *packets)
+{
+	const struct bt_meta *mt = m->meta;
+
+	*bytes = *packets = ~0ULL;
+	for (__u32 r = 0; r < mt->depth; r++) {
+		__u32 col = bt_sketch_col(h, r, mt->width - 1);
+		__u64 b = 0, p = 0;
+
+		for (__u32 cpu = 0; cpu < mt->ncpu; cpu++) {
+			const struct bt_cm_cell *c = &m->cms[((size_t)(cpu * BT_INTERVALS + iv) *
+							      mt->depth + r) * mt->width + col];
+			b += c->bytes;
+			p += c->packets;
+		}
+		if (b < *bytes)
+			*bytes = b;
+		if (p < *packets)
+			*packets = p;
+	}
+}
+
+static int cmp_bytes(const void *a, const void *b)
+{
+	const struct bt_heavy_flow *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return memcmp(&x->key, &y->key, sizeof(x->key));
+}
+
+static int cmp_packets(const void *a, const void *b)
+{
+	const struct bt_heavy_flow *x = a, *y = b;
+
+	if (x->packets != y->packets)
+		return x->packets < y->packets ? 1 : -1;
+	return cmp_bytes(a, b);
+}
+
+int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_threshold *thr,
+		     bool by_packets, struct bt_heavy_report *r)
+{
+	const struct bt_meta *mt = m->meta;
+	struct bt_hash_key hk = { mt->hash_key.k0, mt->hash_key.k1 };
+	const struct bt_fm_slot *tab = &m->fm[(size_t)iv * mt->fm_slots];
+	struct bt_threshold t = thr ? *thr : (struct bt_threshold){ mt->threshold_kind, mt->threshold };
+
+	memset(r, 0, sizeof(*r));
+	r->interval = iv;
+	r->current = (m->ctl->interval & 1) == iv;
+	r->start_ns = m->ctl->interval_start_ns[iv];
+	iv_totals(m, iv, &r->total_bytes, &r->total_packets);
+	r->error_bytes = (__u64)ceil(M_E / mt->width * r->total_bytes);
+	r->error_packets = (__u64)ceil(M_E / mt->width * r->total_packets);
+	switch (t.kind) {
+	case BT_THR_BYTES:
+		r->threshold_bytes = t.value;
+		break;
+	case BT_THR_PACKETS:
+		r->threshold_packets = t.value;
+		break;
+	default:
+		/* at least 1 byte: an empty interval has no heavy flow */
+		r->threshold_bytes = (__u64)ceil(t.value / 1e9 * r->total_bytes);
+		if (!r->threshold_bytes)
+			r->threshold_bytes = 1;
+	}
+
+	r->flows = calloc(mt->fm_slots, sizeof(*r->flows));
+	if (!r->flows)
+		return -ENOMEM;
+	for (__u32 i = 0; i < mt->fm_slots; i++) {
+		const struct bt_fm_slot *s = &tab[i];
+		struct bt_heavy_flow *f = NULL;
+
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != BT_FM_VALID)
+			continue;
+		r->nominated++;
+		/* Two CPUs nominating at once may leave a flow in two slots. */
+		for (size_t j = 0; j < r->n; j++)
+			if (!memcmp(&r->flows[j].key, &s->key, sizeof(s->key)))
+				f = &r->flows[j];
+		if (!f) {
+			__u64 eb, ep;
+
+			f = &r->flows[r->n++];
+			f->key = s->key;
+			sketch_estimate(m, iv, bt_siphash13(&hk, (const __u64 *)&s->key,
+							    BT_FLOW_KEY_WORDS), &eb, &ep);
+			f->bytes = eb;
+			f->packets = ep;
+		}
+		f->exact_bytes += s->bytes;
+		f->exact_packets += s->packets;
+		f->bytes += s->bytes;
+		f->packets += s->packets;
+	}
+	/* keep those at or above the threshold */
+	size_t k = 0;
+
+	for (size_t j = 0; j < r->n; j++) {
+		const struct bt_heavy_flow *f = &r->flows[j];
+
+		if ((r->threshold_bytes && f->bytes >= r->threshold_bytes) ||
+		    (r->threshold_packets && f->packets >= r->threshold_packets))
+			r->flows[k++] = *f;
+	}
+	r->n = k;
+	qsort(r->flows, r->n, sizeof(*r->flows), by_packets ? cmp_packets : cmp_bytes);
+	return 0;
+}
+
+void bt_heavy_report_free(struct bt_heavy_report *r)
+{
+	free(r->flows);
+	r->flows = NULL;
+}
+
+void bt_heavy_set_nomination(struct bt_heavy_maps *m, __u64 expect_bytes)
+{
+	const struct bt_meta *mt = m->meta;
+	__u64 n = mt->ncpu ? mt->ncpu : 1, b = ~0ULL, p = ~0ULL;
+
+	/* T / ncpu: a flow of T spread over every CPU is nominated somewhere */
+	switch (mt->threshold_kind) {
+	case BT_THR_BYTES:
+		b = mt->threshold / n;
+		break;
+	case BT_THR_PACKETS:
+		p = mt->threshold / n;
+		break;
+	default:
+		b = expect_bytes ? (__u64)(mt->threshold / 1e9 * expect_bytes / n)
+				 : BT_LIVE_NOMINATE_BYTES;
+	}
+	m->ctl->nominate_bytes = b ? b : 1;
+	m->ctl->nominate_packets = p ? p : 1;
+}
+
+void bt_heavy_flip(struct bt_heavy_maps *m)
+{
+	const struct bt_meta *mt = m->meta;
+	__u32 cur = m->ctl->interval & 1, next = !cur;
+	struct timespec now;
+
+	/* Nobody writes the idle interval: clear it, then make it current. */
+	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++) {
+		memset(&m->cms[(size_t)(cpu * BT_INTERVALS + next) * mt->depth * mt->width], 0,
+		       (size_t)mt->depth * mt->width * sizeof(struct bt_cm_cell));
+		memset(&m->ivt[cpu * BT_INTERVALS + next], 0, sizeof(struct bt_iv_total));
+	}
+	memset(&m->fm[(size_t)next * mt->fm_slots], 0, (size_t)mt->fm_slots * sizeof(struct bt_fm_slot));
+	/* Live traffic: expect half the last interval, a margin for traffic
+	 * that falls (recall needs nomination <= T / ncpu of the new one). */
+	if (mt->threshold_kind == BT_THR_FRACTION)
+		bt_heavy_set_nomination(m, bt_heavy_interval_bytes(m, cur) / 2);
+	clock_gettime(CLOCK_REALTIME, &now);
+	m->ctl->interval_start_ns[next] = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
+	__atomic_store_n(&m->ctl->interval, next, __ATOMIC_RELEASE);
+}
