@@ -11,7 +11,7 @@ TMP=$(mktemp -d)
 cleanup() { "$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1; rm -rf "$TMP"; }
 trap cleanup EXIT INT TERM
 
-for c in attach detach status stats replay demo; do
+for c in attach detach status stats heavy replay demo; do
 	check "$c --help" bash -c "'$BLOOMTAP' $c --help | grep -q '^Usage: bloomtap $c'"
 done
 check "bloomtap --help lists the commands" bash -c "'$BLOOMTAP' --help | grep -q replay"
@@ -44,9 +44,32 @@ eq "replay --flows -j: fields" "$(json_get '[0].keys().__len__()' <<<"$FLOWS")/$
 check "replay of Linux cooked capture" bash -c "'$BLOOMTAP' replay --reset --instance '$INST' '$PCAPS/$(awk -F'\t' '$5 ~ /LINUX_SLL/ {print $1; exit}' "$PCAPS/MANIFEST.tsv")' | grep -q LINUX_SLL"
 check "replay of pcapng" "$BLOOMTAP" replay --reset --instance "$INST" "$PCAPS/libpcap__rarp_req_reply.pcapng"
 
+# ---- heavy: sizing errors, JSON shape, intervals ----
+G=$PCAPS/ndpi__gnutella.pcap
+expect_fail "sketch width must be a power of two" "not a power of two" "$BLOOMTAP" replay --reset --instance "$INST" --width 1000 "$G"
+expect_fail "epsilon and width exclude each other" "not both" "$BLOOMTAP" replay --reset --instance "$INST" --epsilon 0.001 --width 1024 "$G"
+expect_fail "one threshold only" "one of --fraction" "$BLOOMTAP" replay --reset --instance "$INST" --fraction 0.01 --bytes 5 "$G"
+expect_fail "fraction out of range" "out of range" "$BLOOMTAP" replay --reset --instance "$INST" --fraction 2 "$G"
+expect_fail "heavy --count needs --interval" "needs --interval" "$BLOOMTAP" heavy --instance "$INST" --count 2
+check "replay with --epsilon/--delta sizing" bash -c "'$BLOOMTAP' -v replay --reset --instance '$INST' --epsilon 0.0001 --delta 0.01 '$G' 2>&1 | grep -q 'sketch 5 x 32768'"
+check "replay for heavy" "$BLOOMTAP" replay --reset --instance "$INST" "$G"
+HJ=$("$BLOOMTAP" -j heavy --instance "$INST" -n 3)
+eq "heavy -j: 3 flows of the current interval" "$(json_get '.__len__()' <<<"$HJ")" 3
+eq "heavy -j: fields" "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)[0])))' <<<"$HJ")" \
+	"bytes dport dst error_bytes error_packets exact_bytes exact_packets interval interval_bytes packets proto sport src"
+eq "heavy -j: top flow" "$(json_get '[0]["src"]' <<<"$HJ"):$(json_get '[0]["sport"]' <<<"$HJ")/$(json_get '[0]["interval"]' <<<"$HJ")" "69.118.162.229:46906/current"
+check "heavy -n 2 says how many more" bash -c "'$BLOOMTAP' heavy --instance '$INST' -n 2 | grep -q 'more (-n)'"
+check "heavy --by packets" bash -c "'$BLOOMTAP' -j heavy --instance '$INST' --by packets -n 1 | grep -q '\"packets\":1683'"
+check "heavy --flip ends the interval" "$BLOOMTAP" heavy --instance "$INST" --flip
+HJ=$("$BLOOMTAP" -j heavy --instance "$INST" -n 1000)
+eq "after --flip: flows are in the last interval" "$(python3 -c 'import json,sys; print(sorted({f["interval"] for f in json.load(sys.stdin)}))' <<<"$HJ")" "['last']"
+check "replay --key src counts by source" "$BLOOMTAP" replay --reset --instance "$INST" --key src "$G"
+eq "--key src: top source, other fields zero" "$("$BLOOMTAP" -j heavy --instance "$INST" -n 1 | python3 -c 'import json,sys; f=json.load(sys.stdin)[0]; print(f["src"], f["dst"], f["sport"], f["proto"])')" "69.118.162.229 :: 0 0"
+
 # ---- the demo: runs, reports, and removes all it made ----
 OUT=$("$BLOOMTAP" demo --duration 1 2>&1)
 check "demo reports what bloomtap saw" grep -q "bloomtap saw on btdemo-b" <<<"$OUT"
+check "demo: bloomtap heavy found exactly the heavy flows" grep -q "bloomtap found exactly those" <<<"$OUT"
 check "demo counted UDP, TCP and ICMP" bash -c "grep -qE '^  udp +[1-9]' <<<\"\$0\" && grep -qE '^  tcp +[1-9]' <<<\"\$0\" && grep -qE '^  icmp +[1-9]' <<<\"\$0\"" "$OUT"
 check "demo left no namespace" bash -c "! ip netns list | grep -q btdemo"
 check "demo left no pins" test ! -e /sys/fs/bpf/bloomtap/btdemo-b

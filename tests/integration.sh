@@ -38,7 +38,7 @@ expect_fail "stats: unknown instance" "no bloomtap instance 'nope-$ID'" "$BLOOMT
 expect_fail "not root: clear message" "needs root" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$BLOOMTAP" replay "$TOP/../shared/data/pcaps/dnscap__dns.pcap"
 
-check "attach $VB (native)" in_ns "$NSB" "$BLOOMTAP" attach --mode native "$VB"
+check "attach $VB (native)" in_ns "$NSB" "$BLOOMTAP" attach --mode native --bytes 400 "$VB"
 expect_fail "attach twice: already attached" "already has bloomtap attached" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
 check "pins are root-only (0700)" test "$(stat -c %a "$PIN/$VB")" = 700
 check "status lists the instance" bash -c "'$BLOOMTAP' -j status | grep -q '\"name\":\"$VB\".*\"state\":\"attached\"'"
@@ -68,6 +68,12 @@ eq "tcp = the rest" "$(get tcp)" "$((SENT - 25))"
 check "tcp carried the 200 kB (> 100 segments)" test "$(get tcp)" -gt 100
 eq "ipv4 = all" "$(get ipv4)" "$SENT"
 eq "nothing else" "$(get ipv6)/$(get l3_other)/$(get malformed)/$(get truncated)" "0/0/0/0"
+# heavy at >= 400 bytes: the TCP transfer and the 5 pings (one ICMP echo
+# flow, 490 bytes); each UDP datagram came from its own port (56 bytes)
+HEAVY=$("$BLOOMTAP" -j heavy "$VB" | python3 -c 'import json,sys; print(" ".join(sorted("%s:%s>%s:%s/%s" % (f["src"], f["sport"], f["dst"], f["dport"], f["proto"]) for f in json.load(sys.stdin) if f["interval"] == "current")))')
+check "heavy on a live interface: the TCP flow" grep -q "198.18.0.1:[0-9]*>198.18.0.2:8080/6" <<<"$HEAVY"
+check "heavy on a live interface: the ping flow" grep -q "198.18.0.1:8>198.18.0.2:0/1" <<<"$HEAVY"
+eq "heavy on a live interface: nothing else" "$(wc -w <<<"$HEAVY")" 2
 check "plain stats names match JSON keys" bash -c "'$BLOOMTAP' stats '$VB' | grep -qE '^  tcp +$(get tcp)\$'"
 
 # ---- someone else's program: refused unless --force ----

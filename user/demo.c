@@ -20,6 +20,7 @@
 #include "common.h"
 #include "commands.h"
 #include "options.h"
+#include "sketch.h"
 
 #define NS_A "btdemo-a"		/* the sender */
 #define NS_B "btdemo-b"		/* bloomtap watches its interface */
@@ -227,6 +228,67 @@ static void traffic_run(struct traffic *t, double seconds)
 	}
 }
 
+/* The flows the demo made heavy: the heavy UDP senders and the TCP
+ * transfer (A -> B; B's ACKs leave through B and are not seen). */
+static size_t expected_heavy(const struct traffic *t, struct bt_flow_key *keys)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	size_t n = 0;
+
+	for (int i = 0; i <= HEAVY_FLOWS; i++) {
+		struct bt_flow_key *k = &keys[n++];
+
+		memset(k, 0, sizeof(*k));
+		k->src[10] = k->src[11] = k->dst[10] = k->dst[11] = 0xff;
+		inet_pton(AF_INET, ADDR_A, k->src + 12);
+		inet_pton(AF_INET, ADDR_B, k->dst + 12);
+		if (i < HEAVY_FLOWS) {
+			k->proto = IPPROTO_UDP;
+			k->sport = htons(10000 + i);
+			k->dport = htons(5000);
+		} else {
+			k->proto = IPPROTO_TCP;
+			getsockname(t->tcp_client, (void *)&a, &len);
+			k->sport = a.sin_port;
+			k->dport = htons(8080);
+		}
+	}
+	return n;
+}
+
+/* bloomtap heavy on the demo's interval, and whether it found exactly the
+ * flows the demo made heavy. */
+static int show_heavy(const struct bt_instance *inst, const struct traffic *t)
+{
+	struct bt_flow_key want[HEAVY_FLOWS + 1];
+	size_t nwant = expected_heavy(t, want), found = 0;
+	struct bt_heavy_maps m;
+	struct bt_heavy_report r;
+	bool exact;
+
+	if (bt_heavy_map(inst, &m) || bt_heavy_collect(&m, m.ctl->interval & 1, NULL, false, &r)) {
+		bt_err("demo: reading the heavy flows failed");
+		bt_heavy_unmap(&m);
+		return -1;
+	}
+	for (size_t i = 0; i < r.n; i++)
+		for (size_t j = 0; j < nwant; j++)
+			found += !memcmp(&r.flows[i].key, &want[j], sizeof(want[j]));
+	exact = found == nwant && r.n == nwant;
+	bt_heavy_report_free(&r);
+	bt_heavy_unmap(&m);
+	if (!bt_g.json)
+		printf("\nbloomtap heavy (flows with at least 0.1%% of the bytes):\n");
+	if (bt_print_heavy(inst, 10, false, NULL))
+		return -1;
+	if (!bt_g.json)
+		printf("\ndemo: made %zu flows heavy (%d UDP, 1 TCP) among %d light ones; "
+		       "bloomtap found %s\n", nwant, HEAVY_FLOWS, LIGHT_FLOWS,
+		       exact ? "exactly those" : "a different set");
+	return exact ? 0 : -1;
+}
+
 static uint32_t demo_seconds = 3;
 static const struct bt_opt demo_opts[] = {
 	{ "duration", 'd', BT_OPT_U32, &demo_seconds, "SECONDS",
@@ -301,7 +363,7 @@ int cmd_demo(int argc, char **argv)
 		       t.pings, IF_B);
 	if (bt_instance_open_or_explain(IF_B, &inst))
 		goto out;
-	ret = bt_print_stats(&inst) ? BT_EXIT_FAIL : 0;
+	ret = bt_print_stats(&inst) || show_heavy(&inst, &t) ? BT_EXIT_FAIL : 0;
 	bt_instance_close(&inst);
 out:
 	traffic_close(&t);

@@ -330,11 +330,22 @@ void bt_heavy_flip(struct bt_heavy_maps *m)
 		memset(&m->ivt[cpu * BT_INTERVALS + next], 0, sizeof(struct bt_iv_total));
 	}
 	memset(&m->fm[(size_t)next * mt->fm_slots], 0, (size_t)mt->fm_slots * sizeof(struct bt_fm_slot));
-	/* Live traffic: expect half the last interval, a margin for traffic
-	 * that falls (recall needs nomination <= T / ncpu of the new one). */
-	if (mt->threshold_kind == BT_THR_FRACTION)
-		bt_heavy_set_nomination(m, bt_heavy_interval_bytes(m, cur) / 2);
 	clock_gettime(CLOCK_REALTIME, &now);
 	m->ctl->interval_start_ns[next] = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
 	__atomic_store_n(&m->ctl->interval, next, __ATOMIC_RELEASE);
+	bt_heavy_tick(m);
+}
+
+void bt_heavy_tick(struct bt_heavy_maps *m)
+{
+	__u32 cur = m->ctl->interval & 1;
+	__u64 so_far = bt_heavy_interval_bytes(m, cur);
+	__u64 half_last = bt_heavy_interval_bytes(m, !cur) / 2;
+
+	/* Recall needs nomination <= f * B_final / ncpu. The bytes so far
+	 * never exceed B_final; half the last interval is the margin that keeps
+	 * the start of an interval from nominating every flow, and holds as
+	 * long as traffic does not fall by half from one interval to the next. */
+	if (m->meta->threshold_kind == BT_THR_FRACTION)
+		bt_heavy_set_nomination(m, so_far > half_last ? so_far : half_last);
 }

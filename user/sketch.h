@@ -112,6 +112,9 @@ void bt_heavy_report_free(struct bt_heavy_report *r);
 void bt_heavy_set_nomination(struct bt_heavy_maps *m, __u64 expect_bytes);
 /* Ends the current interval: clears the other one and makes it current. */
 void bt_heavy_flip(struct bt_heavy_maps *m);
+/* Live fraction thresholds: re-derives the nomination threshold from the
+ * traffic so far; whoever drives the intervals calls it every 100 ms. */
+void bt_heavy_tick(struct bt_heavy_maps *m);
 __u64 bt_heavy_interval_bytes(const struct bt_heavy_maps *m, __u32 iv);
 
 #endif /* BLOOMTAP_SKETCH_H */
