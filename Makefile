@@ -31,7 +31,7 @@ USER_HDRS := $(wildcard user/*.h) include/bloomtap.h $(OUTPUT)/bloomtap.skel.h
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o
 
-.PHONY: all deps demo test clean vmlinux
+.PHONY: all deps demo test bench clean vmlinux
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
@@ -76,6 +76,20 @@ demo: deps
 test: deps
 	$(MAKE) all $(TEST_BINS)
 	tests/run.sh
+
+$(OUTPUT)/bench.bpf.o: bench/bench.bpf.c $(BPF_SRCS) include/hash.h | $(OUTPUT)
+	$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@
+
+$(OUTPUT)/bench.skel.h: $(OUTPUT)/bench.bpf.o
+	$(BPFTOOL) gen skeleton $< name bench_bpf > $@
+
+$(OUTPUT)/bench: bench/bench.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) tests/*.h
+	$(CC) $(CFLAGS) $< $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
+
+# Speed and memory against baselines measured in the same run (needs root).
+bench: deps
+	$(MAKE) all $(OUTPUT)/bench
+	$(OUTPUT)/bench $(OUTPUT)/bench.txt
 
 vmlinux:
 	mkdir -p vmlinux/$(ARCH)

@@ -156,6 +156,7 @@ enum bt_meta_flags {
 	BT_META_FLOW_TABLE = 1 << 0,	/* exact flow table on */
 	BT_META_ATTACHED = 1 << 1,	/* created by attach, not replay */
 	BT_META_SKB_MODE = 1 << 2,	/* attached in generic (skb) mode */
+	BT_META_NO_HEAVY = 1 << 3,	/* heavy-flow detection compiled out */
 };
 
 struct bt_meta {

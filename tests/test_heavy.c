@@ -12,6 +12,7 @@
 #include "testlib.h"
 #include "frames.h"
 #include "sketch.h"
+#include "zipf.h"
 
 #define FLOWS 100000
 #define PACKETS 1000000
@@ -22,14 +23,10 @@ struct flow_truth {
 
 static char inst_name[64];
 
-/* xorshift64*: a fixed seed, so every run sends the same traffic */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
+	return bt_rng(&rng_state);
 }
 
 /* Flow i: 198.18.0.0/15 + i -> 198.19.255.254, UDP i % 50000 + 1024 -> 443. */
@@ -149,22 +146,11 @@ static void run_interval(struct bt_instance *inst, uint32_t (*pick)(void),
 	free(lens);
 }
 
-static double *zipf_cdf;
+static struct zipf zipf;
 
 static uint32_t pick_zipf(void)
 {
-	double u = (rng() >> 11) * (1.0 / 9007199254740992.0);
-	uint32_t lo = 0, hi = FLOWS - 1;
-
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (zipf_cdf[mid] < u)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return zipf_draw(&zipf, &rng_state);
 }
 
 static uint32_t pick_uniform(void)
@@ -175,16 +161,11 @@ static uint32_t pick_uniform(void)
 static void test_zipf_accuracy(void **state)
 {
 	struct accuracy a;
-	double sum = 0;
 
 	skip_unless_root();
-	zipf_cdf = malloc(FLOWS * sizeof(double));
-	for (uint32_t i = 0; i < FLOWS; i++)
-		zipf_cdf[i] = (sum += pow(i + 1, -1.1));
-	for (uint32_t i = 0; i < FLOWS; i++)
-		zipf_cdf[i] /= sum;
+	assert_int_equal(zipf_init(&zipf, FLOWS, 1.1), 0);
 	run_interval(*state, pick_zipf, &a);
-	free(zipf_cdf);
+	zipf_free(&zipf);
 	print_message("zipf(1.1): %zu heavy flows (>= 0.1%% of bytes), %zu reported, "
 		      "recall %.4f, precision %.4f, average relative error %.2e\n",
 		      a.heavy, a.reported, (double)a.hits / a.heavy,

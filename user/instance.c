@@ -160,6 +160,7 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 		return err;
 	}
 	skel->rodata->cfg_flow_table = cfg->flow_table_size > 0;
+	skel->rodata->cfg_heavy = !(cfg->flags & BT_META_NO_HEAVY);
 	if (cfg->flow_table_size)
 		bpf_map__set_max_entries(skel->maps.flows, cfg->flow_table_size);
 	skel->rodata->cfg_hash_key.k0 = meta.hash_key.k0;

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* make bench: the programs measured against bloomtap_xdp, and the driver
+ * that makes every BPF_PROG_TEST_RUN iteration a different packet.
+ *
+ * bench_drive rewrites the source address and port of the test frame from
+ * a precomputed flow sequence (Zipf over many flows), then tail-calls the
+ * program under test (slot 0 of bench_progs). Every measured program pays
+ * the same driver and tail call, so their differences are their own. All
+ * are "xdp.frags" because a tail call must not change that property. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "bloomtap.h"
+#include "parse.bpf.h"
+#include "hash.h"
+
+const volatile __u32 cfg_seq_mask = 0;		/* sequence length - 1 */
+const volatile __u32 cfg_ipv6 = 0;		/* frame is Ethernet/IPv6/TCP */
+const volatile struct bt_hash_key cfg_key = {};
+
+__u64 cursor = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} bench_seq SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} bench_progs SEC(".maps");
+
+/* Reference: a plain count-min of 4 x 65536 shared counters, one 64-bit
+ * hash, atomic adds (no conservative update, no flow memory). */
+#define REF_ROWS 4
+#define REF_WIDTH 65536
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, REF_ROWS * REF_WIDTH);
+	__type(key, __u32);
+	__type(value, __u64);
+} ref_cms SEC(".maps");
+
+SEC("xdp.frags")
+int bench_drive(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 i = cursor++ & cfg_seq_mask, *flow;
+	__u32 l3 = 14, saddr_off, l4;
+
+	flow = bpf_map_lookup_elem(&bench_seq, &i);
+	if (!flow)
+		return XDP_ABORTED;
+	/* IPv4: saddr at 12, 20-byte header; IPv6: low word of saddr at 20 */
+	saddr_off = cfg_ipv6 ? l3 + 20 : l3 + 12;
+	l4 = cfg_ipv6 ? l3 + 40 : l3 + 20;
+	if (data + l4 + 4 > data_end)
+		return XDP_ABORTED;
+	*(__be32 *)(data + saddr_off) = bpf_htonl(0xc6120000 + (*flow & 0x1ffff));
+	*(__be16 *)(data + l4) = bpf_htons(1024 + *flow % 50000);
+	bpf_tail_call(ctx, &bench_progs, 0);
+	return XDP_ABORTED;	/* not reached unless the slot is empty */
+}
+
+SEC("xdp.frags")
+int bench_empty(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
+SEC("xdp.frags")
+int bench_ref_cms(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct bt_hash_key hk = { cfg_key.k0, cfg_key.k1 };
+	struct pkt_info pi;
+	__u64 h, bytes = data_end - data;
+	__u32 r;
+
+	__builtin_memset(&pi, 0, sizeof(pi));
+	parse_packet(data, data_end, &pi);
+	if (!(pi.flags & BT_F_KEYED))
+		return XDP_PASS;
+	h = bt_siphash13(&hk, (const __u64 *)&pi.key, BT_FLOW_KEY_WORDS);
+	for (r = 0; r < REF_ROWS; r++) {
+		__u32 idx = r * REF_WIDTH + bt_sketch_col(h, r, REF_WIDTH - 1);
+		__u64 *c = bpf_map_lookup_elem(&ref_cms, &idx);
+
+		if (c)
+			__sync_fetch_and_add(c, bytes);
+	}
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* make bench: ns per packet of bloomtap's program against an empty XDP
+ * program and reference designs, all measured in one run with
+ * BPF_PROG_TEST_RUN, every iteration a different packet (bench.bpf.c's
+ * driver), rounds interleaved, medians reported, each figure also as a
+ * ratio to the empty program of the same run. Absolute nanoseconds vary
+ * with the machine and its load; the ratios are the result. */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include "bloomtap.h"
+#include "common.h"
+#include "hash.h"
+#include "instance.h"
+#include "sketch.h"
+#include "bench.skel.h"
+#include "../tests/frames.h"
+#include "../tests/zipf.h"
+
+#define FLOWS 100000
+#define SEQ_LEN (1u << 20)
+#define REPEAT (1u << 20)	/* iterations per measurement */
+#define ROUNDS 9
+
+enum { P_EMPTY, P_PARSE, P_HEAVY, P_REF_CMS, P_MAX };
+
+static const char *const prog_names[P_MAX] = {
+	[P_EMPTY] = "empty XDP program (the floor)",
+	[P_PARSE] = "bloomtap: parsing and counters",
+	[P_HEAVY] = "bloomtap: + heavy flows (everything)",
+	[P_REF_CMS] = "ref: parse + plain count-min 4x65536",
+};
+
+struct target {
+	int fd;
+	struct bt_instance inst;	/* bloomtap variants */
+	char name[64];
+	bool heavy;
+	double ns[ROUNDS];
+};
+
+static struct target targets[P_MAX];
+
+static void cleanup(void)
+{
+	for (int i = 0; i < P_MAX; i++)
+		if (targets[i].name[0]) {
+			bt_instance_close(&targets[i].inst);
+			bt_instance_remove(targets[i].name);
+			targets[i].name[0] = 0;
+		}
+}
+
+static void on_signal(int sig)
+{
+	cleanup();
+	_exit(1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int make_bloomtap(struct target *t, const char *what, bool heavy)
+{
+	struct bt_instance_cfg cfg = { .flags = heavy ? 0 : BT_META_NO_HEAVY };
+
+	snprintf(t->name, sizeof(t->name), "bench-%s-%d", what, getpid());
+	if (bt_instance_create(t->name, &cfg, &t->inst)) {
+		t->name[0] = 0;
+		return -1;
+	}
+	t->fd = t->inst.prog_fd;
+	t->heavy = heavy;
+	return 0;
+}
+
+/* One measurement: REPEAT packets through the driver into target t. */
+static int measure(struct bench_bpf *skel, struct target *t, const struct frame *f,
+		   double *ns)
+{
+	int drive = bpf_program__fd(skel->progs.bench_drive);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len,
+		    .repeat = REPEAT);
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.bench_progs), &zero, &t->fd, 0))
+		return -errno;
+	/* a heavy-flow run is one interval of REPEAT packets, nominated as
+	 * replay does, starting empty */
+	if (t->heavy) {
+		struct bt_heavy_maps m;
+
+		if (bt_heavy_map(&t->inst, &m))
+			return -ENOMEM;
+		bt_heavy_flip(&m);
+		bt_heavy_set_nomination(&m, (__u64)REPEAT * f->len);
+		bt_heavy_unmap(&m);
+	}
+	if (bpf_prog_test_run_opts(drive, &o))
+		return -errno;
+	if (o.retval != XDP_PASS)
+		return -EPROTO;
+	*ns = o.duration;	/* the kernel's average per iteration */
+	return 0;
+}
+
+static void frame_v4_udp(struct frame *f)
+{
+	size_t ip;
+
+	f->len = 0;
+	fr_eth(f, 0x0800);
+	ip = fr_ipv4(f, 17, 5, 0);
+	fr_ports(f, 1024, 443, 8);
+	fr_put(f, NULL, 64 - f->len);	/* 64-byte frame */
+	fr_ipv4_done(f, ip);
+}
+
+static void frame_v6_tcp(struct frame *f)
+{
+	size_t ip;
+
+	f->len = 0;
+	fr_eth(f, 0x86dd);
+	ip = fr_ipv6(f, 6);
+	fr_ports(f, 1024, 443, 20);
+	fr_ipv6_done(f, ip);
+}
+
+static int load_driver(struct bench_bpf **out, bool ipv6, const uint32_t *seq)
+{
+	struct bench_bpf *skel = bench_bpf__open();
+	uint32_t *p;
+
+	if (!skel)
+		return -1;
+	skel->rodata->cfg_seq_mask = SEQ_LEN - 1;
+	skel->rodata->cfg_ipv6 = ipv6;
+	skel->rodata->cfg_key.k0 = 0x0123456789abcdefULL;
+	skel->rodata->cfg_key.k1 = 0xfedcba9876543210ULL;
+	bpf_map__set_max_entries(skel->maps.bench_seq, SEQ_LEN);
+	bpf_map__set_map_flags(skel->maps.bench_seq, BPF_F_MMAPABLE);
+	if (bench_bpf__load(skel))
+		goto err;
+	p = mmap(NULL, SEQ_LEN * sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(skel->maps.bench_seq), 0);
+	if (p == MAP_FAILED)
+		goto err;
+	memcpy(p, seq, SEQ_LEN * sizeof(*p));
+	munmap(p, SEQ_LEN * sizeof(*p));
+	*out = skel;
+	return 0;
+err:
+	bench_bpf__destroy(skel);
+	return -1;
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+
+	snprintf(buf, len, "unknown CPU");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+			snprintf(buf, len, "%s", strchr(line, ':') + 2);
+			buf[strcspn(buf, "\n")] = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+static void out(FILE *a, FILE *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(a, fmt, ap);
+	va_end(ap);
+	if (b) {
+		va_start(ap, fmt);
+		vfprintf(b, fmt, ap);
+		va_end(ap);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : ".output/bench.txt";
+	uint32_t *seq = malloc(SEQ_LEN * sizeof(*seq));
+	uint64_t rng = 0x5eed;
+	struct zipf z;
+	char cpu[128], date[32];
+	struct utsname u;
+	time_t now = time(NULL);
+	FILE *f;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "bench: needs root (bpf(2) with BPF_PROG_TEST_RUN, pins under "
+			"/sys/fs/bpf): run 'make bench' as root\n");
+		return 1;
+	}
+	libbpf_set_print(NULL);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (!seq || zipf_init(&z, FLOWS, 1.1))
+		return 1;
+	for (uint32_t i = 0; i < SEQ_LEN; i++)
+		seq[i] = zipf_draw(&z, &rng);
+	zipf_free(&z);
+
+	if (make_bloomtap(&targets[P_PARSE], "parse", false) ||
+	    make_bloomtap(&targets[P_HEAVY], "heavy", true)) {
+		fprintf(stderr, "bench: loading bloomtap failed\n");
+		cleanup();
+		return 1;
+	}
+	f = fopen(path, "w");
+	uname(&u);
+	cpu_model(cpu, sizeof(cpu));
+	strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&now));
+	out(stdout, f, "bloomtap bench, %s: %s, %ld CPUs, Linux %s\n", date, cpu,
+	    sysconf(_SC_NPROCESSORS_ONLN), u.release);
+	out(stdout, f, "BPF_PROG_TEST_RUN, %u packets a measurement, median of %d interleaved "
+	    "rounds; flows Zipf(1.1) over %d, a different packet every iteration\n",
+	    REPEAT, ROUNDS, FLOWS);
+
+	for (int v6 = 0; v6 <= 1; v6++) {
+		struct bench_bpf *skel;
+		struct frame fr;
+		double med[P_MAX];
+
+		if (load_driver(&skel, v6, seq)) {
+			fprintf(stderr, "bench: loading the driver failed\n");
+			cleanup();
+			return 1;
+		}
+		if (v6)
+			frame_v6_tcp(&fr);
+		else
+			frame_v4_udp(&fr);
+		targets[P_EMPTY].fd = bpf_program__fd(skel->progs.bench_empty);
+		targets[P_REF_CMS].fd = bpf_program__fd(skel->progs.bench_ref_cms);
+		for (int r = 0; r < ROUNDS; r++)
+			for (int k = 0; k < P_MAX; k++) {
+				int p = (k + r) % P_MAX;	/* rotate the order */
+				int err = measure(skel, &targets[p], &fr, &targets[p].ns[r]);
+
+				if (err) {
+					fprintf(stderr, "bench: %s: %s\n", prog_names[p], strerror(-err));
+					cleanup();
+					return 1;
+				}
+			}
+		for (int p = 0; p < P_MAX; p++)
+			med[p] = median(targets[p].ns, ROUNDS);
+		out(stdout, f, "\n%zu-byte Ethernet/%s frames\n", fr.len, v6 ? "IPv6/TCP" : "IPv4/UDP");
+		out(stdout, f, "  %-40s %8s %8s\n", "program", "ns/pkt", "ratio");
+		for (int p = 0; p < P_MAX; p++)
+			out(stdout, f, "  %-40s %8.1f %8.2f\n", prog_names[p], med[p], med[p] / med[P_EMPTY]);
+		out(stdout, f, "  target: heavy flows on top of parsing cost no more than the plain\n"
+		    "  count-min reference: %.2f <= %.2f: %s\n", med[P_HEAVY] / med[P_EMPTY],
+		    med[P_REF_CMS] / med[P_EMPTY], med[P_HEAVY] <= med[P_REF_CMS] ? "met" : "MISSED");
+		bench_bpf__destroy(skel);
+	}
+
+	const struct bt_meta *m = &targets[P_HEAVY].inst.meta;
+
+	out(stdout, f, "\nmemory at default sizes (%u CPUs): heavy flows %.1f MiB "
+	    "(sketch %u x %u x 2 intervals per CPU, flow memory 2 x %u slots)\n", m->ncpu,
+	    bt_sketch_bytes(m) / 1048576.0, m->depth, m->width, m->fm_slots);
+	if (f) {
+		fclose(f);
+		printf("(written to %s)\n", path);
+	}
+	cleanup();
+	free(seq);
+	return 0;
+}
