@@ -38,7 +38,7 @@ static const char *const prog_names[P_MAX] = {
 	[P_EMPTY] = "empty XDP program (the floor)",
 	[P_PARSE] = "bloomtap: parsing and counters",
 	[P_HEAVY] = "bloomtap: + heavy flows (everything)",
-	[P_REF_CMS] = "ref: parse + plain count-min 4x65536",
+	[P_REF_CMS] = "ref: parsing, counters, plain count-min",
 };
 
 struct target {
@@ -221,7 +221,8 @@ int main(int argc, char **argv)
 			"/sys/fs/bpf): run 'make bench' as root\n");
 		return 1;
 	}
-	libbpf_set_print(NULL);
+	if (!getenv("BENCH_VERBOSE"))
+		libbpf_set_print(NULL);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (!seq || zipf_init(&z, FLOWS, 1.1))
@@ -279,9 +280,10 @@ int main(int argc, char **argv)
 		out(stdout, f, "  %-40s %8s %8s\n", "program", "ns/pkt", "ratio");
 		for (int p = 0; p < P_MAX; p++)
 			out(stdout, f, "  %-40s %8.1f %8.2f\n", prog_names[p], med[p], med[p] / med[P_EMPTY]);
-		out(stdout, f, "  target: heavy flows on top of parsing cost no more than the plain\n"
-		    "  count-min reference: %.2f <= %.2f: %s\n", med[P_HEAVY] / med[P_EMPTY],
-		    med[P_REF_CMS] / med[P_EMPTY], med[P_HEAVY] <= med[P_REF_CMS] ? "met" : "MISSED");
+		out(stdout, f, "  target: heavy flows on top of parsing cost no more than a plain\n"
+		    "  count-min (4 x 65536 shared, one hash) on top of the same parsing:\n"
+		    "  +%.1f ns vs +%.1f ns: %s\n", med[P_HEAVY] - med[P_PARSE],
+		    med[P_REF_CMS] - med[P_PARSE], med[P_HEAVY] <= med[P_REF_CMS] ? "met" : "MISSED");
 		bench_bpf__destroy(skel);
 	}
 

@@ -97,23 +97,14 @@ static __always_inline void fm_nominate(const struct bt_flow_key *k, __u64 h,
 	count_event(BT_CTR_FM_FULL);
 }
 
-static __always_inline struct bt_cm_cell *cm_cell(__u32 cpu, __u32 iv, __u32 row,
-						  __u64 h)
-{
-	__u32 idx = ((cpu * BT_INTERVALS + iv) * cfg_depth + row) * (cfg_wmask + 1) +
-		    bt_sketch_col(h, row, cfg_wmask);
-
-	return bpf_map_lookup_elem(&cms, &idx);
-}
-
 static __always_inline void heavy_count(const struct bt_flow_key *key, __u64 bytes,
-					const struct bt_ctl *c)
+					const struct bt_ctl *c, __u32 cpu)
 {
+	struct bt_cm_cell *cell[BT_MAX_DEPTH];
 	struct bt_flow_key k = *key;
 	__u64 h, min_b = ~0ULL, min_p = ~0ULL;
-	__u32 iv = c->interval & 1, cpu = bpf_get_smp_processor_id(), r;
+	__u32 iv = c->interval & 1, w = cfg_wmask + 1, depth = cfg_depth, base, r;
 	struct bt_fm_slot *s;
-
 	/* Read the key through volatile: a cast would let the compiler fold
 	 * the zero initializer instead of what user space set before load. */
 	struct bt_hash_key hk = { cfg_hash_key.k0, cfg_hash_key.k1 };
@@ -121,47 +112,53 @@ static __always_inline void heavy_count(const struct bt_flow_key *key, __u64 byt
 	key_mask(&k);
 	h = bt_siphash13(&hk, (const __u64 *)&k, BT_FLOW_KEY_WORDS);
 
+	/* This CPU's rows of the current interval. The estimate is the
+	 * minimum over the rows. */
+	base = (cpu * BT_INTERVALS + iv) * depth * w;
+	for (r = 0; r < BT_MAX_DEPTH && r < depth; r++) {
+		__u32 idx = base + r * w + bt_sketch_col(h, r, cfg_wmask);
+
+		cell[r] = bpf_map_lookup_elem(&cms, &idx);
+		if (!cell[r])
+			return;
+		if (cell[r]->bytes < min_b)
+			min_b = cell[r]->bytes;
+		if (cell[r]->packets < min_p)
+			min_p = cell[r]->packets;
+	}
+	min_b += bytes;
+	min_p += 1;
+
+	/* A nominated flow's estimate reached the nomination threshold and
+	 * never falls: only a flow at or above it can be in the flow memory,
+	 * so light flows, most of them, skip the probe. */
+	if (min_b < c->nominate_bytes && min_p < c->nominate_packets)
+		goto update;
 	s = fm_find(&k, h, iv);
 	if (s) {
+		/* shielded: counted exactly, the sketch left alone */
 		__sync_fetch_and_add(&s->bytes, bytes);
 		__sync_fetch_and_add(&s->packets, 1);
 		count_event(BT_CTR_SHIELDED);
 		return;
 	}
-
-	/* Conservative update: the estimate is the minimum over the rows; raise
-	 * each cell only as far as min + this packet. This CPU's rows only, so
-	 * plain loads and stores (XDP does not migrate mid-program). */
-	for (r = 0; r < BT_MAX_DEPTH && r < cfg_depth; r++) {
-		struct bt_cm_cell *cell = cm_cell(cpu, iv, r, h);
-
-		if (!cell)
-			return;
-		if (cell->bytes < min_b)
-			min_b = cell->bytes;
-		if (cell->packets < min_p)
-			min_p = cell->packets;
+	fm_nominate(&k, h, iv, cpu);
+update:
+	/* Conservative update (Estan & Varghese): raise each cell only as far
+	 * as min + this packet. This CPU's rows only: plain stores, XDP does
+	 * not migrate mid-program. */
+	for (r = 0; r < BT_MAX_DEPTH && r < depth; r++) {
+		if (cell[r]->bytes < min_b)
+			cell[r]->bytes = min_b;
+		if (cell[r]->packets < min_p)
+			cell[r]->packets = min_p;
 	}
-	min_b += bytes;
-	min_p += 1;
-	for (r = 0; r < BT_MAX_DEPTH && r < cfg_depth; r++) {
-		struct bt_cm_cell *cell = cm_cell(cpu, iv, r, h);
-
-		if (!cell)
-			return;
-		if (cell->bytes < min_b)
-			cell->bytes = min_b;
-		if (cell->packets < min_p)
-			cell->packets = min_p;
-	}
-	if (min_b >= c->nominate_bytes || min_p >= c->nominate_packets)
-		fm_nominate(&k, h, iv, cpu);
 }
 
 /* Interval totals: the N in the error bound, per CPU. */
-static __always_inline void heavy_total(__u64 bytes, const struct bt_ctl *c)
+static __always_inline void heavy_total(__u64 bytes, const struct bt_ctl *c, __u32 cpu)
 {
-	__u32 idx = bpf_get_smp_processor_id() * BT_INTERVALS + (c->interval & 1);
+	__u32 idx = cpu * BT_INTERVALS + (c->interval & 1);
 	struct bt_iv_total *t = bpf_map_lookup_elem(&ivtotal, &idx);
 
 	if (t) {

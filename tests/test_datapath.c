@@ -506,7 +506,7 @@ static void test_jumbo_multibuffer(void **state)
 	fr_ports(&f, 7000, 7001, 8);
 	fr_put(&f, NULL, 9000 - f.len);
 	fr_ipv4_done(&f, ip);
-	run_one(dp, &f, c);
+	run_one(dp, &f, c);	/* through bloomtap_xdp_mb (dp_run) */
 	assert_key(dp, v4_src, v4_dst, 7000, 7001, P_UDP, 9000);
 }
 

@@ -50,6 +50,7 @@ static inline int dp_setup(void **state)
 	if (bloomtap_bpf__load(dp->skel))
 		return -1;
 	dp->inst.prog_fd = bpf_program__fd(dp->skel->progs.bloomtap_xdp);
+	dp->inst.prog_mb_fd = bpf_program__fd(dp->skel->progs.bloomtap_xdp_mb);
 	dp->inst.counters_fd = bpf_map__fd(dp->skel->maps.counters);
 	dp->inst.flows_fd = bpf_map__fd(dp->skel->maps.flows);
 	dp->inst.meta_fd = bpf_map__fd(dp->skel->maps.meta);
@@ -68,11 +69,13 @@ static inline int dp_teardown(void **state)
 	return 0;
 }
 
-/* Runs one frame and checks the one promise every packet gets: XDP_PASS. */
+/* Runs one frame and checks the one promise every packet gets: XDP_PASS.
+ * Frames that do not fit a page go to the multi-buffer entry point. */
 static inline void dp_run(struct dp *dp, const void *frame, uint32_t len)
 {
 	uint32_t action = 0;
-	int err = bt_run_frame(dp->inst.prog_fd, frame, len, &action);
+	int fd = len > 3000 ? dp->inst.prog_mb_fd : dp->inst.prog_fd;
+	int err = bt_run_frame(fd, frame, len, &action);
 
 	assert_int_equal(err, 0);
 	assert_int_equal(action, XDP_PASS);

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -58,6 +60,23 @@ static int xdp_remove_foreign(int ifindex)
 		close(fd);
 	}
 	return err;
+}
+
+/* The largest MTU whose frames always fit one page in XDP (4096 bytes less
+ * headroom and skb_shared_info), as drivers compute it. */
+#define BT_LINEAR_MTU 3498
+
+static int iface_mtu(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = 0;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (fd >= 0 && !ioctl(fd, SIOCGIFMTU, &ifr))
+		mtu = ifr.ifr_mtu;
+	if (fd >= 0)
+		close(fd);
+	return mtu;
 }
 
 static int link_create(int prog_fd, int ifindex, enum bt_xdp_mode mode, bool *skb)
@@ -132,7 +151,13 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 	if (err)
 		return err;
 
-	link_fd = link_create(inst.prog_fd, ifindex, mode, &skb);
+	/* Past one page, frames come in several buffers: the program must
+	 * say it takes them, and then pays for asking the frame's length. */
+	int mtu = iface_mtu(ifname), prog = mtu > BT_LINEAR_MTU ? inst.prog_mb_fd : inst.prog_fd;
+
+	if (prog == inst.prog_mb_fd)
+		bt_info("%s has MTU %d: attaching the multi-buffer program", ifname, mtu);
+	link_fd = link_create(prog, ifindex, mode, &skb);
 	if (link_fd < 0) {
 		err = link_fd;
 		if (err == -EBUSY || err == -EEXIST)

@@ -75,6 +75,7 @@ struct pin_ent {
 };
 static const struct pin_ent pins[] = {
 	{ "prog", offsetof(struct bt_instance, prog_fd) },
+	{ "prog_mb", offsetof(struct bt_instance, prog_mb_fd) },
 	{ "counters", offsetof(struct bt_instance, counters_fd) },
 	{ "flows", offsetof(struct bt_instance, flows_fd) },
 	{ "meta", offsetof(struct bt_instance, meta_fd) },
@@ -107,6 +108,9 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 
 	bt_instance_path(name, "prog", path, len);
 	if ((err = bpf_program__pin(skel->progs.bloomtap_xdp, path)))
+		return err;
+	bt_instance_path(name, "prog_mb", path, len);
+	if ((err = bpf_program__pin(skel->progs.bloomtap_xdp_mb, path)))
 		return err;
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		bt_instance_path(name, bpf_map__name(maps[i]), path, len);

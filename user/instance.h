@@ -14,7 +14,8 @@
 
 struct bt_instance {
 	char name[BT_NAME_MAX + 1];
-	int prog_fd;
+	int prog_fd;		/* bloomtap_xdp: linear frames (interfaces) */
+	int prog_mb_fd;		/* bloomtap_xdp_mb: multi-buffer (replay, jumbo) */
 	int counters_fd;
 	int flows_fd;
 	int meta_fd;

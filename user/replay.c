@@ -284,7 +284,7 @@ int cmd_replay(int argc, char **argv)
 				     capture_bytes(path));
 	bt_heavy_unmap(&hm);
 
-	err = bt_replay_file(inst.prog_fd, path, &r);
+	err = bt_replay_file(inst.prog_mb_fd, path, &r);
 	if (err && !r.read) {
 		bt_err("%s", r.error);
 		goto out;

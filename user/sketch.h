@@ -23,7 +23,7 @@ struct bt_sketch_cfg {
 };
 
 #define BT_DEFAULT_DEPTH 4
-#define BT_DEFAULT_WIDTH 65536
+#define BT_DEFAULT_WIDTH 32768
 #define BT_DEFAULT_FM_SLOTS 16384
 #define BT_DEFAULT_FRACTION 0.001
 #define BT_LIVE_NOMINATE_BYTES (64 * 1024)	/* before any interval ended */
