@@ -30,13 +30,8 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 		flow_table_add(&pi.key, bytes);
 
 	c = bpf_map_lookup_elem(&ctl, &zero);
-	if (cfg_heavy && c) {
-		__u32 cpu = bpf_get_smp_processor_id();
-
-		heavy_total(bytes, c, cpu);
-		if (pi.flags & BT_F_KEYED)
-			heavy_count(&pi.key, bytes, c, cpu);
-	}
+	if (cfg_heavy && c && (pi.flags & BT_F_KEYED))
+		heavy_count(&pi.key, bytes, c, bpf_get_smp_processor_id());
 	return XDP_PASS;
 }
 

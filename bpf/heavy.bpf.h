@@ -155,16 +155,4 @@ update:
 	}
 }
 
-/* Interval totals: the N in the error bound, per CPU. */
-static __always_inline void heavy_total(__u64 bytes, const struct bt_ctl *c, __u32 cpu)
-{
-	__u32 idx = cpu * BT_INTERVALS + (c->interval & 1);
-	struct bt_iv_total *t = bpf_map_lookup_elem(&ivtotal, &idx);
-
-	if (t) {
-		t->bytes += bytes;
-		t->packets++;
-	}
-}
-
 #endif /* BLOOMTAP_HEAVY_BPF_H */

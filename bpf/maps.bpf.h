@@ -72,14 +72,4 @@ struct {
 	__type(value, struct bt_fm_slot);
 } fm SEC(".maps");
 
-/* ivtotal: bytes and packets per interval, index cpu * 2 + iv, value
- * struct bt_iv_total. Written by the datapath, cleared by user space. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct bt_iv_total);
-} ivtotal SEC(".maps");
-
 #endif /* BLOOMTAP_MAPS_BPF_H */

@@ -123,15 +123,6 @@ struct bt_fm_slot {
 };
 _Static_assert(sizeof(struct bt_fm_slot) == 64, "bt_fm_slot must be one cache line");
 
-/* Bytes and packets of each interval, per CPU ("ivtotal" array, index
- * cpu * 2 + iv), padded to a cache line: the N of the error bound eps * N. */
-struct bt_iv_total {
-	__u64 bytes;
-	__u64 packets;
-	__u64 pad[6];
-};
-_Static_assert(sizeof(struct bt_iv_total) == 64, "bt_iv_total must be one cache line");
-
 /* Runtime control, one entry in the mmap-able "ctl" array, written by user
  * space (agent, heavy --interval, replay), read by the datapath per packet. */
 struct bt_ctl {
@@ -140,9 +131,14 @@ struct bt_ctl {
 	__u64 nominate_bytes;	/* per-CPU estimate that nominates a flow */
 	__u64 nominate_packets;
 	__u64 interval_start_ns[BT_INTERVALS];	/* CLOCK_REALTIME, user space */
-	__u64 reserved[3];
+	/* The packets and bytes counters (summed over CPUs) when each interval
+	 * began: an interval's volume, the N of the error bound eps * N, is the
+	 * difference, so the datapath keeps no per-interval totals. */
+	__u64 base_bytes[BT_INTERVALS];
+	__u64 base_packets[BT_INTERVALS];
+	__u64 reserved[7];
 };
-_Static_assert(sizeof(struct bt_ctl) == 64, "bt_ctl must be 64 bytes");
+_Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
 
 /* Instance metadata, one entry in the pinned "meta" array. Written once by
  * user space when the instance is created; the datapath never reads it (its

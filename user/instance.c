@@ -82,7 +82,6 @@ static const struct pin_ent pins[] = {
 	{ "ctl", offsetof(struct bt_instance, ctl_fd) },
 	{ "cms", offsetof(struct bt_instance, cms_fd) },
 	{ "fm", offsetof(struct bt_instance, fm_fd) },
-	{ "ivtotal", offsetof(struct bt_instance, ivtotal_fd) },
 };
 
 static int *pin_fd(struct bt_instance *inst, const struct pin_ent *p)
@@ -102,7 +101,7 @@ static int mkdir_private(const char *path)
 static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, size_t len)
 {
 	struct bpf_map *maps[] = { skel->maps.counters, skel->maps.flows, skel->maps.ctl,
-				   skel->maps.cms, skel->maps.fm, skel->maps.ivtotal,
+				   skel->maps.cms, skel->maps.fm,
 				   skel->maps.meta /* last: marks the instance complete */ };
 	int err;
 
@@ -175,7 +174,6 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	skel->rodata->cfg_fm_mask = meta.fm_slots - 1;
 	bpf_map__set_max_entries(skel->maps.cms, ncpu * BT_INTERVALS * meta.depth * meta.width);
 	bpf_map__set_max_entries(skel->maps.fm, BT_INTERVALS * meta.fm_slots);
-	bpf_map__set_max_entries(skel->maps.ivtotal, ncpu * BT_INTERVALS);
 
 	err = bloomtap_bpf__load(skel);
 	if (err) {

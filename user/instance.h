@@ -22,7 +22,6 @@ struct bt_instance {
 	int ctl_fd;
 	int cms_fd;
 	int fm_fd;
-	int ivtotal_fd;
 	struct bt_meta meta;
 };
 

@@ -90,8 +90,7 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 size_t bt_sketch_bytes(const struct bt_meta *m)
 {
 	return (size_t)m->ncpu * BT_INTERVALS * m->depth * m->width * sizeof(struct bt_cm_cell) +
-	       (size_t)BT_INTERVALS * m->fm_slots * sizeof(struct bt_fm_slot) +
-	       (size_t)m->ncpu * BT_INTERVALS * sizeof(struct bt_iv_total);
+	       (size_t)BT_INTERVALS * m->fm_slots * sizeof(struct bt_fm_slot);
 }
 
 void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
@@ -124,17 +123,16 @@ int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
 	const struct bt_meta *meta = &inst->meta;
 
 	memset(m, 0, sizeof(*m));
+	m->inst = inst;
 	m->meta = meta;
 	m->ctl_len = page_round(sizeof(struct bt_ctl));
 	m->cms_len = page_round((size_t)meta->ncpu * BT_INTERVALS * meta->depth * meta->width *
 				sizeof(struct bt_cm_cell));
 	m->fm_len = page_round((size_t)BT_INTERVALS * meta->fm_slots * sizeof(struct bt_fm_slot));
-	m->ivt_len = page_round((size_t)meta->ncpu * BT_INTERVALS * sizeof(struct bt_iv_total));
 	m->ctl = map_array(inst->ctl_fd, m->ctl_len);
 	m->cms = map_array(inst->cms_fd, m->cms_len);
 	m->fm = map_array(inst->fm_fd, m->fm_len);
-	m->ivt = map_array(inst->ivtotal_fd, m->ivt_len);
-	if (!m->ctl || !m->cms || !m->fm || !m->ivt) {
+	if (!m->ctl || !m->cms || !m->fm) {
 		int err = -errno;
 
 		bt_heavy_unmap(m);
@@ -151,18 +149,27 @@ void bt_heavy_unmap(struct bt_heavy_maps *m)
 		munmap(m->cms, m->cms_len);
 	if (m->fm)
 		munmap(m->fm, m->fm_len);
-	if (m->ivt)
-		munmap(m->ivt, m->ivt_len);
 	memset(m, 0, sizeof(*m));
 }
 
+/* An interval's volume: the counters at its end (now, for the current
+ * one; the next one's start, for the last) less those at its start. */
 static void iv_totals(const struct bt_heavy_maps *m, __u32 iv, __u64 *bytes, __u64 *packets)
 {
-	*bytes = *packets = 0;
-	for (__u32 cpu = 0; cpu < m->meta->ncpu; cpu++) {
-		*bytes += m->ivt[cpu * BT_INTERVALS + iv].bytes;
-		*packets += m->ivt[cpu * BT_INTERVALS + iv].packets;
+	__u32 cur = m->ctl->interval & 1;
+	__u64 c[BT_CTR_MAX];
+
+	if (iv == cur) {
+		if (bt_instance_counters(m->inst, c))
+			memset(c, 0, sizeof(c));
+	} else {
+		c[BT_CTR_BYTES] = m->ctl->base_bytes[cur];
+		c[BT_CTR_PACKETS] = m->ctl->base_packets[cur];
 	}
+	*bytes = c[BT_CTR_BYTES] - m->ctl->base_bytes[iv];
+	*packets = c[BT_CTR_PACKETS] - m->ctl->base_packets[iv];
+	if (!m->ctl->interval_start_ns[iv])	/* never started */
+		*bytes = *packets = 0;
 }
 
 __u64 bt_heavy_interval_bytes(const struct bt_heavy_maps *m, __u32 iv)
@@ -323,13 +330,17 @@ void bt_heavy_flip(struct bt_heavy_maps *m)
 	__u32 cur = m->ctl->interval & 1, next = !cur;
 	struct timespec now;
 
+	__u64 c[BT_CTR_MAX];
+
 	/* Nobody writes the idle interval: clear it, then make it current. */
-	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++) {
+	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++)
 		memset(&m->cms[(size_t)(cpu * BT_INTERVALS + next) * mt->depth * mt->width], 0,
 		       (size_t)mt->depth * mt->width * sizeof(struct bt_cm_cell));
-		memset(&m->ivt[cpu * BT_INTERVALS + next], 0, sizeof(struct bt_iv_total));
-	}
 	memset(&m->fm[(size_t)next * mt->fm_slots], 0, (size_t)mt->fm_slots * sizeof(struct bt_fm_slot));
+	if (bt_instance_counters(m->inst, c))
+		memset(c, 0, sizeof(c));
+	m->ctl->base_bytes[next] = c[BT_CTR_BYTES];
+	m->ctl->base_packets[next] = c[BT_CTR_PACKETS];
 	clock_gettime(CLOCK_REALTIME, &now);
 	m->ctl->interval_start_ns[next] = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
 	__atomic_store_n(&m->ctl->interval, next, __ATOMIC_RELEASE);

@@ -68,12 +68,12 @@ size_t bt_sketch_bytes(const struct bt_meta *meta);
 
 /* The instance's arrays, mapped. */
 struct bt_heavy_maps {
+	const struct bt_instance *inst;
 	const struct bt_meta *meta;
 	struct bt_ctl *ctl;
 	struct bt_cm_cell *cms;
 	struct bt_fm_slot *fm;
-	struct bt_iv_total *ivt;
-	size_t ctl_len, cms_len, fm_len, ivt_len;
+	size_t ctl_len, cms_len, fm_len;
 };
 int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m);
 void bt_heavy_unmap(struct bt_heavy_maps *m);
