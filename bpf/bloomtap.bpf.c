@@ -29,6 +29,7 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 	if (cfg_flow_table && (pi.flags & BT_F_KEYED))
 		flow_table_add(&pi.key, bytes);
 
+	/* last: heavy_count() masks the key in place */
 	c = bpf_map_lookup_elem(&ctl, &zero);
 	if (cfg_heavy && c && (pi.flags & BT_F_KEYED))
 		heavy_count(&pi.key, bytes, c, bpf_get_smp_processor_id());

@@ -76,7 +76,6 @@ enum bt_counter {
 	BT_CTR_TOO_DEEP,	/* more VLAN tags or IPv6 ext headers than parsed */
 	BT_CTR_FLOW_TABLE_FULL,	/* flow table insert failed (replay --flows) */
 	BT_CTR_NOMINATED,	/* flows entered into the flow memory */
-	BT_CTR_SHIELDED,	/* packets counted exactly in the flow memory */
 	BT_CTR_FM_FULL,		/* nominations lost: flow memory probe range full */
 	BT_CTR_MAX,
 };

@@ -24,7 +24,6 @@ const char *const bt_counter_names[BT_CTR_MAX] = {
 	[BT_CTR_TOO_DEEP] = "too_deep",
 	[BT_CTR_FLOW_TABLE_FULL] = "flow_table_full",
 	[BT_CTR_NOMINATED] = "nominated",
-	[BT_CTR_SHIELDED] = "shielded",
 	[BT_CTR_FM_FULL] = "flow_memory_full",
 };
 
