@@ -88,7 +88,7 @@ int bench_ref_cms(struct xdp_md *ctx)
 	__u32 r;
 
 	__builtin_memset(&pi, 0, sizeof(pi));
-	parse_packet(ctx, &pi);
+	parse_packet(ctx, data, data_end, &pi);
 	count_packet(&pi, bytes);
 	if (!(pi.flags & BT_F_KEYED))
 		return XDP_PASS;

@@ -9,29 +9,39 @@
 #include "counters.bpf.h"
 #include "flows.bpf.h"
 #include "heavy.bpf.h"
+#include "spie.bpf.h"
 
 /* Set by user space through skel->rodata before load; the verifier prunes
  * the branches they switch off. */
 const volatile __u8 cfg_flow_table = 0;
 const volatile __u8 cfg_heavy = 1;
+const volatile __u8 cfg_spie = 1;
 
 /* The whole per-packet pipeline; bytes is the frame's length. */
 static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 {
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct bt_counters *ctr;
 	struct pkt_info pi;
 	struct bt_ctl *c;
 	__u32 zero = 0;
 
 	__builtin_memset(&pi, 0, sizeof(pi));
-	parse_packet(ctx, &pi);
-	count_packet(&pi, bytes);
+	parse_packet(ctx, data, data_end, &pi);
+	ctr = count_packet(&pi, bytes);
+	if (!(pi.flags & BT_F_KEYED) || !ctr)
+		return XDP_PASS;
 
-	if (cfg_flow_table && (pi.flags & BT_F_KEYED))
+	if (cfg_flow_table)
 		flow_table_add(&pi.key, bytes);
-
-	/* last: heavy_count() masks the key in place */
 	c = bpf_map_lookup_elem(&ctl, &zero);
-	if (cfg_heavy && c && (pi.flags & BT_F_KEYED))
+	if (!c)
+		return XDP_PASS;
+	if (cfg_spie)
+		spie_record(&pi, data, data_end, c, ctr, cfg_flow_table);
+	/* last: heavy_count() masks the key in place */
+	if (cfg_heavy)
 		heavy_count(&pi.key, bytes, c, bpf_get_smp_processor_id());
 	return XDP_PASS;
 }

@@ -7,13 +7,15 @@
 #include "maps.bpf.h"
 #include "parse.bpf.h"
 
-static __always_inline void count_packet(const struct pkt_info *pi, __u64 bytes)
+/* Returns this CPU's counters, for the later stages to count in. */
+static __always_inline struct bt_counters *count_packet(const struct pkt_info *pi,
+							__u64 bytes)
 {
 	__u32 zero = 0;
 	struct bt_counters *ctr = bpf_map_lookup_elem(&counters, &zero);
 
 	if (!ctr)
-		return;
+		return NULL;
 	ctr->c[BT_CTR_PACKETS]++;
 	ctr->c[BT_CTR_BYTES] += bytes;
 	/* l3 and l4 come from a closed set of enum values; the bounds checks
@@ -32,6 +34,7 @@ static __always_inline void count_packet(const struct pkt_info *pi, __u64 bytes)
 		ctr->c[BT_CTR_MALFORMED]++;
 	if (pi->flags & BT_F_TOO_DEEP)
 		ctr->c[BT_CTR_TOO_DEEP]++;
+	return ctr;
 }
 
 static __always_inline void count_event(enum bt_counter which)

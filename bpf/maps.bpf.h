@@ -72,4 +72,36 @@ struct {
 	__type(value, struct bt_fm_slot);
 } fm SEC(".maps");
 
+/* spie: the ring of windows' Bloom filters, index
+ * win * blocks_per_window + block, value struct bt_bloom_block. Bits set by
+ * the datapath (atomic OR); read, counted, archived and cleared by user
+ * space through mmap. Sized before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_bloom_block);
+} spie SEC(".maps");
+
+/* windows: W entries of struct bt_window (times, counter snapshots, state).
+ * Written by user space only; the datapath reads ctl.window instead. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_window);
+} windows SEC(".maps");
+
+/* digest_log: the n-th digest recorded, at index n (this CPU's count of
+ * inserts), value u64. Kept only with the flow table (replay instances), so
+ * that a test can compare the kernel's digests with user space's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} digest_log SEC(".maps");
+
 #endif /* BLOOMTAP_MAPS_BPF_H */

@@ -67,6 +67,9 @@ struct pkt_info {
 	__u16 l4;		/* BT_CTR_L4_* */
 	__u32 ip_left;		/* bytes of IP payload the length fields declare,
 				 * from the cursor on */
+	__u16 l3_off;		/* IP header, from the start of the frame */
+	__u16 l3_hlen;		/* its length: IHL * 4, or 40 */
+	__u32 ip_after;		/* IP bytes after that header, per the length field */
 };
 
 /* Ethernet and up to BT_MAX_VLAN tags; returns the inner ethertype (host
@@ -139,6 +142,8 @@ static __always_inline int parse_ipv4(struct hdr_cursor *c, void *data_end,
 	}
 	c->pos += hlen;
 	pi->ip_left = tot_len - hlen;
+	pi->l3_hlen = hlen;
+	pi->ip_after = pi->ip_left;
 
 	key_set_v4mapped(pi->key.src, iph->saddr);
 	key_set_v4mapped(pi->key.dst, iph->daddr);
@@ -263,6 +268,8 @@ static __always_inline int parse_ipv6(struct xdp_md *ctx, struct hdr_cursor *c,
 	pi->ip_left = bpf_ntohs(ip6->payload_len);
 	if (!pi->ip_left)
 		pi->ip_left = 0xffff;
+	pi->l3_hlen = sizeof(*ip6);
+	pi->ip_after = pi->ip_left;
 	__builtin_memcpy(pi->key.src, &ip6->saddr, 16);
 	__builtin_memcpy(pi->key.dst, &ip6->daddr, 16);
 	pi->flags |= BT_F_KEYED;
@@ -341,10 +348,9 @@ static __always_inline __u16 l4_class(__u8 proto)
 }
 
 /* The whole parse: fills pi (which the caller zeroed) from the packet. */
-static __always_inline void parse_packet(struct xdp_md *ctx, struct pkt_info *pi)
+static __always_inline void parse_packet(struct xdp_md *ctx, void *data, void *data_end,
+					 struct pkt_info *pi)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
 	struct hdr_cursor c = { .pos = data };
 	int eth_proto, l4;
 
@@ -355,6 +361,7 @@ static __always_inline void parse_packet(struct xdp_md *ctx, struct pkt_info *pi
 		pi->flags |= BT_F_TRUNCATED;
 		return;
 	}
+	pi->l3_off = (c.pos - data) & BT_HDR_OFF_MASK;
 	if (eth_proto == ETH_P_IP)
 		l4 = parse_ipv4(&c, data_end, pi);
 	else if (eth_proto == ETH_P_IPV6)

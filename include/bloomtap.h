@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 1
+#define BT_ABI_VERSION 2
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -77,6 +77,8 @@ enum bt_counter {
 	BT_CTR_FLOW_TABLE_FULL,	/* flow table insert failed (replay --flows) */
 	BT_CTR_NOMINATED,	/* flows entered into the flow memory */
 	BT_CTR_FM_FULL,		/* nominations lost: flow memory probe range full */
+	BT_CTR_SPIE_INSERTED,	/* digests recorded in the current window */
+	BT_CTR_SPIE_PRESENT,	/* digests already there: duplicates, loops, FPs */
 	BT_CTR_MAX,
 };
 
@@ -139,6 +141,47 @@ struct bt_ctl {
 };
 _Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
 
+/* ---- SPIE digests (DESIGN.md "SPIE digests"; Snoeren et al. 2001) ----
+ *
+ * The digest input: the parts of a packet no router changes. IPv4: the
+ * 20-byte header without options, TOS, TTL and checksum zeroed, then the
+ * first 8 bytes after the whole header (options included), zero-padded when
+ * the IP packet is shorter. IPv6: the 40-byte header with traffic class,
+ * flow label and hop limit zeroed (the version nibble stays), then the
+ * first 8 bytes after it. The rest of the 48 bytes is zero. Bytes past the
+ * IP length fields (Ethernet padding) are never taken.
+ */
+#define BT_SPIE_INPUT_WORDS 6
+struct bt_spie_input {
+	__u8 b[48];
+} __attribute__((aligned(8)));
+_Static_assert(sizeof(struct bt_spie_input) == 48, "bt_spie_input must be 48 bytes");
+
+/* Cache-line blocked Bloom filter (Putze, Sanders & Singler 2007): one
+ * 512-bit block per packet, k bits inside it. The "spie" array holds the
+ * ring of windows, block index win * blocks_per_window + block. */
+#define BT_BLOCK_BITS 512
+#define BT_MAX_K 16
+struct bt_bloom_block {
+	__u64 w[8];
+};
+_Static_assert(sizeof(struct bt_bloom_block) == 64, "bt_bloom_block must be a cache line");
+
+/* One window of the ring, in the mmap-able "windows" array, written by user
+ * space only (rotation, sealing). Packets are counter snapshots. */
+enum bt_window_state { BT_WIN_EMPTY, BT_WIN_CURRENT, BT_WIN_SEALED };
+
+struct bt_window {
+	__u64 start_ns;		/* CLOCK_REALTIME */
+	__u64 end_ns;		/* 0 while current */
+	__u64 base_inserted, end_inserted;	/* BT_CTR_SPIE_INSERTED snapshots */
+	__u64 base_present, end_present;	/* BT_CTR_SPIE_PRESENT snapshots */
+	__u64 set_bits;		/* counted when sealed */
+	__u32 state;		/* enum bt_window_state */
+	__u32 seq;		/* rotations since the instance began */
+};
+_Static_assert(sizeof(struct bt_window) == 64, "bt_window must be 64 bytes");
+
 /* Instance metadata, one entry in the pinned "meta" array. Written once by
  * user space when the instance is created; the datapath never reads it (its
  * settings come from .rodata). Lets later commands find out what an instance
@@ -152,6 +195,7 @@ enum bt_meta_flags {
 	BT_META_ATTACHED = 1 << 1,	/* created by attach, not replay */
 	BT_META_SKB_MODE = 1 << 2,	/* attached in generic (skb) mode */
 	BT_META_NO_HEAVY = 1 << 3,	/* heavy-flow detection compiled out */
+	BT_META_NO_SPIE = 1 << 4,	/* SPIE digests compiled out */
 };
 
 struct bt_meta {
@@ -172,9 +216,16 @@ struct bt_meta {
 	__u32 fm_slots;		/* flow memory slots per interval, power of two */
 	__u32 threshold_kind;	/* enum bt_threshold_kind */
 	__u64 threshold;	/* bytes, packets, or a fraction * 1e9 */
+	struct bt_hash_key_raw spie_key;	/* secret, like hash_key */
+	__u64 window_bits;	/* m: bits of one window's filter */
+	__u64 design_load;	/* packets a window is sized for */
+	__u32 windows;		/* W: windows in the ring */
+	__u32 k;		/* bits set per packet */
+	__u32 fpr_target_ppb;	/* rotate early past this false-positive rate */
+	__u32 window_ms;	/* rotate at least this often (agent) */
 	__u64 reserved[4];
 };
-_Static_assert(sizeof(struct bt_meta) == 128, "bt_meta must be 128 bytes");
+_Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
 
 /* What makes a flow heavy: at least this many bytes or packets in an
  * interval, or at least this fraction (ppb) of the interval's bytes. */

@@ -82,6 +82,9 @@ static const struct pin_ent pins[] = {
 	{ "ctl", offsetof(struct bt_instance, ctl_fd) },
 	{ "cms", offsetof(struct bt_instance, cms_fd) },
 	{ "fm", offsetof(struct bt_instance, fm_fd) },
+	{ "spie", offsetof(struct bt_instance, spie_fd) },
+	{ "windows", offsetof(struct bt_instance, windows_fd) },
+	{ "digest_log", offsetof(struct bt_instance, digest_log_fd) },
 };
 
 static int *pin_fd(struct bt_instance *inst, const struct pin_ent *p)
@@ -101,7 +104,8 @@ static int mkdir_private(const char *path)
 static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, size_t len)
 {
 	struct bpf_map *maps[] = { skel->maps.counters, skel->maps.flows, skel->maps.ctl,
-				   skel->maps.cms, skel->maps.fm,
+				   skel->maps.cms, skel->maps.fm, skel->maps.spie,
+				   skel->maps.windows, skel->maps.digest_log,
 				   skel->maps.meta /* last: marks the instance complete */ };
 	int err;
 
@@ -142,7 +146,8 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 		return -EEXIST;
 	bt_instance_remove(name);	/* leftovers of a create that died midway */
 
-	if ((err = bt_sketch_resolve(&cfg->sketch, &meta)))
+	if ((err = bt_sketch_resolve(&cfg->sketch, &meta)) ||
+	    (err = bt_spie_resolve(&cfg->spie, &meta)))
 		return err;
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
@@ -150,7 +155,8 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	meta.ncpu = ncpu;
 	/* The hash key: random per instance, so that nobody can aim flows
 	 * at the same sketch cells or flow memory slots. */
-	if (getrandom(&meta.hash_key, sizeof(meta.hash_key), 0) != sizeof(meta.hash_key)) {
+	if (getrandom(&meta.hash_key, sizeof(meta.hash_key), 0) != sizeof(meta.hash_key) ||
+	    getrandom(&meta.spie_key, sizeof(meta.spie_key), 0) != sizeof(meta.spie_key)) {
 		err = -errno;
 		bt_err("getrandom: %s", strerror(-err));
 		return err;
@@ -174,9 +180,25 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	skel->rodata->cfg_fm_mask = meta.fm_slots - 1;
 	bpf_map__set_max_entries(skel->maps.cms, ncpu * BT_INTERVALS * meta.depth * meta.width);
 	bpf_map__set_max_entries(skel->maps.fm, BT_INTERVALS * meta.fm_slots);
+	skel->rodata->cfg_spie = !(cfg->flags & BT_META_NO_SPIE);
+	skel->rodata->cfg_spie_key.k0 = meta.spie_key.k0;
+	skel->rodata->cfg_spie_key.k1 = meta.spie_key.k1;
+	skel->rodata->cfg_k = meta.k;
+	skel->rodata->cfg_block_mask = meta.window_bits / BT_BLOCK_BITS - 1;
+	skel->rodata->cfg_windows = meta.windows;
+	bpf_map__set_max_entries(skel->maps.spie, meta.window_bits / BT_BLOCK_BITS * meta.windows);
+	bpf_map__set_max_entries(skel->maps.windows, meta.windows);
+	if (cfg->flow_table_size)
+		bpf_map__set_max_entries(skel->maps.digest_log, BT_DIGEST_LOG);
 
 	err = bloomtap_bpf__load(skel);
-	if (err) {
+	if (err == -ENOMEM || err == -E2BIG) {
+		bt_err("cannot allocate the maps (%.1f MiB of SPIE windows, %.1f MiB of "
+		       "heavy-flow sketch): %s; lower --windows, --window-bits or --width",
+		       meta.window_bits / 8.0 * meta.windows / 1048576.0,
+		       bt_sketch_bytes(&meta) / 1048576.0, strerror(-err));
+		goto out;
+	} else if (err) {
 		bt_err_errno(err, "loading the XDP program (verifier or map creation)");
 		goto out;
 	}
@@ -222,6 +244,16 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	}
 	bt_heavy_set_nomination(&hm, 0);
 	bt_heavy_unmap(&hm);
+
+	struct bt_spie_maps sm;
+
+	if ((err = bt_spie_map(inst, &sm))) {
+		bt_err_errno(err, "mapping the SPIE windows");
+		bt_instance_close(inst);
+		goto out_unpin;
+	}
+	bt_spie_start(&sm);
+	bt_spie_unmap(&sm);
 	bt_sketch_describe(&inst->meta, desc, sizeof(desc));
 	bt_debug("%s", desc);
 	return 0;

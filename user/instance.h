@@ -9,6 +9,7 @@
 #include <linux/types.h>
 #include "bloomtap.h"
 #include "sketch.h"
+#include "spie.h"
 
 #define BT_NAME_MAX 32
 
@@ -22,6 +23,9 @@ struct bt_instance {
 	int ctl_fd;
 	int cms_fd;
 	int fm_fd;
+	int spie_fd;
+	int windows_fd;
+	int digest_log_fd;
 	struct bt_meta meta;
 };
 
@@ -31,6 +35,7 @@ struct bt_instance_cfg {
 	__u32 flow_table_size;	/* 0: no exact flow table */
 	__u32 flags;		/* enum bt_meta_flags */
 	struct bt_sketch_cfg sketch;	/* resolved by bt_instance_create() */
+	struct bt_spie_cfg spie;
 };
 
 int bt_ensure_bpffs(void);
@@ -54,6 +59,9 @@ int bt_instance_remove(const char *name);
 /* Names of all instances, sorted; free with bt_instance_names_free(). */
 int bt_instance_names(char ***names, int *n);
 void bt_instance_names_free(char **names, int n);
+
+/* Digest log entries kept by instances with the flow table (replay). */
+#define BT_DIGEST_LOG 65536
 
 /* Counters summed over all possible CPUs. */
 int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX]);

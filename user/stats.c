@@ -25,6 +25,8 @@ const char *const bt_counter_names[BT_CTR_MAX] = {
 	[BT_CTR_FLOW_TABLE_FULL] = "flow_table_full",
 	[BT_CTR_NOMINATED] = "nominated",
 	[BT_CTR_FM_FULL] = "flow_memory_full",
+	[BT_CTR_SPIE_INSERTED] = "digests",
+	[BT_CTR_SPIE_PRESENT] = "digests_present",
 };
 
 int bt_print_stats(const struct bt_instance *inst)
