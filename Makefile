@@ -28,7 +28,7 @@ USER_LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
 USER_HDRS := $(wildcard user/*.h) include/bloomtap.h $(OUTPUT)/bloomtap.skel.h
 
-TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy \
+TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o
 
 .PHONY: all deps demo test bench clean vmlinux

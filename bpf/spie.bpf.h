@@ -46,9 +46,12 @@ static __always_inline bool spie_input(const struct pkt_info *pi, void *data,
 	after = ip + hl;
 #pragma unroll
 	for (i = 0; i < 8; i++) {
-		if (i >= pi->ip_after || (void *)(after + i + 1) > data_end)
+		__u32 at = fixed + i;
+
+		if (i >= pi->ip_after || (void *)(after + i + 1) > data_end ||
+		    at >= sizeof(in->b))
 			break;
-		in->b[(fixed + i) & 47] = after[i];
+		in->b[at] = after[i];
 	}
 	return true;
 }

@@ -97,7 +97,7 @@ static int link_create(int prog_fd, int ifindex, enum bt_xdp_mode mode, bool *sk
 }
 
 int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
-	      const struct bt_sketch_cfg *sketch)
+	      const struct bt_sketch_cfg *sketch, const struct bt_spie_cfg *spie)
 {
 	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
 	struct bt_instance inst;
@@ -141,6 +141,8 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 	 * counters; otherwise a fresh one is loaded. */
 	if (sketch)
 		cfg.sketch = *sketch;
+	if (spie)
+		cfg.spie = *spie;
 	err = bt_instance_open(ifname, &inst);
 	if (err == -ENOENT) {
 		err = bt_instance_create(ifname, &cfg, &inst);
@@ -232,6 +234,7 @@ static struct attach_cfg {
 	int mode;
 	bool force;
 	struct bt_sketch_cfg sketch;
+	struct bt_spie_cfg spie;
 } attach_cfg;
 
 static const struct bt_opt attach_opts[] = {
@@ -240,6 +243,7 @@ static const struct bt_opt attach_opts[] = {
 	{ "force", 'f', BT_OPT_FLAG, &attach_cfg.force, NULL,
 	  "replace an XDP program that is not bloomtap's" },
 	BT_SKETCH_OPTS(attach_cfg.sketch),
+	BT_SPIE_OPTS(attach_cfg.spie),
 	{ 0 }
 };
 
@@ -257,7 +261,8 @@ int cmd_attach(int argc, char **argv)
 		return BT_EXIT_USAGE;
 	if (n == BT_PARSE_HELP)
 		return 0;
-	if (bt_attach(argv[1], attach_cfg.mode, attach_cfg.force, &attach_cfg.sketch))
+	if (bt_attach(argv[1], attach_cfg.mode, attach_cfg.force, &attach_cfg.sketch,
+		      &attach_cfg.spie))
 		return BT_EXIT_FAIL;
 	if (bt_g.json) {
 		struct json_object *o = json_object_new_object();

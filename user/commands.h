@@ -16,13 +16,17 @@ int cmd_stats(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_heavy(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_windows(int argc, char **argv);
+/* Epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] (UTC), or -N[smhd] ago, into ns. */
+int bt_parse_time(const char *s, __u64 *ns);
 
 enum bt_xdp_mode { BT_MODE_AUTO, BT_MODE_NATIVE, BT_MODE_SKB };
 extern const char *const bt_mode_names[];
 
 /* attach IFACE: create (or reuse a kept) instance named after it, attach. */
 int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
-	      const struct bt_sketch_cfg *sketch);
+	      const struct bt_sketch_cfg *sketch, const struct bt_spie_cfg *spie);
 /* detach: drop the XDP link; unless keep_maps, remove every pin. */
 int bt_detach(const char *name, bool keep_maps);
 

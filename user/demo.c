@@ -338,7 +338,7 @@ int cmd_demo(int argc, char **argv)
 		bt_err("demo: setting up the lab failed (is iproute2 installed? run with -v)");
 		goto out;
 	}
-	if (enter_ns(NS_B) || bt_attach(IF_B, BT_MODE_AUTO, false, NULL))
+	if (enter_ns(NS_B) || bt_attach(IF_B, BT_MODE_AUTO, false, NULL, NULL))
 		goto out;
 	setns(home, CLONE_NEWNET);
 

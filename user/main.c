@@ -16,6 +16,8 @@ static const struct cmd cmds[] = {
 	{ "status", cmd_status, "list instances and their attachment" },
 	{ "stats", cmd_stats, "print the datapath's counters" },
 	{ "heavy", cmd_heavy, "heavy flows (top talkers) of the last and current interval" },
+	{ "trace", cmd_trace, "did these packets pass here, and when (SPIE)" },
+	{ "windows", cmd_windows, "the SPIE window ring; rotate, seal, archive" },
 	{ "replay", cmd_replay, "run a capture file through the real program" },
 	{ "demo", cmd_demo, "the built-in lab: namespaces, traffic, what bloomtap saw" },
 	{ 0 }

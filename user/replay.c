@@ -207,6 +207,7 @@ static struct replay_cfg {
 	bool flows, reset;
 	uint32_t flow_table;
 	struct bt_sketch_cfg sketch;
+	struct bt_spie_cfg spie;
 } rcfg = { .instance = "replay", .flow_table = 1 << 20 };
 
 static const struct bt_opt replay_opts[] = {
@@ -219,6 +220,7 @@ static const struct bt_opt replay_opts[] = {
 	{ "flow-table", 0, BT_OPT_U32, &rcfg.flow_table, "N",
 	  "exact flow table entries of a new instance", .min = 1024, .max = 1 << 24 },
 	BT_SKETCH_OPTS(rcfg.sketch),
+	BT_SPIE_OPTS(rcfg.spie),
 	{ 0 }
 };
 
@@ -259,6 +261,7 @@ int cmd_replay(int argc, char **argv)
 		return BT_EXIT_FAIL;
 	cfg.flow_table_size = rcfg.flow_table;
 	cfg.sketch = rcfg.sketch;
+	cfg.spie = rcfg.spie;
 	err = bt_instance_open(rcfg.instance, &inst);
 	if (err == -ENOENT)
 		err = bt_instance_create(rcfg.instance, &cfg, &inst);
