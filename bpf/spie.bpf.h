@@ -62,9 +62,8 @@ static __always_inline bool spie_input(const struct pkt_info *pi, void *data,
  * it. Returns whether every bit was already set. */
 static __always_inline bool spie_insert(__u64 h, __u32 win)
 {
-	__u64 m[8] = {};
-	__u32 a = h & 511, b = ((h >> 9) & 511) | 1, i;	/* double hashing in the block */
-	__u32 idx = win * (cfg_block_mask + 1) + ((h >> 32) & cfg_block_mask);
+	__u64 m[8] = {}, x = h;
+	__u32 idx = win * (cfg_block_mask + 1) + (h & cfg_block_mask), i;
 	struct bt_bloom_block *blk = bpf_map_lookup_elem(&spie, &idx);
 	bool present = true;
 
@@ -72,10 +71,12 @@ static __always_inline bool spie_insert(__u64 h, __u32 win)
 		return false;
 #pragma unroll
 	for (i = 0; i < BT_MAX_K; i++) {
-		__u32 pos = (a + i * b) & 511;
+		__u32 pos;
 
 		if (i >= cfg_k)
 			break;
+		x = bt_bloom_step(x);
+		pos = bt_bloom_pos(x);
 		m[pos >> 6] |= 1ULL << (pos & 63);
 	}
 #pragma unroll

@@ -73,4 +73,20 @@ __u32 bt_sketch_col(__u64 h, __u32 row, __u32 wmask)
 	return (h1 + row * h2) & wmask;
 }
 
+/* Blocked Bloom filter positions. The block is the digest's low bits; the
+ * k bit positions inside the 512-bit block are the top 9 bits of successive
+ * steps of a 64-bit LCG (Knuth's MMIX constants) seeded with the digest.
+ * Double hashing (a + i*b) inside so small a block measured a false-positive
+ * rate 4 times the formula: patterns that are shifts of one another share
+ * k-1 bits. */
+static inline __attribute__((always_inline)) __u64 bt_bloom_step(__u64 x)
+{
+	return x * 6364136223846793005ULL + 1442695040888963407ULL;
+}
+
+static inline __attribute__((always_inline)) __u32 bt_bloom_pos(__u64 x)
+{
+	return x >> 55;
+}
+
 #endif /* BLOOMTAP_HASH_H */

@@ -2,6 +2,7 @@
 /* SPIE, measured: the kernel's digests against user space's on every IP
  * packet of every capture, hop invariance, no false negatives under
  * concurrent inserts, the false-positive rate against the formula. */
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -117,14 +118,202 @@ static void test_kernel_and_user_digests_agree(void **state)
 	assert_int_equal(mismatches, 0);
 }
 
+/* A UDP packet as routers see it: bytes a router may change (TOS, TTL,
+ * checksum) and Ethernet padding must not change the digest; any other
+ * byte of the header or of the first 8 after it must. */
+static void v4_packet(struct frame *f)
+{
+	size_t ip;
+
+	f->len = 0;
+	fr_eth(f, 0x0800);
+	ip = fr_ipv4(f, 17, 6, 0x4000);	/* with 4 bytes of options */
+	fr_ports(f, 40000, 53, 8);
+	fr_put(f, "query", 5);
+	fr_ipv4_done(f, ip);
+}
+
+static void test_digest_invariant_along_the_path(void **state)
+{
+	struct bt_instance *inst = *state;
+	struct bt_spie_input a, b;
+	struct frame f, g;
+	size_t ip = 14, after = 14 + 24;
+
+	skip_unless_root();
+	v4_packet(&f);
+	assert_int_equal(bt_spie_input_frame(f.b, f.len, &a), 0);
+	__u64 d = bt_spie_digest(&inst->meta, &a);
+
+	/* what a router changes: TOS, TTL, checksum, options are not in it */
+	int mutable[] = { 1, 8, 10, 11, 20, 21, 22, 23 };
+	for (size_t i = 0; i < sizeof(mutable) / sizeof(mutable[0]); i++) {
+		g = f;
+		g.b[ip + mutable[i]] ^= 0x5a;
+		assert_int_equal(bt_spie_input_frame(g.b, g.len, &b), 0);
+		assert_true(bt_spie_digest(&inst->meta, &b) == d);
+	}
+	g = f;			/* Ethernet padding after the IP packet */
+	memset(g.b + g.len, 0xee, 20);
+	g.len += 20;
+	assert_int_equal(bt_spie_input_frame(g.b, g.len, &b), 0);
+	assert_true(bt_spie_digest(&inst->meta, &b) == d);
+
+	/* every invariant byte: the fixed header and 8 bytes after options */
+	for (size_t off = 0; off < 20 + 4 + 8; off++) {
+		bool is_mutable = off == 1 || off == 8 || off == 10 || off == 11 ||
+				  (off >= 20 && off < 24);
+		if (is_mutable)
+			continue;
+		g = f;
+		g.b[ip + off] ^= 0x01;
+		if (off == 0) {	/* IHL change: header length differs */
+			g.b[ip] = 0x47;
+		}
+		if (bt_spie_input_frame(g.b, g.len, &b))
+			continue;	/* no longer a valid header: not recorded */
+		assert_true(bt_spie_digest(&inst->meta, &b) != d);
+	}
+	/* beyond the first 8 bytes after the header: not part of the digest */
+	g = f;
+	g.b[after + 8] ^= 0xff;
+	assert_int_equal(bt_spie_input_frame(g.b, g.len, &b), 0);
+	assert_true(bt_spie_digest(&inst->meta, &b) == d);
+
+	/* the kernel agrees: the same packet with another TTL is "present" */
+	__u64 c0[BT_CTR_MAX], c1[BT_CTR_MAX];
+	uint32_t act;
+
+	assert_int_equal(bt_instance_counters(inst, c0), 0);
+	assert_int_equal(bt_run_frame(inst->prog_fd, f.b, f.len, &act), 0);
+	g = f;
+	g.b[ip + 8] = 3;	/* three hops later */
+	g.b[ip + 10] ^= 0x77;
+	assert_int_equal(bt_run_frame(inst->prog_fd, g.b, g.len, &act), 0);
+	assert_int_equal(bt_instance_counters(inst, c1), 0);
+	assert_int_equal(c1[BT_CTR_SPIE_INSERTED] - c0[BT_CTR_SPIE_INSERTED], 2);
+	assert_int_equal(c1[BT_CTR_SPIE_PRESENT] - c0[BT_CTR_SPIE_PRESENT], 1);
+}
+
+/* Random UDP packets with distinct content, for inserting and querying. */
+static void random_packet(struct frame *f, uint64_t *rng)
+{
+	size_t ip;
+	uint64_t r = bt_rng(rng);
+
+	f->len = 0;
+	fr_eth(f, 0x0800);
+	ip = fr_ipv4(f, 17, 5, 0);
+	memcpy(f->b + ip + 4, &r, 2);			/* IP ID */
+	memcpy(f->b + ip + 12, (uint8_t *)&r + 2, 4);	/* source */
+	fr_ports(f, (uint16_t)(r >> 48), 443, 8);
+	fr_ipv4_done(f, ip);
+}
+
+struct inserter {
+	int cpu, fd, err;
+	uint64_t seed;
+	uint32_t n;
+};
+
+static void *insert_on_cpu(void *arg)
+{
+	struct inserter *t = arg;
+	cpu_set_t set;
+	struct frame f;
+
+	CPU_ZERO(&set);
+	CPU_SET(t->cpu, &set);
+	t->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	for (uint32_t i = 0; i < t->n && !t->err; i++) {
+		uint32_t act;
+
+		random_packet(&f, &t->seed);
+		t->err = bt_run_frame(t->fd, f.b, f.len, &act);
+	}
+	return NULL;
+}
+
+/* A window sized for the design load: n random packets inserted from both
+ * CPUs at once (so no false negative may come from racing ORs), then
+ * every one of them found, and never-inserted ones found at the rate the
+ * formula predicts. */
+static void test_window_at_design_load(void **state)
+{
+	struct bt_instance_cfg cfg = { .spie = { .window_bits = 1 << 22 } };
+	struct inserter t[2];
+	struct bt_spie_maps s;
+	struct bt_instance inst;
+	pthread_t th[2];
+	char name[64];
+	uint64_t fp = 0, queries = 4000000, n, seed = 99;
+	double expect, from_fill;
+	__u64 set;
+
+	skip_unless_root();
+	snprintf(name, sizeof(name), "test-fpr-%d", getpid());
+	assert_int_equal(bt_instance_create(name, &cfg, &inst), 0);
+	n = inst.meta.design_load;
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
+
+	for (int i = 0; i < 2; i++) {
+		t[i] = (struct inserter){ .cpu = i % ncpu, .fd = inst.prog_fd,
+					  .seed = 1000 + i, .n = n / 2 };
+		pthread_create(&th[i], NULL, insert_on_cpu, &t[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(t[0].err | t[1].err, 0);
+	assert_int_equal(bt_spie_map(&inst, &s), 0);
+	assert_int_equal(bt_window_packets(&s, 0), n / 2 * 2);
+
+	/* no false negative */
+	for (int i = 0; i < 2; i++) {
+		uint64_t r = 1000 + i;
+		struct frame f;
+		struct bt_spie_input in;
+
+		for (uint32_t j = 0; j < n / 2; j++) {
+			random_packet(&f, &r);
+			assert_int_equal(bt_spie_input_frame(f.b, f.len, &in), 0);
+			if (!bt_bloom_has(s.blocks, s.bpw, inst.meta.k, bt_spie_digest(&inst.meta, &in)))
+				fail_msg("packet %u of CPU %d not found", j, i);
+		}
+	}
+	/* false positives: 4,000,000 queries (rather than 1,000,000: about
+	 * 400 expected hits, so that 20 % is six standard deviations) */
+	for (uint64_t q = 0; q < queries; q++) {
+		struct bt_spie_input in;
+
+		for (int w = 0; w < 6; w++)
+			((uint64_t *)in.b)[w] = bt_rng(&seed);
+		fp += bt_bloom_has(s.blocks, s.bpw, inst.meta.k, bt_spie_digest(&inst.meta, &in));
+	}
+	expect = bt_bloom_fpr(inst.meta.window_bits, n / 2 * 2, inst.meta.k);
+	bt_bloom_fill(s.blocks, s.bpw, inst.meta.k, &set, &from_fill);
+	print_message("window of %llu bits, k = %u, %llu packets: false positives %.3g "
+		      "measured, %.3g formula, %.3g from the fill\n",
+		      (unsigned long long)inst.meta.window_bits, inst.meta.k,
+		      (unsigned long long)(n / 2 * 2), (double)fp / queries, expect, from_fill);
+	assert_true(fabs((double)fp / queries - expect) <= 0.2 * expect);
+	assert_true((double)fp / queries <= 2e-4);
+	assert_true(fabs(from_fill - expect) <= 0.2 * expect);
+	bt_spie_unmap(&s);
+	bt_instance_close(&inst);
+	bt_instance_remove(name);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel_and_user_digests_agree),
+		cmocka_unit_test(test_digest_invariant_along_the_path),
+		cmocka_unit_test(test_window_at_design_load),
 	};
 	cpu_set_t one;
 
-	/* one CPU: the digest log is indexed by that CPU's insert count */
+	/* one CPU: the digest log is indexed by that CPU's insert count
+	 * (threads that insert from several CPUs pin themselves) */
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
 	sched_setaffinity(0, sizeof(one), &one);

@@ -5,7 +5,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <linux/types.h>
 #include "common.h"
+#include "hash.h"
 #include "instance.h"
 #include "spie.h"
 
@@ -118,13 +120,15 @@ void bt_spie_unmap(struct bt_spie_maps *s)
 
 bool bt_bloom_has(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k, __u64 h)
 {
-	const struct bt_bloom_block *b = &filter[(h >> 32) & (bpw - 1)];
-	uint32_t a = h & 511, step = ((h >> 9) & 511) | 1;
+	const struct bt_bloom_block *b = &filter[h & (bpw - 1)];
+	__u64 x = h;
 
 	/* the same positions as spie_insert() in bpf/spie.bpf.h */
 	for (uint32_t i = 0; i < k; i++) {
-		uint32_t pos = (a + i * step) & 511;
+		uint32_t pos;
 
+		x = bt_bloom_step(x);
+		pos = bt_bloom_pos(x);
 		if (!(b->w[pos >> 6] & (1ULL << (pos & 63))))
 			return false;
 	}
