@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPIE windows and archive: rotation, sealed windows in files, queries over
+# live and archived windows and time ranges, damaged archive files, SIGKILL
+# in the middle of sealing, pruning.
+source "$(dirname "$0")/lib.sh"
+need_root "spie"
+
+ID=$$
+INST=spie-$ID INST2=spie2-$ID
+PCAPS=$TOP/../shared/data/pcaps
+A=$PCAPS/ndpi__gnutella.pcap B=$PCAPS/pcapplusplus__tls2.pcap
+ARCH=$(mktemp -d) ARCH2=$(mktemp -d)
+cleanup() {
+	for i in "$INST" "$INST2"; do "$BLOOMTAP" detach --instance "$i" >/dev/null 2>&1; done
+	rm -rf "$ARCH" "$ARCH2"
+}
+trap cleanup EXIT INT TERM
+
+check "replay A" "$BLOOMTAP" replay --reset --instance "$INST" "$A"
+check "trace A: every IP packet seen (exit 0)" bash -c "'$BLOOMTAP' trace --instance '$INST' '$A' | tail -1 | grep -q ', 0 not seen'"
+"$BLOOMTAP" trace --instance "$INST" "$B" >/dev/null; eq "trace B (never replayed): exit 1" "$?" 1
+expect_fail "trace: no input" "give a capture FILE or --hex" "$BLOOMTAP" trace --instance "$INST"
+expect_fail "trace: bad --since" "--since/--until take" "$BLOOMTAP" trace --instance "$INST" --since yesterday "$A"
+check "windows --rotate --archive seals window 0" "$BLOOMTAP" windows --instance "$INST" --rotate --archive "$ARCH"
+eq "one archive file" "$(ls "$ARCH"/*.btw | wc -l)" 1
+eq "key file is 0600" "$(stat -c %a "$ARCH"/*.key)" 600
+eq "archive file is 0600" "$(stat -c %a "$ARCH"/*.btw)" 600
+check "replay B into window 1" "$BLOOMTAP" replay --instance "$INST" "$B"
+TA=$("$BLOOMTAP" -j trace --instance "$INST" --archive "$ARCH" "$A")
+eq "A: found once per packet (ring and archive are one window)" \
+	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sorted({len(p["windows"]) for p in d}))' <<<"$TA")" "[1]"
+eq "trace -j fields" "$(python3 -c 'import json,sys; p=json.load(sys.stdin)[0]; print(sorted(p), sorted(p["windows"][0]))' <<<"$TA")" \
+	"['digest', 'packet', 'seen', 'windows'] ['end', 'fpr', 'source', 'start', 'window']"
+TB=$("$BLOOMTAP" -j trace --instance "$INST" "$B")
+eq "B: in the current window (no end yet)" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print({(w["window"], w["end"]) for p in d for w in p["windows"]})' <<<"$TB")" "{(1, None)}"
+"$BLOOMTAP" trace --instance "$INST" --archive "$ARCH" --until 2000-01-01T00:00:00Z "$A" >/dev/null
+eq "--until before A: not seen" "$?" 1
+
+# the instance gone: the archive alone answers, with its own key
+check "detach the instance" "$BLOOMTAP" detach --instance "$INST"
+check "archive alone: A seen" bash -c "'$BLOOMTAP' trace --archive '$ARCH' '$A' | tail -1 | grep -q ', 0 not seen'"
+check "archive alone: source is the archive" bash -c "'$BLOOMTAP' -j trace --archive '$ARCH' '$A' | grep -q '\"source\":\"archive\"'"
+
+# damaged files are named and skipped; the query goes on
+F=$(ls "$ARCH"/*.btw)
+head -c 500 "$F" > "$ARCH/$INST-00000000000000000001-00000098.btw"
+head -c 5000 /dev/urandom > "$ARCH/$INST-00000000000000000002-00000099.btw"
+python3 - "$F" "$ARCH/$INST-00000000000000000003-00000097.btw" <<'PY'
+import sys; d = bytearray(open(sys.argv[1], 'rb').read()); d[8] = 9   # version 9
+open(sys.argv[2], 'wb').write(d)
+PY
+OUT=$("$BLOOMTAP" trace --archive "$ARCH" "$A" 2>&1); RC=$?
+eq "damaged files: A still seen (exit 0)" "$RC" 0
+check "truncated file named" grep -q "00000098.btw: truncated" <<<"$OUT"
+check "foreign file named" grep -q "00000099.btw: not a bloomtap archive file" <<<"$OUT"
+check "other version named" grep -q "00000097.btw: archive format version not supported" <<<"$OUT"
+rm -f "$ARCH"/*-0000009[789].btw
+
+# SIGKILL while sealing: every file that looks valid is valid
+check "instance for rotation" "$BLOOMTAP" replay --reset --instance "$INST2" --window-bits 8M "$B"
+for i in 1 2 3 4 5 6; do
+	"$BLOOMTAP" windows --instance "$INST2" --every 0.01 --archive "$ARCH2" >/dev/null 2>&1 &
+	sleep 0.$((RANDOM % 4 + 1)); kill -9 $! 2>/dev/null; wait $! 2>/dev/null
+done
+N=$(ls "$ARCH2"/*.btw 2>/dev/null | wc -l)
+check "sealed windows were archived ($N)" test "$N" -gt 3
+OUT=$("$BLOOMTAP" trace --archive "$ARCH2" --hex 4500001400000000400000000102030405060708 2>&1)
+check "after SIGKILL: no archive file is damaged" bash -c "! grep -q 'archive file' <<<\"\$0\"" "$OUT"
+check "prune to 100 kB" "$BLOOMTAP" windows --instance "$INST2" --rotate --archive "$ARCH2" --max-bytes 100000
+check "archive within 100 kB" test "$(cat "$ARCH2"/*.btw | wc -c)" -le 100000
+
+summary
+[ $FAIL -eq 0 ]
