@@ -336,6 +336,10 @@ int cmd_trace(int argc, char **argv)
 	else
 		printf("%zu IP packets: %zu seen, %zu not seen\n", ip, ip - unseen, unseen);
 	ret = unseen ? BT_EXIT_FAIL : BT_EXIT_OK;
+	if (!ip) {
+		bt_err("trace: no IP packet that bloomtap records in the input");
+		ret = BT_EXIT_USAGE;
+	}
 out:
 	if (sm.ctl)
 		bt_spie_unmap(&sm);

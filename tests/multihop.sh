@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPIE across hosts: a chain of four router namespaces (forwarding on),
+# bloomtap on each router's ingress and on a side branch the packets do not
+# take. Packets captured at the victim are traced on every router: seen on
+# each router of the path, on no router off it; a packet never sent is seen
+# nowhere.
+#
+#   h --- r1 --- r2 --- r3 --- r4 --- v        (198.18.N.0/24, N = 1..5)
+#                 \
+#                  s (side branch, 198.18.6.0/24)
+source "$(dirname "$0")/lib.sh"
+need_root "multihop"
+
+ID=$$
+P=mh$ID
+CAP=$(mktemp -d)/victim.pcap
+NS=(h r1 r2 r3 r4 v s)
+cleanup() {
+	local i
+	for i in r1 r2 r3 r4 s; do "$BLOOMTAP" detach "${P}${i}in" >/dev/null 2>&1; done
+	for i in "${NS[@]}"; do ip netns del "$P-$i" 2>/dev/null; done
+	rm -rf "$(dirname "$CAP")"
+}
+trap cleanup EXIT INT TERM
+
+# link A B N: veth from A (198.18.N.1, named A-out... ) to B (198.18.N.2)
+link() {
+	local a=$1 b=$2 n=$3
+	ip link add "${P}${a}o$n" netns "$P-$a" type veth peer name "${P}${b}in" netns "$P-$b" || return 1
+	ip -n "$P-$a" addr add "198.18.$n.1/24" dev "${P}${a}o$n"
+	ip -n "$P-$b" addr add "198.18.$n.2/24" dev "${P}${b}in"
+	ip -n "$P-$a" link set "${P}${a}o$n" up
+	ip -n "$P-$b" link set "${P}${b}in" up
+}
+
+for n in "${NS[@]}"; do
+	ip netns add "$P-$n" || { fail "netns"; summary; exit 1; }
+	in_ns "$P-$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	ip -n "$P-$n" link set lo up
+done
+for r in r1 r2 r3 r4; do in_ns "$P-$r" sysctl -qw net.ipv4.ip_forward=1; done
+link h r1 1 && link r1 r2 2 && link r2 r3 3 && link r3 r4 4 && link r4 v 5 && link r2 s 6 ||
+	{ fail "links"; summary; exit 1; }
+# routes: towards v down the chain, back up towards h
+ip -n "$P-h" route add default via 198.18.1.2
+ip -n "$P-r1" route add default via 198.18.2.2
+ip -n "$P-r2" route add 198.18.4.0/24 via 198.18.3.2
+ip -n "$P-r2" route add 198.18.5.0/24 via 198.18.3.2
+ip -n "$P-r3" route add 198.18.5.0/24 via 198.18.4.2
+ip -n "$P-r3" route add default via 198.18.3.1
+ip -n "$P-r4" route add default via 198.18.4.1
+ip -n "$P-v" route add default via 198.18.5.1
+ip -n "$P-s" route add default via 198.18.6.1
+ip -n "$P-r2" route add 198.18.1.0/24 via 198.18.2.1
+
+for r in r1 r2 r3 r4 s; do
+	check "attach on $r's ingress" in_ns "$P-$r" "$BLOOMTAP" attach "${P}${r}in"
+done
+check "the path works (h pings v)" in_ns "$P-h" ping -q -c 1 -W 2 198.18.5.2
+
+# what the victim receives, captured there
+in_ns "$P-v" timeout 15 tshark -q -i "${P}vin" -F pcap -w "$CAP" -f "udp port 7777 or icmp[icmptype] == icmp-echo" -c 25 >/dev/null 2>&1 &
+TS=$!
+sleep 2
+in_ns "$P-h" bash -c 'for i in $(seq 1 20); do echo "attack $i" > /dev/udp/198.18.5.2/7777; done'
+in_ns "$P-h" ping -q -c 5 -i 0.05 198.18.5.2 >/dev/null
+wait $TS
+N=$(tshark -r "$CAP" 2>/dev/null | wc -l)
+eq "victim captured the 25 packets" "$N" 25
+
+for r in r1 r2 r3 r4; do
+	OUT=$("$BLOOMTAP" trace "${P}${r}in" "$CAP"); RC=$?
+	eq "$r (on the path): every packet seen" "$RC/$(tail -1 <<<"$OUT")" "0/25 IP packets: 25 seen, 0 not seen"
+done
+OUT=$("$BLOOMTAP" trace "${P}sin" "$CAP"); RC=$?
+eq "s (off the path): no packet seen" "$RC/$(tail -1 <<<"$OUT")" "1/25 IP packets: 0 seen, 25 not seen"
+# a packet nobody sent: the first captured one with another IP ID
+HEX=$(python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); n=int.from_bytes(d[24+8:24+12],"little"); print(d[40:40+n].hex())' "$CAP")
+NEVER=${HEX:0:36}ffff${HEX:40}
+for r in r1 r2 r3 r4; do
+	"$BLOOMTAP" trace "${P}${r}in" --hex "$NEVER" >/dev/null; RC=$?
+	eq "$r: a packet never sent is not seen" "$RC" 1
+done
+"$BLOOMTAP" trace "${P}r1in" --hex "$HEX" >/dev/null
+eq "r1: the same frame unchanged is seen" "$?" 0
+
+cleanup
+trap - EXIT
+check "no namespace left" bash -c "! ip netns list | grep -q '^$P-'"
+summary
+[ $FAIL -eq 0 ]
