@@ -11,7 +11,7 @@ TMP=$(mktemp -d)
 cleanup() { "$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1; rm -rf "$TMP"; }
 trap cleanup EXIT INT TERM
 
-for c in attach detach status stats heavy replay demo; do
+for c in attach detach status stats heavy trace windows replay demo; do
 	check "$c --help" bash -c "'$BLOOMTAP' $c --help | grep -q '^Usage: bloomtap $c'"
 done
 check "bloomtap --help lists the commands" bash -c "'$BLOOMTAP' --help | grep -q replay"
@@ -70,6 +70,8 @@ eq "--key src: top source, other fields zero" "$("$BLOOMTAP" -j heavy --instance
 OUT=$("$BLOOMTAP" demo --duration 1 2>&1)
 check "demo reports what bloomtap saw" grep -q "bloomtap saw on btdemo-b" <<<"$OUT"
 check "demo: bloomtap heavy found exactly the heavy flows" grep -q "bloomtap found exactly those" <<<"$OUT"
+check "demo: the packet it sent is seen, with its window" bash -c "grep -A1 'a packet the demo sent' <<<\"\$0\" | grep -q 'seen in 1 window'" "$OUT"
+check "demo: the packet nobody sent is not seen" bash -c "grep -A1 'a packet nobody sent' <<<\"\$0\" | grep -q 'not seen'" "$OUT"
 check "demo counted UDP, TCP and ICMP" bash -c "grep -qE '^  udp +[1-9]' <<<\"\$0\" && grep -qE '^  tcp +[1-9]' <<<\"\$0\" && grep -qE '^  icmp +[1-9]' <<<\"\$0\"" "$OUT"
 check "demo left no namespace" bash -c "! ip netns list | grep -q btdemo"
 check "demo left no pins" test ! -e /sys/fs/bpf/bloomtap/btdemo-b

@@ -37,8 +37,11 @@ run_suite() {	# name, command...
 run_suite unit        .output/tests/test_unit
 run_suite datapath    .output/tests/test_datapath
 run_suite heavy       .output/tests/test_heavy
+run_suite spie        .output/tests/test_spie
 run_suite cli         tests/cli.sh
 run_suite integration tests/integration.sh
+run_suite windows     tests/spie.sh
+run_suite multihop    tests/multihop.sh
 run_suite oracle      python3 tests/oracle.py
 run_suite heavy-pcaps python3 tests/heavy_oracle.py
 

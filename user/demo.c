@@ -289,6 +289,53 @@ static int show_heavy(const struct bt_instance *inst, const struct traffic *t)
 	return exact ? 0 : -1;
 }
 
+/* One UDP packet whose every byte the demo chooses (IP_HDRINCL), so that
+ * it can be traced afterwards; its hex goes to hex. */
+static int send_traced_packet(char *hex, size_t len)
+{
+	uint8_t p[28 + 12] = {
+		0x45, 0, 0, sizeof(p), 0xb1, 0x00, 0x40, 0x00, 64, IPPROTO_UDP, 0, 0,
+		198, 18, 0, 1, 198, 18, 0, 2,			/* ADDR_A -> ADDR_B */
+		0x9c, 0x40, 0x13, 0x88, 0, 20, 0, 0,		/* 40000 -> 5000 */
+		'b', 'l', 'o', 'o', 'm', 't', 'a', 'p', ' ', 'd', 'e', 'm',
+	};
+	struct sockaddr_in b = { .sin_family = AF_INET };
+	int fd, one = 1;
+	ssize_t n;
+
+	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
+	if (enter_ns(NS_A))
+		return -1;
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one));
+	n = sendto(fd, p, sizeof(p), 0, (void *)&b, sizeof(b));
+	close(fd);
+	for (size_t i = 0; i < sizeof(p) && 2 * i + 3 < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", p[i]);
+	return n == sizeof(p) ? 0 : -1;
+}
+
+/* bloomtap trace on the packet the demo sent, and on one it did not send
+ * (the same with another IP ID). */
+static int show_trace(const char *hex)
+{
+	char never[128], *argv[] = { "trace", "--instance", IF_B, "--hex", (char *)hex, NULL };
+	int seen, unseen;
+
+	snprintf(never, sizeof(never), "%s", hex);
+	never[8] = never[9] = 'f';	/* IP ID 0xb100 -> 0xff00 */
+	if (!bt_g.json)
+		printf("\nbloomtap trace of a packet the demo sent:\n");
+	seen = cmd_trace(5, argv);
+	argv[4] = never;
+	if (!bt_g.json)
+		printf("\nbloomtap trace of a packet nobody sent:\n");
+	unseen = cmd_trace(5, argv);
+	return seen == 0 && unseen == 1 ? 0 : -1;
+}
+
 static uint32_t demo_seconds = 3;
 static const struct bt_opt demo_opts[] = {
 	{ "duration", 'd', BT_OPT_U32, &demo_seconds, "SECONDS",
@@ -310,6 +357,7 @@ int cmd_demo(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct traffic t = { 0 };
 	struct bt_instance inst;
+	char hex[128] = "";
 	int n, home, ret = BT_EXIT_FAIL;
 
 	n = bt_parse_args(&demo_spec, argc, argv);
@@ -351,6 +399,8 @@ int cmd_demo(int argc, char **argv)
 		printf("demo: sending %u s of traffic: %d heavy and %d light UDP flows, "
 		       "one TCP transfer, pings\n", demo_seconds, HEAVY_FLOWS, LIGHT_FLOWS);
 	traffic_run(&t, demo_seconds);
+	if (send_traced_packet(hex, sizeof(hex)))
+		bt_warn("demo: sending the traced packet failed: %s", strerror(errno));
 	setns(home, CLONE_NEWNET);
 	usleep(100000);		/* let the last frames cross the veth */
 	if (stop)
@@ -363,7 +413,8 @@ int cmd_demo(int argc, char **argv)
 		       t.pings, IF_B);
 	if (bt_instance_open_or_explain(IF_B, &inst))
 		goto out;
-	ret = bt_print_stats(&inst) || show_heavy(&inst, &t) ? BT_EXIT_FAIL : 0;
+	ret = bt_print_stats(&inst) || show_heavy(&inst, &t) || show_trace(hex) ?
+	      BT_EXIT_FAIL : 0;
 	bt_instance_close(&inst);
 out:
 	traffic_close(&t);
