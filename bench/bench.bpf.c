@@ -14,6 +14,7 @@
 #include "bloomtap.h"
 #include "parse.bpf.h"
 #include "counters.bpf.h"
+#include "spie.bpf.h"
 #include "hash.h"
 
 const volatile __u32 cfg_seq_mask = 0;		/* sequence length - 1 */
@@ -63,10 +64,13 @@ int bench_drive(struct xdp_md *ctx)
 	/* IPv4: saddr at 12, 20-byte header; IPv6: low word of saddr at 20 */
 	saddr_off = cfg_ipv6 ? l3 + 20 : l3 + 12;
 	l4 = cfg_ipv6 ? l3 + 40 : l3 + 20;
-	if (data + l4 + 4 > data_end)
+	if (data + l4 + 8 > data_end)
 		return XDP_ABORTED;
 	*(__be32 *)(data + saddr_off) = bpf_htonl(0xc6120000 + (*flow & 0x1ffff));
 	*(__be16 *)(data + l4) = bpf_htons(1024 + *flow % 50000);
+	/* every packet distinct, as on a real link: the iteration number in
+	 * L4 bytes 4..7 (UDP length and checksum, TCP sequence number) */
+	*(__be32 *)(data + l4 + 4) = bpf_htonl(i);
 	bpf_tail_call(ctx, &bench_progs, 0);
 	return XDP_ABORTED;	/* not reached unless the slot is empty */
 }
@@ -101,6 +105,36 @@ int bench_ref_cms(struct xdp_md *ctx)
 		if (c)
 			__sync_fetch_and_add(c, bytes);
 	}
+	return XDP_PASS;
+}
+
+/* Reference: bloomtap's parsing, counters and SPIE digest, inserted into
+ * the kernel's BPF_MAP_TYPE_BLOOM_FILTER with the same k (map_extra, set by
+ * user space with the size). */
+struct {
+	__uint(type, BPF_MAP_TYPE_BLOOM_FILTER);
+	__uint(max_entries, 1);
+	__uint(map_extra, 5);
+	__type(value, __u64);
+} ref_bloom SEC(".maps");
+
+SEC("xdp")
+int bench_ref_bloom(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct bt_hash_key hk = { cfg_key.k0, cfg_key.k1 };
+	struct bt_spie_input in;
+	struct pkt_info pi;
+	__u64 h;
+
+	__builtin_memset(&pi, 0, sizeof(pi));
+	parse_packet(ctx, data, data_end, &pi);
+	count_packet(&pi, data_end - data);
+	if (!(pi.flags & BT_F_KEYED) || !spie_input(&pi, data, data_end, &in))
+		return XDP_PASS;
+	h = bt_siphash13(&hk, (const __u64 *)in.b, BT_SPIE_INPUT_WORDS);
+	bpf_map_push_elem(&ref_bloom, &h, 0);
 	return XDP_PASS;
 }
 
