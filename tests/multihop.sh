@@ -81,8 +81,9 @@ for r in r1 r2 r3 r4; do
 	"$BLOOMTAP" trace "${P}${r}in" --hex "$NEVER" >/dev/null; RC=$?
 	eq "$r: a packet never sent is not seen" "$RC" 1
 done
-"$BLOOMTAP" trace "${P}r1in" --hex "$HEX" >/dev/null
-eq "r1: the same frame unchanged is seen" "$?" 0
+OUT=$("$BLOOMTAP" trace "${P}r1in" --hex "$HEX" 2>&1); RC=$?
+eq "r1: the same frame unchanged is seen" "$RC" 0
+[ $RC -eq 0 ] || { echo "        frame: $HEX"; sed 's/^/        /' <<<"$OUT"; tshark -r "$CAP" -c 3 2>/dev/null | sed 's/^/        /'; }
 
 cleanup
 trap - EXIT

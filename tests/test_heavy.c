@@ -216,6 +216,14 @@ static void *send_on_cpu(void *arg)
 /* Flow 7 sends 120 kB, split 52/48 between two CPUs; the threshold is
  * 100 kB, so neither CPU alone holds all of it. Nominated at T/ncpu on a
  * CPU, confirmed by the merged estimate: reported, never below the truth. */
+static char split_name[64];
+
+static int split_teardown(void **state)
+{
+	bt_instance_remove(split_name);	/* also when the test failed */
+	return 0;
+}
+
 static void test_flow_split_across_cpus(void **state)
 {
 	struct bt_instance_cfg cfg = { .sketch = { .bytes = 100000 } };
@@ -227,7 +235,7 @@ static void test_flow_split_across_cpus(void **state)
 	struct bt_instance inst;
 	struct bt_heavy_maps m;
 	struct bt_heavy_report r;
-	char name[64];
+	char *name = split_name;
 	pthread_t t[3];
 
 	skip_unless_root();
@@ -235,7 +243,7 @@ static void test_flow_split_across_cpus(void **state)
 		print_message("SKIP: needs two online CPUs\n");
 		skip();
 	}
-	snprintf(name, sizeof(name), "test-split-%d", getpid());
+	snprintf(split_name, sizeof(split_name), "test-split-%d", getpid());
 	assert_int_equal(bt_instance_create(name, &cfg, &inst), 0);
 	s[0].prog_fd = s[1].prog_fd = bg.prog_fd = inst.prog_fd;
 	pthread_create(&t[0], NULL, send_on_cpu, &s[0]);
@@ -254,7 +262,6 @@ static void test_flow_split_across_cpus(void **state)
 	bt_heavy_report_free(&r);
 	bt_heavy_unmap(&m);
 	bt_instance_close(&inst);
-	bt_instance_remove(name);
 }
 
 /* User space must compute the kernel's hash: one packet, and the cells
@@ -306,7 +313,7 @@ int main(void)
 		cmocka_unit_test(test_user_hash_matches_kernel),
 		cmocka_unit_test(test_zipf_accuracy),
 		cmocka_unit_test(test_uniform_reports_nothing),
-		cmocka_unit_test(test_flow_split_across_cpus),
+		cmocka_unit_test_teardown(test_flow_split_across_cpus, split_teardown),
 	};
 
 	libbpf_set_print(NULL);
