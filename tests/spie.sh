@@ -69,5 +69,23 @@ check "after SIGKILL: no archive file is damaged" bash -c "! grep -q 'archive fi
 check "prune to 100 kB" "$BLOOMTAP" windows --instance "$INST2" --rotate --archive "$ARCH2" --max-bytes 100000
 check "archive within 100 kB" test "$(cat "$ARCH2"/*.btw | wc -c)" -le 100000
 
+# every capture, replayed from both CPUs at once into one instance: trace
+# finds every IP packet of every one of them
+check "instance for all captures" "$BLOOMTAP" replay --reset --instance "$INST" "$A"
+ls "$PCAPS"/*.pcap* | awk 'NR % 2' > "$ARCH/even"
+ls "$PCAPS"/*.pcap* | awk '!(NR % 2)' > "$ARCH/odd"
+( while read -r f; do taskset -c 0 "$BLOOMTAP" replay --instance "$INST" "$f" >/dev/null 2>&1; done < "$ARCH/even" ) &
+( while read -r f; do taskset -c 1 "$BLOOMTAP" replay --instance "$INST" "$f" >/dev/null 2>&1; done < "$ARCH/odd" ) &
+wait
+MISSED=0 FILES=0 PKTS=0
+while read -r f; do
+	OUT=$("$BLOOMTAP" trace --instance "$INST" "$f" 2>/dev/null); RC=$?
+	[ $RC -eq 2 ] && continue	# no IP packet in it
+	FILES=$((FILES + 1))
+	PKTS=$((PKTS + $(tail -1 <<<"$OUT" | awk '{print $1}')))
+	[ $RC -eq 0 ] || { MISSED=$((MISSED + 1)); echo "        not all seen: $f: $(tail -1 <<<"$OUT")"; }
+done < <(ls "$PCAPS"/*.pcap*)
+eq "every IP packet of every capture found ($PKTS packets, $FILES files, both CPUs)" "$MISSED" 0
+
 summary
 [ $FAIL -eq 0 ]

@@ -190,6 +190,8 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 			skb ? "skb" : "native", BT_PIN_ROOT, ifname);
 		bt_sketch_describe(&inst.meta, desc, sizeof(desc));
 		bt_info("%s", desc);
+		bt_spie_describe(&inst.meta, desc, sizeof(desc));
+		bt_info("%s", desc);
 	}
 	bt_instance_close(&inst);
 	return 0;

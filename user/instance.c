@@ -256,6 +256,8 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	bt_spie_unmap(&sm);
 	bt_sketch_describe(&inst->meta, desc, sizeof(desc));
 	bt_debug("%s", desc);
+	bt_spie_describe(&inst->meta, desc, sizeof(desc));
+	bt_debug("%s", desc);
 	return 0;
 
 out_pin_err:

@@ -70,6 +70,14 @@ int bt_spie_resolve(struct bt_spie_cfg *c, struct bt_meta *meta)
 	return 0;
 }
 
+void bt_spie_describe(const struct bt_meta *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "SPIE: %u windows of %.1f MiB (%.0f MiB), k = %u, each sized for "
+		 "%llu packets at a false-positive rate of %g", m->windows,
+		 m->window_bits / 8.0 / 1048576, m->window_bits / 8.0 / 1048576 * m->windows,
+		 m->k, (unsigned long long)m->design_load, m->fpr_target_ppb / 1e9);
+}
+
 static void *map_array(int fd, size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

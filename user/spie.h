@@ -48,6 +48,8 @@ struct bt_spie_cfg {
  * (window_bits / bits_per_packet packets) stays within the target: fewer
  * bits mean fewer atomic ORs and a sparser filter that compresses better. */
 int bt_spie_resolve(struct bt_spie_cfg *cfg, struct bt_meta *meta);
+/* "SPIE: 8 windows of 8.0 MiB ..." for people. */
+void bt_spie_describe(const struct bt_meta *meta, char *buf, size_t len);
 /* Expected false-positive rate of a blocked Bloom filter of m bits with n
  * elements and k bits each (Putze et al.: Poisson-weighted over blocks). */
 double bt_bloom_fpr(uint64_t m_bits, uint64_t n, uint32_t k);
