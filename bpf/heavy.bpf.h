@@ -123,8 +123,7 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 
 	/* This CPU's rows of the current interval. The estimate is the
 	 * minimum over the rows. Unrolled to BT_MAX_DEPTH, each row guarded
-	 * by the runtime depth: a real loop kept the cell pointers and the
-	 * minima in stack spills, 9 ns a packet more. */
+	 * by the runtime depth. */
 	base = (cpu * BT_INTERVALS + iv) * depth * w;
 #pragma unroll
 	for (r = 0; r < BT_MAX_DEPTH; r++) {
