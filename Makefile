@@ -83,7 +83,7 @@ $(OUTPUT)/bench.bpf.o: bench/bench.bpf.c $(BPF_SRCS) include/hash.h | $(OUTPUT)
 $(OUTPUT)/bench.skel.h: $(OUTPUT)/bench.bpf.o
 	$(BPFTOOL) gen skeleton $< name bench_bpf > $@
 
-$(OUTPUT)/bench: bench/bench.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) tests/*.h
+$(OUTPUT)/bench: bench/bench.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) tests/*.h $(OUTPUT)/tests/xdp_pass.bpf.o
 	$(CC) $(CFLAGS) $< $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
 
 # Speed and memory against baselines measured in the same run (needs root).

@@ -50,8 +50,8 @@ struct {
 	__type(value, __u64);
 } ref_cms SEC(".maps");
 
-SEC("xdp")
-int bench_drive(struct xdp_md *ctx)
+/* The next packet of the sequence, written into the frame; -1 on error. */
+static __always_inline int next_packet(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -60,19 +60,36 @@ int bench_drive(struct xdp_md *ctx)
 
 	flow = bpf_map_lookup_elem(&bench_seq, &i);
 	if (!flow)
-		return XDP_ABORTED;
+		return -1;
 	/* IPv4: saddr at 12, 20-byte header; IPv6: low word of saddr at 20 */
 	saddr_off = cfg_ipv6 ? l3 + 20 : l3 + 12;
 	l4 = cfg_ipv6 ? l3 + 40 : l3 + 20;
 	if (data + l4 + 8 > data_end)
-		return XDP_ABORTED;
+		return -1;
 	*(__be32 *)(data + saddr_off) = bpf_htonl(0xc6120000 + (*flow & 0x1ffff));
 	*(__be16 *)(data + l4) = bpf_htons(1024 + *flow % 50000);
 	/* every packet distinct, as on a real link: the iteration number in
 	 * L4 bytes 4..7 (UDP length and checksum, TCP sequence number) */
 	*(__be32 *)(data + l4 + 4) = bpf_htonl(i);
+	return 0;
+}
+
+SEC("xdp")
+int bench_drive(struct xdp_md *ctx)
+{
+	if (next_packet(ctx))
+		return XDP_ABORTED;
 	bpf_tail_call(ctx, &bench_progs, 0);
 	return XDP_ABORTED;	/* not reached unless the slot is empty */
+}
+
+/* The live run's traffic generator: BPF_PROG_TEST_RUN with
+ * BPF_F_TEST_XDP_LIVE_FRAMES runs it on frames "received" on one end of a
+ * veth pair, and XDP_TX sends each, varied, to the other end. */
+SEC("xdp")
+int bench_gen(struct xdp_md *ctx)
+{
+	return next_packet(ctx) ? XDP_ABORTED : XDP_TX;
 }
 
 SEC("xdp")
