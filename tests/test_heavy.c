@@ -198,12 +198,9 @@ struct sender {
 static void *send_on_cpu(void *arg)
 {
 	struct sender *s = arg;
-	cpu_set_t set;
 	struct frame f;
 
-	CPU_ZERO(&set);
-	CPU_SET(s->cpu, &set);
-	s->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	s->err = pin_to_cpu(s->cpu);
 	build(&f, s->flow, s->len);
 	for (uint32_t i = 0; i < s->packets && !s->err; i++) {
 		uint32_t act;

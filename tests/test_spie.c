@@ -219,12 +219,9 @@ struct inserter {
 static void *insert_on_cpu(void *arg)
 {
 	struct inserter *t = arg;
-	cpu_set_t set;
 	struct frame f;
 
-	CPU_ZERO(&set);
-	CPU_SET(t->cpu, &set);
-	t->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	t->err = pin_to_cpu(t->cpu);
 	for (uint32_t i = 0; i < t->n && !t->err; i++) {
 		uint32_t act;
 

@@ -3,6 +3,8 @@
 #ifndef BLOOMTAP_TESTLIB_H
 #define BLOOMTAP_TESTLIB_H
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -24,6 +26,16 @@ struct dp {
 	struct bloomtap_bpf *skel;
 	struct bt_instance inst;	/* fds borrowed from skel */
 };
+
+/* Pins the calling thread: BPF_PROG_TEST_RUN runs on the caller's CPU. */
+static inline int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
 
 static inline void skip_unless_root(void)
 {

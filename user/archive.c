@@ -12,6 +12,7 @@
 #include "archive.h"
 #include "common.h"
 #include "hash.h"
+#include "util.h"
 
 #define KEY_MAGIC "BTSPIEK1"
 
@@ -247,49 +248,17 @@ out:
 	return why;
 }
 
-static int cmp_name(const void *a, const void *b)
+static bool is_archive_file(const char *name)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	size_t l = strlen(name), sl = strlen(BT_ARCHIVE_SUFFIX);
+
+	return l > sl && !strcmp(name + l - sl, BT_ARCHIVE_SUFFIX);
 }
 
 /* Archive file names of dir, sorted (= by instance, then time). */
 static int list_files(const char *dir, char ***out, int *n)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char **v = NULL;
-	int cnt = 0;
-	size_t sl = strlen(BT_ARCHIVE_SUFFIX);
-
-	*out = NULL;
-	*n = 0;
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		char **nv;
-
-		if (de->d_name[0] == '.' || l <= sl || strcmp(de->d_name + l - sl, BT_ARCHIVE_SUFFIX))
-			continue;
-		nv = realloc(v, (cnt + 1) * sizeof(*v));
-		if (!nv)
-			break;
-		v = nv;
-		v[cnt++] = strdup(de->d_name);
-	}
-	closedir(d);
-	if (cnt)
-		qsort(v, cnt, sizeof(*v), cmp_name);
-	*out = v;
-	*n = cnt;
-	return 0;
-}
-
-static void free_list(char **v, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	return bt_list_dir(dir, is_archive_file, out, n);
 }
 
 int bt_archive_each(const char *dir, __u64 since, __u64 until, bt_archive_fn fn, void *ctx)
@@ -323,7 +292,7 @@ int bt_archive_each(const char *dir, __u64 since, __u64 until, bt_archive_fn fn,
 		fn(&a, ctx);
 		free(filter);
 	}
-	free_list(names, n);
+	bt_strv_free(names, n);
 	return skipped;
 }
 
@@ -364,6 +333,6 @@ int bt_archive_prune(const char *dir, const char *instance, uint64_t max_bytes,
 			total -= sizes[i];
 	}
 	free(sizes);
-	free_list(names, n);
+	bt_strv_free(names, n);
 	return 0;
 }

@@ -283,8 +283,7 @@ static struct detach_cfg {
 static const struct bt_opt detach_opts[] = {
 	{ "keep-maps", 'k', BT_OPT_FLAG, &detach_cfg.keep_maps, NULL,
 	  "keep the pinned maps (counters stay readable; attach again reuses them)" },
-	{ "instance", 'i', BT_OPT_STRING, &detach_cfg.instance, "NAME",
-	  "an instance not named after an interface (e.g. replay)" },
+	BT_INSTANCE_OPT(detach_cfg.instance),
 	{ 0 }
 };
 

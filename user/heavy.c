@@ -13,16 +13,7 @@
 #include "flow.h"
 #include "options.h"
 #include "sketch.h"
-
-static void fmt_time(__u64 ns, char *buf, size_t len)
-{
-	time_t t = ns / 1000000000ULL;
-
-	if (!ns)
-		snprintf(buf, len, "-");
-	else
-		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-}
+#include "util.h"
 
 static struct json_object *report_json(const struct bt_heavy_report *r, size_t n,
 				       struct json_object *arr)
@@ -51,7 +42,7 @@ static void report_plain(const struct bt_heavy_report *r, size_t n)
 {
 	char t[32];
 
-	fmt_time(r->start_ns, t, sizeof(t));
+	bt_fmt_ns(r->start_ns, t, sizeof(t), "-");
 	if (!r->total_packets) {
 		printf("%s interval: no packets\n", r->current ? "current" : "last complete");
 		return;
@@ -143,8 +134,7 @@ static struct heavy_cfg {
 static const char *const by_names[] = { "bytes", "packets", NULL };
 
 static const struct bt_opt heavy_opts[] = {
-	{ "instance", 'i', BT_OPT_STRING, &hcfg.instance, "NAME",
-	  "an instance not named after an interface (e.g. replay)" },
+	BT_INSTANCE_OPT(hcfg.instance),
 	{ "top", 'n', BT_OPT_U32, &hcfg.n, "N", "at most N flows per interval (default 20)",
 	  .min = 1, .max = 1000000 },
 	{ "by", 0, BT_OPT_ENUM, &hcfg.by, "WHAT", "order by", .choices = by_names },
@@ -175,12 +165,10 @@ static const struct bt_cmd_spec heavy_spec = {
 
 int cmd_heavy(int argc, char **argv)
 {
-	int n = bt_parse_args(&heavy_spec, argc, argv), cnt, ret = BT_EXIT_FAIL;
+	int n = bt_parse_args(&heavy_spec, argc, argv), ret = BT_EXIT_FAIL;
 	struct bt_threshold thr, *thrp = NULL;
 	struct bt_heavy_maps m = { 0 };
 	struct bt_instance inst;
-	const char *name;
-	char **names;
 
 	if (n < 0)
 		return BT_EXIT_USAGE;
@@ -203,15 +191,13 @@ int cmd_heavy(int argc, char **argv)
 	if (hcfg.fraction > 0 || hcfg.bytes || hcfg.packets)
 		thrp = &thr;
 
-	if (bt_instance_resolve(n ? argv[1] : NULL, hcfg.instance, &name, &names, &cnt))
+	if (bt_instance_open_arg(n ? argv[1] : NULL, hcfg.instance, &inst))
 		return BT_EXIT_FAIL;
-	if (bt_instance_open_or_explain(name, &inst))
-		goto out_names;
 	if (thrp && (thr.kind != (int)inst.meta.threshold_kind || thr.value < inst.meta.threshold))
 		bt_warn("flows are nominated at the instance's own threshold; flows below it "
 			"but above yours may be missing");
 	if (bt_heavy_map(&inst, &m)) {
-		bt_err("mapping the sketch of '%s' failed", name);
+		bt_err("mapping the sketch of '%s' failed", inst.name);
 		goto out;
 	}
 
@@ -250,7 +236,5 @@ int cmd_heavy(int argc, char **argv)
 out:
 	bt_heavy_unmap(&m);
 	bt_instance_close(&inst);
-out_names:
-	bt_instance_names_free(names, cnt);
 	return ret;
 }

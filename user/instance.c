@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "common.h"
 #include "instance.h"
+#include "util.h"
 #include "hash.h"	/* struct bt_hash_key, in the skeleton's rodata */
 #include "bloomtap.skel.h"
 
@@ -365,46 +366,21 @@ int bt_instance_remove(const char *name)
 	return err;
 }
 
-static int cmp_str(const void *a, const void *b)
+static bool is_instance_name(const char *name)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return !bt_instance_name_check(name);
 }
 
 int bt_instance_names(char ***names, int *n)
 {
-	struct dirent *de;
-	char **v = NULL;
-	int cnt = 0;
-	DIR *d;
+	int err = bt_list_dir(BT_PIN_ROOT, is_instance_name, names, n);
 
-	*names = NULL;
-	*n = 0;
-	d = opendir(BT_PIN_ROOT);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		char **nv;
-
-		if (de->d_name[0] == '.' || bt_instance_name_check(de->d_name))
-			continue;
-		nv = realloc(v, (cnt + 1) * sizeof(*v));
-		if (!nv)
-			break;
-		v = nv;
-		v[cnt++] = strdup(de->d_name);
-	}
-	closedir(d);
-	qsort(v, cnt, sizeof(*v), cmp_str);
-	*names = v;
-	*n = cnt;
-	return 0;
+	return err == -ENOENT ? 0 : err;
 }
 
 void bt_instance_names_free(char **names, int n)
 {
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	bt_strv_free(names, n);
 }
 
 int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX])
@@ -476,4 +452,17 @@ int bt_instance_resolve(const char *iface, const char *instance, const char **na
 	}
 	*name = (*names)[0];
 	return 0;
+}
+
+int bt_instance_open_arg(const char *iface, const char *instance, struct bt_instance *inst)
+{
+	const char *name;
+	char **names;
+	int cnt, err;
+
+	err = bt_instance_resolve(iface, instance, &name, &names, &cnt);
+	if (!err)
+		err = bt_instance_open_or_explain(name, inst);
+	bt_instance_names_free(names, cnt);
+	return err;
 }

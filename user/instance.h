@@ -73,6 +73,10 @@ int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX]);
  * the instance has no link (not attached, or a replay instance). */
 int bt_instance_link_ifindex(const char *name);
 
+/* bt_instance_resolve() then bt_instance_open_or_explain(): the instance a
+ * command works on, opened, or an error printed. */
+int bt_instance_open_arg(const char *iface, const char *instance, struct bt_instance *inst);
+
 /* Picks the instance a command works on: --instance NAME, else the IFACE
  * argument, else the only instance there is. Prints an error on failure. */
 int bt_instance_resolve(const char *iface, const char *instance, const char **name,

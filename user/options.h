@@ -38,6 +38,11 @@ struct bt_cmd_spec {
 	int min_pos, max_pos;
 };
 
+/* --instance NAME, as every command that reads an instance takes it. */
+#define BT_INSTANCE_OPT(dst)							\
+	{ "instance", 'i', BT_OPT_STRING, &(dst), "NAME",			\
+	  "an instance not named after an interface (e.g. replay)" }
+
 /* Parses argv (argv[0] is the command name). Returns the number of
  * positional arguments, moved to the front of argv + 1; BT_PARSE_HELP when
  * --help was printed; -EINVAL after printing what was wrong. */

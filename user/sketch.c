@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <linux/types.h>
 #include "common.h"
+#include "util.h"
 #include "hash.h"
 #include "instance.h"
 #include "sketch.h"
@@ -104,20 +105,6 @@ void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
 		 m->fm_slots, mib, m->ncpu, M_E / m->width, 1 - exp(-(double)m->depth));
 }
 
-static void *map_array(int fd, size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static size_t page_round(size_t n)
-{
-	size_t pg = sysconf(_SC_PAGESIZE);
-
-	return (n + pg - 1) / pg * pg;
-}
-
 int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
 {
 	const struct bt_meta *meta = &inst->meta;
@@ -125,13 +112,11 @@ int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
 	memset(m, 0, sizeof(*m));
 	m->inst = inst;
 	m->meta = meta;
-	m->ctl_len = page_round(sizeof(struct bt_ctl));
-	m->cms_len = page_round((size_t)meta->ncpu * BT_INTERVALS * meta->depth * meta->width *
-				sizeof(struct bt_cm_cell));
-	m->fm_len = page_round((size_t)BT_INTERVALS * meta->fm_slots * sizeof(struct bt_fm_slot));
-	m->ctl = map_array(inst->ctl_fd, m->ctl_len);
-	m->cms = map_array(inst->cms_fd, m->cms_len);
-	m->fm = map_array(inst->fm_fd, m->fm_len);
+	m->ctl = bt_mmap_array(inst->ctl_fd, sizeof(struct bt_ctl), &m->ctl_len);
+	m->cms = bt_mmap_array(inst->cms_fd, (size_t)meta->ncpu * BT_INTERVALS * meta->depth *
+			       meta->width * sizeof(struct bt_cm_cell), &m->cms_len);
+	m->fm = bt_mmap_array(inst->fm_fd, (size_t)BT_INTERVALS * meta->fm_slots *
+			      sizeof(struct bt_fm_slot), &m->fm_len);
 	if (!m->ctl || !m->cms || !m->fm) {
 		int err = -errno;
 

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <linux/types.h>
 #include "common.h"
+#include "util.h"
 #include "hash.h"
 #include "instance.h"
 #include "spie.h"
@@ -78,20 +79,6 @@ void bt_spie_describe(const struct bt_meta *m, char *buf, size_t len)
 		 m->k, (unsigned long long)m->design_load, m->fpr_target_ppb / 1e9);
 }
 
-static void *map_array(int fd, size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static size_t page_round(size_t n)
-{
-	size_t pg = sysconf(_SC_PAGESIZE);
-
-	return (n + pg - 1) / pg * pg;
-}
-
 int bt_spie_map(const struct bt_instance *inst, struct bt_spie_maps *s)
 {
 	const struct bt_meta *m = &inst->meta;
@@ -100,12 +87,11 @@ int bt_spie_map(const struct bt_instance *inst, struct bt_spie_maps *s)
 	s->inst = inst;
 	s->meta = m;
 	s->bpw = m->window_bits / BT_BLOCK_BITS;
-	s->ctl_len = page_round(sizeof(struct bt_ctl));
-	s->blocks_len = page_round(s->bpw * m->windows * sizeof(struct bt_bloom_block));
-	s->win_len = page_round((size_t)m->windows * sizeof(struct bt_window));
-	s->ctl = map_array(inst->ctl_fd, s->ctl_len);
-	s->blocks = map_array(inst->spie_fd, s->blocks_len);
-	s->win = map_array(inst->windows_fd, s->win_len);
+	s->ctl = bt_mmap_array(inst->ctl_fd, sizeof(struct bt_ctl), &s->ctl_len);
+	s->blocks = bt_mmap_array(inst->spie_fd, s->bpw * m->windows *
+				  sizeof(struct bt_bloom_block), &s->blocks_len);
+	s->win = bt_mmap_array(inst->windows_fd, (size_t)m->windows * sizeof(struct bt_window),
+			       &s->win_len);
 	if (!s->ctl || !s->blocks || !s->win) {
 		int err = errno ? -errno : -ENOMEM;
 

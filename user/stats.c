@@ -55,8 +55,7 @@ int bt_print_stats(const struct bt_instance *inst)
 
 static const char *stats_instance;
 static const struct bt_opt stats_opts[] = {
-	{ "instance", 'i', BT_OPT_STRING, &stats_instance, "NAME",
-	  "an instance not named after an interface (e.g. replay)" },
+	BT_INSTANCE_OPT(stats_instance),
 	{ 0 }
 };
 
@@ -69,21 +68,16 @@ static const struct bt_cmd_spec stats_spec = {
 
 int cmd_stats(int argc, char **argv)
 {
-	int n = bt_parse_args(&stats_spec, argc, argv), cnt, ret = BT_EXIT_FAIL;
+	int n = bt_parse_args(&stats_spec, argc, argv), ret;
 	struct bt_instance inst;
-	const char *name;
-	char **names;
 
 	if (n < 0)
 		return BT_EXIT_USAGE;
 	if (n == BT_PARSE_HELP)
 		return 0;
-	if (bt_instance_resolve(n ? argv[1] : NULL, stats_instance, &name, &names, &cnt))
+	if (bt_instance_open_arg(n ? argv[1] : NULL, stats_instance, &inst))
 		return BT_EXIT_FAIL;
-	if (!bt_instance_open_or_explain(name, &inst)) {
-		ret = bt_print_stats(&inst) ? BT_EXIT_FAIL : 0;
-		bt_instance_close(&inst);
-	}
-	bt_instance_names_free(names, cnt);
+	ret = bt_print_stats(&inst) ? BT_EXIT_FAIL : 0;
+	bt_instance_close(&inst);
 	return ret;
 }

@@ -16,6 +16,7 @@
 #include "digest.h"
 #include "options.h"
 #include "spie.h"
+#include "util.h"
 
 #define MAX_PACKETS 100000
 #define MAX_HITS 64
@@ -125,20 +126,6 @@ static void query_live(struct trace_ctx *t, const struct bt_spie_maps *s, __u64 
 	}
 }
 
-static void fmt_ns(__u64 ns, char *buf, size_t len)
-{
-	time_t t = ns / 1000000000ULL;
-	struct tm tm;
-
-	if (!ns) {
-		snprintf(buf, len, "now");
-		return;
-	}
-	gmtime_r(&t, &tm);
-	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-
-	snprintf(buf + n, len - n, ".%03lluZ", (unsigned long long)(ns / 1000000ULL % 1000));
-}
 
 static int cmp_hit(const void *a, const void *b)
 {
@@ -202,8 +189,7 @@ static struct trace_cfg {
 } tcfg;
 
 static const struct bt_opt trace_opts[] = {
-	{ "instance", 'i', BT_OPT_STRING, &tcfg.instance, "NAME",
-	  "an instance not named after an interface (e.g. replay)" },
+	BT_INSTANCE_OPT(tcfg.instance),
 	{ "hex", 'x', BT_OPT_STRING, &tcfg.hex, "BYTES",
 	  "one packet in hex: an IP packet, or an Ethernet frame" },
 	{ "since", 0, BT_OPT_STRING, &tcfg.since, "T",
@@ -225,13 +211,12 @@ static const struct bt_cmd_spec trace_spec = {
 
 int cmd_trace(int argc, char **argv)
 {
-	int n = bt_parse_args(&trace_spec, argc, argv), cnt = 0, ret = BT_EXIT_USAGE;
-	const char *iface = NULL, *file = NULL, *name = NULL;
+	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE;
+	const char *iface = NULL, *file = NULL;
 	struct bt_spie_maps sm = { 0 };
 	struct trace_ctx t = { 0 };
 	struct bt_instance inst;
 	bool have_inst = false;
-	char **names = NULL;
 	__u64 since = 0, until = 0;
 	size_t unseen = 0, ip = 0;
 
@@ -261,12 +246,11 @@ int cmd_trace(int argc, char **argv)
 	/* the live windows: the named instance, or the only one there is;
 	 * with an archive and no instance at all, the archive alone */
 	if (iface || tcfg.instance || !tcfg.archive) {
-		if (bt_instance_resolve(iface, tcfg.instance, &name, &names, &cnt) ||
-		    bt_instance_open_or_explain(name, &inst))
+		if (bt_instance_open_arg(iface, tcfg.instance, &inst))
 			goto out;
 		have_inst = true;
 		if (bt_spie_map(&inst, &sm)) {
-			bt_err("trace: mapping the SPIE windows of '%s' failed", name);
+			bt_err("trace: mapping the SPIE windows of '%s' failed", inst.name);
 			goto out;
 		}
 		for (size_t i = 0; i < t.n; i++)
@@ -301,8 +285,8 @@ int cmd_trace(int argc, char **argv)
 			for (int h = 0; h < p->nhits; h++) {
 				struct json_object *w = json_object_new_object();
 
-				fmt_ns(p->hits[h].start_ns, a, sizeof(a));
-				fmt_ns(p->hits[h].end_ns, b, sizeof(b));
+				bt_fmt_ns(p->hits[h].start_ns, a, sizeof(a), "now");
+				bt_fmt_ns(p->hits[h].end_ns, b, sizeof(b), "now");
 				json_object_object_add(w, "start", json_object_new_string(a));
 				json_object_object_add(w, "end", p->hits[h].end_ns ?
 						       json_object_new_string(b) : NULL);
@@ -324,8 +308,8 @@ int cmd_trace(int argc, char **argv)
 		printf("packet %zu%s%s: seen in %d window%s\n", i + 1, have_inst ? " digest " : "",
 		       have_inst ? dg : "", p->nhits, p->nhits > 1 ? "s" : "");
 		for (int h = 0; h < p->nhits; h++) {
-			fmt_ns(p->hits[h].start_ns, a, sizeof(a));
-			fmt_ns(p->hits[h].end_ns, b, sizeof(b));
+			bt_fmt_ns(p->hits[h].start_ns, a, sizeof(a), "now");
+			bt_fmt_ns(p->hits[h].end_ns, b, sizeof(b), "now");
 			printf("  window %u  %s .. %s  false-positive rate %.2g  (%s)\n",
 			       p->hits[h].seq, a, b, p->hits[h].fpr,
 			       p->hits[h].archived ? "archive" : "live");
@@ -345,7 +329,6 @@ out:
 		bt_spie_unmap(&sm);
 	if (have_inst)
 		bt_instance_close(&inst);
-	bt_instance_names_free(names, cnt);
 	free(t.p);
 	return ret;
 }

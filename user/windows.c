@@ -13,21 +13,10 @@
 #include "commands.h"
 #include "options.h"
 #include "spie.h"
+#include "util.h"
 
 static const char *const state_names[] = { "empty", "current", "sealed" };
 
-static void fmt_ns(__u64 ns, char *buf, size_t len)
-{
-	time_t t = ns / 1000000000ULL;
-	struct tm tm;
-
-	if (!ns) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 static void print_ring(const struct bt_spie_maps *s)
 {
@@ -49,8 +38,8 @@ static void print_ring(const struct bt_spie_maps *s)
 			continue;
 		if (w->state != BT_WIN_EMPTY)
 			bt_bloom_fill(&s->blocks[(uint64_t)i * s->bpw], s->bpw, m->k, &set, &fpr);
-		fmt_ns(w->start_ns, a, sizeof(a));
-		fmt_ns(w->end_ns, b, sizeof(b));
+		bt_fmt_ns(w->start_ns, a, sizeof(a), "-");
+		bt_fmt_ns(w->end_ns, b, sizeof(b), "-");
 		if (arr) {
 			struct json_object *o = json_object_new_object();
 
@@ -89,8 +78,7 @@ static struct windows_cfg {
 } wcfg;
 
 static const struct bt_opt windows_opts[] = {
-	{ "instance", 'i', BT_OPT_STRING, &wcfg.instance, "NAME",
-	  "an instance not named after an interface (e.g. replay)" },
+	BT_INSTANCE_OPT(wcfg.instance),
 	{ "rotate", 'r', BT_OPT_FLAG, &wcfg.rotate, NULL, "seal the current window, start the next" },
 	{ "every", 0, BT_OPT_DOUBLE, &wcfg.every, "SECONDS",
 	  "rotate every SECONDS (0: the instance's --window), or earlier when full",
@@ -132,11 +120,10 @@ static int seal(struct bt_spie_maps *s, const char *name)
 
 int cmd_windows(int argc, char **argv)
 {
-	int n = bt_parse_args(&windows_spec, argc, argv), cnt, ret = BT_EXIT_FAIL;
+	int n = bt_parse_args(&windows_spec, argc, argv), ret = BT_EXIT_FAIL;
 	struct bt_spie_maps s = { 0 };
 	struct bt_instance inst;
 	const char *name;
-	char **names;
 
 	if (n < 0)
 		return BT_EXIT_USAGE;
@@ -146,10 +133,9 @@ int cmd_windows(int argc, char **argv)
 		bt_err("windows: --count needs --every");
 		return BT_EXIT_USAGE;
 	}
-	if (bt_instance_resolve(n ? argv[1] : NULL, wcfg.instance, &name, &names, &cnt))
+	if (bt_instance_open_arg(n ? argv[1] : NULL, wcfg.instance, &inst))
 		return BT_EXIT_FAIL;
-	if (bt_instance_open_or_explain(name, &inst))
-		goto out_names;
+	name = inst.name;
 	if (bt_spie_map(&inst, &s)) {
 		bt_err("windows: mapping the SPIE windows of '%s' failed", name);
 		goto out;
@@ -178,7 +164,5 @@ out:
 	if (s.ctl)
 		bt_spie_unmap(&s);
 	bt_instance_close(&inst);
-out_names:
-	bt_instance_names_free(names, cnt);
 	return ret;
 }

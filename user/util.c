@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include "util.h"
+
+void *bt_mmap_array(int fd, size_t bytes, size_t *mapped_len)
+{
+	size_t pg = sysconf(_SC_PAGESIZE), len = (bytes + pg - 1) / pg * pg;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	*mapped_len = len;
+	return p;
+}
+
+const char *bt_fmt_ns(__u64 ns, char *buf, size_t len, const char *none_text)
+{
+	time_t t = ns / 1000000000ULL;
+	struct tm tm;
+	size_t n;
+
+	if (!ns) {
+		snprintf(buf, len, "%s", none_text);
+		return buf;
+	}
+	gmtime_r(&t, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%03lluZ", (unsigned long long)(ns / 1000000ULL % 1000));
+	return buf;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int bt_list_dir(const char *dir, bool (*keep)(const char *name), char ***out, int *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL;
+	int cnt = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char **nv;
+
+		if (de->d_name[0] == '.' || !keep(de->d_name))
+			continue;
+		nv = realloc(v, (cnt + 1) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[cnt++] = strdup(de->d_name);
+	}
+	closedir(d);
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), cmp_str);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+void bt_strv_free(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}

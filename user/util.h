@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Small helpers more than one command needs. */
+#ifndef BLOOMTAP_UTIL_H
+#define BLOOMTAP_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+/* A BPF_F_MMAPABLE array map, read-write; NULL on failure (errno set). */
+void *bt_mmap_array(int fd, size_t bytes, size_t *mapped_len);
+/* CLOCK_REALTIME ns as ISO 8601 UTC with milliseconds; none_text for 0. */
+const char *bt_fmt_ns(__u64 ns, char *buf, size_t len, const char *none_text);
+/* Sorted names in dir that keep() accepts; free with bt_strv_free(). */
+int bt_list_dir(const char *dir, bool (*keep)(const char *name), char ***out, int *n);
+void bt_strv_free(char **v, int n);
+
+#endif /* BLOOMTAP_UTIL_H */
