@@ -27,6 +27,7 @@
 #include "instance.h"
 #include "sketch.h"
 #include "commands.h"
+#include "util.h"
 #include "bench.skel.h"
 #include <zstd.h>
 #include "../tests/frames.h"
@@ -253,19 +254,6 @@ static void live_down(void)
 	bt_instance_remove(LIVE_IF_B);
 }
 
-static int enter_ns(const char *ns)
-{
-	char path[128];
-	int fd, err;
-
-	snprintf(path, sizeof(path), "/var/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	err = setns(fd, CLONE_NEWNET);
-	close(fd);
-	return err;
-}
 
 static __u64 rx_packets_b(void)
 {
@@ -293,7 +281,7 @@ static double live_once(struct bench_bpf *skel, int home, const struct frame *f)
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = 64);
 	int err;
 
-	if (enter_ns(LIVE_NS_A))
+	if (bt_enter_netns(LIVE_NS_A))
 		return -1;
 	ctx.ingress_ifindex = if_nametoindex(LIVE_IF_A);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -338,7 +326,7 @@ static void live_run(FILE *f, const uint32_t *seq)
 		without[r] = live_once(skel, home, &fr);
 		sh("ip -n " LIVE_NS_B " link set " LIVE_IF_B " xdpdrv off");
 		/* with bloomtap */
-		if (enter_ns(LIVE_NS_B) || bt_attach(LIVE_IF_B, BT_MODE_NATIVE, false, NULL, NULL))
+		if (bt_enter_netns(LIVE_NS_B) || bt_attach(LIVE_IF_B, BT_MODE_NATIVE, false, NULL, NULL))
 			goto fail;
 		setns(home, CLONE_NEWNET);
 		with[r] = live_once(skel, home, &fr);

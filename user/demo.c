@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include "common.h"
 #include "commands.h"
+#include "util.h"
 #include "options.h"
 #include "sketch.h"
 
@@ -55,19 +56,6 @@ static int sh(const char *fmt, ...)
 	return rc == 0 ? 0 : -1;
 }
 
-static int enter_ns(const char *ns)
-{
-	char path[128];
-	int fd, err;
-
-	snprintf(path, sizeof(path), "/var/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = setns(fd, CLONE_NEWNET) ? -errno : 0;
-	close(fd);
-	return err;
-}
 
 static void lab_down(int home_ns)
 {
@@ -120,7 +108,7 @@ static int traffic_open(struct traffic *t)
 
 	memset(t, 0, sizeof(*t));
 	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
-	if (enter_ns(NS_B))
+	if (bt_enter_netns(NS_B))
 		return -1;
 	t->udp_sink = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
 	t->tcp_listen = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -131,7 +119,7 @@ static int traffic_open(struct traffic *t)
 	if (bind(t->tcp_listen, (void *)&b, sizeof(b)) || listen(t->tcp_listen, 1))
 		return -1;
 
-	if (enter_ns(NS_A))
+	if (bt_enter_netns(NS_A))
 		return -1;
 	for (int i = 0; i < HEAVY_FLOWS; i++)
 		if ((t->heavy[i] = udp_from(10000 + i)) < 0)
@@ -304,7 +292,7 @@ static int send_traced_packet(char *hex, size_t len)
 	ssize_t n;
 
 	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
-	if (enter_ns(NS_A))
+	if (bt_enter_netns(NS_A))
 		return -1;
 	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
 	if (fd < 0)
@@ -386,7 +374,7 @@ int cmd_demo(int argc, char **argv)
 		bt_err("demo: setting up the lab failed (is iproute2 installed? run with -v)");
 		goto out;
 	}
-	if (enter_ns(NS_B) || bt_attach(IF_B, BT_MODE_AUTO, false, NULL, NULL))
+	if (bt_enter_netns(NS_B) || bt_attach(IF_B, BT_MODE_AUTO, false, NULL, NULL))
 		goto out;
 	setns(home, CLONE_NEWNET);
 

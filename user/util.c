@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,4 +78,18 @@ void bt_strv_free(char **v, int n)
 	for (int i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
+}
+
+int bt_enter_netns(const char *name)
+{
+	char path[128];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/var/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = setns(fd, CLONE_NEWNET) ? -errno : 0;
+	close(fd);
+	return err;
 }
