@@ -17,8 +17,8 @@ DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd) -lm
-CFLAGS    ?= -O2 -g
-CFLAGS    += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
+OPT_CFLAGS ?= -O2 -g
+CFLAGS    := $(OPT_CFLAGS) -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
 	     -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE
 BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
 	     -Iinclude -Ivmlinux/$(ARCH) -mcpu=v3
@@ -31,7 +31,7 @@ USER_HDRS := $(wildcard user/*.h) include/bloomtap.h $(OUTPUT)/bloomtap.skel.h
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o
 
-.PHONY: all deps demo test bench clean vmlinux
+.PHONY: all deps demo test test-asan bench clean vmlinux
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
@@ -76,6 +76,16 @@ demo: deps
 test: deps
 	$(MAKE) all $(TEST_BINS)
 	tests/run.sh
+	$(MAKE) test-asan
+
+# User space once more under AddressSanitizer and UndefinedBehaviorSanitizer
+# (any report aborts the test that met it, which then fails).
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+test-asan:
+	$(MAKE) OUTPUT=$(OUTPUT)/asan OPT_CFLAGS="$(ASAN_FLAGS)" $(OUTPUT)/asan/bloomtap \
+		$(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(TEST_BINS))
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		BT_BUILD=$(OUTPUT)/asan tests/run.sh
 
 $(OUTPUT)/bench.bpf.o: bench/bench.bpf.c $(BPF_SRCS) include/hash.h | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@

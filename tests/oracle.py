@@ -22,7 +22,7 @@ Excluded, and why (counted and printed):
 import collections, csv, json, os, struct, subprocess, sys, tempfile, concurrent.futures
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BLOOMTAP = os.path.join(HERE, "..", ".output", "bloomtap")
+BLOOMTAP = os.environ.get("BLOOMTAP") or os.path.join(HERE, "..", ".output", "bloomtap")
 PCAPS = os.path.join(HERE, "..", "..", "shared", "data", "pcaps")
 
 FIELDS = ["frame.number", "frame.cap_len", "frame.protocols",

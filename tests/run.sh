@@ -3,6 +3,9 @@
 # cmocka suites report "[  PASSED  ] N test(s)"; the shell and Python suites
 # end with their own "N passed, N failed" line; both are added up here.
 cd "$(dirname "$0")/.." || exit 1
+# BT_BUILD: the build to test (.output, or .output/asan for make test-asan)
+BT_BUILD=${BT_BUILD:-.output}
+export BLOOMTAP=$PWD/$BT_BUILD/bloomtap
 total_pass=0 total_fail=0 total_skip=0 broken=()
 
 add_counts() {	# suite name, its output file, its exit code
@@ -34,10 +37,10 @@ run_suite() {	# name, command...
 	rm -f "$out"
 }
 
-run_suite unit        .output/tests/test_unit
-run_suite datapath    .output/tests/test_datapath
-run_suite heavy       .output/tests/test_heavy
-run_suite spie        .output/tests/test_spie
+run_suite unit        $BT_BUILD/tests/test_unit
+run_suite datapath    $BT_BUILD/tests/test_datapath
+run_suite heavy       $BT_BUILD/tests/test_heavy
+run_suite spie        $BT_BUILD/tests/test_spie
 run_suite cli         tests/cli.sh
 run_suite integration tests/integration.sh
 run_suite windows     tests/spie.sh
