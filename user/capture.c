@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +22,13 @@ struct bt_capture {
 	uint8_t frame[FRAME_MAX];
 };
 
-int bt_capture_open(const char *path, struct bt_capture **out, char *err, size_t errlen)
+/* path, or an in-memory capture when path is NULL */
+static int capture_open(const char *path, const void *buf, size_t len,
+			struct bt_capture **out, char *err, size_t errlen)
 {
 	char pcap_err[PCAP_ERRBUF_SIZE] = "";
 	struct bt_capture *c;
+	FILE *f;
 
 	*out = NULL;
 	c = calloc(1, sizeof(*c));
@@ -31,16 +36,49 @@ int bt_capture_open(const char *path, struct bt_capture **out, char *err, size_t
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	c->pcap = pcap_open_offline(path, pcap_err);
+	if (path) {
+		c->pcap = pcap_open_offline(path, pcap_err);
+	} else if ((f = fmemopen((void *)buf, len, "rb"))) {
+		c->pcap = pcap_fopen_offline(f, pcap_err);	/* owns f from here */
+		if (!c->pcap)
+			fclose(f);
+	}
 	if (!c->pcap) {
 		/* libpcap says "No such file..." or "unknown file format" */
-		snprintf(err, errlen, "%s: cannot read as a capture file: %s", path, pcap_err);
+		snprintf(err, errlen, "%s: cannot read as a capture file: %s",
+			 path ? path : "request body", pcap_err);
 		free(c);
 		return -EINVAL;
 	}
 	c->dlt = pcap_datalink(c->pcap);
 	*out = c;
 	return 0;
+}
+
+int bt_capture_open(const char *path, struct bt_capture **out, char *err, size_t errlen)
+{
+	return capture_open(path, NULL, 0, out, err, errlen);
+}
+
+int bt_capture_open_mem(const void *buf, size_t len, struct bt_capture **out, char *err,
+			size_t errlen)
+{
+	return capture_open(NULL, buf, len, out, err, errlen);
+}
+
+bool bt_is_capture(const void *buf, size_t len)
+{
+	static const uint32_t magics[] = { 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1,
+					   0x0a0d0d0a };
+	uint32_t m;
+
+	if (len < 4)
+		return false;
+	memcpy(&m, buf, 4);
+	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
+		if (m == magics[i])
+			return true;
+	return false;
 }
 
 static void put_eth(uint8_t *f, uint16_t ethertype)

@@ -6,6 +6,8 @@
 #ifndef BLOOMTAP_CAPTURE_H
 #define BLOOMTAP_CAPTURE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/time.h>
 
@@ -21,6 +23,11 @@ struct bt_packet {
 
 /* Returns 0, or a negative errno with a message in err. */
 int bt_capture_open(const char *path, struct bt_capture **out, char *err, size_t errlen);
+/* The same over a capture held in memory (an HTTP request body). */
+int bt_capture_open_mem(const void *buf, size_t len, struct bt_capture **out, char *err,
+			size_t errlen);
+/* Does buf start like a pcap or pcapng file? */
+bool bt_is_capture(const void *buf, size_t len);
 /* 1: a packet in *p (check p->skip); 0: end of file; <0: the file is
  * broken from here on, bt_capture_error() says how. */
 int bt_capture_next(struct bt_capture *c, struct bt_packet *p);

@@ -8,6 +8,7 @@
 #include <linux/types.h>
 #include "bloomtap.h"
 #include "instance.h"
+#include "sketch.h"
 
 int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
@@ -18,6 +19,11 @@ int cmd_demo(int argc, char **argv);
 int cmd_heavy(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_windows(int argc, char **argv);
+/* The trace of the packets in buf (a pcap or pcapng capture, or hex text)
+ * against inst's live windows (inst may be NULL) and the archive (NULL:
+ * none), as trace -j prints it; NULL with err set on bad input. */
+struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
+				    const void *buf, size_t len, char *err, size_t errlen);
 /* Epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] (UTC), or -N[smhd] ago, into ns. */
 int bt_parse_time(const char *s, __u64 *ns);
 
@@ -36,5 +42,8 @@ int bt_print_stats(const struct bt_instance *inst);
 /* Heavy flows of both intervals (last complete, current), top n. */
 int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,
 		   const struct bt_threshold *thr);
+/* The same, as the JSON array heavy -j prints (last interval first). */
+struct json_object *bt_heavy_json(const struct bt_heavy_maps *m, size_t n, bool by_packets,
+				  const struct bt_threshold *thr);
 
 #endif /* BLOOMTAP_COMMANDS_H */

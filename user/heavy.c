@@ -15,8 +15,8 @@
 #include "sketch.h"
 #include "util.h"
 
-static struct json_object *report_json(const struct bt_heavy_report *r, size_t n,
-				       struct json_object *arr)
+static void report_json(const struct bt_heavy_report *r, size_t n,
+			struct json_object *arr)
 {
 	const char *which = r->current ? "current" : "last";
 
@@ -35,7 +35,6 @@ static struct json_object *report_json(const struct bt_heavy_report *r, size_t n
 		json_object_object_add(o, "interval_bytes", json_object_new_uint64(r->total_bytes));
 		json_object_array_add(arr, o);
 	}
-	return arr;
 }
 
 static void report_plain(const struct bt_heavy_report *r, size_t n)
@@ -95,6 +94,25 @@ static int print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, int 
 	if (arr)
 		bt_json_print(arr);
 	return 0;
+}
+
+struct json_object *bt_heavy_json(const struct bt_heavy_maps *m, size_t n, bool by_packets,
+				  const struct bt_threshold *thr)
+{
+	struct json_object *arr = json_object_new_array();
+	__u32 ivs[2] = { !(m->ctl->interval & 1), m->ctl->interval & 1 };
+
+	for (int i = 0; i < 2; i++) {
+		struct bt_heavy_report r;
+
+		if (bt_heavy_collect(m, ivs[i], thr, by_packets, &r)) {
+			json_object_put(arr);
+			return NULL;
+		}
+		report_json(&r, n, arr);
+		bt_heavy_report_free(&r);
+	}
+	return arr;
 }
 
 int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,

@@ -134,54 +134,153 @@ static int cmp_hit(const void *a, const void *b)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
-static int load_packets(const char *file, const char *hex, struct tpkt **out, size_t *n)
+static int load_hex(const char *hex, struct tpkt **out, size_t *n, char *err, size_t errlen)
 {
-	struct tpkt *p = NULL;
-	size_t cnt = 0;
+	static uint8_t buf[65536];
+	struct tpkt *p;
+	int len = bt_parse_hex(hex, buf, sizeof(buf));
 
-	if (hex) {
-		uint8_t buf[65536];
-		int len = bt_parse_hex(hex, buf, sizeof(buf));
-
-		if (len < 0) {
-			bt_err("trace: --hex: not hex bytes (like '45 00 00 54 ...')");
-			return -EINVAL;
-		}
-		p = calloc(1, sizeof(*p));
-		p->ip = (buf[0] >> 4 == 4 || buf[0] >> 4 == 6) ?
-			!bt_spie_input_ip(buf, len, &p->in) : !bt_spie_input_frame(buf, len, &p->in);
-		*out = p;
-		*n = 1;
-		return 0;
-	}
-
-	struct bt_capture *cap;
-	struct bt_packet pk;
-	char msg[512];
-	int rc;
-
-	if (bt_capture_open(file, &cap, msg, sizeof(msg))) {
-		bt_err("%s", msg);
+	if (len < 0) {
+		snprintf(err, errlen, "not hex bytes (like '45 00 00 54 ...')");
 		return -EINVAL;
 	}
-	p = calloc(MAX_PACKETS, sizeof(*p));
-	while ((rc = bt_capture_next(cap, &pk)) == 1 && cnt < MAX_PACKETS) {
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->ip = (buf[0] >> 4 == 4 || buf[0] >> 4 == 6) ?
+		!bt_spie_input_ip(buf, len, &p->in) : !bt_spie_input_frame(buf, len, &p->in);
+	*out = p;
+	*n = 1;
+	return 0;
+}
+
+static int load_capture(struct bt_capture *cap, const char *what, struct tpkt **out,
+			size_t *n, char *err, size_t errlen)
+{
+	struct tpkt *p = calloc(MAX_PACKETS, sizeof(*p));
+	struct bt_packet pk;
+	size_t cnt = 0;
+	int rc;
+
+	if (!p)
+		return -ENOMEM;
+	while (cnt < MAX_PACKETS && (rc = bt_capture_next(cap, &pk)) == 1) {
 		p[cnt].ip = !pk.skip && !bt_spie_input_frame(pk.data, pk.len, &p[cnt].in);
 		cnt++;
 	}
-	if (rc < 0) {
-		bt_err("%s: capture breaks off after %zu packets (%s)", file, cnt,
-		       bt_capture_error(cap));
-		bt_capture_close(cap);
+	if (cnt < MAX_PACKETS && rc < 0) {
+		snprintf(err, errlen, "%s: capture breaks off after %zu packets (%s)", what, cnt,
+			 bt_capture_error(cap));
 		free(p);
 		return -EINVAL;
 	}
-	if (rc == 1)
-		bt_warn("%s: only the first %d packets are traced", file, MAX_PACKETS);
-	bt_capture_close(cap);
+	if (cnt == MAX_PACKETS)
+		bt_warn("%s: only the first %d packets are traced", what, MAX_PACKETS);
 	*out = p;
 	*n = cnt;
 	return 0;
+}
+
+static int load_packets(const char *file, const char *hex, struct tpkt **out, size_t *n)
+{
+	struct bt_capture *cap;
+	char msg[600];
+	int err;
+
+	if (hex)
+		err = load_hex(hex, out, n, msg, sizeof(msg));
+	else if (!(err = bt_capture_open(file, &cap, msg, sizeof(msg)))) {
+		err = load_capture(cap, file, out, n, msg, sizeof(msg));
+		bt_capture_close(cap);
+	}
+	if (err)
+		bt_err("trace: %s", msg);
+	return err;
+}
+
+/* One packet's result, as trace -j prints it. */
+static struct json_object *packet_json(size_t i, struct tpkt *p, bool have_inst)
+{
+	struct json_object *o = json_object_new_object(), *ws = json_object_new_array();
+	char dg[24], a[40], b[40];
+
+	snprintf(dg, sizeof(dg), "%016" PRIx64, (uint64_t)p->digest);
+	json_object_object_add(o, "packet", json_object_new_int64(i + 1));
+	json_object_object_add(o, "digest", have_inst ? json_object_new_string(dg) : NULL);
+	json_object_object_add(o, "seen", json_object_new_boolean(p->nhits > 0));
+	for (int h = 0; h < p->nhits; h++) {
+		struct json_object *w = json_object_new_object();
+
+		bt_fmt_ns(p->hits[h].start_ns, a, sizeof(a), "now");
+		bt_fmt_ns(p->hits[h].end_ns, b, sizeof(b), "now");
+		json_object_object_add(w, "start", json_object_new_string(a));
+		json_object_object_add(w, "end", p->hits[h].end_ns ? json_object_new_string(b) : NULL);
+		json_object_object_add(w, "fpr", json_object_new_double(p->hits[h].fpr));
+		json_object_object_add(w, "window", json_object_new_int64(p->hits[h].seq));
+		json_object_object_add(w, "source", json_object_new_string(
+				       p->hits[h].archived ? "archive" : "live"));
+		json_object_array_add(ws, w);
+	}
+	json_object_object_add(o, "windows", ws);
+	return o;
+}
+
+/* Queries the live windows of inst (NULL: none) and the archive (NULL:
+ * none) for every packet of t. */
+static int trace_query(struct trace_ctx *t, const struct bt_instance *inst,
+		       const char *archive, __u64 since, __u64 until)
+{
+	struct bt_spie_maps sm;
+
+	if (inst) {
+		if (bt_spie_map(inst, &sm))
+			return -ENOMEM;
+		for (size_t i = 0; i < t->n; i++)
+			if (t->p[i].ip)
+				t->p[i].digest = bt_spie_digest(&inst->meta, &t->p[i].in);
+		query_live(t, &sm, since, until);
+		bt_spie_unmap(&sm);
+	}
+	if (archive && bt_archive_each(archive, since, until, query_archived, t) < 0)
+		return -EIO;
+	for (size_t i = 0; i < t->n; i++)
+		qsort(t->p[i].hits, t->p[i].nhits, sizeof(t->p[i].hits[0]), cmp_hit);
+	return 0;
+}
+
+struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
+				    const void *buf, size_t len, char *err, size_t errlen)
+{
+	struct trace_ctx t = { 0 };
+	struct json_object *arr;
+	int rc;
+
+	if (bt_is_capture(buf, len)) {
+		struct bt_capture *cap;
+
+		if ((rc = bt_capture_open_mem(buf, len, &cap, err, errlen)))
+			return NULL;
+		rc = load_capture(cap, "request body", &t.p, &t.n, err, errlen);
+		bt_capture_close(cap);
+	} else {
+		char *hex = strndup(buf, len);
+
+		rc = hex ? load_hex(hex, &t.p, &t.n, err, errlen) : -ENOMEM;
+		free(hex);
+	}
+	if (rc)
+		return NULL;
+	if (trace_query(&t, inst, archive, 0, 0)) {
+		snprintf(err, errlen, "querying the windows failed");
+		free(t.p);
+		return NULL;
+	}
+	arr = json_object_new_array();
+	for (size_t i = 0; i < t.n; i++)
+		if (t.p[i].ip)
+			json_object_array_add(arr, packet_json(i, &t.p[i], inst != NULL));
+	free(t.p);
+	return arr;
 }
 
 static struct trace_cfg {
@@ -213,7 +312,6 @@ int cmd_trace(int argc, char **argv)
 {
 	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE;
 	const char *iface = NULL, *file = NULL;
-	struct bt_spie_maps sm = { 0 };
 	struct trace_ctx t = { 0 };
 	struct bt_instance inst;
 	bool have_inst = false;
@@ -249,23 +347,17 @@ int cmd_trace(int argc, char **argv)
 		if (bt_instance_open_arg(iface, tcfg.instance, &inst))
 			goto out;
 		have_inst = true;
-		if (bt_spie_map(&inst, &sm)) {
-			bt_err("trace: mapping the SPIE windows of '%s' failed", inst.name);
-			goto out;
-		}
-		for (size_t i = 0; i < t.n; i++)
-			if (t.p[i].ip)
-				t.p[i].digest = bt_spie_digest(&inst.meta, &t.p[i].in);
-		query_live(&t, &sm, since, until);
 	}
-	if (tcfg.archive && bt_archive_each(tcfg.archive, since, until, query_archived, &t) < 0)
+	if (trace_query(&t, have_inst ? &inst : NULL, tcfg.archive, since, until)) {
+		bt_err("trace: querying the windows failed");
 		goto out;
+	}
 
 	struct json_object *arr = bt_g.json ? json_object_new_array() : NULL;
 
 	for (size_t i = 0; i < t.n; i++) {
 		struct tpkt *p = &t.p[i];
-		char dg[24], a[40], b[40];
+		char a[40], b[40];
 
 		if (!p->ip) {
 			if (!arr)
@@ -274,39 +366,18 @@ int cmd_trace(int argc, char **argv)
 		}
 		ip++;
 		unseen += !p->nhits;
-		qsort(p->hits, p->nhits, sizeof(p->hits[0]), cmp_hit);
-		snprintf(dg, sizeof(dg), "%016" PRIx64, (uint64_t)p->digest);
 		if (arr) {
-			struct json_object *o = json_object_new_object(), *ws = json_object_new_array();
-
-			json_object_object_add(o, "packet", json_object_new_int64(i + 1));
-			json_object_object_add(o, "digest", have_inst ? json_object_new_string(dg) : NULL);
-			json_object_object_add(o, "seen", json_object_new_boolean(p->nhits > 0));
-			for (int h = 0; h < p->nhits; h++) {
-				struct json_object *w = json_object_new_object();
-
-				bt_fmt_ns(p->hits[h].start_ns, a, sizeof(a), "now");
-				bt_fmt_ns(p->hits[h].end_ns, b, sizeof(b), "now");
-				json_object_object_add(w, "start", json_object_new_string(a));
-				json_object_object_add(w, "end", p->hits[h].end_ns ?
-						       json_object_new_string(b) : NULL);
-				json_object_object_add(w, "fpr", json_object_new_double(p->hits[h].fpr));
-				json_object_object_add(w, "window", json_object_new_int64(p->hits[h].seq));
-				json_object_object_add(w, "source", json_object_new_string(
-						       p->hits[h].archived ? "archive" : "live"));
-				json_object_array_add(ws, w);
-			}
-			json_object_object_add(o, "windows", ws);
-			json_object_array_add(arr, o);
+			json_object_array_add(arr, packet_json(i, p, have_inst));
 			continue;
 		}
 		if (!p->nhits) {
-			printf("packet %zu%s%s: not seen\n", i + 1, have_inst ? " digest " : "",
-			       have_inst ? dg : "");
+			printf("packet %zu%s%016" PRIx64 ": not seen\n", i + 1,
+			       have_inst ? " digest " : "", (uint64_t)p->digest);
 			continue;
 		}
-		printf("packet %zu%s%s: seen in %d window%s\n", i + 1, have_inst ? " digest " : "",
-		       have_inst ? dg : "", p->nhits, p->nhits > 1 ? "s" : "");
+		printf("packet %zu%s%016" PRIx64 ": seen in %d window%s\n", i + 1,
+		       have_inst ? " digest " : "", (uint64_t)p->digest, p->nhits,
+		       p->nhits > 1 ? "s" : "");
 		for (int h = 0; h < p->nhits; h++) {
 			bt_fmt_ns(p->hits[h].start_ns, a, sizeof(a), "now");
 			bt_fmt_ns(p->hits[h].end_ns, b, sizeof(b), "now");
@@ -325,8 +396,6 @@ int cmd_trace(int argc, char **argv)
 		ret = BT_EXIT_USAGE;
 	}
 out:
-	if (sm.ctl)
-		bt_spie_unmap(&sm);
 	if (have_inst)
 		bt_instance_close(&inst);
 	free(t.p);
