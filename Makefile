@@ -16,7 +16,7 @@ DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3
 
-LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd) -lm
+LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd libmicrohttpd 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd) -lm -lpthread
 OPT_CFLAGS ?= -O2 -g
 CFLAGS    := $(OPT_CFLAGS) -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
 	     -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE

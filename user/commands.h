@@ -16,6 +16,7 @@ int cmd_status(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_heavy(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_windows(int argc, char **argv);

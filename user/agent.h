@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The agent (bloomtap run): the interfaces it watches, what keeps their
+ * intervals and windows turning, and what its HTTP side reads. */
+#ifndef BLOOMTAP_AGENT_H
+#define BLOOMTAP_AGENT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+#include "instance.h"
+#include "sketch.h"
+#include "spie.h"
+
+#define BT_AGENT_MAX_IFACES 32
+
+struct agent_iface {
+	char name[IFNAMSIZ];
+	struct bt_instance inst;
+	struct bt_heavy_maps hm;
+	struct bt_spie_maps sm;
+	double next_flip, next_rotate;	/* CLOCK_MONOTONIC seconds */
+	uint64_t sealed, archived, archive_errors;
+};
+
+struct agent_cfg {
+	const char *config, *listen, *archive;
+	double interval_s, window_s;
+	uint32_t top;
+	uint64_t archive_max_bytes, archive_max_age;
+	bool detach_on_exit, force;
+	int mode;
+	struct bt_sketch_cfg sketch;
+	struct bt_spie_cfg spie;
+};
+
+struct agent {
+	struct agent_cfg cfg;
+	struct agent_iface ifs[BT_AGENT_MAX_IFACES];
+	int n;
+	pthread_mutex_t lock;		/* loop's rotations vs HTTP readers */
+	double started;
+	uint64_t requests, rejected;
+};
+
+/* HTTP: /metrics, /healthz, /api/v1/heavy, /api/v1/trace. */
+struct MHD_Daemon;
+struct MHD_Daemon *bt_http_start(struct agent *a, const char *listen, char *err, size_t errlen);
+void bt_http_stop(struct MHD_Daemon *d);
+/* 0 when s is ADDR:PORT; *loopback says whether ADDR is. */
+int bt_listen_check(const char *s, bool *loopback);
+/* Prometheus text exposition of every interface; caller frees. */
+char *bt_metrics_text(struct agent *a);
+
+/* journald reads "<N>" level prefixes (sd-daemon(3)) */
+void bt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+enum { BT_LOG_ERR = 3, BT_LOG_WARNING = 4, BT_LOG_INFO = 6, BT_LOG_DEBUG = 7 };
+
+#endif /* BLOOMTAP_AGENT_H */
