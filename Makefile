@@ -14,7 +14,8 @@ VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 # Debian packages: build, test oracle (tshark) and test traffic.
 DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
-	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3
+	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
+	     prometheus curl python3-yaml systemd
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd libmicrohttpd 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd) -lm -lpthread
 OPT_CFLAGS ?= -O2 -g

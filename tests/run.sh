@@ -45,6 +45,8 @@ run_suite cli         tests/cli.sh
 run_suite integration tests/integration.sh
 run_suite windows     tests/spie.sh
 run_suite multihop    tests/multihop.sh
+run_suite agent       tests/agent.sh
+run_suite deploy      tests/deploy.sh
 run_suite oracle      python3 tests/oracle.py
 run_suite heavy-pcaps python3 tests/heavy_oracle.py
 

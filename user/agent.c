@@ -81,6 +81,8 @@ static const struct bt_opt run_opts[] = {
 	  "prune archived windows older than this", .min = 1, .max = UINT64_MAX },
 	{ "top", 0, BT_OPT_U32, &ag.cfg.top, "K",
 	  "heavy flows per interface in /metrics (default 10)", .min = 1, .max = 1000 },
+	{ "check", 0, BT_OPT_FLAG, &ag.cfg.check, NULL,
+	  "check the options and the configuration file, attach nothing, exit" },
 	{ "detach-on-exit", 0, BT_OPT_FLAG, &ag.cfg.detach_on_exit, NULL,
 	  "detach and remove the pins when stopped (default: leave attached)" },
 	{ "mode", 'm', BT_OPT_ENUM, &ag.cfg.mode, "MODE", "XDP mode for new attachments",
@@ -267,6 +269,23 @@ static void rotate(struct agent_iface *f)
 				 ag.cfg.archive_max_age);
 }
 
+/* mkdir -p, mode 0700 */
+static int mkdir_p(const char *path)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0700) && errno != EEXIST ? -1 : 0;
+}
+
 static double window_s(const struct agent_iface *f)
 {
 	return ag.cfg.spie.window_s > 0 ? ag.cfg.spie.window_s : f->inst.meta.window_ms / 1000.0;
@@ -330,9 +349,14 @@ int cmd_run(int argc, char **argv)
 		if (bt_sketch_resolve(&sk, &probe) || bt_spie_resolve(&sp, &probe))
 			return BT_EXIT_USAGE;
 	}
-	if (ag.cfg.archive && mkdir(ag.cfg.archive, 0700) && errno != EEXIST) {
+	if (ag.cfg.archive && mkdir_p(ag.cfg.archive)) {
 		bt_err("run: --archive %s: %s", ag.cfg.archive, strerror(errno));
 		return BT_EXIT_USAGE;
+	}
+	if (ag.cfg.check) {
+		printf("configuration OK: %d interface%s, HTTP on %s\n", ag.n, ag.n > 1 ? "s" : "",
+		       ag.cfg.listen);
+		return 0;
 	}
 
 	for (int i = 0; i < ag.n; i++) {

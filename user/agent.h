@@ -28,7 +28,7 @@ struct agent_cfg {
 	double interval_s, window_s;
 	uint32_t top;
 	uint64_t archive_max_bytes, archive_max_age;
-	bool detach_on_exit, force;
+	bool detach_on_exit, force, check;
 	int mode;
 	struct bt_sketch_cfg sketch;
 	struct bt_spie_cfg spie;

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The agent (bloomtap run) on a veth in a namespace: bad values refused
+# before anything is attached; /metrics valid for promtool and scraped by a
+# real Prometheus whose query API then returns bloomtap's series; the JSON
+# API and its refusals; restart without loss; SIGHUP; --detach-on-exit.
+source "$(dirname "$0")/lib.sh"
+need_root "agent"
+
+ID=$$
+NSA=bt-ag-a-$ID NSB=bt-ag-b-$ID
+VA=btaa$ID VB=btab$ID
+PORT=9477
+TMP=$(mktemp -d)
+AGENT=
+cleanup() {
+	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	[ -n "$PROM" ] && kill "$PROM" 2>/dev/null && wait "$PROM" 2>/dev/null
+	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	cleanup_netns
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+netns_add "$NSA" && netns_add "$NSB" || { fail "namespaces"; summary; exit 1; }
+ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
+ip -n "$NSA" addr add 198.18.8.1/24 dev "$VA"
+ip -n "$NSB" addr add 198.18.8.2/24 dev "$VB"
+ip -n "$NSA" link set "$VA" up
+ip -n "$NSB" link set "$VB" up
+inb() { in_ns "$NSB" "$@"; }
+get() { inb curl -s -m 5 "$@"; }
+
+# ---- bad values: clear errors, nothing attached ----
+expect_fail "no interface" "name at least one interface" inb "$BLOOMTAP" run
+expect_fail "unknown interface" "no such interface" inb "$BLOOMTAP" run nosuch0
+expect_fail "bad --listen" "give ADDR:PORT" inb "$BLOOMTAP" run --listen nowhere "$VB"
+expect_fail "bad --interval" "out of range" inb "$BLOOMTAP" run --interval 0 "$VB"
+printf 'interval = 1\nbogus = 3\n' > "$TMP/bad.conf"
+expect_fail "unknown key in the config file" "unknown option '--bogus'" inb "$BLOOMTAP" run --config "$TMP/bad.conf" "$VB"
+printf 'window-bits = 5000\n' > "$TMP/bad2.conf"
+expect_fail "bad value in the config file" "not a power of two" inb "$BLOOMTAP" run --config "$TMP/bad2.conf" "$VB"
+check "nothing attached after the refusals" test ! -e "/sys/fs/bpf/bloomtap/$VB"
+
+# ---- running ----
+cat > "$TMP/agent.conf" <<CONF
+# bloomtap run configuration
+interface = $VB
+interval = 2
+window = 0.5
+archive = $TMP/archive
+listen = 127.0.0.1:$PORT
+CONF
+# nsenter execs bloomtap: $! is the agent itself, which signals must reach
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" > "$TMP/agent.log" 2>&1 &
+AGENT=$!
+for i in $(seq 50); do get "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+eq "/healthz" "$(get 127.0.0.1:$PORT/healthz)" "ok"
+in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.8.2 >/dev/null
+get "127.0.0.1:$PORT/metrics" > "$TMP/metrics.txt"
+check "promtool check metrics" bash -c "promtool check metrics < '$TMP/metrics.txt'"
+check "per-interface counters" grep -q "^bloomtap_packets_total{interface=\"$VB\"} [1-9]" "$TMP/metrics.txt"
+check "one HELP and TYPE per family" bash -c "[ \$(grep -c '^# TYPE bloomtap_l4_packets_total' '$TMP/metrics.txt') = 1 ]"
+check "archive gauge" grep -q "^bloomtap_archive_bytes [0-9]" "$TMP/metrics.txt"
+sleep 2.5
+check "heavy flows of the last interval as gauges (the pings)" bash -c \
+	"curl_out=\$(nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics); grep -q 'bloomtap_heavy_flow_bytes{interface=\"$VB\",rank=\"1\"' <<<\"\$curl_out\""
+check "windows sealed into the archive" bash -c "ls '$TMP/archive'/*.btw >/dev/null 2>&1"
+H=$(get "127.0.0.1:$PORT/api/v1/heavy")
+eq "/api/v1/heavy: heavy -j's fields" "$(python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)[0]))' <<<"$H")" \
+	"['bytes', 'dport', 'dst', 'error_bytes', 'error_packets', 'exact_bytes', 'exact_packets', 'interval', 'interval_bytes', 'packets', 'proto', 'sport', 'src']"
+# a packet that passed, captured at B, traced through the API
+in_ns "$NSB" timeout 10 tshark -q -i "$VB" -F pcap -w "$TMP/got.pcap" -c 3 -f "icmp[icmptype] == icmp-echo" >/dev/null 2>&1 &
+TS=$!; sleep 1.5
+in_ns "$NSA" ping -q -c 3 -i 0.05 198.18.8.2 >/dev/null
+wait $TS
+T=$(inb curl -s -m 5 -X POST --data-binary "@$TMP/got.pcap" "127.0.0.1:$PORT/api/v1/trace")
+eq "/api/v1/trace (pcap): every packet seen" "$(python3 -c 'import json,sys; print({p["seen"] for p in json.load(sys.stdin)})' <<<"$T")" "{True}"
+HEX=$(python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); n=int.from_bytes(d[32:36],"little"); print(d[40:40+n].hex())' "$TMP/got.pcap")
+T=$(inb curl -s -m 5 -X POST --data "${HEX:0:36}ffff${HEX:40}" "127.0.0.1:$PORT/api/v1/trace")
+eq "/api/v1/trace (hex): a packet never sent is not seen" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["seen"])' <<<"$T")" "False"
+
+# refusals: 4xx with a JSON error
+code() { inb curl -s -o "$TMP/body" -w '%{http_code}' -m 5 "$@"; }
+eq "unknown path: 404" "$(code 127.0.0.1:$PORT/nope)" 404
+eq "wrong method: 405" "$(code -X DELETE 127.0.0.1:$PORT/metrics)" 405
+eq "malformed hex: 400" "$(code -X POST --data 'xyz' 127.0.0.1:$PORT/api/v1/trace)" 400
+head -c 1100000 /dev/zero > "$TMP/big"
+eq "oversized body: 413" "$(code -X POST --data-binary @$TMP/big 127.0.0.1:$PORT/api/v1/trace)" 413
+check "errors are JSON" grep -q '"error"' "$TMP/body"
+eq "unknown interface: 404" "$(code '127.0.0.1:'$PORT'/api/v1/heavy?iface=nope')" 404
+
+# ---- a real Prometheus scrapes it ----
+cat > "$TMP/prom.yml" <<PROMCONF
+global: { scrape_interval: 1s }
+scrape_configs:
+  - job_name: bloomtap
+    static_configs: [ { targets: ["127.0.0.1:$PORT"] } ]
+PROMCONF
+inb prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom" \
+	--web.listen-address=127.0.0.1:9090 > "$TMP/prom.log" 2>&1 &
+PROM=$!
+Q=
+for i in $(seq 60); do
+	Q=$(get '127.0.0.1:9090/api/v1/query?query=bloomtap_packets_total' 2>/dev/null)
+	grep -q "\"interface\":\"$VB\"" <<<"$Q" && break
+	sleep 0.5
+done
+check "Prometheus's query API returns bloomtap's series" grep -q "\"interface\":\"$VB\"" <<<"$Q"
+kill $PROM; wait $PROM 2>/dev/null; PROM=
+
+# ---- SIGHUP re-reads the file ----
+sed -i 's/^interval = 2/interval = 3/' "$TMP/agent.conf"
+kill -HUP $AGENT; sleep 0.5
+check "SIGHUP: configuration re-read" grep -q "re-read .*interval 3 s" "$TMP/agent.log"
+
+# ---- restart without loss ----
+BEFORE=$(get 127.0.0.1:$PORT/metrics | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\"}" {print $2}')
+kill -TERM $AGENT; wait $AGENT; AGENT=
+check "SIGTERM: still attached" bash -c "ip -n $NSB link show $VB | grep -q 'prog/xdp'"
+in_ns "$NSA" ping -q -c 4 -i 0.05 198.18.8.2 >/dev/null	# counted while no agent runs
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" >> "$TMP/agent.log" 2>&1 &
+AGENT=$!
+for i in $(seq 50); do get "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+check "restart adopts the instance" grep -q "adopted the attached instance" "$TMP/agent.log"
+AFTER=$(get 127.0.0.1:$PORT/metrics | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\"}" {print $2}')
+check "no counter lost across the restart ($BEFORE -> $AFTER, 4 pings between)" test "$AFTER" -ge $((BEFORE + 4))
+T=$(inb curl -s -m 5 -X POST --data-binary "@$TMP/got.pcap" "127.0.0.1:$PORT/api/v1/trace")
+eq "windows from before the restart still answer" "$(python3 -c 'import json,sys; print({p["seen"] for p in json.load(sys.stdin)})' <<<"$T")" "{True}"
+
+# ---- --detach-on-exit ----
+kill -TERM $AGENT; wait $AGENT; AGENT=
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" --detach-on-exit >> "$TMP/agent.log" 2>&1 &
+AGENT=$!
+for i in $(seq 50); do get "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+kill -TERM $AGENT; wait $AGENT; AGENT=
+check "--detach-on-exit: detached" bash -c "! ip -n $NSB link show $VB | grep -q 'prog/xdp'"
+check "--detach-on-exit: no pins" test ! -e "/sys/fs/bpf/bloomtap/$VB"
+
+cleanup
+trap - EXIT
+summary
+[ $FAIL -eq 0 ]
