@@ -15,8 +15,11 @@ ID=$$
 P=mh$ID
 CAP=$(mktemp -d)/victim.pcap
 NS=(h r1 r2 r3 r4 v s)
+AGENTS=()
 cleanup() {
 	local i
+	for i in "${AGENTS[@]}"; do kill "$i" 2>/dev/null; wait "$i" 2>/dev/null; done
+	AGENTS=()
 	for i in r1 r2 r3 r4 s; do "$BLOOMTAP" detach "${P}${i}in" >/dev/null 2>&1; done
 	for i in "${NS[@]}"; do ip netns del "$P-$i" 2>/dev/null; done
 	rm -rf "$(dirname "$CAP")"
@@ -84,6 +87,31 @@ done
 OUT=$("$BLOOMTAP" trace "${P}r1in" --hex "$HEX" 2>&1); RC=$?
 eq "r1: the same frame unchanged is seen" "$RC" 0
 [ $RC -eq 0 ] || { echo "        frame: $HEX"; sed 's/^/        /' <<<"$OUT"; tshark -r "$CAP" -c 3 2>/dev/null | sed 's/^/        /'; }
+
+# across hosts: an agent in each router (adopting its instance), each on an
+# address of its own namespace; asked from the victim, which reaches them all
+declare -A ADDR=( [r1]=198.18.1.2 [r2]=198.18.2.2 [r3]=198.18.3.2 [r4]=198.18.4.2 [s]=198.18.6.2 )
+for r in r1 r2 r3 r4 s; do
+	nsenter --net=/var/run/netns/"$P-$r" "$BLOOMTAP" run "${P}${r}in" --listen "${ADDR[$r]}:9477" \
+		--window 600 --archive "$(dirname "$CAP")/archive-$r" > "$(dirname "$CAP")/agent-$r.log" 2>&1 &
+	AGENTS+=($!)
+done
+for r in r1 r2 r3 r4 s; do
+	for i in $(seq 50); do in_ns "$P-v" curl -s -m 1 "${ADDR[$r]}:9477/healthz" >/dev/null && break; sleep 0.1; done
+done
+cat > "$(dirname "$CAP")/topology" <<TOPO
+# who is whose neighbour
+r4: r3
+r3: r2
+r2: r1 s
+TOPO
+LIST=r4=${ADDR[r4]}:9477,r3=${ADDR[r3]}:9477,r2=${ADDR[r2]}:9477,r1=${ADDR[r1]}:9477,s=${ADDR[s]}:9477
+OUT=$(in_ns "$P-v" "$BLOOMTAP" trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --from r4 "$CAP" 2>&1); RC=$?
+eq "across hosts: exit 0" "$RC" 0
+check "across hosts: the attack path" grep -q "^path (source side first): r1 -> r2 -> r3 -> r4$" <<<"$OUT"
+check "across hosts: the side branch did not see them" grep -q "^s .*did not see them" <<<"$OUT"
+J=$(in_ns "$P-v" "$BLOOMTAP" -j trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --hex "$NEVER" 2>&1)
+eq "across hosts: a packet never sent has no path" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["paths"])' <<<"$J")" "[]"
 
 cleanup
 trap - EXIT

@@ -25,6 +25,9 @@ int cmd_windows(int argc, char **argv);
  * none), as trace -j prints it; NULL with err set on bad input. */
 struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
 				    const void *buf, size_t len, char *err, size_t errlen);
+/* trace --agents: ask each agent, walk the path back (user/pathtrace.c). */
+int bt_trace_agents(const char *agents, const char *topology, const char *from,
+		    const void *body, size_t len);
 /* Epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] (UTC), or -N[smhd] ago, into ns. */
 int bt_parse_time(const char *s, __u64 *ns);
 

@@ -284,7 +284,7 @@ struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *
 }
 
 static struct trace_cfg {
-	const char *instance, *hex, *since, *until, *archive;
+	const char *instance, *hex, *since, *until, *archive, *agents, *topology, *from;
 } tcfg;
 
 static const struct bt_opt trace_opts[] = {
@@ -296,6 +296,12 @@ static const struct bt_opt trace_opts[] = {
 	{ "until", 0, BT_OPT_STRING, &tcfg.until, "T", "windows that start before T" },
 	{ "archive", 'a', BT_OPT_STRING, &tcfg.archive, "DIR",
 	  "also query the sealed windows archived in DIR" },
+	{ "agents", 0, BT_OPT_STRING, &tcfg.agents, "NAME=ADDR:PORT,...",
+	  "ask these agents (bloomtap run) instead, and walk the path back" },
+	{ "topology", 0, BT_OPT_STRING, &tcfg.topology, "FILE",
+	  "with --agents: who is whose neighbour ('NAME: NEIGHBOUR ...' lines)" },
+	{ "from", 0, BT_OPT_STRING, &tcfg.from, "NAME",
+	  "with --agents: the agent nearest the victim (default: the first)" },
 	{ 0 }
 };
 
@@ -337,6 +343,33 @@ int cmd_trace(int argc, char **argv)
 		bt_err("trace: --since/--until take epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] "
 		       "or -N[smhd]");
 		return BT_EXIT_USAGE;
+	}
+	if (tcfg.agents) {
+		/* the packets go to the agents as they are: a capture, or hex */
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		if (!tcfg.topology) {
+			bt_err("trace: --agents needs --topology FILE");
+			return BT_EXIT_USAGE;
+		}
+		if (tcfg.hex) {
+			buf = strdup(tcfg.hex);
+			len = strlen(buf);
+		} else if ((f = fopen(file, "rb"))) {
+			buf = malloc(1 << 20);
+			len = buf ? fread(buf, 1, 1 << 20, f) : 0;
+			fclose(f);
+		}
+		if (!buf || !len) {
+			bt_err("trace: %s: cannot read it", file ? file : "--hex");
+			free(buf);
+			return BT_EXIT_USAGE;
+		}
+		ret = bt_trace_agents(tcfg.agents, tcfg.topology, tcfg.from, buf, len);
+		free(buf);
+		return ret;
 	}
 	if (load_packets(file, tcfg.hex, &t.p, &t.n))
 		return BT_EXIT_USAGE;
