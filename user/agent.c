@@ -156,7 +156,7 @@ static int read_config(const char *path, char ***argv_out, int *argc_out, char *
 			bt_err("%s:%d: a configuration file cannot name another", path, lineno);
 			goto err;
 		}
-		char opt[256];
+		char opt[sizeof(line) + 2];
 
 		snprintf(opt, sizeof(opt), "--%s", key);
 		argv[argc++] = strdup(opt);
@@ -169,8 +169,27 @@ static int read_config(const char *path, char ***argv_out, int *argc_out, char *
 	return 0;
 err:
 	fclose(f);
+	for (int i = 1; i < argc; i++)
+		free(argv[i]);
 	free(argv);
 	return -EINVAL;
+}
+
+/* Every configuration file read, kept while the options point into it. */
+static struct cfg_read {
+	char **argv;
+	int argc;
+} cfg_reads[64];
+static int ncfg_reads;
+
+static void free_configs(void)
+{
+	for (int i = 0; i < ncfg_reads; i++) {
+		for (int j = 1; j < cfg_reads[i].argc; j++)
+			free(cfg_reads[i].argv[j]);
+		free(cfg_reads[i].argv);
+	}
+	ncfg_reads = 0;
 }
 
 /* The spec's parser applied to the file; errors name the file. */
@@ -180,8 +199,13 @@ static int apply_config(const char *path, char ***names, int *n)
 	char **argv, *store;
 	int argc, npos;
 
+	if (ncfg_reads == (int)(sizeof(cfg_reads) / sizeof(cfg_reads[0]))) {
+		bt_err("%s: re-read too many times; restart the agent", path);
+		return -EINVAL;
+	}
 	if (read_config(path, &argv, &argc, &store))
 		return -EINVAL;
+	cfg_reads[ncfg_reads++] = (struct cfg_read){ argv, argc };
 	spec.name = path;	/* messages say "FILE: --x ..." */
 	npos = bt_parse_args(&spec, argc, argv);
 	if (npos < 0 || npos == BT_PARSE_HELP)
@@ -291,7 +315,17 @@ static double window_s(const struct agent_iface *f)
 	return ag.cfg.spie.window_s > 0 ? ag.cfg.spie.window_s : f->inst.meta.window_ms / 1000.0;
 }
 
+static int run(int argc, char **argv);
+
 int cmd_run(int argc, char **argv)
+{
+	int ret = run(argc, argv);
+
+	free_configs();
+	return ret;
+}
+
+static int run(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_stop }, sh = { .sa_handler = on_hup };
 	struct MHD_Daemon *http = NULL;

@@ -187,13 +187,14 @@ int bt_trace_agents(const char *agents, const char *topology, const char *from,
 		int status = 0, err = http_post(a[i].addr, body, len, &resp, &status);
 		struct json_object *o = NULL;
 
+		char msg[sizeof(a[i].error)] = "";
+
 		a[i].seen = -1;
 		if (err) {
-			snprintf(a[i].error, sizeof(a[i].error), "%s: %s", a[i].addr, strerror(-err));
+			snprintf(msg, sizeof(msg), "%s: %s", a[i].addr, strerror(-err));
 		} else if (!(o = json_tokener_parse(resp)) || status != 200 ||
 			   !json_object_is_type(o, json_type_array)) {
-			snprintf(a[i].error, sizeof(a[i].error), "%s: HTTP %d %.100s", a[i].addr, status,
-				 resp);
+			snprintf(msg, sizeof(msg), "%s: HTTP %d %.100s", a[i].addr, status, resp);
 		} else {
 			a[i].seen = 0;
 			a[i].total = json_object_array_length(o);
@@ -207,6 +208,7 @@ int bt_trace_agents(const char *agents, const char *topology, const char *from,
 		}
 		json_object_put(o);
 		free(resp);
+		memcpy(a[i].error, msg, sizeof(msg));
 		if (a[i].error[0])
 			bt_warn("agent %s: %s", a[i].name, a[i].error);
 	}
