@@ -4,6 +4,8 @@
  * cases first (after the kernel's BPF selftests), then the good packets. */
 #include "testlib.h"
 #include "frames.h"
+#include "capture.h"
+#include "zipf.h"
 
 enum { P_ICMP = 1, P_TCP = 6, P_UDP = 17, P_ROUTING = 43, P_FRAG = 44,
        P_AH = 51, P_ICMPV6 = 58, P_NONE = 59, P_DSTOPTS = 60, P_SCTP = 132,
@@ -510,6 +512,79 @@ static void test_jumbo_multibuffer(void **state)
 	assert_key(dp, v4_src, v4_dst, 7000, 7001, P_UDP, 9000);
 }
 
+/* Hostile input: random bytes of every length up to 1,514, and every
+ * packet of every capture with bits flipped and cut short. Every frame must
+ * get XDP_PASS and the counters must stay consistent (dp_counters checks
+ * that the classes add up). */
+static void test_fuzzed_frames(void **state)
+{
+	struct dp *dp = *state;
+	uint64_t rng = 0xf022;
+	uint8_t buf[1514];
+	__u64 c[BT_CTR_MAX];
+	size_t frames = 0;
+	FILE *manifest;
+	char line[4096];
+
+	skip_unless_root();
+	for (uint32_t len = 0; len <= sizeof(buf); len++) {
+		uint32_t act;
+
+		for (uint32_t i = 0; i < len; i++)
+			buf[i] = bt_rng(&rng);
+		/* every length; a few ethertypes the parser goes deeper for */
+		if (len >= 14 && len % 3 == 0)
+			buf[12] = 0x08, buf[13] = len % 2 ? 0x00 : 0x06;
+		if (len >= 14 && len % 5 == 0)
+			buf[12] = 0x86, buf[13] = 0xdd, buf[14 % len] = 0x60;
+		if (len < 14) {
+			assert_int_equal(bt_run_frame(dp->inst.prog_mb_fd, buf, len, &act), -EINVAL);
+			continue;
+		}
+		dp_run(dp, buf, len);
+		frames++;
+	}
+	manifest = fopen("../shared/data/pcaps/MANIFEST.tsv", "r");
+	if (manifest) {
+		assert_non_null(fgets(line, sizeof(line), manifest));
+		while (fgets(line, sizeof(line), manifest)) {
+			char path[4200], msg[512];
+			struct bt_capture *cap;
+			struct bt_packet p;
+
+			*strchr(line, '\t') = 0;
+			snprintf(path, sizeof(path), "../shared/data/pcaps/%s", line);
+			if (bt_capture_open(path, &cap, msg, sizeof(msg)))
+				continue;
+			while (bt_capture_next(cap, &p) == 1) {
+				uint8_t m[16384];
+				uint32_t len = p.len < sizeof(m) ? p.len : sizeof(m);
+
+				if (p.skip || len < 14)
+					continue;
+				for (int round = 0; round < 2; round++) {
+					memcpy(m, p.data, len);
+					for (int flips = 1 + bt_rng(&rng) % 3; flips; flips--) {
+						uint64_t r = bt_rng(&rng);
+
+						m[r % len] ^= 1 << (r >> 32) % 8;
+					}
+					/* and cut short, somewhere past the Ethernet header */
+					uint32_t cut = round ? 14 + bt_rng(&rng) % (len - 13) : len;
+
+					dp_run(dp, m, cut);
+					frames++;
+				}
+			}
+			bt_capture_close(cap);
+		}
+		fclose(manifest);
+	}
+	dp_counters(dp, c);
+	assert_int_equal(c[BT_CTR_PACKETS], frames);
+	print_message("fuzzed frames: %zu, all XDP_PASS, counters consistent\n", frames);
+}
+
 #define DP_TEST(fn) cmocka_unit_test_setup_teardown(fn, dp_setup, dp_teardown)
 
 int main(void)
@@ -535,6 +610,7 @@ int main(void)
 		DP_TEST(test_ipv6_fragments),
 		DP_TEST(test_arp_is_l3_other),
 		DP_TEST(test_jumbo_multibuffer),
+		DP_TEST(test_fuzzed_frames),
 	};
 
 	libbpf_set_print(NULL);
