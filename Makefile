@@ -15,7 +15,7 @@ VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
-	     prometheus curl python3-yaml systemd
+	     prometheus curl python3-yaml systemd libclang-rt-14-dev
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd libmicrohttpd 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd) -lm -lpthread
 OPT_CFLAGS ?= -O2 -g
@@ -32,7 +32,7 @@ USER_HDRS := $(wildcard user/*.h) include/bloomtap.h $(OUTPUT)/bloomtap.skel.h
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o
 
-.PHONY: all deps demo test test-asan bench clean vmlinux
+.PHONY: all deps demo test test-asan fuzz fuzz-build bench clean vmlinux
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
@@ -87,6 +87,8 @@ test-asan:
 		$(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(TEST_BINS))
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		BT_BUILD=$(OUTPUT)/asan tests/run.sh
+	$(MAKE) fuzz-build
+	tests/fuzz/run.sh $(FUZZ_TEST_SECONDS)
 
 $(OUTPUT)/bench.bpf.o: bench/bench.bpf.c $(BPF_SRCS) include/hash.h | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@
@@ -96,6 +98,26 @@ $(OUTPUT)/bench.skel.h: $(OUTPUT)/bench.bpf.o
 
 $(OUTPUT)/bench: bench/bench.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) tests/*.h $(OUTPUT)/tests/xdp_pass.bpf.o
 	$(CC) $(CFLAGS) $< $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
+
+# libFuzzer targets (clang): the library built again with coverage and
+# sanitizers into $(OUTPUT)/fuzz. make fuzz runs each for FUZZ_SECONDS;
+# make test runs each for FUZZ_TEST_SECONDS. Crashes land in
+# $(OUTPUT)/fuzz/crash-*; keep each as tests/fuzz/regressions/<target>/.
+FUZZ_TARGETS := capture hex options archive
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 8
+FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+fuzz-build:
+	$(MAKE) OUTPUT=$(OUTPUT)/fuzz CC=clang OPT_CFLAGS="$(FUZZ_CFLAGS)" $(OUTPUT)/fuzz/libbloomtap.a
+	for t in $(FUZZ_TARGETS); do \
+		clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser \
+			-I$(OUTPUT)/fuzz tests/fuzz/fuzz_$$t.c $(OUTPUT)/fuzz/libbloomtap.a $(LIBS) \
+			-o $(OUTPUT)/fuzz/fuzz_$$t || exit 1; \
+	done
+
+fuzz: deps
+	$(MAKE) fuzz-build
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 # Speed and memory against baselines measured in the same run (needs root).
 bench: deps

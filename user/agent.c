@@ -60,9 +60,11 @@ static double mono(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+#define AGENT_DEFAULTS { .listen = "127.0.0.1:9477", .archive = "/var/lib/bloomtap/archive", \
+			.interval_s = 10, .top = 10 }
+
 static struct agent ag = {
-	.cfg = { .listen = "127.0.0.1:9477", .archive = "/var/lib/bloomtap/archive",
-		 .interval_s = 10, .top = 10 },
+	.cfg = AGENT_DEFAULTS,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
@@ -177,17 +179,23 @@ err:
 
 /* Every configuration file read, kept while the options point into it. */
 static struct cfg_read {
-	char **argv;
+	char **owned;	/* what read_config allocated: the parser reorders argv */
 	int argc;
 } cfg_reads[64];
 static int ncfg_reads;
 
+static char **keep_argv[64];	/* the reordered arrays themselves */
+static int nkeep;
+
 static void free_configs(void)
 {
+	for (int i = 0; i < nkeep; i++)
+		free(keep_argv[i]);
+	nkeep = 0;
 	for (int i = 0; i < ncfg_reads; i++) {
 		for (int j = 1; j < cfg_reads[i].argc; j++)
-			free(cfg_reads[i].argv[j]);
-		free(cfg_reads[i].argv);
+			free(cfg_reads[i].owned[j]);
+		free(cfg_reads[i].owned);
 	}
 	ncfg_reads = 0;
 }
@@ -205,7 +213,19 @@ static int apply_config(const char *path, char ***names, int *n)
 	}
 	if (read_config(path, &argv, &argc, &store))
 		return -EINVAL;
-	cfg_reads[ncfg_reads++] = (struct cfg_read){ argv, argc };
+	/* bt_parse_args() moves the positional arguments forward in argv,
+	 * over the option pointers: free from a copy taken before */
+	char **owned = malloc(argc * sizeof(*owned));
+
+	if (!owned) {
+		for (int i = 1; i < argc; i++)
+			free(argv[i]);
+		free(argv);
+		return -ENOMEM;
+	}
+	memcpy(owned, argv, argc * sizeof(*owned));
+	cfg_reads[ncfg_reads++] = (struct cfg_read){ owned, argc };
+	keep_argv[nkeep++] = argv;
 	spec.name = path;	/* messages say "FILE: --x ..." */
 	npos = bt_parse_args(&spec, argc, argv);
 	if (npos < 0 || npos == BT_PARSE_HELP)
@@ -383,7 +403,7 @@ static int run(int argc, char **argv)
 		if (bt_sketch_resolve(&sk, &probe) || bt_spie_resolve(&sp, &probe))
 			return BT_EXIT_USAGE;
 	}
-	if (ag.cfg.archive && mkdir_p(ag.cfg.archive)) {
+	if (ag.cfg.archive && !ag.cfg.check && mkdir_p(ag.cfg.archive)) {
 		bt_err("run: --archive %s: %s", ag.cfg.archive, strerror(errno));
 		return BT_EXIT_USAGE;
 	}
@@ -464,5 +484,16 @@ out:
 		if (ag.cfg.detach_on_exit && !ret)
 			bt_detach(f->name, false);
 	}
+	return ret;
+}
+
+int bt_run_parse_only(int argc, char **argv)
+{
+	int ret;
+
+	ag.n = 0;
+	ag.cfg = (struct agent_cfg)AGENT_DEFAULTS;
+	ret = cmd_run(argc, argv);
+	ag.cfg.check = false;
 	return ret;
 }

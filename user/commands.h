@@ -17,6 +17,9 @@ int cmd_stats(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+/* run's option and configuration parsing and checks from a clean state
+ * (argv must hold --check): for tests and fuzzing. */
+int bt_run_parse_only(int argc, char **argv);
 int cmd_heavy(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_windows(int argc, char **argv);
