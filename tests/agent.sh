@@ -88,6 +88,11 @@ head -c 1100000 /dev/zero > "$TMP/big"
 eq "oversized body: 413" "$(code -X POST --data-binary @$TMP/big 127.0.0.1:$PORT/api/v1/trace)" 413
 check "errors are JSON" grep -q '"error"' "$TMP/body"
 eq "unknown interface: 404" "$(code '127.0.0.1:'$PORT'/api/v1/heavy?iface=nope')" 404
+URLS=(); for i in $(seq 300); do URLS+=("127.0.0.1:$PORT/healthz"); done
+CODES=$(inb curl -s -w "\n%{http_code}\n" "${URLS[@]}" | grep -E "^[0-9]{3}$" | sort | uniq -c)
+check "a flood of requests meets 429 (rate bounded): $(echo $CODES)" grep -q " 429" <<<"$CODES"
+check "the API changes nothing: POST /metrics refused" bash -c "[ \$(nsenter --net=/var/run/netns/$NSB curl -s -o /dev/null -w '%{http_code}' -X POST 127.0.0.1:$PORT/metrics) = 405 ]"
+sleep 1.1	# the bucket refills
 
 # ---- a real Prometheus scrapes it ----
 cat > "$TMP/prom.yml" <<PROMCONF

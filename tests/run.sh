@@ -47,6 +47,7 @@ run_suite windows     tests/spie.sh
 run_suite multihop    tests/multihop.sh
 run_suite agent       tests/agent.sh
 run_suite deploy      tests/deploy.sh
+run_suite faults      tests/faults.sh
 run_suite oracle      python3 tests/oracle.py
 run_suite heavy-pcaps python3 tests/heavy_oracle.py
 

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Faults: each gives a clear error or is recovered from, never a crash,
+# never a corrupt archive, never a lost counter or sealed window.
+source "$(dirname "$0")/lib.sh"
+need_root "faults"
+
+ID=$$
+NSA=bt-f-a-$ID NSB=bt-f-b-$ID
+VA=btfa$ID VB=btfb$ID
+TMP=$(mktemp -d)
+PCAPS=$TOP/../shared/data/pcaps
+AGENT=
+cleanup() {
+	[ -n "$AGENT" ] && kill -9 "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	for i in "$VB" "$VA" "flt-$ID" "flt2-$ID" "flt3-$ID"; do "$BLOOMTAP" detach --instance "$i" >/dev/null 2>&1; done
+	cleanup_netns
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+crashed() { [ "$1" -ge 128 ]; }	# killed by a signal
+
+pair() {
+	netns_add "$NSA" && netns_add "$NSB" || return 1
+	ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
+	ip -n "$NSA" addr add 198.18.9.1/24 dev "$VA"; ip -n "$NSB" addr add 198.18.9.2/24 dev "$VB"
+	ip -n "$NSA" link set "$VA" up; ip -n "$NSB" link set "$VB" up
+}
+
+# ---- the interface goes away while attached ----
+pair || { fail "namespaces"; summary; exit 1; }
+check "attach" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
+in_ns "$NSA" ping -q -c 3 -i 0.05 198.18.9.2 >/dev/null
+P=$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')
+ip -n "$NSB" link del "$VB"
+check "interface removed: status says so" bash -c "'$BLOOMTAP' status | grep '^$VB ' | grep -q 'interface gone'"
+eq "interface removed: counters still readable" "$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" "$P"
+check "interface removed: detach cleans up" "$BLOOMTAP" detach "$VB"
+check "no pins left" test ! -e /sys/fs/bpf/bloomtap/$VB
+
+# ---- the namespace goes away with the attached interface in it ----
+cleanup_netns; pair
+check "attach again" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
+ip netns del "$NSB"
+check "namespace deleted: status says the interface is gone" bash -c "'$BLOOMTAP' status | grep '^$VB ' | grep -q 'interface gone'"
+check "namespace deleted: detach cleans up" "$BLOOMTAP" detach "$VB"
+cleanup_netns
+
+# ---- bpffs unmounted (in a private mount namespace) ----
+check "replay an instance" "$BLOOMTAP" replay --instance "flt-$ID" "$PCAPS/dnscap__dns.pcap"
+OUT=$(unshare -m bash -c "umount /sys/fs/bpf && '$BLOOMTAP' stats --instance 'flt-$ID'" 2>&1); RC=$?
+check "bpffs gone: a clear error, exit $RC" bash -c "[ $RC -eq 1 ] && grep -q 'no bloomtap instance' <<<\"\$0\"" "$OUT"
+OUT=$(unshare -m bash -c "umount /sys/fs/bpf && '$BLOOMTAP' status" 2>&1); RC=$?
+eq "bpffs gone: status answers" "$RC" 0
+eq "bpffs gone outside: the instance is intact" "$("$BLOOMTAP" -j stats --instance "flt-$ID" | json_get '["packets"]')" 133
+
+# ---- map memory exhausted ----
+OUT=$("$BLOOMTAP" replay --instance "flt2-$ID" --window-bits 64G --windows 64 "$PCAPS/dnscap__dns.pcap" 2>&1); RC=$?
+check "huge --window-bits: clear error, exit $RC" bash -c "[ $RC -eq 1 ] && grep -qE 'cannot allocate the maps|more blocks than' <<<\"\$0\"" "$OUT"
+OUT=$("$BLOOMTAP" replay --instance "flt2-$ID" --window-bits 4G --windows 64 "$PCAPS/dnscap__dns.pcap" 2>&1); RC=$?
+check "memory beyond the machine: clear error (exit $RC)" bash -c "[ $RC -eq 1 ] && grep -q 'cannot allocate the maps' <<<\"\$0\"" "$OUT"
+check "nothing left of the failed instance" test ! -e "/sys/fs/bpf/bloomtap/flt2-$ID"
+
+# ---- the archive's disk fills up (a 256 KiB tmpfs) ----
+mkdir -p "$TMP/small"
+OUT=$(unshare -m bash -c "
+	mount -t tmpfs -o size=256k tmpfs '$TMP/small' || exit 99
+	for i in \$(seq 12); do '$BLOOMTAP' replay --instance 'flt-$ID' '$PCAPS/ndpi__gnutella.pcap' >/dev/null 2>&1
+		'$BLOOMTAP' windows --instance 'flt-$ID' --rotate --archive '$TMP/small' || echo ROTATE-FAILED-\$?; done
+	'$BLOOMTAP' trace --archive '$TMP/small' --hex 4500001400000000400000000102030405060708; echo TRACE-\$?
+	ls -a '$TMP/small' | grep -c '^\\.tmp-' | sed 's/^/TMPFILES-/'
+" 2>&1)
+check "disk full: the write fails with a clear error" grep -q "No space left on device" <<<"$OUT"
+check "disk full: no archive file is damaged" bash -c "! grep -q 'archive file .*skipped' <<<\"\$0\"" "$OUT"
+check "disk full: trace of the archive still answers" grep -q "TRACE-1" <<<"$OUT"
+check "disk full: no temporary file left behind" grep -q "TMPFILES-0" <<<"$OUT"
+
+# ---- the agent killed with SIGKILL while sealing, then restarted ----
+pair
+ARCH=$TMP/archive
+for round in 1 2 3 4; do
+	nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --window 0.02 --interval 0.2 \
+		--archive "$ARCH" --listen 127.0.0.1:9479 > "$TMP/agent.log" 2>&1 &
+	AGENT=$!
+	in_ns "$NSA" ping -q -c 5 -i 0.02 198.18.9.2 >/dev/null
+	sleep 0.$((RANDOM % 5 + 1))
+	kill -9 $AGENT; wait $AGENT 2>/dev/null; AGENT=
+done
+N=$(ls "$ARCH"/*.btw 2>/dev/null | wc -l)
+check "SIGKILLed agent: windows were sealed ($N)" test "$N" -gt 5
+OUT=$("$BLOOMTAP" trace --archive "$ARCH" --hex 4500001400000000400000000102030405060708 2>&1)
+check "SIGKILLed agent: every archive file is valid" bash -c "! grep -q 'archive file' <<<\"\$0\"" "$OUT"
+P=$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')
+in_ns "$NSA" ping -q -c 5 -i 0.02 198.18.9.2 >/dev/null
+eq "SIGKILLed agent: the program still counts every packet" \
+	"$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" "$((P + 5))"
+
+# ---- two tools querying while the agent rotates fast ----
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --window 0.01 --interval 0.1 \
+	--archive "$ARCH" --listen 127.0.0.1:9479 > "$TMP/agent.log" 2>&1 &
+AGENT=$!
+( for i in $(seq 30); do "$BLOOMTAP" trace "$VB" --archive "$ARCH" "$PCAPS/dnscap__dns.pcap" >/dev/null 2>&1; echo $?; done ) > "$TMP/q1" &
+Q1=$!
+( for i in $(seq 30); do "$BLOOMTAP" -j heavy "$VB" >/dev/null 2>&1; echo $?; "$BLOOMTAP" windows "$VB" >/dev/null 2>&1; echo $?; done ) > "$TMP/q2" &
+Q2=$!
+in_ns "$NSA" ping -q -c 40 -i 0.02 198.18.9.2 >/dev/null
+wait $Q1 $Q2
+check "concurrent queries: no crash (exit codes $(sort -u "$TMP/q1" "$TMP/q2" | tr '\n' ' '))" \
+	bash -c "! grep -qvE '^[012]$' '$TMP/q1' '$TMP/q2'"
+kill -TERM $AGENT; wait $AGENT; RC=$?; AGENT=
+eq "the agent stopped cleanly" "$RC" 0
+[ $RC -eq 0 ] || sed 's/^/        /' "$TMP/agent.log"
+
+# ---- secrets: the hash keys appear in no output ----
+KEYS=$(bpftool -j map lookup pinned /sys/fs/bpf/bloomtap/$VB/meta key 0 0 0 0 | python3 -c '
+import json,sys; v=[int(b,16) for b in json.load(sys.stdin)["value"]]
+# hash_key at offset 48, spie_key at offset 104 (include/bloomtap.h), 16 bytes each
+print(bytes(v[48:64]).hex(), bytes(v[104:120]).hex())')
+OUTS=$("$BLOOMTAP" -j status; "$BLOOMTAP" -j stats "$VB"; "$BLOOMTAP" -j heavy "$VB"; "$BLOOMTAP" -j windows "$VB"; cat "$TMP/agent.log"; cat "$ARCH"/*.btw | head -c 100000 | od -An -tx1 | tr -d ' \n')
+for k in $KEYS; do
+	check "key ${k:0:6}... not in any output" bash -c "! grep -q '$k' <<<\"\$0\"" "$OUTS"
+	check "key ${k:0:6}... not little-endian either" bash -c "! grep -qi '$(python3 -c "print(bytes.fromhex('$k')[::-1].hex())")' <<<\"\$0\"" "$OUTS"
+done
+check "pins root-only" test "$(stat -c %a /sys/fs/bpf/bloomtap/$VB)" = 700
+check "key files 0600" bash -c "[ \"\$(stat -c %a '$ARCH'/*.key | sort -u)\" = 600 ]"
+
+cleanup
+trap - EXIT
+summary
+[ $FAIL -eq 0 ]
