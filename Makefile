@@ -32,7 +32,7 @@ USER_HDRS := $(wildcard user/*.h) include/bloomtap.h $(OUTPUT)/bloomtap.skel.h
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o
 
-.PHONY: all deps demo test test-asan fuzz fuzz-build bench clean vmlinux
+.PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench clean vmlinux
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
@@ -76,19 +76,20 @@ demo: deps
 
 test: deps
 	$(MAKE) all $(TEST_BINS)
-	tests/run.sh
-	$(MAKE) test-asan
+	$(MAKE) asan-build fuzz-build
+	FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) tests/run.sh
 
 # User space once more under AddressSanitizer and UndefinedBehaviorSanitizer
 # (any report aborts the test that met it, which then fails).
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-test-asan:
+asan-build:
 	$(MAKE) OUTPUT=$(OUTPUT)/asan OPT_CFLAGS="$(ASAN_FLAGS)" $(OUTPUT)/asan/bloomtap \
 		$(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(TEST_BINS))
+
+test-asan: deps
+	$(MAKE) asan-build
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		BT_BUILD=$(OUTPUT)/asan tests/run.sh
-	$(MAKE) fuzz-build
-	tests/fuzz/run.sh $(FUZZ_TEST_SECONDS)
+		ONLY_BUILD=$(OUTPUT)/asan tests/run.sh
 
 $(OUTPUT)/bench.bpf.o: bench/bench.bpf.c $(BPF_SRCS) include/hash.h | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@

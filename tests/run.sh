@@ -3,9 +3,8 @@
 # cmocka suites report "[  PASSED  ] N test(s)"; the shell and Python suites
 # end with their own "N passed, N failed" line; both are added up here.
 cd "$(dirname "$0")/.." || exit 1
-# BT_BUILD: the build to test (.output, or .output/asan for make test-asan)
-BT_BUILD=${BT_BUILD:-.output}
-export BLOOMTAP=$PWD/$BT_BUILD/bloomtap
+# Builds: .output, then .output/asan and the fuzzers when present;
+# ONLY_BUILD=DIR runs the suites against that one build alone.
 total_pass=0 total_fail=0 total_skip=0 broken=()
 
 add_counts() {	# suite name, its output file, its exit code
@@ -24,7 +23,7 @@ add_counts() {	# suite name, its output file, its exit code
 	# a suite that crashed or printed no summary counts as one failure
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; broken+=("$name"); fi
 	total_pass=$((total_pass + p)) total_fail=$((total_fail + f)) total_skip=$((total_skip + s))
-	printf '== %-12s %s passed, %s failed, %s skipped\n' "$name" "$p" "$f" "$s"
+	printf '== %-17s %s passed, %s failed, %s skipped\n' "$name" "$p" "$f" "$s"
 }
 
 run_suite() {	# name, command...
@@ -37,19 +36,36 @@ run_suite() {	# name, command...
 	rm -f "$out"
 }
 
-run_suite unit        $BT_BUILD/tests/test_unit
-run_suite datapath    $BT_BUILD/tests/test_datapath
-run_suite heavy       $BT_BUILD/tests/test_heavy
-run_suite spie        $BT_BUILD/tests/test_spie
-run_suite cli         tests/cli.sh
-run_suite integration tests/integration.sh
-run_suite windows     tests/spie.sh
-run_suite multihop    tests/multihop.sh
-run_suite agent       tests/agent.sh
-run_suite deploy      tests/deploy.sh
-run_suite faults      tests/faults.sh
-run_suite oracle      python3 tests/oracle.py
-run_suite heavy-pcaps python3 tests/heavy_oracle.py
+# every suite against one build; BLOOMTAP and the C tests point into it
+run_build() {	# label, build dir
+	local label=$1
+	BT_BUILD=$2
+	export BLOOMTAP=$PWD/$BT_BUILD/bloomtap
+	run_suite ${label}unit        $BT_BUILD/tests/test_unit
+	run_suite ${label}datapath    $BT_BUILD/tests/test_datapath
+	run_suite ${label}heavy       $BT_BUILD/tests/test_heavy
+	run_suite ${label}spie        $BT_BUILD/tests/test_spie
+	run_suite ${label}cli         tests/cli.sh
+	run_suite ${label}integration tests/integration.sh
+	run_suite ${label}windows     tests/spie.sh
+	run_suite ${label}multihop    tests/multihop.sh
+	run_suite ${label}agent       tests/agent.sh
+	run_suite ${label}deploy      tests/deploy.sh
+	run_suite ${label}faults      tests/faults.sh
+	run_suite ${label}oracle      python3 tests/oracle.py
+	run_suite ${label}heavy-pcaps python3 tests/heavy_oracle.py
+}
+
+if [ -n "$ONLY_BUILD" ]; then
+	run_build "" "$ONLY_BUILD"
+else
+	run_build "" .output
+	# user space again under ASan and UBSan, when make test built it
+	[ -x .output/asan/bloomtap ] && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1 run_build asan/ .output/asan
+	# and every fuzz target for a few seconds, when make test built them
+	[ -x .output/fuzz/fuzz_capture ] && run_suite fuzz tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-8}"
+fi
 
 [ ${#broken[@]} -gt 0 ] && echo "suites that exited non-zero without failing a test: ${broken[*]}"
 echo

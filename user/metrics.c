@@ -171,6 +171,10 @@ char *bt_metrics_text(struct agent *a)
 	       "Expected false-positive rate of the current SPIE window, from its fill.");
 	family(&sl, "bloomtap_spie_windows_sealed_total", "counter",
 	       "SPIE windows sealed by this agent.");
+	struct buf ae = { malloc(1024), 0, 1024 };
+
+	family(&ae, "bloomtap_archive_errors_total", "counter",
+	       "Sealed windows that could not be written to the archive (disk full...).");
 	for (int i = 0; i < a->n; i++) {
 		struct agent_iface *f = &a->ifs[i];
 		uint32_t w = f->sm.ctl->window % f->sm.meta->windows;
@@ -183,10 +187,13 @@ char *bt_metrics_text(struct agent *a)
 		bprintf(&fp, "bloomtap_spie_window_false_positive_ratio{interface=\"%s\"} %g\n", f->name, fpr);
 		bprintf(&sl, "bloomtap_spie_windows_sealed_total{interface=\"%s\"} %llu\n", f->name,
 			(unsigned long long)f->sealed);
+		bprintf(&ae, "bloomtap_archive_errors_total{interface=\"%s\"} %llu\n", f->name,
+			(unsigned long long)f->archive_errors);
 	}
-	bprintf(&b, "%.*s%.*s", (int)fp.len, fp.p, (int)sl.len, sl.p);
+	bprintf(&b, "%.*s%.*s%.*s", (int)fp.len, fp.p, (int)sl.len, sl.p, (int)ae.len, ae.p);
 	free(fp.p);
 	free(sl.p);
+	free(ae.p);
 
 	bytes = dir_bytes(a->cfg.archive, &files);
 	family(&b, "bloomtap_archive_bytes", "gauge", "Bytes of sealed windows in the archive.");

@@ -147,8 +147,10 @@ static int load_hex(const char *hex, struct tpkt **out, size_t *n, char *err, si
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->ip = (buf[0] >> 4 == 4 || buf[0] >> 4 == 6) ?
-		!bt_spie_input_ip(buf, len, &p->in) : !bt_spie_input_frame(buf, len, &p->in);
+	/* An Ethernet frame first: a MAC address may well start with a 4 or a
+	 * 6, while a bare IP packet would need its source address to read as
+	 * an ethertype followed by a valid IP header to pass for a frame. */
+	p->ip = !bt_spie_input_frame(buf, len, &p->in) || !bt_spie_input_ip(buf, len, &p->in);
 	*out = p;
 	*n = 1;
 	return 0;
