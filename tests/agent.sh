@@ -21,12 +21,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-netns_add "$NSA" && netns_add "$NSB" || { fail "namespaces"; summary; exit 1; }
-ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
-ip -n "$NSA" addr add 198.18.8.1/24 dev "$VA"
-ip -n "$NSB" addr add 198.18.8.2/24 dev "$VB"
-ip -n "$NSA" link set "$VA" up
-ip -n "$NSB" link set "$VB" up
+veth_pair "$NSA" "$VA" "$NSB" "$VB" 8 || { fail "namespaces"; summary; exit 1; }
 inb() { in_ns "$NSB" "$@"; }
 get() { inb curl -s -m 5 "$@"; }
 

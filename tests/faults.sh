@@ -19,12 +19,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 crashed() { [ "$1" -ge 128 ]; }	# killed by a signal
 
-pair() {
-	netns_add "$NSA" && netns_add "$NSB" || return 1
-	ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
-	ip -n "$NSA" addr add 198.18.9.1/24 dev "$VA"; ip -n "$NSB" addr add 198.18.9.2/24 dev "$VB"
-	ip -n "$NSA" link set "$VA" up; ip -n "$NSB" link set "$VB" up
-}
+pair() { veth_pair "$NSA" "$VA" "$NSB" "$VB" 9; }
 
 # ---- the interface goes away while attached ----
 pair || { fail "namespaces"; summary; exit 1; }

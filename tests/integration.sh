@@ -19,12 +19,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 echo "integration: veth $VA ($NSA) -> $VB ($NSB)"
-netns_add "$NSA" && netns_add "$NSB" || { fail "namespaces"; summary; exit 1; }
-ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
-ip -n "$NSA" addr add 198.18.0.1/24 dev "$VA"
-ip -n "$NSB" addr add 198.18.0.2/24 dev "$VB"
-ip -n "$NSA" link set "$VA" up
-ip -n "$NSB" link set "$VB" up
+veth_pair "$NSA" "$VA" "$NSB" "$VB" 0 || { fail "namespaces"; summary; exit 1; }
 # static neighbours: no ARP on the wire either
 MAC_A=$(ip -n "$NSA" -br link show "$VA" | awk '{print $3}')
 MAC_B=$(ip -n "$NSB" -br link show "$VB" | awk '{print $3}')

@@ -53,6 +53,18 @@ netns_add() {
 	ip -n "$1" link set lo up
 }
 
+# veth_pair NSA VA NSB VB N: namespaces NSA and NSB (made here) joined by a
+# veth pair VA -- VB, addresses 198.18.N.1/24 and 198.18.N.2/24, links up.
+veth_pair() {
+	local nsa=$1 va=$2 nsb=$3 vb=$4 n=$5
+	netns_add "$nsa" && netns_add "$nsb" || return 1
+	ip link add "$va" netns "$nsa" type veth peer name "$vb" netns "$nsb" || return 1
+	ip -n "$nsa" addr add "198.18.$n.1/24" dev "$va"
+	ip -n "$nsb" addr add "198.18.$n.2/24" dev "$vb"
+	ip -n "$nsa" link set "$va" up
+	ip -n "$nsb" link set "$vb" up
+}
+
 cleanup_netns() {
 	local ns
 	for ns in "${NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
