@@ -51,10 +51,9 @@ static __always_inline struct bt_fm_slot *fm_slot(__u32 iv, __u32 i)
 	return bpf_map_lookup_elem(&fm, &idx);
 }
 
-/* The flow's exact counters if it was nominated in this interval. Probing
+/* The flow's slot if it was nominated in this interval, else -1. Probing
  * stops at the first empty slot: slots are never freed within an interval. */
-static __always_inline struct bt_fm_slot *fm_find(const struct bt_flow_key *k,
-						 __u64 h, __u32 iv)
+static __always_inline int fm_find(const struct bt_flow_key *k, __u64 h, __u32 iv)
 {
 	__u32 start = h >> 40, p;
 
@@ -62,11 +61,11 @@ static __always_inline struct bt_fm_slot *fm_find(const struct bt_flow_key *k,
 		struct bt_fm_slot *s = fm_slot(iv, start + p);
 
 		if (!s || s->state == BT_FM_EMPTY)
-			return NULL;
+			return -1;
 		if (s->state == BT_FM_VALID && key_equal(&s->key, k))
-			return s;
+			return (start + p) & cfg_fm_mask;
 	}
-	return NULL;
+	return -1;
 }
 
 static __always_inline void fm_nominate(const struct bt_flow_key *k, __u64 h,
@@ -86,9 +85,7 @@ static __always_inline void fm_nominate(const struct bt_flow_key *k, __u64 h,
 		    BT_FM_EMPTY)
 			continue;
 		__builtin_memcpy(&s->key, k, sizeof(*k));
-		s->cpu = cpu;
-		s->bytes = 0;
-		s->packets = 0;
+		s->cpu = cpu;	/* its fmc counters were cleared with the interval */
 		/* xchg is a full barrier: the key is visible before VALID is */
 		__sync_lock_test_and_set(&s->state, BT_FM_VALID);
 		count_event(BT_CTR_NOMINATED);
@@ -104,7 +101,7 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 	struct bt_cm_cell *cell[BT_MAX_DEPTH];
 	__u64 h, min_b = ~0ULL, min_p = ~0ULL;
 	__u32 iv = c->interval & 1, w = cfg_wmask + 1, depth = cfg_depth, base, r;
-	struct bt_fm_slot *s;
+	int slot;
 	/* Read the key through volatile: a cast would let the compiler fold
 	 * the zero initializer instead of what user space set before load. */
 	struct bt_hash_key hk = { cfg_hash_key.k0, cfg_hash_key.k1 };
@@ -114,10 +111,15 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 
 	/* Most packets belong to the few heavy flows (that is what makes them
 	 * heavy): find them in the flow memory first, and skip the sketch. */
-	s = fm_find(k, h, iv);
-	if (s) {
-		__sync_fetch_and_add(&s->bytes, bytes);
-		__sync_fetch_and_add(&s->packets, 1);
+	slot = fm_find(k, h, iv);
+	if (slot >= 0) {
+		__u32 idx = (cpu * BT_INTERVALS + iv) * (cfg_fm_mask + 1) + slot;
+		struct bt_cm_cell *x = bpf_map_lookup_elem(&fmc, &idx);
+
+		if (x) {	/* this CPU's own counters: plain adds */
+			x->bytes += bytes;
+			x->packets++;
+		}
 		return;
 	}
 

@@ -72,6 +72,18 @@ struct {
 	__type(value, struct bt_fm_slot);
 } fm SEC(".maps");
 
+/* fmc: exact counts of the flow memory's flows, per CPU, index
+ * (cpu * 2 + iv) * slots + slot, value struct bt_cm_cell. Written by the
+ * datapath (each CPU its own, plain adds); summed and cleared by user space
+ * through mmap. Sized before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_cm_cell);
+} fmc SEC(".maps");
+
 /* spie: the ring of windows' Bloom filters, index
  * win * blocks_per_window + block, value struct bt_bloom_block. Bits set by
  * the datapath (atomic OR); read, counted, archived and cleared by user

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 2
+#define BT_ABI_VERSION 3
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -111,7 +111,10 @@ _Static_assert(sizeof(struct bt_cm_cell) == 16, "bt_cm_cell must be 16 bytes");
  * open-addressed table per interval in the mmap-able "fm" array, indexed by
  * the flow's hash, at most BT_FM_PROBES slots probed. A slot is claimed by
  * compare-and-swap of state EMPTY -> CLAIMING, filled, then published VALID;
- * only VALID slots are read. One cache line per slot. */
+ * only VALID slots are read. One cache line per slot. The exact counts are
+ * per CPU, in the "fmc" array (struct bt_cm_cell at index
+ * (cpu * 2 + iv) * slots + slot): plain adds, no locked instruction on the
+ * path most packets take. */
 #define BT_FM_PROBES 8
 enum bt_fm_state { BT_FM_EMPTY, BT_FM_CLAIMING, BT_FM_VALID };
 
@@ -119,8 +122,7 @@ struct bt_fm_slot {
 	struct bt_flow_key key;	/* masked by the key mode */
 	__u32 state;		/* enum bt_fm_state */
 	__u32 cpu;		/* CPU that nominated it */
-	__u64 bytes;		/* exact, since nomination (atomic adds) */
-	__u64 packets;
+	__u64 reserved[2];
 };
 _Static_assert(sizeof(struct bt_fm_slot) == 64, "bt_fm_slot must be one cache line");
 

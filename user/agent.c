@@ -244,6 +244,7 @@ static int layout_matches(const struct bt_instance *inst)
 		{ offsetof(struct bt_instance, ctl_fd), 4, sizeof(struct bt_ctl) },
 		{ offsetof(struct bt_instance, cms_fd), 4, sizeof(struct bt_cm_cell) },
 		{ offsetof(struct bt_instance, fm_fd), 4, sizeof(struct bt_fm_slot) },
+		{ offsetof(struct bt_instance, fmc_fd), 4, sizeof(struct bt_cm_cell) },
 		{ offsetof(struct bt_instance, spie_fd), 4, sizeof(struct bt_bloom_block) },
 		{ offsetof(struct bt_instance, windows_fd), 4, sizeof(struct bt_window) },
 		{ offsetof(struct bt_instance, meta_fd), 4, sizeof(struct bt_meta) },

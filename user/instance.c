@@ -83,6 +83,7 @@ static const struct pin_ent pins[] = {
 	{ "ctl", offsetof(struct bt_instance, ctl_fd) },
 	{ "cms", offsetof(struct bt_instance, cms_fd) },
 	{ "fm", offsetof(struct bt_instance, fm_fd) },
+	{ "fmc", offsetof(struct bt_instance, fmc_fd) },
 	{ "spie", offsetof(struct bt_instance, spie_fd) },
 	{ "windows", offsetof(struct bt_instance, windows_fd) },
 	{ "digest_log", offsetof(struct bt_instance, digest_log_fd) },
@@ -105,7 +106,7 @@ static int mkdir_private(const char *path)
 static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, size_t len)
 {
 	struct bpf_map *maps[] = { skel->maps.counters, skel->maps.flows, skel->maps.ctl,
-				   skel->maps.cms, skel->maps.fm, skel->maps.spie,
+				   skel->maps.cms, skel->maps.fm, skel->maps.fmc, skel->maps.spie,
 				   skel->maps.windows, skel->maps.digest_log,
 				   skel->maps.meta /* last: marks the instance complete */ };
 	int err;
@@ -181,6 +182,7 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	skel->rodata->cfg_fm_mask = meta.fm_slots - 1;
 	bpf_map__set_max_entries(skel->maps.cms, ncpu * BT_INTERVALS * meta.depth * meta.width);
 	bpf_map__set_max_entries(skel->maps.fm, BT_INTERVALS * meta.fm_slots);
+	bpf_map__set_max_entries(skel->maps.fmc, ncpu * BT_INTERVALS * meta.fm_slots);
 	skel->rodata->cfg_spie = !(cfg->flags & BT_META_NO_SPIE);
 	skel->rodata->cfg_spie_key.k0 = meta.spie_key.k0;
 	skel->rodata->cfg_spie_key.k1 = meta.spie_key.k1;

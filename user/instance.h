@@ -23,6 +23,7 @@ struct bt_instance {
 	int ctl_fd;
 	int cms_fd;
 	int fm_fd;
+	int fmc_fd;
 	int spie_fd;
 	int windows_fd;
 	int digest_log_fd;

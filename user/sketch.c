@@ -91,7 +91,8 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 size_t bt_sketch_bytes(const struct bt_meta *m)
 {
 	return (size_t)m->ncpu * BT_INTERVALS * m->depth * m->width * sizeof(struct bt_cm_cell) +
-	       (size_t)BT_INTERVALS * m->fm_slots * sizeof(struct bt_fm_slot);
+	       (size_t)BT_INTERVALS * m->fm_slots * sizeof(struct bt_fm_slot) +
+	       (size_t)m->ncpu * BT_INTERVALS * m->fm_slots * sizeof(struct bt_cm_cell);
 }
 
 void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
@@ -117,7 +118,9 @@ int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
 			       meta->width * sizeof(struct bt_cm_cell), &m->cms_len);
 	m->fm = bt_mmap_array(inst->fm_fd, (size_t)BT_INTERVALS * meta->fm_slots *
 			      sizeof(struct bt_fm_slot), &m->fm_len);
-	if (!m->ctl || !m->cms || !m->fm) {
+	m->fmc = bt_mmap_array(inst->fmc_fd, (size_t)meta->ncpu * BT_INTERVALS * meta->fm_slots *
+			       sizeof(struct bt_cm_cell), &m->fmc_len);
+	if (!m->ctl || !m->cms || !m->fm || !m->fmc) {
 		int err = -errno;
 
 		bt_heavy_unmap(m);
@@ -134,6 +137,8 @@ void bt_heavy_unmap(struct bt_heavy_maps *m)
 		munmap(m->cms, m->cms_len);
 	if (m->fm)
 		munmap(m->fm, m->fm_len);
+	if (m->fmc)
+		munmap(m->fmc, m->fmc_len);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -262,10 +267,15 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 			f->bytes = eb;
 			f->packets = ep;
 		}
-		f->exact_bytes += s->bytes;
-		f->exact_packets += s->packets;
-		f->bytes += s->bytes;
-		f->packets += s->packets;
+		for (__u32 cpu = 0; cpu < mt->ncpu; cpu++) {
+			const struct bt_cm_cell *x = &m->fmc[((size_t)cpu * BT_INTERVALS + iv) *
+							     mt->fm_slots + i];
+
+			f->exact_bytes += x->bytes;
+			f->exact_packets += x->packets;
+			f->bytes += x->bytes;
+			f->packets += x->packets;
+		}
 	}
 	/* keep those at or above the threshold */
 	size_t k = 0;
@@ -322,6 +332,9 @@ void bt_heavy_flip(struct bt_heavy_maps *m)
 		memset(&m->cms[(size_t)(cpu * BT_INTERVALS + next) * mt->depth * mt->width], 0,
 		       (size_t)mt->depth * mt->width * sizeof(struct bt_cm_cell));
 	memset(&m->fm[(size_t)next * mt->fm_slots], 0, (size_t)mt->fm_slots * sizeof(struct bt_fm_slot));
+	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++)
+		memset(&m->fmc[((size_t)cpu * BT_INTERVALS + next) * mt->fm_slots], 0,
+		       (size_t)mt->fm_slots * sizeof(struct bt_cm_cell));
 	if (bt_instance_counters(m->inst, c))
 		memset(c, 0, sizeof(c));
 	m->ctl->base_bytes[next] = c[BT_CTR_BYTES];

@@ -73,7 +73,8 @@ struct bt_heavy_maps {
 	struct bt_ctl *ctl;
 	struct bt_cm_cell *cms;
 	struct bt_fm_slot *fm;
-	size_t ctl_len, cms_len, fm_len;
+	struct bt_cm_cell *fmc;
+	size_t ctl_len, cms_len, fm_len, fmc_len;
 };
 int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m);
 void bt_heavy_unmap(struct bt_heavy_maps *m);
