@@ -108,7 +108,7 @@ static const struct bt_cmd_spec run_spec = {
 /* A configuration file is the long options, one "name = value" (or a bare
  * "name" for a flag) a line, '#' comments; "interface = NAME" lines add
  * interfaces. Parsed by the command line's own parser. */
-static int read_config(const char *path, char ***argv_out, int *argc_out, char **store)
+static int read_config(const char *path, char ***argv_out, int *argc_out)
 {
 	FILE *f = fopen(path, "r");
 	char line[1024], **argv;
@@ -121,7 +121,6 @@ static int read_config(const char *path, char ***argv_out, int *argc_out, char *
 	}
 	argv = calloc(cap, sizeof(*argv));
 	argv[0] = "run";
-	*store = NULL;
 	while (fgets(line, sizeof(line), f)) {
 		char *s = line, *eq, *key, *val = NULL, *e;
 
@@ -204,14 +203,14 @@ static void free_configs(void)
 static int apply_config(const char *path, char ***names, int *n)
 {
 	struct bt_cmd_spec spec = run_spec;
-	char **argv, *store;
+	char **argv;
 	int argc, npos;
 
 	if (ncfg_reads == (int)(sizeof(cfg_reads) / sizeof(cfg_reads[0]))) {
 		bt_err("%s: re-read too many times; restart the agent", path);
 		return -EINVAL;
 	}
-	if (read_config(path, &argv, &argc, &store))
+	if (read_config(path, &argv, &argc))
 		return -EINVAL;
 	/* bt_parse_args() moves the positional arguments forward in argv,
 	 * over the option pointers: free from a copy taken before */
