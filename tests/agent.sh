@@ -96,8 +96,9 @@ scrape_configs:
   - job_name: bloomtap
     static_configs: [ { targets: ["127.0.0.1:$PORT"] } ]
 PROMCONF
-inb prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom" \
-	--web.listen-address=127.0.0.1:9090 > "$TMP/prom.log" 2>&1 &
+# nsenter execs prometheus: $! is the server itself, so cleanup stops it
+nsenter --net=/var/run/netns/"$NSB" prometheus --config.file="$TMP/prom.yml" \
+	--storage.tsdb.path="$TMP/prom" --web.listen-address=127.0.0.1:9090 > "$TMP/prom.log" 2>&1 &
 PROM=$!
 Q=
 for i in $(seq 60); do
