@@ -62,8 +62,9 @@ struct {
 } cms SEC(".maps");
 
 /* fm: flow memory, index iv * fm_slots + slot, value struct bt_fm_slot.
- * Claimed and counted by the datapath (atomics: shared by all CPUs); read
- * and cleared through mmap by user space. Sized before load. */
+ * Slots claimed by the datapath (compare-and-swap: shared by all CPUs; the
+ * counts are in fmc); read and cleared through mmap by user space. Sized
+ * before load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);

@@ -252,6 +252,7 @@ static __always_inline int parse_ipv6(struct xdp_md *ctx, struct hdr_cursor *c,
 {
 	struct ipv6hdr *ip6 = c->pos;
 	struct bt_ext_walk w;
+	int ret;
 
 	pi->l3 = BT_CTR_L3_IPV6;
 	if ((void *)(ip6 + 1) > data_end) {
@@ -281,13 +282,11 @@ static __always_inline int parse_ipv6(struct xdp_md *ctx, struct hdr_cursor *c,
 	w.ip_left = pi->ip_left;
 	w.flags = 0;
 	w.nh = ip6->nexthdr;
-	if (bt_ipv6_ext(ctx, &w) != BT_EXT_L4) {
-		pi->flags |= w.flags;
-		pi->key.proto = w.nh;
-		return 0;
-	}
+	ret = bt_ipv6_ext(ctx, &w);
 	pi->flags |= w.flags;
 	pi->key.proto = w.nh;
+	if (ret != BT_EXT_L4)
+		return 0;
 	pi->ip_left = w.ip_left;
 	c->pos = data + (w.off & BT_HDR_OFF_MASK);
 	return w.nh;

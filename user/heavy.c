@@ -71,38 +71,14 @@ static void report_plain(const struct bt_heavy_report *r, size_t n)
 }
 
 /* Prints the heavy flows of the given intervals, last complete first. */
-static int print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, int nivs,
-			   size_t n, bool by_packets, const struct bt_threshold *thr)
-{
-	struct json_object *arr = bt_g.json ? json_object_new_array() : NULL;
-
-	for (int i = 0; i < nivs; i++) {
-		struct bt_heavy_report r;
-
-		if (bt_heavy_collect(m, ivs[i], thr, by_packets, &r)) {
-			bt_err("out of memory");
-			if (arr)
-				json_object_put(arr);
-			return -ENOMEM;
-		}
-		if (arr)
-			report_json(&r, n, arr);
-		else
-			report_plain(&r, n);
-		bt_heavy_report_free(&r);
-	}
-	if (arr)
-		bt_json_print(arr);
-	return 0;
-}
-
-struct json_object *bt_heavy_json(const struct bt_heavy_maps *m, size_t n, bool by_packets,
-				  const struct bt_threshold *thr)
+/* The given intervals' heavy flows as one JSON array; NULL if out of memory. */
+static struct json_object *intervals_json(const struct bt_heavy_maps *m, const __u32 *ivs,
+					  int nivs, size_t n, bool by_packets,
+					  const struct bt_threshold *thr)
 {
 	struct json_object *arr = json_object_new_array();
-	__u32 ivs[2] = { !(m->ctl->interval & 1), m->ctl->interval & 1 };
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < nivs; i++) {
 		struct bt_heavy_report r;
 
 		if (bt_heavy_collect(m, ivs[i], thr, by_packets, &r)) {
@@ -113,6 +89,49 @@ struct json_object *bt_heavy_json(const struct bt_heavy_maps *m, size_t n, bool 
 		bt_heavy_report_free(&r);
 	}
 	return arr;
+}
+
+/* Prints the heavy flows of the given intervals, last complete first. */
+static int print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, int nivs,
+			   size_t n, bool by_packets, const struct bt_threshold *thr)
+{
+	if (bt_g.json) {
+		struct json_object *arr = intervals_json(m, ivs, nivs, n, by_packets, thr);
+
+		if (!arr) {
+			bt_err("out of memory");
+			return -ENOMEM;
+		}
+		bt_json_print(arr);
+		return 0;
+	}
+	for (int i = 0; i < nivs; i++) {
+		struct bt_heavy_report r;
+
+		if (bt_heavy_collect(m, ivs[i], thr, by_packets, &r)) {
+			bt_err("out of memory");
+			return -ENOMEM;
+		}
+		report_plain(&r, n);
+		bt_heavy_report_free(&r);
+	}
+	return 0;
+}
+
+/* Last complete interval first, then the current one. */
+static void both_intervals(const struct bt_heavy_maps *m, __u32 ivs[2])
+{
+	ivs[1] = m->ctl->interval & 1;
+	ivs[0] = !ivs[1];
+}
+
+struct json_object *bt_heavy_json(const struct bt_heavy_maps *m, size_t n, bool by_packets,
+				  const struct bt_threshold *thr)
+{
+	__u32 ivs[2];
+
+	both_intervals(m, ivs);
+	return intervals_json(m, ivs, 2, n, by_packets, thr);
 }
 
 int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,
@@ -126,8 +145,7 @@ int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,
 		bt_err_errno(err, "mapping the sketch");
 		return err;
 	}
-	ivs[1] = m.ctl->interval & 1;
-	ivs[0] = !ivs[1];
+	both_intervals(&m, ivs);
 	err = print_intervals(&m, ivs, 2, n, by_packets, thr);
 	bt_heavy_unmap(&m);
 	return err;
@@ -220,8 +238,9 @@ int cmd_heavy(int argc, char **argv)
 	}
 
 	if (!hcfg.interval) {
-		__u32 ivs[2] = { !(m.ctl->interval & 1), m.ctl->interval & 1 };
+		__u32 ivs[2];
 
+		both_intervals(&m, ivs);
 		if (print_intervals(&m, ivs, 2, hcfg.n, hcfg.by == 1, thrp))
 			goto out;
 		if (hcfg.flip)
