@@ -49,19 +49,21 @@ struct {
 	__type(value, struct bt_ctl);
 } ctl SEC(".maps");
 
-/* cms: the count-min sketches, index ((cpu * 2 + iv) * d + row) * w + col,
- * value struct bt_cm_cell. Written by the datapath (each CPU its own rows,
- * plain stores); read and cleared through mmap by user space. Sized before
- * load. */
+/* cms: the count-min sketches, index cpu * 2 + iv, value d * w struct
+ * bt_cm_cell, row-major (through mmap: cell ((cpu * 2 + iv) * d + row) * w +
+ * col). Written by the datapath (each CPU its own rows, plain stores); read
+ * and cleared through mmap by user space. Sized before load: value sizes
+ * here are placeholders. One lookup a packet instead of one a row: an
+ * inlined lookup is cheap, but the compiler spills around each "call". */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct bt_cm_cell);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct bt_cm_cell));
 } cms SEC(".maps");
 
-/* fm: flow memory, index iv * fm_slots + slot, value struct bt_fm_slot.
+/* fm: flow memory, index iv, value fm_slots struct bt_fm_slot.
  * Slots claimed by the datapath (compare-and-swap: shared by all CPUs; the
  * counts are in fmc); read and cleared through mmap by user space. Sized
  * before load. */
@@ -69,21 +71,31 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct bt_fm_slot);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct bt_fm_slot));
 } fm SEC(".maps");
 
-/* fmc: exact counts of the flow memory's flows, per CPU, index
- * (cpu * 2 + iv) * slots + slot, value struct bt_cm_cell. Written by the
+/* fmc: exact counts of the flow memory's flows, per CPU, index cpu * 2 + iv,
+ * value fm_slots struct bt_cm_cell, one per slot. Written by the
  * datapath (each CPU its own, plain adds); summed and cleared by user space
  * through mmap. Sized before load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct bt_cm_cell);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct bt_cm_cell));
 } fmc SEC(".maps");
+
+/* fc: the flow cache, index cpu, value BT_FC_ENTRIES struct bt_fc_entry.
+ * Read and written by the datapath only, each CPU its own entries. Sized
+ * before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BT_FC_ENTRIES * sizeof(struct bt_fc_entry));
+} fc SEC(".maps");
 
 /* spie: the ring of windows' Bloom filters, index
  * win * blocks_per_window + block, value struct bt_bloom_block. Bits set by

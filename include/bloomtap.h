@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 3
+#define BT_ABI_VERSION 4
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -94,9 +94,10 @@ _Static_assert(sizeof(struct bt_counters) == 192, "bt_counters must be 3 cache l
  *
  * Count-min sketch with conservative update (Estan & Varghese 2002;
  * Cormode & Muthukrishnan 2005): per CPU, two intervals, d rows of w cells.
- * Cell (cpu, interval, row, col) is at index ((cpu * 2 + iv) * d + row) * w + col
- * of the mmap-able "cms" array: per-CPU rows without a per-CPU map, so that
- * user space reads and clears a whole interval through one mmap.
+ * Cell (cpu, interval, row, col) is at ((cpu * 2 + iv) * d + row) * w + col in
+ * the mmap of the "cms" array (one value of d * w cells per CPU and
+ * interval): per-CPU rows without a per-CPU map, so that user space reads
+ * and clears a whole interval through one mmap.
  */
 #define BT_MAX_DEPTH 8
 #define BT_INTERVALS 2
@@ -112,9 +113,9 @@ _Static_assert(sizeof(struct bt_cm_cell) == 16, "bt_cm_cell must be 16 bytes");
  * the flow's hash, at most BT_FM_PROBES slots probed. A slot is claimed by
  * compare-and-swap of state EMPTY -> CLAIMING, filled, then published VALID;
  * only VALID slots are read. One cache line per slot. The exact counts are
- * per CPU, in the "fmc" array (struct bt_cm_cell at index
- * (cpu * 2 + iv) * slots + slot): plain adds, no locked instruction on the
- * path most packets take. */
+ * per CPU, in the "fmc" array (struct bt_cm_cell (cpu * 2 + iv) * slots +
+ * slot in its mmap): plain adds, no locked instruction on the path most
+ * packets take. */
 #define BT_FM_PROBES 8
 enum bt_fm_state { BT_FM_EMPTY, BT_FM_CLAIMING, BT_FM_VALID };
 
@@ -126,10 +127,28 @@ struct bt_fm_slot {
 };
 _Static_assert(sizeof(struct bt_fm_slot) == 64, "bt_fm_slot must be one cache line");
 
+/* Flow cache: per CPU, direct-mapped, BT_FC_ENTRIES entries in the "fc"
+ * array (index cpu, value BT_FC_ENTRIES entries). It remembers where this
+ * CPU last found a nominated flow in the flow memory, so that the packets
+ * of heavy flows, most packets, skip the keyed hash: a hit is an exact key
+ * match in the same interval. Indexed by a cheap multiplicative hash; a
+ * collision, crafted or not, only sends packets down the keyed path. Only
+ * the datapath reads or writes it. */
+#define BT_FC_BITS 9
+#define BT_FC_ENTRIES (1u << BT_FC_BITS)
+
+struct bt_fc_entry {
+	struct bt_flow_key key;	/* masked by the key mode */
+	__u32 interval;		/* bt_ctl.interval when it was filled */
+	__u32 slot;		/* flow memory slot + 1; 0: empty */
+	__u64 reserved[2];
+};
+_Static_assert(sizeof(struct bt_fc_entry) == 64, "bt_fc_entry must be one cache line");
+
 /* Runtime control, one entry in the mmap-able "ctl" array, written by user
  * space (agent, heavy --interval, replay), read by the datapath per packet. */
 struct bt_ctl {
-	__u32 interval;		/* current heavy-flow interval, 0 or 1 */
+	__u32 interval;		/* heavy-flow interval number; its low bit is the sketch */
 	__u32 window;		/* current SPIE window */
 	__u64 nominate_bytes;	/* per-CPU estimate that nominates a flow */
 	__u64 nominate_packets;

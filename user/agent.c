@@ -235,15 +235,20 @@ static int apply_config(const char *path, char ***names, int *n)
 }
 
 /* Is this pinned instance laid out as this bloomtap expects? Compares
- * every pinned map's key and value size with the program's own. */
+ * every pinned map's key and value size with the program's own; the heavy
+ * flow maps' values are sized by the instance's meta. */
 static int layout_matches(const struct bt_instance *inst)
 {
-	static const struct { size_t off; __u32 key, value; } want[] = {
+	const struct bt_meta *m = &inst->meta;
+	const struct { size_t off; __u32 key, value; } want[] = {
 		{ offsetof(struct bt_instance, counters_fd), 4, sizeof(struct bt_counters) },
 		{ offsetof(struct bt_instance, ctl_fd), 4, sizeof(struct bt_ctl) },
-		{ offsetof(struct bt_instance, cms_fd), 4, sizeof(struct bt_cm_cell) },
-		{ offsetof(struct bt_instance, fm_fd), 4, sizeof(struct bt_fm_slot) },
-		{ offsetof(struct bt_instance, fmc_fd), 4, sizeof(struct bt_cm_cell) },
+		{ offsetof(struct bt_instance, cms_fd), 4,
+		  m->depth * m->width * sizeof(struct bt_cm_cell) },
+		{ offsetof(struct bt_instance, fm_fd), 4, m->fm_slots * sizeof(struct bt_fm_slot) },
+		{ offsetof(struct bt_instance, fmc_fd), 4, m->fm_slots * sizeof(struct bt_cm_cell) },
+		{ offsetof(struct bt_instance, fc_fd), 4,
+		  BT_FC_ENTRIES * sizeof(struct bt_fc_entry) },
 		{ offsetof(struct bt_instance, spie_fd), 4, sizeof(struct bt_bloom_block) },
 		{ offsetof(struct bt_instance, windows_fd), 4, sizeof(struct bt_window) },
 		{ offsetof(struct bt_instance, meta_fd), 4, sizeof(struct bt_meta) },

@@ -84,6 +84,7 @@ static const struct pin_ent pins[] = {
 	{ "cms", offsetof(struct bt_instance, cms_fd) },
 	{ "fm", offsetof(struct bt_instance, fm_fd) },
 	{ "fmc", offsetof(struct bt_instance, fmc_fd) },
+	{ "fc", offsetof(struct bt_instance, fc_fd) },
 	{ "spie", offsetof(struct bt_instance, spie_fd) },
 	{ "windows", offsetof(struct bt_instance, windows_fd) },
 	{ "digest_log", offsetof(struct bt_instance, digest_log_fd) },
@@ -106,7 +107,8 @@ static int mkdir_private(const char *path)
 static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, size_t len)
 {
 	struct bpf_map *maps[] = { skel->maps.counters, skel->maps.flows, skel->maps.ctl,
-				   skel->maps.cms, skel->maps.fm, skel->maps.fmc, skel->maps.spie,
+				   skel->maps.cms, skel->maps.fm, skel->maps.fmc, skel->maps.fc,
+				   skel->maps.spie,
 				   skel->maps.windows, skel->maps.digest_log,
 				   skel->maps.meta /* last: marks the instance complete */ };
 	int err;
@@ -133,6 +135,7 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	struct bt_ctl ctl = { 0 };
 	char dir[256], path[256], desc[256];
 	struct timespec now;
+	__u64 fc_mult;
 	__u32 zero = 0;
 	int err, ncpu;
 
@@ -155,10 +158,11 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
 	meta.ncpu = ncpu;
-	/* The hash key: random per instance, so that nobody can aim flows
+	/* The hash keys: random per instance, so that nobody can aim flows
 	 * at the same sketch cells or flow memory slots. */
 	if (getrandom(&meta.hash_key, sizeof(meta.hash_key), 0) != sizeof(meta.hash_key) ||
-	    getrandom(&meta.spie_key, sizeof(meta.spie_key), 0) != sizeof(meta.spie_key)) {
+	    getrandom(&meta.spie_key, sizeof(meta.spie_key), 0) != sizeof(meta.spie_key) ||
+	    getrandom(&fc_mult, sizeof(fc_mult), 0) != sizeof(fc_mult)) {
 		err = -errno;
 		bt_err("getrandom: %s", strerror(-err));
 		return err;
@@ -180,9 +184,16 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	skel->rodata->cfg_depth = meta.depth;
 	skel->rodata->cfg_wmask = meta.width - 1;
 	skel->rodata->cfg_fm_mask = meta.fm_slots - 1;
-	bpf_map__set_max_entries(skel->maps.cms, ncpu * BT_INTERVALS * meta.depth * meta.width);
-	bpf_map__set_max_entries(skel->maps.fm, BT_INTERVALS * meta.fm_slots);
-	bpf_map__set_max_entries(skel->maps.fmc, ncpu * BT_INTERVALS * meta.fm_slots);
+	skel->rodata->cfg_fc_mult = fc_mult | 1;
+	/* One value per CPU and interval (per interval for fm): the program
+	 * looks each up once and indexes into it. */
+	bpf_map__set_max_entries(skel->maps.cms, ncpu * BT_INTERVALS);
+	bpf_map__set_value_size(skel->maps.cms, meta.depth * meta.width * sizeof(struct bt_cm_cell));
+	bpf_map__set_max_entries(skel->maps.fm, BT_INTERVALS);
+	bpf_map__set_value_size(skel->maps.fm, meta.fm_slots * sizeof(struct bt_fm_slot));
+	bpf_map__set_max_entries(skel->maps.fmc, ncpu * BT_INTERVALS);
+	bpf_map__set_value_size(skel->maps.fmc, meta.fm_slots * sizeof(struct bt_cm_cell));
+	bpf_map__set_max_entries(skel->maps.fc, ncpu);
 	skel->rodata->cfg_spie = !(cfg->flags & BT_META_NO_SPIE);
 	skel->rodata->cfg_spie_key.k0 = meta.spie_key.k0;
 	skel->rodata->cfg_spie_key.k1 = meta.spie_key.k1;

@@ -24,6 +24,7 @@ struct bt_instance {
 	int cms_fd;
 	int fm_fd;
 	int fmc_fd;
+	int fc_fd;
 	int spie_fd;
 	int windows_fd;
 	int digest_log_fd;

@@ -283,7 +283,7 @@ int cmd_replay(int argc, char **argv)
 		bt_err_errno(err, "mapping the sketch");
 		goto out;
 	}
-	bt_heavy_set_nomination(&hm, bt_heavy_interval_bytes(&hm, hm.ctl->interval) +
+	bt_heavy_set_nomination(&hm, bt_heavy_interval_bytes(&hm, hm.ctl->interval & 1) +
 				     capture_bytes(path));
 	bt_heavy_unmap(&hm);
 

@@ -68,6 +68,11 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 		bt_err("sketch width %u is outside 64..16777216", c->width);
 		return -EINVAL;
 	}
+	if ((uint64_t)c->depth * c->width > BT_MAX_CELLS) {
+		bt_err("a sketch of %u x %u cells is more than the %u one CPU's interval may "
+		       "hold; lower --width or --depth", c->depth, c->width, BT_MAX_CELLS);
+		return -EINVAL;
+	}
 	if (!c->fm_slots)
 		c->fm_slots = BT_DEFAULT_FM_SLOTS;
 
@@ -92,7 +97,8 @@ size_t bt_sketch_bytes(const struct bt_meta *m)
 {
 	return (size_t)m->ncpu * BT_INTERVALS * m->depth * m->width * sizeof(struct bt_cm_cell) +
 	       (size_t)BT_INTERVALS * m->fm_slots * sizeof(struct bt_fm_slot) +
-	       (size_t)m->ncpu * BT_INTERVALS * m->fm_slots * sizeof(struct bt_cm_cell);
+	       (size_t)m->ncpu * BT_INTERVALS * m->fm_slots * sizeof(struct bt_cm_cell) +
+	       (size_t)m->ncpu * BT_FC_ENTRIES * sizeof(struct bt_fc_entry);
 }
 
 void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
@@ -341,7 +347,8 @@ void bt_heavy_flip(struct bt_heavy_maps *m)
 	m->ctl->base_packets[next] = c[BT_CTR_PACKETS];
 	clock_gettime(CLOCK_REALTIME, &now);
 	m->ctl->interval_start_ns[next] = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
-	__atomic_store_n(&m->ctl->interval, next, __ATOMIC_RELEASE);
+	/* a new number: flow cache entries of the last use of this sketch die */
+	__atomic_store_n(&m->ctl->interval, m->ctl->interval + 1, __ATOMIC_RELEASE);
 	bt_heavy_tick(m);
 }
 

@@ -25,6 +25,9 @@ struct bt_sketch_cfg {
 #define BT_DEFAULT_DEPTH 4
 #define BT_DEFAULT_WIDTH 32768
 #define BT_DEFAULT_FM_SLOTS 16384
+/* The sketch of one CPU and interval is one BPF array value, which the
+ * verifier lets a program address up to 512 MiB into (BPF_MAX_VAR_OFF). */
+#define BT_MAX_CELLS (1u << 25)
 #define BT_DEFAULT_FRACTION 0.001
 #define BT_LIVE_NOMINATE_BYTES (64 * 1024)	/* before any interval ended */
 
@@ -38,7 +41,7 @@ extern const char *const bt_key_mode_names[];
 	{ "depth", 0, BT_OPT_U32, &(c).depth, "D", "sketch rows (default 4)",	\
 	  .min = 1, .max = BT_MAX_DEPTH },					\
 	{ "width", 0, BT_OPT_U32, &(c).width, "W",				\
-	  "sketch columns, a power of two (default 65536)", .min = 64,		\
+	  "sketch columns, a power of two (default 32768)", .min = 64,		\
 	  .max = 1 << 24 },							\
 	{ "epsilon", 0, BT_OPT_DOUBLE, &(c).epsilon, "E",			\
 	  "error as a share of the interval's bytes: w = e/E", .dmin = 1e-7,	\
