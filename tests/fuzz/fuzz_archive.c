@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* libFuzzer: an archive file (header, zstd frame) as trace reads it, beside
  * a valid key file so that the decompression is reached too. */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "fuzz.h"
 #include "archive.h"
 #include "common.h"
 
@@ -20,10 +20,7 @@ static void each(const struct bt_archived *a, void *ctx)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int fd = open("/dev/null", O_WRONLY);
-
-	if (!getenv("BT_FUZZ_VERBOSE"))
-		dup2(fd, 2);
+	fuzz_quiet();
 	return mkdtemp(dir) ? 0 : 1;
 }
 

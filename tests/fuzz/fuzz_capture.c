@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <fcntl.h>
+#include "fuzz.h"
 #include "capture.h"
 #include "commands.h"
 #include "common.h"
@@ -14,10 +14,7 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int fd = open("/dev/null", O_WRONLY);
-
-	if (!getenv("BT_FUZZ_VERBOSE"))
-		dup2(fd, 2);	/* expected errors are not findings */
+	fuzz_quiet();
 	return 0;
 }
 

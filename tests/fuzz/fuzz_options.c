@@ -2,12 +2,12 @@
 /* libFuzzer: the command line (NUL-separated arguments) through the option
  * parser with every kind of option and the sizing that follows, and the
  * same bytes as a configuration file of bloomtap run. */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "fuzz.h"
 #include "commands.h"
 #include "common.h"
 #include "options.h"
@@ -34,10 +34,7 @@ static const struct bt_cmd_spec spec = { "fuzz", "[A] [B]", "fuzz", opts, 0, 2 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int fd = open("/dev/null", O_WRONLY);
-
-	if (!getenv("BT_FUZZ_VERBOSE"))
-		dup2(fd, 2);
+	fuzz_quiet();
 	return 0;
 }
 
