@@ -47,6 +47,9 @@ check "replay of pcapng" "$BLOOMTAP" replay --reset --instance "$INST" "$PCAPS/l
 # ---- heavy: sizing errors, JSON shape, intervals ----
 G=$PCAPS/ndpi__gnutella.pcap
 expect_fail "sketch width must be a power of two" "not a power of two" "$BLOOMTAP" replay --reset --instance "$INST" --width 1000 "$G"
+expect_fail "one CPU's sketch of an interval is one BPF array value: at most 2^25 cells" \
+	"too large: one CPU's interval holds at most 33554432 cells" \
+	"$BLOOMTAP" replay --reset --instance "$INST" --width 16777216 --depth 4 "$G"
 expect_fail "epsilon and width exclude each other" "not both" "$BLOOMTAP" replay --reset --instance "$INST" --epsilon 0.001 --width 1024 "$G"
 expect_fail "one threshold only" "one of --fraction" "$BLOOMTAP" replay --reset --instance "$INST" --fraction 0.01 --bytes 5 "$G"
 expect_fail "fraction out of range" "out of range" "$BLOOMTAP" replay --reset --instance "$INST" --fraction 2 "$G"

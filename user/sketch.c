@@ -69,8 +69,9 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 		return -EINVAL;
 	}
 	if ((uint64_t)c->depth * c->width > BT_MAX_CELLS) {
-		bt_err("a sketch of %u x %u cells is more than the %u one CPU's interval may "
-		       "hold; lower --width or --depth", c->depth, c->width, BT_MAX_CELLS);
+		bt_err("a sketch of %u x %u cells is too large: one CPU's interval holds at "
+		       "most %u cells (512 MiB); lower --width or --depth", c->depth, c->width,
+		       BT_MAX_CELLS);
 		return -EINVAL;
 	}
 	if (!c->fm_slots)
