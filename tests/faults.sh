@@ -48,6 +48,29 @@ OUT=$(unshare -m bash -c "umount /sys/fs/bpf && '$BLOOMTAP' status" 2>&1); RC=$?
 eq "bpffs gone: status answers" "$RC" 0
 eq "bpffs gone outside: the instance is intact" "$("$BLOOMTAP" -j stats --instance "flt-$ID" | json_get '["packets"]')" 133
 
+# ---- an instance made by another bloomtap version ----
+# Another ABI in the meta, or a pin this version expects and that one did not
+# make: refused with advice, never made over; detach removes it.
+check "replay an instance to age" "$BLOOMTAP" replay --instance "flt3-$ID" "$PCAPS/dnscap__dns.pcap"
+META=/sys/fs/bpf/bloomtap/flt3-$ID/meta
+bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c '
+import json, sys
+v = [int(b, 16) for b in json.load(sys.stdin)["value"]]
+v[8:12] = [3, 0, 0, 0]	# abi_version 3
+print(" ".join(str(b) for b in v))' > "$TMP/meta3"
+check "meta rewritten to ABI 3" bpftool map update pinned "$META" key 0 0 0 0 value $(cat "$TMP/meta3")
+expect_fail "another ABI: stats refuses, says what to do" "made by an incompatible bloomtap; remove it" \
+	"$BLOOMTAP" stats --instance "flt3-$ID"
+expect_fail "another ABI: replay does not make it over" "made by an incompatible bloomtap" \
+	"$BLOOMTAP" replay --instance "flt3-$ID" "$PCAPS/dnscap__dns.pcap"
+check "another ABI: detach removes it" "$BLOOMTAP" detach --instance "flt3-$ID"
+check "replay a fresh one" "$BLOOMTAP" replay --instance "flt3-$ID" "$PCAPS/dnscap__dns.pcap"
+rm "/sys/fs/bpf/bloomtap/flt3-$ID/fc"
+expect_fail "a pin missing (an older version's instance): refused" "made by an incompatible bloomtap" \
+	"$BLOOMTAP" replay --instance "flt3-$ID" "$PCAPS/dnscap__dns.pcap"
+check "a pin missing: detach removes it" "$BLOOMTAP" detach --instance "flt3-$ID"
+check "no pins left of it" test ! -e "/sys/fs/bpf/bloomtap/flt3-$ID"
+
 # ---- map memory exhausted ----
 OUT=$("$BLOOMTAP" replay --instance "flt2-$ID" --window-bits 64G --windows 64 "$PCAPS/dnscap__dns.pcap" 2>&1); RC=$?
 check "huge --window-bits: clear error, exit $RC" bash -c "[ $RC -eq 1 ] && grep -qE 'cannot allocate the maps|more blocks than' <<<\"\$0\"" "$OUT"

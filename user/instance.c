@@ -283,11 +283,15 @@ out:
 	return err;
 }
 
+/* An instance is its pins. The meta first: without it there is no instance
+ * (-ENOENT, and the caller may make one); with another ABI, or without a
+ * pin this version expects, it was made by another bloomtap (-EPROTO: it
+ * must be removed, never made again over). */
 int bt_instance_open(const char *name, struct bt_instance *inst)
 {
 	char path[256];
 	__u32 zero = 0;
-	int err;
+	int err, fd;
 
 	memset(inst, 0, sizeof(*inst));
 	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++)
@@ -296,16 +300,10 @@ int bt_instance_open(const char *name, struct bt_instance *inst)
 		return -EINVAL;
 	snprintf(inst->name, sizeof(inst->name), "%s", name);
 
-	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
-		bt_instance_path(name, pins[i].name, path, sizeof(path));
-		int fd = bpf_obj_get(path);
-
-		if (fd < 0) {
-			err = -errno;
-			goto err;
-		}
-		*pin_fd(inst, &pins[i]) = fd;
-	}
+	bt_instance_path(name, "meta", path, sizeof(path));
+	inst->meta_fd = bpf_obj_get(path);
+	if (inst->meta_fd < 0)
+		return -errno;
 	if (bpf_map_lookup_elem(inst->meta_fd, &zero, &inst->meta)) {
 		err = -errno;
 		goto err;
@@ -313,6 +311,17 @@ int bt_instance_open(const char *name, struct bt_instance *inst)
 	if (inst->meta.magic != BT_META_MAGIC || inst->meta.abi_version != BT_ABI_VERSION) {
 		err = -EPROTO;
 		goto err;
+	}
+	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
+		if (*pin_fd(inst, &pins[i]) >= 0)
+			continue;	/* the meta */
+		bt_instance_path(name, pins[i].name, path, sizeof(path));
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			err = errno == ENOENT ? -EPROTO : -errno;
+			goto err;
+		}
+		*pin_fd(inst, &pins[i]) = fd;
 	}
 	return 0;
 err:
