@@ -28,20 +28,30 @@ struct hit {
 	bool archived;
 };
 
+/* A packet to trace. Most are seen in a window or two, so the hits grow
+ * on demand: a capture of many packets costs ~100 bytes each. */
 struct tpkt {
 	struct bt_spie_input in;
 	bool ip;
 	__u64 digest;		/* under the instance's key, for output */
-	struct hit hits[MAX_HITS];
-	int nhits;
+	struct hit *hits;
+	int nhits, cap;
 };
 
 struct trace_ctx {
 	struct tpkt *p;
 	size_t n;
+	int err;		/* -ENOMEM: a hit could not be kept */
 	const char *instance;	/* live instance name, NULL if none */
 	const struct bt_spie_maps *live;
 };
+
+static void tpkts_free(struct tpkt *p, size_t n)
+{
+	for (size_t i = 0; p && i < n; i++)
+		free(p[i].hits);
+	free(p);
+}
 
 /* Epoch seconds, an ISO 8601 UTC time, or -N[smhd] before now. */
 int bt_parse_time(const char *s, __u64 *ns)
@@ -72,14 +82,26 @@ int bt_parse_time(const char *s, __u64 *ns)
 	return 0;
 }
 
-static void add_hit(struct tpkt *p, __u64 start, __u64 end, double fpr, uint32_t seq,
-		    bool archived)
+static void add_hit(struct trace_ctx *t, struct tpkt *p, __u64 start, __u64 end, double fpr,
+		    uint32_t seq, bool archived)
 {
 	for (int i = 0; i < p->nhits; i++)
 		if (p->hits[i].start_ns == start && p->hits[i].seq == seq)
 			return;	/* a sealed window both in the ring and archived */
-	if (p->nhits < MAX_HITS)
-		p->hits[p->nhits++] = (struct hit){ start, end, fpr, seq, archived };
+	if (p->nhits == MAX_HITS)
+		return;
+	if (p->nhits == p->cap) {
+		int cap = p->cap ? 2 * p->cap : 2;
+		struct hit *h = realloc(p->hits, cap * sizeof(*h));
+
+		if (!h) {
+			t->err = -ENOMEM;	/* never a silent "not seen" */
+			return;
+		}
+		p->hits = h;
+		p->cap = cap;
+	}
+	p->hits[p->nhits++] = (struct hit){ start, end, fpr, seq, archived };
 }
 
 static void query_archived(const struct bt_archived *a, void *arg)
@@ -98,7 +120,7 @@ static void query_archived(const struct bt_archived *a, void *arg)
 			continue;
 		if (fpr < 0)
 			bt_bloom_fill(a->filter, a->bpw, a->key.k, &set, &fpr);
-		add_hit(p, a->hdr->start_ns, a->hdr->end_ns, fpr, a->hdr->seq, true);
+		add_hit(t, p, a->hdr->start_ns, a->hdr->end_ns, fpr, a->hdr->seq, true);
 	}
 }
 
@@ -121,7 +143,7 @@ static void query_live(struct trace_ctx *t, const struct bt_spie_maps *s, __u64 
 				continue;
 			if (fpr < 0)
 				bt_bloom_fill(f, s->bpw, s->meta->k, &set, &fpr);
-			add_hit(p, win->start_ns, win->end_ns, fpr, win->seq, false);
+			add_hit(t, p, win->start_ns, win->end_ns, fpr, win->seq, false);
 		}
 	}
 }
@@ -159,14 +181,25 @@ static int load_hex(const char *hex, struct tpkt **out, size_t *n, char *err, si
 static int load_capture(struct bt_capture *cap, const char *what, struct tpkt **out,
 			size_t *n, char *err, size_t errlen)
 {
-	struct tpkt *p = calloc(MAX_PACKETS, sizeof(*p));
+	struct tpkt *p = NULL;
 	struct bt_packet pk;
-	size_t cnt = 0;
+	size_t cnt = 0, room = 0;
 	int rc;
 
-	if (!p)
-		return -ENOMEM;
 	while (cnt < MAX_PACKETS && (rc = bt_capture_next(cap, &pk)) == 1) {
+		if (cnt == room) {
+			size_t more = room ? 2 * room : 64;
+			struct tpkt *q = realloc(p, more * sizeof(*p));
+
+			if (!q) {
+				snprintf(err, errlen, "%s: out of memory after %zu packets", what, cnt);
+				free(p);
+				return -ENOMEM;
+			}
+			p = q;
+			memset(p + room, 0, (more - room) * sizeof(*p));
+			room = more;
+		}
 		p[cnt].ip = !pk.skip && !bt_spie_input_frame(pk.data, pk.len, &p[cnt].in);
 		cnt++;
 	}
@@ -245,6 +278,8 @@ static int trace_query(struct trace_ctx *t, const struct bt_instance *inst,
 	}
 	if (archive && bt_archive_each(archive, since, until, query_archived, t) < 0)
 		return -EIO;
+	if (t->err)
+		return t->err;
 	for (size_t i = 0; i < t->n; i++)
 		qsort(t->p[i].hits, t->p[i].nhits, sizeof(t->p[i].hits[0]), cmp_hit);
 	return 0;
@@ -274,14 +309,14 @@ struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *
 		return NULL;
 	if (trace_query(&t, inst, archive, 0, 0)) {
 		snprintf(err, errlen, "querying the windows failed");
-		free(t.p);
+		tpkts_free(t.p, t.n);
 		return NULL;
 	}
 	arr = json_object_new_array();
 	for (size_t i = 0; i < t.n; i++)
 		if (t.p[i].ip)
 			json_object_array_add(arr, packet_json(i, &t.p[i], inst != NULL));
-	free(t.p);
+	tpkts_free(t.p, t.n);
 	return arr;
 }
 
@@ -433,6 +468,6 @@ int cmd_trace(int argc, char **argv)
 out:
 	if (have_inst)
 		bt_instance_close(&inst);
-	free(t.p);
+	tpkts_free(t.p, t.n);
 	return ret;
 }
