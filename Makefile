@@ -107,7 +107,8 @@ $(OUTPUT)/bench: bench/bench.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(
 FUZZ_TARGETS := capture hex options archive
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 8
-FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
 fuzz-build:
 	$(MAKE) OUTPUT=$(OUTPUT)/fuzz CC=clang OPT_CFLAGS="$(FUZZ_CFLAGS)" $(OUTPUT)/fuzz/libbloomtap.a
 	for t in $(FUZZ_TARGETS); do \

@@ -281,7 +281,8 @@ static int trace_query(struct trace_ctx *t, const struct bt_instance *inst,
 	if (t->err)
 		return t->err;
 	for (size_t i = 0; i < t->n; i++)
-		qsort(t->p[i].hits, t->p[i].nhits, sizeof(t->p[i].hits[0]), cmp_hit);
+		if (t->p[i].nhits > 1)	/* hits is NULL until the first */
+			qsort(t->p[i].hits, t->p[i].nhits, sizeof(t->p[i].hits[0]), cmp_hit);
 	return 0;
 }
 
