@@ -38,7 +38,7 @@
 #define REPEAT (1u << 20)	/* iterations per measurement */
 #define ROUNDS 9
 
-enum { P_EMPTY, P_PARSE, P_HEAVY, P_SPIE, P_ALL, P_REF_CMS, P_REF_BLOOM, P_MAX };
+enum { P_EMPTY, P_PARSE, P_HEAVY, P_SPIE, P_ALL, P_REF_CMS, P_REF_BLOOM, P_REF_BLOOM_MEM, P_MAX };
 
 static const char *const prog_names[P_MAX] = {
 	[P_EMPTY] = "empty XDP program (the floor)",
@@ -48,6 +48,7 @@ static const char *const prog_names[P_MAX] = {
 	[P_ALL] = "bloomtap: everything",
 	[P_REF_CMS] = "ref: parsing + plain count-min",
 	[P_REF_BLOOM] = "ref: parsing + kernel bloom filter map",
+	[P_REF_BLOOM_MEM] = "  the same, with a window's bits (8 MiB)",
 };
 
 struct target {
@@ -170,6 +171,7 @@ static void frame_v6_tcp(struct frame *f)
 
 static int load_driver(struct bench_bpf **out, bool ipv6, const uint32_t *seq)
 {
+	const struct bt_meta *m = &targets[P_ALL].inst.meta;
 	struct bench_bpf *skel = bench_bpf__open();
 	uint32_t *p;
 
@@ -180,9 +182,13 @@ static int load_driver(struct bench_bpf **out, bool ipv6, const uint32_t *seq)
 	skel->rodata->cfg_key.k0 = 0x0123456789abcdefULL;
 	skel->rodata->cfg_key.k1 = 0xfedcba9876543210ULL;
 	bpf_map__set_max_entries(skel->maps.bench_seq, SEQ_LEN);
-	/* the kernel's filter: sized for the same design load, same k */
-	bpf_map__set_max_entries(skel->maps.ref_bloom, targets[P_ALL].inst.meta.design_load);
-	bpf_map__set_map_extra(skel->maps.ref_bloom, targets[P_ALL].inst.meta.k);
+	/* the kernel's filters, same k: sized for the same design load */
+	bpf_map__set_max_entries(skel->maps.ref_bloom, m->design_load);
+	bpf_map__set_map_extra(skel->maps.ref_bloom, m->k);
+	/* the kernel takes max_entries * k * 7/5 bits, rounded up to a power of
+	 * two: the entries that make that a window's bits */
+	bpf_map__set_max_entries(skel->maps.ref_bloom_mem, m->window_bits / m->k * 5 / 7);
+	bpf_map__set_map_extra(skel->maps.ref_bloom_mem, m->k);
 	bpf_map__set_map_flags(skel->maps.bench_seq, BPF_F_MMAPABLE);
 	if (bench_bpf__load(skel))
 		goto err;
@@ -419,6 +425,7 @@ static int run_case(const struct frame *f, bool ipv6, const uint32_t *seq, unsig
 	targets[P_EMPTY].fd = bpf_program__fd(skel->progs.bench_empty);
 	targets[P_REF_CMS].fd = bpf_program__fd(skel->progs.bench_ref_cms);
 	targets[P_REF_BLOOM].fd = bpf_program__fd(skel->progs.bench_ref_bloom);
+	targets[P_REF_BLOOM_MEM].fd = bpf_program__fd(skel->progs.bench_ref_bloom_mem);
 	for (int r = 0; r < ROUNDS; r++)
 		for (int k = 0; k < P_MAX; k++) {
 			int p = (k + r) % P_MAX;	/* rotate the order */
