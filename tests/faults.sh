@@ -68,6 +68,8 @@ check "replay a fresh one" "$BLOOMTAP" replay --instance "flt3-$ID" "$PCAPS/dnsc
 rm "/sys/fs/bpf/bloomtap/flt3-$ID/fc"
 expect_fail "a pin missing (an older version's instance): refused" "made by an incompatible bloomtap" \
 	"$BLOOMTAP" replay --instance "flt3-$ID" "$PCAPS/dnscap__dns.pcap"
+check "a pin missing: status names it incompatible" bash -c \
+	"'$BLOOMTAP' status | grep '^flt3-$ID ' | grep -q 'made by an incompatible bloomtap'"
 check "a pin missing: detach removes it" "$BLOOMTAP" detach --instance "flt3-$ID"
 check "no pins left of it" test ! -e "/sys/fs/bpf/bloomtap/flt3-$ID"
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* status: every instance, what it is attached to and how. */
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,14 +35,17 @@ static void status_one(const char *name, struct json_object *arr)
 
 	err = bt_instance_open(name, &inst);
 	if (err) {
+		const char *why = err == -EPROTO ? "made by an incompatible bloomtap (detach "
+						   "removes it)" : strerror(-err);
+
 		if (arr) {
 			struct json_object *o = json_object_new_object();
 
 			json_object_object_add(o, "name", json_object_new_string(name));
-			json_object_object_add(o, "error", json_object_new_string(strerror(-err)));
+			json_object_object_add(o, "error", json_object_new_string(why));
 			json_object_array_add(arr, o);
 		} else {
-			printf("%-16s unreadable: %s\n", name, strerror(-err));
+			printf("%-16s unreadable: %s\n", name, why);
 		}
 		return;
 	}
