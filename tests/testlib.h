@@ -54,13 +54,12 @@ static inline int dp_setup(void **state)
 		return 0;
 	}
 	dp = calloc(1, sizeof(*dp));
-	dp->skel = bloomtap_bpf__open();
-	if (!dp->skel)
-		return -1;
+	if (!dp || !(dp->skel = bloomtap_bpf__open()))
+		goto err;
 	dp->skel->rodata->cfg_flow_table = 1;
 	bpf_map__set_max_entries(dp->skel->maps.flows, 65536);
 	if (bloomtap_bpf__load(dp->skel))
-		return -1;
+		goto err;
 	dp->inst.prog_fd = bpf_program__fd(dp->skel->progs.bloomtap_xdp);
 	dp->inst.prog_mb_fd = bpf_program__fd(dp->skel->progs.bloomtap_xdp_mb);
 	dp->inst.counters_fd = bpf_map__fd(dp->skel->maps.counters);
@@ -68,6 +67,11 @@ static inline int dp_setup(void **state)
 	dp->inst.meta_fd = bpf_map__fd(dp->skel->maps.meta);
 	*state = dp;
 	return 0;
+err:
+	if (dp)
+		bloomtap_bpf__destroy(dp->skel);
+	free(dp);
+	return -1;
 }
 
 static inline int dp_teardown(void **state)

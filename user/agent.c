@@ -142,8 +142,14 @@ static int read_config(const char *path, char ***argv_out, int *argc_out)
 		}
 		key = s;
 		if ((size_t)argc + 3 >= cap) {
+			char **more = realloc(argv, 2 * cap * sizeof(*argv));
+
+			if (!more) {
+				bt_err("%s:%d: out of memory", path, lineno);
+				goto err;
+			}
+			argv = more;
 			cap *= 2;
-			argv = realloc(argv, cap * sizeof(*argv));
 		}
 		if (!strcmp(key, "interface")) {
 			if (!val || !*val) {
