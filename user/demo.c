@@ -220,7 +220,7 @@ static void traffic_run(struct traffic *t, double seconds)
  * transfer (A -> B; B's ACKs leave through B and are not seen). */
 static size_t expected_heavy(const struct traffic *t, struct bt_flow_key *keys)
 {
-	struct sockaddr_in a;
+	struct sockaddr_in a = { 0 };
 	socklen_t len = sizeof(a);
 	size_t n = 0;
 
