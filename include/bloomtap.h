@@ -158,7 +158,8 @@ struct bt_ctl {
 	 * difference, so the datapath keeps no per-interval totals. */
 	__u64 base_bytes[BT_INTERVALS];
 	__u64 base_packets[BT_INTERVALS];
-	__u64 reserved[7];
+	__u64 base_fm_full[BT_INTERVALS];	/* and nominations lost so far */
+	__u64 reserved[5];
 };
 _Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
 

@@ -59,7 +59,7 @@ check "replay for heavy" "$BLOOMTAP" replay --reset --instance "$INST" "$G"
 HJ=$("$BLOOMTAP" -j heavy --instance "$INST" -n 3)
 eq "heavy -j: 3 flows of the current interval" "$(json_get '.__len__()' <<<"$HJ")" 3
 eq "heavy -j: fields" "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)[0])))' <<<"$HJ")" \
-	"bytes dport dst error_bytes error_packets exact_bytes exact_packets interval interval_bytes packets proto sport src"
+	"bytes dport dst error_bytes error_packets exact_bytes exact_packets interval interval_bytes lost_nominations packets proto sport src"
 eq "heavy -j: top flow" "$(json_get '[0]["src"]' <<<"$HJ"):$(json_get '[0]["sport"]' <<<"$HJ")/$(json_get '[0]["interval"]' <<<"$HJ")" "69.118.162.229:46906/current"
 check "heavy -n 2 says how many more" bash -c "'$BLOOMTAP' heavy --instance '$INST' -n 2 | grep -q 'more (-n)'"
 check "heavy --by packets" bash -c "'$BLOOMTAP' -j heavy --instance '$INST' --by packets -n 1 | grep -q '\"packets\":1683'"
@@ -68,6 +68,16 @@ HJ=$("$BLOOMTAP" -j heavy --instance "$INST" -n 1000)
 eq "after --flip: flows are in the last interval" "$(python3 -c 'import json,sys; print(sorted({f["interval"] for f in json.load(sys.stdin)}))' <<<"$HJ")" "['last']"
 check "replay --key src counts by source" "$BLOOMTAP" replay --reset --instance "$INST" --key src "$G"
 eq "--key src: top source, other fields zero" "$("$BLOOMTAP" -j heavy --instance "$INST" -n 1 | python3 -c 'import json,sys; f=json.load(sys.stdin)[0]; print(f["src"], f["dst"], f["sport"], f["proto"])')" "69.118.162.229 :: 0 0"
+check "replay: 937 flows, all heavy (--packets 1), into 256 flow-memory slots" \
+	"$BLOOMTAP" replay --reset --instance "$INST" --flow-memory 256 --packets 1 "$G"
+check "a full flow memory: heavy says flows may be missing" bash -c \
+	"'$BLOOMTAP' heavy --instance '$INST' | grep -q 'nominations lost to a full flow memory: heavy flows may be missing'"
+check "a full flow memory: heavy -j says so on stderr" bash -c \
+	"'$BLOOMTAP' -j heavy --instance '$INST' 2>&1 >/dev/null | grep -q 'nominations lost to a full flow memory'"
+check "a full flow memory: lost_nominations in heavy -j" bash -c \
+	"'$BLOOMTAP' -j heavy --instance '$INST' 2>/dev/null | python3 -c 'import json,sys; sys.exit(not json.load(sys.stdin)[0][\"lost_nominations\"] > 0)'"
+check "a full flow memory: stats counts it" bash -c \
+	"'$BLOOMTAP' -j stats --instance '$INST' | python3 -c 'import json,sys; sys.exit(not json.load(sys.stdin)[\"flow_memory_full\"] > 0)'"
 
 # ---- the demo: runs, reports, and removes all it made ----
 OUT=$("$BLOOMTAP" demo --duration 1 2>&1)

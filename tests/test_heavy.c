@@ -384,6 +384,58 @@ static void test_flow_cache(void **state)
 	bt_heavy_unmap(&m);
 }
 
+/* ---- a full flow memory is counted and reported ---- */
+
+static char full_name[64];
+
+static int full_teardown(void **state)
+{
+	bt_instance_remove(full_name);	/* also when the test failed */
+	return 0;
+}
+
+/* 600 flows of one packet each, every one nominated at its first packet,
+ * into 256 slots: each packet is either a nomination or a lost one, and the
+ * report of the interval says how many were lost. */
+static void test_full_flow_memory(void **state)
+{
+	struct bt_instance_cfg cfg = { .sketch = { .fm_slots = 256 } };
+	struct bt_instance inst;
+	struct bt_heavy_maps m;
+	struct bt_heavy_report r;
+	__u64 c[BT_CTR_MAX];
+
+	skip_unless_root();
+	snprintf(full_name, sizeof(full_name), "test-full-%d", getpid());
+	assert_int_equal(bt_instance_create(full_name, &cfg, &inst), 0);
+	assert_int_equal(pin_to_cpu(0), 0);
+	assert_int_equal(bt_heavy_map(&inst, &m), 0);
+	bt_heavy_flip(&m);
+	m.ctl->nominate_bytes = ~0ULL;
+	m.ctl->nominate_packets = 1;
+	for (uint32_t i = 0; i < 600; i++)
+		send_flow(inst.prog_fd, i, 1, 100);
+	assert_int_equal(bt_instance_counters(&inst, c), 0);
+	print_message("600 flows into 256 slots: %llu nominated, %llu lost\n",
+		      (unsigned long long)c[BT_CTR_NOMINATED], (unsigned long long)c[BT_CTR_FM_FULL]);
+	assert_true(c[BT_CTR_NOMINATED] <= 256);
+	assert_true(c[BT_CTR_FM_FULL] >= 600 - 256);
+	assert_int_equal(c[BT_CTR_NOMINATED] + c[BT_CTR_FM_FULL], 600);
+	assert_int_equal(bt_heavy_collect(&m, m.ctl->interval & 1, NULL, false, &r), 0);
+	assert_int_equal(r.nominated, c[BT_CTR_NOMINATED]);
+	assert_int_equal(r.lost_nominations, c[BT_CTR_FM_FULL]);
+	bt_heavy_report_free(&r);
+	bt_heavy_flip(&m);	/* the next interval starts with none lost */
+	assert_int_equal(bt_heavy_collect(&m, m.ctl->interval & 1, NULL, false, &r), 0);
+	assert_int_equal(r.lost_nominations, 0);
+	bt_heavy_report_free(&r);
+	assert_int_equal(bt_heavy_collect(&m, !(m.ctl->interval & 1), NULL, false, &r), 0);
+	assert_int_equal(r.lost_nominations, c[BT_CTR_FM_FULL]);	/* the last keeps its own */
+	bt_heavy_report_free(&r);
+	bt_heavy_unmap(&m);
+	bt_instance_close(&inst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_uniform_reports_nothing),
 		cmocka_unit_test(test_flow_cache),
 		cmocka_unit_test_teardown(test_flow_split_across_cpus, split_teardown),
+		cmocka_unit_test_teardown(test_full_flow_memory, full_teardown),
 	};
 
 	libbpf_set_print(NULL);

@@ -33,6 +33,8 @@ static void report_json(const struct bt_heavy_report *r, size_t n,
 		json_object_object_add(o, "error_packets", json_object_new_uint64(r->error_packets));
 		json_object_object_add(o, "interval", json_object_new_string(which));
 		json_object_object_add(o, "interval_bytes", json_object_new_uint64(r->total_bytes));
+		json_object_object_add(o, "lost_nominations",
+				       json_object_new_uint64(r->lost_nominations));
 		json_object_array_add(arr, o);
 	}
 }
@@ -53,6 +55,9 @@ static void report_plain(const struct bt_heavy_report *r, size_t n)
 	       (uint64_t)(r->threshold_bytes ? r->threshold_bytes : r->threshold_packets),
 	       r->threshold_bytes ? "bytes" : "packets", (uint64_t)r->error_bytes,
 	       (uint64_t)r->error_packets);
+	if (r->lost_nominations)
+		printf("  %" PRIu64 " nominations lost to a full flow memory: heavy flows may be "
+		       "missing (raise --flow-memory)\n", (uint64_t)r->lost_nominations);
 	if (!r->n) {
 		printf("  no heavy flow\n");
 		return;
@@ -70,11 +75,12 @@ static void report_plain(const struct bt_heavy_report *r, size_t n)
 		printf("  ... %zu more (-n)\n", r->n - n);
 }
 
-/* Prints the heavy flows of the given intervals, last complete first. */
-/* The given intervals' heavy flows as one JSON array; NULL if out of memory. */
+/* The given intervals' heavy flows as one JSON array; NULL if out of memory.
+ * warn: lost nominations also on stderr (the command line; the API has the
+ * field and the metric). */
 static struct json_object *intervals_json(const struct bt_heavy_maps *m, const __u32 *ivs,
 					  int nivs, size_t n, bool by_packets,
-					  const struct bt_threshold *thr)
+					  const struct bt_threshold *thr, bool warn)
 {
 	struct json_object *arr = json_object_new_array();
 
@@ -86,6 +92,10 @@ static struct json_object *intervals_json(const struct bt_heavy_maps *m, const _
 			return NULL;
 		}
 		report_json(&r, n, arr);
+		if (warn && r.lost_nominations)	/* even with no flow to carry the field */
+			bt_warn("%s interval: %" PRIu64 " nominations lost to a full flow memory: "
+				"heavy flows may be missing", r.current ? "current" : "last",
+				(uint64_t)r.lost_nominations);
 		bt_heavy_report_free(&r);
 	}
 	return arr;
@@ -96,7 +106,7 @@ static int print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, int 
 			   size_t n, bool by_packets, const struct bt_threshold *thr)
 {
 	if (bt_g.json) {
-		struct json_object *arr = intervals_json(m, ivs, nivs, n, by_packets, thr);
+		struct json_object *arr = intervals_json(m, ivs, nivs, n, by_packets, thr, true);
 
 		if (!arr) {
 			bt_err("out of memory");
@@ -131,7 +141,7 @@ struct json_object *bt_heavy_json(const struct bt_heavy_maps *m, size_t n, bool 
 	__u32 ivs[2];
 
 	both_intervals(m, ivs);
-	return intervals_json(m, ivs, 2, n, by_packets, thr);
+	return intervals_json(m, ivs, 2, n, by_packets, thr, false);
 }
 
 int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,

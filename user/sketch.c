@@ -149,9 +149,11 @@ void bt_heavy_unmap(struct bt_heavy_maps *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* An interval's volume: the counters at its end (now, for the current
- * one; the next one's start, for the last) less those at its start. */
-static void iv_totals(const struct bt_heavy_maps *m, __u32 iv, __u64 *bytes, __u64 *packets)
+/* An interval's volume and lost nominations: the counters at its end
+ * (now, for the current one; the next one's start, for the last) less
+ * those at its start. */
+static void iv_totals(const struct bt_heavy_maps *m, __u32 iv, __u64 *bytes, __u64 *packets,
+		      __u64 *fm_full)
 {
 	__u32 cur = m->ctl->interval & 1;
 	__u64 c[BT_CTR_MAX];
@@ -162,18 +164,20 @@ static void iv_totals(const struct bt_heavy_maps *m, __u32 iv, __u64 *bytes, __u
 	} else {
 		c[BT_CTR_BYTES] = m->ctl->base_bytes[cur];
 		c[BT_CTR_PACKETS] = m->ctl->base_packets[cur];
+		c[BT_CTR_FM_FULL] = m->ctl->base_fm_full[cur];
 	}
 	*bytes = c[BT_CTR_BYTES] - m->ctl->base_bytes[iv];
 	*packets = c[BT_CTR_PACKETS] - m->ctl->base_packets[iv];
+	*fm_full = c[BT_CTR_FM_FULL] - m->ctl->base_fm_full[iv];
 	if (!m->ctl->interval_start_ns[iv])	/* never started */
-		*bytes = *packets = 0;
+		*bytes = *packets = *fm_full = 0;
 }
 
 __u64 bt_heavy_interval_bytes(const struct bt_heavy_maps *m, __u32 iv)
 {
-	__u64 b, p;
+	__u64 b, p, lost;
 
-	iv_totals(m, iv & 1, &b, &p);
+	iv_totals(m, iv & 1, &b, &p, &lost);
 	return b;
 }
 
@@ -233,7 +237,7 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 	r->interval = iv;
 	r->current = (m->ctl->interval & 1) == iv;
 	r->start_ns = m->ctl->interval_start_ns[iv];
-	iv_totals(m, iv, &r->total_bytes, &r->total_packets);
+	iv_totals(m, iv, &r->total_bytes, &r->total_packets, &r->lost_nominations);
 	r->error_bytes = (__u64)ceil(M_E / mt->width * r->total_bytes);
 	r->error_packets = (__u64)ceil(M_E / mt->width * r->total_packets);
 	switch (t.kind) {
@@ -346,6 +350,7 @@ void bt_heavy_flip(struct bt_heavy_maps *m)
 		memset(c, 0, sizeof(c));
 	m->ctl->base_bytes[next] = c[BT_CTR_BYTES];
 	m->ctl->base_packets[next] = c[BT_CTR_PACKETS];
+	m->ctl->base_fm_full[next] = c[BT_CTR_FM_FULL];
 	clock_gettime(CLOCK_REALTIME, &now);
 	m->ctl->interval_start_ns[next] = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
 	/* a new number: flow cache entries of the last use of this sketch die */
