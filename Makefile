@@ -17,7 +17,7 @@ DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
 	     prometheus curl python3-yaml systemd libclang-rt-14-dev
 
-LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd libmicrohttpd 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd) -lm -lpthread
+LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd) -lm -lpthread
 OPT_CFLAGS ?= -O2 -g
 CFLAGS    := $(OPT_CFLAGS) -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
 	     -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE

@@ -58,12 +58,34 @@ python3 - "$F" "$ARCH/$INST-00000000000000000003-00000097.btw" <<'PY'
 import sys; d = bytearray(open(sys.argv[1], 'rb').read()); d[8] = 9   # version 9
 open(sys.argv[2], 'wb').write(d)
 PY
+# one flipped bit, in the header and in the compressed filter: the header's
+# CRC-32 and zstd's content checksum catch what would still parse
+python3 - "$F" "$ARCH/$INST-00000000000000000004-00000096.btw" "$ARCH/$INST-00000000000000000005-00000095.btw" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read()); d[100] ^= 0x10	# set_bits
+open(sys.argv[2], 'wb').write(d)
+d = bytearray(open(sys.argv[1], 'rb').read()); d[152 + (len(d) - 152) // 2] ^= 0x10
+open(sys.argv[3], 'wb').write(d)
+PY
 OUT=$("$BLOOMTAP" trace --archive "$ARCH" "$A" 2>&1); RC=$?
 eq "damaged files: A still seen (exit 0)" "$RC" 0
 check "truncated file named" grep -q "00000098.btw: truncated" <<<"$OUT"
 check "foreign file named" grep -q "00000099.btw: not a bloomtap archive file" <<<"$OUT"
 check "other version named" grep -q "00000097.btw: archive format version not supported" <<<"$OUT"
-rm -f "$ARCH"/*-0000009[789].btw
+check "a bit flipped in the header: named" grep -q "00000096.btw: header is corrupt (checksum)" <<<"$OUT"
+check "a bit flipped in the filter: named" grep -q "00000095.btw: compressed filter is corrupt" <<<"$OUT"
+rm -f "$ARCH"/*-0000009[5-9].btw
+# a version 1 file (no checksums; written before them) is still read
+mv "$F" "$ARCH/v2.tmp"
+python3 - "$ARCH/v2.tmp" "$F" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+d[8:12] = struct.pack('<I', 1)		# version 1
+d[116:120] = b'\0\0\0\0'		# its reserved word, now hdr_crc
+open(sys.argv[2], 'wb').write(d)
+PY
+chmod 600 "$F"; rm "$ARCH/v2.tmp"
+check "a version 1 file is still read" bash -c "'$BLOOMTAP' trace --archive '$ARCH' '$A' 2>&1 | tail -1 | grep -q ', 0 not seen'"
 
 # SIGKILL while sealing: every file that looks valid is valid
 check "instance for rotation" "$BLOOMTAP" replay --reset --instance "$INST2" --window-bits 8M "$B"

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <zlib.h>
 #include <zstd.h>
 #include "archive.h"
 #include "common.h"
@@ -96,12 +97,21 @@ static int ensure_key(const char *dir, const char *instance, const struct bt_met
 	return write_atomic(dir, name, 0600, &kf, sizeof(kf), NULL, 0);
 }
 
+__u32 bt_archive_hdr_crc(const struct bt_archive_hdr *h)
+{
+	struct bt_archive_hdr c = *h;
+
+	c.hdr_crc = 0;
+	return crc32(0, (const Bytef *)&c, sizeof(c));
+}
+
 int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
 		     const struct bt_window *w, const struct bt_bloom_block *filter,
 		     uint64_t bpw, char *path_out, size_t len)
 {
 	size_t raw = bpw * sizeof(*filter), cap = ZSTD_compressBound(raw), clen;
 	struct bt_archive_hdr h = { 0 };
+	ZSTD_CCtx *cctx;
 	char name[160];
 	void *buf;
 	int err;
@@ -116,9 +126,18 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 		return err;
 	}
 	buf = malloc(cap);
-	if (!buf)
+	cctx = ZSTD_createCCtx();
+	if (!buf || !cctx) {
+		free(buf);
+		ZSTD_freeCCtx(cctx);
 		return -ENOMEM;
-	clen = ZSTD_compress(buf, cap, filter, raw, 3);
+	}
+	/* with a checksum of the content: a flipped bit that still decodes
+	 * would otherwise pass for a filter, and answer queries wrongly */
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	clen = ZSTD_compress2(cctx, buf, cap, filter, raw);
+	ZSTD_freeCCtx(cctx);
 	if (ZSTD_isError(clen)) {
 		bt_err("compressing window %u: %s", w->seq, ZSTD_getErrorName(clen));
 		free(buf);
@@ -138,6 +157,7 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	h.set_bits = w->set_bits;
 	h.compressed_len = clen;
 	h.seq = w->seq;
+	h.hdr_crc = bt_archive_hdr_crc(&h);
 	/* names sort by time: start in ns, then the sequence number */
 	snprintf(name, sizeof(name), "%s-%020llu-%08u%s", instance,
 		 (unsigned long long)w->start_ns, w->seq, BT_ARCHIVE_SUFFIX);
@@ -198,8 +218,12 @@ static const char *read_window(const char *path, const char *dir, struct bt_arch
 		why = "not a bloomtap archive file";
 		goto out;
 	}
-	if (h->version != BT_ARCHIVE_VERSION || h->hdr_len != sizeof(*h)) {
+	if ((h->version != BT_ARCHIVE_VERSION && h->version != 1) || h->hdr_len != sizeof(*h)) {
 		why = "archive format version not supported";
+		goto out;
+	}
+	if (h->version >= 2 && h->hdr_crc != bt_archive_hdr_crc(h)) {
+		why = "header is corrupt (checksum)";
 		goto out;
 	}
 	if (h->block_bits != BT_BLOCK_BITS || !h->window_bits || h->window_bits % BT_BLOCK_BITS ||

@@ -12,7 +12,9 @@
 #include "bloomtap.h"
 
 #define BT_ARCHIVE_MAGIC "BTSPIEW1"
-#define BT_ARCHIVE_VERSION 1
+/* 2: a CRC-32 of the header, a content checksum in the zstd frame; 1 (read,
+ * not written): neither. */
+#define BT_ARCHIVE_VERSION 2
 #define BT_ARCHIVE_SUFFIX ".btw"
 
 struct bt_archive_hdr {
@@ -29,10 +31,13 @@ struct bt_archive_hdr {
 	__u64 set_bits;
 	__u64 compressed_len;	/* bytes of zstd frame after the header */
 	__u32 seq;
-	__u32 reserved0;
+	__u32 hdr_crc;		/* zlib crc32 of the header with this field 0 */
 	__u64 reserved[4];
 };
 _Static_assert(sizeof(struct bt_archive_hdr) == 152, "bt_archive_hdr must be 152 bytes");
+
+/* CRC-32 (zlib) of a header, its hdr_crc field taken as 0. */
+__u32 bt_archive_hdr_crc(const struct bt_archive_hdr *h);
 
 /* The key's fingerprint: SipHash of a fixed word under the key. */
 __u64 bt_key_id(const struct bt_meta *meta);
