@@ -83,6 +83,8 @@ head -c 1100000 /dev/zero > "$TMP/big"
 eq "oversized body: 413" "$(code -X POST --data-binary @$TMP/big 127.0.0.1:$PORT/api/v1/trace)" 413
 check "errors are JSON" grep -q '"error"' "$TMP/body"
 eq "unknown interface: 404" "$(code '127.0.0.1:'$PORT'/api/v1/heavy?iface=nope')" 404
+eq "heavy ?n=5x: 400" "$(code '127.0.0.1:'$PORT'/api/v1/heavy?n=5x')" 400
+eq "heavy ?n=2: at most 2 flows an interval" "$(get '127.0.0.1:'$PORT'/api/v1/heavy?n=2' | python3 -c 'import json,sys; print(len(json.load(sys.stdin)) <= 4)')" True
 URLS=(); for i in $(seq 300); do URLS+=("127.0.0.1:$PORT/healthz"); done
 CODES=$(inb curl -s -w "\n%{http_code}\n" "${URLS[@]}" | grep -E "^[0-9]{3}$" | sort | uniq -c)
 check "a flood of requests meets 429 (rate bounded): $(echo $CODES)" grep -q " 429" <<<"$CODES"

@@ -144,7 +144,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	if (!strcmp(url, "/api/v1/heavy")) {
 		const char *n = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "n");
-		long top = n ? strtol(n, NULL, 10) : 20;
+		char *end = NULL;
+		long top = n ? strtol(n, &end, 10) : 20;
+
+		if (n && (end == n || *end))
+			top = 0;	/* "5x" is no number: refused below */
 
 		if (!get)
 			return reply_error(a, c, MHD_HTTP_METHOD_NOT_ALLOWED, "use GET");
