@@ -117,7 +117,13 @@ kill -HUP $AGENT; sleep 0.5
 check "SIGHUP: configuration re-read" grep -q "re-read .*interval 3 s" "$TMP/agent.log"
 
 # ---- restart without loss ----
+# intervals of 60 s from the flip still due (at most 3 s away), then heavy
+# flows that no flip can move before the check
+sed -i 's/^interval = 3/interval = 60/' "$TMP/agent.conf"
+kill -HUP $AGENT; sleep 3.5
+in_ns "$NSA" ping -q -c 20 -i 0.02 198.18.8.2 >/dev/null
 BEFORE=$(get 127.0.0.1:$PORT/metrics | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\"}" {print $2}')
+HBEFORE=$(get "127.0.0.1:$PORT/api/v1/heavy")
 kill -TERM $AGENT; wait $AGENT; AGENT=
 check "SIGTERM: still attached" bash -c "ip -n $NSB link show $VB | grep -q 'prog/xdp'"
 in_ns "$NSA" ping -q -c 4 -i 0.05 198.18.8.2 >/dev/null	# counted while no agent runs
@@ -127,6 +133,16 @@ for i in $(seq 50); do get "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 
 check "restart adopts the instance" grep -q "adopted the attached instance" "$TMP/agent.log"
 AFTER=$(get 127.0.0.1:$PORT/metrics | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\"}" {print $2}')
 check "no counter lost across the restart ($BEFORE -> $AFTER, 4 pings between)" test "$AFTER" -ge $((BEFORE + 4))
+# the current interval's heavy flows are all still there, none smaller
+HAFTER=$(get "127.0.0.1:$PORT/api/v1/heavy")
+eq "no heavy flow lost across the restart" "$(python3 -c '
+import json, sys
+key = lambda f: (f["src"], f["dst"], f["sport"], f["dport"], f["proto"])
+before = [f for f in json.loads(sys.argv[1]) if f["interval"] == "current"]
+after = {}
+for f in json.loads(sys.argv[2]):
+	after[key(f)] = max(after.get(key(f), 0), f["bytes"])
+print(len(before) > 0 and all(after.get(key(f), -1) >= f["bytes"] for f in before))' "$HBEFORE" "$HAFTER")" True
 T=$(inb curl -s -m 5 -X POST --data-binary "@$TMP/got.pcap" "127.0.0.1:$PORT/api/v1/trace")
 eq "windows from before the restart still answer" "$(python3 -c 'import json,sys; print({p["seen"] for p in json.load(sys.stdin)})' <<<"$T")" "{True}"
 
