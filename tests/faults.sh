@@ -36,6 +36,8 @@ check "no pins left" test ! -e /sys/fs/bpf/bloomtap/$VB
 cleanup_netns; pair
 check "attach again" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
 ip netns del "$NSB"
+# the kernel dismantles a namespace asynchronously: give it up to 5 s
+for i in $(seq 50); do "$BLOOMTAP" status | grep "^$VB " | grep -q 'interface gone' && break; sleep 0.1; done
 check "namespace deleted: status says the interface is gone" bash -c "'$BLOOMTAP' status | grep '^$VB ' | grep -q 'interface gone'"
 check "namespace deleted: detach cleans up" "$BLOOMTAP" detach "$VB"
 cleanup_netns
@@ -72,6 +74,24 @@ check "a pin missing: status names it incompatible" bash -c \
 	"'$BLOOMTAP' status | grep '^flt3-$ID ' | grep -q 'made by an incompatible bloomtap'"
 check "a pin missing: detach removes it" "$BLOOMTAP" detach --instance "flt3-$ID"
 check "no pins left of it" test ! -e "/sys/fs/bpf/bloomtap/flt3-$ID"
+# the agent adopting an interface's instance of another ABI: refuses, and
+# makes nothing over it
+pair
+check "attach for the agent" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
+META=/sys/fs/bpf/bloomtap/$VB/meta
+bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c '
+import json, sys
+v = [int(b, 16) for b in json.load(sys.stdin)["value"]]
+v[8:12] = [3, 0, 0, 0]
+print(" ".join(str(b) for b in v))' > "$TMP/meta3"
+bpftool map update pinned "$META" key 0 0 0 0 value $(cat "$TMP/meta3")
+OUT=$(timeout 20 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --listen 127.0.0.1:19477 \
+	--archive "$TMP/arch-abi" 2>&1); RC=$?
+check "agent on an instance of another ABI: a clear error (exit $RC)" bash -c \
+	"[ $RC -ne 0 ] && [ $RC -ne 124 ] && grep -q 'another map layout' <<<\"\$0\"" "$OUT"
+eq "and it is left as it was (ABI 3)" "$(bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["value"][8], 16))')" 3
+check "detach removes it" "$BLOOMTAP" detach "$VB"
+cleanup_netns
 
 # ---- map memory exhausted ----
 OUT=$("$BLOOMTAP" replay --instance "flt2-$ID" --window-bits 64G --windows 64 "$PCAPS/dnscap__dns.pcap" 2>&1); RC=$?
