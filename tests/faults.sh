@@ -21,6 +21,17 @@ crashed() { [ "$1" -ge 128 ]; }	# killed by a signal
 
 pair() { veth_pair "$NSA" "$VA" "$NSB" "$VB" 9; }
 
+# meta_abi PIN N: rewrites the pinned meta's abi_version (bytes 8..11) to N,
+# as an instance of another bloomtap version would have it
+meta_abi() {
+	local v
+	v=$(bpftool -j map lookup pinned "$1" key 0 0 0 0 | python3 -c '
+import json, struct, sys
+v = [int(b, 16) for b in json.load(sys.stdin)["value"]]
+v[8:12] = struct.pack("<I", int(sys.argv[1]))
+print(" ".join(str(b) for b in v))' "$2") && bpftool map update pinned "$1" key 0 0 0 0 value $v
+}
+
 # ---- the interface goes away while attached ----
 pair || { fail "namespaces"; summary; exit 1; }
 check "attach" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
@@ -55,12 +66,7 @@ eq "bpffs gone outside: the instance is intact" "$("$BLOOMTAP" -j stats --instan
 # make: refused with advice, never made over; detach removes it.
 check "replay an instance to age" "$BLOOMTAP" replay --instance "flt3-$ID" "$PCAPS/dnscap__dns.pcap"
 META=/sys/fs/bpf/bloomtap/flt3-$ID/meta
-bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c '
-import json, sys
-v = [int(b, 16) for b in json.load(sys.stdin)["value"]]
-v[8:12] = [3, 0, 0, 0]	# abi_version 3
-print(" ".join(str(b) for b in v))' > "$TMP/meta3"
-check "meta rewritten to ABI 3" bpftool map update pinned "$META" key 0 0 0 0 value $(cat "$TMP/meta3")
+check "meta rewritten to ABI 3" meta_abi "$META" 3
 expect_fail "another ABI: stats refuses, says what to do" "made by an incompatible bloomtap; remove it" \
 	"$BLOOMTAP" stats --instance "flt3-$ID"
 expect_fail "another ABI: replay does not make it over" "made by an incompatible bloomtap" \
@@ -79,12 +85,7 @@ check "no pins left of it" test ! -e "/sys/fs/bpf/bloomtap/flt3-$ID"
 pair
 check "attach for the agent" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
 META=/sys/fs/bpf/bloomtap/$VB/meta
-bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c '
-import json, sys
-v = [int(b, 16) for b in json.load(sys.stdin)["value"]]
-v[8:12] = [3, 0, 0, 0]
-print(" ".join(str(b) for b in v))' > "$TMP/meta3"
-bpftool map update pinned "$META" key 0 0 0 0 value $(cat "$TMP/meta3")
+meta_abi "$META" 3
 OUT=$(timeout 20 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --listen 127.0.0.1:19477 \
 	--archive "$TMP/arch-abi" 2>&1); RC=$?
 check "agent on an instance of another ABI: a clear error (exit $RC)" bash -c \
