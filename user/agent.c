@@ -245,16 +245,17 @@ static int apply_config(const char *path, char ***names, int *n)
  * flow maps' values are sized by the instance's meta. */
 static int layout_matches(const struct bt_instance *inst)
 {
-	const struct bt_meta *m = &inst->meta;
+	struct bt_heavy_shape s;
+
+	bt_heavy_shape(&inst->meta, &s);
+
 	const struct { size_t off; __u32 key, value; } want[] = {
 		{ offsetof(struct bt_instance, counters_fd), 4, sizeof(struct bt_counters) },
 		{ offsetof(struct bt_instance, ctl_fd), 4, sizeof(struct bt_ctl) },
-		{ offsetof(struct bt_instance, cms_fd), 4,
-		  m->depth * m->width * sizeof(struct bt_cm_cell) },
-		{ offsetof(struct bt_instance, fm_fd), 4, m->fm_slots * sizeof(struct bt_fm_slot) },
-		{ offsetof(struct bt_instance, fmc_fd), 4, m->fm_slots * sizeof(struct bt_cm_cell) },
-		{ offsetof(struct bt_instance, fc_fd), 4,
-		  BT_FC_ENTRIES * sizeof(struct bt_fc_entry) },
+		{ offsetof(struct bt_instance, cms_fd), 4, s.cms.value },
+		{ offsetof(struct bt_instance, fm_fd), 4, s.fm.value },
+		{ offsetof(struct bt_instance, fmc_fd), 4, s.fmc.value },
+		{ offsetof(struct bt_instance, fc_fd), 4, s.fc.value },
 		{ offsetof(struct bt_instance, spie_fd), 4, sizeof(struct bt_bloom_block) },
 		{ offsetof(struct bt_instance, windows_fd), 4, sizeof(struct bt_window) },
 		{ offsetof(struct bt_instance, meta_fd), 4, sizeof(struct bt_meta) },

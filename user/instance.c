@@ -127,6 +127,12 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 	return 0;
 }
 
+static void set_shape(struct bpf_map *map, struct bt_map_shape s)
+{
+	bpf_map__set_max_entries(map, s.entries);
+	bpf_map__set_value_size(map, s.value);
+}
+
 int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 		       struct bt_instance *inst)
 {
@@ -135,6 +141,7 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	struct bt_ctl ctl = { 0 };
 	char dir[256], path[256], desc[256];
 	struct timespec now;
+	struct bt_heavy_shape shape;
 	__u64 fc_mult;
 	__u32 zero = 0;
 	int err, ncpu;
@@ -185,15 +192,12 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	skel->rodata->cfg_wmask = meta.width - 1;
 	skel->rodata->cfg_fm_mask = meta.fm_slots - 1;
 	skel->rodata->cfg_fc_mult = fc_mult | 1;
-	/* One value per CPU and interval (per interval for fm): the program
-	 * looks each up once and indexes into it. */
-	bpf_map__set_max_entries(skel->maps.cms, ncpu * BT_INTERVALS);
-	bpf_map__set_value_size(skel->maps.cms, meta.depth * meta.width * sizeof(struct bt_cm_cell));
-	bpf_map__set_max_entries(skel->maps.fm, BT_INTERVALS);
-	bpf_map__set_value_size(skel->maps.fm, meta.fm_slots * sizeof(struct bt_fm_slot));
-	bpf_map__set_max_entries(skel->maps.fmc, ncpu * BT_INTERVALS);
-	bpf_map__set_value_size(skel->maps.fmc, meta.fm_slots * sizeof(struct bt_cm_cell));
-	bpf_map__set_max_entries(skel->maps.fc, ncpu);
+	/* the program looks each value up once and indexes into it */
+	bt_heavy_shape(&meta, &shape);
+	set_shape(skel->maps.cms, shape.cms);
+	set_shape(skel->maps.fm, shape.fm);
+	set_shape(skel->maps.fmc, shape.fmc);
+	set_shape(skel->maps.fc, shape.fc);
 	skel->rodata->cfg_spie = !(cfg->flags & BT_META_NO_SPIE);
 	skel->rodata->cfg_spie_key.k0 = meta.spie_key.k0;
 	skel->rodata->cfg_spie_key.k1 = meta.spie_key.k1;

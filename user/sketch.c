@@ -94,12 +94,27 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 	return 0;
 }
 
+void bt_heavy_shape(const struct bt_meta *m, struct bt_heavy_shape *s)
+{
+	s->cms = (struct bt_map_shape){ m->ncpu * BT_INTERVALS,
+					m->depth * m->width * sizeof(struct bt_cm_cell) };
+	s->fm = (struct bt_map_shape){ BT_INTERVALS, m->fm_slots * sizeof(struct bt_fm_slot) };
+	s->fmc = (struct bt_map_shape){ m->ncpu * BT_INTERVALS,
+					m->fm_slots * sizeof(struct bt_cm_cell) };
+	s->fc = (struct bt_map_shape){ m->ncpu, BT_FC_ENTRIES * sizeof(struct bt_fc_entry) };
+}
+
+static size_t shape_bytes(struct bt_map_shape s)
+{
+	return (size_t)s.entries * s.value;
+}
+
 size_t bt_sketch_bytes(const struct bt_meta *m)
 {
-	return (size_t)m->ncpu * BT_INTERVALS * m->depth * m->width * sizeof(struct bt_cm_cell) +
-	       (size_t)BT_INTERVALS * m->fm_slots * sizeof(struct bt_fm_slot) +
-	       (size_t)m->ncpu * BT_INTERVALS * m->fm_slots * sizeof(struct bt_cm_cell) +
-	       (size_t)m->ncpu * BT_FC_ENTRIES * sizeof(struct bt_fc_entry);
+	struct bt_heavy_shape s;
+
+	bt_heavy_shape(m, &s);
+	return shape_bytes(s.cms) + shape_bytes(s.fm) + shape_bytes(s.fmc) + shape_bytes(s.fc);
 }
 
 void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
@@ -115,18 +130,16 @@ void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
 
 int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
 {
-	const struct bt_meta *meta = &inst->meta;
+	struct bt_heavy_shape s;
 
 	memset(m, 0, sizeof(*m));
 	m->inst = inst;
-	m->meta = meta;
+	m->meta = &inst->meta;
+	bt_heavy_shape(&inst->meta, &s);
 	m->ctl = bt_mmap_array(inst->ctl_fd, sizeof(struct bt_ctl), &m->ctl_len);
-	m->cms = bt_mmap_array(inst->cms_fd, (size_t)meta->ncpu * BT_INTERVALS * meta->depth *
-			       meta->width * sizeof(struct bt_cm_cell), &m->cms_len);
-	m->fm = bt_mmap_array(inst->fm_fd, (size_t)BT_INTERVALS * meta->fm_slots *
-			      sizeof(struct bt_fm_slot), &m->fm_len);
-	m->fmc = bt_mmap_array(inst->fmc_fd, (size_t)meta->ncpu * BT_INTERVALS * meta->fm_slots *
-			       sizeof(struct bt_cm_cell), &m->fmc_len);
+	m->cms = bt_mmap_array(inst->cms_fd, shape_bytes(s.cms), &m->cms_len);
+	m->fm = bt_mmap_array(inst->fm_fd, shape_bytes(s.fm), &m->fm_len);
+	m->fmc = bt_mmap_array(inst->fmc_fd, shape_bytes(s.fmc), &m->fmc_len);
 	if (!m->ctl || !m->cms || !m->fm || !m->fmc) {
 		int err = -errno;
 

@@ -69,6 +69,17 @@ int bt_sketch_resolve(struct bt_sketch_cfg *cfg, struct bt_meta *meta);
 void bt_sketch_describe(const struct bt_meta *meta, char *buf, size_t len);
 size_t bt_sketch_bytes(const struct bt_meta *meta);
 
+/* The heavy-flow maps' shape, from the meta: one value per CPU and interval
+ * (per interval for the flow memory, per CPU for the flow cache). Maps are
+ * made, adopted and mapped by it. */
+struct bt_map_shape {
+	__u32 entries, value;	/* value: bytes */
+};
+struct bt_heavy_shape {
+	struct bt_map_shape cms, fm, fmc, fc;
+};
+void bt_heavy_shape(const struct bt_meta *meta, struct bt_heavy_shape *s);
+
 /* The instance's arrays, mapped. */
 struct bt_heavy_maps {
 	const struct bt_instance *inst;
