@@ -215,14 +215,6 @@ static void *send_on_cpu(void *arg)
  * confirmed by the merged estimate: reported, and exact (each CPU's sketch
  * part plus the exact counts, whichever CPU found it in the flow memory
  * first; flow 9 shares CPU 1's sketch without colliding in all rows). */
-static char split_name[64];
-
-static int split_teardown(void **state)
-{
-	bt_instance_remove(split_name);	/* also when the test failed */
-	return 0;
-}
-
 static void test_flow_split_across_cpus(void **state)
 {
 	struct bt_instance_cfg cfg = { .sketch = { .bytes = 100000 } };
@@ -234,7 +226,6 @@ static void test_flow_split_across_cpus(void **state)
 	struct bt_instance inst;
 	struct bt_heavy_maps m;
 	struct bt_heavy_report r;
-	char *name = split_name;
 	pthread_t t[3];
 
 	skip_unless_root();
@@ -242,8 +233,7 @@ static void test_flow_split_across_cpus(void **state)
 		print_message("SKIP: needs two online CPUs\n");
 		skip();
 	}
-	snprintf(split_name, sizeof(split_name), "test-split-%d", getpid());
-	assert_int_equal(bt_instance_create(name, &cfg, &inst), 0);
+	assert_int_equal(bt_instance_create(own_instance("split"), &cfg, &inst), 0);
 	s[0].prog_fd = s[1].prog_fd = bg.prog_fd = inst.prog_fd;
 	pthread_create(&t[0], NULL, send_on_cpu, &s[0]);
 	pthread_create(&t[1], NULL, send_on_cpu, &s[1]);
@@ -386,14 +376,6 @@ static void test_flow_cache(void **state)
 
 /* ---- a full flow memory is counted and reported ---- */
 
-static char full_name[64];
-
-static int full_teardown(void **state)
-{
-	bt_instance_remove(full_name);	/* also when the test failed */
-	return 0;
-}
-
 /* 600 flows of one packet each, every one nominated at its first packet,
  * into 256 slots: each packet is either a nomination or a lost one, and the
  * report of the interval says how many were lost. */
@@ -406,8 +388,7 @@ static void test_full_flow_memory(void **state)
 	__u64 c[BT_CTR_MAX];
 
 	skip_unless_root();
-	snprintf(full_name, sizeof(full_name), "test-full-%d", getpid());
-	assert_int_equal(bt_instance_create(full_name, &cfg, &inst), 0);
+	assert_int_equal(bt_instance_create(own_instance("full"), &cfg, &inst), 0);
 	assert_int_equal(pin_to_cpu(0), 0);
 	assert_int_equal(bt_heavy_map(&inst, &m), 0);
 	bt_heavy_flip(&m);
@@ -443,8 +424,8 @@ int main(void)
 		cmocka_unit_test(test_zipf_accuracy),
 		cmocka_unit_test(test_uniform_reports_nothing),
 		cmocka_unit_test(test_flow_cache),
-		cmocka_unit_test_teardown(test_flow_split_across_cpus, split_teardown),
-		cmocka_unit_test_teardown(test_full_flow_memory, full_teardown),
+		cmocka_unit_test_teardown(test_flow_split_across_cpus, own_instance_teardown),
+		cmocka_unit_test_teardown(test_full_flow_memory, own_instance_teardown),
 	};
 
 	libbpf_set_print(NULL);

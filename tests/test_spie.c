@@ -235,14 +235,6 @@ static void *insert_on_cpu(void *arg)
  * CPUs at once (so no false negative may come from racing ORs), then
  * every one of them found, and never-inserted ones found at the rate the
  * formula predicts. */
-static char fpr_name[64];
-
-static int fpr_teardown(void **state)
-{
-	bt_instance_remove(fpr_name);	/* also when the test failed */
-	return 0;
-}
-
 static void test_window_at_design_load(void **state)
 {
 	struct bt_instance_cfg cfg = { .spie = { .window_bits = 1 << 22 } };
@@ -250,14 +242,12 @@ static void test_window_at_design_load(void **state)
 	struct bt_spie_maps s;
 	struct bt_instance inst;
 	pthread_t th[2];
-	char *name = fpr_name;
 	uint64_t fp = 0, queries = 4000000, n, seed = 99;
 	double expect, from_fill;
 	__u64 set;
 
 	skip_unless_root();
-	snprintf(fpr_name, sizeof(fpr_name), "test-fpr-%d", getpid());
-	assert_int_equal(bt_instance_create(name, &cfg, &inst), 0);
+	assert_int_equal(bt_instance_create(own_instance("fpr"), &cfg, &inst), 0);
 	n = inst.meta.design_load;
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
 
@@ -312,7 +302,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel_and_user_digests_agree),
 		cmocka_unit_test(test_digest_invariant_along_the_path),
-		cmocka_unit_test_teardown(test_window_at_design_load, fpr_teardown),
+		cmocka_unit_test_teardown(test_window_at_design_load, own_instance_teardown),
 	};
 	cpu_set_t one;
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -43,6 +44,24 @@ static inline void skip_unless_root(void)
 		print_message("SKIP: needs root for bpf(2) (BPF_PROG_TEST_RUN)\n");
 		skip();
 	}
+}
+
+/* An instance a test makes for itself: named here, and removed by the
+ * teardown, also when the test failed. */
+static char own_name[64] __attribute__((unused));
+
+static inline const char *own_instance(const char *what)
+{
+	snprintf(own_name, sizeof(own_name), "test-%s-%d", what, getpid());
+	return own_name;
+}
+
+static inline int own_instance_teardown(void **state)
+{
+	if (own_name[0])
+		bt_instance_remove(own_name);
+	own_name[0] = 0;
+	return 0;
 }
 
 static inline int dp_setup(void **state)
