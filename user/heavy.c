@@ -15,6 +15,9 @@
 #include "sketch.h"
 #include "util.h"
 
+/* Said by the plain output and, with -j, on stderr. */
+#define LOST_NOMINATIONS "nominations lost to a full flow memory: heavy flows may be missing"
+
 static void report_json(const struct bt_heavy_report *r, size_t n,
 			struct json_object *arr)
 {
@@ -56,8 +59,8 @@ static void report_plain(const struct bt_heavy_report *r, size_t n)
 	       r->threshold_bytes ? "bytes" : "packets", (uint64_t)r->error_bytes,
 	       (uint64_t)r->error_packets);
 	if (r->lost_nominations)
-		printf("  %" PRIu64 " nominations lost to a full flow memory: heavy flows may be "
-		       "missing (raise --flow-memory)\n", (uint64_t)r->lost_nominations);
+		printf("  %" PRIu64 " " LOST_NOMINATIONS " (raise --flow-memory)\n",
+		       (uint64_t)r->lost_nominations);
 	if (!r->n) {
 		printf("  no heavy flow\n");
 		return;
@@ -93,9 +96,8 @@ static struct json_object *intervals_json(const struct bt_heavy_maps *m, const _
 		}
 		report_json(&r, n, arr);
 		if (warn && r.lost_nominations)	/* even with no flow to carry the field */
-			bt_warn("%s interval: %" PRIu64 " nominations lost to a full flow memory: "
-				"heavy flows may be missing", r.current ? "current" : "last",
-				(uint64_t)r.lost_nominations);
+			bt_warn("%s interval: %" PRIu64 " " LOST_NOMINATIONS,
+				r.current ? "current" : "last", (uint64_t)r.lost_nominations);
 		bt_heavy_report_free(&r);
 	}
 	return arr;
