@@ -481,7 +481,7 @@ int main(int argc, char **argv)
 	if (!seq || !useq || zipf_init(&z, FLOWS, 1.1))
 		return 1;
 	for (uint32_t i = 0; i < SEQ_LEN; i++)
-		seq[i] = getenv("BENCH_UNIFORM") ? bt_rng(&rng) % FLOWS : zipf_draw(&z, &rng);
+		seq[i] = zipf_draw(&z, &rng);
 	zipf_free(&z);
 	seq_for_archive = seq;
 
