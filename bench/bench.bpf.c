@@ -16,10 +16,12 @@
 #include "counters.bpf.h"
 #include "spie.bpf.h"
 #include "hash.h"
+#include "former_spie.bpf.h"
 
 const volatile __u32 cfg_seq_mask = 0;		/* sequence length - 1 */
 const volatile __u32 cfg_ipv6 = 0;		/* frame is Ethernet/IPv6/TCP */
 const volatile struct bt_hash_key cfg_key = {};
+const volatile struct bt_hash_keys cfg_nh_keys = {};
 
 __u64 cursor = 0;
 
@@ -143,16 +145,16 @@ static __always_inline int ref_bloom_insert(struct xdp_md *ctx, void *filter)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct bt_hash_key hk = { cfg_key.k0, cfg_key.k1 };
-	struct bt_spie_input in;
+	struct former_input in;
 	struct pkt_info pi;
 	__u64 h;
 
 	__builtin_memset(&pi, 0, sizeof(pi));
 	parse_packet(ctx, data, data_end, &pi);
 	count_packet(&pi, data_end - data);
-	if (!(pi.flags & BT_F_KEYED) || !spie_input(&pi, data, data_end, &in))
+	if (!(pi.flags & BT_F_KEYED) || !former_input(&pi, data, data_end, &in))
 		return XDP_PASS;
-	h = bt_siphash13(&hk, (const __u64 *)in.b, BT_SPIE_INPUT_WORDS);
+	h = bt_siphash13(&hk, (const __u64 *)in.b, 6);
 	bpf_map_push_elem(filter, &h, 0);
 	return XDP_PASS;
 }
@@ -167,6 +169,129 @@ SEC("xdp")
 int bench_ref_bloom_mem(struct xdp_md *ctx)
 {
 	return ref_bloom_insert(ctx, &ref_bloom_mem);
+}
+
+/* ---- The ablation of the SPIE stage (issue 11) ----
+ * The stage with one lever more at a time, each on top of bloomtap's
+ * parsing and counters, into one filter whose size user space sets
+ * between measurements (ab_mask: lines or blocks - 1; a .bss variable, so
+ * one load more than the real program's constant). No windows turn here:
+ * the real program's rows come from bloomtap instances. */
+__u32 ab_mask = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct former_block);
+} ab_lines SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_bloom_block);
+} ab_blocks SEC(".maps");
+
+/* Parsing and counters as bloomtap does them; false when not keyed. */
+static __always_inline bool ab_parse(struct xdp_md *ctx, struct pkt_info *pi)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+
+	__builtin_memset(pi, 0, sizeof(*pi));
+	parse_packet(ctx, data, data_end, pi);
+	count_packet(pi, data_end - data);
+	return pi->flags & BT_F_KEYED;
+}
+
+static __always_inline __u64 ab_siphash(const __u64 *w)
+{
+	struct bt_hash_key hk = { cfg_key.k0, cfg_key.k1 };
+
+	return bt_siphash13(&hk, w, 6);
+}
+
+static __always_inline void ab_block_set(__u64 h)
+{
+	__u32 idx = bt_bloom_block(h, ab_mask);
+	struct bt_bloom_block *b = bpf_map_lookup_elem(&ab_blocks, &idx);
+
+	if (b)
+		bloom_set(b, h, 8);
+}
+
+/* 0: the former stage: byte-built input, SipHash, 512-bit block, k = 5 */
+SEC("xdp")
+int ab_former(struct xdp_md *ctx)
+{
+	struct former_input in;
+	struct former_block *b;
+	struct pkt_info pi;
+	__u32 idx;
+	__u64 h;
+
+	if (!ab_parse(ctx, &pi) ||
+	    !former_input(&pi, (void *)(long)ctx->data, (void *)(long)ctx->data_end, &in))
+		return XDP_PASS;
+	h = ab_siphash((const __u64 *)in.b);
+	idx = h & ab_mask;
+	b = bpf_map_lookup_elem(&ab_lines, &idx);
+	if (b)
+		former_insert(b, h, 5);
+	return XDP_PASS;
+}
+
+/* 1: + a 128-bit block, k = 8, masks in registers */
+SEC("xdp")
+int ab_block(struct xdp_md *ctx)
+{
+	struct former_input in;
+	struct pkt_info pi;
+
+	if (!ab_parse(ctx, &pi) ||
+	    !former_input(&pi, (void *)(long)ctx->data, (void *)(long)ctx->data_end, &in))
+		return XDP_PASS;
+	ab_block_set(ab_siphash((const __u64 *)in.b));
+	return XDP_PASS;
+}
+
+/* 2: + the digest's words from word loads (still SipHash) */
+SEC("xdp")
+int ab_words(struct xdp_md *ctx)
+{
+	struct pkt_info pi;
+	__u64 w[6];
+
+	if (!ab_parse(ctx, &pi))
+		return XDP_PASS;
+	__builtin_memcpy(w, &pi.key, 32);
+	if (!spie_words(&pi, (void *)(long)ctx->data, (void *)(long)ctx->data_end, &w[4], &w[5]))
+		return XDP_PASS;
+	ab_block_set(ab_siphash(w));
+	return XDP_PASS;
+}
+
+/* 3: + NH and a mixer instead of SipHash */
+SEC("xdp")
+int ab_nh(struct xdp_md *ctx)
+{
+	struct bt_hash_keys k;
+	struct pkt_info pi;
+	__u64 hdr, after;
+
+	if (!ab_parse(ctx, &pi) ||
+	    !spie_words(&pi, (void *)(long)ctx->data, (void *)(long)ctx->data_end, &hdr, &after))
+		return XDP_PASS;
+	k.addr[0] = cfg_nh_keys.addr[0];
+	k.addr[1] = cfg_nh_keys.addr[1];
+	k.addr[2] = cfg_nh_keys.addr[2];
+	k.addr[3] = cfg_nh_keys.addr[3];
+	k.spie[0] = cfg_nh_keys.spie[0];
+	k.spie[1] = cfg_nh_keys.spie[1];
+	k.fin_spie = cfg_nh_keys.fin_spie;
+	ab_block_set(bt_hash_spie_finish(&k, bt_hash_addrs(&k, (const __u64 *)&pi.key), hdr, after));
+	return XDP_PASS;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

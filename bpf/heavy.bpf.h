@@ -6,8 +6,8 @@
  *
  * In front, a per-CPU flow cache remembers where the flow memory holds the
  * flows this CPU found there: the packets of heavy flows, most packets, are
- * counted without the keyed hash (about 15 ns, half of this stage). Every
- * other packet pays one cache-line probe more.
+ * counted without the keyed hash and the flow memory probe. Every other
+ * packet pays one cache-line probe more.
  *
  * Per-CPU detection and recall: a flow of T bytes spread over n CPUs has at
  * least T/n on one of them, so nominating at T/n on each CPU misses no flow;
@@ -23,7 +23,6 @@
 /* Set through skel->rodata before load (user/instance.c), with the map
  * sizes. The defaults fit the maps' placeholder sizes (one cell, one slot),
  * so that the object as built also loads, as the datapath tests load it. */
-const volatile struct bt_hash_key cfg_hash_key = {};
 const volatile __u32 cfg_key_mode = BT_KEY_5TUPLE;
 const volatile __u32 cfg_depth = 1;		/* rows d, 1..BT_MAX_DEPTH */
 const volatile __u32 cfg_wmask = 0;		/* w - 1 */
@@ -127,9 +126,13 @@ static __always_inline void fmc_add(struct bt_cm_cell *fmc_mine, __u32 slot, __u
 	x->packets++;
 }
 
-/* key: the parsed flow key, masked in place by the key mode. */
+/* key: the parsed flow key, masked in place by the key mode. addrs:
+ * bt_hash_addrs() of the unmasked key when have_addrs (the SPIE stage
+ * computed it), which finishes the 5-tuple's hash with one more word. */
 static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
-					const struct bt_ctl *c, __u32 cpu)
+					const struct bt_ctl *c, __u32 cpu,
+					const struct bt_hash_keys *hk, __u64 addrs,
+					bool have_addrs)
 {
 	struct bt_cm_cell *cell[BT_MAX_DEPTH], *rows, *fmc_mine;
 	struct bt_fm_slot *slots;
@@ -138,9 +141,6 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 	__u32 interval = c->interval, iv = interval & 1;
 	__u32 region = cpu * BT_INTERVALS + iv, r;
 	int slot;
-	/* Read the key through volatile: a cast would let the compiler fold
-	 * the zero initializer instead of what user space set before load. */
-	struct bt_hash_key hk = { cfg_hash_key.k0, cfg_hash_key.k1 };
 
 	fc_mine = bpf_map_lookup_elem(&fc, &cpu);
 	fmc_mine = bpf_map_lookup_elem(&fmc, &region);
@@ -161,7 +161,10 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 	rows = bpf_map_lookup_elem(&cms, &region);
 	if (!slots || !rows)
 		return;
-	h = bt_siphash13(&hk, (const __u64 *)k, BT_FLOW_KEY_WORDS);
+	if (have_addrs && cfg_key_mode == BT_KEY_5TUPLE)
+		h = bt_hash_flow_finish(hk, addrs, ((const __u64 *)k)[4]);
+	else
+		h = bt_hash_flow(hk, (const __u64 *)k);
 	slot = fm_find(slots, k, h);
 	if (slot >= 0) {
 		fc_fill(e, k, interval, slot);

@@ -98,9 +98,10 @@ struct {
 } fc SEC(".maps");
 
 /* spie: the ring of windows' Bloom filters, index
- * win * blocks_per_window + block, value struct bt_bloom_block. Bits set by
- * the datapath (atomic OR); read, counted, archived and cleared by user
- * space through mmap. Sized before load. */
+ * win * blocks_per_window + block, value struct bt_bloom_block (16 bytes:
+ * both words of a block in one cache line). Bits set by the datapath
+ * (atomic OR); read, counted, archived and cleared by user space through
+ * mmap, a window at a time, never the current one. Sized before load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -109,8 +110,9 @@ struct {
 	__type(value, struct bt_bloom_block);
 } spie SEC(".maps");
 
-/* windows: W entries of struct bt_window (times, counter snapshots, state).
- * Written by user space only; the datapath reads ctl.window instead. */
+/* windows: W entries of struct bt_window, shared. The datapath adds to the
+ * current one's fill and moves the ring on (state, times, flags); user
+ * space readies, seals and counts (see include/bloomtap.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -118,6 +120,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct bt_window);
 } windows SEC(".maps");
+
+/* wcount: per CPU, W entries of __u64: the digests this CPU recorded in
+ * each window, exact (plain adds). Summed by user space when it seals a
+ * window, zeroed when it readies one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} wcount SEC(".maps");
 
 /* digest_log: the n-th digest recorded, at index n (this CPU's count of
  * inserts), value u64. Kept only with the flow table (replay instances), so

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 4
+#define BT_ABI_VERSION 5
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -79,6 +79,8 @@ enum bt_counter {
 	BT_CTR_FM_FULL,		/* nominations lost: flow memory probe range full */
 	BT_CTR_SPIE_INSERTED,	/* digests recorded in the current window */
 	BT_CTR_SPIE_PRESENT,	/* digests already there: duplicates, loops, FPs */
+	BT_CTR_SPIE_NO_READY,	/* a full window found no ready one after it (per
+				 * batch of digests): user space is behind */
 	BT_CTR_MAX,
 };
 
@@ -165,42 +167,77 @@ _Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
 
 /* ---- SPIE digests (DESIGN.md "SPIE digests"; Snoeren et al. 2001) ----
  *
- * The digest input: the parts of a packet no router changes. IPv4: the
- * 20-byte header without options, TOS, TTL and checksum zeroed, then the
- * first 8 bytes after the whole header (options included), zero-padded when
- * the IP packet is shorter. IPv6: the 40-byte header with traffic class,
- * flow label and hop limit zeroed (the version nibble stays), then the
- * first 8 bytes after it. The rest of the 48 bytes is zero. Bytes past the
- * IP length fields (Ethernet padding) are never taken.
- */
-#define BT_SPIE_INPUT_WORDS 6
-struct bt_spie_input {
-	__u8 b[48];
-} __attribute__((aligned(8)));
-_Static_assert(sizeof(struct bt_spie_input) == 48, "bt_spie_input must be 48 bytes");
+ * The digest is a keyed hash (include/hash.h) of six 64-bit words, the
+ * parts of a packet no router changes:
+ *   words 0-3: source and destination address, 16 bytes each, IPv4
+ *              v4-mapped (the flow key's first four words);
+ *   word 4:    the rest of the header, little-endian as loaded.
+ *              IPv4: bytes 0-7 of the header (version and IHL, total
+ *              length, ID, flags and fragment offset) with the protocol
+ *              in place of TOS; TTL and checksum are left out.
+ *              IPv6: bytes 0-7 with traffic class, flow label and hop
+ *              limit zeroed (version, payload length, next header stay);
+ *   word 5:    the first 8 bytes after the whole IP header (IPv4 options
+ *              skipped, IPv6 extension headers not), zero-padded past the
+ *              end of the IP packet. Ethernet padding is never taken.
+ * This is the information of SPIE's 28-byte prefix and of bloomtap's
+ * former 48-byte input, in an order that lets both stages share the
+ * address words. user/digest.c builds the same words from a frame. */
+#define BT_SPIE_WORDS 6
 
-/* Cache-line blocked Bloom filter (Putze, Sanders & Singler 2007): one
- * 512-bit block per packet, k bits inside it. The "spie" array holds the
- * ring of windows, block index win * blocks_per_window + block. */
-#define BT_BLOCK_BITS 512
-#define BT_MAX_K 16
+/* Blocked Bloom filter (Putze, Sanders & Singler 2007) with blocks of two
+ * 64-bit words, k/2 bits in each (include/hash.h). The "spie" array holds
+ * the ring of windows, block index win * blocks_per_window + block. */
+#define BT_BLOCK_BITS 128
 struct bt_bloom_block {
-	__u64 w[8];
+	__u64 w[2];
 };
-_Static_assert(sizeof(struct bt_bloom_block) == 64, "bt_bloom_block must be a cache line");
+_Static_assert(sizeof(struct bt_bloom_block) == 16, "bt_bloom_block must be 16 bytes");
 
-/* One window of the ring, in the mmap-able "windows" array, written by user
- * space only (rotation, sealing). Packets are counter snapshots. */
-enum bt_window_state { BT_WIN_EMPTY, BT_WIN_CURRENT, BT_WIN_SEALED };
+/* The datapath adds a CPU's digests to its window's fill in batches of
+ * this many (at most; fewer for tiny windows, cfg_batch_mask). */
+#define BT_SPIE_BATCH 64
+
+/* One window of the ring, in the mmap-able "windows" array.
+ *
+ * Life of a window: user space clears it and marks it READY, ahead of the
+ * datapath. The datapath moves from the CURRENT window to the next when
+ * the current one's fill reaches the design load, if the next is READY
+ * (compare-and-swap READY -> CURRENT, so one CPU wins; then CURRENT ->
+ * CLOSED for the old one). User space does the same on time. It seals a
+ * CLOSED window once no program can still be writing it (an RCU grace
+ * period: membarrier), counting its packets and bits, archives it, and
+ * much later clears it again. If the next window is not READY, the
+ * datapath stays in the current one: no digest is ever dropped, the
+ * window is flagged OVERLOADED and its false-positive rate, computed from
+ * its fill, says what that cost. Times are CLOCK_BOOTTIME ns (the
+ * datapath's clock, read once a window), converted for people. */
+enum bt_window_state {
+	BT_WIN_EMPTY,		/* never used, or being cleared */
+	BT_WIN_READY,		/* clean, next in line */
+	BT_WIN_CURRENT,		/* the datapath writes it */
+	BT_WIN_CLOSED,		/* written until just now; to be sealed */
+	BT_WIN_SEALED,		/* counted (and archived if there is an archive) */
+	BT_WIN_STATES,
+};
+
+enum bt_window_flags {
+	BT_WIN_OVERLOADED = 1 << 0,	/* datapath: past its load, no READY next */
+	BT_WIN_ARCHIVED = 1 << 1,	/* user space: written to the archive */
+};
 
 struct bt_window {
-	__u64 start_ns;		/* CLOCK_REALTIME */
-	__u64 end_ns;		/* 0 while current */
-	__u64 base_inserted, end_inserted;	/* BT_CTR_SPIE_INSERTED snapshots */
-	__u64 base_present, end_present;	/* BT_CTR_SPIE_PRESENT snapshots */
-	__u64 set_bits;		/* counted when sealed */
+	__u64 start_ns;		/* CLOCK_BOOTTIME: became current */
+	__u64 end_ns;		/* CLOCK_BOOTTIME: the next became current; 0 before */
+	__u64 fill;		/* datapath: digests added, in batches (atomic) */
+	__u64 packets;		/* user space: digests recorded, exact, when sealed */
+	__u64 set_bits;		/* user space: when sealed */
+	__u64 fpr_e15;		/* user space: false-positive rate from the fill
+				 * when sealed, in units of 1e-15 */
 	__u32 state;		/* enum bt_window_state */
-	__u32 seq;		/* rotations since the instance began */
+	__u32 seq;		/* user space: windows since the instance began */
+	__u32 flags;		/* enum bt_window_flags */
+	__u32 pad;
 };
 _Static_assert(sizeof(struct bt_window) == 64, "bt_window must be 64 bytes");
 
@@ -218,6 +255,8 @@ enum bt_meta_flags {
 	BT_META_SKB_MODE = 1 << 2,	/* attached in generic (skb) mode */
 	BT_META_NO_HEAVY = 1 << 3,	/* heavy-flow detection compiled out */
 	BT_META_NO_SPIE = 1 << 4,	/* SPIE digests compiled out */
+	BT_META_SEPARATE_HASH = 1 << 5,	/* make bench's ablation: the heavy-flow
+					 * stage hashes its whole key itself */
 };
 
 struct bt_meta {
@@ -238,11 +277,12 @@ struct bt_meta {
 	__u32 fm_slots;		/* flow memory slots per interval, power of two */
 	__u32 threshold_kind;	/* enum bt_threshold_kind */
 	__u64 threshold;	/* bytes, packets, or a fraction * 1e9 */
-	struct bt_hash_key_raw spie_key;	/* secret, like hash_key */
+	struct bt_hash_key_raw reserved_key;	/* zero (ABI 4: the SPIE key;
+						 * ABI 5 derives all from hash_key) */
 	__u64 window_bits;	/* m: bits of one window's filter */
 	__u64 design_load;	/* packets a window is sized for */
 	__u32 windows;		/* W: windows in the ring */
-	__u32 k;		/* bits set per packet */
+	__u32 k;		/* bits set per packet, even, <= 8 */
 	__u32 fpr_target_ppb;	/* rotate early past this false-positive rate */
 	__u32 window_ms;	/* rotate at least this often (agent) */
 	__u64 reserved[4];

@@ -272,7 +272,6 @@ static void test_user_hash_matches_kernel(void **state)
 	assert_int_equal(bt_run_frame(inst->prog_fd, f.b, f.len, &act), 0);
 
 	const struct bt_meta *mt = &inst->meta;
-	struct bt_hash_key hk = { mt->hash_key.k0, mt->hash_key.k1 };
 	struct bt_flow_key k = { .proto = 17, .sport = htons(1024 + 4242), .dport = htons(443) };
 	uint32_t a = htonl(0xc6120000 + 4242), b = htonl(0xc613fffe);
 	__u32 iv = m.ctl->interval & 1;
@@ -280,7 +279,7 @@ static void test_user_hash_matches_kernel(void **state)
 	k.src[10] = k.src[11] = k.dst[10] = k.dst[11] = 0xff;
 	memcpy(k.src + 12, &a, 4);
 	memcpy(k.dst + 12, &b, 4);
-	__u64 h = bt_siphash13(&hk, (const __u64 *)&k, BT_FLOW_KEY_WORDS);
+	__u64 h = bt_hash_flow(&m.keys, (const __u64 *)&k);
 
 	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++)
 		for (__u32 r = 0; r < mt->depth; r++)

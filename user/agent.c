@@ -258,6 +258,7 @@ static int layout_matches(const struct bt_instance *inst)
 		{ offsetof(struct bt_instance, fc_fd), 4, s.fc.value },
 		{ offsetof(struct bt_instance, spie_fd), 4, sizeof(struct bt_bloom_block) },
 		{ offsetof(struct bt_instance, windows_fd), 4, sizeof(struct bt_window) },
+		{ offsetof(struct bt_instance, wcount_fd), 4, sizeof(__u64) },
 		{ offsetof(struct bt_instance, meta_fd), 4, sizeof(struct bt_meta) },
 	};
 
@@ -302,27 +303,6 @@ static int adopt_or_attach(struct agent_iface *f)
 	if (!err)
 		bt_log(BT_LOG_INFO, "%s: attached", f->name);
 	return err;
-}
-
-/* Seal the current window of f, archive it, prune the archive. */
-static void rotate(struct agent_iface *f)
-{
-	uint32_t w = bt_spie_rotate(&f->sm);
-	char path[512];
-
-	f->sealed++;
-	if (!ag.cfg.archive)
-		return;
-	if (bt_archive_write(ag.cfg.archive, f->name, f->sm.meta, &f->sm.win[w],
-			     &f->sm.blocks[(uint64_t)w * f->sm.bpw], f->sm.bpw, path, sizeof(path))) {
-		f->archive_errors++;
-		return;
-	}
-	f->archived++;
-	bt_log(BT_LOG_DEBUG, "%s: sealed window %u into %s", f->name, f->sm.win[w].seq, path);
-	if (ag.cfg.archive_max_bytes || ag.cfg.archive_max_age)
-		bt_archive_prune(ag.cfg.archive, f->name, ag.cfg.archive_max_bytes,
-				 ag.cfg.archive_max_age);
 }
 
 /* mkdir -p, mode 0700 */
@@ -434,7 +414,10 @@ static int run(int argc, char **argv)
 			goto out;
 		}
 		f->next_flip = mono() + ag.cfg.interval_s;
-		f->next_rotate = mono() + window_s(f);
+		f->next_tick = mono();
+		f->keeper = (struct bt_keeper){ .sm = &f->sm, .name = f->name,
+			.archive = ag.cfg.archive, .max_bytes = ag.cfg.archive_max_bytes,
+			.max_age_s = ag.cfg.archive_max_age, .window_s = window_s(f) };
 	}
 	http = bt_http_start(&ag, ag.cfg.listen, err, sizeof(err));
 	if (!http) {
@@ -453,7 +436,8 @@ static int run(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	ag.started = mono();
 	while (!stop) {
-		usleep(100000);
+		/* every 10 ms: the datapath may fill a window in that time */
+		usleep(10000);
 		if (reload) {
 			reload = 0;
 			if (ag.cfg.config && !apply_config(ag.cfg.config, &names, &ncfg))
@@ -468,18 +452,21 @@ static int run(int argc, char **argv)
 			struct agent_iface *f = &ag.ifs[i];
 			double now = mono();
 
-			bt_heavy_tick(&f->hm);
+			if (now >= f->next_tick) {
+				bt_heavy_tick(&f->hm);	/* fraction thresholds */
+				f->next_tick = now + 0.1;
+			}
 			if (now >= f->next_flip) {
 				bt_heavy_flip(&f->hm);
 				f->next_flip = now + ag.cfg.interval_s;
 			}
-			if (now >= f->next_rotate || bt_spie_full(&f->sm)) {
-				rotate(f);
-				f->next_rotate = now + window_s(f);
-			}
+			f->keeper.window_s = window_s(f);
+			bt_keeper_turn(&f->keeper, false, false);
 		}
 		pthread_mutex_unlock(&ag.lock);
 	}
+	for (int i = 0; i < ag.n; i++)
+		bt_keeper_turn(&ag.ifs[i].keeper, false, true);
 	bt_log(BT_LOG_INFO, "stopping; %s", ag.cfg.detach_on_exit ?
 	       "detaching (--detach-on-exit)" : "the programs stay attached, the maps pinned");
 	ret = 0;

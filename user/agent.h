@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <net/if.h>
 #include "instance.h"
+#include "keeper.h"
 #include "sketch.h"
 #include "spie.h"
 
@@ -19,8 +20,8 @@ struct agent_iface {
 	struct bt_instance inst;
 	struct bt_heavy_maps hm;
 	struct bt_spie_maps sm;
-	double next_flip, next_rotate;	/* CLOCK_MONOTONIC seconds */
-	uint64_t sealed, archived, archive_errors;
+	struct bt_keeper keeper;	/* the SPIE ring's housekeeping */
+	double next_flip, next_tick;	/* CLOCK_MONOTONIC seconds */
 };
 
 struct agent_cfg {

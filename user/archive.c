@@ -2,17 +2,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <zlib.h>
 #include <zstd.h>
 #include "archive.h"
 #include "common.h"
 #include "hash.h"
+#include "spie.h"
 #include "util.h"
 
 #define KEY_MAGIC "BTSPIEK1"
@@ -23,47 +26,72 @@ struct key_file {
 	__u64 k0, k1;
 };
 
-__u64 bt_key_id(const struct bt_meta *meta)
+/* Formats 1 and 2: one window, one zstd frame after this header, 512-bit
+ * blocks whose k positions were the top 9 bits of successive LCG steps of
+ * the digest, SipHash-1-3 of the former 48-byte input. */
+struct hdr_v2 {
+	char magic[8];
+	__u32 version;
+	__u32 hdr_len;
+	char instance[32];
+	__u64 key_id;
+	__u64 window_bits;
+	__u32 k;
+	__u32 block_bits;
+	__u64 start_ns, end_ns;
+	__u64 packets;
+	__u64 set_bits;
+	__u64 compressed_len;
+	__u32 seq;
+	__u32 hdr_crc;
+	__u64 reserved[4];
+};
+_Static_assert(sizeof(struct hdr_v2) == 152, "format 2 header is 152 bytes");
+#define V2_BLOCK_BYTES 64
+
+__u64 bt_key_id(const struct bt_hash_key_raw *key)
 {
-	struct bt_hash_key k = { meta->spie_key.k0, meta->spie_key.k1 };
+	struct bt_hash_key k = { key->k0, key->k1 };
 	const __u64 word = 0x6b65792d6964ULL;	/* "key-id" */
 
 	return bt_siphash13(&k, &word, 1);
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+static __u32 crc(const void *p, size_t len)
 {
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
+	return crc32(0, (const Bytef *)p, len);
 }
 
 /* tmp file, fsync, rename, fsync the directory: all or nothing */
 static int write_atomic(const char *dir, const char *name, mode_t mode,
-			const void *a, size_t alen, const void *b, size_t blen)
+			struct iovec *iov, int iovcnt)
 {
 	char tmp[512], path[512];
-	int fd, dfd, err;
+	int fd, dfd, err = 0;
 
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%s", dir, name);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
-	err = write_all(fd, a, alen);
-	if (!err && blen)
-		err = write_all(fd, b, blen);
+	while (iovcnt && !err) {
+		ssize_t n = writev(fd, iov, iovcnt);
+
+		if (n < 0) {
+			if (errno != EINTR)
+				err = -errno;
+			continue;
+		}
+		while (iovcnt && (size_t)n >= iov->iov_len) {
+			n -= iov->iov_len;
+			iov++;
+			iovcnt--;
+		}
+		if (iovcnt) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= n;
+		}
+	}
 	if (!err && fsync(fd))
 		err = -errno;
 	if (close(fd) && !err)
@@ -84,9 +112,10 @@ static int write_atomic(const char *dir, const char *name, mode_t mode,
 
 static int ensure_key(const char *dir, const char *instance, const struct bt_meta *meta)
 {
-	struct key_file kf = { .key_id = bt_key_id(meta), .k0 = meta->spie_key.k0,
-			       .k1 = meta->spie_key.k1 };
+	struct key_file kf = { .key_id = bt_key_id(&meta->hash_key), .k0 = meta->hash_key.k0,
+			       .k1 = meta->hash_key.k1 };
 	char name[128], path[512];
+	struct iovec iov = { &kf, sizeof(kf) };
 	struct stat st;
 
 	snprintf(name, sizeof(name), "%s-%016llx.key", instance, (unsigned long long)kf.key_id);
@@ -94,87 +123,121 @@ static int ensure_key(const char *dir, const char *instance, const struct bt_met
 	if (!stat(path, &st))
 		return 0;
 	memcpy(kf.magic, KEY_MAGIC, 8);
-	return write_atomic(dir, name, 0600, &kf, sizeof(kf), NULL, 0);
+	return write_atomic(dir, name, 0600, &iov, 1);
 }
 
-__u32 bt_archive_hdr_crc(const struct bt_archive_hdr *h)
+static __u32 hdr3_crc(const struct bt_archive_hdr3 *h)
 {
-	struct bt_archive_hdr c = *h;
+	struct bt_archive_hdr3 c = *h;
 
 	c.hdr_crc = 0;
-	return crc32(0, (const Bytef *)&c, sizeof(c));
+	return crc(&c, sizeof(c));
+}
+
+static __u32 hdr2_crc(const struct hdr_v2 *h)
+{
+	struct hdr_v2 c = *h;
+
+	c.hdr_crc = 0;
+	return crc(&c, sizeof(c));
 }
 
 int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
-		     const struct bt_window *w, const struct bt_bloom_block *filter,
-		     uint64_t bpw, char *path_out, size_t len)
+		     const struct bt_window *const *win,
+		     const struct bt_bloom_block *const *filters, int n, uint64_t bpw,
+		     char *path_out, size_t len)
 {
-	size_t raw = bpw * sizeof(*filter), cap = ZSTD_compressBound(raw), clen;
-	struct bt_archive_hdr h = { 0 };
-	ZSTD_CCtx *cctx;
+	size_t raw = bpw * sizeof(struct bt_bloom_block);
+	__u32 cbytes = raw < BT_ARCHIVE_CHUNK ? raw : BT_ARCHIVE_CHUNK, chunks = raw / cbytes;
+	size_t nch = (size_t)n * chunks, index_len = n * sizeof(struct bt_archive_win) +
+						   nch * sizeof(struct bt_archive_chunk);
+	size_t bound = ZSTD_compressBound(cbytes), used = 0;
+	struct bt_archive_hdr3 h = { 0 };
+	struct bt_archive_win *wi = calloc(n, sizeof(*wi));
+	struct bt_archive_chunk *ci = calloc(nch, sizeof(*ci));
+	uint8_t *data = malloc(nch * bound), *index = malloc(index_len);
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
 	char name[160];
-	void *buf;
-	int err;
+	int err = -ENOMEM;
 
+	if (!wi || !ci || !data || !index || !cctx || !n)
+		goto out;
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		err = -errno;
 		bt_err("archive directory %s: %s", dir, strerror(-err));
-		return err;
+		goto out;
 	}
 	if ((err = ensure_key(dir, instance, meta))) {
 		bt_err("archive %s: writing the key file: %s", dir, strerror(-err));
-		return err;
+		goto out;
 	}
-	buf = malloc(cap);
-	cctx = ZSTD_createCCtx();
-	if (!buf || !cctx) {
-		free(buf);
-		ZSTD_freeCCtx(cctx);
-		return -ENOMEM;
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+	for (int i = 0; i < n; i++) {
+		wi[i] = (struct bt_archive_win){
+			.start_ns = bt_boot_to_real(win[i]->start_ns),
+			.end_ns = bt_boot_to_real(win[i]->end_ns),
+			.packets = win[i]->packets, .set_bits = win[i]->set_bits,
+			.fpr_e15 = win[i]->fpr_e15, .seq = win[i]->seq,
+			.flags = win[i]->flags | BT_WIN_ARCHIVED,
+		};
+		for (__u32 c = 0; c < chunks; c++) {
+			struct bt_archive_chunk *e = &ci[(size_t)i * chunks + c];
+			size_t clen = ZSTD_compress2(cctx, data + used, bound,
+						     (const uint8_t *)filters[i] + (size_t)c * cbytes,
+						     cbytes);
+
+			if (ZSTD_isError(clen)) {
+				bt_err("compressing window %u: %s", win[i]->seq, ZSTD_getErrorName(clen));
+				err = -EIO;
+				goto out;
+			}
+			e->off = sizeof(h) + index_len + used;
+			e->len = clen;
+			e->crc = crc(data + used, clen);
+			used += clen;
+		}
 	}
-	/* with a checksum of the content: a flipped bit that still decodes
-	 * would otherwise pass for a filter, and answer queries wrongly */
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-	clen = ZSTD_compress2(cctx, buf, cap, filter, raw);
-	ZSTD_freeCCtx(cctx);
-	if (ZSTD_isError(clen)) {
-		bt_err("compressing window %u: %s", w->seq, ZSTD_getErrorName(clen));
-		free(buf);
-		return -EIO;
-	}
+	memcpy(index, wi, n * sizeof(*wi));
+	memcpy(index + n * sizeof(*wi), ci, nch * sizeof(*ci));
 	memcpy(h.magic, BT_ARCHIVE_MAGIC, 8);
 	h.version = BT_ARCHIVE_VERSION;
 	h.hdr_len = sizeof(h);
 	snprintf(h.instance, sizeof(h.instance), "%s", instance);
-	h.key_id = bt_key_id(meta);
+	h.key_id = bt_key_id(&meta->hash_key);
 	h.window_bits = meta->window_bits;
 	h.k = meta->k;
 	h.block_bits = BT_BLOCK_BITS;
-	h.start_ns = w->start_ns;
-	h.end_ns = w->end_ns;
-	h.packets = w->end_inserted - w->base_inserted;
-	h.set_bits = w->set_bits;
-	h.compressed_len = clen;
-	h.seq = w->seq;
-	h.hdr_crc = bt_archive_hdr_crc(&h);
-	/* names sort by time: start in ns, then the sequence number */
+	h.windows = n;
+	h.chunk_bytes = cbytes;
+	h.chunks = chunks;
+	h.index_len = index_len;
+	h.index_crc = crc(index, index_len);
+	h.hdr_crc = hdr3_crc(&h);
+	/* names sort by time: the first window's start in ns, then its number */
 	snprintf(name, sizeof(name), "%s-%020llu-%08u%s", instance,
-		 (unsigned long long)w->start_ns, w->seq, BT_ARCHIVE_SUFFIX);
-	err = write_atomic(dir, name, 0600, &h, sizeof(h), buf, clen);
-	free(buf);
+		 (unsigned long long)wi[0].start_ns, wi[0].seq, BT_ARCHIVE_SUFFIX);
+	struct iovec iov[3] = { { &h, sizeof(h) }, { index, index_len }, { data, used } };
+
+	err = write_atomic(dir, name, 0600, iov, 3);
 	if (err) {
 		bt_err("archive %s/%s: %s%s", dir, name, strerror(-err),
-		       err == -ENOSPC ? " (the window stays in the ring until it is "
-					"overwritten)" : "");
-		return err;
+		       err == -ENOSPC ? " (the windows stay in the ring until they are "
+					"needed again)" : "");
+		goto out;
 	}
 	if (path_out)
 		snprintf(path_out, len, "%s/%s", dir, name);
-	return 0;
+out:
+	ZSTD_freeCCtx(cctx);
+	free(wi);
+	free(ci);
+	free(data);
+	free(index);
+	return err;
 }
 
-static int load_key(const char *dir, const char *instance, __u64 key_id, struct bt_meta *m)
+static int load_key(const char *dir, const char *instance, __u64 key_id,
+		    struct bt_hash_key_raw *key)
 {
 	char path[512];
 	struct key_file kf;
@@ -191,172 +254,407 @@ static int load_key(const char *dir, const char *instance, __u64 key_id, struct 
 	fclose(f);
 	if (!ok)
 		return -EINVAL;
-	m->spie_key.k0 = kf.k0;
-	m->spie_key.k1 = kf.k1;
-	return bt_key_id(m) == key_id ? 0 : -EINVAL;
+	key->k0 = kf.k0;
+	key->k1 = kf.k1;
+	return bt_key_id(key) == key_id ? 0 : -EINVAL;
 }
 
-/* Reads and checks one file; returns a reason on failure. */
-static const char *read_window(const char *path, const char *dir, struct bt_archive_hdr *h,
-			       struct bt_meta *key, void **filter, uint64_t *bpw,
-			       __u64 since, __u64 until, int *skip_range)
+static bool pread_all(int fd, void *buf, size_t len, __u64 off)
 {
-	struct stat st;
-	void *cbuf = NULL, *raw = NULL;
-	size_t rawlen, got;
-	const char *why = NULL;
-	FILE *f = fopen(path, "rb");
-
-	*skip_range = 0;
-	if (!f)
-		return strerror(errno);
-	if (fstat(fileno(f), &st) || fread(h, sizeof(*h), 1, f) != 1) {
-		why = "shorter than an archive header";
-		goto out;
-	}
-	if (memcmp(h->magic, BT_ARCHIVE_MAGIC, 8)) {
-		why = "not a bloomtap archive file";
-		goto out;
-	}
-	if ((h->version != BT_ARCHIVE_VERSION && h->version != 1) || h->hdr_len != sizeof(*h)) {
-		why = "archive format version not supported";
-		goto out;
-	}
-	if (h->version >= 2 && h->hdr_crc != bt_archive_hdr_crc(h)) {
-		why = "header is corrupt (checksum)";
-		goto out;
-	}
-	if (h->block_bits != BT_BLOCK_BITS || !h->window_bits || h->window_bits % BT_BLOCK_BITS ||
-	    h->window_bits > (1ULL << 36) || !h->k || h->k > BT_MAX_K ||
-	    memchr(h->instance, 0, sizeof(h->instance)) == NULL) {
-		why = "header fields out of range";
-		goto out;
-	}
-	if ((__u64)st.st_size != sizeof(*h) + h->compressed_len) {
-		why = "truncated, or longer than its header says";
-		goto out;
-	}
-	if ((since && h->end_ns && h->end_ns < since) || (until && h->start_ns > until)) {
-		*skip_range = 1;
-		goto out;
-	}
-	if (load_key(dir, h->instance, h->key_id, key)) {
-		why = "its key file is missing or does not match";
-		goto out;
-	}
-	key->k = h->k;
-	key->window_bits = h->window_bits;
-	rawlen = h->window_bits / 8;
-	cbuf = malloc(h->compressed_len ? h->compressed_len : 1);
-	raw = malloc(rawlen);
-	if (!cbuf || !raw) {
-		why = "out of memory";
-		goto out;
-	}
-	if (fread(cbuf, 1, h->compressed_len, f) != h->compressed_len) {
-		why = "truncated";
-		goto out;
-	}
-	got = ZSTD_decompress(raw, rawlen, cbuf, h->compressed_len);
-	if (ZSTD_isError(got) || got != rawlen) {
-		why = "compressed filter is corrupt";
-		goto out;
-	}
-	*bpw = h->window_bits / BT_BLOCK_BITS;
-	*filter = raw;
-	raw = NULL;
-out:
-	free(cbuf);
-	free(raw);
-	fclose(f);
-	return why;
+	return pread(fd, buf, len, off) == (ssize_t)len;
 }
 
-static bool is_archive_file(const char *name)
+static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 size)
+{
+	struct bt_archive_hdr3 h;
+	size_t nch, want;
+	uint8_t *index;
+	__u64 wbytes;
+
+	if (!pread_all(f->fd, &h, sizeof(h), 0))
+		return "shorter than an archive header";
+	if (h.hdr_len != sizeof(h))
+		return "archive format version not supported";
+	if (h.hdr_crc != hdr3_crc(&h))
+		return "header is corrupt (checksum)";
+	wbytes = h.window_bits / 8;
+	if (h.block_bits != BT_BLOCK_BITS || h.window_bits < 4096 || h.window_bits > (1ULL << 36) ||
+	    (h.window_bits & (h.window_bits - 1)) || !h.k || h.k > BT_BLOCK_MAX_K || h.k % 2 ||
+	    !h.windows || h.windows > 65536 || !h.chunk_bytes || h.chunk_bytes > (1u << 24) ||
+	    wbytes % h.chunk_bytes || h.chunks != wbytes / h.chunk_bytes ||
+	    !memchr(h.instance, 0, sizeof(h.instance)))
+		return "header fields out of range";
+	nch = (size_t)h.windows * h.chunks;
+	want = h.windows * sizeof(struct bt_archive_win) + nch * sizeof(struct bt_archive_chunk);
+	if (h.index_len != want || size < sizeof(h) + want)
+		return "truncated, or its index is out of range";
+	index = malloc(want);
+	if (!index)
+		return "out of memory";
+	if (!pread_all(f->fd, index, want, sizeof(h)) || crc(index, want) != h.index_crc) {
+		free(index);
+		return "index is corrupt (checksum)";
+	}
+	f->win = (struct bt_archive_win *)index;
+	f->chunks = (struct bt_archive_chunk *)(index + h.windows * sizeof(struct bt_archive_win));
+	for (size_t i = 0; i < nch; i++)
+		if (f->chunks[i].off < sizeof(h) + want || f->chunks[i].off > size ||
+		    f->chunks[i].len > size - f->chunks[i].off ||
+		    f->chunks[i].len > ZSTD_compressBound(h.chunk_bytes))
+			return "truncated, or a chunk lies outside the file";
+	snprintf(f->instance, sizeof(f->instance), "%s", h.instance);
+	f->window_bits = h.window_bits;
+	f->k = h.k;
+	f->nwin = h.windows;
+	f->chunks_per_win = h.chunks;
+	f->chunk_bytes = h.chunk_bytes;
+	f->chunk_buf = malloc(ZSTD_compressBound(h.chunk_bytes));
+	f->raw_buf = malloc(h.chunk_bytes);
+	if (!f->chunk_buf || !f->raw_buf)
+		return "out of memory";
+	f->key_id = h.key_id;
+	if (load_key(dir, h.instance, h.key_id, &f->key))
+		return "its key file is missing or does not match";
+	bt_hash_keys_derive(&f->key, &f->keys);
+	return NULL;
+}
+
+static const char *open_v2(struct bt_archive_file *f, const char *dir, __u64 size)
+{
+	struct hdr_v2 h;
+
+	if (!pread_all(f->fd, &h, sizeof(h), 0))
+		return "shorter than an archive header";
+	if (h.hdr_len != sizeof(h))
+		return "archive format version not supported";
+	if (h.version >= 2 && h.hdr_crc != hdr2_crc(&h))
+		return "header is corrupt (checksum)";
+	if (h.block_bits != V2_BLOCK_BYTES * 8 || !h.window_bits ||
+	    h.window_bits % (V2_BLOCK_BYTES * 8) || h.window_bits > (1ULL << 36) || !h.k ||
+	    h.k > 16 || (h.window_bits / 512 & (h.window_bits / 512 - 1)) ||
+	    !memchr(h.instance, 0, sizeof(h.instance)))
+		return "header fields out of range";
+	if (size != sizeof(h) + h.compressed_len)
+		return "truncated, or longer than its header says";
+	f->win = calloc(1, sizeof(*f->win));
+	f->raw_buf = malloc(h.window_bits / 8);
+	if (!f->win || !f->raw_buf)
+		return "out of memory";
+	/* no fill per block was kept: the unblocked estimate from the set bits */
+	*f->win = (struct bt_archive_win){ .start_ns = h.start_ns, .end_ns = h.end_ns,
+		.packets = h.packets, .set_bits = h.set_bits, .seq = h.seq,
+		.fpr_e15 = (__u64)llround(pow((double)h.set_bits / h.window_bits, h.k) * 1e15),
+		.flags = BT_WIN_ARCHIVED };
+	snprintf(f->instance, sizeof(f->instance), "%s", h.instance);
+	f->window_bits = h.window_bits;
+	f->k = h.k;
+	f->nwin = 1;
+	f->legacy_len = h.compressed_len;
+	f->key_id = h.key_id;
+	if (load_key(dir, h.instance, h.key_id, &f->key))
+		return "its key file is missing or does not match";
+	return NULL;
+}
+
+struct bt_archive_file *bt_archive_open(const char *dir, const char *name, const char **why)
+{
+	struct bt_archive_file *f = calloc(1, sizeof(*f));
+	struct { char magic[8]; __u32 version; } start;
+	struct stat st;
+
+	*why = "out of memory";
+	if (!f)
+		return NULL;
+	f->cached = -1;
+	snprintf(f->path, sizeof(f->path), "%s/%s", dir, name);
+	f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0) {
+		*why = strerror(errno);
+		free(f);
+		return NULL;
+	}
+	if (fstat(f->fd, &st) || !pread_all(f->fd, &start, sizeof(start), 0))
+		*why = "shorter than an archive header";
+	else if (memcmp(start.magic, BT_ARCHIVE_MAGIC, 8))
+		*why = "not a bloomtap archive file";
+	else if (start.version == BT_ARCHIVE_VERSION)
+		f->version = 3, *why = open_v3(f, dir, st.st_size);
+	else if (start.version == 1 || start.version == 2)
+		f->version = start.version, *why = open_v2(f, dir, st.st_size);
+	else
+		*why = "archive format version not supported";
+	if (*why) {
+		bt_archive_close(f);
+		return NULL;
+	}
+	return f;
+}
+
+void bt_archive_close(struct bt_archive_file *f)
+{
+	if (!f)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->win);	/* format 3: the index, chunks included */
+	free(f->chunk_buf);
+	free(f->raw_buf);
+	memset(&f->key, 0, sizeof(f->key));
+	memset(&f->keys, 0, sizeof(f->keys));
+	free(f);
+}
+
+__u64 bt_archive_digest(const struct bt_archive_file *f, const struct bt_spie_packet *p)
+{
+	return f->version == 3 ? bt_spie_digest(&f->keys, p) : bt_spie_digest_legacy(&f->key, p);
+}
+
+/* Reads and decompresses chunk idx of a format 3 file into raw_buf. */
+static const char *load_chunk(struct bt_archive_file *f, size_t idx)
+{
+	const struct bt_archive_chunk *c = &f->chunks[idx];
+	size_t got;
+
+	if (f->cached == (int64_t)idx)
+		return NULL;
+	f->cached = -1;
+	if (!pread_all(f->fd, f->chunk_buf, c->len, c->off))
+		return "truncated";
+	if (crc(f->chunk_buf, c->len) != c->crc)
+		return "a compressed chunk is corrupt (checksum)";
+	got = ZSTD_decompress(f->raw_buf, f->chunk_bytes, f->chunk_buf, c->len);
+	if (ZSTD_isError(got) || got != f->chunk_bytes)
+		return "a compressed chunk does not decode";
+	f->cached = idx;
+	return NULL;
+}
+
+static const char *load_legacy(struct bt_archive_file *f)
+{
+	void *cbuf;
+	size_t got;
+
+	if (f->cached == 0)
+		return NULL;
+	cbuf = malloc(f->legacy_len ? f->legacy_len : 1);
+	if (!cbuf)
+		return "out of memory";
+	if (!pread_all(f->fd, cbuf, f->legacy_len, sizeof(struct hdr_v2))) {
+		free(cbuf);
+		return "truncated";
+	}
+	got = ZSTD_decompress(f->raw_buf, f->window_bits / 8, cbuf, f->legacy_len);
+	free(cbuf);
+	if (ZSTD_isError(got) || got != f->window_bits / 8)
+		return "compressed filter is corrupt";
+	f->cached = 0;
+	return NULL;
+}
+
+/* The former membership test: 512-bit block h mod blocks, positions from
+ * an LCG of the digest (Knuth's MMIX constants). */
+static bool legacy_has(const uint8_t *filter, __u64 window_bits, __u32 k, __u64 h)
+{
+	const __u64 *b = (const __u64 *)(filter + (h & (window_bits / 512 - 1)) * V2_BLOCK_BYTES);
+	__u64 x = h;
+
+	for (__u32 i = 0; i < k; i++) {
+		__u32 pos;
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		pos = x >> 55;
+		if (!(b[pos >> 6] & (1ULL << (pos & 63))))
+			return false;
+	}
+	return true;
+}
+
+int bt_archive_has(struct bt_archive_file *f, __u32 w, __u64 h, const char **why)
+{
+	__u64 off;
+	const struct bt_bloom_block *b;
+
+	if (w >= f->nwin) {
+		*why = "no such window";
+		return -1;
+	}
+	if (f->version != 3) {
+		if ((*why = load_legacy(f)))
+			return -1;
+		return legacy_has(f->raw_buf, f->window_bits, f->k, h);
+	}
+	off = (__u64)bt_bloom_block(h, f->window_bits / BT_BLOCK_BITS - 1) *
+	      sizeof(struct bt_bloom_block);
+	if ((*why = load_chunk(f, (size_t)w * f->chunks_per_win + off / f->chunk_bytes)))
+		return -1;
+	b = (const struct bt_bloom_block *)(f->raw_buf + off % f->chunk_bytes);
+	return (b->w[0] & bt_bloom_mask(h, 0, f->k)) == bt_bloom_mask(h, 0, f->k) &&
+	       (b->w[1] & bt_bloom_mask(h, 1, f->k)) == bt_bloom_mask(h, 1, f->k);
+}
+
+int bt_archive_read_window(struct bt_archive_file *f, __u32 w, struct bt_bloom_block *out)
+{
+	if (f->version != 3 || w >= f->nwin)
+		return -1;
+	for (__u32 c = 0; c < f->chunks_per_win; c++) {
+		if (load_chunk(f, (size_t)w * f->chunks_per_win + c))
+			return -1;
+		memcpy((uint8_t *)out + (size_t)c * f->chunk_bytes, f->raw_buf, f->chunk_bytes);
+	}
+	return 0;
+}
+
+int bt_archive_name_parse(const char *name, char *instance, size_t len, __u64 *start_ns,
+			  __u32 *seq)
 {
 	size_t l = strlen(name), sl = strlen(BT_ARCHIVE_SUFFIX);
+	/* INSTANCE-<20 digits>-<8 digits>.btw */
+	const size_t tail = 1 + 20 + 1 + 8;
 
-	return l > sl && !strcmp(name + l - sl, BT_ARCHIVE_SUFFIX);
+	if (l <= sl + tail || strcmp(name + l - sl, BT_ARCHIVE_SUFFIX))
+		return -1;
+	const char *t = name + l - sl - tail;
+
+	if (t[0] != '-' || t[21] != '-')
+		return -1;
+	for (int i = 1; i < (int)tail; i++)
+		if (i != 21 && (t[i] < '0' || t[i] > '9'))
+			return -1;
+	if ((size_t)(t - name) >= len)
+		return -1;
+	memcpy(instance, name, t - name);
+	instance[t - name] = 0;
+	*start_ns = strtoull(t + 1, NULL, 10);
+	*seq = strtoul(t + 22, NULL, 10);
+	return 0;
 }
 
-/* Archive file names of dir, sorted (= by instance, then time). */
-static int list_files(const char *dir, char ***out, int *n)
+static bool is_archive_name(const char *name)
 {
-	return bt_list_dir(dir, is_archive_file, out, n);
+	char inst[BT_ARCHIVE_NAME_MAX + 1];
+	__u64 start;
+	__u32 seq;
+
+	return !bt_archive_name_parse(name, inst, sizeof(inst), &start, &seq);
 }
 
-int bt_archive_each(const char *dir, __u64 since, __u64 until, bt_archive_fn fn, void *ctx)
-{
-	char **names, path[512];
-	int n, err, skipped = 0;
+struct named {
+	char *name;
+	__u64 start;
+	__u32 seq;
+};
 
-	if ((err = list_files(dir, &names, &n))) {
-		bt_err("archive %s: %s", dir, strerror(-err));
+static int cmp_named(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int bt_archive_list(const char *dir, const char *instance, char ***out, int *n)
+{
+	char **names, inst[BT_ARCHIVE_NAME_MAX + 1];
+	struct named *v;
+	int cnt, err, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if ((err = bt_list_dir(dir, is_archive_name, &names, &cnt)))
 		return err;
+	v = calloc(cnt ? cnt : 1, sizeof(*v));
+	if (!v) {
+		bt_strv_free(names, cnt);
+		return -ENOMEM;
 	}
-	for (int i = 0; i < n; i++) {
-		struct bt_archive_hdr h;
-		struct bt_meta key = { 0 };
-		void *filter = NULL;
-		uint64_t bpw = 0;
-		int out_of_range;
-		const char *why;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		why = read_window(path, dir, &h, &key, &filter, &bpw, since, until, &out_of_range);
-		if (why) {
-			bt_warn("archive file %s: %s; skipped", path, why);
-			skipped++;
+	for (int i = 0; i < cnt; i++) {
+		bt_archive_name_parse(names[i], inst, sizeof(inst), &v[k].start, &v[k].seq);
+		if (instance && strcmp(inst, instance)) {
+			free(names[i]);
 			continue;
 		}
-		if (out_of_range)
-			continue;
-		struct bt_archived a = { path, &h, key, filter, bpw };
-
-		fn(&a, ctx);
-		free(filter);
+		v[k++].name = names[i];
 	}
-	bt_strv_free(names, n);
-	return skipped;
+	qsort(v, k, sizeof(*v), cmp_named);
+	for (int i = 0; i < k; i++)
+		names[i] = v[i].name;
+	free(v);
+	*out = names;
+	*n = k;
+	return 0;
+}
+
+static bool is_tmp_name(const char *name)
+{
+	return !strncmp(name, ".tmp-", 5);
+}
+
+/* Temporary files older than a minute are what a crash left. */
+static void prune_tmp(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[512];
+	struct stat st;
+
+	while (d && (de = readdir(d)))
+		if (is_tmp_name(de->d_name)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (!stat(path, &st) && time(NULL) - st.st_mtime > 60)
+				unlink(path);
+		}
+	if (d)
+		closedir(d);
 }
 
 int bt_archive_prune(const char *dir, const char *instance, uint64_t max_bytes,
-		     uint64_t max_age_s)
+		     uint64_t max_age_s, uint64_t *total_out)
 {
-	char **names, path[512];
+	char **names, path[512], inst[BT_ARCHIVE_NAME_MAX + 1];
 	uint64_t total = 0, *sizes;
-	time_t now = time(NULL);
-	size_t plen = strlen(instance);
-	int n, err;
+	__u64 now = (__u64)time(NULL) * 1000000000ULL;
+	int n, err, removed = 0;
 
-	if ((err = list_files(dir, &names, &n)))
+	prune_tmp(dir);
+	if ((err = bt_archive_list(dir, instance, &names, &n)))
 		return err;
 	sizes = calloc(n ? n : 1, sizeof(*sizes));
+	if (!sizes) {
+		bt_strv_free(names, n);
+		return -ENOMEM;
+	}
 	for (int i = 0; i < n; i++) {
 		struct stat st;
+		__u64 start;
+		__u32 seq;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if (strncmp(names[i], instance, plen) || names[i][plen] != '-' || stat(path, &st)) {
-			names[i][0] = 0;	/* not ours */
+		if (stat(path, &st))
+			continue;
+		bt_archive_name_parse(names[i], inst, sizeof(inst), &start, &seq);
+		if (max_age_s && start && now > start && (now - start) / 1000000000ULL > max_age_s) {
+			removed += !unlink(path);
 			continue;
 		}
 		sizes[i] = st.st_size;
 		total += st.st_size;
-		if (max_age_s && (uint64_t)(now - st.st_mtime) > max_age_s) {
-			unlink(path);
-			total -= st.st_size;
-			names[i][0] = 0;
-		}
 	}
-	/* oldest first: names sort by start time */
+	/* oldest first: the list is sorted by start time */
 	for (int i = 0; i < n && max_bytes && total > max_bytes; i++) {
-		if (!names[i][0])
+		if (!sizes[i])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if (!unlink(path))
+		if (!unlink(path)) {
 			total -= sizes[i];
+			removed++;
+		}
 	}
 	free(sizes);
 	bt_strv_free(names, n);
-	return 0;
+	if (total_out)
+		*total_out = total;
+	return removed;
 }

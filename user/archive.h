@@ -1,69 +1,129 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Sealed SPIE windows as files: a header and the filter compressed with
- * zstd, written to a temporary name, fsynced and renamed, so a crash never
- * leaves a half-written file that looks valid. The instance's SPIE key is
- * kept beside them in <instance>.key, mode 0600, so that archived windows
- * stay queryable after the instance is gone. */
+/* Sealed SPIE windows as files. A file (format 3) holds one or more
+ * consecutive windows of one instance: a header, an index, and each
+ * window's filter compressed with zstd in independent chunks of
+ * BT_ARCHIVE_CHUNK bytes, so that a query reads and decompresses only the
+ * chunk that holds its block. The header and the index carry CRC-32s, and
+ * so does every chunk. Files are written to a temporary name, fsynced and
+ * renamed: a crash never leaves a half-written file that looks valid. The
+ * instance's key is kept beside them in <instance>-<key id>.key, mode
+ * 0600, so that archived windows stay queryable after the instance is
+ * gone. Formats 1 and 2 (one window a file, one zstd frame, the digest of
+ * ABI 4) are still read. */
 #ifndef BLOOMTAP_ARCHIVE_H
 #define BLOOMTAP_ARCHIVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>
 #include "bloomtap.h"
+#include "digest.h"
 
 #define BT_ARCHIVE_MAGIC "BTSPIEW1"
-/* 2: a CRC-32 of the header, a content checksum in the zstd frame; 1 (read,
- * not written): neither. */
-#define BT_ARCHIVE_VERSION 2
+#define BT_ARCHIVE_VERSION 3
 #define BT_ARCHIVE_SUFFIX ".btw"
+/* Raw filter bytes a chunk holds: 256 blocks. make bench weighs the
+ * query's speed against the compression it costs. */
+#define BT_ARCHIVE_CHUNK 4096
+#define BT_ARCHIVE_NAME_MAX 64
 
-struct bt_archive_hdr {
+/* Format 3 header, followed by the index: a struct bt_archive_win per
+ * window, then per window its chunks' struct bt_archive_chunk. */
+struct bt_archive_hdr3 {
 	char magic[8];		/* BT_ARCHIVE_MAGIC */
-	__u32 version;
-	__u32 hdr_len;		/* sizeof(struct bt_archive_hdr) */
-	char instance[32];
-	__u64 key_id;		/* fingerprint of the SPIE key, not the key */
+	__u32 version;		/* 3 */
+	__u32 hdr_len;		/* sizeof(struct bt_archive_hdr3) */
+	char instance[BT_ARCHIVE_NAME_MAX];	/* NUL-terminated */
+	__u64 key_id;		/* fingerprint of the instance's key, not the key */
 	__u64 window_bits;	/* m */
 	__u32 k;
-	__u32 block_bits;	/* 512 */
-	__u64 start_ns, end_ns;
-	__u64 packets;		/* digests recorded */
-	__u64 set_bits;
-	__u64 compressed_len;	/* bytes of zstd frame after the header */
-	__u32 seq;
+	__u32 block_bits;	/* 128 */
+	__u32 windows;		/* in this file */
+	__u32 chunk_bytes;	/* raw bytes a chunk holds */
+	__u32 chunks;		/* a window */
+	__u32 index_crc;	/* zlib crc32 of the index */
+	__u64 index_len;
+	__u64 reserved[3];
+	__u32 pad;
 	__u32 hdr_crc;		/* zlib crc32 of the header with this field 0 */
-	__u64 reserved[4];
 };
-_Static_assert(sizeof(struct bt_archive_hdr) == 152, "bt_archive_hdr must be 152 bytes");
+_Static_assert(sizeof(struct bt_archive_hdr3) == 160, "bt_archive_hdr3 must be 160 bytes");
 
-/* CRC-32 (zlib) of a header, its hdr_crc field taken as 0. */
-__u32 bt_archive_hdr_crc(const struct bt_archive_hdr *h);
+struct bt_archive_win {
+	__u64 start_ns, end_ns;	/* CLOCK_REALTIME */
+	__u64 packets;
+	__u64 set_bits;
+	__u64 fpr_e15;		/* false-positive rate from the fill, in 1e-15 */
+	__u32 seq;
+	__u32 flags;		/* enum bt_window_flags */
+};
+_Static_assert(sizeof(struct bt_archive_win) == 48, "bt_archive_win must be 48 bytes");
+
+struct bt_archive_chunk {
+	__u64 off;		/* in the file */
+	__u32 len;		/* compressed bytes */
+	__u32 crc;		/* zlib crc32 of them */
+};
+_Static_assert(sizeof(struct bt_archive_chunk) == 16, "bt_archive_chunk must be 16 bytes");
 
 /* The key's fingerprint: SipHash of a fixed word under the key. */
-__u64 bt_key_id(const struct bt_meta *meta);
+__u64 bt_key_id(const struct bt_hash_key_raw *key);
 
-/* Writes window w (its filter of bpw blocks) into dir; path_out gets the
- * file name. Returns 0 or -errno, with a message printed. */
+/* Writes n consecutive sealed windows of one instance (win[i], its filter
+ * filters[i] of bpw blocks) into one file of dir; path_out gets its name.
+ * Window times are converted to CLOCK_REALTIME. Returns 0 or -errno, with
+ * a message printed. */
 int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
-		     const struct bt_window *w, const struct bt_bloom_block *filter,
-		     uint64_t bpw, char *path_out, size_t len);
+		     const struct bt_window *const *win,
+		     const struct bt_bloom_block *const *filters, int n, uint64_t bpw,
+		     char *path_out, size_t len);
 
-/* Calls fn for every readable archived window overlapping [since, until]
- * (ns, 0 = open). A corrupt, truncated or foreign file is reported by name
- * and skipped. Returns the number of files skipped, or -errno. */
-struct bt_archived {
-	const char *path;
-	const struct bt_archive_hdr *hdr;
-	struct bt_meta key;		/* spie_key, k, window_bits */
-	const struct bt_bloom_block *filter;
-	uint64_t bpw;
+/* An archive file opened for queries: its header and index in memory. */
+struct bt_archive_file {
+	char path[512];
+	char instance[BT_ARCHIVE_NAME_MAX + 1];
+	int version;			/* 1, 2 or 3 */
+	__u64 key_id;			/* the instance's key fingerprint */
+	__u64 window_bits;
+	__u32 k, nwin;
+	struct bt_archive_win *win;	/* nwin */
+	/* private */
+	int fd;
+	struct bt_hash_key_raw key;
+	struct bt_hash_keys keys;
+	struct bt_archive_chunk *chunks;	/* nwin * chunks a window */
+	__u32 chunks_per_win, chunk_bytes;
+	uint8_t *chunk_buf, *raw_buf;	/* the last chunk read, decompressed */
+	int64_t cached;			/* its index, -1 for none */
+	__u64 legacy_len;		/* formats 1 and 2: the one frame */
 };
-typedef void (*bt_archive_fn)(const struct bt_archived *a, void *ctx);
-int bt_archive_each(const char *dir, __u64 since, __u64 until, bt_archive_fn fn, void *ctx);
+/* Opens dir/name: NULL with *why set when it cannot be read (corrupt,
+ * truncated, foreign, its key file missing...). */
+struct bt_archive_file *bt_archive_open(const char *dir, const char *name, const char **why);
+void bt_archive_close(struct bt_archive_file *f);
+/* The packet's digest as this file's windows recorded it. */
+__u64 bt_archive_digest(const struct bt_archive_file *f, const struct bt_spie_packet *p);
+/* Is digest h in window w of f? 1 or 0; -1 when the chunk is damaged
+ * (*why says how). Reads one chunk (formats 1 and 2: the whole window). */
+int bt_archive_has(struct bt_archive_file *f, __u32 w, __u64 h, const char **why);
+/* Every chunk of window w decompressed, as a query without chunks would
+ * (make bench's comparison); 0 or -1. */
+int bt_archive_read_window(struct bt_archive_file *f, __u32 w, struct bt_bloom_block *out);
 
-/* Removes the oldest files of the instance until the archive holds at most
- * max_bytes (0: no limit) and nothing older than max_age_s (0: no limit). */
+/* Archive file names of dir, sorted by their first window's start time;
+ * only instance's (exact name) when instance is not NULL. */
+int bt_archive_list(const char *dir, const char *instance, char ***names, int *n);
+/* Splits an archive file name into instance, first window start and
+ * sequence number; -1 when it is not one. */
+int bt_archive_name_parse(const char *name, char *instance, size_t len, __u64 *start_ns,
+			  __u32 *seq);
+
+/* Removes the oldest archive files of the directory, every instance's
+ * (instance NULL) or one instance's, until they total at most max_bytes
+ * (0: no limit) and none is older than max_age_s (0: no limit); and
+ * temporary files a crash left behind. *total_out (when not NULL) gets the
+ * bytes that stay. Returns the number of files removed, or -errno. */
 int bt_archive_prune(const char *dir, const char *instance, uint64_t max_bytes,
-		     uint64_t max_age_s);
+		     uint64_t max_age_s, uint64_t *total_out);
 
 #endif /* BLOOMTAP_ARCHIVE_H */

@@ -24,13 +24,17 @@ int cmd_heavy(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_windows(int argc, char **argv);
 /* The trace of the packets in buf (a pcap or pcapng capture, or hex text)
- * against inst's live windows (inst may be NULL) and the archive (NULL:
- * none), as trace -j prints it; NULL with err set on bad input. */
+ * against inst's live windows (inst may be NULL) and its files in the
+ * archive (NULL: none), windows overlapping [since, until] (0: open), as
+ * trace -j prints it; NULL with err set on bad input. Takes no lock: the
+ * ring is read as it turns. */
 struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
-				    const void *buf, size_t len, char *err, size_t errlen);
-/* trace --agents: ask each agent, walk the path back (user/pathtrace.c). */
+				    const void *buf, size_t len, __u64 since, __u64 until,
+				    char *err, size_t errlen);
+/* trace --agents: ask each agent, walk the path back (user/pathtrace.c);
+ * since and until as the command line gave them (NULL: open). */
 int bt_trace_agents(const char *agents, const char *topology, const char *from,
-		    const void *body, size_t len);
+		    const char *since, const char *until, const void *body, size_t len);
 /* Epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] (UTC), or -N[smhd] ago, into ns. */
 int bt_parse_time(const char *s, __u64 *ns);
 

@@ -1,18 +1,35 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <string.h>
 #include "digest.h"
-#include "hash.h"
 
 static uint32_t be16(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 8 | p[1];
 }
 
-int bt_spie_input_ip(const uint8_t *ip, uint32_t len, struct bt_spie_input *in)
+/* n bytes as a little-endian word, as the datapath loads them */
+static __u64 le_word(const uint8_t *p, uint32_t n)
+{
+	__u64 w = 0;
+
+	for (uint32_t i = 0; i < n && i < 8; i++)
+		w |= (__u64)p[i] << (8 * i);
+	return w;
+}
+
+static void v4mapped(__u8 dst[16], const uint8_t *addr)
+{
+	memset(dst, 0, 10);
+	dst[10] = dst[11] = 0xff;
+	memcpy(dst + 12, addr, 4);
+}
+
+int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
 {
 	uint32_t hl, fixed, after, total;
+	__u8 addrs[32], hdr[8];
 
-	memset(in, 0, sizeof(*in));
+	memset(p, 0, sizeof(*p));
 	if (len < 1)
 		return -1;
 	if (ip[0] >> 4 == 4) {
@@ -24,10 +41,14 @@ int bt_spie_input_ip(const uint8_t *ip, uint32_t len, struct bt_spie_input *in)
 			total = 0xffff;
 		if (hl < 20 || total < hl || len < hl)
 			return -1;
-		memcpy(in->b, ip, 20);
-		in->b[1] = 0;
-		in->b[8] = 0;
-		in->b[10] = in->b[11] = 0;
+		v4mapped(addrs, ip + 12);
+		v4mapped(addrs + 16, ip + 16);
+		memcpy(hdr, ip, 8);
+		hdr[1] = ip[9];		/* the protocol where TOS was */
+		memcpy(p->legacy, ip, 20);
+		p->legacy[1] = 0;
+		p->legacy[8] = 0;
+		p->legacy[10] = p->legacy[11] = 0;
 		fixed = 20;
 	} else if (ip[0] >> 4 == 6) {
 		if (len < 40)
@@ -35,25 +56,34 @@ int bt_spie_input_ip(const uint8_t *ip, uint32_t len, struct bt_spie_input *in)
 		hl = 40;
 		total = be16(ip + 4);
 		total = total ? total + 40 : 0xffff;
-		memcpy(in->b, ip, 40);
-		in->b[0] &= 0xf0;
-		in->b[1] = in->b[2] = in->b[3] = 0;
-		in->b[7] = 0;
+		memcpy(addrs, ip + 8, 32);
+		memcpy(hdr, ip, 8);
+		hdr[0] &= 0xf0;
+		hdr[1] = hdr[2] = hdr[3] = 0;
+		hdr[7] = 0;
+		memcpy(p->legacy, ip, 40);
+		p->legacy[0] &= 0xf0;
+		p->legacy[1] = p->legacy[2] = p->legacy[3] = 0;
+		p->legacy[7] = 0;
 		fixed = 40;
 	} else {
 		return -1;
 	}
+	for (int i = 0; i < 4; i++)
+		p->w[i] = le_word(addrs + 8 * i, 8);
+	p->w[4] = le_word(hdr, 8);
 	/* 8 bytes after the header, within the IP packet and the capture */
 	after = total - hl;
 	if (after > len - hl)
 		after = len - hl;
 	if (after > 8)
 		after = 8;
-	memcpy(in->b + fixed, ip + hl, after);
+	p->w[5] = le_word(ip + hl, after);
+	memcpy(p->legacy + fixed, ip + hl, after);
 	return 0;
 }
 
-int bt_spie_input_frame(const uint8_t *f, uint32_t len, struct bt_spie_input *in)
+int bt_spie_packet_frame(const uint8_t *f, uint32_t len, struct bt_spie_packet *p)
 {
 	uint32_t off = 14, et;
 
@@ -70,12 +100,31 @@ int bt_spie_input_frame(const uint8_t *f, uint32_t len, struct bt_spie_input *in
 	    (et == 0x86dd && len > off && f[off] >> 4 != 6) ||
 	    (et != 0x0800 && et != 0x86dd))
 		return -1;
-	return bt_spie_input_ip(f + off, len - off, in);
+	return bt_spie_packet_ip(f + off, len - off, p);
 }
 
-__u64 bt_spie_digest(const struct bt_meta *meta, const struct bt_spie_input *in)
+void bt_hash_keys_derive(const struct bt_hash_key_raw *key, struct bt_hash_keys *out)
 {
-	struct bt_hash_key k = { meta->spie_key.k0, meta->spie_key.k1 };
+	const struct bt_hash_key k = { key->k0, key->k1 };
+	__u64 words[BT_HASH_KEY_WORDS];
 
-	return bt_siphash13(&k, (const __u64 *)in->b, BT_SPIE_INPUT_WORDS);
+	_Static_assert(sizeof(*out) == sizeof(words), "bt_hash_keys is BT_HASH_KEY_WORDS words");
+	for (__u64 i = 0; i < BT_HASH_KEY_WORDS; i++) {
+		const __u64 in[2] = { 0x626c6f6f6d746170ULL /* "bloomtap" */, i };
+
+		words[i] = bt_siphash13(&k, in, 2);
+	}
+	memcpy(out, words, sizeof(words));
+}
+
+__u64 bt_spie_digest(const struct bt_hash_keys *k, const struct bt_spie_packet *p)
+{
+	return bt_hash_spie_finish(k, bt_hash_addrs(k, p->w), p->w[4], p->w[5]);
+}
+
+__u64 bt_spie_digest_legacy(const struct bt_hash_key_raw *key, const struct bt_spie_packet *p)
+{
+	const struct bt_hash_key k = { key->k0, key->k1 };
+
+	return bt_siphash13(&k, (const __u64 *)p->legacy, 6);
 }

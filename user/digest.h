@@ -1,19 +1,35 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* SPIE digests in user space: the same input bytes and hash as
- * bpf/spie.bpf.h, from a captured frame or a bare IP packet. */
+/* SPIE digests in user space: the same words and hash as bpf/spie.bpf.h,
+ * from a captured frame or a bare IP packet; the instance's hash keys;
+ * and the former digest, for archives written before ABI 5. */
 #ifndef BLOOMTAP_DIGEST_H
 #define BLOOMTAP_DIGEST_H
 
 #include <stdint.h>
 #include <linux/types.h>
 #include "bloomtap.h"
+#include "hash.h"
 
-/* The digest input of an Ethernet frame, under the datapath's parsing
- * rules (two VLAN tags at most, a valid IPv4/IPv6 header). 0, or -1 when
- * the frame carries no IP packet the datapath would record. */
-int bt_spie_input_frame(const uint8_t *frame, uint32_t len, struct bt_spie_input *in);
+/* A packet as SPIE sees it: the digest's words before hashing
+ * (include/bloomtap.h), and the 48-byte input of archive formats 1 and 2
+ * (the IP header with TOS, TTL and checksum zeroed, 8 bytes after it). */
+struct bt_spie_packet {
+	__u64 w[BT_SPIE_WORDS];
+	__u8 legacy[48] __attribute__((aligned(8)));
+};
+
+/* The words of an Ethernet frame, under the datapath's parsing rules (two
+ * VLAN tags at most, a valid IPv4/IPv6 header). 0, or -1 when the frame
+ * carries no IP packet the datapath would record. */
+int bt_spie_packet_frame(const uint8_t *frame, uint32_t len, struct bt_spie_packet *p);
 /* The same from a bare IP packet (first byte: version 4 or 6). */
-int bt_spie_input_ip(const uint8_t *ip, uint32_t len, struct bt_spie_input *in);
-__u64 bt_spie_digest(const struct bt_meta *meta, const struct bt_spie_input *in);
+int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p);
+
+/* The instance's hash keys, derived from its 128-bit key with SipHash (a
+ * PRF: the derived words are independent and reveal nothing of the key). */
+void bt_hash_keys_derive(const struct bt_hash_key_raw *key, struct bt_hash_keys *out);
+__u64 bt_spie_digest(const struct bt_hash_keys *k, const struct bt_spie_packet *p);
+/* The digest of archive formats 1 and 2: SipHash-1-3 of the 48 bytes. */
+__u64 bt_spie_digest_legacy(const struct bt_hash_key_raw *key, const struct bt_spie_packet *p);
 
 #endif /* BLOOMTAP_DIGEST_H */

@@ -174,11 +174,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
 		if (!r->len)
 			return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "empty body");
-		pthread_mutex_lock(&a->lock);
-		struct json_object *o = bt_trace_buffer(&f->inst, a->cfg.archive, r->body, r->len,
-							err, sizeof(err));
+		const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
+		const char *until = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "until");
+		__u64 s_ns = 0, u_ns = 0;
 
-		pthread_mutex_unlock(&a->lock);
+		if ((since && bt_parse_time(since, &s_ns)) || (until && bt_parse_time(until, &u_ns)))
+			return reply_error(a, c, MHD_HTTP_BAD_REQUEST,
+					   "since and until take epoch seconds, "
+					   "YYYY-MM-DDTHH:MM:SSZ or -N[smhd]");
+		/* no lock: the query reads the ring as it turns, and the
+		 * archive's files, while rotations and flips go on */
+		struct json_object *o = bt_trace_buffer(&f->inst, a->cfg.archive, r->body, r->len,
+							s_ns, u_ns, err, sizeof(err));
+
 		if (!o)
 			return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
 		return reply_json(c, MHD_HTTP_OK, o);

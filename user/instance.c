@@ -14,7 +14,7 @@
 #include "common.h"
 #include "instance.h"
 #include "util.h"
-#include "hash.h"	/* struct bt_hash_key, in the skeleton's rodata */
+#include "digest.h"	/* struct bt_hash_keys, in the skeleton's rodata */
 #include "bloomtap.skel.h"
 
 #define BPF_FS_MAGIC_ 0xcafe4a11
@@ -87,6 +87,7 @@ static const struct pin_ent pins[] = {
 	{ "fc", offsetof(struct bt_instance, fc_fd) },
 	{ "spie", offsetof(struct bt_instance, spie_fd) },
 	{ "windows", offsetof(struct bt_instance, windows_fd) },
+	{ "wcount", offsetof(struct bt_instance, wcount_fd) },
 	{ "digest_log", offsetof(struct bt_instance, digest_log_fd) },
 };
 
@@ -109,7 +110,7 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 	struct bpf_map *maps[] = { skel->maps.counters, skel->maps.flows, skel->maps.ctl,
 				   skel->maps.cms, skel->maps.fm, skel->maps.fmc, skel->maps.fc,
 				   skel->maps.spie,
-				   skel->maps.windows, skel->maps.digest_log,
+				   skel->maps.windows, skel->maps.wcount, skel->maps.digest_log,
 				   skel->maps.meta /* last: marks the instance complete */ };
 	int err;
 
@@ -142,7 +143,8 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	char dir[256], path[256], desc[256];
 	struct timespec now;
 	struct bt_heavy_shape shape;
-	__u64 fc_mult;
+	struct bt_hash_keys keys;
+	__u64 fc_mult, batch;
 	__u32 zero = 0;
 	int err, ncpu;
 
@@ -165,10 +167,9 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
 	meta.ncpu = ncpu;
-	/* The hash keys: random per instance, so that nobody can aim flows
-	 * at the same sketch cells or flow memory slots. */
+	/* The hash key: random per instance, so that nobody can aim flows
+	 * at the same sketch cells, flow memory slots or Bloom blocks. */
 	if (getrandom(&meta.hash_key, sizeof(meta.hash_key), 0) != sizeof(meta.hash_key) ||
-	    getrandom(&meta.spie_key, sizeof(meta.spie_key), 0) != sizeof(meta.spie_key) ||
 	    getrandom(&fc_mult, sizeof(fc_mult), 0) != sizeof(fc_mult)) {
 		err = -errno;
 		bt_err("getrandom: %s", strerror(-err));
@@ -185,8 +186,9 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	skel->rodata->cfg_heavy = !(cfg->flags & BT_META_NO_HEAVY);
 	if (cfg->flow_table_size)
 		bpf_map__set_max_entries(skel->maps.flows, cfg->flow_table_size);
-	skel->rodata->cfg_hash_key.k0 = meta.hash_key.k0;
-	skel->rodata->cfg_hash_key.k1 = meta.hash_key.k1;
+	bt_hash_keys_derive(&meta.hash_key, &keys);
+	memcpy((void *)&skel->rodata->cfg_keys, &keys, sizeof(keys));
+	memset(&keys, 0, sizeof(keys));
 	skel->rodata->cfg_key_mode = meta.key_mode;
 	skel->rodata->cfg_depth = meta.depth;
 	skel->rodata->cfg_wmask = meta.width - 1;
@@ -199,13 +201,19 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	set_shape(skel->maps.fmc, shape.fmc);
 	set_shape(skel->maps.fc, shape.fc);
 	skel->rodata->cfg_spie = !(cfg->flags & BT_META_NO_SPIE);
-	skel->rodata->cfg_spie_key.k0 = meta.spie_key.k0;
-	skel->rodata->cfg_spie_key.k1 = meta.spie_key.k1;
+	skel->rodata->cfg_share_hash = !(cfg->flags & BT_META_SEPARATE_HASH);
 	skel->rodata->cfg_k = meta.k;
 	skel->rodata->cfg_block_mask = meta.window_bits / BT_BLOCK_BITS - 1;
 	skel->rodata->cfg_windows = meta.windows;
+	skel->rodata->cfg_design_load = meta.design_load;
+	/* a CPU adds its digests to the shared fill a batch at a time: at
+	 * most 64, and small against the load for tiny windows */
+	for (batch = BT_SPIE_BATCH; batch > 1 && batch * 16 > meta.design_load; batch /= 2)
+		;
+	skel->rodata->cfg_batch_mask = batch - 1;
 	bpf_map__set_max_entries(skel->maps.spie, meta.window_bits / BT_BLOCK_BITS * meta.windows);
 	bpf_map__set_max_entries(skel->maps.windows, meta.windows);
+	bpf_map__set_max_entries(skel->maps.wcount, meta.windows);
 	if (cfg->flow_table_size)
 		bpf_map__set_max_entries(skel->maps.digest_log, BT_DIGEST_LOG);
 

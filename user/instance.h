@@ -27,6 +27,7 @@ struct bt_instance {
 	int fc_fd;
 	int spie_fd;
 	int windows_fd;
+	int wcount_fd;
 	int digest_log_fd;
 	struct bt_meta meta;
 };

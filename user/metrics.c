@@ -177,18 +177,18 @@ char *bt_metrics_text(struct agent *a)
 	       "Sealed windows that could not be written to the archive (disk full...).");
 	for (int i = 0; i < a->n; i++) {
 		struct agent_iface *f = &a->ifs[i];
-		uint32_t w = f->sm.ctl->window % f->sm.meta->windows;
+		uint32_t w = bt_spie_current(&f->sm);
 		__u64 set;
 		double fpr;
 
-		bt_bloom_fill(&f->sm.blocks[(uint64_t)w * f->sm.bpw], f->sm.bpw, f->sm.meta->k, &set, &fpr);
+		bt_bloom_fill(bt_window_filter(&f->sm, w), f->sm.bpw, f->sm.meta->k, &set, &fpr);
 		bprintf(&b, "bloomtap_spie_window_fill_ratio{interface=\"%s\"} %g\n", f->name,
 			(double)set / f->sm.meta->window_bits);
 		bprintf(&fp, "bloomtap_spie_window_false_positive_ratio{interface=\"%s\"} %g\n", f->name, fpr);
 		bprintf(&sl, "bloomtap_spie_windows_sealed_total{interface=\"%s\"} %llu\n", f->name,
-			(unsigned long long)f->sealed);
+			(unsigned long long)f->keeper.sealed);
 		bprintf(&ae, "bloomtap_archive_errors_total{interface=\"%s\"} %llu\n", f->name,
-			(unsigned long long)f->archive_errors);
+			(unsigned long long)f->keeper.archive_errors);
 	}
 	bprintf(&b, "%.*s%.*s%.*s", (int)fp.len, fp.p, (int)sl.len, sl.p, (int)ae.len, ae.p);
 	free(fp.p);

@@ -27,8 +27,9 @@ struct agent_ref {
 	int parent, children;
 };
 
-/* POST body to http://addr/api/v1/trace; the response body in *out. */
-static int http_post(const char *addr, const void *body, size_t len, char **out, int *status)
+/* POST body to http://addr/PATH; the response body in *out. */
+static int http_post(const char *addr, const char *path, const void *body, size_t len,
+		     char **out, int *status)
 {
 	struct sockaddr_storage ss = { 0 };
 	char host[64], hdr[256], *resp = NULL, *sep;
@@ -70,8 +71,9 @@ static int http_post(const char *addr, const void *body, size_t len, char **out,
 		close(fd);
 		return err;
 	}
-	snprintf(hdr, sizeof(hdr), "POST /api/v1/trace HTTP/1.0\r\nHost: %s\r\n"
-		 "Content-Type: application/octet-stream\r\nContent-Length: %zu\r\n\r\n", addr, len);
+	snprintf(hdr, sizeof(hdr), "POST %s HTTP/1.0\r\nHost: %s\r\n"
+		 "Content-Type: application/octet-stream\r\nContent-Length: %zu\r\n\r\n", path, addr,
+		 len);
 	if (write(fd, hdr, strlen(hdr)) < 0 || write(fd, body, len) != (ssize_t)len) {
 		close(fd);
 		return -EIO;
@@ -150,9 +152,31 @@ static int read_topology(const char *path, struct agent_ref *a, int n)
 	return 0;
 }
 
-int bt_trace_agents(const char *agents, const char *topology, const char *from,
-		    const void *body, size_t len)
+/* A time bound for a URL: the characters of bt_parse_time()'s forms
+ * need no escaping but ':' and '+', escaped anyway. */
+static void url_arg(char *dst, size_t len, const char *name, const char *v)
 {
+	size_t o = snprintf(dst, len, "&%s=", name);
+
+	for (; *v && o + 4 < len; v++)
+		o += (*v == ':' || *v == '+') ? (size_t)snprintf(dst + o, len - o, "%%%02X", *v)
+					       : (size_t)snprintf(dst + o, len - o, "%c", *v);
+}
+
+int bt_trace_agents(const char *agents, const char *topology, const char *from,
+		    const char *since, const char *until, const void *body, size_t len)
+{
+	char path[256] = "/api/v1/trace?", arg[100];
+
+	if (since) {
+		url_arg(arg, sizeof(arg), "since", since);
+		strncat(path, arg, sizeof(path) - strlen(path) - 1);
+	}
+	if (until) {
+		url_arg(arg, sizeof(arg), "until", until);
+		strncat(path, arg, sizeof(path) - strlen(path) - 1);
+	}
+
 	struct agent_ref a[MAX_AGENTS] = { 0 };
 	char *list = strdup(agents), *tok, *save;
 	int n = 0, start, order[MAX_AGENTS], head = 0, tail = 0;
@@ -184,7 +208,7 @@ int bt_trace_agents(const char *agents, const char *topology, const char *from,
 	/* ask every agent */
 	for (int i = 0; i < n; i++) {
 		char *resp = NULL;
-		int status = 0, err = http_post(a[i].addr, body, len, &resp, &status);
+		int status = 0, err = http_post(a[i].addr, path, body, len, &resp, &status);
 		struct json_object *o = NULL;
 
 		char msg[sizeof(a[i].error)] = "";

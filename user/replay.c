@@ -12,6 +12,7 @@
 #include "common.h"
 #include "commands.h"
 #include "flow.h"
+#include "keeper.h"
 #include "options.h"
 #include "replay.h"
 #include "sketch.h"
@@ -42,7 +43,8 @@ static void add_skip(struct bt_replay_result *r, const char *why)
 	r->skip[i].count++;
 }
 
-int bt_replay_file(int prog_fd, const char *path, struct bt_replay_result *r)
+int bt_replay_file(int prog_fd, const char *path, struct bt_keeper *keeper,
+		   struct bt_replay_result *r)
 {
 	struct bt_capture *cap;
 	struct bt_packet p;
@@ -80,7 +82,11 @@ int bt_replay_file(int prog_fd, const char *path, struct bt_replay_result *r)
 		r->replayed++;
 		if (action != XDP_PASS)
 			r->not_pass++;
+		if (keeper && !(r->replayed % BT_REPLAY_TURN))
+			bt_keeper_turn(keeper, false, false);
 	}
+	if (keeper)
+		bt_keeper_turn(keeper, false, false);
 	if (rc < 0)
 		snprintf(r->error, sizeof(r->error), "%s: capture breaks off after %" PRIu64
 			 " packets (%s); the packets before it were replayed", path,
@@ -287,7 +293,16 @@ int cmd_replay(int argc, char **argv)
 				     capture_bytes(path));
 	bt_heavy_unmap(&hm);
 
-	err = bt_replay_file(inst.prog_mb_fd, path, &r);
+	/* the ring turns as under the agent: sealed behind, ready ahead */
+	struct bt_spie_maps sm;
+	struct bt_keeper keeper = { .sm = &sm, .name = inst.name };
+
+	if ((err = bt_spie_map(&inst, &sm))) {
+		bt_err_errno(err, "mapping the SPIE windows");
+		goto out;
+	}
+	err = bt_replay_file(inst.prog_mb_fd, path, &keeper, &r);
+	bt_spie_unmap(&sm);
 	if (err && !r.read) {
 		bt_err("%s", r.error);
 		goto out;

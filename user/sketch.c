@@ -10,6 +10,7 @@
 #include "common.h"
 #include "util.h"
 #include "hash.h"
+#include "digest.h"
 #include "instance.h"
 #include "sketch.h"
 
@@ -140,6 +141,7 @@ int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
 	m->cms = bt_mmap_array(inst->cms_fd, shape_bytes(s.cms), &m->cms_len);
 	m->fm = bt_mmap_array(inst->fm_fd, shape_bytes(s.fm), &m->fm_len);
 	m->fmc = bt_mmap_array(inst->fmc_fd, shape_bytes(s.fmc), &m->fmc_len);
+	bt_hash_keys_derive(&inst->meta.hash_key, &m->keys);
 	if (!m->ctl || !m->cms || !m->fm || !m->fmc) {
 		int err = -errno;
 
@@ -242,7 +244,6 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 		     bool by_packets, struct bt_heavy_report *r)
 {
 	const struct bt_meta *mt = m->meta;
-	struct bt_hash_key hk = { mt->hash_key.k0, mt->hash_key.k1 };
 	const struct bt_fm_slot *tab = &m->fm[(size_t)iv * mt->fm_slots];
 	struct bt_threshold t = thr ? *thr : (struct bt_threshold){ mt->threshold_kind, mt->threshold };
 
@@ -286,8 +287,8 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 
 			f = &r->flows[r->n++];
 			f->key = s->key;
-			sketch_estimate(m, iv, bt_siphash13(&hk, (const __u64 *)&s->key,
-							    BT_FLOW_KEY_WORDS), &eb, &ep);
+			sketch_estimate(m, iv, bt_hash_flow(&m->keys, (const __u64 *)&s->key),
+					&eb, &ep);
 			f->bytes = eb;
 			f->packets = ep;
 		}

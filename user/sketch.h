@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "bloomtap.h"
+#include "hash.h"
 #include "options.h"
 
 struct bt_instance;
@@ -89,6 +90,7 @@ struct bt_heavy_maps {
 	struct bt_fm_slot *fm;
 	struct bt_cm_cell *fmc;
 	size_t ctl_len, cms_len, fm_len, fmc_len;
+	struct bt_hash_keys keys;	/* derived from the instance's key */
 };
 int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m);
 void bt_heavy_unmap(struct bt_heavy_maps *m);

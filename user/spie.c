@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <linux/types.h>
 #include "common.h"
 #include "util.h"
@@ -15,14 +20,15 @@
 double bt_bloom_fpr(uint64_t m_bits, uint64_t n, uint32_t k)
 {
 	double blocks = (double)m_bits / BT_BLOCK_BITS, lam = n / blocks, sum = 0;
-	double p = exp(-lam), q = 1.0 - 1.0 / BT_BLOCK_BITS;
+	double p = exp(-lam), q = 1.0 - 1.0 / 64;
 	int top = (int)(lam + 12 * sqrt(lam) + 40);
 
-	/* P(i elements in the query's block) * P(k bits all set | i) */
+	/* P(i other digests in the query's block) * P(its k bits all set |
+	 * i), each of the i having set k/2 bits in each 64-bit word */
 	for (int i = 0; i <= top; i++) {
 		if (i)
 			p *= lam / i;
-		sum += p * pow(1 - pow(q, (double)k * i), k);
+		sum += p * pow(1 - pow(q, (double)k / 2 * i), k);
 	}
 	return sum;
 }
@@ -42,8 +48,8 @@ int bt_spie_resolve(struct bt_spie_cfg *c, struct bt_meta *meta)
 		c->fpr = BT_DEFAULT_FPR;
 	if (c->window_s <= 0)
 		c->window_s = BT_DEFAULT_WINDOW_S;
-	if (c->window_bits & (c->window_bits - 1) || c->window_bits < BT_BLOCK_BITS) {
-		bt_err("--window-bits %llu is not a power of two of at least 512",
+	if (c->window_bits & (c->window_bits - 1) || c->window_bits < 4096) {
+		bt_err("--window-bits %llu is not a power of two of at least 4096",
 		       (unsigned long long)c->window_bits);
 		return -EINVAL;
 	}
@@ -53,13 +59,19 @@ int bt_spie_resolve(struct bt_spie_cfg *c, struct bt_meta *meta)
 		return -EINVAL;
 	}
 	n = (uint64_t)(c->window_bits / c->bits_per_packet);
-	for (k = 1; k <= BT_MAX_K; k++)
+	if (n < 64) {
+		bt_err("a window of %llu bits at %g bits a packet holds %llu packets: give it "
+		       "at least 64 (raise --window-bits)", (unsigned long long)c->window_bits,
+		       c->bits_per_packet, (unsigned long long)n);
+		return -EINVAL;
+	}
+	for (k = 2; k <= BT_BLOCK_MAX_K; k += 2)
 		if (bt_bloom_fpr(c->window_bits, n, k) <= c->fpr)
 			break;
-	if (k > BT_MAX_K) {
+	if (k > BT_BLOCK_MAX_K) {
 		bt_err("at %g bits per packet no k up to %d keeps the false-positive rate "
 		       "within %g: raise --bits-per-packet or --fpr", c->bits_per_packet,
-		       BT_MAX_K, c->fpr);
+		       BT_BLOCK_MAX_K, c->fpr);
 		return -EINVAL;
 	}
 	meta->windows = c->windows;
@@ -71,12 +83,20 @@ int bt_spie_resolve(struct bt_spie_cfg *c, struct bt_meta *meta)
 	return 0;
 }
 
+uint32_t bt_spie_ahead(const struct bt_meta *m)
+{
+	uint32_t a = m->windows / 8;
+
+	return a < 2 ? 2 : a > m->windows - 2 ? m->windows - 2 : a;
+}
+
 void bt_spie_describe(const struct bt_meta *m, char *buf, size_t len)
 {
-	snprintf(buf, len, "SPIE: %u windows of %.1f MiB (%.0f MiB), k = %u, each sized for "
-		 "%llu packets at a false-positive rate of %g", m->windows,
-		 m->window_bits / 8.0 / 1048576, m->window_bits / 8.0 / 1048576 * m->windows,
-		 m->k, (unsigned long long)m->design_load, m->fpr_target_ppb / 1e9);
+	snprintf(buf, len, "SPIE: %u windows of %.0f KiB (%.1f MiB), k = %u, each sized for "
+		 "%llu packets at a false-positive rate of %g; %u kept ready ahead", m->windows,
+		 m->window_bits / 8.0 / 1024, m->window_bits / 8.0 / 1048576 * m->windows,
+		 m->k, (unsigned long long)m->design_load, m->fpr_target_ppb / 1e9,
+		 bt_spie_ahead(m));
 }
 
 int bt_spie_map(const struct bt_instance *inst, struct bt_spie_maps *s)
@@ -87,12 +107,13 @@ int bt_spie_map(const struct bt_instance *inst, struct bt_spie_maps *s)
 	s->inst = inst;
 	s->meta = m;
 	s->bpw = m->window_bits / BT_BLOCK_BITS;
+	s->ncpu = libbpf_num_possible_cpus();
 	s->ctl = bt_mmap_array(inst->ctl_fd, sizeof(struct bt_ctl), &s->ctl_len);
 	s->blocks = bt_mmap_array(inst->spie_fd, s->bpw * m->windows *
 				  sizeof(struct bt_bloom_block), &s->blocks_len);
 	s->win = bt_mmap_array(inst->windows_fd, (size_t)m->windows * sizeof(struct bt_window),
 			       &s->win_len);
-	if (!s->ctl || !s->blocks || !s->win) {
+	if (!s->ctl || !s->blocks || !s->win || s->ncpu <= 0) {
 		int err = errno ? -errno : -ENOMEM;
 
 		bt_spie_unmap(s);
@@ -114,108 +135,216 @@ void bt_spie_unmap(struct bt_spie_maps *s)
 
 bool bt_bloom_has(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k, __u64 h)
 {
-	const struct bt_bloom_block *b = &filter[h & (bpw - 1)];
-	__u64 x = h;
+	/* the same block and masks as bloom_set() in bpf/spie.bpf.h */
+	const struct bt_bloom_block *b = &filter[bt_bloom_block(h, bpw - 1)];
+	__u64 m0 = bt_bloom_mask(h, 0, k), m1 = bt_bloom_mask(h, 1, k);
 
-	/* the same positions as spie_insert() in bpf/spie.bpf.h */
-	for (uint32_t i = 0; i < k; i++) {
-		uint32_t pos;
-
-		x = bt_bloom_step(x);
-		pos = bt_bloom_pos(x);
-		if (!(b->w[pos >> 6] & (1ULL << (pos & 63))))
-			return false;
-	}
-	return true;
+	return (b->w[0] & m0) == m0 && (b->w[1] & m1) == m1;
 }
 
 void bt_bloom_fill(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k,
 		   __u64 *set_bits, double *fpr)
 {
+	double pw[65], sum = 0;
 	uint64_t total = 0;
-	double sum = 0;
 
+	/* P(k/2 given bits of a word with b bits set are all set) */
+	for (int b = 0; b <= 64; b++)
+		pw[b] = pow(b / 64.0, k / 2.0);
 	for (uint64_t i = 0; i < bpw; i++) {
-		unsigned bits = 0;
+		int a = __builtin_popcountll(filter[i].w[0]), b = __builtin_popcountll(filter[i].w[1]);
 
-		for (int j = 0; j < 8; j++)
-			bits += __builtin_popcountll(filter[i].w[j]);
-		total += bits;
-		if (bits)
-			sum += pow(bits / (double)BT_BLOCK_BITS, k);
+		total += a + b;
+		sum += pw[a] * pw[b];
 	}
 	*set_bits = total;
 	*fpr = sum / bpw;
 }
 
-static __u64 now_ns(void)
+__u64 bt_boot_ns(void)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_REALTIME, &t);
+	clock_gettime(CLOCK_BOOTTIME, &t);
 	return (__u64)t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+__u64 bt_boot_to_real(__u64 boot_ns)
+{
+	struct timespec r;
+	__u64 boot;
+
+	if (!boot_ns)
+		return 0;
+	boot = bt_boot_ns();
+	clock_gettime(CLOCK_REALTIME, &r);
+	return (__u64)r.tv_sec * 1000000000ULL + r.tv_nsec - (boot - boot_ns);
+}
+
+const char *bt_window_state_name(__u32 state)
+{
+	static const char *const names[BT_WIN_STATES] = { "empty", "ready", "current", "closed",
+							   "sealed" };
+
+	return state < BT_WIN_STATES ? names[state] : "?";
+}
+
+uint32_t bt_spie_current(const struct bt_spie_maps *s)
+{
+	return __atomic_load_n(&s->ctl->window, __ATOMIC_ACQUIRE) % s->meta->windows;
+}
+
+/* The CPUs' counts of window i, summed. */
+static uint64_t counted(const struct bt_spie_maps *s, uint32_t i)
+{
+	__u64 *v = calloc(s->ncpu, sizeof(*v)), sum = 0;
+
+	if (v && !bpf_map_lookup_elem(s->inst->wcount_fd, &i, v))
+		for (int c = 0; c < s->ncpu; c++)
+			sum += v[c];
+	free(v);
+	return sum;
 }
 
 uint64_t bt_window_packets(const struct bt_spie_maps *s, uint32_t i)
 {
-	const struct bt_window *w = &s->win[i];
-	__u64 c[BT_CTR_MAX];
+	__u32 st = __atomic_load_n(&s->win[i].state, __ATOMIC_ACQUIRE);
 
-	if (w->state == BT_WIN_SEALED)
-		return w->end_inserted - w->base_inserted;
-	if (w->state != BT_WIN_CURRENT || bt_instance_counters(s->inst, c))
-		return 0;
-	return c[BT_CTR_SPIE_INSERTED] - w->base_inserted;
+	if (st == BT_WIN_SEALED)
+		return s->win[i].packets;
+	return st == BT_WIN_CURRENT || st == BT_WIN_CLOSED ? counted(s, i) : 0;
 }
 
-static void open_window(struct bt_spie_maps *s, uint32_t i, uint32_t seq)
+double bt_window_fpr(const struct bt_spie_maps *s, uint32_t i)
+{
+	__u64 set;
+	double fpr;
+
+	if (s->win[i].state == BT_WIN_SEALED)
+		return s->win[i].fpr_e15 / 1e15;
+	bt_bloom_fill(bt_window_filter(s, i), s->bpw, s->meta->k, &set, &fpr);
+	return fpr;
+}
+
+/* Clears window i and makes it READY, numbered after the one before it.
+ * Nobody writes it: the datapath writes the current window, and a window
+ * becomes current only from READY. */
+static void ready_window(struct bt_spie_maps *s, uint32_t i, uint32_t seq)
 {
 	struct bt_window *w = &s->win[i];
-	__u64 c[BT_CTR_MAX];
+	__u64 *zero = calloc(s->ncpu, sizeof(*zero));
 
-	if (bt_instance_counters(s->inst, c))
-		memset(c, 0, sizeof(c));
-	/* Nobody writes this window: the datapath writes the current one. */
-	memset(&s->blocks[(uint64_t)i * s->bpw], 0, s->bpw * sizeof(struct bt_bloom_block));
-	memset(w, 0, sizeof(*w));
-	w->start_ns = now_ns();
-	w->base_inserted = c[BT_CTR_SPIE_INSERTED];
-	w->base_present = c[BT_CTR_SPIE_PRESENT];
+	/* EMPTY first: a query that reads it meanwhile sees it is gone */
+	__atomic_store_n(&w->state, BT_WIN_EMPTY, __ATOMIC_RELEASE);
+	memset(bt_window_filter(s, i), 0, s->bpw * sizeof(struct bt_bloom_block));
+	if (zero)
+		bpf_map_update_elem(s->inst->wcount_fd, &i, zero, 0);
+	free(zero);
+	w->start_ns = w->end_ns = w->fill = w->packets = w->set_bits = w->fpr_e15 = 0;
+	w->flags = 0;
 	w->seq = seq;
-	w->state = BT_WIN_CURRENT;
+	__atomic_store_n(&w->state, BT_WIN_READY, __ATOMIC_RELEASE);
 }
 
 void bt_spie_start(struct bt_spie_maps *s)
 {
-	open_window(s, 0, 0);
+	uint64_t dropped = 0;
+
+	ready_window(s, 0, 0);
+	s->win[0].start_ns = bt_boot_ns();
+	__atomic_store_n(&s->win[0].state, BT_WIN_CURRENT, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->ctl->window, 0, __ATOMIC_RELEASE);
+	bt_spie_ready_ahead(s, false, &dropped);
 }
 
-uint32_t bt_spie_rotate(struct bt_spie_maps *s)
+void bt_spie_reset(struct bt_spie_maps *s)
 {
-	uint32_t cur = s->ctl->window % s->meta->windows, next = (cur + 1) % s->meta->windows;
-	struct bt_window *w = &s->win[cur];
-	__u64 c[BT_CTR_MAX];
-	double fpr;
+	for (uint32_t i = 0; i < s->meta->windows; i++)
+		__atomic_store_n(&s->win[i].state, BT_WIN_EMPTY, __ATOMIC_RELEASE);
+	bt_spie_start(s);
+}
 
-	open_window(s, next, w->seq + 1);
-	if (bt_instance_counters(s->inst, c))
-		memset(c, 0, sizeof(c));
+int bt_spie_close_current(struct bt_spie_maps *s)
+{
+	uint32_t cur = bt_spie_current(s), next = (cur + 1) % s->meta->windows;
+	__u32 ready = BT_WIN_READY, current = BT_WIN_CURRENT;
+	__u64 now;
+
+	/* the same steps as spie_next_window() in bpf/spie.bpf.h */
+	if (!__atomic_compare_exchange_n(&s->win[next].state, &ready, BT_WIN_CURRENT, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -EAGAIN;
+	now = bt_boot_ns();
+	s->win[next].start_ns = now;
+	s->win[cur].end_ns = now;
 	__atomic_store_n(&s->ctl->window, next, __ATOMIC_RELEASE);
-	/* what was in flight on other CPUs lands in cur before it is counted */
-	usleep(1000);
-	w->end_ns = now_ns();
-	w->end_inserted = c[BT_CTR_SPIE_INSERTED];
-	w->end_present = c[BT_CTR_SPIE_PRESENT];
-	bt_bloom_fill(&s->blocks[(uint64_t)cur * s->bpw], s->bpw, s->meta->k, &w->set_bits, &fpr);
-	__atomic_store_n(&w->state, BT_WIN_SEALED, __ATOMIC_RELEASE);
-	return cur;
+	__atomic_compare_exchange_n(&s->win[cur].state, &current, BT_WIN_CLOSED, false,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	return 0;
 }
 
-bool bt_spie_full(const struct bt_spie_maps *s)
+/* Returns once every XDP program run that began before has ended: they
+ * run inside RCU read-side sections, and MEMBARRIER_CMD_GLOBAL waits for
+ * an RCU grace period (synchronize_rcu). */
+static void grace_period(void)
 {
-	uint32_t cur = s->ctl->window % s->meta->windows;
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(20000);	/* nohz_full kernels refuse it: wait instead */
+}
 
-	return bt_bloom_fpr(s->meta->window_bits, bt_window_packets(s, cur), s->meta->k) >
-	       s->meta->fpr_target_ppb / 1e9;
+int bt_spie_seal_closed(struct bt_spie_maps *s, uint32_t *sealed, int max)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < s->meta->windows && n < max; i++)
+		if (__atomic_load_n(&s->win[i].state, __ATOMIC_ACQUIRE) == BT_WIN_CLOSED)
+			sealed[n++] = i;
+	if (!n)
+		return 0;
+	grace_period();
+	for (int j = 0; j < n; j++) {
+		struct bt_window *w = &s->win[sealed[j]];
+		__u64 set;
+		double fpr;
+
+		w->packets = counted(s, sealed[j]);
+		bt_bloom_fill(bt_window_filter(s, sealed[j]), s->bpw, s->meta->k, &set, &fpr);
+		w->set_bits = set;
+		w->fpr_e15 = (__u64)llround(fpr * 1e15);
+		__atomic_store_n(&w->state, BT_WIN_SEALED, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+int bt_spie_ready_ahead(struct bt_spie_maps *s, bool need_archived, uint64_t *dropped)
+{
+	uint32_t W = s->meta->windows, cur = bt_spie_current(s), ahead = bt_spie_ahead(s->meta);
+	int readied = 0;
+
+	for (uint32_t j = 1; j <= ahead; j++) {
+		uint32_t i = (cur + j) % W, prev = (i + W - 1) % W;
+		struct bt_window *w = &s->win[i];
+		__u32 st = __atomic_load_n(&w->state, __ATOMIC_ACQUIRE);
+
+		if (st == BT_WIN_READY)
+			continue;
+		if (st == BT_WIN_SEALED && need_archived && !(w->flags & BT_WIN_ARCHIVED)) {
+			if (j > 1)
+				break;	/* archive it first; the datapath has room */
+			(*dropped)++;	/* no room at all: the ring must go on */
+		} else if (st != BT_WIN_SEALED && st != BT_WIN_EMPTY) {
+			break;		/* closed, not sealed yet */
+		}
+		ready_window(s, i, s->win[prev].seq + 1);
+		readied++;
+	}
+	return readied;
+}
+
+bool bt_spie_due(const struct bt_spie_maps *s, double max_age_s)
+{
+	const struct bt_window *w = &s->win[bt_spie_current(s)];
+
+	return max_age_s > 0 && w->start_ns &&
+	       bt_boot_ns() - w->start_ns >= (__u64)(max_age_s * 1e9);
 }

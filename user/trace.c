@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* trace: did these packets pass here, and when? Every live or archived
  * SPIE window whose filter holds a packet's digest, with its time range and
- * its false-positive rate from its fill. Exit status 0 when every packet
- * was seen, 1 when some were not, 2 on error. */
+ * its false-positive rate, and the chance that at least one of the windows
+ * searched answers falsely. Captures are read in batches, in bounded
+ * memory whatever their size. Exit status 0 when every IP packet was seen,
+ * 1 when some were not, 2 on error (then not every packet was answered). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -18,39 +20,95 @@
 #include "spie.h"
 #include "util.h"
 
-#define MAX_PACKETS 100000
+#define BATCH 65536	/* packets queried at once: ~120 bytes each */
 #define MAX_HITS 64
 
 struct hit {
-	__u64 start_ns, end_ns;
+	const char *instance;	/* the trace's or the archive file's copy */
+	__u64 start_ns, end_ns;	/* CLOCK_REALTIME */
 	double fpr;
 	uint32_t seq;
 	bool archived;
 };
 
-/* A packet to trace. Most are seen in a window or two, so the hits grow
- * on demand: a capture of many packets costs ~100 bytes each. */
+/* A packet to trace. Most are seen in a window or two: hits grow on
+ * demand. */
 struct tpkt {
-	struct bt_spie_input in;
+	struct bt_spie_packet pkt;
 	bool ip;
-	__u64 digest;		/* under the instance's key, for output */
+	uint64_t number;	/* in the input, from 1 */
+	__u64 digest;		/* scratch: under the key of what is searched */
 	struct hit *hits;
 	int nhits, cap;
 };
 
+/* What a batch was searched against, and the answers. */
 struct trace_ctx {
+	/* the sources, for the whole trace */
+	const struct bt_instance *inst;	/* live windows, NULL for none */
+	struct bt_spie_maps sm;
+	struct bt_hash_keys keys;
+	__u64 key_id;
+	const char *archive;		/* NULL for none */
+	const char *archive_instance;	/* only its files; NULL: all */
+	__u64 since, until;		/* CLOCK_REALTIME, 0: open */
+	char **names;			/* instance names the hits point to */
+	int nnames;
+	int skipped;			/* damaged archive files, named once */
+	char **warned;
+	int nwarned;
+	/* the batch */
 	struct tpkt *p;
 	size_t n;
-	int err;		/* -ENOMEM: a hit could not be kept */
-	const char *instance;	/* live instance name, NULL if none */
-	const struct bt_spie_maps *live;
+	int err;
+	uint64_t searched;
+	double log_clean;		/* sum over searched windows of log(1 - fpr) */
+	uint32_t *live_seq;		/* live windows searched, by seq */
+	int nlive;
 };
 
-static void tpkts_free(struct tpkt *p, size_t n)
+static void batch_reset(struct trace_ctx *t)
 {
-	for (size_t i = 0; p && i < n; i++)
-		free(p[i].hits);
-	free(p);
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->p[i].hits);
+		t->p[i].hits = NULL;
+		t->p[i].nhits = t->p[i].cap = 0;
+	}
+	t->n = 0;
+	t->searched = 0;
+	t->log_clean = 0;
+	t->nlive = 0;
+}
+
+/* A stable copy of an instance name for the hits. */
+static const char *intern(struct trace_ctx *t, const char *name)
+{
+	char **v;
+
+	for (int i = 0; i < t->nnames; i++)
+		if (!strcmp(t->names[i], name))
+			return t->names[i];
+	v = realloc(t->names, (t->nnames + 1) * sizeof(*v));
+	if (!v || !(v[t->nnames] = strdup(name))) {
+		if (v)
+			t->names = v;
+		t->err = -ENOMEM;
+		return "?";
+	}
+	t->names = v;
+	return t->names[t->nnames++];
+}
+
+static void ctx_free(struct trace_ctx *t)
+{
+	batch_reset(t);
+	free(t->p);
+	free(t->live_seq);
+	bt_strv_free(t->names, t->nnames);
+	bt_strv_free(t->warned, t->nwarned);
+	if (t->sm.ctl)
+		bt_spie_unmap(&t->sm);
+	memset(&t->keys, 0, sizeof(t->keys));
 }
 
 /* Epoch seconds, an ISO 8601 UTC time, or -N[smhd] before now. */
@@ -82,72 +140,194 @@ int bt_parse_time(const char *s, __u64 *ns)
 	return 0;
 }
 
-static void add_hit(struct trace_ctx *t, struct tpkt *p, __u64 start, __u64 end, double fpr,
-		    uint32_t seq, bool archived)
+static bool in_range(const struct trace_ctx *t, __u64 start, __u64 end)
 {
-	for (int i = 0; i < p->nhits; i++)
-		if (p->hits[i].start_ns == start && p->hits[i].seq == seq)
-			return;	/* a sealed window both in the ring and archived */
+	return !((t->since && end && end < t->since) || (t->until && start > t->until));
+}
+
+static void searched(struct trace_ctx *t, double fpr)
+{
+	t->searched++;
+	t->log_clean += log1p(-(fpr < 1 ? fpr : 1 - 1e-16));
+}
+
+static void add_hit(struct trace_ctx *t, struct tpkt *p, const struct hit *h)
+{
 	if (p->nhits == MAX_HITS)
 		return;
 	if (p->nhits == p->cap) {
 		int cap = p->cap ? 2 * p->cap : 2;
-		struct hit *h = realloc(p->hits, cap * sizeof(*h));
+		struct hit *v = realloc(p->hits, cap * sizeof(*v));
 
-		if (!h) {
+		if (!v) {
 			t->err = -ENOMEM;	/* never a silent "not seen" */
 			return;
 		}
-		p->hits = h;
+		p->hits = v;
 		p->cap = cap;
 	}
-	p->hits[p->nhits++] = (struct hit){ start, end, fpr, seq, archived };
+	p->hits[p->nhits++] = *h;
 }
 
-static void query_archived(const struct bt_archived *a, void *arg)
+/* The live ring, without a lock: a window read while user space recycles
+ * it (its state or number changed meanwhile) is dropped from the answer;
+ * it was archived before it was cleared, and the archive is read next. */
+static void query_live(struct trace_ctx *t)
 {
-	struct trace_ctx *t = arg;
-	__u64 set;
-	double fpr = -1;
+	const struct bt_spie_maps *s = &t->sm;
+	const char *name = intern(t, t->inst->name);
+	struct tpkt **hit = malloc((t->n ? t->n : 1) * sizeof(*hit));
 
-	/* a window of this instance still in the ring was found live already;
-	 * archived windows of other instances (another host's, a former one)
-	 * are queried with their own key */
-	for (size_t i = 0; i < t->n; i++) {
-		struct tpkt *p = &t->p[i];
-
-		if (!p->ip || !bt_bloom_has(a->filter, a->bpw, a->key.k, bt_spie_digest(&a->key, &p->in)))
-			continue;
-		if (fpr < 0)
-			bt_bloom_fill(a->filter, a->bpw, a->key.k, &set, &fpr);
-		add_hit(t, p, a->hdr->start_ns, a->hdr->end_ns, fpr, a->hdr->seq, true);
+	if (!hit) {
+		t->err = -ENOMEM;
+		return;
 	}
-}
-
-static void query_live(struct trace_ctx *t, const struct bt_spie_maps *s, __u64 since, __u64 until)
-{
 	for (uint32_t w = 0; w < s->meta->windows; w++) {
 		const struct bt_window *win = &s->win[w];
-		const struct bt_bloom_block *f = &s->blocks[(uint64_t)w * s->bpw];
-		double fpr = -1;
-		__u64 set;
+		__u32 st = __atomic_load_n(&win->state, __ATOMIC_ACQUIRE), seq = win->seq;
+		struct hit h = { name, bt_boot_to_real(win->start_ns), bt_boot_to_real(win->end_ns),
+				 0, seq, false };
+		const struct bt_bloom_block *f = bt_window_filter(s, w);
+		size_t nh = 0;
 
-		if (win->state != BT_WIN_CURRENT && win->state != BT_WIN_SEALED)
+		if (st != BT_WIN_CURRENT && st != BT_WIN_CLOSED && st != BT_WIN_SEALED)
 			continue;
-		if ((since && win->end_ns && win->end_ns < since) || (until && win->start_ns > until))
+		if (!in_range(t, h.start_ns, h.end_ns))
 			continue;
-		for (size_t i = 0; i < t->n; i++) {
-			struct tpkt *p = &t->p[i];
+		h.fpr = bt_window_fpr(s, w);
+		for (size_t i = 0; i < t->n; i++)
+			if (t->p[i].ip && bt_bloom_has(f, s->bpw, s->meta->k, t->p[i].digest))
+				hit[nh++] = &t->p[i];
+		/* current -> closed -> sealed leaves the bits; being cleared
+		 * (EMPTY, READY) or a new number means recycled under us */
+		if (__atomic_load_n(&win->state, __ATOMIC_ACQUIRE) < BT_WIN_CURRENT ||
+		    __atomic_load_n(&win->seq, __ATOMIC_ACQUIRE) != seq)
+			continue;
+		searched(t, h.fpr);
+		t->live_seq[t->nlive++] = seq;
+		for (size_t i = 0; i < nh; i++)
+			add_hit(t, hit[i], &h);
+	}
+	free(hit);
+}
 
-			if (!p->ip || !bt_bloom_has(f, s->bpw, s->meta->k, p->digest))
-				continue;
-			if (fpr < 0)
-				bt_bloom_fill(f, s->bpw, s->meta->k, &set, &fpr);
-			add_hit(t, p, win->start_ns, win->end_ns, fpr, win->seq, false);
+static bool searched_live(const struct trace_ctx *t, const struct bt_archive_file *f, __u32 seq)
+{
+	if (!t->inst || f->key_id != t->key_id || strcmp(f->instance, t->inst->name))
+		return false;
+	for (int i = 0; i < t->nlive; i++)
+		if (t->live_seq[i] == seq)
+			return true;
+	return false;
+}
+
+/* A damaged file is named once a trace, however many batches read it. */
+static void warn_file(struct trace_ctx *t, const char *path, const char *why)
+{
+	char **v;
+
+	for (int i = 0; i < t->nwarned; i++)
+		if (!strcmp(t->warned[i], path))
+			return;
+	bt_warn("archive file %s: %s; skipped", path, why);
+	t->skipped++;
+	v = realloc(t->warned, (t->nwarned + 1) * sizeof(*v));
+	if (v && (v[t->nwarned] = strdup(path)))
+		t->nwarned++;
+	if (v)
+		t->warned = v;
+}
+
+static __u64 block_of(const struct bt_archive_file *f, __u64 h)
+{
+	return f->version == 3 ? bt_bloom_block(h, f->window_bits / BT_BLOCK_BITS - 1) : 0;
+}
+
+static const struct bt_archive_file *sort_file;
+
+static int cmp_by_block(const void *a, const void *b)
+{
+	__u64 x = block_of(sort_file, (*(struct tpkt *const *)a)->digest);
+	__u64 y = block_of(sort_file, (*(struct tpkt *const *)b)->digest);
+
+	return x < y ? -1 : x > y;
+}
+
+/* One archive file: the packets in block order, so that each chunk of a
+ * window is read and decompressed at most once. */
+static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tpkt **order)
+{
+	const char *name = intern(t, f->instance), *why;
+	size_t m = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (t->p[i].ip) {
+			t->p[i].digest = bt_archive_digest(f, &t->p[i].pkt);
+			order[m++] = &t->p[i];
 		}
+	sort_file = f;
+	qsort(order, m, sizeof(*order), cmp_by_block);
+	for (__u32 w = 0; w < f->nwin; w++) {
+		const struct bt_archive_win *aw = &f->win[w];
+		struct hit h = { name, aw->start_ns, aw->end_ns, aw->fpr_e15 / 1e15, aw->seq, true };
+
+		if (!in_range(t, aw->start_ns, aw->end_ns) || searched_live(t, f, aw->seq))
+			continue;
+		for (size_t i = 0; i < m; i++) {
+			int r = bt_archive_has(f, w, order[i]->digest, &why);
+
+			if (r < 0) {
+				warn_file(t, f->path, why);
+				return;	/* what it gave so far stands */
+			}
+			if (r)
+				add_hit(t, order[i], &h);
+		}
+		searched(t, h.fpr);
 	}
 }
 
+static void query_archive(struct trace_ctx *t)
+{
+	struct tpkt **order = malloc((t->n ? t->n : 1) * sizeof(*order));
+	char **names;
+	int n, err;
+
+	if (!order) {
+		t->err = -ENOMEM;
+		return;
+	}
+	if ((err = bt_archive_list(t->archive, t->archive_instance, &names, &n))) {
+		bt_err("archive %s: %s", t->archive, strerror(-err));
+		t->err = err;
+		free(order);
+		return;
+	}
+	for (int i = 0; i < n && !t->err; i++) {
+		__u64 start;
+		__u32 seq;
+		char inst[BT_ARCHIVE_NAME_MAX + 1];
+		struct bt_archive_file *f;
+		const char *why;
+
+		/* names sort by their first window's start: none after until */
+		bt_archive_name_parse(names[i], inst, sizeof(inst), &start, &seq);
+		if (t->until && start > t->until)
+			continue;
+		f = bt_archive_open(t->archive, names[i], &why);
+		if (!f) {
+			char path[600];
+
+			snprintf(path, sizeof(path), "%s/%s", t->archive, names[i]);
+			warn_file(t, path, why);
+			continue;
+		}
+		query_file(t, f, order);
+		bt_archive_close(f);
+	}
+	bt_strv_free(names, n);
+	free(order);
+}
 
 static int cmp_hit(const void *a, const void *b)
 {
@@ -156,128 +336,18 @@ static int cmp_hit(const void *a, const void *b)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
-static int load_hex(const char *hex, struct tpkt **out, size_t *n, char *err, size_t errlen)
+/* Queries every packet of the batch against the live windows and the
+ * archive. */
+static int batch_query(struct trace_ctx *t)
 {
-	static uint8_t buf[65536];
-	struct tpkt *p;
-	int len = bt_parse_hex(hex, buf, sizeof(buf));
-
-	if (len < 0) {
-		snprintf(err, errlen, "not hex bytes (like '45 00 00 54 ...')");
-		return -EINVAL;
-	}
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	/* An Ethernet frame first: a MAC address may well start with a 4 or a
-	 * 6, while a bare IP packet would need its source address to read as
-	 * an ethertype followed by a valid IP header to pass for a frame. */
-	p->ip = !bt_spie_input_frame(buf, len, &p->in) || !bt_spie_input_ip(buf, len, &p->in);
-	*out = p;
-	*n = 1;
-	return 0;
-}
-
-static int load_capture(struct bt_capture *cap, const char *what, struct tpkt **out,
-			size_t *n, char *err, size_t errlen)
-{
-	struct tpkt *p = NULL;
-	struct bt_packet pk;
-	size_t cnt = 0, room = 0;
-	int rc;
-
-	while (cnt < MAX_PACKETS && (rc = bt_capture_next(cap, &pk)) == 1) {
-		if (cnt == room) {
-			size_t more = room ? 2 * room : 64;
-			struct tpkt *q = realloc(p, more * sizeof(*p));
-
-			if (!q) {
-				snprintf(err, errlen, "%s: out of memory after %zu packets", what, cnt);
-				free(p);
-				return -ENOMEM;
-			}
-			p = q;
-			memset(p + room, 0, (more - room) * sizeof(*p));
-			room = more;
-		}
-		p[cnt].ip = !pk.skip && !bt_spie_input_frame(pk.data, pk.len, &p[cnt].in);
-		cnt++;
-	}
-	if (cnt < MAX_PACKETS && rc < 0) {
-		snprintf(err, errlen, "%s: capture breaks off after %zu packets (%s)", what, cnt,
-			 bt_capture_error(cap));
-		free(p);
-		return -EINVAL;
-	}
-	if (cnt == MAX_PACKETS)
-		bt_warn("%s: only the first %d packets are traced", what, MAX_PACKETS);
-	*out = p;
-	*n = cnt;
-	return 0;
-}
-
-static int load_packets(const char *file, const char *hex, struct tpkt **out, size_t *n)
-{
-	struct bt_capture *cap;
-	char msg[600];
-	int err;
-
-	if (hex)
-		err = load_hex(hex, out, n, msg, sizeof(msg));
-	else if (!(err = bt_capture_open(file, &cap, msg, sizeof(msg)))) {
-		err = load_capture(cap, file, out, n, msg, sizeof(msg));
-		bt_capture_close(cap);
-	}
-	if (err)
-		bt_err("trace: %s", msg);
-	return err;
-}
-
-/* One packet's result, as trace -j prints it. */
-static struct json_object *packet_json(size_t i, struct tpkt *p, bool have_inst)
-{
-	struct json_object *o = json_object_new_object(), *ws = json_object_new_array();
-	char dg[24], a[40], b[40];
-
-	snprintf(dg, sizeof(dg), "%016" PRIx64, (uint64_t)p->digest);
-	json_object_object_add(o, "packet", json_object_new_int64(i + 1));
-	json_object_object_add(o, "digest", have_inst ? json_object_new_string(dg) : NULL);
-	json_object_object_add(o, "seen", json_object_new_boolean(p->nhits > 0));
-	for (int h = 0; h < p->nhits; h++) {
-		struct json_object *w = json_object_new_object();
-
-		bt_fmt_ns(p->hits[h].start_ns, a, sizeof(a), "now");
-		bt_fmt_ns(p->hits[h].end_ns, b, sizeof(b), "now");
-		json_object_object_add(w, "start", json_object_new_string(a));
-		json_object_object_add(w, "end", p->hits[h].end_ns ? json_object_new_string(b) : NULL);
-		json_object_object_add(w, "fpr", json_object_new_double(p->hits[h].fpr));
-		json_object_object_add(w, "window", json_object_new_int64(p->hits[h].seq));
-		json_object_object_add(w, "source", json_object_new_string(
-				       p->hits[h].archived ? "archive" : "live"));
-		json_object_array_add(ws, w);
-	}
-	json_object_object_add(o, "windows", ws);
-	return o;
-}
-
-/* Queries the live windows of inst (NULL: none) and the archive (NULL:
- * none) for every packet of t. */
-static int trace_query(struct trace_ctx *t, const struct bt_instance *inst,
-		       const char *archive, __u64 since, __u64 until)
-{
-	struct bt_spie_maps sm;
-
-	if (inst) {
-		if (bt_spie_map(inst, &sm))
-			return -ENOMEM;
+	if (t->inst) {
 		for (size_t i = 0; i < t->n; i++)
 			if (t->p[i].ip)
-				t->p[i].digest = bt_spie_digest(&inst->meta, &t->p[i].in);
-		query_live(t, &sm, since, until);
-		bt_spie_unmap(&sm);
+				t->p[i].digest = bt_spie_digest(&t->keys, &t->p[i].pkt);
+		query_live(t);
 	}
-	if (archive && bt_archive_each(archive, since, until, query_archived, t) < 0)
-		return -EIO;
+	if (t->archive && !t->err)
+		query_archive(t);
 	if (t->err)
 		return t->err;
 	for (size_t i = 0; i < t->n; i++)
@@ -286,38 +356,155 @@ static int trace_query(struct trace_ctx *t, const struct bt_instance *inst,
 	return 0;
 }
 
-struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
-				    const void *buf, size_t len, char *err, size_t errlen)
+static double combined_fpr(const struct trace_ctx *t)
 {
-	struct trace_ctx t = { 0 };
-	struct json_object *arr;
+	return -expm1(t->log_clean);
+}
+
+static int ctx_init(struct trace_ctx *t, const struct bt_instance *inst, const char *archive,
+		    const char *archive_instance, __u64 since, __u64 until)
+{
+	memset(t, 0, sizeof(*t));
+	t->inst = inst;
+	t->archive = archive;
+	t->archive_instance = archive_instance;
+	t->since = since;
+	t->until = until;
+	t->p = calloc(BATCH, sizeof(*t->p));
+	if (!t->p)
+		return -ENOMEM;
+	if (inst) {
+		if (bt_spie_map(inst, &t->sm))
+			return -ENOMEM;
+		bt_hash_keys_derive(&inst->meta.hash_key, &t->keys);
+		t->key_id = bt_key_id(&inst->meta.hash_key);
+		t->live_seq = calloc(inst->meta.windows, sizeof(*t->live_seq));
+		if (!t->live_seq)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The next batch from a capture: 1 when it holds packets, 0 at the end,
+ * -EINVAL when the capture breaks off (err says where). */
+static int load_batch(struct trace_ctx *t, struct bt_capture *cap, uint64_t *count,
+		      const char *what, char *err, size_t errlen)
+{
+	struct bt_packet pk;
+	int rc = 0;
+
+	batch_reset(t);
+	while (t->n < BATCH && (rc = bt_capture_next(cap, &pk)) == 1) {
+		struct tpkt *p = &t->p[t->n++];
+
+		p->number = ++*count;
+		p->ip = !pk.skip && !bt_spie_packet_frame(pk.data, pk.len, &p->pkt);
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: capture breaks off after %" PRIu64 " packets (%s)", what,
+			 *count, bt_capture_error(cap));
+		return -EINVAL;
+	}
+	return t->n > 0;
+}
+
+static int load_hex(struct trace_ctx *t, const char *hex, char *err, size_t errlen)
+{
+	static uint8_t buf[65536];
+	int len = bt_parse_hex(hex, buf, sizeof(buf));
+	struct tpkt *p = &t->p[0];
+
+	if (len < 0) {
+		snprintf(err, errlen, "not hex bytes (like '45 00 00 54 ...')");
+		return -EINVAL;
+	}
+	batch_reset(t);
+	t->n = 1;
+	p->number = 1;
+	/* An Ethernet frame first: a MAC address may well start with a 4 or a
+	 * 6, while a bare IP packet would need its source address to read as
+	 * an ethertype followed by a valid IP header to pass for a frame. */
+	p->ip = !bt_spie_packet_frame(buf, len, &p->pkt) || !bt_spie_packet_ip(buf, len, &p->pkt);
+	return 0;
+}
+
+/* One packet's answer, as trace -j prints it. */
+static struct json_object *packet_json(const struct trace_ctx *t, const struct tpkt *p)
+{
+	struct json_object *o = json_object_new_object(), *ws = json_object_new_array();
+	char a[40], b[40];
+
+	json_object_object_add(o, "packet", json_object_new_int64(p->number));
+	json_object_object_add(o, "seen", json_object_new_boolean(p->nhits > 0));
+	for (int h = 0; h < p->nhits; h++) {
+		struct json_object *w = json_object_new_object();
+		const struct hit *x = &p->hits[h];
+
+		bt_fmt_ns(x->start_ns, a, sizeof(a), "now");
+		bt_fmt_ns(x->end_ns, b, sizeof(b), "now");
+		json_object_object_add(w, "instance", json_object_new_string(x->instance));
+		json_object_object_add(w, "window", json_object_new_int64(x->seq));
+		json_object_object_add(w, "start", x->start_ns ? json_object_new_string(a) : NULL);
+		json_object_object_add(w, "end", x->end_ns ? json_object_new_string(b) : NULL);
+		json_object_object_add(w, "fpr", json_object_new_double(x->fpr));
+		json_object_object_add(w, "source", json_object_new_string(
+				       x->archived ? "archive" : "live"));
+		json_object_array_add(ws, w);
+	}
+	json_object_object_add(o, "windows", ws);
+	json_object_object_add(o, "windows_searched", json_object_new_int64(t->searched));
+	/* the chance that at least one searched window answers falsely */
+	json_object_object_add(o, "fpr_combined", json_object_new_double(combined_fpr(t)));
+	return o;
+}
+
+struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
+				    const void *buf, size_t len, __u64 since, __u64 until,
+				    char *err, size_t errlen)
+{
+	struct trace_ctx t;
+	struct json_object *arr = NULL;
+	struct bt_capture *cap = NULL;
+	uint64_t count = 0;
 	int rc;
 
+	if (ctx_init(&t, inst, archive, inst ? inst->name : NULL, since, until)) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	if (bt_is_capture(buf, len)) {
-		struct bt_capture *cap;
-
-		if ((rc = bt_capture_open_mem(buf, len, &cap, err, errlen)))
-			return NULL;
-		rc = load_capture(cap, "request body", &t.p, &t.n, err, errlen);
-		bt_capture_close(cap);
+		if (bt_capture_open_mem(buf, len, &cap, err, errlen))
+			goto out;
 	} else {
 		char *hex = strndup(buf, len);
 
-		rc = hex ? load_hex(hex, &t.p, &t.n, err, errlen) : -ENOMEM;
+		rc = hex ? load_hex(&t, hex, err, errlen) : -ENOMEM;
 		free(hex);
-	}
-	if (rc)
-		return NULL;
-	if (trace_query(&t, inst, archive, 0, 0)) {
-		snprintf(err, errlen, "querying the windows failed");
-		tpkts_free(t.p, t.n);
-		return NULL;
+		if (rc)
+			goto out;
 	}
 	arr = json_object_new_array();
-	for (size_t i = 0; i < t.n; i++)
-		if (t.p[i].ip)
-			json_object_array_add(arr, packet_json(i, &t.p[i], inst != NULL));
-	tpkts_free(t.p, t.n);
+	/* a body is at most 1 MiB: it is answered whole or not at all */
+	while (!cap || (rc = load_batch(&t, cap, &count, "request body", err, errlen)) > 0) {
+		if (batch_query(&t)) {
+			snprintf(err, errlen, "querying the windows failed");
+			goto fail;
+		}
+		for (size_t i = 0; i < t.n; i++)
+			if (t.p[i].ip)
+				json_object_array_add(arr, packet_json(&t, &t.p[i]));
+		if (!cap)
+			break;
+	}
+	if (cap && rc < 0)
+		goto fail;
+	goto out;
+fail:
+	json_object_put(arr);
+	arr = NULL;
+out:
+	bt_capture_close(cap);
+	ctx_free(&t);
 	return arr;
 }
 
@@ -347,20 +534,82 @@ static const struct bt_cmd_spec trace_spec = {
 	"trace", "[IFACE] (FILE | --hex BYTES)",
 	"For each packet of a capture (or one in hex), every SPIE window, live or\n"
 	"archived, whose Bloom filter holds its digest: the window's time range and\n"
-	"its false-positive rate from its fill; or 'not seen'. Exit status: 0 when\n"
-	"every IP packet was seen, 1 when some were not, 2 on error.",
+	"false-positive rate; or 'not seen'; and the chance that at least one of the\n"
+	"windows searched answers falsely. With an instance, only its own archive\n"
+	"files are searched; with --archive alone, every instance's. Exit status: 0\n"
+	"when every IP packet was seen, 1 when some were not, 2 on error.",
 	trace_opts, 0, 2,
 };
 
+static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
+{
+	char a[40], b[40];
+
+	if (!p->nhits) {
+		printf("packet %" PRIu64 ": not seen\n", p->number);
+		return;
+	}
+	printf("packet %" PRIu64 ": seen in %d window%s\n", p->number, p->nhits,
+	       p->nhits > 1 ? "s" : "");
+	for (int h = 0; h < p->nhits; h++) {
+		const struct hit *x = &p->hits[h];
+
+		bt_fmt_ns(x->start_ns, a, sizeof(a), "now");
+		bt_fmt_ns(x->end_ns, b, sizeof(b), "now");
+		printf("  %s window %u  %s .. %s  false-positive rate %.2g  (%s)\n", x->instance,
+		       x->seq, a, b, x->fpr, x->archived ? "archive" : "live");
+	}
+}
+
+/* --agents: the packets go to the agents as they are, a capture or hex */
+static int trace_agents(const char *file)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	if (!tcfg.topology) {
+		bt_err("trace: --agents needs --topology FILE");
+		return BT_EXIT_USAGE;
+	}
+	if (tcfg.hex) {
+		buf = strdup(tcfg.hex);
+		len = buf ? strlen(buf) : 0;
+	} else if ((f = fopen(file, "rb"))) {
+		buf = malloc(1 << 20);
+		len = buf ? fread(buf, 1, 1 << 20, f) : 0;
+		if (len == 1 << 20 && fgetc(f) != EOF) {
+			bt_err("trace: %s: over 1 MiB, more than an agent takes in one request",
+			       file);
+			len = 0;
+		}
+		fclose(f);
+	}
+	if (!buf || !len) {
+		if (!buf || !tcfg.hex)
+			bt_err("trace: %s: cannot read it", file ? file : "--hex");
+		free(buf);
+		return BT_EXIT_USAGE;
+	}
+	ret = bt_trace_agents(tcfg.agents, tcfg.topology, tcfg.from, tcfg.since, tcfg.until,
+			      buf, len);
+	free(buf);
+	return ret;
+}
+
 int cmd_trace(int argc, char **argv)
 {
-	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE;
+	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE, rc = 0;
 	const char *iface = NULL, *file = NULL;
+	struct bt_capture *cap = NULL;
 	struct trace_ctx t = { 0 };
 	struct bt_instance inst;
-	bool have_inst = false;
+	bool have_inst = false, first = true;
 	__u64 since = 0, until = 0;
-	size_t unseen = 0, ip = 0;
+	uint64_t unseen = 0, ip = 0, count = 0, searched_max = 0;
+	double fpr_max = 0;
+	char msg[600];
 
 	if (n < 0)
 		return BT_EXIT_USAGE;
@@ -382,35 +631,12 @@ int cmd_trace(int argc, char **argv)
 		       "or -N[smhd]");
 		return BT_EXIT_USAGE;
 	}
-	if (tcfg.agents) {
-		/* the packets go to the agents as they are: a capture, or hex */
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f;
-
-		if (!tcfg.topology) {
-			bt_err("trace: --agents needs --topology FILE");
-			return BT_EXIT_USAGE;
-		}
-		if (tcfg.hex) {
-			buf = strdup(tcfg.hex);
-			len = strlen(buf);
-		} else if ((f = fopen(file, "rb"))) {
-			buf = malloc(1 << 20);
-			len = buf ? fread(buf, 1, 1 << 20, f) : 0;
-			fclose(f);
-		}
-		if (!buf || !len) {
-			bt_err("trace: %s: cannot read it", file ? file : "--hex");
-			free(buf);
-			return BT_EXIT_USAGE;
-		}
-		ret = bt_trace_agents(tcfg.agents, tcfg.topology, tcfg.from, buf, len);
-		free(buf);
-		return ret;
-	}
-	if (load_packets(file, tcfg.hex, &t.p, &t.n))
+	if (tcfg.agents)
+		return trace_agents(file);
+	if (file && bt_capture_open(file, &cap, msg, sizeof(msg))) {
+		bt_err("trace: %s", msg);
 		return BT_EXIT_USAGE;
+	}
 
 	/* the live windows: the named instance, or the only one there is;
 	 * with an archive and no instance at all, the archive alone */
@@ -419,56 +645,72 @@ int cmd_trace(int argc, char **argv)
 			goto out;
 		have_inst = true;
 	}
-	if (trace_query(&t, have_inst ? &inst : NULL, tcfg.archive, since, until)) {
-		bt_err("trace: querying the windows failed");
+	if (ctx_init(&t, have_inst ? &inst : NULL, tcfg.archive, have_inst ? inst.name : NULL,
+		     since, until)) {
+		bt_err("trace: out of memory, or the instance's windows cannot be mapped");
 		goto out;
 	}
+	if (bt_g.json)
+		fputs("[", stdout);
+	while (1) {
+		rc = cap ? load_batch(&t, cap, &count, file, msg, sizeof(msg))
+			 : (first ? load_hex(&t, tcfg.hex, msg, sizeof(msg)) ? -EINVAL : 1 : 0);
+		if (rc <= 0)
+			break;
+		if (batch_query(&t)) {
+			rc = -EIO;
+			snprintf(msg, sizeof(msg), "querying the windows failed");
+			break;
+		}
+		if (t.searched > searched_max)
+			searched_max = t.searched;
+		if (combined_fpr(&t) > fpr_max)
+			fpr_max = combined_fpr(&t);
+		for (size_t i = 0; i < t.n; i++) {
+			struct tpkt *p = &t.p[i];
 
-	struct json_object *arr = bt_g.json ? json_object_new_array() : NULL;
+			if (!p->ip) {
+				if (!bt_g.json)
+					printf("packet %" PRIu64 ": not an IP packet bloomtap records; "
+					       "skipped\n", p->number);
+				continue;
+			}
+			ip++;
+			unseen += !p->nhits;
+			if (bt_g.json) {
+				struct json_object *o = packet_json(&t, p);
 
-	for (size_t i = 0; i < t.n; i++) {
-		struct tpkt *p = &t.p[i];
-		char a[40], b[40];
-
-		if (!p->ip) {
-			if (!arr)
-				printf("packet %zu: not an IP packet bloomtap records; skipped\n", i + 1);
-			continue;
+				printf("%s%s", first ? "" : ",", json_object_to_json_string_ext(o,
+				       (bt_g.pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
+				       JSON_C_TO_STRING_NOSLASHESCAPE));
+				json_object_put(o);
+			} else {
+				print_packet(&t, p);
+			}
+			first = false;
 		}
-		ip++;
-		unseen += !p->nhits;
-		if (arr) {
-			json_object_array_add(arr, packet_json(i, p, have_inst));
-			continue;
-		}
-		if (!p->nhits) {
-			printf("packet %zu%s%016" PRIx64 ": not seen\n", i + 1,
-			       have_inst ? " digest " : "", (uint64_t)p->digest);
-			continue;
-		}
-		printf("packet %zu%s%016" PRIx64 ": seen in %d window%s\n", i + 1,
-		       have_inst ? " digest " : "", (uint64_t)p->digest, p->nhits,
-		       p->nhits > 1 ? "s" : "");
-		for (int h = 0; h < p->nhits; h++) {
-			bt_fmt_ns(p->hits[h].start_ns, a, sizeof(a), "now");
-			bt_fmt_ns(p->hits[h].end_ns, b, sizeof(b), "now");
-			printf("  window %u  %s .. %s  false-positive rate %.2g  (%s)\n",
-			       p->hits[h].seq, a, b, p->hits[h].fpr,
-			       p->hits[h].archived ? "archive" : "live");
-		}
+		first = false;
 	}
-	if (arr)
-		bt_json_print(arr);
+	if (bt_g.json)
+		puts("]");
 	else
-		printf("%zu IP packets: %zu seen, %zu not seen\n", ip, ip - unseen, unseen);
+		printf("%" PRIu64 " IP packets: %" PRIu64 " seen, %" PRIu64 " not seen; %" PRIu64
+		       " windows searched, a false positive among them for a packet: %.2g\n",
+		       ip, ip - unseen, unseen, searched_max, fpr_max);
+	if (rc < 0) {
+		/* what was printed stands; the rest was not answered */
+		bt_err("trace: %s", msg);
+		goto out;
+	}
 	ret = unseen ? BT_EXIT_FAIL : BT_EXIT_OK;
 	if (!ip) {
 		bt_err("trace: no IP packet that bloomtap records in the input");
 		ret = BT_EXIT_USAGE;
 	}
 out:
+	bt_capture_close(cap);
+	ctx_free(&t);
 	if (have_inst)
 		bt_instance_close(&inst);
-	tpkts_free(t.p, t.n);
 	return ret;
 }

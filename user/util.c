@@ -60,10 +60,13 @@ int bt_list_dir(const char *dir, bool (*keep)(const char *name), char ***out, in
 		if (de->d_name[0] == '.' || !keep(de->d_name))
 			continue;
 		nv = realloc(v, (cnt + 1) * sizeof(*v));
-		if (!nv)
-			break;
+		if (!nv || !(nv[cnt] = strdup(de->d_name))) {
+			closedir(d);
+			bt_strv_free(nv ? nv : v, cnt);
+			return -ENOMEM;	/* never a silently shorter list */
+		}
 		v = nv;
-		v[cnt++] = strdup(de->d_name);
+		cnt++;
 	}
 	closedir(d);
 	if (cnt)

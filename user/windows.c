@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* windows: the SPIE window ring, and rotation (sealing, archiving) until the
- * agent does it: on time, or earlier when the current window's expected
- * false-positive rate passes its target. */
+/* windows: the SPIE window ring, and its housekeeping when no agent runs:
+ * close the current window (--rotate), or keep the ring turning (--every),
+ * sealing and archiving behind the datapath and readying clean windows
+ * ahead of it. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -11,12 +12,10 @@
 #include "archive.h"
 #include "common.h"
 #include "commands.h"
+#include "keeper.h"
 #include "options.h"
 #include "spie.h"
 #include "util.h"
-
-static const char *const state_names[] = { "empty", "current", "sealed" };
-
 
 static void print_ring(const struct bt_spie_maps *s)
 {
@@ -24,39 +23,46 @@ static void print_ring(const struct bt_spie_maps *s)
 	const struct bt_meta *m = s->meta;
 
 	if (!arr)
-		printf("%u windows of %" PRIu64 " bits (%.1f MiB), k = %u, sized for %" PRIu64
+		printf("%u windows of %" PRIu64 " bits (%.0f KiB), k = %u, sized for %" PRIu64
 		       " packets each at a false-positive rate of %g\n", m->windows,
-		       (uint64_t)m->window_bits, m->window_bits / 8.0 / 1048576.0, m->k,
+		       (uint64_t)m->window_bits, m->window_bits / 8.0 / 1024.0, m->k,
 		       (uint64_t)m->design_load, m->fpr_target_ppb / 1e9);
 	for (uint32_t i = 0; i < m->windows; i++) {
 		const struct bt_window *w = &s->win[i];
-		__u64 set = w->set_bits;
-		double fpr = 0;
+		__u32 st = w->state;
+		__u64 start = bt_boot_to_real(w->start_ns), end = bt_boot_to_real(w->end_ns);
+		uint64_t packets;
+		double fpr;
 		char a[32], b[32];
 
-		if (w->state == BT_WIN_EMPTY && !arr)
+		if (st == BT_WIN_EMPTY || st == BT_WIN_READY)
 			continue;
-		if (w->state != BT_WIN_EMPTY)
-			bt_bloom_fill(&s->blocks[(uint64_t)i * s->bpw], s->bpw, m->k, &set, &fpr);
-		bt_fmt_ns(w->start_ns, a, sizeof(a), "-");
-		bt_fmt_ns(w->end_ns, b, sizeof(b), "-");
+		packets = bt_window_packets(s, i);
+		fpr = bt_window_fpr(s, i);
+		bt_fmt_ns(start, a, sizeof(a), "-");
+		bt_fmt_ns(end, b, sizeof(b), "-");
 		if (arr) {
 			struct json_object *o = json_object_new_object();
 
 			json_object_object_add(o, "index", json_object_new_int(i));
 			json_object_object_add(o, "window", json_object_new_int64(w->seq));
-			json_object_object_add(o, "state", json_object_new_string(state_names[w->state % 3]));
-			json_object_object_add(o, "start", json_object_new_string(a));
-			json_object_object_add(o, "end", json_object_new_string(b));
-			json_object_object_add(o, "packets", json_object_new_uint64(bt_window_packets(s, i)));
-			json_object_object_add(o, "set_bits", json_object_new_uint64(set));
+			json_object_object_add(o, "state", json_object_new_string(bt_window_state_name(st)));
+			json_object_object_add(o, "start", start ? json_object_new_string(a) : NULL);
+			json_object_object_add(o, "end", end ? json_object_new_string(b) : NULL);
+			json_object_object_add(o, "packets", json_object_new_uint64(packets));
+			json_object_object_add(o, "design_load", json_object_new_uint64(m->design_load));
+			json_object_object_add(o, "overloaded", json_object_new_boolean(
+					       w->flags & BT_WIN_OVERLOADED || packets > m->design_load));
+			json_object_object_add(o, "archived", json_object_new_boolean(
+					       w->flags & BT_WIN_ARCHIVED));
 			json_object_object_add(o, "fpr", json_object_new_double(fpr));
 			json_object_array_add(arr, o);
 			continue;
 		}
-		printf("  [%u] window %-6u %-8s %s .. %s  %10" PRIu64 " packets  fill %5.2f%%  "
-		       "false-positive rate %.2g\n", i, w->seq, state_names[w->state % 3], a, b,
-		       (uint64_t)bt_window_packets(s, i), 100.0 * set / m->window_bits, fpr);
+		printf("  [%3u] window %-6u %-7s %s .. %s  %9" PRIu64 " packets%s  "
+		       "false-positive rate %.2g%s\n", i, w->seq, bt_window_state_name(st), a, b,
+		       packets, packets > m->design_load || w->flags & BT_WIN_OVERLOADED ?
+		       " (past its load)" : "", fpr, w->flags & BT_WIN_ARCHIVED ? "  archived" : "");
 	}
 	if (arr)
 		bt_json_print(arr);
@@ -79,15 +85,16 @@ static struct windows_cfg {
 
 static const struct bt_opt windows_opts[] = {
 	BT_INSTANCE_OPT(wcfg.instance),
-	{ "rotate", 'r', BT_OPT_FLAG, &wcfg.rotate, NULL, "seal the current window, start the next" },
+	{ "rotate", 'r', BT_OPT_FLAG, &wcfg.rotate, NULL,
+	  "close the current window, seal it, archive it with --archive" },
 	{ "every", 0, BT_OPT_DOUBLE, &wcfg.every, "SECONDS",
-	  "rotate every SECONDS (0: the instance's --window), or earlier when full",
-	  .dmin = 0, .dmax = 86400 },
-	{ "count", 'c', BT_OPT_U32, &wcfg.count, "K", "with --every: stop after K rotations",
+	  "keep the ring turning: close the current window after SECONDS, or when "
+	  "the datapath fills it", .dmin = 0.01, .dmax = 86400 },
+	{ "count", 'c', BT_OPT_U32, &wcfg.count, "K", "with --every: stop after K windows sealed",
 	  .min = 1, .max = 100000000 },
 	{ "archive", 'a', BT_OPT_STRING, &wcfg.archive, "DIR", "write sealed windows to DIR" },
 	{ "max-bytes", 0, BT_OPT_U64, &wcfg.max_bytes, "N",
-	  "prune the archive to N bytes (oldest first)", .min = 1, .max = UINT64_MAX },
+	  "prune the archive directory to N bytes (oldest first)", .min = 1, .max = UINT64_MAX },
 	{ "max-age", 0, BT_OPT_U64, &wcfg.max_age, "SECONDS",
 	  "prune archived windows older than this", .min = 1, .max = UINT64_MAX },
 	{ 0 }
@@ -95,35 +102,20 @@ static const struct bt_opt windows_opts[] = {
 
 static const struct bt_cmd_spec windows_spec = {
 	"windows", "[IFACE]",
-	"The ring of SPIE windows: state, time range, packets, fill, false-positive\n"
-	"rate. --rotate seals the current window; --every keeps rotating (on time,\n"
-	"or earlier when a window's false-positive rate would pass its target) and\n"
-	"with --archive writes every sealed window to a file.",
+	"The ring of SPIE windows: state, time range, packets, false-positive rate.\n"
+	"The datapath moves to the next window itself when one reaches its design\n"
+	"load. --rotate closes the current one now and seals it; --every keeps the\n"
+	"ring turning as the agent does (sealing behind the datapath, readying clean\n"
+	"windows ahead of it) and with --archive writes sealed windows to files.",
 	windows_opts, 0, 1,
 };
-
-static int seal(struct bt_spie_maps *s, const char *name)
-{
-	uint32_t w = bt_spie_rotate(s);
-	char path[512];
-
-	if (!wcfg.archive)
-		return 0;
-	if (bt_archive_write(wcfg.archive, name, s->meta, &s->win[w],
-			     &s->blocks[(uint64_t)w * s->bpw], s->bpw, path, sizeof(path)))
-		return -EIO;
-	bt_debug("sealed window %u into %s", s->win[w].seq, path);
-	if (wcfg.max_bytes || wcfg.max_age)
-		bt_archive_prune(wcfg.archive, name, wcfg.max_bytes, wcfg.max_age);
-	return 0;
-}
 
 int cmd_windows(int argc, char **argv)
 {
 	int n = bt_parse_args(&windows_spec, argc, argv), ret = BT_EXIT_FAIL;
 	struct bt_spie_maps s = { 0 };
+	struct bt_keeper k = { 0 };
 	struct bt_instance inst;
-	const char *name;
 
 	if (n < 0)
 		return BT_EXIT_USAGE;
@@ -135,28 +127,33 @@ int cmd_windows(int argc, char **argv)
 	}
 	if (bt_instance_open_arg(n ? argv[1] : NULL, wcfg.instance, &inst))
 		return BT_EXIT_FAIL;
-	name = inst.name;
 	if (bt_spie_map(&inst, &s)) {
-		bt_err("windows: mapping the SPIE windows of '%s' failed", name);
+		bt_err("windows: mapping the SPIE windows of '%s' failed", inst.name);
 		goto out;
 	}
-	if (wcfg.rotate && seal(&s, name))
-		goto out;
-	if (wcfg.every > 0 || (argc > 1 && wcfg.count)) {
+	k = (struct bt_keeper){ .sm = &s, .name = inst.name, .archive = wcfg.archive,
+				.max_bytes = wcfg.max_bytes, .max_age_s = wcfg.max_age };
+	if (wcfg.rotate) {
+		if (bt_spie_close_current(&s)) {
+			bt_err("windows: the next window is not ready (run 'bloomtap windows --every' "
+			       "or the agent to keep the ring turning)");
+			goto out;
+		}
+		bt_keeper_turn(&k, false, true);
+		if (k.archive_errors)
+			goto out;
+	}
+	if (wcfg.every > 0) {
 		struct sigaction sa = { .sa_handler = on_signal };
-		double every = wcfg.every > 0 ? wcfg.every : inst.meta.window_ms / 1000.0;
 
+		k.window_s = wcfg.every;
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
-		for (uint32_t k = 0; !stop && (!wcfg.count || k < wcfg.count); k++) {
-			/* on time, or as soon as the window is full: check every 10 ms */
-			for (double t = 0; t < every && !stop && !bt_spie_full(&s); t += 0.01)
-				usleep(10000);
-			if (stop)
-				break;
-			if (seal(&s, name))
-				goto out;
+		while (!stop && (!wcfg.count || k.sealed < wcfg.count)) {
+			bt_keeper_turn(&k, false, false);
+			usleep(10000);
 		}
+		bt_keeper_turn(&k, false, true);
 	}
 	print_ring(&s);
 	ret = 0;

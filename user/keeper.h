@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Keeping an instance's SPIE ring turning behind the datapath: close the
+ * current window on time, seal the closed ones, archive sealed windows a
+ * file of several at a time, and keep clean windows ready ahead. The agent
+ * runs a turn every 10 ms for each interface; windows --every does the
+ * same for one instance. */
+#ifndef BLOOMTAP_KEEPER_H
+#define BLOOMTAP_KEEPER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "spie.h"
+
+/* An archive file holds up to this many windows, or what waited this long. */
+#define BT_KEEPER_FILE_WINDOWS 64
+#define BT_KEEPER_FILE_WAIT_S 10.0
+
+struct bt_keeper {
+	struct bt_spie_maps *sm;
+	const char *name;	/* the instance */
+	const char *archive;	/* NULL: no archive */
+	uint64_t max_bytes, max_age_s;	/* archive budget (0: none) */
+	double window_s;	/* close the current window after this long (0: never) */
+	/* what it did */
+	uint64_t sealed, archived, files, archive_errors, dropped, overloaded;
+	uint64_t archive_bytes;	/* after the last prune */
+	int last_err;		/* of the last archive write */
+};
+
+/* One turn. close_now: close the current window whatever its age (a
+ * manual rotation); flush: archive every sealed window now (a manual
+ * rotation, or stopping). Returns the number of windows sealed. */
+int bt_keeper_turn(struct bt_keeper *k, bool close_now, bool flush);
+
+#endif /* BLOOMTAP_KEEPER_H */
