@@ -173,14 +173,19 @@ int bench_ref_bloom_mem(struct xdp_md *ctx)
 
 /* ---- The ablation of the SPIE stage (issue 11) ----
  * The stage with one lever more at a time, each on top of bloomtap's
- * parsing and counters, into one filter whose size user space sets
- * between measurements (ab_mask: lines or blocks - 1; a .bss variable, so
- * one load more than the real program's constant). No windows turn here:
- * the real program's rows come from bloomtap instances. */
-__u32 ab_mask = 0;
+ * parsing and counters. Like the real program, each writes one window
+ * until its design load (32 bits a packet) and then a fresh one: window
+ * (cursor >> ab_load_shift) of the ab_lines or ab_blocks array, sized by
+ * user space, which sets these between measurements (.bss: one load more
+ * than the real program's constants). The real program's rows come from
+ * bloomtap instances. */
+__u32 ab_load_shift = 0;	/* log2 of the design load */
+__u32 ab_win_mask = 0;		/* windows the array holds - 1 */
+__u32 ab_unit_shift = 0;	/* log2 of lines or blocks a window */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct former_block);
@@ -188,10 +193,17 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct bt_bloom_block);
 } ab_blocks SEC(".maps");
+
+/* The first line or block of the window this packet goes to. */
+static __always_inline __u32 ab_window_base(void)
+{
+	return ((__u32)(cursor >> ab_load_shift) & ab_win_mask) << ab_unit_shift;
+}
 
 /* Parsing and counters as bloomtap does them; false when not keyed. */
 static __always_inline bool ab_parse(struct xdp_md *ctx, struct pkt_info *pi)
@@ -214,7 +226,7 @@ static __always_inline __u64 ab_siphash(const __u64 *w)
 
 static __always_inline void ab_block_set(__u64 h)
 {
-	__u32 idx = bt_bloom_block(h, ab_mask);
+	__u32 idx = ab_window_base() + bt_bloom_block(h, (1u << ab_unit_shift) - 1);
 	struct bt_bloom_block *b = bpf_map_lookup_elem(&ab_blocks, &idx);
 
 	if (b)
@@ -235,7 +247,7 @@ int ab_former(struct xdp_md *ctx)
 	    !former_input(&pi, (void *)(long)ctx->data, (void *)(long)ctx->data_end, &in))
 		return XDP_PASS;
 	h = ab_siphash((const __u64 *)in.b);
-	idx = h & ab_mask;
+	idx = ab_window_base() + (h & ((1u << ab_unit_shift) - 1));
 	b = bpf_map_lookup_elem(&ab_lines, &idx);
 	if (b)
 		former_insert(b, h, 5);

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
@@ -27,6 +29,9 @@
 #include "instance.h"
 #include "sketch.h"
 #include "commands.h"
+#include "archive.h"
+#include "keeper.h"
+#include "spie.h"
 #include "util.h"
 #include "bench.skel.h"
 #include <zstd.h>
@@ -38,7 +43,8 @@
 #define REPEAT (1u << 20)	/* iterations per measurement */
 #define ROUNDS 9
 
-enum { P_EMPTY, P_PARSE, P_HEAVY, P_SPIE, P_ALL, P_REF_CMS, P_REF_BLOOM, P_REF_BLOOM_MEM, P_MAX };
+enum { P_EMPTY, P_PARSE, P_HEAVY, P_SPIE, P_ALL, P_ALL_SEP, P_REF_CMS, P_REF_BLOOM,
+       P_REF_BLOOM_MEM, P_MAX };
 
 static const char *const prog_names[P_MAX] = {
 	[P_EMPTY] = "empty XDP program (the floor)",
@@ -46,9 +52,10 @@ static const char *const prog_names[P_MAX] = {
 	[P_HEAVY] = "bloomtap: parsing + heavy flows",
 	[P_SPIE] = "bloomtap: parsing + SPIE",
 	[P_ALL] = "bloomtap: everything",
+	[P_ALL_SEP] = "  the same, heavy flows hashing apart",
 	[P_REF_CMS] = "ref: parsing + plain count-min",
 	[P_REF_BLOOM] = "ref: parsing + kernel bloom filter map",
-	[P_REF_BLOOM_MEM] = "  the same, with a window's bits (8 MiB)",
+	[P_REF_BLOOM_MEM] = "  the same, with 8 MiB of bits",
 };
 
 struct target {
@@ -56,20 +63,46 @@ struct target {
 	struct bt_instance inst;	/* bloomtap variants */
 	char name[64];
 	bool heavy, spie;
+	/* ablation variants: the window they write, set before each run */
+	bool ablation, lines;
+	uint32_t load_shift, unit_shift, win_mask;
 	double ns[ROUNDS];
 };
 
 static struct target targets[P_MAX];
-static const uint32_t *seq_for_archive;
+
+/* The ablation (issue 11): window sizes, and the levers added one at a
+ * time; the last row is the real program. */
+#define AB_SIZES 7
+static const uint32_t ab_kib[AB_SIZES] = { 128, 256, 512, 1024, 2048, 4096, 8192 };
+enum { AB_FORMER, AB_BLOCK, AB_WORDS, AB_NH, AB_REAL, AB_LEVERS };
+static const char *const ab_names[AB_LEVERS] = {
+	[AB_FORMER] = "former: byte input, SipHash, 512-bit block, k=5",
+	[AB_BLOCK] = "+ 128-bit block, k=8, masks in registers",
+	[AB_WORDS] = "+ digest words from word loads",
+	[AB_NH] = "+ NH and a mixer instead of SipHash",
+	[AB_REAL] = "bloomtap (+ windows it turns itself)",
+};
+static struct target ab[AB_LEVERS][AB_SIZES];
+#define AB_BYTES (8u << 20)	/* the ablation arrays: 8 MiB */
+static void *ab_lines_mem, *ab_blocks_mem;	/* mmapped, cleared before each run */
+
+static void drop_target(struct target *t)
+{
+	if (t->name[0]) {
+		bt_instance_close(&t->inst);
+		bt_instance_remove(t->name);
+		t->name[0] = 0;
+	}
+}
 
 static void cleanup(void)
 {
 	for (int i = 0; i < P_MAX; i++)
-		if (targets[i].name[0]) {
-			bt_instance_close(&targets[i].inst);
-			bt_instance_remove(targets[i].name);
-			targets[i].name[0] = 0;
-		}
+		drop_target(&targets[i]);
+	for (int l = 0; l < AB_LEVERS; l++)
+		for (int z = 0; z < AB_SIZES; z++)
+			drop_target(&ab[l][z]);
 }
 
 static void on_signal(int sig)
@@ -91,10 +124,12 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static int make_bloomtap(struct target *t, const char *what, bool heavy, bool spie)
+static int make_bloomtap(struct target *t, const char *what, bool heavy, bool spie, __u32 flags,
+			 uint64_t window_bits, uint32_t windows)
 {
-	struct bt_instance_cfg cfg = { .flags = (heavy ? 0 : BT_META_NO_HEAVY) |
-						(spie ? 0 : BT_META_NO_SPIE) };
+	struct bt_instance_cfg cfg = { .flags = flags | (heavy ? 0 : BT_META_NO_HEAVY) |
+						(spie ? 0 : BT_META_NO_SPIE),
+				       .spie = { .window_bits = window_bits, .windows = windows } };
 
 	snprintf(t->name, sizeof(t->name), "bench-%s-%d", what, getpid());
 	if (bt_instance_create(t->name, &cfg, &t->inst)) {
@@ -118,6 +153,15 @@ static int measure(struct bench_bpf *skel, struct target *t, const struct frame 
 
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.bench_progs), &zero, &t->fd, 0))
 		return -errno;
+	if (t->ablation) {
+		void *a = t->lines ? ab_lines_mem : ab_blocks_mem;
+
+		memset(a, 0, AB_BYTES);	/* clean windows, as the real ring's */
+		skel->bss->ab_load_shift = t->load_shift;
+		skel->bss->ab_unit_shift = t->unit_shift;
+		skel->bss->ab_win_mask = t->win_mask;
+		skel->bss->cursor = 0;
+	}
 	/* a heavy-flow run is one interval of REPEAT packets, nominated as
 	 * replay does, starting empty */
 	if (t->heavy) {
@@ -129,13 +173,14 @@ static int measure(struct bench_bpf *skel, struct target *t, const struct frame 
 		bt_heavy_set_nomination(&m, (__u64)REPEAT * f->len);
 		bt_heavy_unmap(&m);
 	}
-	/* and a fresh SPIE window, below its design load at the end */
+	/* and a fresh ring, with clean windows ready for the whole run
+	 * (instances are sized so that bt_spie_ahead() covers it) */
 	if (t->spie) {
 		struct bt_spie_maps sm;
 
 		if (bt_spie_map(&t->inst, &sm))
 			return -ENOMEM;
-		bt_spie_rotate(&sm);
+		bt_spie_reset(&sm);
 		bt_spie_unmap(&sm);
 	}
 	if (bpf_prog_test_run_opts(drive, &o))
@@ -169,27 +214,37 @@ static void frame_v6_tcp(struct frame *f)
 	fr_ipv6_done(f, ip);
 }
 
+/* The kernel reference, as issue 11 fixed it: k = 5, and the design load
+ * of the former 8 MiB windows (2,097,152 packets at 32 bits each), which
+ * the kernel sizes to 2 MiB. */
+#define REF_BLOOM_K 5
+#define REF_BLOOM_ENTRIES (1u << 21)
+
 static int load_driver(struct bench_bpf **out, bool ipv6, const uint32_t *seq)
 {
-	const struct bt_meta *m = &targets[P_ALL].inst.meta;
 	struct bench_bpf *skel = bench_bpf__open();
+	struct bt_hash_keys keys;
+	const struct bt_hash_key_raw master = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL };
 	uint32_t *p;
 
 	if (!skel)
 		return -1;
 	skel->rodata->cfg_seq_mask = SEQ_LEN - 1;
 	skel->rodata->cfg_ipv6 = ipv6;
-	skel->rodata->cfg_key.k0 = 0x0123456789abcdefULL;
-	skel->rodata->cfg_key.k1 = 0xfedcba9876543210ULL;
+	skel->rodata->cfg_key.k0 = master.k0;
+	skel->rodata->cfg_key.k1 = master.k1;
+	bt_hash_keys_derive(&master, &keys);
+	memcpy((void *)&skel->rodata->cfg_nh_keys, &keys, sizeof(keys));
 	bpf_map__set_max_entries(skel->maps.bench_seq, SEQ_LEN);
-	/* the kernel's filters, same k: sized for the same design load */
-	bpf_map__set_max_entries(skel->maps.ref_bloom, m->design_load);
-	bpf_map__set_map_extra(skel->maps.ref_bloom, m->k);
+	bpf_map__set_max_entries(skel->maps.ref_bloom, REF_BLOOM_ENTRIES);
+	bpf_map__set_map_extra(skel->maps.ref_bloom, REF_BLOOM_K);
 	/* the kernel takes max_entries * k * 7/5 bits, rounded up to a power of
-	 * two: the entries that make that a window's bits */
-	bpf_map__set_max_entries(skel->maps.ref_bloom_mem, m->window_bits / m->k * 5 / 7);
-	bpf_map__set_map_extra(skel->maps.ref_bloom_mem, m->k);
+	 * two: the entries that make that 8 MiB */
+	bpf_map__set_max_entries(skel->maps.ref_bloom_mem, (8u << 23) / REF_BLOOM_K * 5 / 7);
+	bpf_map__set_map_extra(skel->maps.ref_bloom_mem, REF_BLOOM_K);
 	bpf_map__set_map_flags(skel->maps.bench_seq, BPF_F_MMAPABLE);
+	bpf_map__set_max_entries(skel->maps.ab_lines, AB_BYTES / 64);
+	bpf_map__set_max_entries(skel->maps.ab_blocks, AB_BYTES / 16);
 	if (bench_bpf__load(skel))
 		goto err;
 	p = mmap(NULL, SEQ_LEN * sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -198,6 +253,18 @@ static int load_driver(struct bench_bpf **out, bool ipv6, const uint32_t *seq)
 		goto err;
 	memcpy(p, seq, SEQ_LEN * sizeof(*p));
 	munmap(p, SEQ_LEN * sizeof(*p));
+	if (ab_lines_mem)
+		munmap(ab_lines_mem, AB_BYTES);
+	if (ab_blocks_mem)
+		munmap(ab_blocks_mem, AB_BYTES);
+	ab_lines_mem = mmap(NULL, AB_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    bpf_map__fd(skel->maps.ab_lines), 0);
+	ab_blocks_mem = mmap(NULL, AB_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+			     bpf_map__fd(skel->maps.ab_blocks), 0);
+	if (ab_lines_mem == MAP_FAILED || ab_blocks_mem == MAP_FAILED) {
+		ab_lines_mem = ab_blocks_mem = NULL;
+		goto err;
+	}
 	*out = skel;
 	return 0;
 err:
@@ -303,6 +370,33 @@ static double live_once(struct bench_bpf *skel, int home, const struct frame *f)
 	return (after - before) / ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
 
+/* The agent's part in the live run: the ring kept turning every 10 ms. */
+struct live_keeper {
+	volatile bool stop;
+	const char *name;
+};
+
+static void *keep_ring(void *arg)
+{
+	struct live_keeper *lk = arg;
+	struct bt_instance inst;
+	struct bt_spie_maps sm;
+	struct bt_keeper k = { .sm = &sm };
+
+	if (bt_instance_open(lk->name, &inst))
+		return NULL;
+	if (!bt_spie_map(&inst, &sm)) {
+		k.name = inst.name;
+		while (!lk->stop) {
+			bt_keeper_turn(&k, false, false);
+			usleep(10000);
+		}
+		bt_spie_unmap(&sm);
+	}
+	bt_instance_close(&inst);
+	return NULL;
+}
+
 static void live_run(FILE *f, const uint32_t *seq)
 {
 	struct bench_bpf *skel = NULL;
@@ -324,6 +418,9 @@ static void live_run(FILE *f, const uint32_t *seq)
 	}
 	frame_v4_udp(&fr);
 	for (int r = 0; r < 3; r++) {
+		struct live_keeper lk = { .name = LIVE_IF_B };
+		pthread_t th;
+
 		/* without: the empty program at B (veth needs one for XDP_TX) */
 		snprintf(cmd, sizeof(cmd), "ip -n %s link set %s xdpdrv obj %s sec xdp", LIVE_NS_B,
 			 LIVE_IF_B, ".output/tests/xdp_pass.bpf.o");
@@ -331,11 +428,14 @@ static void live_run(FILE *f, const uint32_t *seq)
 			goto fail;
 		without[r] = live_once(skel, home, &fr);
 		sh("ip -n " LIVE_NS_B " link set " LIVE_IF_B " xdpdrv off");
-		/* with bloomtap */
+		/* with bloomtap, its ring kept turning as the agent would */
 		if (bt_enter_netns(LIVE_NS_B) || bt_attach(LIVE_IF_B, BT_MODE_NATIVE, false, NULL, NULL))
 			goto fail;
 		setns(home, CLONE_NEWNET);
+		pthread_create(&th, NULL, keep_ring, &lk);
 		with[r] = live_once(skel, home, &fr);
+		lk.stop = true;
+		pthread_join(th, NULL);
 		{
 			struct bt_instance inst;
 			__u64 c[BT_CTR_MAX];
@@ -350,12 +450,15 @@ static void live_run(FILE *f, const uint32_t *seq)
 		if (with[r] < 0 || without[r] < 0)
 			goto fail;
 	}
+	double mw = median(with, 3), mo = median(without, 3);
+
 	out(stdout, f, "\nlive run: %d frames (64-byte IPv4/UDP, Zipf flows) generated with "
 	    "BPF_F_TEST_XDP_LIVE_FRAMES into a veth pair, received at the far end:\n"
 	    "  without bloomtap (empty program): %.2f Mpps\n"
-	    "  with bloomtap attached:           %.2f Mpps (last run: %llu packets counted by it)\n",
-	    LIVE_FRAMES, median(without, 3) / 1e6, median(with, 3) / 1e6,
-	    (unsigned long long)counted);
+	    "  with bloomtap attached:           %.2f Mpps (last run: %llu packets counted by it)\n"
+	    "  target: with bloomtap at least 90 %% of the empty program's rate: %.0f %%: %s\n",
+	    LIVE_FRAMES, mo / 1e6, mw / 1e6, (unsigned long long)counted, 100 * mw / mo,
+	    mw >= 0.9 * mo ? "met" : "MISSED");
 	goto out;
 fail:
 	setns(home, CLONE_NEWNET);
@@ -368,53 +471,142 @@ out:
 		close(home);
 }
 
-/* Archive size: a window filled to its design load with the Zipf traffic,
- * sealed and compressed as bloomtap archives it. */
-static void archive_cost(FILE *f)
+static double now_s(void)
 {
-	struct target *t = &targets[P_ALL];
-	const struct bt_meta *m = &t->inst.meta;
-	struct bench_bpf *skel;
-	struct bt_spie_maps sm;
-	struct frame fr;
-	uint32_t w;
-	size_t raw, clen;
-	void *buf;
+	struct timespec t;
 
-	if (load_driver(&skel, false, seq_for_archive) || bt_spie_map(&t->inst, &sm))
-		return;
-	frame_v4_udp(&fr);
-	bt_spie_rotate(&sm);
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr.b, .data_size_in = fr.len,
-		    .repeat = m->design_load);
-	__u32 zero = 0;
-
-	/* distinct packets: the driver also varies the IP ID */
-	bpf_map_update_elem(bpf_map__fd(skel->maps.bench_progs), &zero, &t->fd, 0);
-	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.bench_drive), &o))
-		goto out;
-	w = bt_spie_rotate(&sm);
-	raw = sm.bpw * sizeof(struct bt_bloom_block);
-	buf = malloc(ZSTD_compressBound(raw));
-	clen = ZSTD_compress(buf, ZSTD_compressBound(raw), &sm.blocks[(uint64_t)w * sm.bpw], raw, 3);
-	if (!ZSTD_isError(clen)) {
-		double bits = clen * 8.0 / bt_window_packets(&sm, w);
-
-		out(stdout, f, "archive at the design load: %llu packets, %.1f MiB filter -> %.2f MiB "
-		    "with zstd: %.1f bits a packet, %.2f %% of link capacity at 800-byte packets "
-		    "(SPIE reported 0.5 %%)\n", (unsigned long long)bt_window_packets(&sm, w),
-		    raw / 1048576.0, clen / 1048576.0, bits, 100 * bits / (800 * 8));
-	}
-	free(buf);
-out:
-	bt_spie_unmap(&sm);
-	bench_bpf__destroy(skel);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* The medians of ROUNDS interleaved rounds of the programs in `which` (a
- * bit per P_*), frame f, flow sequence seq; 0 or -1 after a message. */
-static int run_case(const struct frame *f, bool ipv6, const uint32_t *seq, unsigned which,
-		    double med[P_MAX])
+/* The archive: windows filled to their design load by the real program
+ * (the driver's Zipf traffic, every packet distinct), sealed and archived
+ * by the keeper as the agent does; its size a packet, and the time of a
+ * one-packet query against decompressing each window whole. */
+#define ARCHIVE_WINDOWS 1024
+
+static void archive_run(FILE *f, const uint32_t *seq)
+{
+	struct target *t = &targets[P_SPIE];
+	const struct bt_meta *m = &t->inst.meta;
+	char dir[] = "/tmp/bloomtap-bench-archive-XXXXXX";
+	struct bench_bpf *skel = NULL;
+	struct bt_spie_maps sm;
+	struct bt_keeper k;
+	struct frame fr;
+	char **names = NULL;
+	int nfiles = 0;
+	uint64_t bytes = 0, windows = 0;
+	double t0, q[5], full = 0;
+	__u32 zero = 0;
+
+	if (!mkdtemp(dir) || load_driver(&skel, false, seq) || bt_spie_map(&t->inst, &sm))
+		goto out;
+	k = (struct bt_keeper){ .sm = &sm, .name = t->name, .archive = dir };
+	frame_v4_udp(&fr);
+	bt_spie_reset(&sm);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.bench_progs), &zero, &t->fd, 0);
+	/* 16 windows a run, the keeper between runs */
+	while (k.archived < ARCHIVE_WINDOWS) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr.b, .data_size_in = fr.len,
+			    .repeat = 16 * m->design_load);
+
+		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.bench_drive), &o))
+			goto out_unmap;
+		bt_keeper_turn(&k, false, k.sealed + 16 >= ARCHIVE_WINDOWS);
+	}
+	if (bt_archive_list(dir, NULL, &names, &nfiles) || !nfiles)
+		goto out_unmap;
+	for (int i = 0; i < nfiles; i++) {
+		char path[600];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (!stat(path, &st))
+			bytes += st.st_size;
+	}
+	double bits = bytes * 8.0 / ((double)k.archived * m->design_load);
+
+	out(stdout, f, "\narchive: %llu windows filled to their design load of %llu packets, in "
+	    "%d files (%.1f MiB): %.1f bits a packet, %.2f %% of link capacity at 800-byte "
+	    "packets (SPIE reported 0.5 %%)\n", (unsigned long long)k.archived,
+	    (unsigned long long)m->design_load, nfiles, bytes / 1048576.0, bits,
+	    100 * bits / (800 * 8));
+
+	/* one packet (one the archive does not hold: every window is read) */
+	const char *hex = "4500001c00010000401100000a0000010a000002d431003500080000";
+
+	for (int r = 0; r < 5; r++) {
+		char err[256];
+		struct json_object *o;
+
+		t0 = now_s();
+		o = bt_trace_buffer(NULL, dir, hex, strlen(hex), 0, 0, err, sizeof(err));
+		q[r] = now_s() - t0;
+		if (!o)
+			goto out_unmap;
+		if (r == 0) {
+			struct json_object *p = json_object_array_get_idx(o, 0), *v;
+
+			if (p && json_object_object_get_ex(p, "windows_searched", &v))
+				windows = json_object_get_int64(v);
+		}
+		json_object_put(o);
+	}
+	/* each window decompressed whole, as format 2 stored it and as its
+	 * queries read it: one zstd frame a window */
+	{
+		size_t raw = m->window_bits / 8, cap = ZSTD_compressBound(raw), clen = 0;
+		void *buf = malloc(raw), *cbuf = malloc(cap);
+		const char *why;
+		struct bt_archive_file *af = bt_archive_open(dir, names[0], &why);
+		int n = 0;
+
+		if (buf && cbuf && af && !bt_archive_read_window(af, 0, buf))
+			clen = ZSTD_compress(cbuf, cap, buf, raw, 3);
+		t0 = now_s();
+		for (; clen && !ZSTD_isError(clen) && n < 200; n++)
+			if (ZSTD_decompress(buf, raw, cbuf, clen) != raw)
+				break;
+		full = (now_s() - t0) / (n ? n : 1);
+		bt_archive_close(af);
+		free(buf);
+		free(cbuf);
+	}
+	double one = median(q, 5) / (windows ? windows : 1);
+
+	out(stdout, f, "archive query: one packet against %llu windows: %.1f ms, %.1f us a window; "
+	    "decompressing a window whole (one frame, format 2): %.0f us\n"
+	    "  target: a one-packet query at least 50 x faster a window than full decompression: "
+	    "%.0f x: %s\n", (unsigned long long)windows, median(q, 5) * 1e3, one * 1e6, full * 1e6,
+	    full / one, full >= 50 * one ? "met" : "MISSED");
+out_unmap:
+	bt_spie_unmap(&sm);
+out:
+	if (names) {
+		for (int i = 0; i < nfiles; i++) {
+			char path[600];
+
+			snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+			unlink(path);
+		}
+		bt_strv_free(names, nfiles);
+	}
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		sh(cmd);
+	}
+	if (skel)
+		bench_bpf__destroy(skel);
+}
+
+/* Medians of ROUNDS interleaved rounds over the n targets t[] (rotating
+ * the order each round); frame f, flow sequence seq. 0, or -1 after a
+ * message. */
+static int run_targets(const struct frame *f, bool ipv6, const uint32_t *seq,
+		       struct target **t, int n, double *med)
 {
 	struct bench_bpf *skel;
 
@@ -426,20 +618,44 @@ static int run_case(const struct frame *f, bool ipv6, const uint32_t *seq, unsig
 	targets[P_REF_CMS].fd = bpf_program__fd(skel->progs.bench_ref_cms);
 	targets[P_REF_BLOOM].fd = bpf_program__fd(skel->progs.bench_ref_bloom);
 	targets[P_REF_BLOOM_MEM].fd = bpf_program__fd(skel->progs.bench_ref_bloom_mem);
+	for (int s = 0; s < AB_SIZES; s++) {
+		ab[AB_FORMER][s].fd = bpf_program__fd(skel->progs.ab_former);
+		ab[AB_BLOCK][s].fd = bpf_program__fd(skel->progs.ab_block);
+		ab[AB_WORDS][s].fd = bpf_program__fd(skel->progs.ab_words);
+		ab[AB_NH][s].fd = bpf_program__fd(skel->progs.ab_nh);
+	}
 	for (int r = 0; r < ROUNDS; r++)
-		for (int k = 0; k < P_MAX; k++) {
-			int p = (k + r) % P_MAX;	/* rotate the order */
-			int err = which & (1u << p) ? measure(skel, &targets[p], f, &targets[p].ns[r]) : 0;
+		for (int k = 0; k < n; k++) {
+			struct target *x = t[(k + r) % n];
+			int err = measure(skel, x, f, &x->ns[r]);
 
 			if (err) {
-				fprintf(stderr, "bench: %s: %s\n", prog_names[p], strerror(-err));
+				fprintf(stderr, "bench: a measurement failed: %s\n", strerror(-err));
 				bench_bpf__destroy(skel);
 				return -1;
 			}
 		}
-	for (int p = 0; p < P_MAX; p++)
-		med[p] = which & (1u << p) ? median(targets[p].ns, ROUNDS) : 0;
+	for (int k = 0; k < n; k++)
+		med[k] = median(t[k]->ns, ROUNDS);
 	bench_bpf__destroy(skel);
+	return 0;
+}
+
+static int run_case(const struct frame *f, bool ipv6, const uint32_t *seq, unsigned which,
+		    double med[P_MAX])
+{
+	struct target *t[P_MAX];
+	double m[P_MAX];
+	int n = 0;
+
+	for (int p = 0; p < P_MAX; p++)
+		if (which & (1u << p))
+			t[n++] = &targets[p];
+	if (run_targets(f, ipv6, seq, t, n, m))
+		return -1;
+	n = 0;
+	for (int p = 0; p < P_MAX; p++)
+		med[p] = which & (1u << p) ? m[n++] : 0;
 	return 0;
 }
 
@@ -453,6 +669,67 @@ static void print_table(FILE *f, const char *title, unsigned which, const double
 			    med[p] / med[P_EMPTY]);
 }
 
+static int log2u(uint64_t x)
+{
+	return 63 - __builtin_clzll(x);
+}
+
+/* The ablation's targets: the bench programs set to each window size,
+ * and a bloomtap instance of each size whose ring covers a whole run. */
+static int make_ablation(void)
+{
+	for (int z = 0; z < AB_SIZES; z++) {
+		uint64_t bytes = (uint64_t)ab_kib[z] << 10, load = bytes * 8 / 32;
+
+		for (int l = AB_FORMER; l <= AB_NH; l++) {
+			struct target *t = &ab[l][z];
+			uint64_t unit = l == AB_FORMER ? 64 : 16;
+
+			t->ablation = true;
+			t->lines = l == AB_FORMER;
+			t->load_shift = log2u(load);
+			t->unit_shift = log2u(bytes / unit);
+			t->win_mask = (AB_BYTES / bytes) - 1;
+		}
+		/* windows: bt_spie_ahead() = W / 8 covers REPEAT / load */
+		uint32_t w = 8 * (REPEAT / load + 2);
+		char what[32];
+
+		snprintf(what, sizeof(what), "ab%u", ab_kib[z]);
+		if (make_bloomtap(&ab[AB_REAL][z], what, false, true, 0, bytes * 8, w < 16 ? 16 : w))
+			return -1;
+	}
+	return 0;
+}
+
+static void ablation(FILE *f, const uint32_t *seq, double parse_ns)
+{
+	struct target *t[AB_LEVERS * AB_SIZES];
+	double med[AB_LEVERS * AB_SIZES];
+	struct frame fr;
+	int n = 0;
+
+	for (int l = 0; l < AB_LEVERS; l++)
+		for (int z = 0; z < AB_SIZES; z++)
+			t[n++] = &ab[l][z];
+	frame_v4_udp(&fr);
+	if (run_targets(&fr, false, seq, t, n, med))
+		return;
+	out(stdout, f, "\nablation: the SPIE stage (ns a packet on top of parsing and counters, "
+	    "%.1f ns) by window size,\nlevers added one at a time (64-byte IPv4/UDP, 32 bits a "
+	    "packet, each window filled to its design load)\n  %-50s", parse_ns, "window size");
+	for (int z = 0; z < AB_SIZES; z++)
+		out(stdout, f, ab_kib[z] >= 1024 ? " %4u MiB" : " %4u KiB",
+		    ab_kib[z] >= 1024 ? ab_kib[z] >> 10 : ab_kib[z]);
+	out(stdout, f, "\n");
+	for (int l = 0; l < AB_LEVERS; l++) {
+		out(stdout, f, "  %-50s", ab_names[l]);
+		for (int z = 0; z < AB_SIZES; z++)
+			out(stdout, f, " %+8.1f", med[l * AB_SIZES + z] - parse_ns);
+		out(stdout, f, "\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : ".output/bench.txt";
@@ -462,11 +739,12 @@ int main(int argc, char **argv)
 	char cpu[128], date[32];
 	struct utsname u;
 	time_t now = time(NULL);
-	/* BENCH_QUICK: the heavy-flow figures only, in seconds */
+	/* BENCH_QUICK: the main tables only, in seconds */
 	bool quick = getenv("BENCH_QUICK");
 	const unsigned all_progs = (1u << P_MAX) - 1;
 	const unsigned heavy_progs = 1u << P_EMPTY | 1u << P_PARSE | 1u << P_HEAVY | 1u << P_REF_CMS;
 	uint32_t *useq = malloc(SEQ_LEN * sizeof(*useq));
+	double parse_v4 = 0;
 	FILE *f;
 
 	if (geteuid() != 0) {
@@ -483,12 +761,13 @@ int main(int argc, char **argv)
 	for (uint32_t i = 0; i < SEQ_LEN; i++)
 		seq[i] = zipf_draw(&z, &rng);
 	zipf_free(&z);
-	seq_for_archive = seq;
 
-	if (make_bloomtap(&targets[P_PARSE], "parse", false, false) ||
-	    make_bloomtap(&targets[P_HEAVY], "heavy", true, false) ||
-	    make_bloomtap(&targets[P_SPIE], "spie", false, true) ||
-	    make_bloomtap(&targets[P_ALL], "all", true, true)) {
+	if (make_bloomtap(&targets[P_PARSE], "parse", false, false, 0, 0, 0) ||
+	    make_bloomtap(&targets[P_HEAVY], "heavy", true, false, 0, 0, 0) ||
+	    make_bloomtap(&targets[P_SPIE], "spie", false, true, 0, 0, 0) ||
+	    make_bloomtap(&targets[P_ALL], "all", true, true, 0, 0, 0) ||
+	    make_bloomtap(&targets[P_ALL_SEP], "allsep", true, true, BT_META_SEPARATE_HASH, 0, 0) ||
+	    (!quick && make_ablation())) {
 		fprintf(stderr, "bench: loading bloomtap failed\n");
 		cleanup();
 		return 1;
@@ -502,6 +781,10 @@ int main(int argc, char **argv)
 	out(stdout, f, "BPF_PROG_TEST_RUN, %u packets a measurement, median of %d interleaved "
 	    "rounds; flows Zipf(1.1) over %d, a different packet every iteration\n",
 	    REPEAT, ROUNDS, FLOWS);
+	char desc[256];
+
+	bt_spie_describe(&targets[P_ALL].inst.meta, desc, sizeof(desc));
+	out(stdout, f, "defaults: %s\n", desc);
 
 	for (int v6 = 0; v6 <= 1; v6++) {
 		struct frame fr;
@@ -512,28 +795,29 @@ int main(int argc, char **argv)
 			frame_v6_tcp(&fr);
 		else
 			frame_v4_udp(&fr);
-		if (run_case(&fr, v6, seq, quick ? heavy_progs : all_progs, med)) {
+		if (run_case(&fr, v6, seq, all_progs, med)) {
 			cleanup();
 			return 1;
 		}
+		if (!v6)
+			parse_v4 = med[P_PARSE];
 		snprintf(title, sizeof(title), "%zu-byte Ethernet/%s frames", fr.len,
 			 v6 ? "IPv6/TCP" : "IPv4/UDP");
-		print_table(f, title, quick ? heavy_progs : all_progs, med);
+		print_table(f, title, all_progs, med);
+		double spie = med[P_SPIE] - med[P_PARSE], kern = med[P_REF_BLOOM] - med[P_PARSE];
+
 		out(stdout, f, "  targets:\n");
-		if (!quick)
-			out(stdout, f, "  - everything at most 1.6 x the empty program: %.2f: %s\n",
-			    med[P_ALL] / med[P_EMPTY],
-			    med[P_ALL] <= 1.6 * med[P_EMPTY] ? "met" : "MISSED");
+		out(stdout, f, "  - everything at most 2.0 x the empty program: %.2f: %s\n",
+		    med[P_ALL] / med[P_EMPTY], med[P_ALL] <= 2.0 * med[P_EMPTY] ? "met" : "MISSED");
+		out(stdout, f, "  - the SPIE stage at most a quarter of the kernel bloom filter map's\n"
+		    "    (k = 5, 2 MiB, the same digest input): +%.1f vs +%.1f ns (%.2f): %s\n",
+		    spie, kern, spie / kern, spie <= kern / 4 ? "met" : "MISSED");
 		out(stdout, f, "  - heavy flows on top of parsing no more than a plain count-min\n"
 		    "    (4 x 65536 shared, one hash) on top of the same parsing: +%.1f vs +%.1f ns: %s\n",
 		    med[P_HEAVY] - med[P_PARSE], med[P_REF_CMS] - med[P_PARSE],
 		    med[P_HEAVY] <= med[P_REF_CMS] ? "met" : "MISSED");
-		if (!quick)
-			out(stdout, f, "  - SPIE insert at most half the kernel bloom filter map (same k,\n"
-			    "    same digest): +%.1f vs +%.1f ns: %s\n", med[P_SPIE] - med[P_PARSE],
-			    med[P_REF_BLOOM] - med[P_PARSE],
-			    med[P_SPIE] - med[P_PARSE] <= (med[P_REF_BLOOM] - med[P_PARSE]) / 2 ?
-			    "met" : "MISSED");
+		out(stdout, f, "  one hash pass for both stages: everything %.1f ns, hashing apart %.1f ns\n",
+		    med[P_ALL], med[P_ALL_SEP]);
 	}
 
 	/* The flow cache's other side: traffic without heavy flows, where
@@ -557,15 +841,19 @@ int main(int argc, char **argv)
 
 	if (quick)
 		goto done;
+	ablation(f, seq, parse_v4);
 	const struct bt_meta *m = &targets[P_ALL].inst.meta;
 
 	out(stdout, f, "\nmemory at default sizes (%u CPUs): heavy flows %.1f MiB "
 	    "(sketch %u x %u x 2 intervals per CPU, flow memory 2 x %u slots); SPIE %u windows "
-	    "x %.0f MiB = %.0f MiB, %.0f bits a packet at the design load of %llu packets, k = %u\n",
+	    "x %.0f KiB = %.0f MiB, %.0f bits a packet at the design load of %llu packets, k = %u; "
+	    "the ring holds %.1f million packets: %.1f s at 1 Mpps, %.2f s at 10 Mpps\n",
 	    m->ncpu, bt_sketch_bytes(m) / 1048576.0, m->depth, m->width, m->fm_slots, m->windows,
-	    m->window_bits / 8.0 / 1048576, m->window_bits / 8.0 / 1048576 * m->windows,
-	    (double)m->window_bits / m->design_load, (unsigned long long)m->design_load, m->k);
-	archive_cost(f);
+	    m->window_bits / 8.0 / 1024, m->window_bits / 8.0 / 1048576 * m->windows,
+	    (double)m->window_bits / m->design_load, (unsigned long long)m->design_load, m->k,
+	    (double)m->windows * m->design_load / 1e6, (double)m->windows * m->design_load / 1e6,
+	    (double)m->windows * m->design_load / 1e7);
+	archive_run(f, seq);
 	live_run(f, seq);
 done:
 	if (f) {

@@ -43,6 +43,7 @@ interface = $VB
 interval = 2
 window = 0.5
 archive = $TMP/archive
+archive-flush = 1
 listen = 127.0.0.1:$PORT
 CONF
 # nsenter execs bloomtap: $! is the agent itself, which signals must reach

@@ -81,6 +81,9 @@ static const struct bt_opt run_opts[] = {
 	  "prune the archive to N bytes, oldest first", .min = 1, .max = UINT64_MAX },
 	{ "archive-max-age", 0, BT_OPT_U64, &ag.cfg.archive_max_age, "SECONDS",
 	  "prune archived windows older than this", .min = 1, .max = UINT64_MAX },
+	{ "archive-flush", 0, BT_OPT_DOUBLE, &ag.cfg.archive_flush_s, "SECONDS",
+	  "write sealed windows to the archive within this long (default 10; a file "
+	  "holds up to 64 windows)", .dmin = 0.01, .dmax = 3600 },
 	{ "top", 0, BT_OPT_U32, &ag.cfg.top, "K",
 	  "heavy flows per interface in /metrics (default 10)", .min = 1, .max = 1000 },
 	{ "check", 0, BT_OPT_FLAG, &ag.cfg.check, NULL,
@@ -341,6 +344,7 @@ static int run(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_stop }, sh = { .sa_handler = on_hup };
 	struct MHD_Daemon *http = NULL;
+	struct bt_keeper *keepers[BT_AGENT_MAX_IFACES];
 	char **names = NULL, err[512];
 	int n, ncfg = 0, ret = BT_EXIT_FAIL;
 	bool loopback;
@@ -417,7 +421,9 @@ static int run(int argc, char **argv)
 		f->next_tick = mono();
 		f->keeper = (struct bt_keeper){ .sm = &f->sm, .name = f->name,
 			.archive = ag.cfg.archive, .max_bytes = ag.cfg.archive_max_bytes,
-			.max_age_s = ag.cfg.archive_max_age, .window_s = window_s(f) };
+			.max_age_s = ag.cfg.archive_max_age, .window_s = window_s(f),
+			.flush_s = ag.cfg.archive_flush_s };
+		keepers[i] = &f->keeper;
 	}
 	http = bt_http_start(&ag, ag.cfg.listen, err, sizeof(err));
 	if (!http) {
@@ -461,12 +467,11 @@ static int run(int argc, char **argv)
 				f->next_flip = now + ag.cfg.interval_s;
 			}
 			f->keeper.window_s = window_s(f);
-			bt_keeper_turn(&f->keeper, false, false);
 		}
+		bt_keeper_turn_all(keepers, ag.n, false, false);
 		pthread_mutex_unlock(&ag.lock);
 	}
-	for (int i = 0; i < ag.n; i++)
-		bt_keeper_turn(&ag.ifs[i].keeper, false, true);
+	bt_keeper_turn_all(keepers, ag.n, false, true);
 	bt_log(BT_LOG_INFO, "stopping; %s", ag.cfg.detach_on_exit ?
 	       "detaching (--detach-on-exit)" : "the programs stay attached, the maps pinned");
 	ret = 0;

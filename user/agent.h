@@ -26,7 +26,7 @@ struct agent_iface {
 
 struct agent_cfg {
 	const char *config, *listen, *archive;
-	double interval_s, window_s;
+	double interval_s, window_s, archive_flush_s;
 	uint32_t top;
 	uint64_t archive_max_bytes, archive_max_age;
 	bool detach_on_exit, force, check;

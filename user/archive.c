@@ -399,6 +399,7 @@ void bt_archive_close(struct bt_archive_file *f)
 	free(f->win);	/* format 3: the index, chunks included */
 	free(f->chunk_buf);
 	free(f->raw_buf);
+	ZSTD_freeDCtx(f->dctx);
 	memset(&f->key, 0, sizeof(f->key));
 	memset(&f->keys, 0, sizeof(f->keys));
 	free(f);
@@ -422,7 +423,9 @@ static const char *load_chunk(struct bt_archive_file *f, size_t idx)
 		return "truncated";
 	if (crc(f->chunk_buf, c->len) != c->crc)
 		return "a compressed chunk is corrupt (checksum)";
-	got = ZSTD_decompress(f->raw_buf, f->chunk_bytes, f->chunk_buf, c->len);
+	if (!f->dctx && !(f->dctx = ZSTD_createDCtx()))
+		return "out of memory";
+	got = ZSTD_decompressDCtx(f->dctx, f->raw_buf, f->chunk_bytes, f->chunk_buf, c->len);
 	if (ZSTD_isError(got) || got != f->chunk_bytes)
 		return "a compressed chunk does not decode";
 	f->cached = idx;

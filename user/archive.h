@@ -94,6 +94,8 @@ struct bt_archive_file {
 	struct bt_archive_chunk *chunks;	/* nwin * chunks a window */
 	__u32 chunks_per_win, chunk_bytes;
 	uint8_t *chunk_buf, *raw_buf;	/* the last chunk read, decompressed */
+	struct ZSTD_DCtx_s *dctx;	/* one a file: a context a chunk costs more
+					 * than the chunk */
 	int64_t cached;			/* its index, -1 for none */
 	__u64 legacy_len;		/* formats 1 and 2: the one frame */
 };

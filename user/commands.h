@@ -23,6 +23,7 @@ int bt_run_parse_only(int argc, char **argv);
 int cmd_heavy(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_windows(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 /* The trace of the packets in buf (a pcap or pcapng capture, or hex text)
  * against inst's live windows (inst may be NULL) and its files in the
  * archive (NULL: none), windows overlapping [since, until] (0: open), as

@@ -187,7 +187,7 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	if (cfg->flow_table_size)
 		bpf_map__set_max_entries(skel->maps.flows, cfg->flow_table_size);
 	bt_hash_keys_derive(&meta.hash_key, &keys);
-	memcpy((void *)&skel->rodata->cfg_keys, &keys, sizeof(keys));
+	memcpy(&skel->bss->cfg_keys, &keys, sizeof(keys));
 	memset(&keys, 0, sizeof(keys));
 	skel->rodata->cfg_key_mode = meta.key_mode;
 	skel->rodata->cfg_depth = meta.depth;

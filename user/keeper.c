@@ -28,13 +28,13 @@ static int unarchived_run(const struct bt_spie_maps *s, uint32_t *run, int max)
 	return n;
 }
 
-static uint32_t ready_count(const struct bt_spie_maps *s)
+/* Windows from the current one forward to window i: readying takes the
+ * oldest sealed windows, the ones just after the ready ones. */
+static uint32_t distance(const struct bt_spie_maps *s, uint32_t i)
 {
-	uint32_t W = s->meta->windows, cur = bt_spie_current(s), n = 0;
+	uint32_t W = s->meta->windows;
 
-	while (n + 1 < W && s->win[(cur + n + 1) % W].state == BT_WIN_READY)
-		n++;
-	return n;
+	return (i + W - bt_spie_current(s)) % W;
 }
 
 static void archive(struct bt_keeper *k, bool flush)
@@ -47,10 +47,12 @@ static void archive(struct bt_keeper *k, bool flush)
 
 	while ((n = unarchived_run(s, run, BT_KEEPER_FILE_WINDOWS)) > 0) {
 		const struct bt_window *oldest = &s->win[run[0]];
-		bool waited = oldest->end_ns &&
-			      bt_boot_ns() - oldest->end_ns >= BT_KEEPER_FILE_WAIT_S * 1e9;
-		/* the ring wants it back soon: the datapath would stall */
-		bool needed = ready_count(s) < bt_spie_ahead(s->meta);
+		double wait = k->flush_s > 0 ? k->flush_s : BT_KEEPER_FLUSH_S;
+		bool waited = oldest->end_ns && bt_boot_ns() - oldest->end_ns >= wait * 1e9;
+		/* readying will want it within the next turns: the datapath
+		 * would stall (in steady state the oldest unarchived window is
+		 * far behind, and files fill up to BT_KEEPER_FILE_WINDOWS) */
+		bool needed = distance(s, run[0]) <= 2 * bt_spie_ahead(s->meta) + 1;
 		char path[512];
 		int err;
 
@@ -81,31 +83,45 @@ static void archive(struct bt_keeper *k, bool flush)
 	}
 }
 
+#define MAX_CLOSED 256
+
+int bt_keeper_turn_all(struct bt_keeper **ks, int nk, bool close_now, bool flush)
+{
+	uint32_t closed[nk][MAX_CLOSED];
+	int n[nk], total = 0;
+
+	for (int i = 0; i < nk; i++) {
+		struct bt_spie_maps *s = ks[i]->sm;
+
+		if (close_now || bt_spie_due(s, ks[i]->window_s))
+			bt_spie_close_current(s);	/* -EAGAIN: none ready; next turn */
+		n[i] = bt_spie_closed(s, closed[i], MAX_CLOSED);
+		total += n[i];
+	}
+	if (total)
+		bt_grace_period();
+	for (int i = 0; i < nk; i++) {
+		struct bt_keeper *k = ks[i];
+		uint64_t dropped = k->dropped;
+
+		bt_spie_seal(k->sm, closed[i], n[i]);
+		for (int j = 0; j < n[i]; j++)
+			if (k->sm->win[closed[i][j]].flags & BT_WIN_OVERLOADED)
+				k->overloaded++;
+		k->sealed += n[i];
+		if (k->archive)
+			archive(k, flush);
+		bt_spie_ready_ahead(k->sm, k->archive != NULL, &k->dropped);
+		if (k->dropped > dropped)
+			bt_warn("%s: %llu sealed window%s cleared before it could be archived (%s): "
+				"the ring cannot wait", k->name,
+				(unsigned long long)(k->dropped - dropped),
+				k->dropped - dropped > 1 ? "s" : "", strerror(-k->last_err));
+	}
+	return total;
+}
+
 int bt_keeper_turn(struct bt_keeper *k, bool close_now, bool flush)
 {
-	struct bt_spie_maps *s = k->sm;
-	uint32_t sealed[256];
-	int n, total = 0;
-
-	if (close_now || bt_spie_due(s, k->window_s))
-		bt_spie_close_current(s);	/* -EAGAIN: no window ready; next turn */
-	while ((n = bt_spie_seal_closed(s, sealed, 256)) > 0) {
-		for (int i = 0; i < n; i++)
-			if (s->win[sealed[i]].flags & BT_WIN_OVERLOADED)
-				k->overloaded++;
-		total += n;
-		if (n < 256)
-			break;
-	}
-	k->sealed += total;
-	if (k->archive)
-		archive(k, flush);
-	uint64_t dropped = k->dropped;
-
-	bt_spie_ready_ahead(s, k->archive != NULL, &k->dropped);
-	if (k->dropped > dropped)
-		bt_warn("%s: %llu sealed window%s cleared before it could be archived (%s): the "
-			"ring cannot wait", k->name, (unsigned long long)(k->dropped - dropped),
-			k->dropped - dropped > 1 ? "s" : "", strerror(-k->last_err));
-	return total;
+	return bt_keeper_turn_all(&k, 1, close_now, flush);
 }

@@ -11,9 +11,11 @@
 #include <stdint.h>
 #include "spie.h"
 
-/* An archive file holds up to this many windows, or what waited this long. */
+/* An archive file holds up to this many windows, or what waited
+ * flush_s (default BT_KEEPER_FLUSH_S): fewer files than one a window, and
+ * windows on disk within seconds. */
 #define BT_KEEPER_FILE_WINDOWS 64
-#define BT_KEEPER_FILE_WAIT_S 10.0
+#define BT_KEEPER_FLUSH_S 10.0
 
 struct bt_keeper {
 	struct bt_spie_maps *sm;
@@ -21,6 +23,7 @@ struct bt_keeper {
 	const char *archive;	/* NULL: no archive */
 	uint64_t max_bytes, max_age_s;	/* archive budget (0: none) */
 	double window_s;	/* close the current window after this long (0: never) */
+	double flush_s;		/* archive what waited this long (0: BT_KEEPER_FLUSH_S) */
 	/* what it did */
 	uint64_t sealed, archived, files, archive_errors, dropped, overloaded;
 	uint64_t archive_bytes;	/* after the last prune */
@@ -31,5 +34,8 @@ struct bt_keeper {
  * manual rotation); flush: archive every sealed window now (a manual
  * rotation, or stopping). Returns the number of windows sealed. */
 int bt_keeper_turn(struct bt_keeper *k, bool close_now, bool flush);
+/* The same for n rings at once (the agent's interfaces): one grace period
+ * serves them all. */
+int bt_keeper_turn_all(struct bt_keeper **k, int n, bool close_now, bool flush);
 
 #endif /* BLOOMTAP_KEEPER_H */

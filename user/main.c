@@ -18,6 +18,7 @@ static const struct cmd cmds[] = {
 	{ "heavy", cmd_heavy, "heavy flows (top talkers) of the last and current interval" },
 	{ "trace", cmd_trace, "did these packets pass here, and when (SPIE)" },
 	{ "windows", cmd_windows, "the SPIE window ring; rotate, seal, archive" },
+	{ "archive", cmd_archive, "what an archive of sealed SPIE windows holds" },
 	{ "replay", cmd_replay, "run a capture file through the real program" },
 	{ "run", cmd_run, "the agent: intervals, windows, archive, /metrics and API" },
 	{ "demo", cmd_demo, "the built-in lab: namespaces, traffic, what bloomtap saw" },

@@ -20,15 +20,32 @@
 double bt_bloom_fpr(uint64_t m_bits, uint64_t n, uint32_t k)
 {
 	double blocks = (double)m_bits / BT_BLOCK_BITS, lam = n / blocks, sum = 0;
-	double p = exp(-lam), q = 1.0 - 1.0 / 64;
-	int top = (int)(lam + 12 * sqrt(lam) + 40);
+	double p = exp(-lam), pd[BT_BLOCK_MAX_K / 2 + 1][BT_BLOCK_MAX_K / 2 + 1] = { { 1 } };
+	int h = k / 2, top = (int)(lam + 12 * sqrt(lam) + 40);
 
-	/* P(i other digests in the query's block) * P(its k bits all set |
-	 * i), each of the i having set k/2 bits in each 64-bit word */
+	/* pd[j][d]: j positions drawn in a 64-bit word are d distinct ones */
+	for (int j = 1; j <= h; j++)
+		for (int d = 1; d <= j; d++)
+			pd[j][d] = pd[j - 1][d] * d / 64 + pd[j - 1][d - 1] * (64 - d + 1) / 64;
+	/* P(i other digests in the query's block) * P(the query's bits are
+	 * all set | i)^2, a word's: the i others drew h * i positions in it,
+	 * and d given bits are all set with probability
+	 * sum_j (-1)^j C(d, j) ((64 - j) / 64)^(h i) */
 	for (int i = 0; i <= top; i++) {
+		double word = 0;
+
 		if (i)
 			p *= lam / i;
-		sum += p * pow(1 - pow(q, (double)k / 2 * i), k);
+		for (int d = 1; d <= h; d++) {
+			double all = 0, c = 1;
+
+			for (int j = 0; j <= d; j++) {
+				all += (j % 2 ? -c : c) * pow((64.0 - j) / 64, (double)h * i);
+				c = c * (d - j) / (j + 1);
+			}
+			word += pd[h][d] * all;
+		}
+		sum += p * word * word;
 	}
 	return sum;
 }
@@ -283,37 +300,37 @@ int bt_spie_close_current(struct bt_spie_maps *s)
 	return 0;
 }
 
-/* Returns once every XDP program run that began before has ended: they
- * run inside RCU read-side sections, and MEMBARRIER_CMD_GLOBAL waits for
- * an RCU grace period (synchronize_rcu). */
-static void grace_period(void)
-{
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
-		usleep(20000);	/* nohz_full kernels refuse it: wait instead */
-}
-
-int bt_spie_seal_closed(struct bt_spie_maps *s, uint32_t *sealed, int max)
+int bt_spie_closed(const struct bt_spie_maps *s, uint32_t *idx, int max)
 {
 	int n = 0;
 
 	for (uint32_t i = 0; i < s->meta->windows && n < max; i++)
 		if (__atomic_load_n(&s->win[i].state, __ATOMIC_ACQUIRE) == BT_WIN_CLOSED)
-			sealed[n++] = i;
-	if (!n)
-		return 0;
-	grace_period();
+			idx[n++] = i;
+	return n;
+}
+
+/* XDP programs run inside RCU read-side sections, and
+ * MEMBARRIER_CMD_GLOBAL waits for an RCU grace period (synchronize_rcu). */
+void bt_grace_period(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(50000);	/* nohz_full kernels refuse it: wait instead */
+}
+
+void bt_spie_seal(struct bt_spie_maps *s, const uint32_t *idx, int n)
+{
 	for (int j = 0; j < n; j++) {
-		struct bt_window *w = &s->win[sealed[j]];
+		struct bt_window *w = &s->win[idx[j]];
 		__u64 set;
 		double fpr;
 
-		w->packets = counted(s, sealed[j]);
-		bt_bloom_fill(bt_window_filter(s, sealed[j]), s->bpw, s->meta->k, &set, &fpr);
+		w->packets = counted(s, idx[j]);
+		bt_bloom_fill(bt_window_filter(s, idx[j]), s->bpw, s->meta->k, &set, &fpr);
 		w->set_bits = set;
 		w->fpr_e15 = (__u64)llround(fpr * 1e15);
 		__atomic_store_n(&w->state, BT_WIN_SEALED, __ATOMIC_RELEASE);
 	}
-	return n;
 }
 
 int bt_spie_ready_ahead(struct bt_spie_maps *s, bool need_archived, uint64_t *dropped)

@@ -54,8 +54,10 @@ int bt_spie_resolve(struct bt_spie_cfg *cfg, struct bt_meta *meta);
 /* "SPIE: 256 windows of 256 KiB ..." for people. */
 void bt_spie_describe(const struct bt_meta *meta, char *buf, size_t len);
 /* Expected false-positive rate of the blocked filter (128-bit blocks, k/2
- * bits in each word) of m bits holding n digests: Poisson-weighted over
- * the blocks' loads (Putze et al. 2007). */
+ * positions drawn in each word) of m bits holding n digests: Poisson-
+ * weighted over the blocks' loads (Putze et al. 2007), exact within a
+ * block (inclusion-exclusion over the query's distinct positions: the
+ * positions are drawn with replacement). */
 double bt_bloom_fpr(uint64_t m_bits, uint64_t n, uint32_t k);
 
 /* Windows kept READY ahead of the datapath: what it may fill while user
@@ -109,10 +111,15 @@ void bt_spie_reset(struct bt_spie_maps *s);
 /* Closes the current window now, as the datapath does when it is full:
  * the next becomes current. -EAGAIN when the next is not READY. */
 int bt_spie_close_current(struct bt_spie_maps *s);
-/* Seals every CLOSED window once no program can still be writing it (an
- * RCU grace period): counts its digests, bits and false-positive rate.
- * Their indexes go to sealed[] (at most max); returns how many. */
-int bt_spie_seal_closed(struct bt_spie_maps *s, uint32_t *sealed, int max);
+/* The CLOSED windows (at most max into idx[]); how many. */
+int bt_spie_closed(const struct bt_spie_maps *s, uint32_t *idx, int max);
+/* Returns once no XDP program that began before can still be running:
+ * after it, nothing writes a window closed before (an RCU grace period,
+ * 5 to 50 ms here). */
+void bt_grace_period(void);
+/* Seals windows that were CLOSED before a grace period: counts their
+ * digests, bits and false-positive rate. */
+void bt_spie_seal(struct bt_spie_maps *s, const uint32_t *idx, int n);
 /* Clears windows ahead of the current one, up to bt_spie_ahead(), taking
  * the oldest sealed ones. With need_archived, a sealed window that is not
  * archived yet stops it, unless no window is READY at all (then it is

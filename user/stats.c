@@ -27,7 +27,9 @@ const char *const bt_counter_names[BT_CTR_MAX] = {
 	[BT_CTR_FM_FULL] = "flow_memory_full",
 	[BT_CTR_SPIE_INSERTED] = "digests",
 	[BT_CTR_SPIE_PRESENT] = "digests_present",
+	[BT_CTR_SPIE_NO_READY] = "spie_no_ready_window",
 };
+_Static_assert(BT_CTR_MAX == 22, "a name for every counter");
 
 int bt_print_stats(const struct bt_instance *inst)
 {

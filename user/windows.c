@@ -78,7 +78,7 @@ static void on_signal(int sig)
 static struct windows_cfg {
 	const char *instance, *archive;
 	bool rotate;
-	double every;
+	double every, flush;
 	uint32_t count;
 	uint64_t max_bytes, max_age;
 } wcfg;
@@ -93,6 +93,9 @@ static const struct bt_opt windows_opts[] = {
 	{ "count", 'c', BT_OPT_U32, &wcfg.count, "K", "with --every: stop after K windows sealed",
 	  .min = 1, .max = 100000000 },
 	{ "archive", 'a', BT_OPT_STRING, &wcfg.archive, "DIR", "write sealed windows to DIR" },
+	{ "archive-flush", 0, BT_OPT_DOUBLE, &wcfg.flush, "SECONDS",
+	  "with --every: write sealed windows within this long (default 10)",
+	  .dmin = 0.01, .dmax = 3600 },
 	{ "max-bytes", 0, BT_OPT_U64, &wcfg.max_bytes, "N",
 	  "prune the archive directory to N bytes (oldest first)", .min = 1, .max = UINT64_MAX },
 	{ "max-age", 0, BT_OPT_U64, &wcfg.max_age, "SECONDS",
@@ -132,7 +135,8 @@ int cmd_windows(int argc, char **argv)
 		goto out;
 	}
 	k = (struct bt_keeper){ .sm = &s, .name = inst.name, .archive = wcfg.archive,
-				.max_bytes = wcfg.max_bytes, .max_age_s = wcfg.max_age };
+				.max_bytes = wcfg.max_bytes, .max_age_s = wcfg.max_age,
+				.flush_s = wcfg.flush };
 	if (wcfg.rotate) {
 		if (bt_spie_close_current(&s)) {
 			bt_err("windows: the next window is not ready (run 'bloomtap windows --every' "

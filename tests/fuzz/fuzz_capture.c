@@ -26,14 +26,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!bt_capture_open_mem(data, size, &cap, err, sizeof(err))) {
 		while (bt_capture_next(cap, &p) == 1) {
-			struct bt_spie_input in;
+			struct bt_spie_packet in;
 
 			if (!p.skip)
-				bt_spie_input_frame(p.data, p.len, &in);
+				bt_spie_packet_frame(p.data, p.len, &in);
 		}
 		bt_capture_close(cap);
 	}
-	struct json_object *o = bt_trace_buffer(NULL, NULL, data, size, err, sizeof(err));
+	struct json_object *o = bt_trace_buffer(NULL, NULL, data, size, 0, 0, err, sizeof(err));
 
 	json_object_put(o);
 	return 0;

@@ -11,15 +11,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = malloc(size + 1);
 	uint8_t out[4096];
-	struct bt_spie_input in;
+	struct bt_spie_packet in;
 	int n;
 
 	memcpy(s, data, size);
 	s[size] = 0;
 	n = bt_parse_hex(s, out, sizeof(out));
 	if (n > 0) {
-		bt_spie_input_ip(out, n, &in);
-		bt_spie_input_frame(out, n, &in);
+		bt_spie_packet_ip(out, n, &in);
+		bt_spie_packet_frame(out, n, &in);
 	}
 	free(s);
 	return 0;
