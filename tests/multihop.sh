@@ -110,6 +110,13 @@ OUT=$(in_ns "$P-v" "$BLOOMTAP" trace --agents "$LIST" --topology "$(dirname "$CA
 eq "across hosts: exit 0" "$RC" 0
 check "across hosts: the attack path" grep -q "^path (source side first): r1 -> r2 -> r3 -> r4$" <<<"$OUT"
 check "across hosts: the side branch did not see them" grep -q "^s .*did not see them" <<<"$OUT"
+# time bounds travel to the agents: windows of before 2000 hold nothing
+OUT=$(in_ns "$P-v" "$BLOOMTAP" trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --from r4 \
+	--until 2000-01-01T00:00:00Z "$CAP" 2>&1); RC=$?
+eq "across hosts, --until 2000: nobody saw them (exit 1)" "$RC" 1
+OUT=$(in_ns "$P-v" "$BLOOMTAP" trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --from r4 \
+	--since -10m "$CAP" 2>&1); RC=$?
+check "across hosts, --since -10m: the same path" grep -q "^path (source side first): r1 -> r2 -> r3 -> r4$" <<<"$OUT"
 J=$(in_ns "$P-v" "$BLOOMTAP" -j trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --hex "$NEVER" 2>&1)
 eq "across hosts: a packet never sent has no path" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["paths"])' <<<"$J")" "[]"
 

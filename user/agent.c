@@ -412,7 +412,12 @@ static int run(int argc, char **argv)
 	for (int i = 0; i < ag.n; i++) {
 		struct agent_iface *f = &ag.ifs[i];
 
-		if (adopt_or_attach(f) || bt_heavy_map(&f->inst, &f->hm) || bt_spie_map(&f->inst, &f->sm)) {
+		f->lock_fd = -1;
+		if (!adopt_or_attach(f) && bt_instance_lock(f->name, &f->lock_fd))
+			bt_err("run: %s: another bloomtap process (an agent, or windows --every) "
+			       "keeps this instance turning; one at a time", f->name);
+		if (f->lock_fd < 0 || bt_heavy_map(&f->inst, &f->hm) ||
+		    bt_spie_map(&f->inst, &f->sm)) {
 			bt_err("run: %s: could not attach or adopt", f->name);
 			ag.n = i + (f->inst.meta_fd > 0);
 			goto out;
@@ -484,6 +489,8 @@ out:
 			bt_heavy_unmap(&f->hm);
 		if (f->sm.ctl)
 			bt_spie_unmap(&f->sm);
+		if (f->lock_fd > 0)
+			close(f->lock_fd);
 		bt_instance_close(&f->inst);
 		if (ag.cfg.detach_on_exit && !ret)
 			bt_detach(f->name, false);

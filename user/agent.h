@@ -21,6 +21,7 @@ struct agent_iface {
 	struct bt_heavy_maps hm;
 	struct bt_spie_maps sm;
 	struct bt_keeper keeper;	/* the SPIE ring's housekeeping */
+	int lock_fd;			/* bt_instance_lock(), held while running */
 	double next_flip, next_tick;	/* CLOCK_MONOTONIC seconds */
 };
 

@@ -13,6 +13,7 @@
 #include "flow.h"
 #include "options.h"
 #include "sketch.h"
+#include "spie.h"
 #include "util.h"
 
 /* Said by the plain output and, with -j, on stderr. */
@@ -217,6 +218,7 @@ int cmd_heavy(int argc, char **argv)
 	struct bt_threshold thr, *thrp = NULL;
 	struct bt_heavy_maps m = { 0 };
 	struct bt_instance inst;
+	int lock = -1;
 
 	if (n < 0)
 		return BT_EXIT_USAGE;
@@ -244,6 +246,9 @@ int cmd_heavy(int argc, char **argv)
 	if (thrp && (thr.kind != (int)inst.meta.threshold_kind || thr.value < inst.meta.threshold))
 		bt_warn("flows are nominated at the instance's own threshold; flows below it "
 			"but above yours may be missing");
+	if ((hcfg.flip || hcfg.interval) &&
+	    bt_instance_lock_or_explain(inst.name, "end its intervals", &lock))
+		goto out;
 	if (bt_heavy_map(&inst, &m)) {
 		bt_err("mapping the sketch of '%s' failed", inst.name);
 		goto out;
@@ -276,13 +281,15 @@ int cmd_heavy(int argc, char **argv)
 			break;
 		done = m.ctl->interval & 1;
 		bt_heavy_flip(&m);
-		usleep(1000);	/* packets in flight finish in the old interval */
+		bt_grace_period();	/* packets in flight finish in the old interval */
 		if (print_intervals(&m, &done, 1, hcfg.n, hcfg.by == 1, thrp))
 			goto out;
 		fflush(stdout);
 	}
 	ret = 0;
 out:
+	if (lock >= 0)
+		close(lock);
 	bt_heavy_unmap(&m);
 	bt_instance_close(&inst);
 	return ret;

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -415,6 +417,38 @@ int bt_instance_names(char ***names, int *n)
 void bt_instance_names_free(char **names, int n)
 {
 	bt_strv_free(names, n);
+}
+
+int bt_instance_lock(const char *name, int *fd)
+{
+	char dir[256];
+	int err;
+
+	*fd = -1;
+	if (bt_instance_name_check(name) || bt_instance_path(name, NULL, dir, sizeof(dir)))
+		return -EINVAL;
+	*fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	if (!flock(*fd, LOCK_EX | LOCK_NB))
+		return 0;
+	err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+	close(*fd);
+	*fd = -1;
+	return err;
+}
+
+int bt_instance_lock_or_explain(const char *name, const char *what, int *fd)
+{
+	int err = bt_instance_lock(name, fd);
+
+	if (err == -EBUSY)
+		bt_err("another bloomtap process (an agent, or windows --every) keeps instance "
+		       "'%s' turning: it cannot %s by hand meanwhile; stop that process first",
+		       name, what);
+	else if (err)
+		bt_err("locking instance '%s': %s", name, strerror(-err));
+	return err;
 }
 
 int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX])

@@ -66,6 +66,15 @@ void bt_instance_names_free(char **names, int n);
 /* Digest log entries kept by instances with the flow table (replay). */
 #define BT_DIGEST_LOG 65536
 
+/* The right to turn an instance's SPIE windows and heavy-flow intervals
+ * (rotate, seal, ready, flip): one process at a time, an flock on its pin
+ * directory, held until *fd is closed. -EBUSY when another process (an
+ * agent, windows --every) holds it. */
+int bt_instance_lock(const char *name, int *fd);
+/* The same, or an error printed that says who to stop; what is a verb
+ * for the message ("rotate windows", "end the interval"). */
+int bt_instance_lock_or_explain(const char *name, const char *what, int *fd);
+
 /* Counters summed over all possible CPUs. */
 int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX]);
 

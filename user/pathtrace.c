@@ -32,7 +32,7 @@ static int http_post(const char *addr, const char *path, const void *body, size_
 		     char **out, int *status)
 {
 	struct sockaddr_storage ss = { 0 };
-	char host[64], hdr[256], *resp = NULL, *sep;
+	char host[64], hdr[512], *resp = NULL, *sep;
 	const char *colon = strrchr(addr, ':');
 	struct timeval tv = { 5, 0 };
 	size_t got = 0;

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "capture.h"
@@ -16,6 +17,7 @@
 #include "options.h"
 #include "replay.h"
 #include "sketch.h"
+#include "spie.h"
 
 #define ETH_HLEN_ 14
 
@@ -293,15 +295,21 @@ int cmd_replay(int argc, char **argv)
 				     capture_bytes(path));
 	bt_heavy_unmap(&hm);
 
-	/* the ring turns as under the agent: sealed behind, ready ahead */
+	/* the ring turns as under the agent: sealed behind, ready ahead;
+	 * unless an agent keeps this instance, which then does it */
 	struct bt_spie_maps sm;
 	struct bt_keeper keeper = { .sm = &sm, .name = inst.name };
+	int lock;
 
 	if ((err = bt_spie_map(&inst, &sm))) {
 		bt_err_errno(err, "mapping the SPIE windows");
 		goto out;
 	}
-	err = bt_replay_file(inst.prog_mb_fd, path, &keeper, &r);
+	if (bt_instance_lock(inst.name, &lock))
+		bt_debug("%s: another process keeps the windows turning", inst.name);
+	err = bt_replay_file(inst.prog_mb_fd, path, lock >= 0 ? &keeper : NULL, &r);
+	if (lock >= 0)
+		close(lock);
 	bt_spie_unmap(&sm);
 	if (err && !r.read) {
 		bt_err("%s", r.error);

@@ -119,6 +119,7 @@ int cmd_windows(int argc, char **argv)
 	struct bt_spie_maps s = { 0 };
 	struct bt_keeper k = { 0 };
 	struct bt_instance inst;
+	int lock = -1;
 
 	if (n < 0)
 		return BT_EXIT_USAGE;
@@ -134,6 +135,9 @@ int cmd_windows(int argc, char **argv)
 		bt_err("windows: mapping the SPIE windows of '%s' failed", inst.name);
 		goto out;
 	}
+	if ((wcfg.rotate || wcfg.every > 0) &&
+	    bt_instance_lock_or_explain(inst.name, "rotate its windows", &lock))
+		goto out;
 	k = (struct bt_keeper){ .sm = &s, .name = inst.name, .archive = wcfg.archive,
 				.max_bytes = wcfg.max_bytes, .max_age_s = wcfg.max_age,
 				.flush_s = wcfg.flush };
@@ -162,6 +166,8 @@ int cmd_windows(int argc, char **argv)
 	print_ring(&s);
 	ret = 0;
 out:
+	if (lock >= 0)
+		close(lock);
 	if (s.ctl)
 		bt_spie_unmap(&s);
 	bt_instance_close(&inst);
