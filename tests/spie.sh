@@ -59,22 +59,27 @@ check "archive alone: source is the archive" bash -c "'$BLOOMTAP' -j trace --arc
 F=$(ls "$ARCH"/*.btw)
 head -c 500 "$F" > "$ARCH/$INST-00000000000000000001-00000098.btw"
 head -c 5000 /dev/urandom > "$ARCH/$INST-00000000000000000002-00000099.btw"
-# one flipped bit in each part (format 3: header 160 bytes, index, chunks):
-# the CRC-32s of the header, the index and each chunk catch it
+# one flipped bit in each part (format 3: a 160-byte header, the
+# dictionary and the window records, a chunk table per window, chunks):
+# the CRC-32 of each catches it
 python3 - "$F" "$ARCH/$INST-0000000000000000000" <<'PY'
-import sys
+import struct, sys
 src, base = sys.argv[1], sys.argv[2]
-def flip(n, at, bit=0x10, version=None):
-    d = bytearray(open(src, 'rb').read())
+d0 = open(src, 'rb').read()
+dict_len = struct.unpack_from('<I', d0, 116)[0]
+table_off = struct.unpack_from('<Q', d0, 160 + dict_len + 48)[0]   # window 0's table
+def flip(n, at, version=None):
+    d = bytearray(d0)
     if version is not None:
         d[8] = version
     else:
-        d[at if at >= 0 else len(d) + at] ^= bit
-    open(f"{base}{n}-000000{97 - n + 3:02d}.btw", 'wb').write(d)
-flip(3, 0, version=9)	# 00000097: another version
-flip(4, 100)		# 00000096: block_bits, in the header
-flip(5, 200)		# 00000095: the first window's entry in the index
-flip(6, -100)		# 00000094: the last chunk
+        d[at] ^= 0x10
+    open(f"{base}{n}-000000{100 - n:02d}.btw", 'wb').write(d)
+flip(3, 0, version=9)		# 00000097: another version
+flip(4, 100)			# 00000096: block_bits, in the header
+flip(5, 160 + dict_len + 8)	# 00000095: window 0's end time, in its record
+flip(6, len(d0) - 100)		# 00000094: the last chunk
+flip(7, table_off + 16 + 8)	# 00000093: an offset in window 0's chunk table
 PY
 OUT=$("$BLOOMTAP" trace --archive "$ARCH" "$A" 2>&1); RC=$?
 eq "damaged files: A still seen, in the intact file (exit 0)" "$RC" 0
@@ -82,13 +87,14 @@ check "truncated file named" grep -q "00000098.btw: truncated" <<<"$OUT"
 check "foreign file named" grep -q "00000099.btw: not a bloomtap archive file" <<<"$OUT"
 check "other version named" grep -q "00000097.btw: archive format version not supported" <<<"$OUT"
 check "a bit flipped in the header: named" grep -q "00000096.btw: header is corrupt (checksum)" <<<"$OUT"
-check "a bit flipped in the index: named" grep -q "00000095.btw: index is corrupt (checksum)" <<<"$OUT"
-check "a bit flipped in a chunk: named" grep -q "00000094.btw: a compressed chunk is corrupt (checksum)" <<<"$OUT"
+check "a bit flipped in a window record: named" grep -q "00000095.btw: window records are corrupt (checksum)" <<<"$OUT"
+check "a bit flipped in a chunk offset: named" grep -E -q "00000093.btw: (a compressed chunk or its offset is corrupt|a chunk offset is out of range)" <<<"$OUT"
+check "a bit flipped in a chunk: named" grep -E -q "00000094.btw: a compressed chunk or its offset is corrupt \((checksum|does not decode)\)" <<<"$OUT"
 check "each damaged file named once" test "$(grep -c '00000094.btw' <<<"$OUT")" -eq 1
 OUT=$("$BLOOMTAP" archive "$ARCH" 2>&1); RC=$?
 eq "archive: a damaged file makes the exit status 1" "$RC" 1
 check "archive names the damaged file" grep -q "00000096.btw: header is corrupt" <<<"$OUT"
-rm -f "$ARCH"/*-0000009[4-9].btw
+rm -f "$ARCH"/*-0000009[3-9].btw
 check "archive alone again: A all seen" bash -c "'$BLOOMTAP' trace --archive '$ARCH' '$A' | tail -1 | grep -q ', 0 not seen'"
 # format 2, written by the last ABI 4 build (tests/data/archive-v2/README),
 # and format 1 made from it: still read, with the digest of their time

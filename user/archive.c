@@ -8,10 +8,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zdict.h>
+#include <zstd_errors.h>
 #include "archive.h"
 #include "common.h"
 #include "hash.h"
@@ -142,6 +145,28 @@ static __u32 hdr2_crc(const struct hdr_v2 *h)
 	return crc(&c, sizeof(c));
 }
 
+/* The dictionary: trained on the chunks of the fullest window, whose fill
+ * is the design point; sparse windows compress well with it too. 0 when
+ * zstd finds nothing to learn (empty windows). */
+static size_t train_dict(void *dict, const struct bt_window *const *win,
+			 const struct bt_bloom_block *const *filters, int n, __u32 cbytes,
+			 __u32 chunks)
+{
+	size_t *sizes = malloc(chunks * sizeof(*sizes)), len;
+	int best = 0;
+
+	if (!sizes || chunks < 8)
+		return free(sizes), 0;
+	for (int i = 1; i < n; i++)
+		if (win[i]->set_bits > win[best]->set_bits)
+			best = i;
+	for (__u32 c = 0; c < chunks; c++)
+		sizes[c] = cbytes;
+	len = ZDICT_trainFromBuffer(dict, BT_ARCHIVE_DICT, filters[best], sizes, chunks);
+	free(sizes);
+	return ZDICT_isError(len) ? 0 : len;
+}
+
 int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
 		     const struct bt_window *const *win,
 		     const struct bt_bloom_block *const *filters, int n, uint64_t bpw,
@@ -149,19 +174,27 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 {
 	size_t raw = bpw * sizeof(struct bt_bloom_block);
 	__u32 cbytes = raw < BT_ARCHIVE_CHUNK ? raw : BT_ARCHIVE_CHUNK, chunks = raw / cbytes;
-	size_t nch = (size_t)n * chunks, index_len = n * sizeof(struct bt_archive_win) +
-						   nch * sizeof(struct bt_archive_chunk);
-	size_t bound = ZSTD_compressBound(cbytes), used = 0;
+	size_t table_len = sizeof(struct bt_archive_table) + (chunks + 1) * sizeof(__u32);
+	size_t bound = ZSTD_compressBound(cbytes), dict_len = 0;
 	struct bt_archive_hdr3 h = { 0 };
-	struct bt_archive_win *wi = calloc(n, sizeof(*wi));
-	struct bt_archive_chunk *ci = calloc(nch, sizeof(*ci));
-	uint8_t *data = malloc(nch * bound), *index = malloc(index_len);
+	struct bt_archive_win *recs = calloc(n, sizeof(*recs));
+	uint8_t *tables = malloc(n * table_len), *data = malloc((size_t)n * chunks * bound);
+	uint8_t dict[BT_ARCHIVE_DICT];
+	struct iovec *iov = calloc(3 + 2 * n, sizeof(*iov));
 	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	ZSTD_CDict *cdict = NULL;
+	__u64 off;
+	size_t used = 0;
 	char name[160];
-	int err = -ENOMEM;
+	int err = -ENOMEM, nio = 0;
 
-	if (!wi || !ci || !data || !index || !cctx || !n)
+	if (!recs || !tables || !data || !iov || !cctx || !n)
 		goto out;
+	if (meta->window_bits > BT_ARCHIVE_WINDOW_BITS_MAX) {
+		bt_err("archive: windows of more than 2^34 bits are not archived");
+		err = -EFBIG;
+		goto out;
+	}
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		err = -errno;
 		bt_err("archive directory %s: %s", dir, strerror(-err));
@@ -171,18 +204,32 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 		bt_err("archive %s: writing the key file: %s", dir, strerror(-err));
 		goto out;
 	}
+	dict_len = train_dict(dict, win, filters, n, cbytes, chunks);
+	if (dict_len && !(cdict = ZSTD_createCDict(dict, dict_len, 1)))
+		dict_len = 0;
+	/* small frames: what the file says already (sizes, the dictionary)
+	 * stays out of each; the content checksum stays in */
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	if (cdict)
+		ZSTD_CCtx_refCDict(cctx, cdict);
+	off = sizeof(h) + dict_len + (__u64)n * sizeof(*recs);
 	for (int i = 0; i < n; i++) {
-		wi[i] = (struct bt_archive_win){
+		uint8_t *t = tables + i * table_len, *d0 = data + used;
+		struct bt_archive_table tab = { .data_off = off + table_len };
+		__u32 *offs = (__u32 *)(t + sizeof(tab)), at = 0;
+
+		recs[i] = (struct bt_archive_win){
 			.start_ns = bt_boot_to_real(win[i]->start_ns),
 			.end_ns = bt_boot_to_real(win[i]->end_ns),
 			.packets = win[i]->packets, .set_bits = win[i]->set_bits,
 			.fpr_e15 = win[i]->fpr_e15, .seq = win[i]->seq,
-			.flags = win[i]->flags | BT_WIN_ARCHIVED,
+			.flags = win[i]->flags | BT_WIN_ARCHIVED, .table_off = off,
 		};
 		for (__u32 c = 0; c < chunks; c++) {
-			struct bt_archive_chunk *e = &ci[(size_t)i * chunks + c];
-			size_t clen = ZSTD_compress2(cctx, data + used, bound,
+			size_t clen = ZSTD_compress2(cctx, d0 + at, bound,
 						     (const uint8_t *)filters[i] + (size_t)c * cbytes,
 						     cbytes);
 
@@ -191,14 +238,16 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 				err = -EIO;
 				goto out;
 			}
-			e->off = sizeof(h) + index_len + used;
-			e->len = clen;
-			e->crc = crc(data + used, clen);
-			used += clen;
+			offs[c] = at;
+			at += clen;
 		}
+		offs[chunks] = at;
+		memcpy(t, &tab, sizeof(tab));
+		iov[3 + 2 * i] = (struct iovec){ t, table_len };
+		iov[4 + 2 * i] = (struct iovec){ d0, at };
+		used += at;
+		off += table_len + at;
 	}
-	memcpy(index, wi, n * sizeof(*wi));
-	memcpy(index + n * sizeof(*wi), ci, nch * sizeof(*ci));
 	memcpy(h.magic, BT_ARCHIVE_MAGIC, 8);
 	h.version = BT_ARCHIVE_VERSION;
 	h.hdr_len = sizeof(h);
@@ -210,15 +259,17 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	h.windows = n;
 	h.chunk_bytes = cbytes;
 	h.chunks = chunks;
-	h.index_len = index_len;
-	h.index_crc = crc(index, index_len);
+	h.dict_len = dict_len;
+	h.records_crc = crc32(crc(dict, dict_len), (const Bytef *)recs, n * sizeof(*recs));
 	h.hdr_crc = hdr3_crc(&h);
+	iov[0] = (struct iovec){ &h, sizeof(h) };
+	iov[1] = (struct iovec){ dict, dict_len };
+	iov[2] = (struct iovec){ recs, n * sizeof(*recs) };
+	nio = 3 + 2 * n;
 	/* names sort by time: the first window's start in ns, then its number */
 	snprintf(name, sizeof(name), "%s-%020llu-%08u%s", instance,
-		 (unsigned long long)wi[0].start_ns, wi[0].seq, BT_ARCHIVE_SUFFIX);
-	struct iovec iov[3] = { { &h, sizeof(h) }, { index, index_len }, { data, used } };
-
-	err = write_atomic(dir, name, 0600, iov, 3);
+		 (unsigned long long)recs[0].start_ns, recs[0].seq, BT_ARCHIVE_SUFFIX);
+	err = write_atomic(dir, name, 0600, iov, nio);
 	if (err) {
 		bt_err("archive %s/%s: %s%s", dir, name, strerror(-err),
 		       err == -ENOSPC ? " (the windows stay in the ring until they are "
@@ -228,11 +279,12 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	if (path_out)
 		snprintf(path_out, len, "%s/%s", dir, name);
 out:
+	ZSTD_freeCDict(cdict);
 	ZSTD_freeCCtx(cctx);
-	free(wi);
-	free(ci);
+	free(recs);
+	free(tables);
 	free(data);
-	free(index);
+	free(iov);
 	return err;
 }
 
@@ -267,51 +319,46 @@ static bool pread_all(int fd, void *buf, size_t len, __u64 off)
 static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 size)
 {
 	struct bt_archive_hdr3 h;
-	size_t nch, want;
-	uint8_t *index;
-	__u64 wbytes;
+	__u64 wbytes, recs_end, table_len;
 
-	if (!pread_all(f->fd, &h, sizeof(h), 0))
+	if (size < sizeof(h))
 		return "shorter than an archive header";
+	memcpy(&h, f->map, sizeof(h));
 	if (h.hdr_len != sizeof(h))
 		return "archive format version not supported";
 	if (h.hdr_crc != hdr3_crc(&h))
 		return "header is corrupt (checksum)";
 	wbytes = h.window_bits / 8;
-	if (h.block_bits != BT_BLOCK_BITS || h.window_bits < 4096 || h.window_bits > (1ULL << 36) ||
-	    (h.window_bits & (h.window_bits - 1)) || !h.k || h.k > BT_BLOCK_MAX_K || h.k % 2 ||
-	    !h.windows || h.windows > 65536 || !h.chunk_bytes || h.chunk_bytes > (1u << 24) ||
-	    wbytes % h.chunk_bytes || h.chunks != wbytes / h.chunk_bytes ||
+	if (h.block_bits != BT_BLOCK_BITS || h.window_bits < 4096 ||
+	    h.window_bits > BT_ARCHIVE_WINDOW_BITS_MAX || (h.window_bits & (h.window_bits - 1)) ||
+	    !h.k || h.k > BT_BLOCK_MAX_K || h.k % 2 || !h.windows || h.windows > 65536 ||
+	    !h.chunk_bytes || h.chunk_bytes > (1u << 20) || wbytes % h.chunk_bytes ||
+	    h.chunks != wbytes / h.chunk_bytes || h.dict_len > (1u << 16) ||
 	    !memchr(h.instance, 0, sizeof(h.instance)))
 		return "header fields out of range";
-	nch = (size_t)h.windows * h.chunks;
-	want = h.windows * sizeof(struct bt_archive_win) + nch * sizeof(struct bt_archive_chunk);
-	if (h.index_len != want || size < sizeof(h) + want)
-		return "truncated, or its index is out of range";
-	index = malloc(want);
-	if (!index)
+	recs_end = sizeof(h) + h.dict_len + (__u64)h.windows * sizeof(struct bt_archive_win);
+	if (size < recs_end)
+		return "truncated";
+	if (crc(f->map + sizeof(h), recs_end - sizeof(h)) != h.records_crc)
+		return "window records are corrupt (checksum)";
+	f->win = malloc(h.windows * sizeof(*f->win));
+	f->raw_buf = malloc(h.chunk_bytes);
+	if (!f->win || !f->raw_buf)
 		return "out of memory";
-	if (!pread_all(f->fd, index, want, sizeof(h)) || crc(index, want) != h.index_crc) {
-		free(index);
-		return "index is corrupt (checksum)";
-	}
-	f->win = (struct bt_archive_win *)index;
-	f->chunks = (struct bt_archive_chunk *)(index + h.windows * sizeof(struct bt_archive_win));
-	for (size_t i = 0; i < nch; i++)
-		if (f->chunks[i].off < sizeof(h) + want || f->chunks[i].off > size ||
-		    f->chunks[i].len > size - f->chunks[i].off ||
-		    f->chunks[i].len > ZSTD_compressBound(h.chunk_bytes))
-			return "truncated, or a chunk lies outside the file";
+	memcpy(f->win, f->map + sizeof(h) + h.dict_len, h.windows * sizeof(*f->win));
+	table_len = sizeof(struct bt_archive_table) + (h.chunks + 1) * sizeof(__u32);
+	for (__u32 w = 0; w < h.windows; w++)
+		if (f->win[w].table_off < recs_end || f->win[w].table_off > size ||
+		    table_len > size - f->win[w].table_off)
+			return "truncated, or a chunk table lies outside the file";
+	if (h.dict_len && !(f->ddict = ZSTD_createDDict(f->map + sizeof(h), h.dict_len)))
+		return "its dictionary does not load";
 	snprintf(f->instance, sizeof(f->instance), "%s", h.instance);
 	f->window_bits = h.window_bits;
 	f->k = h.k;
 	f->nwin = h.windows;
 	f->chunks_per_win = h.chunks;
 	f->chunk_bytes = h.chunk_bytes;
-	f->chunk_buf = malloc(ZSTD_compressBound(h.chunk_bytes));
-	f->raw_buf = malloc(h.chunk_bytes);
-	if (!f->chunk_buf || !f->raw_buf)
-		return "out of memory";
 	f->key_id = h.key_id;
 	if (load_key(dir, h.instance, h.key_id, &f->key))
 		return "its key file is missing or does not match";
@@ -373,16 +420,24 @@ struct bt_archive_file *bt_archive_open(const char *dir, const char *name, const
 		free(f);
 		return NULL;
 	}
-	if (fstat(f->fd, &st) || !pread_all(f->fd, &start, sizeof(start), 0))
+	if (fstat(f->fd, &st) || !pread_all(f->fd, &start, sizeof(start), 0)) {
 		*why = "shorter than an archive header";
-	else if (memcmp(start.magic, BT_ARCHIVE_MAGIC, 8))
+		goto out;
+	}
+	f->size = st.st_size;
+	f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, f->fd, 0);
+	if (f->map == MAP_FAILED) {
+		f->map = NULL;
+		*why = strerror(errno);
+	} else if (memcmp(start.magic, BT_ARCHIVE_MAGIC, 8))
 		*why = "not a bloomtap archive file";
 	else if (start.version == BT_ARCHIVE_VERSION)
-		f->version = 3, *why = open_v3(f, dir, st.st_size);
+		f->version = 3, *why = open_v3(f, dir, f->size);
 	else if (start.version == 1 || start.version == 2)
 		f->version = start.version, *why = open_v2(f, dir, st.st_size);
 	else
 		*why = "archive format version not supported";
+out:
 	if (*why) {
 		bt_archive_close(f);
 		return NULL;
@@ -396,13 +451,24 @@ void bt_archive_close(struct bt_archive_file *f)
 		return;
 	if (f->fd >= 0)
 		close(f->fd);
-	free(f->win);	/* format 3: the index, chunks included */
-	free(f->chunk_buf);
+	if (f->map)
+		munmap((void *)f->map, f->size);
+	free(f->win);
 	free(f->raw_buf);
-	ZSTD_freeDCtx(f->dctx);
+	ZSTD_freeDDict(f->ddict);
+	if (!f->dctx_lent)
+		ZSTD_freeDCtx(f->dctx);
 	memset(&f->key, 0, sizeof(f->key));
 	memset(&f->keys, 0, sizeof(f->keys));
 	free(f);
+}
+
+void bt_archive_lend_dctx(struct bt_archive_file *f, ZSTD_DCtx *dctx)
+{
+	if (!f->dctx_lent)
+		ZSTD_freeDCtx(f->dctx);
+	f->dctx = dctx;
+	f->dctx_lent = true;
 }
 
 __u64 bt_archive_digest(const struct bt_archive_file *f, const struct bt_spie_packet *p)
@@ -410,24 +476,35 @@ __u64 bt_archive_digest(const struct bt_archive_file *f, const struct bt_spie_pa
 	return f->version == 3 ? bt_spie_digest(&f->keys, p) : bt_spie_digest_legacy(&f->key, p);
 }
 
-/* Reads and decompresses chunk idx of a format 3 file into raw_buf. */
-static const char *load_chunk(struct bt_archive_file *f, size_t idx)
+/* Decodes chunk c of window w of a format 3 file into raw_buf. */
+static const char *load_chunk(struct bt_archive_file *f, __u32 w, __u32 c)
 {
-	const struct bt_archive_chunk *c = &f->chunks[idx];
+	int64_t idx = (int64_t)w * f->chunks_per_win + c;
+	const uint8_t *t = f->map + f->win[w].table_off, *p;
+	struct bt_archive_table tab;
+	__u32 a, b;
 	size_t got;
 
-	if (f->cached == (int64_t)idx)
+	if (f->cached == idx)
 		return NULL;
 	f->cached = -1;
-	if (!pread_all(f->fd, f->chunk_buf, c->len, c->off))
-		return "truncated";
-	if (crc(f->chunk_buf, c->len) != c->crc)
-		return "a compressed chunk is corrupt (checksum)";
+	/* the two offsets this chunk needs, and nothing past the file; the
+	 * frame's checksum catches an offset that is wrong but in range */
+	memcpy(&tab, t, sizeof(tab));
+	memcpy(&a, t + sizeof(tab) + c * 4, 4);
+	memcpy(&b, t + sizeof(tab) + (c + 1) * 4, 4);
+	if (tab.data_off > f->size || b > f->size - tab.data_off || a > b)
+		return "a chunk offset is out of range";
+	p = f->map + tab.data_off + a;
 	if (!f->dctx && !(f->dctx = ZSTD_createDCtx()))
 		return "out of memory";
-	got = ZSTD_decompressDCtx(f->dctx, f->raw_buf, f->chunk_bytes, f->chunk_buf, c->len);
+	got = f->ddict ? ZSTD_decompress_usingDDict(f->dctx, f->raw_buf, f->chunk_bytes, p, b - a,
+						    f->ddict)
+		       : ZSTD_decompressDCtx(f->dctx, f->raw_buf, f->chunk_bytes, p, b - a);
+	if (ZSTD_getErrorCode(got) == ZSTD_error_checksum_wrong)
+		return "a compressed chunk or its offset is corrupt (checksum)";
 	if (ZSTD_isError(got) || got != f->chunk_bytes)
-		return "a compressed chunk does not decode";
+		return "a compressed chunk or its offset is corrupt (does not decode)";
 	f->cached = idx;
 	return NULL;
 }
@@ -488,7 +565,7 @@ int bt_archive_has(struct bt_archive_file *f, __u32 w, __u64 h, const char **why
 	}
 	off = (__u64)bt_bloom_block(h, f->window_bits / BT_BLOCK_BITS - 1) *
 	      sizeof(struct bt_bloom_block);
-	if ((*why = load_chunk(f, (size_t)w * f->chunks_per_win + off / f->chunk_bytes)))
+	if ((*why = load_chunk(f, w, off / f->chunk_bytes)))
 		return -1;
 	b = (const struct bt_bloom_block *)(f->raw_buf + off % f->chunk_bytes);
 	return (b->w[0] & bt_bloom_mask(h, 0, f->k)) == bt_bloom_mask(h, 0, f->k) &&
@@ -500,7 +577,7 @@ int bt_archive_read_window(struct bt_archive_file *f, __u32 w, struct bt_bloom_b
 	if (f->version != 3 || w >= f->nwin)
 		return -1;
 	for (__u32 c = 0; c < f->chunks_per_win; c++) {
-		if (load_chunk(f, (size_t)w * f->chunks_per_win + c))
+		if (load_chunk(f, w, c))
 			return -1;
 		memcpy((uint8_t *)out + (size_t)c * f->chunk_bytes, f->raw_buf, f->chunk_bytes);
 	}

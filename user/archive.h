@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Sealed SPIE windows as files. A file (format 3) holds one or more
- * consecutive windows of one instance: a header, an index, and each
- * window's filter compressed with zstd in independent chunks of
- * BT_ARCHIVE_CHUNK bytes, so that a query reads and decompresses only the
- * chunk that holds its block. The header and the index carry CRC-32s, and
- * so does every chunk. Files are written to a temporary name, fsynced and
- * renamed: a crash never leaves a half-written file that looks valid. The
- * instance's key is kept beside them in <instance>-<key id>.key, mode
- * 0600, so that archived windows stay queryable after the instance is
- * gone. Formats 1 and 2 (one window a file, one zstd frame, the digest of
- * ABI 4) are still read. */
+ * consecutive windows of one instance: a header; a zstd dictionary trained
+ * on those windows; a record per window; then per window a table of chunk
+ * offsets and its filter compressed in independent chunks of
+ * BT_ARCHIVE_CHUNK bytes, each a zstd frame with its content checksum
+ * (XXH64, checked as it decodes). A query maps the file
+ * and decodes only the chunk that holds its block (about a microsecond,
+ * where a window in one zstd frame took 170 here): the dictionary carries
+ * the entropy tables that each small frame would otherwise have to
+ * describe, so the chunks compress as well as one frame. The header and
+ * the records (with the dictionary) carry CRC-32s; a damaged chunk offset
+ * points at bytes that do not decode to their checksum, and is caught so.
+ * Files are written to a temporary name, fsynced and renamed: a crash
+ * never leaves a half-written file that looks valid. The instance's key is
+ * kept beside them in <instance>-<key id>.key, mode 0600, so that archived
+ * windows stay queryable after the instance is gone. Formats 1 and 2 (one
+ * window a file, one zstd frame, the digest of ABI 4) are still read. */
 #ifndef BLOOMTAP_ARCHIVE_H
 #define BLOOMTAP_ARCHIVE_H
 
@@ -22,13 +28,20 @@
 #define BT_ARCHIVE_MAGIC "BTSPIEW1"
 #define BT_ARCHIVE_VERSION 3
 #define BT_ARCHIVE_SUFFIX ".btw"
-/* Raw filter bytes a chunk holds: 256 blocks. make bench weighs the
- * query's speed against the compression it costs. */
-#define BT_ARCHIVE_CHUNK 4096
+/* Raw filter bytes a chunk holds: 32 blocks (make bench weighs query speed
+ * against size: zstd's cost is mostly a frame's, not its bytes'). */
+#define BT_ARCHIVE_CHUNK 512
+#define BT_ARCHIVE_DICT 1024	/* bytes of trained dictionary, at most */
 #define BT_ARCHIVE_NAME_MAX 64
+/* A window's compressed size must fit the 32-bit chunk offsets. */
+#define BT_ARCHIVE_WINDOW_BITS_MAX (1ULL << 34)
 
-/* Format 3 header, followed by the index: a struct bt_archive_win per
- * window, then per window its chunks' struct bt_archive_chunk. */
+/* Format 3 header; then dict_len bytes of zstd dictionary (none when it
+ * could not be trained: sparse windows), a struct bt_archive_win per window
+ * (records_crc covers the dictionary and the records), then each window's
+ * chunk table (struct bt_archive_table and chunks + 1 offsets, relative to
+ * the window's data) and its chunks' frames. A query reads two offsets of
+ * a table and one chunk: no more. */
 struct bt_archive_hdr3 {
 	char magic[8];		/* BT_ARCHIVE_MAGIC */
 	__u32 version;		/* 3 */
@@ -41,10 +54,11 @@ struct bt_archive_hdr3 {
 	__u32 windows;		/* in this file */
 	__u32 chunk_bytes;	/* raw bytes a chunk holds */
 	__u32 chunks;		/* a window */
-	__u32 index_crc;	/* zlib crc32 of the index */
-	__u64 index_len;
-	__u64 reserved[3];
+	__u32 dict_len;
+	__u32 records_crc;	/* zlib crc32 of the dictionary and the records */
 	__u32 pad;
+	__u64 reserved[3];
+	__u32 pad2;
 	__u32 hdr_crc;		/* zlib crc32 of the header with this field 0 */
 };
 _Static_assert(sizeof(struct bt_archive_hdr3) == 160, "bt_archive_hdr3 must be 160 bytes");
@@ -56,15 +70,18 @@ struct bt_archive_win {
 	__u64 fpr_e15;		/* false-positive rate from the fill, in 1e-15 */
 	__u32 seq;
 	__u32 flags;		/* enum bt_window_flags */
+	__u64 table_off;	/* its struct bt_archive_table, in the file */
+	__u64 reserved;
 };
-_Static_assert(sizeof(struct bt_archive_win) == 48, "bt_archive_win must be 48 bytes");
+_Static_assert(sizeof(struct bt_archive_win) == 64, "bt_archive_win must be 64 bytes");
 
-struct bt_archive_chunk {
-	__u64 off;		/* in the file */
-	__u32 len;		/* compressed bytes */
-	__u32 crc;		/* zlib crc32 of them */
+/* Followed by chunks + 1 __u32 offsets of the chunks from data_off (the
+ * last one: the end). */
+struct bt_archive_table {
+	__u64 data_off;		/* the window's first chunk, in the file */
+	__u64 reserved;
 };
-_Static_assert(sizeof(struct bt_archive_chunk) == 16, "bt_archive_chunk must be 16 bytes");
+_Static_assert(sizeof(struct bt_archive_table) == 16, "bt_archive_table must be 16 bytes");
 
 /* The key's fingerprint: SipHash of a fixed word under the key. */
 __u64 bt_key_id(const struct bt_hash_key_raw *key);
@@ -78,7 +95,7 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 		     const struct bt_bloom_block *const *filters, int n, uint64_t bpw,
 		     char *path_out, size_t len);
 
-/* An archive file opened for queries: its header and index in memory. */
+/* An archive file opened for queries: mapped, its records in memory. */
 struct bt_archive_file {
 	char path[512];
 	char instance[BT_ARCHIVE_NAME_MAX + 1];
@@ -89,13 +106,15 @@ struct bt_archive_file {
 	struct bt_archive_win *win;	/* nwin */
 	/* private */
 	int fd;
+	const uint8_t *map;		/* the file */
+	__u64 size;
 	struct bt_hash_key_raw key;
 	struct bt_hash_keys keys;
-	struct bt_archive_chunk *chunks;	/* nwin * chunks a window */
 	__u32 chunks_per_win, chunk_bytes;
-	uint8_t *chunk_buf, *raw_buf;	/* the last chunk read, decompressed */
-	struct ZSTD_DCtx_s *dctx;	/* one a file: a context a chunk costs more
-					 * than the chunk */
+	struct ZSTD_DDict_s *ddict;	/* the file's dictionary, digested */
+	struct ZSTD_DCtx_s *dctx;	/* its own, or one lent by bt_archive_lend_dctx() */
+	bool dctx_lent;
+	uint8_t *raw_buf;		/* the last chunk decoded (formats 1, 2: the window) */
 	int64_t cached;			/* its index, -1 for none */
 	__u64 legacy_len;		/* formats 1 and 2: the one frame */
 };
@@ -103,10 +122,14 @@ struct bt_archive_file {
  * truncated, foreign, its key file missing...). */
 struct bt_archive_file *bt_archive_open(const char *dir, const char *name, const char **why);
 void bt_archive_close(struct bt_archive_file *f);
+/* Decodes with dctx, which the caller keeps and frees: a context costs
+ * more to make than a chunk to decode, and a trace opens many files. */
+void bt_archive_lend_dctx(struct bt_archive_file *f, struct ZSTD_DCtx_s *dctx);
 /* The packet's digest as this file's windows recorded it. */
 __u64 bt_archive_digest(const struct bt_archive_file *f, const struct bt_spie_packet *p);
-/* Is digest h in window w of f? 1 or 0; -1 when the chunk is damaged
- * (*why says how). Reads one chunk (formats 1 and 2: the whole window). */
+/* Is digest h in window w of f? 1 or 0; -1 when the chunk or its table is
+ * damaged (*why says how). Decodes one chunk (formats 1 and 2: the whole
+ * window, once). */
 int bt_archive_has(struct bt_archive_file *f, __u32 w, __u64 h, const char **why);
 /* Every chunk of window w decompressed, as a query without chunks would
  * (make bench's comparison); 0 or -1. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zstd.h>
 #include "archive.h"
 #include "capture.h"
 #include "common.h"
@@ -57,6 +58,7 @@ struct trace_ctx {
 	int skipped;			/* damaged archive files, named once */
 	char **warned;
 	int nwarned;
+	ZSTD_DCtx *dctx;		/* lent to every archive file read */
 	/* the batch */
 	struct tpkt *p;
 	size_t n;
@@ -106,6 +108,7 @@ static void ctx_free(struct trace_ctx *t)
 	free(t->live_seq);
 	bt_strv_free(t->names, t->nnames);
 	bt_strv_free(t->warned, t->nwarned);
+	ZSTD_freeDCtx(t->dctx);
 	if (t->sm.ctl)
 		bt_spie_unmap(&t->sm);
 	memset(&t->keys, 0, sizeof(t->keys));
@@ -322,6 +325,12 @@ static void query_archive(struct trace_ctx *t)
 			warn_file(t, path, why);
 			continue;
 		}
+		if (!t->dctx && !(t->dctx = ZSTD_createDCtx())) {
+			t->err = -ENOMEM;
+			bt_archive_close(f);
+			break;
+		}
+		bt_archive_lend_dctx(f, t->dctx);
 		query_file(t, f, order);
 		bt_archive_close(f);
 	}

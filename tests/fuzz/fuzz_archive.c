@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* libFuzzer: an archive file as trace and archive read it, in a directory
  * that holds the key file of a fixed test key, so that checks past the
- * header are reached. A real file of two windows (format 3) is the
- * template. Each input is read four ways: as it is; with its header's CRC
- * made right (a mutated header would rarely get past the checksum to the
- * fields behind it); as the index behind the template's header, both
- * CRCs made right; and as the chunk data behind the template's header and
- * index, so that decompression meets it. Every window is queried. */
+ * header are reached. A real file of two windows (format 3, with its
+ * dictionary) is the template. Each input is read four ways: as it is;
+ * with its header's CRC made right (a mutated header would rarely get past
+ * the checksum to the fields behind it); as everything behind the
+ * template's header, the header's and the records' CRCs made right; and as
+ * the last chunk's frame of the template, its offset made right, so that the decompressor meets it. Every window is queried. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,8 @@
 
 static char dir[] = "/tmp/bt-fuzz-archive-XXXXXX";
 static uint8_t *tmpl;		/* the file bt_archive_write wrote */
-static size_t tmpl_len, index_end;
+static size_t tmpl_len, last_table, last_chunk;	/* the last window's table, chunk */
+static struct bt_archive_hdr3 th;
 
 static int make_key_and_template(void)
 {
@@ -34,12 +35,14 @@ static int make_key_and_template(void)
 	static struct bt_bloom_block filter[2][BLOCKS];
 	const struct bt_window *wins[2] = { &w[0], &w[1] };
 	const struct bt_bloom_block *filters[2] = { filter[0], filter[1] };
-	struct bt_archive_hdr3 h;
 	char path[512];
 	FILE *f;
 
+	/* a filled window, so that a dictionary is trained */
 	for (int i = 0; i < BLOCKS; i++)
-		filter[0][i].w[0] = filter[1][i].w[1] = 0x5a5a0000ULL * i;
+		for (int j = 0; j < 2; j++)
+			filter[0][i].w[j] = filter[1][i].w[1 - j] =
+				(0x9e3779b97f4a7c15ULL * (2 * i + j + 1)) & (0x9e3779b97f4a7c15ULL * (i + 7));
 	if (bt_archive_write(dir, "f", &m, wins, filters, 2, BLOCKS, path, sizeof(path)))
 		return -1;
 	f = fopen(path, "rb");
@@ -49,9 +52,18 @@ static int make_key_and_template(void)
 	tmpl_len = fread(tmpl, 1, 1 << 20, f);
 	fclose(f);
 	unlink(path);
-	memcpy(&h, tmpl, sizeof(h));
-	index_end = sizeof(h) + h.index_len;
-	return tmpl_len > index_end ? 0 : -1;
+	memcpy(&th, tmpl, sizeof(th));
+	struct bt_archive_win last;
+	__u32 off;
+
+	memcpy(&last, tmpl + sizeof(th) + th.dict_len + sizeof(last) * (th.windows - 1), sizeof(last));
+	last_table = last.table_off;
+	memcpy(&off, tmpl + last_table + sizeof(struct bt_archive_table) + 4 * (th.chunks - 1), 4);
+	struct bt_archive_table t;
+
+	memcpy(&t, tmpl + last_table, sizeof(t));
+	last_chunk = t.data_off + off;
+	return th.dict_len && last_chunk < tmpl_len ? 0 : -1;
 }
 
 static void remove_dir(void)
@@ -79,42 +91,37 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return make_key_and_template() ? 1 : 0;
 }
 
-static void fix_crcs(uint8_t *file, size_t len, bool index)
+/* The header's CRC, and with records the dictionary's and records' CRC,
+ * made right for what the file now holds. */
+static void fix_crcs(uint8_t *file, size_t len, bool records)
 {
 	struct bt_archive_hdr3 h;
+	size_t rl;
 
 	if (len < sizeof(h))
 		return;
 	memcpy(&h, file, sizeof(h));
-	if (index && h.index_len <= len - sizeof(h))
-		h.index_crc = crc32(0, file + sizeof(h), h.index_len);
+	rl = h.dict_len + (size_t)h.windows * sizeof(struct bt_archive_win);
+	if (records && h.windows <= 65536 && rl <= len - sizeof(h))
+		h.records_crc = crc32(0, file + sizeof(h), rl);
 	h.hdr_crc = 0;
 	h.hdr_crc = crc32(0, (const Bytef *)&h, sizeof(h));
 	memcpy(file, &h, sizeof(h));
 }
 
-static void query(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, int fix)
+static void query_file(const uint8_t *file, size_t len)
 {
-	uint8_t *file = malloc(alen + blen + 1);
 	struct bt_archive_file *f;
 	const char *why;
 	char path[256];
 	FILE *out;
 
-	if (!file)
-		return;
-	memcpy(file, a, alen);
-	if (blen)
-		memcpy(file + alen, b, blen);
-	if (fix)
-		fix_crcs(file, alen + blen, fix > 1);
 	snprintf(path, sizeof(path), "%s/" NAME, dir);
 	out = fopen(path, "wb");
-	if (out) {
-		fwrite(file, 1, alen + blen, out);
-		fclose(out);
-	}
-	free(file);
+	if (!out)
+		return;
+	fwrite(file, 1, len, out);
+	fclose(out);
 	f = bt_archive_open(dir, NAME, &why);
 	for (__u32 w = 0; f && w < f->nwin; w++)
 		for (__u64 h = 0; h < 64; h++)	/* blocks all over the window */
@@ -124,11 +131,47 @@ static void query(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, 
 	unlink(path);
 }
 
+static void query(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, int fix)
+{
+	uint8_t *file = malloc(alen + blen + 1);
+
+	if (!file)
+		return;
+	memcpy(file, a, alen);
+	if (blen)
+		memcpy(file + alen, b, blen);
+	if (fix)
+		fix_crcs(file, alen + blen, fix > 1);
+	query_file(file, alen + blen);
+	free(file);
+}
+
+/* The template with its last chunk's frame replaced by data. */
+static void query_as_chunk(const uint8_t *data, size_t size)
+{
+	size_t len = last_chunk + size;
+	uint8_t *file = malloc(len);
+	struct bt_archive_table t;
+	__u32 end;
+
+	if (!file || size > 1 << 16) {
+		free(file);
+		return;
+	}
+	memcpy(file, tmpl, last_chunk);
+	memcpy(file + last_chunk, data, size);
+	memcpy(&t, file + last_table, sizeof(t));
+	end = last_chunk - t.data_off + size;
+	memcpy(file + last_table + sizeof(t) + 4 * th.chunks, &end, 4);
+	query_file(file, len);
+	free(file);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	query(data, size, NULL, 0, 0);
 	query(data, size, NULL, 0, 1);
 	query(tmpl, sizeof(struct bt_archive_hdr3), data, size, 2);
-	query(tmpl, index_end, data, size, 0);
+	query_as_chunk(data, size);
 	return 0;
 }
