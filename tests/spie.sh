@@ -79,7 +79,7 @@ flip(3, 0, version=9)		# 00000097: another version
 flip(4, 100)			# 00000096: block_bits, in the header
 flip(5, 160 + dict_len + 8)	# 00000095: window 0's end time, in its record
 flip(6, len(d0) - 100)		# 00000094: the last chunk
-flip(7, table_off + 16 + 8)	# 00000093: an offset in window 0's chunk table
+flip(7, table_off + 8)		# 00000093: an offset in window 0's chunk table
 PY
 OUT=$("$BLOOMTAP" trace --archive "$ARCH" "$A" 2>&1); RC=$?
 eq "damaged files: A still seen, in the intact file (exit 0)" "$RC" 0

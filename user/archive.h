@@ -4,8 +4,8 @@
  * on those windows; a record per window; then per window a table of chunk
  * offsets and its filter compressed in independent chunks of
  * BT_ARCHIVE_CHUNK bytes, each a zstd frame with its content checksum
- * (XXH64, checked as it decodes). A query maps the file
- * and decodes only the chunk that holds its block (about a microsecond,
+ * (XXH64, checked as it decodes). A query reads and decodes
+ * only the chunk that holds its block (about a microsecond,
  * where a window in one zstd frame took 170 here): the dictionary carries
  * the entropy tables that each small frame would otherwise have to
  * describe, so the chunks compress as well as one frame. The header and
@@ -39,9 +39,9 @@
 /* Format 3 header; then dict_len bytes of zstd dictionary (none when it
  * could not be trained: sparse windows), a struct bt_archive_win per window
  * (records_crc covers the dictionary and the records), then each window's
- * chunk table (struct bt_archive_table and chunks + 1 offsets, relative to
- * the window's data) and its chunks' frames. A query reads two offsets of
- * a table and one chunk: no more. */
+ * chunk table (chunks + 1 __u32 offsets from its data_off; the last one is
+ * the end) and its chunks' frames. A query reads two offsets of a table
+ * and one chunk: two reads a window, no more. */
 struct bt_archive_hdr3 {
 	char magic[8];		/* BT_ARCHIVE_MAGIC */
 	__u32 version;		/* 3 */
@@ -70,18 +70,10 @@ struct bt_archive_win {
 	__u64 fpr_e15;		/* false-positive rate from the fill, in 1e-15 */
 	__u32 seq;
 	__u32 flags;		/* enum bt_window_flags */
-	__u64 table_off;	/* its struct bt_archive_table, in the file */
-	__u64 reserved;
+	__u64 table_off;	/* its chunk table, in the file */
+	__u64 data_off;		/* its first chunk, in the file */
 };
 _Static_assert(sizeof(struct bt_archive_win) == 64, "bt_archive_win must be 64 bytes");
-
-/* Followed by chunks + 1 __u32 offsets of the chunks from data_off (the
- * last one: the end). */
-struct bt_archive_table {
-	__u64 data_off;		/* the window's first chunk, in the file */
-	__u64 reserved;
-};
-_Static_assert(sizeof(struct bt_archive_table) == 16, "bt_archive_table must be 16 bytes");
 
 /* The key's fingerprint: SipHash of a fixed word under the key. */
 __u64 bt_key_id(const struct bt_hash_key_raw *key);
@@ -95,7 +87,7 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 		     const struct bt_bloom_block *const *filters, int n, uint64_t bpw,
 		     char *path_out, size_t len);
 
-/* An archive file opened for queries: mapped, its records in memory. */
+/* An archive file opened for queries: its records in memory. */
 struct bt_archive_file {
 	char path[512];
 	char instance[BT_ARCHIVE_NAME_MAX + 1];
@@ -106,7 +98,6 @@ struct bt_archive_file {
 	struct bt_archive_win *win;	/* nwin */
 	/* private */
 	int fd;
-	const uint8_t *map;		/* the file */
 	__u64 size;
 	struct bt_hash_key_raw key;
 	struct bt_hash_keys keys;
@@ -114,6 +105,7 @@ struct bt_archive_file {
 	struct ZSTD_DDict_s *ddict;	/* the file's dictionary, digested */
 	struct ZSTD_DCtx_s *dctx;	/* its own, or one lent by bt_archive_lend_dctx() */
 	bool dctx_lent;
+	uint8_t *chunk_buf;		/* a chunk as read */
 	uint8_t *raw_buf;		/* the last chunk decoded (formats 1, 2: the window) */
 	int64_t cached;			/* its index, -1 for none */
 	__u64 legacy_len;		/* formats 1 and 2: the one frame */

@@ -23,7 +23,7 @@
 
 static char dir[] = "/tmp/bt-fuzz-archive-XXXXXX";
 static uint8_t *tmpl;		/* the file bt_archive_write wrote */
-static size_t tmpl_len, last_table, last_chunk;	/* the last window's table, chunk */
+static size_t tmpl_len, last_table, last_data, last_chunk;	/* the last window's */
 static struct bt_archive_hdr3 th;
 
 static int make_key_and_template(void)
@@ -58,11 +58,9 @@ static int make_key_and_template(void)
 
 	memcpy(&last, tmpl + sizeof(th) + th.dict_len + sizeof(last) * (th.windows - 1), sizeof(last));
 	last_table = last.table_off;
-	memcpy(&off, tmpl + last_table + sizeof(struct bt_archive_table) + 4 * (th.chunks - 1), 4);
-	struct bt_archive_table t;
-
-	memcpy(&t, tmpl + last_table, sizeof(t));
-	last_chunk = t.data_off + off;
+	memcpy(&off, tmpl + last_table + 4 * (th.chunks - 1), 4);
+	last_data = last.data_off;
+	last_chunk = last_data + off;
 	return th.dict_len && last_chunk < tmpl_len ? 0 : -1;
 }
 
@@ -151,7 +149,6 @@ static void query_as_chunk(const uint8_t *data, size_t size)
 {
 	size_t len = last_chunk + size;
 	uint8_t *file = malloc(len);
-	struct bt_archive_table t;
 	__u32 end;
 
 	if (!file || size > 1 << 16) {
@@ -160,9 +157,8 @@ static void query_as_chunk(const uint8_t *data, size_t size)
 	}
 	memcpy(file, tmpl, last_chunk);
 	memcpy(file + last_chunk, data, size);
-	memcpy(&t, file + last_table, sizeof(t));
-	end = last_chunk - t.data_off + size;
-	memcpy(file + last_table + sizeof(t) + 4 * th.chunks, &end, 4);
+	end = last_chunk - last_data + size;
+	memcpy(file + last_table + 4 * th.chunks, &end, 4);
 	query_file(file, len);
 	free(file);
 }
