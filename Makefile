@@ -30,7 +30,7 @@ USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
 USER_HDRS := $(wildcard user/*.h) include/bloomtap.h $(OUTPUT)/bloomtap.skel.h
 
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie \
-	     $(OUTPUT)/tests/xdp_pass.bpf.o
+	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/flowgen
 
 .PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench clean vmlinux
 all: $(OUTPUT)/bloomtap
@@ -55,6 +55,9 @@ $(OUTPUT)/bloomtap: $(OUTPUT)/user/main.o $(OUTPUT)/libbloomtap.a
 
 $(OUTPUT)/tests/%.bpf.o: tests/%.bpf.c | $(OUTPUT)/tests
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/flowgen: tests/flowgen.c tests/frames.h | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) -Itests $< -o $@
 
 $(OUTPUT)/tests/%: tests/%.c tests/*.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) -Itests $< $(OUTPUT)/libbloomtap.a $(LIBS) -lcmocka -lpthread -o $@

@@ -162,15 +162,13 @@ static int measure(struct bench_bpf *skel, struct target *t, const struct frame 
 		skel->bss->ab_win_mask = t->win_mask;
 		skel->bss->cursor = 0;
 	}
-	/* a heavy-flow run is one interval of REPEAT packets, nominated as
-	 * replay does, starting empty */
+	/* a heavy-flow run is one interval of REPEAT packets, starting empty */
 	if (t->heavy) {
 		struct bt_heavy_maps m;
 
 		if (bt_heavy_map(&t->inst, &m))
 			return -ENOMEM;
 		bt_heavy_flip(&m);
-		bt_heavy_set_nomination(&m, (__u64)REPEAT * f->len);
 		bt_heavy_unmap(&m);
 	}
 	/* and a fresh ring, with clean windows ready for the whole run

@@ -54,7 +54,7 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 	/* last: heavy_count() masks the key in place */
 	if (cfg_heavy)
 		heavy_count(&pi.key, bytes, c, bpf_get_smp_processor_id(), k, addrs,
-			    cfg_spie && cfg_share_hash);
+			    cfg_spie && cfg_share_hash, ctr);
 	return XDP_PASS;
 }
 

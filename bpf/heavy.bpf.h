@@ -9,9 +9,17 @@
  * counted without the keyed hash and the flow memory probe. Every other
  * packet pays one cache-line probe more.
  *
- * Per-CPU detection and recall: a flow of T bytes spread over n CPUs has at
- * least T/n on one of them, so nominating at T/n on each CPU misses no flow;
- * user space then confirms with the estimate merged over CPUs.
+ * Per-CPU detection and recall. Byte and packet thresholds T: a flow of T
+ * spread over n CPUs has at least T/n on one of them, so nominating at T/n
+ * on each CPU misses no flow. Fraction thresholds f (of the interval's
+ * bytes N): a flow is nominated when its estimate on a CPU reaches f/2
+ * times that CPU's bytes so far in the interval, N_c(t) (the margin 2:
+ * user/sketch.h). A flow with at least f*N has, on some CPU c, at least
+ * f*N_c (else its parts would sum below f*N), and at its last packet there
+ * N_c(t) <= N_c: it is nominated by then, whatever user space knew. And a
+ * flood cannot fill the flow memory with small flows: the j-th one-packet
+ * flow of an interval on a CPU meets the rule only while j <= 2/f. User
+ * space confirms with the estimate merged over CPUs.
  */
 #ifndef BLOOMTAP_HEAVY_BPF_H
 #define BLOOMTAP_HEAVY_BPF_H
@@ -28,6 +36,8 @@ const volatile __u32 cfg_depth = 1;		/* rows d, 1..BT_MAX_DEPTH */
 const volatile __u32 cfg_wmask = 0;		/* w - 1 */
 const volatile __u32 cfg_fm_mask = 0;		/* flow memory slots - 1 */
 const volatile __u64 cfg_fc_mult = 1;		/* odd: flow cache index multiplier */
+const volatile __u64 cfg_frac_div = 0;		/* ceil(2 / f) of a fraction
+						 * threshold; 0: bytes or packets */
 
 static __always_inline void key_mask(struct bt_flow_key *k)
 {
@@ -70,28 +80,34 @@ static __always_inline int fm_find(struct bt_fm_slot *slots, const struct bt_flo
 	return -1;
 }
 
-static __always_inline void fm_nominate(struct bt_fm_slot *slots, const struct bt_flow_key *k,
-					__u64 h, __u32 cpu)
+/* The flow's new slot (or the one another CPU just gave it), -1 when its
+ * probe range is full. */
+static __always_inline int fm_nominate(struct bt_fm_slot *slots, const struct bt_flow_key *k,
+				       __u64 h, __u32 cpu, __u64 est_bytes, __u64 est_packets,
+				       struct bt_counters *ctr)
 {
 	__u32 start = h >> 40, p;
 
 	for (p = 0; p < BT_FM_PROBES; p++) {
-		struct bt_fm_slot *s = &slots[(start + p) & cfg_fm_mask];
+		__u32 i = (start + p) & cfg_fm_mask;
+		struct bt_fm_slot *s = &slots[i];
 
 		if (s->state == BT_FM_VALID && key_equal(&s->key, k))
-			return;	/* another CPU was first */
+			return i;	/* another CPU was first */
 		if (s->state != BT_FM_EMPTY ||
 		    __sync_val_compare_and_swap(&s->state, BT_FM_EMPTY, BT_FM_CLAIMING) !=
 		    BT_FM_EMPTY)
 			continue;
 		__builtin_memcpy(&s->key, k, sizeof(*k));
 		s->cpu = cpu;	/* its fmc counters were cleared with the interval */
+		s->nom_bytes = est_bytes;
+		s->nom_packets = est_packets;
 		/* xchg is a full barrier: the key is visible before VALID is */
 		__sync_lock_test_and_set(&s->state, BT_FM_VALID);
-		count_event(BT_CTR_NOMINATED);
-		return;
+		ctr->c[BT_CTR_NOMINATED]++;
+		return i;
 	}
-	count_event(BT_CTR_FM_FULL);
+	return -1;
 }
 
 /* The flow cache entry of key k: a multiplicative hash (Dietzfelbinger et
@@ -107,15 +123,16 @@ static __always_inline struct bt_fc_entry *fc_entry(struct bt_fc_entry *fc,
 
 /* Empty while it is written: a program preempted here (BPF_PROG_TEST_RUN
  * may be) leaves no entry that matches half a key. */
+/* slot: the flow memory slot, or BT_FC_REFUSED. */
 static __always_inline void fc_fill(struct bt_fc_entry *e, const struct bt_flow_key *k,
-				    __u32 interval, int slot)
+				    __u32 interval, __u32 slot)
 {
 	e->slot = 0;
 	asm volatile("" ::: "memory");
 	__builtin_memcpy(&e->key, k, sizeof(*k));
 	e->interval = interval;
 	asm volatile("" ::: "memory");
-	e->slot = slot + 1;
+	e->slot = slot == BT_FC_REFUSED ? slot : slot + 1;
 }
 
 static __always_inline void fmc_add(struct bt_cm_cell *fmc_mine, __u32 slot, __u64 bytes)
@@ -126,13 +143,24 @@ static __always_inline void fmc_add(struct bt_cm_cell *fmc_mine, __u32 slot, __u
 	x->packets++;
 }
 
+/* Does a flow with these estimates on this CPU enter the flow memory? */
+static __always_inline bool heavy_nominates(__u64 est_bytes, __u64 est_packets,
+					    const struct bt_ctl *c,
+					    const struct bt_counters *ctr)
+{
+	if (cfg_frac_div)	/* est >= f/2 * N_c(t), without a division */
+		return est_bytes * cfg_frac_div >= ctr->iv_bytes;
+	return est_bytes >= c->nominate_bytes || est_packets >= c->nominate_packets;
+}
+
 /* key: the parsed flow key, masked in place by the key mode. addrs:
  * bt_hash_addrs() of the unmasked key when have_addrs (the SPIE stage
- * computed it), which finishes the 5-tuple's hash with one more word. */
+ * computed it), which finishes the 5-tuple's hash with one more word. ctr:
+ * this CPU's counters. */
 static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 					const struct bt_ctl *c, __u32 cpu,
 					const struct bt_hash_keys *hk, __u64 addrs,
-					bool have_addrs)
+					bool have_addrs, struct bt_counters *ctr)
 {
 	struct bt_cm_cell *cell[BT_MAX_DEPTH], *rows, *fmc_mine;
 	struct bt_fm_slot *slots;
@@ -140,7 +168,17 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 	__u64 h, min_b = ~0ULL, min_p = ~0ULL;
 	__u32 interval = c->interval, iv = interval & 1;
 	__u32 region = cpu * BT_INTERVALS + iv, r;
+	bool refused = false;
 	int slot;
+
+	/* N_c(t) of the fraction rule: this CPU's bytes in this interval */
+	if (cfg_frac_div) {
+		if (ctr->iv != interval) {
+			ctr->iv = interval;
+			ctr->iv_bytes = 0;
+		}
+		ctr->iv_bytes += bytes;
+	}
 
 	fc_mine = bpf_map_lookup_elem(&fc, &cpu);
 	fmc_mine = bpf_map_lookup_elem(&fmc, &region);
@@ -153,8 +191,12 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 	 * without hashing, and skip the sketch. */
 	e = fc_entry(fc_mine, k);
 	if (e->interval == interval && e->slot && key_equal(&e->key, k)) {
-		fmc_add(fmc_mine, e->slot - 1, bytes);
-		return;
+		if (e->slot != BT_FC_REFUSED) {
+			fmc_add(fmc_mine, e->slot - 1, bytes);
+			return;
+		}
+		/* refused before: counted in the sketch, no probing again */
+		refused = true;
 	}
 
 	slots = bpf_map_lookup_elem(&fm, &iv);
@@ -165,7 +207,7 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 		h = bt_hash_flow_finish(hk, addrs, ((const __u64 *)k)[4]);
 	else
 		h = bt_hash_flow(hk, (const __u64 *)k);
-	slot = fm_find(slots, k, h);
+	slot = refused ? -1 : fm_find(slots, k, h);
 	if (slot >= 0) {
 		fc_fill(e, k, interval, slot);
 		fmc_add(fmc_mine, slot, bytes);
@@ -188,8 +230,12 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 	min_b += bytes;
 	min_p += 1;
 
-	if (min_b >= c->nominate_bytes || min_p >= c->nominate_packets)
-		fm_nominate(slots, k, h, cpu);
+	if (!refused && heavy_nominates(min_b, min_p, c, ctr) &&
+	    fm_nominate(slots, k, h, cpu, min_b, min_p, ctr) < 0) {
+		/* a lost nomination, counted once: the cache remembers it */
+		ctr->c[BT_CTR_FM_FULL]++;
+		fc_fill(e, k, interval, BT_FC_REFUSED);
+	}
 	/* Conservative update (Estan & Varghese): raise each cell only as far
 	 * as min + this packet. This CPU's rows only: plain stores, XDP does
 	 * not migrate mid-program. */

@@ -76,7 +76,8 @@ enum bt_counter {
 	BT_CTR_TOO_DEEP,	/* more VLAN tags or IPv6 ext headers than parsed */
 	BT_CTR_FLOW_TABLE_FULL,	/* flow table insert failed (replay --flows) */
 	BT_CTR_NOMINATED,	/* flows entered into the flow memory */
-	BT_CTR_FM_FULL,		/* nominations lost: flow memory probe range full */
+	BT_CTR_FM_FULL,		/* flows the full flow memory refused (each once a
+				 * CPU, while its flow cache entry stays) */
 	BT_CTR_SPIE_INSERTED,	/* digests recorded in the current window */
 	BT_CTR_SPIE_PRESENT,	/* digests already there: duplicates, loops, FPs */
 	BT_CTR_SPIE_NO_READY,	/* a full window found no ready one after it (per
@@ -85,10 +86,14 @@ enum bt_counter {
 };
 
 /* 64-byte aligned so per-CPU slots never share a cache line
- * (after traffic-pacing-edt's per-CPU records). */
+ * (after traffic-pacing-edt's per-CPU records). Besides the counters, the
+ * datapath keeps here this CPU's bytes of the current heavy-flow interval
+ * (N_c of the fraction rule, include/bloomtap.h "Heavy flows"). */
 struct bt_counters {
 	__u64 c[BT_CTR_MAX];
-	__u64 pad[24 - BT_CTR_MAX];
+	__u64 iv_bytes;		/* datapath: bytes of interval iv on this CPU */
+	__u32 iv;		/* datapath: the interval they belong to */
+	__u32 pad;
 };
 _Static_assert(sizeof(struct bt_counters) == 192, "bt_counters must be 3 cache lines");
 
@@ -125,7 +130,10 @@ struct bt_fm_slot {
 	struct bt_flow_key key;	/* masked by the key mode */
 	__u32 state;		/* enum bt_fm_state */
 	__u32 cpu;		/* CPU that nominated it */
-	__u64 reserved[2];
+	/* that CPU's estimate of the flow when it nominated it, the packet
+	 * that did included: its part before nomination there, bounded at
+	 * the time (later packets of other flows raise its cells) */
+	__u64 nom_bytes, nom_packets;
 };
 _Static_assert(sizeof(struct bt_fm_slot) == 64, "bt_fm_slot must be one cache line");
 
@@ -139,10 +147,12 @@ _Static_assert(sizeof(struct bt_fm_slot) == 64, "bt_fm_slot must be one cache li
 #define BT_FC_BITS 9
 #define BT_FC_ENTRIES (1u << BT_FC_BITS)
 
+#define BT_FC_REFUSED 0xffffffffu	/* the flow memory had no room for it */
+
 struct bt_fc_entry {
 	struct bt_flow_key key;	/* masked by the key mode */
 	__u32 interval;		/* bt_ctl.interval when it was filled */
-	__u32 slot;		/* flow memory slot + 1; 0: empty */
+	__u32 slot;		/* flow memory slot + 1; 0: empty; or BT_FC_REFUSED */
 	__u64 reserved[2];
 };
 _Static_assert(sizeof(struct bt_fc_entry) == 64, "bt_fc_entry must be one cache line");
@@ -152,8 +162,8 @@ _Static_assert(sizeof(struct bt_fc_entry) == 64, "bt_fc_entry must be one cache 
 struct bt_ctl {
 	__u32 interval;		/* heavy-flow interval number; its low bit is the sketch */
 	__u32 window;		/* current SPIE window */
-	__u64 nominate_bytes;	/* per-CPU estimate that nominates a flow */
-	__u64 nominate_packets;
+	__u64 nominate_bytes;	/* per-CPU estimate that nominates a flow (byte and */
+	__u64 nominate_packets;	/* packet thresholds; fractions: the datapath's rule) */
 	__u64 interval_start_ns[BT_INTERVALS];	/* CLOCK_REALTIME, user space */
 	/* The packets and bytes counters (summed over CPUs) when each interval
 	 * began: an interval's volume, the N of the error bound eps * N, is the

@@ -51,6 +51,7 @@ run_build() {	# label, build dir
 	run_suite ${label}multihop    tests/multihop.sh
 	run_suite ${label}agent       tests/agent.sh
 	run_suite ${label}turning     tests/turning.sh
+	run_suite ${label}heavy-live  tests/heavy_live.sh
 	run_suite ${label}deploy      tests/deploy.sh
 	run_suite ${label}faults      tests/faults.sh
 	run_suite ${label}oracle      python3 tests/oracle.py

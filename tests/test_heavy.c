@@ -108,8 +108,6 @@ static void run_interval(struct bt_instance *inst, uint32_t (*pick)(void),
 	assert_int_equal(bt_heavy_map(inst, &m), 0);
 	bt_heavy_flip(&m);
 	bt_heavy_flip(&m);	/* both intervals start empty */
-	/* as replay does: the interval's volume is known, nominate at T/ncpu */
-	bt_heavy_set_nomination(&m, total);
 	for (size_t i = 0; i < PACKETS; i++) {
 		uint32_t act;
 
@@ -310,14 +308,11 @@ static void send_flow(int prog_fd, uint32_t flow, uint32_t packets, uint32_t len
 	}
 }
 
-/* Two flips: the current sketch and flow memory are cleared (a flip
- * re-derives the nomination threshold: set it after). */
+/* Two flips: the current sketch and flow memory are cleared. */
 static void restart(struct bt_heavy_maps *m)
 {
 	bt_heavy_flip(m);
 	bt_heavy_flip(m);
-	m->ctl->nominate_bytes = 1000;	/* after 10 packets of 100 bytes */
-	m->ctl->nominate_packets = ~0ULL;
 }
 
 /* Flow 7's only report of the current interval: bytes and exact bytes. */
@@ -343,12 +338,16 @@ static void flow7(struct bt_heavy_maps *m, uint64_t *bytes, uint64_t *exact, siz
  * conservative update keeps its estimate exact, so every figure is exact. */
 static void test_flow_cache(void **state)
 {
-	struct bt_instance *inst = *state;
+	struct bt_instance_cfg cfg = { 0 };
+	struct bt_instance own, *inst = &own;
 	struct bt_heavy_maps m;
 	uint64_t bytes, exact, fmc = 0;
 	size_t nominated;
 
 	skip_unless_root();
+	/* a byte threshold: nominated at 1000 bytes a CPU, 10 packets of 100 */
+	cfg.sketch.bytes = 1000ULL * libbpf_num_possible_cpus();
+	assert_int_equal(bt_instance_create(own_instance("cache"), &cfg, inst), 0);
 	assert_int_equal(pin_to_cpu(0), 0);
 	assert_int_equal(bt_heavy_map(inst, &m), 0);
 	restart(&m);
@@ -371,13 +370,16 @@ static void test_flow_cache(void **state)
 	assert_int_equal(bytes, 1500);
 	assert_int_equal(exact, 500);
 	bt_heavy_unmap(&m);
+	bt_instance_close(inst);
 }
 
 /* ---- a full flow memory is counted and reported ---- */
 
-/* 600 flows of one packet each, every one nominated at its first packet,
- * into 256 slots: each packet is either a nomination or a lost one, and the
- * report of the interval says how many were lost. */
+/* 600 flows of three packets each, every one nominated at its first
+ * packet, into 256 slots: each flow is either a nomination or a lost one,
+ * counted once (its flow cache entry remembers the refusal: no probing and
+ * no count again for its next packets), and the report of the interval
+ * says how many were lost. */
 static void test_full_flow_memory(void **state)
 {
 	struct bt_instance_cfg cfg = { .sketch = { .fm_slots = 256 } };
@@ -391,12 +393,10 @@ static void test_full_flow_memory(void **state)
 	assert_int_equal(pin_to_cpu(0), 0);
 	assert_int_equal(bt_heavy_map(&inst, &m), 0);
 	bt_heavy_flip(&m);
-	m.ctl->nominate_bytes = ~0ULL;
-	m.ctl->nominate_packets = 1;
 	for (uint32_t i = 0; i < 600; i++)
-		send_flow(inst.prog_fd, i, 1, 100);
+		send_flow(inst.prog_fd, i, 3, 100);
 	assert_int_equal(bt_instance_counters(&inst, c), 0);
-	print_message("600 flows into 256 slots: %llu nominated, %llu lost\n",
+	print_message("600 flows of 3 packets into 256 slots: %llu nominated, %llu lost\n",
 		      (unsigned long long)c[BT_CTR_NOMINATED], (unsigned long long)c[BT_CTR_FM_FULL]);
 	assert_true(c[BT_CTR_NOMINATED] <= 256);
 	assert_true(c[BT_CTR_FM_FULL] >= 600 - 256);
@@ -422,7 +422,7 @@ int main(void)
 		cmocka_unit_test(test_user_hash_matches_kernel),
 		cmocka_unit_test(test_zipf_accuracy),
 		cmocka_unit_test(test_uniform_reports_nothing),
-		cmocka_unit_test(test_flow_cache),
+		cmocka_unit_test_teardown(test_flow_cache, own_instance_teardown),
 		cmocka_unit_test_teardown(test_flow_split_across_cpus, own_instance_teardown),
 		cmocka_unit_test_teardown(test_full_flow_memory, own_instance_teardown),
 	};

@@ -423,7 +423,6 @@ static int run(int argc, char **argv)
 			goto out;
 		}
 		f->next_flip = mono() + ag.cfg.interval_s;
-		f->next_tick = mono();
 		f->keeper = (struct bt_keeper){ .sm = &f->sm, .name = f->name,
 			.archive = ag.cfg.archive, .max_bytes = ag.cfg.archive_max_bytes,
 			.max_age_s = ag.cfg.archive_max_age, .window_s = window_s(f),
@@ -463,10 +462,6 @@ static int run(int argc, char **argv)
 			struct agent_iface *f = &ag.ifs[i];
 			double now = mono();
 
-			if (now >= f->next_tick) {
-				bt_heavy_tick(&f->hm);	/* fraction thresholds */
-				f->next_tick = now + 0.1;
-			}
 			if (now >= f->next_flip) {
 				bt_heavy_flip(&f->hm);
 				f->next_flip = now + ag.cfg.interval_s;

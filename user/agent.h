@@ -22,7 +22,7 @@ struct agent_iface {
 	struct bt_spie_maps sm;
 	struct bt_keeper keeper;	/* the SPIE ring's housekeeping */
 	int lock_fd;			/* bt_instance_lock(), held while running */
-	double next_flip, next_tick;	/* CLOCK_MONOTONIC seconds */
+	double next_flip;		/* CLOCK_MONOTONIC seconds */
 };
 
 struct agent_cfg {

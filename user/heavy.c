@@ -273,10 +273,8 @@ int cmd_heavy(int argc, char **argv)
 	for (uint32_t k = 0; !stop && (!hcfg.count || k < hcfg.count); k++) {
 		__u32 done;
 
-		for (uint32_t s = 0; s < hcfg.interval * 10 && !stop; s++) {
+		for (uint32_t s = 0; s < hcfg.interval * 10 && !stop; s++)
 			usleep(100000);
-			bt_heavy_tick(&m);
-		}
 		if (stop)
 			break;
 		done = m.ctl->interval & 1;

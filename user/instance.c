@@ -196,6 +196,7 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	skel->rodata->cfg_wmask = meta.width - 1;
 	skel->rodata->cfg_fm_mask = meta.fm_slots - 1;
 	skel->rodata->cfg_fc_mult = fc_mult | 1;
+	skel->rodata->cfg_frac_div = bt_heavy_frac_div(&meta);
 	/* the program looks each value up once and indexes into it */
 	bt_heavy_shape(&meta, &shape);
 	set_shape(skel->maps.cms, shape.cms);
@@ -262,7 +263,7 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	if ((err = bt_instance_open(name, inst)))
 		goto out_unpin;
 
-	/* Nominate from the start (live traffic: before any interval ended). */
+	/* Byte and packet thresholds nominate at T/ncpu from the first packet. */
 	struct bt_heavy_maps hm;
 
 	if ((err = bt_heavy_map(inst, &hm))) {
@@ -270,7 +271,7 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 		bt_instance_close(inst);
 		goto out_unpin;
 	}
-	bt_heavy_set_nomination(&hm, 0);
+	bt_heavy_set_nomination(&hm);
 	bt_heavy_unmap(&hm);
 
 	struct bt_spie_maps sm;

@@ -138,23 +138,6 @@ int bt_flow_table_dump(int flows_fd, struct bt_flow_ent **out, size_t *n)
 	return 0;
 }
 
-/* Bytes the program will see from a capture: a first pass over it. */
-static __u64 capture_bytes(const char *path)
-{
-	struct bt_capture *cap;
-	struct bt_packet p;
-	char msg[512];
-	__u64 sum = 0;
-
-	if (bt_capture_open(path, &cap, msg, sizeof(msg)))
-		return 0;
-	while (bt_capture_next(cap, &p) == 1)
-		if (!p.skip && p.len >= ETH_HLEN_)
-			sum += p.len;
-	bt_capture_close(cap);
-	return sum;
-}
-
 static void print_flows(const struct bt_flow_ent *v, size_t n)
 {
 	if (bt_g.json) {
@@ -282,18 +265,6 @@ int cmd_replay(int argc, char **argv)
 		       "into another instance for --flows", rcfg.instance);
 		goto out;
 	}
-
-	/* A capture is one interval whose volume is known: nominate at exactly
-	 * T / ncpu of it (user/sketch.c), so that no heavy flow is missed. */
-	struct bt_heavy_maps hm;
-
-	if ((err = bt_heavy_map(&inst, &hm))) {
-		bt_err_errno(err, "mapping the sketch");
-		goto out;
-	}
-	bt_heavy_set_nomination(&hm, bt_heavy_interval_bytes(&hm, hm.ctl->interval & 1) +
-				     capture_bytes(path));
-	bt_heavy_unmap(&hm);
 
 	/* the ring turns as under the agent: sealed behind, ready ahead;
 	 * unless an agent keeps this instance, which then does it */

@@ -199,26 +199,33 @@ __u64 bt_heavy_interval_bytes(const struct bt_heavy_maps *m, __u32 iv)
 /* The estimate merged over CPUs: per row, the sum of every CPU's cell (an
  * upper bound, as each CPU's cell bounds that CPU's share), then the
  * minimum over rows. */
+/* The flow's bytes and packets before its nomination: on the CPUs that
+ * nominated it (a bit set in nominated), what they estimated then; on the
+ * others, the minimum over rows of their own cells now. Each is an upper
+ * bound of that CPU's part, so the sum is one (tighter than the minimum of
+ * the cells summed over CPUs). */
 static void sketch_estimate(const struct bt_heavy_maps *m, __u32 iv, __u64 h,
-			    __u64 *bytes, __u64 *packets)
+			    const uint8_t *nominated, __u64 *bytes, __u64 *packets)
 {
 	const struct bt_meta *mt = m->meta;
 
-	*bytes = *packets = ~0ULL;
-	for (__u32 r = 0; r < mt->depth; r++) {
-		__u32 col = bt_sketch_col(h, r, mt->width - 1);
-		__u64 b = 0, p = 0;
+	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++) {
+		__u64 b = ~0ULL, p = ~0ULL;
 
-		for (__u32 cpu = 0; cpu < mt->ncpu; cpu++) {
+		if (nominated[cpu])
+			continue;
+		for (__u32 r = 0; r < mt->depth; r++) {
 			const struct bt_cm_cell *c = &m->cms[((size_t)(cpu * BT_INTERVALS + iv) *
-							      mt->depth + r) * mt->width + col];
-			b += c->bytes;
-			p += c->packets;
+							      mt->depth + r) * mt->width +
+							     bt_sketch_col(h, r, mt->width - 1)];
+
+			if (c->bytes < b)
+				b = c->bytes;
+			if (c->packets < p)
+				p = c->packets;
 		}
-		if (b < *bytes)
-			*bytes = b;
-		if (p < *packets)
-			*packets = p;
+		*bytes += b;
+		*packets += p;
 	}
 }
 
@@ -271,27 +278,45 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 	r->flows = calloc(mt->fm_slots, sizeof(*r->flows));
 	if (!r->flows)
 		return -ENOMEM;
+	/* a flow is in one slot, or in two that two CPUs claimed at once:
+	 * found by its hash in an index twice the slots (was a scan of every
+	 * flow for every slot, under the agent's lock at every scrape) */
+	size_t isize = 2 * (size_t)mt->fm_slots, *index = malloc(isize * sizeof(*index));
+	__u64 *hash = malloc(mt->fm_slots * sizeof(*hash));
+	uint8_t *nominated = calloc(mt->fm_slots, mt->ncpu);
+
+	if (!index || !hash || !nominated) {
+		free(index);
+		free(hash);
+		free(nominated);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < isize; i++)
+		index[i] = SIZE_MAX;
 	for (__u32 i = 0; i < mt->fm_slots; i++) {
 		const struct bt_fm_slot *s = &tab[i];
-		struct bt_heavy_flow *f = NULL;
+		__u64 h;
+		size_t at;
+		struct bt_heavy_flow *f;
 
 		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != BT_FM_VALID)
 			continue;
 		r->nominated++;
-		/* Two CPUs nominating at once may leave a flow in two slots. */
-		for (size_t j = 0; j < r->n; j++)
-			if (!memcmp(&r->flows[j].key, &s->key, sizeof(s->key)))
-				f = &r->flows[j];
-		if (!f) {
-			__u64 eb, ep;
-
-			f = &r->flows[r->n++];
-			f->key = s->key;
-			sketch_estimate(m, iv, bt_hash_flow(&m->keys, (const __u64 *)&s->key),
-					&eb, &ep);
-			f->bytes = eb;
-			f->packets = ep;
+		h = bt_hash_flow(&m->keys, (const __u64 *)&s->key);
+		for (at = h & (isize - 1); index[at] != SIZE_MAX; at = (at + 1) & (isize - 1))
+			if (!memcmp(&r->flows[index[at]].key, &s->key, sizeof(s->key)))
+				break;
+		if (index[at] == SIZE_MAX) {
+			index[at] = r->n;
+			hash[r->n] = h;
+			r->flows[r->n++].key = s->key;
 		}
+		f = &r->flows[index[at]];
+		/* its part before nomination on the CPU that nominated it */
+		f->bytes += s->nom_bytes;
+		f->packets += s->nom_packets;
+		if (s->cpu < mt->ncpu)
+			nominated[(size_t)index[at] * mt->ncpu + s->cpu] = 1;
 		for (__u32 cpu = 0; cpu < mt->ncpu; cpu++) {
 			const struct bt_cm_cell *x = &m->fmc[((size_t)cpu * BT_INTERVALS + iv) *
 							     mt->fm_slots + i];
@@ -302,6 +327,13 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 			f->packets += x->packets;
 		}
 	}
+	/* and on the CPUs that did not nominate it */
+	for (size_t j = 0; j < r->n; j++)
+		sketch_estimate(m, iv, hash[j], nominated + j * mt->ncpu, &r->flows[j].bytes,
+				&r->flows[j].packets);
+	free(index);
+	free(hash);
+	free(nominated);
 	/* keep those at or above the threshold */
 	size_t k = 0;
 
@@ -323,25 +355,27 @@ void bt_heavy_report_free(struct bt_heavy_report *r)
 	r->flows = NULL;
 }
 
-void bt_heavy_set_nomination(struct bt_heavy_maps *m, __u64 expect_bytes)
+void bt_heavy_set_nomination(struct bt_heavy_maps *m)
 {
 	const struct bt_meta *mt = m->meta;
 	__u64 n = mt->ncpu ? mt->ncpu : 1, b = ~0ULL, p = ~0ULL;
 
 	/* T / ncpu: a flow of T spread over every CPU is nominated somewhere */
-	switch (mt->threshold_kind) {
-	case BT_THR_BYTES:
-		b = mt->threshold / n;
-		break;
-	case BT_THR_PACKETS:
-		p = mt->threshold / n;
-		break;
-	default:
-		b = expect_bytes ? (__u64)(mt->threshold / 1e9 * expect_bytes / n)
-				 : BT_LIVE_NOMINATE_BYTES;
-	}
-	m->ctl->nominate_bytes = b ? b : 1;
-	m->ctl->nominate_packets = p ? p : 1;
+	if (mt->threshold_kind == BT_THR_BYTES)
+		b = mt->threshold / n ? mt->threshold / n : 1;
+	else if (mt->threshold_kind == BT_THR_PACKETS)
+		p = mt->threshold / n ? mt->threshold / n : 1;
+	m->ctl->nominate_bytes = b;
+	m->ctl->nominate_packets = p;
+}
+
+__u64 bt_heavy_frac_div(const struct bt_meta *mt)
+{
+	__u64 num = BT_NOMINATE_MARGIN * 1000000000ULL;
+
+	if (mt->threshold_kind != BT_THR_FRACTION || !mt->threshold)
+		return 0;
+	return (num + mt->threshold - 1) / mt->threshold;
 }
 
 void bt_heavy_flip(struct bt_heavy_maps *m)
@@ -369,19 +403,5 @@ void bt_heavy_flip(struct bt_heavy_maps *m)
 	m->ctl->interval_start_ns[next] = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
 	/* a new number: flow cache entries of the last use of this sketch die */
 	__atomic_store_n(&m->ctl->interval, m->ctl->interval + 1, __ATOMIC_RELEASE);
-	bt_heavy_tick(m);
 }
 
-void bt_heavy_tick(struct bt_heavy_maps *m)
-{
-	__u32 cur = m->ctl->interval & 1;
-	__u64 so_far = bt_heavy_interval_bytes(m, cur);
-	__u64 half_last = bt_heavy_interval_bytes(m, !cur) / 2;
-
-	/* Recall needs nomination <= f * B_final / ncpu. The bytes so far
-	 * never exceed B_final; half the last interval is the margin that keeps
-	 * the start of an interval from nominating every flow, and holds as
-	 * long as traffic does not fall by half from one interval to the next. */
-	if (m->meta->threshold_kind == BT_THR_FRACTION)
-		bt_heavy_set_nomination(m, so_far > half_last ? so_far : half_last);
-}

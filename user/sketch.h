@@ -30,7 +30,6 @@ struct bt_sketch_cfg {
  * verifier lets a program address up to 512 MiB into (BPF_MAX_VAR_OFF). */
 #define BT_MAX_CELLS (1u << 25)
 #define BT_DEFAULT_FRACTION 0.001
-#define BT_LIVE_NOMINATE_BYTES (64 * 1024)	/* before any interval ended */
 
 extern const char *const bt_key_mode_names[];
 
@@ -125,14 +124,22 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 		     bool by_packets, struct bt_heavy_report *r);
 void bt_heavy_report_free(struct bt_heavy_report *r);
 
-/* Sets the nomination thresholds for an interval expected to carry
- * expect_bytes (0: unknown yet). */
-void bt_heavy_set_nomination(struct bt_heavy_maps *m, __u64 expect_bytes);
+/* Sets the nomination thresholds of byte and packet thresholds T: T/ncpu
+ * on each CPU. Fraction thresholds need none: the datapath nominates by
+ * its own rule (bpf/heavy.bpf.h), from its own counts. */
+void bt_heavy_set_nomination(struct bt_heavy_maps *m);
+/* The datapath's divisor for a fraction threshold f: ceil(m / f), so that
+ * est * div >= N_c never nominates later than est >= (f / m) * N_c would;
+ * 0 for byte and packet thresholds. The margin m = 2 nominates a flow once
+ * its share of the CPU's bytes so far reaches f/2: a flow whose share ends
+ * near f is then counted exactly from early on, where at f it would be
+ * nominated late and reported with more of the sketch's overestimate (one
+ * light flow in two runs of the Zipf test crossed the threshold so). A
+ * flood nominates at most m/f one-packet flows a CPU. */
+#define BT_NOMINATE_MARGIN 2
+__u64 bt_heavy_frac_div(const struct bt_meta *meta);
 /* Ends the current interval: clears the other one and makes it current. */
 void bt_heavy_flip(struct bt_heavy_maps *m);
-/* Live fraction thresholds: re-derives the nomination threshold from the
- * traffic so far; whoever drives the intervals calls it every 100 ms. */
-void bt_heavy_tick(struct bt_heavy_maps *m);
 __u64 bt_heavy_interval_bytes(const struct bt_heavy_maps *m, __u32 iv);
 
 #endif /* BLOOMTAP_SKETCH_H */
