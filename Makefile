@@ -107,7 +107,7 @@ $(OUTPUT)/bench: bench/bench.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(
 # sanitizers into $(OUTPUT)/fuzz. make fuzz runs each for FUZZ_SECONDS;
 # make test runs each for FUZZ_TEST_SECONDS. Crashes land in
 # $(OUTPUT)/fuzz/crash-*; keep each as tests/fuzz/regressions/<target>/.
-FUZZ_TARGETS := capture hex options archive
+FUZZ_TARGETS := capture hex options archive topology
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 8
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \

@@ -108,17 +108,30 @@ TOPO
 LIST=r4=${ADDR[r4]}:9477,r3=${ADDR[r3]}:9477,r2=${ADDR[r2]}:9477,r1=${ADDR[r1]}:9477,s=${ADDR[s]}:9477
 OUT=$(in_ns "$P-v" "$BLOOMTAP" trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --from r4 "$CAP" 2>&1); RC=$?
 eq "across hosts: exit 0" "$RC" 0
-check "across hosts: the attack path" grep -q "^path (source side first): r1 -> r2 -> r3 -> r4$" <<<"$OUT"
-check "across hosts: the side branch did not see them" grep -q "^s .*did not see them" <<<"$OUT"
+check "across hosts: the attack path" grep -q "^25 packets: path (source side first): r1 -> r2 -> r3 -> r4$" <<<"$OUT"
+check "across hosts: the side branch did not see them" grep -q "^s .*saw 0 of 25 packets" <<<"$OUT"
+check "across hosts: all 25 packets on that one path" grep -q "^25 packets: path (source side first): r1 -> r2 -> r3 -> r4$" <<<"$OUT"
 # time bounds travel to the agents: windows of before 2000 hold nothing
 OUT=$(in_ns "$P-v" "$BLOOMTAP" trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --from r4 \
 	--until 2000-01-01T00:00:00Z "$CAP" 2>&1); RC=$?
 eq "across hosts, --until 2000: nobody saw them (exit 1)" "$RC" 1
 OUT=$(in_ns "$P-v" "$BLOOMTAP" trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --from r4 \
 	--since -10m "$CAP" 2>&1); RC=$?
-check "across hosts, --since -10m: the same path" grep -q "^path (source side first): r1 -> r2 -> r3 -> r4$" <<<"$OUT"
-J=$(in_ns "$P-v" "$BLOOMTAP" -j trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --hex "$NEVER" 2>&1)
-eq "across hosts: a packet never sent has no path" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["paths"])' <<<"$J")" "[]"
+check "across hosts, --since -10m: the same path" grep -q "^25 packets: path (source side first): r1 -> r2 -> r3 -> r4$" <<<"$OUT"
+J=$(in_ns "$P-v" "$BLOOMTAP" -j trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --hex "$NEVER" 2>/dev/null)
+eq "across hosts: a packet never sent has no path" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["paths"], d["no_path"])' <<<"$J")" "[] 1"
+# a router on the path whose agent is down: unknown, walked through, and
+# the routers behind it are still on the path (not false positives)
+kill ${AGENTS[1]}; wait ${AGENTS[1]} 2>/dev/null
+OUT=$(in_ns "$P-v" "$BLOOMTAP" trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --from r4 "$CAP" 2>&1); RC=$?
+eq "r2's agent stopped: still exit 0" "$RC" 0
+check "r2's agent stopped: the path goes through it, marked unknown" \
+	grep -q "^25 packets: path (source side first): r1 -> r2? -> r3 -> r4$" <<<"$OUT"
+check "r2's agent stopped: r1 is no false positive" bash -c "! grep -q 'false positive' <<<\"\$0\"" "$OUT"
+check "r2's agent stopped: named as not answering" grep -q "^r2 .*no answer: unknown" <<<"$OUT"
+J=$(in_ns "$P-v" "$BLOOMTAP" -j trace --agents "$LIST" --topology "$(dirname "$CAP")/topology" --from r4 "$CAP" 2>/dev/null)
+eq "r2's agent stopped: -j marks it unknown" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print([(p["path"], p["unknown"], len(p["packets"])) for p in d["paths"]])' <<<"$J")" \
+	"[(['r1', 'r2', 'r3', 'r4'], ['r2'], 25)]"
 
 cleanup
 trap - EXIT

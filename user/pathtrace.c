@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* trace --agents: SPIE's traceback across hosts. Each agent is asked, over
- * its /api/v1/trace, whether it saw the packets; then, from the agent
- * nearest the victim, the path is walked back along the topology through
- * neighbours that saw them too (Snoeren et al., section 4). An agent that
- * saw them but is not connected to that walk can only be a false positive;
- * a fork in the walk is a false positive on one side or a second source. */
+/* trace --agents: SPIE's traceback across hosts (Snoeren et al., section
+ * 4). Each agent is asked, over its /api/v1/trace, which packets it saw.
+ * Then, for each packet, the path is walked back along the topology from
+ * the agent nearest the victim, through neighbours that saw that packet;
+ * an agent that did not answer is walked through and marked unknown (the
+ * packet may have passed it). Packets are grouped by the walk they give.
+ * An agent that saw a packet but is not on its walk can only be a false
+ * positive for it; a fork is a false positive on one side or two sources.
+ * Packets may take different paths (ECMP, route changes): each is traced
+ * on its own, never by all-or-nothing. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +21,17 @@
 #include <sys/time.h>
 #include "commands.h"
 #include "common.h"
+#include "pathtrace.h"
 
-#define MAX_AGENTS 64
 #define RESP_MAX (8 << 20)
 
 struct agent_ref {
 	char name[32], addr[64];
-	int seen, total;	/* IP packets seen, of total; -1: no answer */
+	bool answered;
+	int seen;		/* IP packets it saw */
 	char error[160];
-	int nb[MAX_AGENTS], nnb;
-	int parent, children;
+	uint8_t *saw;		/* one a packet */
+	int fp;			/* packets it saw off their walk */
 };
 
 /* POST body to http://addr/PATH; the response body in *out. */
@@ -96,7 +103,7 @@ static int http_post(const char *addr, const char *path, const void *body, size_
 	return 0;
 }
 
-static int find(struct agent_ref *a, int n, const char *name)
+static int find(const struct agent_ref *a, int n, const char *name)
 {
 	for (int i = 0; i < n; i++)
 		if (!strcmp(a[i].name, name))
@@ -104,52 +111,72 @@ static int find(struct agent_ref *a, int n, const char *name)
 	return -1;
 }
 
-/* "NAME: NEIGHBOUR ..." lines, '#' comments; links go both ways. */
-static int read_topology(const char *path, struct agent_ref *a, int n)
+int bt_topology_read(FILE *f, const char *path, char (*names)[32], int n,
+		     bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS])
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0, err = 0;
+
+	memset(adj, 0, sizeof(bool) * BT_MAX_AGENTS * BT_MAX_AGENTS);
+	while (!err && getline(&line, &cap, f) >= 0) {
+		char *colon, *tok, *save;
+		int from = -1;
+
+		lineno++;
+		line[strcspn(line, "#\n")] = 0;
+		if (!(colon = strchr(line, ':'))) {
+			if (strspn(line, " \t\r") != strlen(line)) {
+				bt_err("%s:%d: expected 'NAME: NEIGHBOUR ...'", path, lineno);
+				err = -EINVAL;
+			}
+			continue;
+		}
+		*colon = 0;
+		tok = strtok_r(line, " \t\r", &save);
+		for (int i = 0; tok && i < n; i++)
+			if (!strcmp(names[i], tok))
+				from = i;
+		if (from < 0) {
+			bt_err("%s:%d: '%s' is not one of --agents", path, lineno, tok ? tok : "");
+			err = -EINVAL;
+			continue;
+		}
+		for (tok = strtok_r(colon + 1, " \t\r", &save); tok && !err;
+		     tok = strtok_r(NULL, " \t\r", &save)) {
+			int to = -1;
+
+			for (int i = 0; i < n; i++)
+				if (!strcmp(names[i], tok))
+					to = i;
+			if (to < 0) {
+				bt_err("%s:%d: '%s' is not one of --agents", path, lineno, tok);
+				err = -EINVAL;
+				break;
+			}
+			/* links go both ways; a repeated link or a loop on itself is
+			 * one link or none, whatever the file says */
+			if (to != from)
+				adj[from][to] = adj[to][from] = true;
+		}
+	}
+	free(line);
+	return err;
+}
+
+static int read_topology(const char *path, char (*names)[32], int n,
+			 bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS])
 {
 	FILE *f = fopen(path, "r");
-	char line[1024];
-	int lineno = 0;
+	int err;
 
 	if (!f) {
 		bt_err("--topology %s: %s", path, strerror(errno));
 		return -errno;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char *colon, *tok, *save;
-		int from;
-
-		lineno++;
-		line[strcspn(line, "#\n")] = 0;
-		if (!(colon = strchr(line, ':'))) {
-			if (strspn(line, " \t") != strlen(line)) {
-				bt_err("%s:%d: expected 'NAME: NEIGHBOUR ...'", path, lineno);
-				fclose(f);
-				return -EINVAL;
-			}
-			continue;
-		}
-		*colon = 0;
-		tok = strtok_r(line, " \t", &save);
-		if (!tok || (from = find(a, n, tok)) < 0) {
-			bt_err("%s:%d: '%s' is not one of --agents", path, lineno, tok ? tok : "");
-			fclose(f);
-			return -EINVAL;
-		}
-		for (tok = strtok_r(colon + 1, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-			int to = find(a, n, tok);
-
-			if (to < 0) {
-				bt_err("%s:%d: '%s' is not one of --agents", path, lineno, tok);
-				fclose(f);
-				return -EINVAL;
-			}
-			a[from].nb[a[from].nnb++] = to;
-			a[to].nb[a[to].nnb++] = from;
-		}
-	}
+	err = bt_topology_read(f, path, names, n, adj);
 	fclose(f);
-	return 0;
+	return err;
 }
 
 /* A time bound for a URL: the characters of bt_parse_time()'s forms
@@ -163,10 +190,255 @@ static void url_arg(char *dst, size_t len, const char *name, const char *v)
 					       : (size_t)snprintf(dst + o, len - o, "%c", *v);
 }
 
+/* Asks agent i; its answer's IP packets in order, *np of them (the first
+ * agent to answer sets it; the others must agree). */
+static void ask(struct agent_ref *a, const char *path, const void *body, size_t len,
+		int *np)
+{
+	char *resp = NULL;
+	int status = 0, err = http_post(a->addr, path, body, len, &resp, &status), cnt;
+	struct json_object *o = NULL;
+
+	if (err) {
+		snprintf(a->error, sizeof(a->error), "%s: %s", a->addr, strerror(-err));
+	} else if (!(o = json_tokener_parse(resp)) || status != 200 ||
+		   !json_object_is_type(o, json_type_array)) {
+		snprintf(a->error, sizeof(a->error), "%s: HTTP %d %.100s", a->addr, status, resp);
+	} else if ((cnt = json_object_array_length(o)) != *np && *np >= 0) {
+		snprintf(a->error, sizeof(a->error), "%s: answered for %d packets, not %d",
+			 a->addr, cnt, *np);
+	} else if (!(a->saw = calloc(cnt ? cnt : 1, 1))) {
+		snprintf(a->error, sizeof(a->error), "out of memory");
+	} else {
+		*np = cnt;
+		a->answered = true;
+		for (int p = 0; p < cnt; p++) {
+			struct json_object *s;
+
+			a->saw[p] = json_object_object_get_ex(json_object_array_get_idx(o, p),
+							      "seen", &s) && json_object_get_boolean(s);
+			a->seen += a->saw[p];
+		}
+	}
+	json_object_put(o);
+	free(resp);
+	if (a->error[0])
+		bt_warn("agent %s: %s; walked through as unknown", a->name, a->error);
+}
+
+/* One packet's walk: parent[] of the agents reached (-1: not, -2: the
+ * start), through those that saw it and those that did not answer; an
+ * unknown agent is kept only with a known one behind it. */
+static void walk(const struct agent_ref *a, int n, bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS],
+		 int start, int p, int *parent)
+{
+	int order[BT_MAX_AGENTS], head = 0, tail = 0, kids[BT_MAX_AGENTS] = { 0 };
+
+	for (int i = 0; i < n; i++)
+		parent[i] = -1;
+	if (a[start].answered && !a[start].saw[p])
+		return;
+	parent[start] = -2;
+	order[tail++] = start;
+	while (head < tail) {
+		int u = order[head++];
+
+		for (int v = 0; v < n; v++)
+			if (adj[u][v] && parent[v] == -1 &&
+			    (!a[v].answered || a[v].saw[p])) {
+				parent[v] = u;
+				kids[u]++;
+				order[tail++] = v;
+			}
+	}
+	/* prune unknown leaves, from the far end inwards */
+	for (int t = tail - 1; t > 0; t--) {
+		int v = order[t];
+
+		if (!a[v].answered && !kids[v]) {
+			kids[parent[v]]--;
+			parent[v] = -1;
+		}
+	}
+	if (!a[start].answered && !kids[start])
+		parent[start] = -1;
+}
+
+struct group {
+	int parent[BT_MAX_AGENTS];
+	int *packets, n;		/* packet numbers, from 1 */
+};
+
+/* The paths of a group's walk, source side first, one per leaf. */
+static void group_paths(const struct agent_ref *a, int n, const struct group *g,
+			struct json_object *jpaths)
+{
+	for (int leaf = 0; leaf < n; leaf++) {
+		int chain[BT_MAX_AGENTS], c = 0;
+		bool is_leaf = g->parent[leaf] != -1;
+
+		for (int v = 0; v < n && is_leaf; v++)
+			if (g->parent[v] == leaf)
+				is_leaf = false;
+		if (!is_leaf)
+			continue;
+		for (int v = leaf; v >= 0; v = g->parent[v])
+			chain[c++] = v;
+		if (jpaths) {
+			struct json_object *o = json_object_new_object(), *p = json_object_new_array(),
+					   *u = json_object_new_array(), *pk = json_object_new_array();
+
+			for (int k = 0; k < c; k++) {
+				json_object_array_add(p, json_object_new_string(a[chain[k]].name));
+				if (!a[chain[k]].answered)
+					json_object_array_add(u, json_object_new_string(a[chain[k]].name));
+			}
+			for (int k = 0; k < g->n; k++)
+				json_object_array_add(pk, json_object_new_int(g->packets[k]));
+			json_object_object_add(o, "path", p);
+			json_object_object_add(o, "unknown", u);
+			json_object_object_add(o, "packets", pk);
+			json_object_array_add(jpaths, o);
+			continue;
+		}
+		printf("%d packet%s: path (source side first):", g->n, g->n > 1 ? "s" : "");
+		for (int k = 0; k < c; k++)
+			printf("%s%s%s", k ? " -> " : " ", a[chain[k]].name,
+			       a[chain[k]].answered ? "" : "?");
+		printf("\n");
+	}
+}
+
+/* The walk of every packet, grouped: returns the number of groups, or -1. */
+static int walk_all(struct agent_ref *a, int n, bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS],
+		    int start, int np, struct group **out, int *no_path)
+{
+	struct group *g = NULL;
+	int ng = 0, parent[BT_MAX_AGENTS];
+
+	*no_path = 0;
+	for (int p = 0; p < np; p++) {
+		int k;
+
+		walk(a, n, adj, start, p, parent);
+		if (parent[start] == -1) {
+			(*no_path)++;
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			if (a[i].answered && a[i].saw[p] && parent[i] == -1)
+				a[i].fp++;
+		for (k = 0; k < ng; k++)
+			if (!memcmp(g[k].parent, parent, n * sizeof(int)))
+				break;
+		if (k == ng) {
+			struct group *more = realloc(g, (ng + 1) * sizeof(*g));
+
+			if (!more)
+				goto err;
+			g = more;
+			memset(&g[ng], 0, sizeof(g[ng]));
+			memcpy(g[ng].parent, parent, sizeof(parent));
+			if (!(g[ng].packets = calloc(np, sizeof(int))))
+				goto err;
+			ng++;
+		}
+		g[k].packets[g[k].n++] = p + 1;
+	}
+	*out = g;
+	return ng;
+err:
+	for (int k = 0; k < ng; k++)
+		free(g[k].packets);
+	free(g);
+	return -1;
+}
+
+static int leaves(const struct group *g, int n)
+{
+	int l = 0;
+
+	for (int u = 0; u < n; u++) {
+		bool leaf = g->parent[u] != -1;
+
+		for (int v = 0; v < n && leaf; v++)
+			leaf = g->parent[v] != u;
+		l += leaf;
+	}
+	return l;
+}
+
+static void print_plain(const struct agent_ref *a, int n, int start, int np,
+			const struct group *g, int ng, int no_path)
+{
+	bool unknown = false;
+
+	for (int i = 0; i < n; i++) {
+		if (a[i].answered)
+			printf("%-12s %-24s saw %d of %d packets\n", a[i].name, a[i].addr, a[i].seen,
+			       np);
+		else
+			printf("%-12s %-24s no answer: unknown\n", a[i].name, a[i].addr);
+	}
+	for (int k = 0; k < ng; k++) {
+		group_paths(a, n, &g[k], NULL);
+		if (leaves(&g[k], n) > 1)
+			printf("  a fork: one branch is a false positive, or there are two sources\n");
+		for (int i = 0; i < n; i++)
+			unknown |= g[k].parent[i] != -1 && !a[i].answered;
+	}
+	if (unknown)
+		printf("  NAME? did not answer and was walked through: the packets may have "
+		       "passed it\n");
+	if (no_path)
+		printf("%d packet%s: no path (%s, nearest the victim, did not see %s)\n", no_path,
+		       no_path > 1 ? "s" : "", a[start].name, no_path > 1 ? "them" : "it");
+	for (int i = 0; i < n; i++)
+		if (a[i].fp)
+			printf("%s saw %d packet%s off their path: false positives\n", a[i].name,
+			       a[i].fp, a[i].fp > 1 ? "s" : "");
+}
+
+static void print_json(const struct agent_ref *a, int n, const struct group *g, int ng,
+		       int no_path)
+{
+	struct json_object *res = json_object_new_object(), *paths = json_object_new_array(),
+			   *fps = json_object_new_array(), *ag = json_object_new_object();
+
+	for (int i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "answered", json_object_new_boolean(a[i].answered));
+		json_object_object_add(o, "packets_seen", json_object_new_int(a[i].seen));
+		if (a[i].error[0])
+			json_object_object_add(o, "error", json_object_new_string(a[i].error));
+		json_object_object_add(ag, a[i].name, o);
+		if (a[i].fp) {
+			struct json_object *f = json_object_new_object();
+
+			json_object_object_add(f, "agent", json_object_new_string(a[i].name));
+			json_object_object_add(f, "packets", json_object_new_int(a[i].fp));
+			json_object_array_add(fps, f);
+		}
+	}
+	for (int k = 0; k < ng; k++)
+		group_paths(a, n, &g[k], paths);
+	json_object_object_add(res, "agents", ag);
+	json_object_object_add(res, "paths", paths);
+	json_object_object_add(res, "no_path", json_object_new_int(no_path));
+	json_object_object_add(res, "false_positives", fps);
+	bt_json_print(res);
+}
+
 int bt_trace_agents(const char *agents, const char *topology, const char *from,
 		    const char *since, const char *until, const void *body, size_t len)
 {
-	char path[256] = "/api/v1/trace?", arg[100];
+	char path[256] = "/api/v1/trace?", arg[100], names[BT_MAX_AGENTS][32];
+	static bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS];
+	struct agent_ref a[BT_MAX_AGENTS] = { 0 };
+	char *list = strdup(agents), *tok, *save;
+	int n = 0, start, np = -1, ng, no_path, ret = BT_EXIT_USAGE;
+	struct group *g = NULL;
 
 	if (since) {
 		url_arg(arg, sizeof(arg), "since", since);
@@ -176,156 +448,57 @@ int bt_trace_agents(const char *agents, const char *topology, const char *from,
 		url_arg(arg, sizeof(arg), "until", until);
 		strncat(path, arg, sizeof(path) - strlen(path) - 1);
 	}
-
-	struct agent_ref a[MAX_AGENTS] = { 0 };
-	char *list = strdup(agents), *tok, *save;
-	int n = 0, start, order[MAX_AGENTS], head = 0, tail = 0;
-
-	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 
-		if (!eq || eq == tok || n == MAX_AGENTS || eq - tok >= (int)sizeof(a[n].name) ||
+		if (!eq || eq == tok || n == BT_MAX_AGENTS || eq - tok >= (int)sizeof(a[n].name) ||
 		    strlen(eq + 1) >= sizeof(a[n].addr)) {
-			bt_err("--agents: give NAME=ADDR:PORT,... (not '%s')", tok);
+			bt_err("--agents: give NAME=ADDR:PORT,... (at most %d; not '%s')",
+			       BT_MAX_AGENTS, tok);
 			free(list);
 			return BT_EXIT_USAGE;
 		}
 		*eq = 0;
+		if (find(a, n, tok) >= 0) {
+			bt_err("--agents: '%s' twice", tok);
+			free(list);
+			return BT_EXIT_USAGE;
+		}
 		snprintf(a[n].name, sizeof(a[n].name), "%s", tok);
+		snprintf(names[n], sizeof(names[n]), "%s", tok);
 		snprintf(a[n].addr, sizeof(a[n].addr), "%s", eq + 1);
-		a[n].parent = -1;
 		n++;
 	}
 	free(list);
-	if (!topology || read_topology(topology, a, n))
+	if (!n || !topology || read_topology(topology, names, n, adj))
 		return BT_EXIT_USAGE;
 	start = from ? find(a, n, from) : 0;
 	if (start < 0) {
 		bt_err("--from %s is not one of --agents", from);
 		return BT_EXIT_USAGE;
 	}
-
-	/* ask every agent */
-	for (int i = 0; i < n; i++) {
-		char *resp = NULL;
-		int status = 0, err = http_post(a[i].addr, path, body, len, &resp, &status);
-		struct json_object *o = NULL;
-
-		char msg[sizeof(a[i].error)] = "";
-
-		a[i].seen = -1;
-		if (err) {
-			snprintf(msg, sizeof(msg), "%s: %s", a[i].addr, strerror(-err));
-		} else if (!(o = json_tokener_parse(resp)) || status != 200 ||
-			   !json_object_is_type(o, json_type_array)) {
-			snprintf(msg, sizeof(msg), "%s: HTTP %d %.100s", a[i].addr, status, resp);
-		} else {
-			a[i].seen = 0;
-			a[i].total = json_object_array_length(o);
-			for (int p = 0; p < a[i].total; p++) {
-				struct json_object *s;
-
-				if (json_object_object_get_ex(json_object_array_get_idx(o, p), "seen", &s) &&
-				    json_object_get_boolean(s))
-					a[i].seen++;
-			}
-		}
-		json_object_put(o);
-		free(resp);
-		memcpy(a[i].error, msg, sizeof(msg));
-		if (a[i].error[0])
-			bt_warn("agent %s: %s", a[i].name, a[i].error);
-	}
-
-	/* walk back from the victim's side through neighbours that saw it all */
-#define SAW(i) (a[i].seen > 0 && a[i].seen == a[i].total)
-	bool visited[MAX_AGENTS] = { 0 };
-
-	if (SAW(start)) {
-		visited[start] = true;
-		order[tail++] = start;
-	}
-	while (head < tail) {
-		int u = order[head++];
-
-		for (int k = 0; k < a[u].nnb; k++) {
-			int v = a[u].nb[k];
-
-			if (visited[v] || !SAW(v))
-				continue;
-			visited[v] = true;
-			a[v].parent = u;
-			a[u].children++;
-			order[tail++] = v;
-		}
-	}
-
-	struct json_object *res = bt_g.json ? json_object_new_object() : NULL, *paths = NULL,
-			   *fps = NULL, *ag = NULL;
-
-	if (res) {
-		paths = json_object_new_array();
-		fps = json_object_new_array();
-		ag = json_object_new_object();
-	}
-	for (int i = 0; i < n; i++) {
-		if (res) {
-			struct json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "seen", json_object_new_boolean(SAW(i)));
-			json_object_object_add(o, "packets_seen", json_object_new_int(a[i].seen));
-			json_object_object_add(o, "packets", json_object_new_int(a[i].total));
-			if (a[i].error[0])
-				json_object_object_add(o, "error", json_object_new_string(a[i].error));
-			json_object_object_add(ag, a[i].name, o);
-		} else {
-			printf("%-12s %-24s %s\n", a[i].name, a[i].addr, a[i].seen < 0 ? "no answer" :
-			       SAW(i) ? "saw the packets" : a[i].seen ? "saw some of them" : "did not see them");
-		}
-	}
-	if (!SAW(start) && !res)
-		printf("%s, nearest the victim, did not see the packets: no path\n", a[start].name);
-	/* one path per leaf of the walk, printed from the source side */
-	for (int t = 0; t < tail; t++) {
-		int chain[MAX_AGENTS], c = 0;
-
-		if (a[order[t]].children)
-			continue;
-		for (int v = order[t]; v >= 0; v = a[v].parent)
-			chain[c++] = v;
-		if (res) {
-			struct json_object *p = json_object_new_array();
-
-			for (int k = 0; k < c; k++)
-				json_object_array_add(p, json_object_new_string(a[chain[k]].name));
-			json_object_array_add(paths, p);
-			continue;
-		}
-		printf("path (source side first):");
-		for (int k = 0; k < c; k++)
-			printf("%s%s", k ? " -> " : " ", a[chain[k]].name);
-		printf("\n");
-	}
-	for (int t = 0; t < tail; t++)
-		if (a[order[t]].children > 1 && !res)
-			printf("fork at %s: one branch is a false positive, or there are two sources\n",
-			       a[order[t]].name);
 	for (int i = 0; i < n; i++)
-		if (SAW(i) && !visited[i]) {
-			if (res)
-				json_object_array_add(fps, json_object_new_string(a[i].name));
-			else
-				printf("%s saw the packets but is not connected to the path: a false "
-				       "positive\n", a[i].name);
-		}
-	if (res) {
-		json_object_object_add(res, "agents", ag);
-		json_object_object_add(res, "paths", paths);
-		json_object_object_add(res, "false_positives", fps);
-		bt_json_print(res);
+		ask(&a[i], path, body, len, &np);
+	if (np < 0) {
+		bt_err("trace: no agent answered");
+		goto out;
 	}
+	ng = walk_all(a, n, adj, start, np, &g, &no_path);
+	if (ng < 0) {
+		bt_err("trace: out of memory");
+		goto out;
+	}
+	if (bt_g.json)
+		print_json(a, n, g, ng, no_path);
+	else
+		print_plain(a, n, start, np, g, ng, no_path);
+	/* 0: every packet has a path from the victim's side; 1: some not */
+	ret = no_path || !np ? BT_EXIT_FAIL : BT_EXIT_OK;
+	for (int k = 0; k < ng; k++)
+		free(g[k].packets);
+	free(g);
+out:
 	for (int i = 0; i < n; i++)
-		if (a[i].seen < 0)
-			return BT_EXIT_USAGE;
-	return SAW(start) ? BT_EXIT_OK : BT_EXIT_FAIL;
+		free(a[i].saw);
+	return ret;
 }

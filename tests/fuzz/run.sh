@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.." || exit 1
 SECONDS_EACH=${1:-60}
 OUT=.output/fuzz
 PASS=0 FAIL=0
-for t in capture hex options archive; do
+for t in capture hex options archive topology; do
 	corpus=$OUT/corpus/$t
 	mkdir -p "$corpus" "$OUT/artifacts/$t"
 	cp -n tests/fuzz/corpus/$t/* "$corpus"/ 2>/dev/null
