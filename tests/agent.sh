@@ -113,9 +113,19 @@ check "Prometheus's query API returns bloomtap's series" grep -q "\"interface\":
 kill $PROM; wait $PROM 2>/dev/null; PROM=
 
 # ---- SIGHUP re-reads the file ----
+ival() { get 127.0.0.1:$PORT/metrics | awk '$1 == "bloomtap_config_interval_seconds" {print $2}'; }
+eq "the file's interval" "$(ival)" 2
 sed -i 's/^interval = 2/interval = 3/' "$TMP/agent.conf"
 kill -HUP $AGENT; sleep 0.5
 check "SIGHUP: configuration re-read" grep -q "re-read .*interval 3 s" "$TMP/agent.log"
+eq "SIGHUP: the new interval in force" "$(ival)" 3
+# a bad file changes nothing, not even the lines before the bad one
+cp "$TMP/agent.conf" "$TMP/good.conf"
+printf 'interval = 4\nbogus = 3\n' >> "$TMP/agent.conf"
+kill -HUP $AGENT; sleep 0.5
+check "SIGHUP, a bad file: not applied, said so" grep -q "not applied, the previous settings stay" "$TMP/agent.log"
+eq "SIGHUP, a bad file: the interval before it stays" "$(ival)" 3
+cp "$TMP/good.conf" "$TMP/agent.conf"
 
 # ---- restart without loss ----
 # intervals of 60 s from the flip still due (at most 3 s away), then heavy
@@ -146,6 +156,44 @@ for f in json.loads(sys.argv[2]):
 print(len(before) > 0 and all(after.get(key(f), -1) >= f["bytes"] for f in before))' "$HBEFORE" "$HAFTER")" True
 T=$(inb curl -s -m 5 -X POST --data-binary "@$TMP/got.pcap" "127.0.0.1:$PORT/api/v1/trace")
 eq "windows from before the restart still answer" "$(python3 -c 'import json,sys; print({p["seen"] for p in json.load(sys.stdin)})' <<<"$T")" "{True}"
+
+# ---- the command line stays on top of the file, at start and reloads;
+# --config=FILE is honoured ----
+kill -TERM $AGENT; wait $AGENT; AGENT=
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config="$TMP/agent.conf" --interval 9 >> "$TMP/agent.log" 2>&1 &
+AGENT=$!
+for i in $(seq 50); do get "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+eq "--config=FILE read at start (its listen, its interface)" "$(get 127.0.0.1:$PORT/healthz)" "ok"
+eq "the command line's interval over the file's" "$(ival)" 9
+kill -HUP $AGENT; sleep 0.5
+eq "and after SIGHUP too" "$(ival)" 9
+check "--config=FILE --check" bash -c "nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --config='$TMP/agent.conf' --check | grep -q 'configuration OK: 1 interface, HTTP on 127.0.0.1:$PORT'"
+
+# ---- the interface deleted and made again, while the agent runs and
+# while it does not: attached again, the instance kept ----
+P0=$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')
+remake() {
+	ip -n "$NSB" link del "$VB"
+	ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
+	ip -n "$NSA" addr add 198.18.8.1/24 dev "$VA"; ip -n "$NSB" addr add 198.18.8.2/24 dev "$VB"
+	ip -n "$NSA" link set "$VA" up; ip -n "$NSB" link set "$VB" up
+}
+remake
+for i in $(seq 40); do grep -q "attached again, to the interface made again" "$TMP/agent.log" && break; sleep 0.1; done
+check "running: the new interface attached again (logged)" grep -q "attached again, to the interface made again" "$TMP/agent.log"
+in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.8.2 >/dev/null
+P1=$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')
+check "running: the new interface's packets counted, the old counts kept ($P0 -> $P1)" test "$P1" -ge $((P0 + 5))
+kill -TERM $AGENT; wait $AGENT; AGENT=
+remake
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" >> "$TMP/agent.log" 2>&1 &
+AGENT=$!
+for i in $(seq 50); do get "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+eq "stopped: the agent starts anyway (no EEXIST)" "$(get 127.0.0.1:$PORT/healthz)" "ok"
+check "stopped: attached to the interface made since (logged)" grep -q "interface was made again since: attached to it" "$TMP/agent.log"
+in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.8.2 >/dev/null
+P2=$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')
+check "stopped: packets counted again ($P1 -> $P2)" test "$P2" -ge $((P1 + 5))
 
 # ---- --detach-on-exit ----
 kill -TERM $AGENT; wait $AGENT; AGENT=

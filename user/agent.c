@@ -4,7 +4,9 @@
  * seals windows into the archive, prunes it, and serves HTTP. Everything it
  * keeps lives in the pins: stopped with SIGTERM it leaves the program
  * attached (unless --detach-on-exit), and started again it goes on where it
- * was, losing no counter, heavy flow or live window. */
+ * was, losing no counter, heavy flow or live window. An interface deleted
+ * and made again is attached again, the instance's maps kept. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 #include "commands.h"
 #include "common.h"
 #include "options.h"
+#include "util.h"
 
 static volatile sig_atomic_t stop, reload;
 
@@ -60,188 +63,10 @@ static double mono(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-#define AGENT_DEFAULTS { .listen = "127.0.0.1:9477", .archive = "/var/lib/bloomtap/archive", \
-			.interval_s = 10, .top = 10 }
-
 static struct agent ag = {
 	.cfg = AGENT_DEFAULTS,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
-
-static const struct bt_opt run_opts[] = {
-	{ "config", 'c', BT_OPT_STRING, &ag.cfg.config, "FILE",
-	  "read options from FILE (one 'name = value' a line, as the long options)" },
-	{ "listen", 'l', BT_OPT_STRING, &ag.cfg.listen, "ADDR:PORT",
-	  "HTTP address (default 127.0.0.1:9477; another address is logged)" },
-	{ "interval", 0, BT_OPT_DOUBLE, &ag.cfg.interval_s, "SECONDS",
-	  "heavy-flow interval (default 10)", .dmin = 0.1, .dmax = 86400 },
-	{ "archive", 'a', BT_OPT_STRING, &ag.cfg.archive, "DIR",
-	  "sealed SPIE windows go here (default /var/lib/bloomtap/archive)" },
-	{ "archive-max-bytes", 0, BT_OPT_U64, &ag.cfg.archive_max_bytes, "N",
-	  "prune the archive to N bytes, oldest first", .min = 1, .max = UINT64_MAX },
-	{ "archive-max-age", 0, BT_OPT_U64, &ag.cfg.archive_max_age, "SECONDS",
-	  "prune archived windows older than this", .min = 1, .max = UINT64_MAX },
-	{ "archive-flush", 0, BT_OPT_DOUBLE, &ag.cfg.archive_flush_s, "SECONDS",
-	  "write sealed windows to the archive within this long (default 10; a file "
-	  "holds up to 64 windows)", .dmin = 0.01, .dmax = 3600 },
-	{ "top", 0, BT_OPT_U32, &ag.cfg.top, "K",
-	  "heavy flows per interface in /metrics (default 10)", .min = 1, .max = 1000 },
-	{ "check", 0, BT_OPT_FLAG, &ag.cfg.check, NULL,
-	  "check the options and the configuration file, attach nothing, exit" },
-	{ "detach-on-exit", 0, BT_OPT_FLAG, &ag.cfg.detach_on_exit, NULL,
-	  "detach and remove the pins when stopped (default: leave attached)" },
-	{ "mode", 'm', BT_OPT_ENUM, &ag.cfg.mode, "MODE", "XDP mode for new attachments",
-	  .choices = bt_mode_names },
-	{ "force", 'f', BT_OPT_FLAG, &ag.cfg.force, NULL,
-	  "replace an XDP program that is not bloomtap's" },
-	BT_SKETCH_OPTS(ag.cfg.sketch),
-	BT_SPIE_OPTS(ag.cfg.spie),
-	{ 0 }
-};
-
-static const struct bt_cmd_spec run_spec = {
-	"run", "IFACE...",
-	"The agent: attach to each IFACE (or adopt its pinned instance), then keep\n"
-	"heavy-flow intervals and SPIE windows turning, seal windows into the\n"
-	"archive, and serve /metrics (Prometheus), /api/v1/heavy, /api/v1/trace\n"
-	"and /healthz. SIGTERM leaves the program attached; SIGHUP re-reads --config.",
-	run_opts, 0, BT_AGENT_MAX_IFACES,
-};
-
-/* A configuration file is the long options, one "name = value" (or a bare
- * "name" for a flag) a line, '#' comments; "interface = NAME" lines add
- * interfaces. Parsed by the command line's own parser. */
-static int read_config(const char *path, char ***argv_out, int *argc_out)
-{
-	FILE *f = fopen(path, "r");
-	char line[1024], **argv;
-	int argc = 1, lineno = 0;
-	size_t cap = 64;
-
-	if (!f) {
-		bt_err("--config %s: %s", path, strerror(errno));
-		return -errno;
-	}
-	argv = calloc(cap, sizeof(*argv));
-	argv[0] = "run";
-	while (fgets(line, sizeof(line), f)) {
-		char *s = line, *eq, *key, *val = NULL, *e;
-
-		lineno++;
-		s[strcspn(s, "#\n")] = 0;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		for (e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t'); e--)
-			*--e = 0;
-		if (!*s)
-			continue;
-		if ((eq = strchr(s, '='))) {
-			*eq = 0;
-			val = eq + 1;
-			while (*val == ' ' || *val == '\t')
-				val++;
-			for (e = eq; e > s && (e[-1] == ' ' || e[-1] == '\t'); e--)
-				*--e = 0;
-		}
-		key = s;
-		if ((size_t)argc + 3 >= cap) {
-			char **more = realloc(argv, 2 * cap * sizeof(*argv));
-
-			if (!more) {
-				bt_err("%s:%d: out of memory", path, lineno);
-				goto err;
-			}
-			argv = more;
-			cap *= 2;
-		}
-		if (!strcmp(key, "interface")) {
-			if (!val || !*val) {
-				bt_err("%s:%d: 'interface' needs a name", path, lineno);
-				goto err;
-			}
-			argv[argc++] = strdup(val);
-			continue;
-		}
-		if (!strcmp(key, "config")) {
-			bt_err("%s:%d: a configuration file cannot name another", path, lineno);
-			goto err;
-		}
-		char opt[sizeof(line) + 2];
-
-		snprintf(opt, sizeof(opt), "--%s", key);
-		argv[argc++] = strdup(opt);
-		if (val)
-			argv[argc++] = strdup(val);
-	}
-	fclose(f);
-	*argv_out = argv;
-	*argc_out = argc;
-	return 0;
-err:
-	fclose(f);
-	for (int i = 1; i < argc; i++)
-		free(argv[i]);
-	free(argv);
-	return -EINVAL;
-}
-
-/* Every configuration file read, kept while the options point into it. */
-static struct cfg_read {
-	char **owned;	/* what read_config allocated: the parser reorders argv */
-	int argc;
-} cfg_reads[64];
-static int ncfg_reads;
-
-static char **keep_argv[64];	/* the reordered arrays themselves */
-static int nkeep;
-
-static void free_configs(void)
-{
-	for (int i = 0; i < nkeep; i++)
-		free(keep_argv[i]);
-	nkeep = 0;
-	for (int i = 0; i < ncfg_reads; i++) {
-		for (int j = 1; j < cfg_reads[i].argc; j++)
-			free(cfg_reads[i].owned[j]);
-		free(cfg_reads[i].owned);
-	}
-	ncfg_reads = 0;
-}
-
-/* The spec's parser applied to the file; errors name the file. */
-static int apply_config(const char *path, char ***names, int *n)
-{
-	struct bt_cmd_spec spec = run_spec;
-	char **argv;
-	int argc, npos;
-
-	if (ncfg_reads == (int)(sizeof(cfg_reads) / sizeof(cfg_reads[0]))) {
-		bt_err("%s: re-read too many times; restart the agent", path);
-		return -EINVAL;
-	}
-	if (read_config(path, &argv, &argc))
-		return -EINVAL;
-	/* bt_parse_args() moves the positional arguments forward in argv,
-	 * over the option pointers: free from a copy taken before */
-	char **owned = malloc(argc * sizeof(*owned));
-
-	if (!owned) {
-		for (int i = 1; i < argc; i++)
-			free(argv[i]);
-		free(argv);
-		return -ENOMEM;
-	}
-	memcpy(owned, argv, argc * sizeof(*owned));
-	cfg_reads[ncfg_reads++] = (struct cfg_read){ owned, argc };
-	keep_argv[nkeep++] = argv;
-	spec.name = path;	/* messages say "FILE: --x ..." */
-	npos = bt_parse_args(&spec, argc, argv);
-	if (npos < 0 || npos == BT_PARSE_HELP)
-		return -EINVAL;
-	*names = argv + 1;
-	*n = npos;
-	return 0;
-}
 
 /* Is this pinned instance laid out as this bloomtap expects? Compares
  * every pinned map's key and value size with the program's own; the heavy
@@ -277,10 +102,28 @@ static int layout_matches(const struct bt_instance *inst)
 	return 1;
 }
 
+/* The instance is kept; its link is made again on the interface of that
+ * name now (its old link died with the interface it was on). */
+static int reattach(const char *name)
+{
+	int err = bt_detach(name, true);
+
+	return err ? err : bt_attach(name, ag.cfg.mode, ag.cfg.force, NULL, NULL);
+}
+
 static int adopt_or_attach(struct agent_iface *f)
 {
 	int link = bt_instance_link_ifindex(f->name), err;
 
+	if (link == 0) {
+		/* pinned, but its interface was deleted (and perhaps made again) */
+		if ((err = reattach(f->name)))
+			return err;
+		bt_log(BT_LOG_INFO, "%s: the interface was made again since: attached to it, "
+		       "the instance's counters and windows kept", f->name);
+		f->reattached++;
+		link = bt_instance_link_ifindex(f->name);
+	}
 	if (link > 0) {
 		err = bt_instance_open(f->name, &f->inst);
 		if (err == -EPROTO || (!err && !layout_matches(&f->inst))) {
@@ -295,8 +138,9 @@ static int adopt_or_attach(struct agent_iface *f)
 			bt_instance_open_or_explain(f->name, &f->inst);
 			return err;
 		}
-		bt_log(BT_LOG_INFO, "%s: adopted the attached instance (%s)", f->name,
-		       BT_PIN_ROOT);
+		if (!f->reattached)
+			bt_log(BT_LOG_INFO, "%s: adopted the attached instance (%s)", f->name,
+			       BT_PIN_ROOT);
 		return 0;
 	}
 	err = bt_attach(f->name, ag.cfg.mode, ag.cfg.force, &ag.cfg.sketch, &ag.cfg.spie);
@@ -306,6 +150,32 @@ static int adopt_or_attach(struct agent_iface *f)
 	if (!err)
 		bt_log(BT_LOG_INFO, "%s: attached", f->name);
 	return err;
+}
+
+/* The interface went away, or was made again: attach to it again once it
+ * is there, logged. Checked once a second. */
+static void watch_iface(struct agent_iface *f)
+{
+	int ifindex = if_nametoindex(f->name), link = bt_instance_link_ifindex(f->name);
+
+	if (!ifindex) {
+		if (!f->gone)
+			bt_log(BT_LOG_WARNING, "%s: the interface is gone; attaching again when "
+			       "one of that name comes back (counters and windows kept)", f->name);
+		f->gone = true;
+		return;
+	}
+	if (link == ifindex)
+		return;
+	if (reattach(f->name)) {
+		bt_log(BT_LOG_ERR, "%s: could not attach to the interface made again; trying "
+		       "again in a second", f->name);
+		return;
+	}
+	f->gone = false;
+	f->reattached++;
+	bt_log(BT_LOG_INFO, "%s: attached again, to the interface made again (index %d); "
+	       "the instance's counters and windows kept", f->name, ifindex);
 }
 
 /* mkdir -p, mode 0700 */
@@ -330,85 +200,81 @@ static double window_s(const struct agent_iface *f)
 	return ag.cfg.spie.window_s > 0 ? ag.cfg.spie.window_s : f->inst.meta.window_ms / 1000.0;
 }
 
-static int run(int argc, char **argv);
-
-int cmd_run(int argc, char **argv)
+/* The settings a keeper takes from the configuration (at start, and at
+ * every reload). */
+static void keeper_settings(struct agent_iface *f)
 {
-	int ret = run(argc, argv);
-
-	free_configs();
-	return ret;
+	f->keeper.archive = ag.cfg.archive;
+	f->keeper.max_bytes = ag.cfg.archive_max_bytes;
+	f->keeper.max_age_s = ag.cfg.archive_max_age;
+	f->keeper.window_s = window_s(f);
+	f->keeper.flush_s = ag.cfg.archive_flush_s;
 }
 
-static int run(int argc, char **argv)
+/* The archive directory's size, for /metrics: counted here, not at every
+ * scrape. */
+static void count_archive(void)
 {
-	struct sigaction sa = { .sa_handler = on_stop }, sh = { .sa_handler = on_hup };
-	struct MHD_Daemon *http = NULL;
-	struct bt_keeper *keepers[BT_AGENT_MAX_IFACES];
-	char **names = NULL, err[512];
-	int n, ncfg = 0, ret = BT_EXIT_FAIL;
-	bool loopback;
+	char **names;
+	int n;
+	uint64_t bytes = 0;
 
-	/* the file first, so that the command line overrides it */
-	for (int i = 1; i < argc - 1; i++)
-		if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c"))
-			ag.cfg.config = argv[i + 1];
-	if (ag.cfg.config && apply_config(ag.cfg.config, &names, &ncfg))
-		return BT_EXIT_USAGE;
-	n = bt_parse_args(&run_spec, argc, argv);
-	if (n < 0)
-		return BT_EXIT_USAGE;
-	if (n == BT_PARSE_HELP)
-		return 0;
+	if (!ag.cfg.archive || bt_archive_list(ag.cfg.archive, NULL, &names, &n))
+		return;
+	for (int i = 0; i < n; i++) {
+		char path[600];
+		struct stat st;
 
-	/* every interface, from the file and the command line */
-	for (int i = 0; i < ncfg + n; i++) {
-		const char *name = i < ncfg ? names[i] : argv[1 + i - ncfg];
-		bool dup = false;
-
-		for (int j = 0; j < ag.n; j++)
-			dup |= !strcmp(ag.ifs[j].name, name);
-		if (dup)
-			continue;
-		if (ag.n == BT_AGENT_MAX_IFACES || strlen(name) >= IFNAMSIZ) {
-			bt_err("run: too many interfaces, or '%s' is too long a name", name);
-			return BT_EXIT_USAGE;
-		}
-		snprintf(ag.ifs[ag.n++].name, IFNAMSIZ, "%s", name);
+		snprintf(path, sizeof(path), "%s/%s", ag.cfg.archive, names[i]);
+		if (!stat(path, &st))
+			bytes += st.st_size;
 	}
-	/* every bad value is an error now, before anything is attached */
-	if (!ag.n) {
-		bt_err("run: name at least one interface (see bloomtap run --help)");
-		return BT_EXIT_USAGE;
+	bt_strv_free(names, n);
+	__atomic_store_n(&ag.archive_bytes, bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&ag.archive_files, (uint64_t)n, __ATOMIC_RELAXED);
+}
+
+/* SIGHUP: the file read again into a new configuration, the command line
+ * on top, checked; swapped in under the lock, or nothing changes. What
+ * only a start can change (the address, the interfaces) is logged. */
+static void reconfigure(void)
+{
+	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ];
+	struct agent_cfg next;
+	int n;
+
+	if (!ag.cfg.config) {
+		bt_log(BT_LOG_WARNING, "SIGHUP: no --config to re-read");
+		return;
 	}
+	if (bt_agent_config_load(ag.argc, ag.argv, &next, names, &n)) {
+		bt_log(BT_LOG_ERR, "%s: not applied, the previous settings stay", ag.cfg.config);
+		return;
+	}
+	if (strcmp(next.listen, ag.cfg.listen))
+		bt_log(BT_LOG_WARNING, "%s: listen %s takes effect at the next start", ag.cfg.config,
+		       next.listen);
+	if (n != ag.n)
+		bt_log(BT_LOG_WARNING, "%s: interfaces are read at start: restart the agent to "
+		       "add or remove one", ag.cfg.config);
+	if (next.archive && mkdir_p(next.archive)) {
+		bt_log(BT_LOG_ERR, "%s: --archive %s: %s; not applied", ag.cfg.config, next.archive,
+		       strerror(errno));
+		return;
+	}
+	pthread_mutex_lock(&ag.lock);
+	next.listen = ag.cfg.listen;
+	ag.cfg = next;
 	for (int i = 0; i < ag.n; i++)
-		if (!if_nametoindex(ag.ifs[i].name)) {
-			bt_err("run: no such interface: '%s' (see 'ip link')", ag.ifs[i].name);
-			return BT_EXIT_USAGE;
-		}
-	if (bt_listen_check(ag.cfg.listen, &loopback)) {
-		bt_err("run: --listen %s: give ADDR:PORT (127.0.0.1:9477, [::1]:9477)",
-		       ag.cfg.listen);
-		return BT_EXIT_USAGE;
-	}
-	{
-		struct bt_meta probe = { 0 };
-		struct bt_sketch_cfg sk = ag.cfg.sketch;
-		struct bt_spie_cfg sp = ag.cfg.spie;
+		keeper_settings(&ag.ifs[i]);
+	pthread_mutex_unlock(&ag.lock);
+	bt_log(BT_LOG_INFO, "re-read %s (interval %g s, window %g s)", ag.cfg.config,
+	       ag.cfg.interval_s, ag.cfg.spie.window_s);
+}
 
-		if (bt_sketch_resolve(&sk, &probe) || bt_spie_resolve(&sp, &probe))
-			return BT_EXIT_USAGE;
-	}
-	if (ag.cfg.archive && !ag.cfg.check && mkdir_p(ag.cfg.archive)) {
-		bt_err("run: --archive %s: %s", ag.cfg.archive, strerror(errno));
-		return BT_EXIT_USAGE;
-	}
-	if (ag.cfg.check) {
-		printf("configuration OK: %d interface%s, HTTP on %s\n", ag.n, ag.n > 1 ? "s" : "",
-		       ag.cfg.listen);
-		return 0;
-	}
-
+/* Phase 2: attach or adopt every interface, take its lock, map it. */
+static int start_ifaces(struct bt_keeper **keepers)
+{
 	for (int i = 0; i < ag.n; i++) {
 		struct agent_iface *f = &ag.ifs[i];
 
@@ -420,63 +286,56 @@ static int run(int argc, char **argv)
 		    bt_spie_map(&f->inst, &f->sm)) {
 			bt_err("run: %s: could not attach or adopt", f->name);
 			ag.n = i + (f->inst.meta_fd > 0);
-			goto out;
+			return -1;
 		}
 		f->next_flip = mono() + ag.cfg.interval_s;
-		f->keeper = (struct bt_keeper){ .sm = &f->sm, .name = f->name,
-			.archive = ag.cfg.archive, .max_bytes = ag.cfg.archive_max_bytes,
-			.max_age_s = ag.cfg.archive_max_age, .window_s = window_s(f),
-			.flush_s = ag.cfg.archive_flush_s };
+		f->keeper = (struct bt_keeper){ .sm = &f->sm, .name = f->name };
+		keeper_settings(f);
 		keepers[i] = &f->keeper;
 	}
-	http = bt_http_start(&ag, ag.cfg.listen, err, sizeof(err));
-	if (!http) {
-		bt_err("run: %s", err);
-		goto out;
-	}
-	if (!loopback)
-		bt_log(BT_LOG_WARNING, "listening on %s, beyond loopback: anyone who reaches it "
-		       "can read the metrics and query traces", ag.cfg.listen);
-	bt_log(BT_LOG_INFO, "running on %d interface%s, HTTP on %s, archive %s", ag.n,
-	       ag.n > 1 ? "s" : "", ag.cfg.listen, ag.cfg.archive);
+	return 0;
+}
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sh, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	ag.started = mono();
+/* Phase 3: every 10 ms (the datapath may fill a window in that time), the
+ * intervals and the rings; every second, the interfaces and the archive's
+ * size. */
+static void loop(struct bt_keeper **keepers)
+{
+	double next_watch = 0;
+
 	while (!stop) {
-		/* every 10 ms: the datapath may fill a window in that time */
+		double now;
+
 		usleep(10000);
 		if (reload) {
 			reload = 0;
-			if (ag.cfg.config && !apply_config(ag.cfg.config, &names, &ncfg))
-				bt_log(BT_LOG_INFO, "re-read %s (interval %g s, window %g s)",
-				       ag.cfg.config, ag.cfg.interval_s, ag.cfg.spie.window_s);
-			else if (ag.cfg.config)
-				bt_log(BT_LOG_ERR, "%s: not applied, the previous settings stay",
-				       ag.cfg.config);
+			reconfigure();
+		}
+		now = mono();
+		if (now >= next_watch) {
+			for (int i = 0; i < ag.n; i++)
+				watch_iface(&ag.ifs[i]);
+			count_archive();
+			next_watch = now + 1;
 		}
 		pthread_mutex_lock(&ag.lock);
 		for (int i = 0; i < ag.n; i++) {
 			struct agent_iface *f = &ag.ifs[i];
-			double now = mono();
 
 			if (now >= f->next_flip) {
 				bt_heavy_flip(&f->hm);
 				f->next_flip = now + ag.cfg.interval_s;
 			}
-			f->keeper.window_s = window_s(f);
 		}
 		bt_keeper_turn_all(keepers, ag.n, false, false);
 		pthread_mutex_unlock(&ag.lock);
 	}
 	bt_keeper_turn_all(keepers, ag.n, false, true);
-	bt_log(BT_LOG_INFO, "stopping; %s", ag.cfg.detach_on_exit ?
-	       "detaching (--detach-on-exit)" : "the programs stay attached, the maps pinned");
-	ret = 0;
-out:
-	bt_http_stop(http);
+}
+
+/* Phase 4: what the agent holds, released; detached if asked. */
+static void stop_ifaces(bool detach)
+{
 	for (int i = 0; i < ag.n; i++) {
 		struct agent_iface *f = &ag.ifs[i];
 
@@ -487,9 +346,88 @@ out:
 		if (f->lock_fd > 0)
 			close(f->lock_fd);
 		bt_instance_close(&f->inst);
-		if (ag.cfg.detach_on_exit && !ret)
+		if (detach)
 			bt_detach(f->name, false);
 	}
+}
+
+static int run(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_stop }, sh = { .sa_handler = on_hup };
+	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ], err[512];
+	struct bt_keeper *keepers[BT_AGENT_MAX_IFACES];
+	struct MHD_Daemon *http = NULL;
+	int n, rc, ret = BT_EXIT_FAIL;
+	bool loopback;
+
+	/* Phase 1: the configuration, every value checked before anything is
+	 * attached */
+	rc = bt_agent_config_load(argc, argv, &ag.cfg, names, &n);
+	if (rc == BT_PARSE_HELP)
+		return 0;
+	if (rc)
+		return BT_EXIT_USAGE;
+	if (!n) {
+		bt_err("run: name at least one interface (see bloomtap run --help)");
+		return BT_EXIT_USAGE;
+	}
+	for (int i = 0; i < n; i++)
+		if (!if_nametoindex(names[i])) {
+			bt_err("run: no such interface: '%s' (see 'ip link')", names[i]);
+			return BT_EXIT_USAGE;
+		}
+	if (ag.cfg.archive && !ag.cfg.check && mkdir_p(ag.cfg.archive)) {
+		bt_err("run: --archive %s: %s", ag.cfg.archive, strerror(errno));
+		return BT_EXIT_USAGE;
+	}
+	if (ag.cfg.check) {
+		printf("configuration OK: %d interface%s, HTTP on %s\n", n, n > 1 ? "s" : "",
+		       ag.cfg.listen);
+		return 0;
+	}
+	ag.argc = argc;
+	ag.argv = argv;
+	ag.n = n;
+	for (int i = 0; i < n; i++)
+		snprintf(ag.ifs[i].name, IFNAMSIZ, "%s", names[i]);
+	bt_listen_check(ag.cfg.listen, &loopback);
+	/* what a crash left in the archive: temporary files */
+	if (ag.cfg.archive)
+		bt_archive_prune(ag.cfg.archive, NULL, 0, 0, NULL);
+
+	if (start_ifaces(keepers))
+		goto out;
+	http = bt_http_start(&ag, ag.cfg.listen, err, sizeof(err));
+	if (!http) {
+		bt_err("run: %s", err);
+		goto out;
+	}
+	if (!loopback)
+		bt_log(BT_LOG_WARNING, "listening on %s, beyond loopback: anyone who reaches it "
+		       "can read the metrics and query traces", ag.cfg.listen);
+	bt_log(BT_LOG_INFO, "running on %d interface%s, HTTP on %s, archive %s", ag.n,
+	       ag.n > 1 ? "s" : "", ag.cfg.listen, ag.cfg.archive);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sh, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	ag.started = mono();
+	count_archive();
+	loop(keepers);
+	bt_log(BT_LOG_INFO, "stopping; %s", ag.cfg.detach_on_exit ?
+	       "detaching (--detach-on-exit)" : "the programs stay attached, the maps pinned");
+	ret = 0;
+out:
+	bt_http_stop(http);
+	stop_ifaces(ag.cfg.detach_on_exit && !ret);
+	return ret;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	int ret = run(argc, argv);
+
+	bt_agent_config_free();
 	return ret;
 }
 

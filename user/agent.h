@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <net/if.h>
+#include "options.h"
 #include "instance.h"
 #include "keeper.h"
 #include "sketch.h"
@@ -23,11 +24,13 @@ struct agent_iface {
 	struct bt_keeper keeper;	/* the SPIE ring's housekeeping */
 	int lock_fd;			/* bt_instance_lock(), held while running */
 	double next_flip;		/* CLOCK_MONOTONIC seconds */
+	bool gone;			/* its interface went away: waiting for it */
+	uint64_t reattached;		/* to an interface of its name made again */
 };
 
 struct agent_cfg {
 	const char *config, *listen, *archive;
-	double interval_s, window_s, archive_flush_s;
+	double interval_s, archive_flush_s;
 	uint32_t top;
 	uint64_t archive_max_bytes, archive_max_age;
 	bool detach_on_exit, force, check;
@@ -36,13 +39,33 @@ struct agent_cfg {
 	struct bt_spie_cfg spie;
 };
 
+#define AGENT_DEFAULTS { .listen = "127.0.0.1:9477", .archive = "/var/lib/bloomtap/archive", \
+			.interval_s = 10, .top = 10 }
+
+/* run's options (user/agent_config.c). */
+extern const struct bt_cmd_spec bt_run_spec;
+/* The configuration: defaults, the --config file, the command line on top,
+ * every value checked; the interfaces of the file and the command line into
+ * names[*n]. 0, BT_PARSE_HELP, or -EINVAL after a message. */
+int bt_agent_config_load(int argc, char **argv, struct agent_cfg *out,
+			 char names[][IFNAMSIZ], int *n);
+int bt_agent_config_check(const struct agent_cfg *c);
+/* Frees what configurations read (at exit: the config points into it). */
+void bt_agent_config_free(void);
+
 struct agent {
 	struct agent_cfg cfg;
 	struct agent_iface ifs[BT_AGENT_MAX_IFACES];
 	int n;
-	pthread_mutex_t lock;		/* loop's rotations vs HTTP readers */
+	pthread_mutex_t lock;		/* loop's turns vs HTTP readers of heavy flows */
 	double started;
 	uint64_t requests, rejected;
+	/* the archive directory, counted by the loop now and then (a scrape
+	 * reads these, never the directory) */
+	uint64_t archive_bytes, archive_files;
+	/* the command line, for reloads: it stays on top of the file */
+	int argc;
+	char **argv;
 };
 
 /* HTTP: /metrics, /healthz, /api/v1/heavy, /api/v1/trace. */

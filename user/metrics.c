@@ -75,32 +75,6 @@ static const struct ctr_metric counters[] = {
 	{ "bloomtap_spie_no_ready_window_total", "Batches of digests that found no clean SPIE window ready after a full one: the agent is behind, the current window goes past its load.", BT_CTR_SPIE_NO_READY },
 };
 
-static uint64_t dir_bytes(const char *dir, uint64_t *files)
-{
-	struct dirent *de;
-	uint64_t sum = 0;
-	DIR *d = dir ? opendir(dir) : NULL;
-	char path[512];
-
-	*files = 0;
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		struct stat st;
-		size_t l = strlen(de->d_name);
-
-		if (l < 4 || strcmp(de->d_name + l - 4, BT_ARCHIVE_SUFFIX))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (!stat(path, &st)) {
-			sum += st.st_size;
-			(*files)++;
-		}
-	}
-	closedir(d);
-	return sum;
-}
-
 char *bt_metrics_text(struct agent *a)
 {
 	struct buf b = { malloc(8192), 0, 8192 };
@@ -113,6 +87,9 @@ char *bt_metrics_text(struct agent *a)
 
 	family(&b, "bloomtap_build_info", "gauge", "bloomtap's version; always 1.");
 	bprintf(&b, "bloomtap_build_info{version=\"%s\"} 1\n", BT_VERSION);
+	family(&b, "bloomtap_config_interval_seconds", "gauge",
+	       "The heavy-flow interval the agent runs with.");
+	bprintf(&b, "bloomtap_config_interval_seconds %g\n", a->cfg.interval_s);
 
 	for (size_t m = 0; m < sizeof(counters) / sizeof(counters[0]); m++) {
 		const struct ctr_metric *cm = &counters[m];
@@ -196,7 +173,9 @@ char *bt_metrics_text(struct agent *a)
 	free(sl.p);
 	free(ae.p);
 
-	bytes = dir_bytes(a->cfg.archive, &files);
+	/* counted by the agent's loop every second: a scrape reads no directory */
+	bytes = __atomic_load_n(&a->archive_bytes, __ATOMIC_RELAXED);
+	files = __atomic_load_n(&a->archive_files, __ATOMIC_RELAXED);
 	family(&b, "bloomtap_archive_bytes", "gauge", "Bytes of sealed windows in the archive.");
 	bprintf(&b, "bloomtap_archive_bytes %llu\n", (unsigned long long)bytes);
 	family(&b, "bloomtap_archive_files", "gauge", "Sealed windows in the archive.");

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* run's configuration: its options, the configuration file, and reloads.
+ * Each load builds a fresh struct agent_cfg, defaults first, then the file,
+ * then the command line on top (the command line always wins), and checks
+ * every value before the caller applies it: a bad file changes nothing. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "agent.h"
+#include "commands.h"
+#include "common.h"
+#include "options.h"
+
+#define RUN_OPTS(c)								\
+	{ "config", 'c', BT_OPT_STRING, &(c).config, "FILE",			\
+	  "read options from FILE (one 'name = value' a line, as the long options)" }, \
+	{ "listen", 'l', BT_OPT_STRING, &(c).listen, "ADDR:PORT",		\
+	  "HTTP address (default 127.0.0.1:9477; another address is logged)" }, \
+	{ "interval", 0, BT_OPT_DOUBLE, &(c).interval_s, "SECONDS",		\
+	  "heavy-flow interval (default 10)", .dmin = 0.1, .dmax = 86400 },	\
+	{ "archive", 'a', BT_OPT_STRING, &(c).archive, "DIR",			\
+	  "sealed SPIE windows go here (default /var/lib/bloomtap/archive)" },	\
+	{ "archive-max-bytes", 0, BT_OPT_U64, &(c).archive_max_bytes, "N",	\
+	  "prune the archive directory to N bytes, oldest first", .min = 1,	\
+	  .max = UINT64_MAX },							\
+	{ "archive-max-age", 0, BT_OPT_U64, &(c).archive_max_age, "SECONDS",	\
+	  "prune archived windows older than this", .min = 1, .max = UINT64_MAX }, \
+	{ "archive-flush", 0, BT_OPT_DOUBLE, &(c).archive_flush_s, "SECONDS",	\
+	  "write sealed windows to the archive within this long (default 10; a file " \
+	  "holds up to 64 windows)", .dmin = 0.01, .dmax = 3600 },		\
+	{ "top", 0, BT_OPT_U32, &(c).top, "K",					\
+	  "heavy flows per interface in /metrics (default 10)", .min = 1, .max = 1000 }, \
+	{ "check", 0, BT_OPT_FLAG, &(c).check, NULL,				\
+	  "check the options and the configuration file, attach nothing, exit" }, \
+	{ "detach-on-exit", 0, BT_OPT_FLAG, &(c).detach_on_exit, NULL,		\
+	  "detach and remove the pins when stopped (default: leave attached)" }, \
+	{ "mode", 'm', BT_OPT_ENUM, &(c).mode, "MODE", "XDP mode for new attachments", \
+	  .choices = bt_mode_names },						\
+	{ "force", 'f', BT_OPT_FLAG, &(c).force, NULL,				\
+	  "replace an XDP program that is not bloomtap's" },			\
+	BT_SKETCH_OPTS((c).sketch),						\
+	BT_SPIE_OPTS((c).spie)
+
+static struct agent_cfg help_cfg;
+static const struct bt_opt help_opts[] = { RUN_OPTS(help_cfg), { 0 } };
+
+const struct bt_cmd_spec bt_run_spec = {
+	"run", "IFACE...",
+	"The agent: attach to each IFACE (or adopt its pinned instance), then keep\n"
+	"heavy-flow intervals and SPIE windows turning, seal windows into the\n"
+	"archive, and serve /metrics (Prometheus), /api/v1/heavy, /api/v1/trace\n"
+	"and /healthz. SIGTERM leaves the program attached; SIGHUP re-reads --config\n"
+	"(the command line stays on top of it).",
+	help_opts, 0, BT_AGENT_MAX_IFACES,
+};
+
+/* What the struct agent_cfg strings point into: argument vectors of
+ * configuration files (their strings), kept until bt_agent_config_free(). */
+static void **kept;
+static size_t nkept;
+
+static int keep(void *p)
+{
+	void **more = realloc(kept, (nkept + 1) * sizeof(*more));
+
+	if (!more)
+		return -ENOMEM;
+	kept = more;
+	kept[nkept++] = p;
+	return 0;
+}
+
+void bt_agent_config_free(void)
+{
+	for (size_t i = 0; i < nkept; i++)
+		free(kept[i]);
+	free(kept);
+	kept = NULL;
+	nkept = 0;
+}
+
+/* argv parsed into c (a copy of the array: the parser moves positional
+ * arguments forward). The positional arguments into names[*n...]. */
+static int parse_into(struct agent_cfg *c, const char *name, int argc, char **argv,
+		      char names[][IFNAMSIZ], int *n)
+{
+	struct bt_opt opts[] = { RUN_OPTS(*c), { 0 } };
+	struct bt_cmd_spec spec = bt_run_spec;
+	char **v = malloc((argc + 1) * sizeof(*v));
+	int npos;
+
+	if (!v || keep(v)) {
+		free(v);
+		return -ENOMEM;
+	}
+	memcpy(v, argv, argc * sizeof(*v));
+	v[argc] = NULL;
+	spec.name = name;	/* a file's errors say "FILE: --x ..." */
+	spec.opts = opts;
+	npos = bt_parse_args(&spec, argc, v);
+	if (npos < 0 || npos == BT_PARSE_HELP)
+		return npos < 0 ? -EINVAL : BT_PARSE_HELP;
+	for (int i = 0; i < npos; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < *n; j++)
+			dup |= !strcmp(names[j], v[1 + i]);
+		if (dup)
+			continue;
+		if (*n == BT_AGENT_MAX_IFACES || strlen(v[1 + i]) >= IFNAMSIZ) {
+			bt_err("%s: too many interfaces, or '%s' is too long a name", name, v[1 + i]);
+			return -EINVAL;
+		}
+		snprintf(names[(*n)++], IFNAMSIZ, "%s", v[1 + i]);
+	}
+	return 0;
+}
+
+/* A configuration file is the long options, one "name = value" (or a bare
+ * "name" for a flag) a line, '#' comments; "interface = NAME" lines add
+ * interfaces: the argument vector they make, for the command line's own
+ * parser. */
+static int read_config(const char *path, char ***argv_out, int *argc_out)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, **argv;
+	size_t cap = 64, lcap = 0, slot;
+	int argc = 1, lineno = 0, err = 0;
+
+	if (!f) {
+		err = -errno;
+		bt_err("--config %s: %s", path, strerror(-err));
+		return err;
+	}
+	argv = calloc(cap, sizeof(*argv));
+	if (!argv || keep(argv)) {
+		free(argv);
+		fclose(f);
+		return -ENOMEM;
+	}
+	slot = nkept - 1;	/* where argv is kept, if realloc moves it */
+	argv[0] = "run";
+	while (!err && getline(&line, &lcap, f) >= 0) {
+		char *s = line, *eq, *val = NULL, *e, opt[64];
+
+		lineno++;
+		s[strcspn(s, "#\n")] = 0;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		for (e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'); )
+			*--e = 0;
+		if (!*s)
+			continue;
+		if ((eq = strchr(s, '='))) {
+			*eq = 0;
+			val = eq + 1;
+			while (*val == ' ' || *val == '\t')
+				val++;
+			for (e = eq; e > s && (e[-1] == ' ' || e[-1] == '\t'); )
+				*--e = 0;
+		}
+		if ((size_t)argc + 3 >= cap) {
+			char **more = realloc(argv, 2 * cap * sizeof(*argv));
+
+			if (!more) {
+				err = -ENOMEM;
+				break;
+			}
+			kept[slot] = argv = more;
+			cap *= 2;
+		}
+		if (!strcmp(s, "config")) {
+			bt_err("%s:%d: a configuration file cannot name another", path, lineno);
+			err = -EINVAL;
+		} else if (!strcmp(s, "interface") && (!val || !*val)) {
+			bt_err("%s:%d: 'interface' needs a name", path, lineno);
+			err = -EINVAL;
+		} else if (!strcmp(s, "interface")) {
+			if (!(argv[argc] = strdup(val)) || keep(argv[argc]))
+				err = -ENOMEM;
+			argc++;
+		} else {
+			snprintf(opt, sizeof(opt), "--%.60s", s);
+			if (!(argv[argc] = strdup(opt)) || keep(argv[argc]))
+				err = -ENOMEM;
+			argc++;
+			if (val && !err) {
+				if (!(argv[argc] = strdup(val)) || keep(argv[argc]))
+					err = -ENOMEM;
+				argc++;
+			}
+		}
+	}
+	free(line);
+	fclose(f);
+	if (err == -ENOMEM)
+		bt_err("%s: out of memory", path);
+	*argv_out = argv;
+	*argc_out = argc;
+	return err;
+}
+
+int bt_agent_config_check(const struct agent_cfg *c)
+{
+	struct bt_meta probe = { 0 };
+	struct bt_sketch_cfg sk = c->sketch;
+	struct bt_spie_cfg sp = c->spie;
+	bool loopback;
+
+	if (bt_listen_check(c->listen, &loopback)) {
+		bt_err("run: --listen %s: give ADDR:PORT (127.0.0.1:9477, [::1]:9477)", c->listen);
+		return -EINVAL;
+	}
+	if (bt_sketch_resolve(&sk, &probe) || bt_spie_resolve(&sp, &probe))
+		return -EINVAL;
+	return 0;
+}
+
+int bt_agent_config_load(int argc, char **argv, struct agent_cfg *out,
+			 char names[][IFNAMSIZ], int *n)
+{
+	struct agent_cfg cli = AGENT_DEFAULTS;
+	char scratch[BT_AGENT_MAX_IFACES][IFNAMSIZ];
+	int ns = 0, err;
+
+	*out = (struct agent_cfg)AGENT_DEFAULTS;
+	*n = 0;
+	/* the command line alone first: --config FILE or --config=FILE, --help */
+	if ((err = parse_into(&cli, "run", argc, argv, scratch, &ns)))
+		return err;
+	if (cli.config) {
+		char **fargv = NULL;
+		int fargc = 0;
+
+		if ((err = read_config(cli.config, &fargv, &fargc)) ||
+		    (err = parse_into(out, cli.config, fargc, fargv, names, n)))
+			return err < 0 ? err : -EINVAL;
+	}
+	/* then the command line again, on top of the file */
+	if ((err = parse_into(out, "run", argc, argv, names, n)))
+		return err;
+	out->config = cli.config;
+	return bt_agent_config_check(out);
+}
