@@ -11,7 +11,8 @@ PCAPS=$TOP/../shared/data/pcaps
 A=$PCAPS/ndpi__gnutella.pcap B=$PCAPS/pcapplusplus__tls2.pcap
 ARCH=$(mktemp -d) ARCH2=$(mktemp -d)
 cleanup() {
-	for i in "$INST" "$INST2"; do "$BLOOMTAP" detach --instance "$i" >/dev/null 2>&1; done
+	for i in "$INST" "$INST2" "$INST-lan" "${LONG:-}"; do
+		[ -n "$i" ] && "$BLOOMTAP" detach --instance "$i" >/dev/null 2>&1; done
 	rm -rf "$ARCH" "$ARCH2"
 }
 trap cleanup EXIT INT TERM
@@ -128,6 +129,68 @@ OUT=$("$BLOOMTAP" trace --archive "$ARCH2" --hex 4500001400000000400000000102030
 check "after SIGKILL: no archive file is damaged" bash -c "! grep -q 'archive file' <<<\"\$0\"" "$OUT"
 check "prune to 100 kB" "$BLOOMTAP" windows --instance "$INST2" --rotate --archive "$ARCH2" --max-bytes 100000
 check "archive within 100 kB" test "$(cat "$ARCH2"/*.btw | wc -c)" -le 100000
+
+# ---- instances that share an archive directory: names matched exactly,
+# a query searches only its instance's files, the budget holds for the
+# directory; and an instance name of the longest length ----
+ARCH3=$(mktemp -d)
+INSTL=$INST-lan
+check "instance $INSTL: A" "$BLOOMTAP" replay --reset --instance "$INSTL" "$A"
+check "instance $INSTL: archived" "$BLOOMTAP" windows --instance "$INSTL" --rotate --archive "$ARCH3"
+check "instance $INST: B" "$BLOOMTAP" replay --reset --instance "$INST" "$B"
+check "instance $INST: archived" "$BLOOMTAP" windows --instance "$INST" --rotate --archive "$ARCH3"
+eq "archive --instance $INST lists its own file only, not $INSTL's" \
+	"$("$BLOOMTAP" -j archive --instance "$INST" "$ARCH3" | python3 -c 'import json,sys; print(sorted({f["instance"] for f in json.load(sys.stdin)}))')" "['$INST']"
+"$BLOOMTAP" trace --instance "$INST" --archive "$ARCH3" "$A" >/dev/null 2>&1
+eq "A, only in $INSTL's archive, is not seen by $INST (exit 1)" "$?" 1
+TL=$("$BLOOMTAP" -j trace --instance "$INSTL" --archive "$ARCH3" "$A" 2>/dev/null)
+eq "A is seen by $INSTL, each window naming it" "$(python3 -c '
+import json,sys; d=json.load(sys.stdin); print(all(p["seen"] for p in d), sorted({w["instance"] for p in d for w in p["windows"]}))' <<<"$TL")" "True ['$INSTL']"
+"$BLOOMTAP" windows --instance "$INSTL" --rotate --archive "$ARCH3" >/dev/null
+"$BLOOMTAP" windows --instance "$INST" --rotate --archive "$ARCH3" >/dev/null
+TOTAL=$(cat "$ARCH3"/*.btw | wc -c)
+BUDGET=$((TOTAL * 2 / 3))
+check "prune the directory to $BUDGET bytes (of $TOTAL)" "$BLOOMTAP" windows --instance "$INST" --rotate --archive "$ARCH3" --max-bytes "$BUDGET"
+check "the whole directory within the budget, every instance's files counted" test "$(cat "$ARCH3"/*.btw | wc -c)" -le "$BUDGET"
+"$BLOOMTAP" detach --instance "$INSTL" >/dev/null
+LONG=spie-32-$(printf '%0*d' $((32 - 9 - ${#ID})) 0)-$ID
+eq "a name of 32 characters" "${#LONG}" 32
+check "instance $LONG: A" "$BLOOMTAP" replay --reset --instance "$LONG" "$A"
+check "instance $LONG: archived" "$BLOOMTAP" windows --instance "$LONG" --rotate --archive "$ARCH3"
+"$BLOOMTAP" detach --instance "$LONG" >/dev/null
+check "its archive alone answers: A all seen (its key file found under its whole name)" \
+	bash -c "'$BLOOMTAP' trace --archive '$ARCH3' '$A' 2>&1 | tail -1 | grep -q '^7468 IP packets: 7468 seen, 0 not seen'"
+check "the archive alone: a packet not seen prints no digest" bash -c \
+	"'$BLOOMTAP' trace --archive '$ARCH3' --hex 4500001c00010000401100000a0000010a000002d431003500080000 | grep -q '^packet 1: not seen$'"
+rm -rf "$ARCH3"
+
+# ---- a capture of 120,000 packets: every one answered for (trace once read
+# the first 100,000, warned, and said "all seen"); the last one changed in a
+# copy: not seen, exit 1 ----
+python3 - "$ARCH/big.pcap" "$ARCH/big-last.pcap" <<'PY'
+import struct, sys
+def frame(i, last=False):
+    ip = bytearray(struct.pack('!BBHHHBBH4s4s', 0x45, 0, 28, i & 0xffff, 0, 64, 17, 0,
+                               bytes([198, 18, 40, (i >> 16) & 255]), bytes([198, 18, 41, 1])))
+    udp = struct.pack('!HHHH', 1024 + (i & 0x7fff), 9, 8, 0 if not last else 1)
+    return b'\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00' + bytes(ip) + udp + bytes(18)
+for path, changed in ((sys.argv[1], False), (sys.argv[2], True)):
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+        for i in range(120000):
+            d = frame(i, changed and i == 119999)
+            f.write(struct.pack('<IIII', i // 1000, i % 1000, len(d), len(d)) + d)
+PY
+check "replay 120,000 packets" "$BLOOMTAP" replay --reset --instance "$INST" "$ARCH/big.pcap"
+OUT=$("$BLOOMTAP" trace --instance "$INST" "$ARCH/big.pcap" 2>&1); RC=$?
+eq "trace: every one of the 120,000 answered, all seen (exit $RC)" "$(tail -1 <<<"$OUT" | cut -d';' -f1)" \
+	"120000 IP packets: 120000 seen, 0 not seen"
+OUT=$("$BLOOMTAP" trace --instance "$INST" "$ARCH/big-last.pcap" 2>&1); RC=$?
+eq "the copy whose last packet differs: exit 1" "$RC" 1
+check "and it is packet 120000 that was not seen" grep -q "^packet 120000: not seen$" <<<"$OUT"
+N=$("$BLOOMTAP" -j trace --instance "$INST" "$ARCH/big.pcap" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+eq "-j: an answer for each of them, streamed" "$N" 120000
+rm -f "$ARCH/big.pcap" "$ARCH/big-last.pcap"
 
 # every capture, replayed from both CPUs at once into one instance: trace
 # finds every IP packet of every one of them
