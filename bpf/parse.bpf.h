@@ -23,6 +23,7 @@
 #define ETH_P_IPV6	0x86DD
 #define ETH_P_8021Q	0x8100
 #define ETH_P_8021AD	0x88A8
+#define ETH_P_QINQ1	0x9100	/* the outer tag of QinQ before 802.1ad */
 
 #define IPPROTO_HOPOPTS_	0
 #define IPPROTO_ICMP_		1
@@ -72,7 +73,13 @@ struct pkt_info {
 	__u32 ip_after;		/* IP bytes after that header, per the length field */
 };
 
-/* Ethernet and up to BT_MAX_VLAN tags; returns the inner ethertype (host
+static __always_inline bool eth_is_vlan(__u16 proto)
+{
+	return proto == ETH_P_8021Q || proto == ETH_P_8021AD || proto == ETH_P_QINQ1;
+}
+
+/* Ethernet and up to BT_MAX_VLAN tags (802.1Q, 802.1ad, and 0x9100, which
+ * QinQ switches used before 802.1ad); returns the inner ethertype (host
  * order) or -1 when the frame ends first. */
 static __always_inline int parse_eth(struct hdr_cursor *c, void *data_end,
 				     struct pkt_info *pi)
@@ -89,7 +96,7 @@ static __always_inline int parse_eth(struct hdr_cursor *c, void *data_end,
 	for (i = 0; i < BT_MAX_VLAN; i++) {
 		struct vlan_hdr *vh = c->pos;
 
-		if (proto != ETH_P_8021Q && proto != ETH_P_8021AD)
+		if (!eth_is_vlan(proto))
 			break;
 		pi->flags |= BT_F_VLAN;
 		if ((void *)(vh + 1) > data_end)
@@ -97,7 +104,7 @@ static __always_inline int parse_eth(struct hdr_cursor *c, void *data_end,
 		c->pos = vh + 1;
 		proto = bpf_ntohs(vh->h_vlan_encapsulated_proto);
 	}
-	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD)
+	if (eth_is_vlan(proto))
 		pi->flags |= BT_F_TOO_DEEP;
 	return proto;
 }

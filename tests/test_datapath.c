@@ -369,18 +369,21 @@ static void test_ipv4_fragments(void **state)
 	assert_int_equal(v.packets, 1);
 }
 
+/* One tag, two (802.1ad outside), and two with the pre-802.1ad QinQ
+ * outer tag 0x9100: all keyed under their tags. */
 static void test_vlan_one_and_two_tags(void **state)
 {
 	struct dp *dp = *state;
 	__u64 c[BT_CTR_MAX];
+	const uint16_t outer[3] = { 0x8100, 0x88a8, 0x9100 };
 
 	skip_unless_root();
-	for (int tags = 1; tags <= 2; tags++) {
+	for (int t = 0; t < 3; t++) {
 		struct frame f = { 0 };
 		size_t ip;
 
-		fr_eth(&f, tags == 2 ? 0x88a8 : 0x8100);
-		if (tags == 2)
+		fr_eth(&f, outer[t]);
+		if (t)
 			fr_vlan(&f, 100, 0x8100);
 		fr_vlan(&f, 200, 0x0800);
 		ip = fr_ipv4(&f, P_UDP, 5, 0);
@@ -389,8 +392,8 @@ static void test_vlan_one_and_two_tags(void **state)
 		dp_run(dp, f.b, f.len);
 	}
 	dp_counters(dp, c);
-	assert_int_equal(c[BT_CTR_VLAN], 2);
-	assert_int_equal(c[BT_CTR_L4_UDP], 2);
+	assert_int_equal(c[BT_CTR_VLAN], 3);
+	assert_int_equal(c[BT_CTR_L4_UDP], 3);
 	assert_int_equal(c[BT_CTR_TOO_DEEP], 0);
 	assert_int_equal(dp_nflows(dp), 1);
 }

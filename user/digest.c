@@ -90,7 +90,8 @@ int bt_spie_packet_frame(const uint8_t *f, uint32_t len, struct bt_spie_packet *
 	if (len < 14)
 		return -1;
 	et = be16(f + 12);
-	for (int tags = 0; et == 0x8100 || et == 0x88a8; tags++) {
+	/* the datapath's tags: 802.1Q, 802.1ad, 0x9100 (bpf/parse.bpf.h) */
+	for (int tags = 0; et == 0x8100 || et == 0x88a8 || et == 0x9100; tags++) {
 		if (tags == 2 || len < off + 4)
 			return -1;	/* the datapath stops at two tags */
 		et = be16(f + off + 2);
