@@ -19,26 +19,32 @@ DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd) -lm -lpthread
 OPT_CFLAGS ?= -O2 -g
+# -MMD -MP: every object depends on the headers it includes (the .d files
+# included at the end), include/hash.h on both sides among them.
 CFLAGS    := $(OPT_CFLAGS) -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
-	     -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE
+	     -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP
 BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
-	     -Iinclude -Ivmlinux/$(ARCH) -mcpu=v3
+	     -Iinclude -Ivmlinux/$(ARCH) -mcpu=v3 -MMD -MP
 
-BPF_SRCS  := $(wildcard bpf/*.bpf.h) bpf/bloomtap.bpf.c include/bloomtap.h
+# The captures the tests read, one definition for the shell and C tests.
+BT_PCAPS  ?= $(CURDIR)/../shared/data/pcaps
+export BT_PCAPS
+
 USER_LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
-USER_HDRS := $(wildcard user/*.h) include/bloomtap.h $(OUTPUT)/bloomtap.skel.h
+# the skeleton is generated: objects that include it wait for it
+USER_HDRS := $(OUTPUT)/bloomtap.skel.h
 
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/flowgen
 
-.PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench clean vmlinux
+.PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench clean vmlinux print-pcaps
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
 	mkdir -p $@
 
-$(OUTPUT)/bloomtap.bpf.o: $(BPF_SRCS) | $(OUTPUT)
+$(OUTPUT)/bloomtap.bpf.o: bpf/bloomtap.bpf.c | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -c bpf/bloomtap.bpf.c -o $@
 
 $(OUTPUT)/bloomtap.skel.h: $(OUTPUT)/bloomtap.bpf.o
@@ -56,11 +62,11 @@ $(OUTPUT)/bloomtap: $(OUTPUT)/user/main.o $(OUTPUT)/libbloomtap.a
 $(OUTPUT)/tests/%.bpf.o: tests/%.bpf.c | $(OUTPUT)/tests
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/tests/flowgen: tests/flowgen.c tests/frames.h | $(OUTPUT)/tests
+$(OUTPUT)/tests/flowgen: tests/flowgen.c | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) -Itests $< -o $@
 
-$(OUTPUT)/tests/%: tests/%.c tests/*.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) | $(OUTPUT)/tests
-	$(CC) $(CFLAGS) -Itests $< $(OUTPUT)/libbloomtap.a $(LIBS) -lcmocka -lpthread -o $@
+$(OUTPUT)/tests/%: tests/%.c $(OUTPUT)/libbloomtap.a $(USER_HDRS) | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) -DBT_PCAPS='"$(BT_PCAPS)"' -Itests $< $(OUTPUT)/libbloomtap.a $(LIBS) -lcmocka -lpthread -o $@
 
 # Installs only what is missing, so a second run costs nothing.
 deps:
@@ -94,19 +100,20 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ONLY_BUILD=$(OUTPUT)/asan tests/run.sh
 
-$(OUTPUT)/bench.bpf.o: bench/bench.bpf.c $(BPF_SRCS) include/hash.h | $(OUTPUT)
+$(OUTPUT)/bench.bpf.o: bench/bench.bpf.c | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@
 
 $(OUTPUT)/bench.skel.h: $(OUTPUT)/bench.bpf.o
 	$(BPFTOOL) gen skeleton $< name bench_bpf > $@
 
-$(OUTPUT)/bench: bench/bench.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) tests/*.h $(OUTPUT)/tests/xdp_pass.bpf.o
+$(OUTPUT)/bench: bench/bench.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) $(OUTPUT)/tests/xdp_pass.bpf.o
 	$(CC) $(CFLAGS) $< $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
 
 # libFuzzer targets (clang): the library built again with coverage and
 # sanitizers into $(OUTPUT)/fuzz. make fuzz runs each for FUZZ_SECONDS;
-# make test runs each for FUZZ_TEST_SECONDS. Crashes land in
-# $(OUTPUT)/fuzz/crash-*; keep each as tests/fuzz/regressions/<target>/.
+# make test runs each for FUZZ_TEST_SECONDS (tests/fuzz/run.sh). Crashes
+# land in $(OUTPUT)/fuzz/artifacts/<target>/; keep each, named for what it
+# found, in tests/fuzz/regressions/<target>/, which run.sh replays first.
 FUZZ_TARGETS := capture hex options archive topology
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 8
@@ -129,9 +136,14 @@ bench: deps
 	$(MAKE) all $(OUTPUT)/bench
 	$(OUTPUT)/bench $(OUTPUT)/bench.txt
 
+print-pcaps:
+	@echo $(BT_PCAPS)
+
 vmlinux:
 	mkdir -p vmlinux/$(ARCH)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
 
 clean:
 	rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)

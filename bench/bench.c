@@ -26,6 +26,7 @@
 #include "bloomtap.h"
 #include "common.h"
 #include "hash.h"
+#include "create.h"
 #include "instance.h"
 #include "sketch.h"
 #include "commands.h"

@@ -6,7 +6,6 @@ need_root "cli"
 
 ID=$$
 INST=cli-$ID
-PCAPS=$TOP/../shared/data/pcaps
 TMP=$(mktemp -d)
 cleanup() { "$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1; rm -rf "$TMP"; }
 trap cleanup EXIT INT TERM

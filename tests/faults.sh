@@ -8,7 +8,6 @@ ID=$$
 NSA=bt-f-a-$ID NSB=bt-f-b-$ID
 VA=btfa$ID VB=btfb$ID
 TMP=$(mktemp -d)
-PCAPS=$TOP/../shared/data/pcaps
 AGENT=
 cleanup() {
 	[ -n "$AGENT" ] && kill -9 "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null

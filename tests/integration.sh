@@ -31,7 +31,7 @@ expect_fail "attach: no such interface" "no such interface" in_ns "$NSB" "$BLOOM
 expect_fail "attach: bad --mode" "must be one of" in_ns "$NSB" "$BLOOMTAP" attach --mode turbo "$VB"
 expect_fail "stats: unknown instance" "no bloomtap instance 'nope-$ID'" "$BLOOMTAP" stats --instance nope-$ID
 expect_fail "not root: clear message" "needs root" \
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$BLOOMTAP" replay "$TOP/../shared/data/pcaps/dnscap__dns.pcap"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$BLOOMTAP" replay "$PCAPS/dnscap__dns.pcap"
 
 check "attach $VB (native)" in_ns "$NSB" "$BLOOMTAP" attach --mode native --bytes 400 "$VB"
 expect_fail "attach twice: already attached" "already has bloomtap attached" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
@@ -117,7 +117,7 @@ check "detach" in_ns "$NSB" "$BLOOMTAP" detach "$VB"
 
 # ---- bpffs missing: mounted by the tool (in a private mount namespace) ----
 check "bpffs absent: bloomtap mounts it" unshare -m bash -c \
-	"umount /sys/fs/bpf 2>/dev/null; '$BLOOMTAP' replay --instance it-replay-$ID '$TOP/../shared/data/pcaps/dnscap__dns6.pcap' 2>&1 | grep -q 'mounted bpffs'"
+	"umount /sys/fs/bpf 2>/dev/null; '$BLOOMTAP' replay --instance it-replay-$ID '$PCAPS/dnscap__dns6.pcap' 2>&1 | grep -q 'mounted bpffs'"
 
 cleanup
 trap - EXIT

@@ -4,6 +4,8 @@
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BLOOMTAP=${BLOOMTAP:-$TOP/.output/bloomtap}
+# the captures: defined once, in the Makefile (BT_PCAPS)
+PCAPS=${BT_PCAPS:-$(make -s -C "$TOP" print-pcaps)}
 PASS=0
 FAIL=0
 SKIP=0

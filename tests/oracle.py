@@ -23,7 +23,10 @@ import collections, csv, json, os, struct, subprocess, sys, tempfile, concurrent
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BLOOMTAP = os.environ.get("BLOOMTAP") or os.path.join(HERE, "..", ".output", "bloomtap")
-PCAPS = os.path.join(HERE, "..", "..", "shared", "data", "pcaps")
+# defined once, in the Makefile (BT_PCAPS)
+PCAPS = os.environ.get("BT_PCAPS") or subprocess.run(
+    ["make", "-s", "-C", os.path.join(HERE, ".."), "print-pcaps"],
+    capture_output=True, text=True, check=True).stdout.strip()
 
 FIELDS = ["frame.number", "frame.cap_len", "frame.protocols",
           "ip.version", "ip.hdr_len", "ip.len", "ip.src", "ip.dst", "ip.proto",

@@ -7,7 +7,6 @@ need_root "spie"
 
 ID=$$
 INST=spie-$ID INST2=spie2-$ID
-PCAPS=$TOP/../shared/data/pcaps
 A=$PCAPS/ndpi__gnutella.pcap B=$PCAPS/pcapplusplus__tls2.pcap
 ARCH=$(mktemp -d) ARCH2=$(mktemp -d)
 cleanup() {

@@ -547,7 +547,7 @@ static void test_fuzzed_frames(void **state)
 		dp_run(dp, buf, len);
 		frames++;
 	}
-	manifest = fopen("../shared/data/pcaps/MANIFEST.tsv", "r");
+	manifest = fopen(BT_PCAPS "/MANIFEST.tsv", "r");
 	if (manifest) {
 		assert_non_null(fgets(line, sizeof(line), manifest));
 		while (fgets(line, sizeof(line), manifest)) {
@@ -556,7 +556,7 @@ static void test_fuzzed_frames(void **state)
 			struct bt_packet p;
 
 			*strchr(line, '\t') = 0;
-			snprintf(path, sizeof(path), "../shared/data/pcaps/%s", line);
+			snprintf(path, sizeof(path), BT_PCAPS "/%s", line);
 			if (bt_capture_open(path, &cap, msg, sizeof(msg)))
 				continue;
 			while (bt_capture_next(cap, &p) == 1) {

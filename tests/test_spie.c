@@ -17,7 +17,7 @@
 #include "spie.h"
 #include "zipf.h"
 
-#define PCAPS "../shared/data/pcaps"
+#define PCAPS BT_PCAPS	/* from the Makefile */
 
 static char inst_name[64];
 

@@ -288,7 +288,7 @@ static void test_capture_unsupported_linktype_skipped(void **state)
 
 static void test_capture_pcapng_from_shared(void **state)
 {
-	const char *path = "../shared/data/pcaps/libpcap__rarp_req_reply.pcapng";
+	const char *path = BT_PCAPS "/libpcap__rarp_req_reply.pcapng";
 	struct bt_capture *c;
 	struct bt_packet p;
 	int n = 0;

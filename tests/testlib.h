@@ -19,6 +19,7 @@
 #include "bloomtap.h"
 #include "hash.h"
 #include "bloomtap.skel.h"
+#include "create.h"
 #include "instance.h"
 #include "replay.h"
 

@@ -13,7 +13,6 @@ NSA=bt-tu-a-$ID NSB=bt-tu-b-$ID
 VA=btta$ID VB=bttb$ID
 PORT=9481
 TMP=$(mktemp -d)
-PCAPS=$TOP/../shared/data/pcaps
 G=$PCAPS/ndpi__gnutella.pcap
 AGENT=
 cleanup() {
@@ -110,6 +109,24 @@ check "no window held past 250 ms ($MAX s)" python3 -c "import sys; sys.exit(not
 kill -TERM $AGENT; wait $AGENT; RC=$?; AGENT=
 eq "the agent stopped cleanly" "$RC" 0
 check "no error logged" bash -c "! grep -q 'error' '$TMP/agent.log'"
+
+# ---- --window below the old 100 ms tick is honoured: 30 ms windows ----
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --window 0.03 --archive "$TMP/archive" \
+	--listen 127.0.0.1:$PORT >> "$TMP/agent.log" 2>&1 &
+AGENT=$!
+for i in $(seq 50); do get "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+START=$(date +%s.%N); sleep 2; STOP=$(date +%s.%N)
+PERIOD=$("$BLOOMTAP" -j windows "$VB" | python3 -c '
+import json, sys, datetime
+t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+start, stop = float(sys.argv[1]), float(sys.argv[2])
+d = [t(w["end"]) - t(w["start"]) for w in json.load(sys.stdin)
+     if w["start"] and w["end"] and start < t(w["start"]) and t(w["end"]) < stop]
+print(len(d), "%.3f" % (sum(d) / len(d) if d else 0))' "$START" "$STOP")
+read -r NW MEAN <<<"$PERIOD"
+check "--window 0.03: windows of 30 ms, not rounded up to 100 ($NW in 2 s, mean $MEAN s)" \
+	python3 -c "import sys; sys.exit(not (0.025 <= $MEAN <= 0.06 and $NW >= 30))"
+kill -TERM $AGENT; wait $AGENT; AGENT=
 cleanup
 trap - EXIT
 summary

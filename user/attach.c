@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "common.h"
 #include "commands.h"
+#include "create.h"
 #include "options.h"
 
 const char *const bt_mode_names[] = { "auto", "native", "skb", NULL };

@@ -9,6 +9,7 @@
 #include "bloomtap.h"
 #include "instance.h"
 #include "sketch.h"
+#include "spie.h"
 
 int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mount.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -16,8 +15,6 @@
 #include "common.h"
 #include "instance.h"
 #include "util.h"
-#include "digest.h"	/* struct bt_hash_keys, in the skeleton's rodata */
-#include "bloomtap.skel.h"
 
 #define BPF_FS_MAGIC_ 0xcafe4a11
 
@@ -106,195 +103,14 @@ static int mkdir_private(const char *path)
 	return chmod(path, 0700) ? -errno : 0;
 }
 
-/* The maps to pin besides the program, by skeleton map. */
-static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, size_t len)
+int bt_instance_mkdir(const char *name)
 {
-	struct bpf_map *maps[] = { skel->maps.counters, skel->maps.flows, skel->maps.ctl,
-				   skel->maps.cms, skel->maps.fm, skel->maps.fmc, skel->maps.fc,
-				   skel->maps.spie,
-				   skel->maps.windows, skel->maps.wcount, skel->maps.digest_log,
-				   skel->maps.meta /* last: marks the instance complete */ };
+	char dir[256];
 	int err;
 
-	bt_instance_path(name, "prog", path, len);
-	if ((err = bpf_program__pin(skel->progs.bloomtap_xdp, path)))
-		return err;
-	bt_instance_path(name, "prog_mb", path, len);
-	if ((err = bpf_program__pin(skel->progs.bloomtap_xdp_mb, path)))
-		return err;
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		bt_instance_path(name, bpf_map__name(maps[i]), path, len);
-		if ((err = bpf_map__pin(maps[i], path)))
-			return err;
-	}
-	return 0;
-}
-
-static void set_shape(struct bpf_map *map, struct bt_map_shape s)
-{
-	bpf_map__set_max_entries(map, s.entries);
-	bpf_map__set_value_size(map, s.value);
-}
-
-int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
-		       struct bt_instance *inst)
-{
-	struct bloomtap_bpf *skel = NULL;
-	struct bt_meta meta = { 0 };
-	struct bt_ctl ctl = { 0 };
-	char dir[256], path[256], desc[256];
-	struct timespec now;
-	struct bt_heavy_shape shape;
-	struct bt_hash_keys keys;
-	__u64 fc_mult, batch;
-	__u32 zero = 0;
-	int err, ncpu;
-
-	if (bt_instance_name_check(name)) {
-		bt_err("'%s' is not a usable instance name (letters, digits, '-', '_', "
-		       "'.', '@'; at most %d)", name, BT_NAME_MAX);
-		return -EINVAL;
-	}
-	err = bt_ensure_bpffs();
-	if (err)
-		return err;
-	if (bt_instance_exists(name))
-		return -EEXIST;
-	bt_instance_remove(name);	/* leftovers of a create that died midway */
-
-	if ((err = bt_sketch_resolve(&cfg->sketch, &meta)) ||
-	    (err = bt_spie_resolve(&cfg->spie, &meta)))
-		return err;
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	meta.ncpu = ncpu;
-	/* The hash key: random per instance, so that nobody can aim flows
-	 * at the same sketch cells, flow memory slots or Bloom blocks. */
-	if (getrandom(&meta.hash_key, sizeof(meta.hash_key), 0) != sizeof(meta.hash_key) ||
-	    getrandom(&fc_mult, sizeof(fc_mult), 0) != sizeof(fc_mult)) {
-		err = -errno;
-		bt_err("getrandom: %s", strerror(-err));
-		return err;
-	}
-
-	skel = bloomtap_bpf__open();
-	if (!skel) {
-		err = -errno;
-		bt_err_errno(err, "opening the BPF object");
-		return err;
-	}
-	skel->rodata->cfg_flow_table = cfg->flow_table_size > 0;
-	skel->rodata->cfg_heavy = !(cfg->flags & BT_META_NO_HEAVY);
-	if (cfg->flow_table_size)
-		bpf_map__set_max_entries(skel->maps.flows, cfg->flow_table_size);
-	bt_hash_keys_derive(&meta.hash_key, &keys);
-	memcpy(&skel->bss->cfg_keys, &keys, sizeof(keys));
-	memset(&keys, 0, sizeof(keys));
-	skel->rodata->cfg_key_mode = meta.key_mode;
-	skel->rodata->cfg_depth = meta.depth;
-	skel->rodata->cfg_wmask = meta.width - 1;
-	skel->rodata->cfg_fm_mask = meta.fm_slots - 1;
-	skel->rodata->cfg_fc_mult = fc_mult | 1;
-	skel->rodata->cfg_frac_div = bt_heavy_frac_div(&meta);
-	/* the program looks each value up once and indexes into it */
-	bt_heavy_shape(&meta, &shape);
-	set_shape(skel->maps.cms, shape.cms);
-	set_shape(skel->maps.fm, shape.fm);
-	set_shape(skel->maps.fmc, shape.fmc);
-	set_shape(skel->maps.fc, shape.fc);
-	skel->rodata->cfg_spie = !(cfg->flags & BT_META_NO_SPIE);
-	skel->rodata->cfg_share_hash = !(cfg->flags & BT_META_SEPARATE_HASH);
-	skel->rodata->cfg_k = meta.k;
-	skel->rodata->cfg_block_mask = meta.window_bits / BT_BLOCK_BITS - 1;
-	skel->rodata->cfg_windows = meta.windows;
-	skel->rodata->cfg_design_load = meta.design_load;
-	/* a CPU adds its digests to the shared fill a batch at a time: at
-	 * most 64, and small against the load for tiny windows */
-	for (batch = BT_SPIE_BATCH; batch > 1 && batch * 16 > meta.design_load; batch /= 2)
-		;
-	skel->rodata->cfg_batch_mask = batch - 1;
-	bpf_map__set_max_entries(skel->maps.spie, meta.window_bits / BT_BLOCK_BITS * meta.windows);
-	bpf_map__set_max_entries(skel->maps.windows, meta.windows);
-	bpf_map__set_max_entries(skel->maps.wcount, meta.windows);
-	if (cfg->flow_table_size)
-		bpf_map__set_max_entries(skel->maps.digest_log, BT_DIGEST_LOG);
-
-	err = bloomtap_bpf__load(skel);
-	if (err == -ENOMEM || err == -E2BIG) {
-		bt_err("cannot allocate the maps (%.1f MiB of SPIE windows, %.1f MiB of "
-		       "heavy-flow sketch): %s; lower --windows, --window-bits or --width",
-		       meta.window_bits / 8.0 * meta.windows / 1048576.0,
-		       bt_sketch_bytes(&meta) / 1048576.0, strerror(-err));
-		goto out;
-	} else if (err) {
-		bt_err_errno(err, "loading the XDP program (verifier or map creation)");
-		goto out;
-	}
-
 	bt_instance_path(name, NULL, dir, sizeof(dir));
-	if ((err = mkdir_private(BT_PIN_ROOT)) || (err = mkdir_private(dir))) {
+	if ((err = mkdir_private(BT_PIN_ROOT)) || (err = mkdir_private(dir)))
 		bt_err("cannot create %s: %s", dir, strerror(-err));
-		goto out;
-	}
-
-	meta.magic = BT_META_MAGIC;
-	meta.abi_version = BT_ABI_VERSION;
-	meta.flags = cfg->flags | (cfg->flow_table_size ? BT_META_FLOW_TABLE : 0);
-	meta.ifindex = cfg->ifindex;
-	meta.flow_table_size = cfg->flow_table_size;
-	clock_gettime(CLOCK_REALTIME, &now);
-	meta.created_ns = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
-	if (cfg->ifname)
-		snprintf(meta.ifname, sizeof(meta.ifname), "%s", cfg->ifname);
-	ctl.interval_start_ns[0] = meta.created_ns;
-	ctl.nominate_bytes = ctl.nominate_packets = ~0ULL;
-	err = bpf_map_update_elem(bpf_map__fd(skel->maps.meta), &zero, &meta, 0);
-	if (!err)
-		err = bpf_map_update_elem(bpf_map__fd(skel->maps.ctl), &zero, &ctl, 0);
-	if (err) {
-		bt_err_errno(err, "writing instance metadata");
-		goto out_unpin;
-	}
-	if ((err = pin_maps(skel, name, path, sizeof(path))))
-		goto out_pin_err;
-	bloomtap_bpf__destroy(skel);
-	skel = NULL;
-	if ((err = bt_instance_open(name, inst)))
-		goto out_unpin;
-
-	/* Byte and packet thresholds nominate at T/ncpu from the first packet. */
-	struct bt_heavy_maps hm;
-
-	if ((err = bt_heavy_map(inst, &hm))) {
-		bt_err_errno(err, "mapping the sketch");
-		bt_instance_close(inst);
-		goto out_unpin;
-	}
-	bt_heavy_set_nomination(&hm);
-	bt_heavy_unmap(&hm);
-
-	struct bt_spie_maps sm;
-
-	if ((err = bt_spie_map(inst, &sm))) {
-		bt_err_errno(err, "mapping the SPIE windows");
-		bt_instance_close(inst);
-		goto out_unpin;
-	}
-	bt_spie_start(&sm);
-	bt_spie_unmap(&sm);
-	bt_sketch_describe(&inst->meta, desc, sizeof(desc));
-	bt_debug("%s", desc);
-	bt_spie_describe(&inst->meta, desc, sizeof(desc));
-	bt_debug("%s", desc);
-	return 0;
-
-out_pin_err:
-	bt_err("pinning %s: %s", path, strerror(-err));
-out_unpin:
-	bt_instance_remove(name);
-out:
-	bloomtap_bpf__destroy(skel);
 	return err;
 }
 

@@ -8,8 +8,6 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "bloomtap.h"
-#include "sketch.h"
-#include "spie.h"
 
 #define BT_NAME_MAX 32
 
@@ -32,25 +30,15 @@ struct bt_instance {
 	struct bt_meta meta;
 };
 
-struct bt_instance_cfg {
-	const char *ifname;	/* NULL for a replay instance */
-	__u32 ifindex;
-	__u32 flow_table_size;	/* 0: no exact flow table */
-	__u32 flags;		/* enum bt_meta_flags */
-	struct bt_sketch_cfg sketch;	/* resolved by bt_instance_create() */
-	struct bt_spie_cfg spie;
-};
-
 int bt_ensure_bpffs(void);
 /* 0 when name is usable as an instance (and directory) name. */
 int bt_instance_name_check(const char *name);
 int bt_instance_path(const char *name, const char *obj, char *buf, size_t len);
 bool bt_instance_exists(const char *name);
+/* The instance's pin directory (and the root above), mode 0700: the pins
+ * hold the hash key. 0, or -errno after a message. */
+int bt_instance_mkdir(const char *name);
 
-/* Loads a fresh program with its maps and pins it all. Fails with -EEXIST
- * when the instance exists. */
-int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
-		       struct bt_instance *inst);
 /* Opens the pins of an existing instance: -ENOENT when there is none,
  * -EPROTO when it was made by an incompatible bloomtap. Prints nothing. */
 int bt_instance_open(const char *name, struct bt_instance *inst);

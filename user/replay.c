@@ -12,6 +12,7 @@
 #include "capture.h"
 #include "common.h"
 #include "commands.h"
+#include "create.h"
 #include "flow.h"
 #include "keeper.h"
 #include "options.h"

@@ -12,7 +12,7 @@ for t in capture hex options archive topology; do
 	mkdir -p "$corpus" "$OUT/artifacts/$t"
 	cp -n tests/fuzz/corpus/$t/* "$corpus"/ 2>/dev/null
 	if [ "$t" = capture ]; then	# the captures are seeds too
-		for f in ../shared/data/pcaps/*.pcap*; do
+		for f in "${BT_PCAPS:-$(make -s print-pcaps)}"/*.pcap*; do
 			[ "$(stat -c %s "$f")" -le 4096 ] && cp -n "$f" "$corpus"/ 2>/dev/null
 		done
 	fi

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Making an instance: the program loaded with its maps sized, its keys
+ * drawn, everything pinned, its heavy flows and SPIE ring started. Above
+ * instance.c (pins), sketch.c and spie.c, which it uses. */
+#ifndef BLOOMTAP_CREATE_H
+#define BLOOMTAP_CREATE_H
+
+#include <linux/types.h>
+#include "instance.h"
+#include "sketch.h"
+#include "spie.h"
+
+struct bt_instance_cfg {
+	const char *ifname;	/* NULL for a replay instance */
+	__u32 ifindex;
+	__u32 flow_table_size;	/* 0: no exact flow table */
+	__u32 flags;		/* enum bt_meta_flags */
+	struct bt_sketch_cfg sketch;	/* resolved by bt_instance_create() */
+	struct bt_spie_cfg spie;
+};
+
+/* Loads a fresh program with its maps and pins it all. Fails with -EEXIST
+ * when the instance exists. */
+int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
+		       struct bt_instance *inst);
+
+#endif /* BLOOMTAP_CREATE_H */
