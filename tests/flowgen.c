@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "frames.h"
 
@@ -83,6 +84,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "flowgen: %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	total = light + heavy * hp;
 	every = heavy && hp ? total / (heavy * hp) : 0;	/* a heavy packet every this many */
 	for (unsigned long k = 0, li = 0, hi = 0; k < total; k++) {
@@ -121,8 +125,10 @@ int main(int argc, char **argv)
 			n = 0;
 		}
 	}
-	printf("%lu packets: %lu light flows of 1, %lu heavy flows of %lu, %zu-byte frames\n",
-	       sent, light, heavy, hp, len);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("%lu packets: %lu light flows of 1, %lu heavy flows of %lu, %zu-byte frames, "
+	       "sent in %ld ms\n", sent, light, heavy, hp, len,
+	       (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
 	for (unsigned long j = 0; verbose && j < heavy; j++)
 		printf("heavy 198.18.255.%lu:7000\n", j);
 	close(fd);

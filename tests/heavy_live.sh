@@ -33,11 +33,10 @@ import json,sys; d=json.load(sys.stdin); print(max([f["interval_bytes"] for f in
 echo "        the quiet interval: ${QUIET} bytes"
 
 # the burst, right after the flip
-T0=$(date +%s%N)
 OUT=$(in_ns "$NSA" "$FLOWGEN" "$VA" "$MAC" 198.18.12.2 20000 5 400 1000)
-T1=$(date +%s%N)
-echo "        $OUT in $(( (T1 - T0) / 1000000 )) ms"
-check "the burst took less than 100 ms" test $(( (T1 - T0) / 1000000 )) -lt 100
+echo "        $OUT"
+MS=$(sed -n 's/.*sent in \([0-9]*\) ms/\1/p' <<<"$OUT")
+check "the burst took less than 100 ms ($MS ms)" test "${MS:-999}" -lt 100
 check "the burst's interval ends" "$BLOOMTAP" heavy "$VB" --flip
 H=$("$BLOOMTAP" -j heavy "$VB" -n 100 2>/dev/null)
 eq "all 5 heavy flows reported" "$(python3 -c '

@@ -78,7 +78,9 @@ def flip(n, at, version=None):
 flip(3, 0, version=9)		# 00000097: another version
 flip(4, 100)			# 00000096: block_bits, in the header
 flip(5, 160 + dict_len + 8)	# 00000095: window 0's end time, in its record
-flip(6, len(d0) - 100)		# 00000094: the last chunk
+flip(6, len(d0) - 2)		# 00000094: the last chunk's checksum (a flip in
+				# its compressed bytes may decode to the same
+				# filter: test_spie.c tries every bit)
 flip(7, table_off + 8)		# 00000093: an offset in window 0's chunk table
 PY
 OUT=$("$BLOOMTAP" trace --archive "$ARCH" "$A" 2>&1); RC=$?
@@ -89,7 +91,7 @@ check "other version named" grep -q "00000097.btw: archive format version not su
 check "a bit flipped in the header: named" grep -q "00000096.btw: header is corrupt (checksum)" <<<"$OUT"
 check "a bit flipped in a window record: named" grep -q "00000095.btw: window records are corrupt (checksum)" <<<"$OUT"
 check "a bit flipped in a chunk offset: named" grep -E -q "00000093.btw: (a compressed chunk or its offset is corrupt|a chunk offset is out of range)" <<<"$OUT"
-check "a bit flipped in a chunk: named" grep -E -q "00000094.btw: a compressed chunk or its offset is corrupt \((checksum|does not decode)\)" <<<"$OUT"
+check "a bit flipped in a chunk: named" grep -q "00000094.btw: a compressed chunk or its offset is corrupt (checksum)" <<<"$OUT"
 check "each damaged file named once" test "$(grep -c '00000094.btw' <<<"$OUT")" -eq 1
 OUT=$("$BLOOMTAP" archive "$ARCH" 2>&1); RC=$?
 eq "archive: a damaged file makes the exit status 1" "$RC" 1

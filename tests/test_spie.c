@@ -12,6 +12,8 @@
 #include "testlib.h"
 #include "frames.h"
 #include "capture.h"
+#include <sys/stat.h>
+#include "archive.h"
 #include "digest.h"
 #include "keeper.h"
 #include "spie.h"
@@ -343,8 +345,9 @@ static void test_window_at_design_load(void **state)
 		      "%.3g measured, %.3g formula, %.3g from the fill\n",
 		      (unsigned long long)inst.meta.window_bits, inst.meta.k,
 		      (unsigned long long)(n / 2 * 2), (double)fp / queries, expect, from_fill);
+	/* measured against the exact formula; the 1e-4 promise is the
+	 * formula's (the measurement alone, 390 hits or so, is +-5 %) */
 	assert_true(fabs((double)fp / queries - expect) <= 0.2 * expect);
-	assert_true((double)fp / queries <= 1e-4);
 	assert_true(fabs(from_fill - expect) <= 0.2 * expect);
 	/* the design point itself: no worse than 1e-4 at 32 bits a packet */
 	assert_true(bt_bloom_fpr(inst.meta.window_bits, inst.meta.design_load, inst.meta.k) <= 1e-4);
@@ -465,6 +468,75 @@ static void test_no_false_negative_while_user_space_lags(void **state)
 	bt_instance_close(&inst);
 }
 
+/* Every single-bit flip of an archive file, header to last chunk: each is
+ * named when the file is opened or a window read, or the window reads
+ * back the very same filter. Never a wrong filter. (In a sparse filter,
+ * about 0.3 % of the bits of a zstd frame are free: a match offset into
+ * zeros, say. tests/spie.sh once flipped one fixed bit and expected it
+ * named, and failed when that bit was one of them.) */
+static void test_archive_every_bit_flip(void **state)
+{
+	char dir[] = "/tmp/bt-test-flips-XXXXXX", path[512], name[256];
+	struct bt_meta m = { .window_bits = 32768, .k = 8, .hash_key = { 7, 11 } };
+	static struct bt_bloom_block filter[256], back[256];
+	const struct bt_window w = { .seq = 3, .start_ns = 1, .end_ns = 2, .packets = 600 };
+	const struct bt_window *wins[1] = { &w };
+	const struct bt_bloom_block *filters[1] = { filter };
+	uint64_t seed = 5, named = 0, same = 0, wrong = 0;
+	uint8_t *file, *copy;
+	struct stat st;
+	FILE *f;
+
+	for (int i = 0; i < 600; i++) {	/* a window at about a third of its load */
+		__u64 h = bt_rng(&seed);
+		struct bt_bloom_block *b = &filter[bt_bloom_block(h, 255)];
+
+		b->w[0] |= bt_bloom_mask(h, 0, 8);
+		b->w[1] |= bt_bloom_mask(h, 1, 8);
+	}
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(bt_archive_write(dir, "flips", &m, wins, filters, 1, 256, path,
+					  sizeof(path)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	file = malloc(st.st_size);
+	copy = malloc(st.st_size);
+	f = fopen(path, "rb");
+	assert_true(fread(file, 1, st.st_size, f) == (size_t)st.st_size);
+	fclose(f);
+	snprintf(name, sizeof(name), "%s", strrchr(path, '/') + 1);
+	for (off_t at = 0; at < st.st_size; at++)
+		for (int bit = 0; bit < 8; bit++) {
+			struct bt_archive_file *a;
+			const char *why;
+
+			memcpy(copy, file, st.st_size);
+			copy[at] ^= 1 << bit;
+			f = fopen(path, "wb");
+			fwrite(copy, 1, st.st_size, f);
+			fclose(f);
+			a = bt_archive_open(dir, name, &why);
+			if (!a || bt_archive_read_window(a, 0, back))
+				named++;
+			else if (!memcmp(back, filter, sizeof(filter)))
+				same++;
+			else
+				wrong++;
+			bt_archive_close(a);
+		}
+	print_message("%lld bytes, %lld flips: %llu named, %llu read back the same filter, "
+		      "%llu a wrong one\n", (long long)st.st_size, (long long)st.st_size * 8,
+		      (unsigned long long)named, (unsigned long long)same, (unsigned long long)wrong);
+	assert_int_equal(wrong, 0);
+	assert_true(named > 0.9 * st.st_size * 8);
+	free(file);
+	free(copy);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/flips-%016llx.key", dir,
+		 (unsigned long long)bt_key_id(&m.hash_key));
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +547,7 @@ int main(void)
 					  own_instance_teardown),
 		cmocka_unit_test_teardown(test_no_false_negative_while_user_space_lags,
 					  own_instance_teardown),
+		cmocka_unit_test(test_archive_every_bit_flip),
 	};
 	cpu_set_t one;
 
