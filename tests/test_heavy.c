@@ -21,7 +21,6 @@ struct flow_truth {
 	uint64_t bytes, packets;
 };
 
-static char inst_name[64];
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t rng(void)
@@ -53,32 +52,6 @@ static uint32_t flow_of(const struct bt_flow_key *k)
 	return ntohl(a) - 0xc6120000;
 }
 
-static int inst_setup(void **state)
-{
-	struct bt_instance_cfg cfg = { 0 };
-	struct bt_instance *inst;
-
-	if (geteuid() != 0) {
-		*state = NULL;
-		return 0;
-	}
-	inst = calloc(1, sizeof(*inst));
-	snprintf(inst_name, sizeof(inst_name), "test-heavy-%d", getpid());
-	if (bt_instance_create(inst_name, &cfg, inst))	/* default sizes */
-		return -1;
-	*state = inst;
-	return 0;
-}
-
-static int inst_teardown(void **state)
-{
-	if (*state) {
-		bt_instance_close(*state);
-		free(*state);
-		bt_instance_remove(inst_name);
-	}
-	return 0;
-}
 
 struct accuracy {
 	size_t heavy, reported, hits;
@@ -429,5 +402,5 @@ int main(void)
 
 	libbpf_set_print(NULL);
 	return cmocka_run_group_tests_name("heavy flows (BPF_PROG_TEST_RUN)", tests,
-					   inst_setup, inst_teardown);
+					   group_instance_setup, group_instance_teardown);
 }

@@ -21,35 +21,7 @@
 
 #define PCAPS BT_PCAPS	/* from the Makefile */
 
-static char inst_name[64];
 
-static int inst_setup(void **state)
-{
-	struct bt_instance_cfg cfg = { .flow_table_size = 4096 };	/* keeps the digest log */
-	struct bt_instance *inst;
-
-	if (geteuid() != 0) {
-		*state = NULL;
-		return 0;
-	}
-	inst = calloc(1, sizeof(*inst));
-	snprintf(inst_name, sizeof(inst_name), "test-spie-%d", getpid());
-	bt_instance_remove(inst_name);
-	if (bt_instance_create(inst_name, &cfg, inst))
-		return -1;
-	*state = inst;
-	return 0;
-}
-
-static int inst_teardown(void **state)
-{
-	if (*state) {
-		bt_instance_close(*state);
-		free(*state);
-		bt_instance_remove(inst_name);
-	}
-	return 0;
-}
 
 /* The digest log counts from this CPU's insert counter: read it here. */
 static __u64 inserted(struct bt_instance *inst)
@@ -556,7 +528,8 @@ int main(void)
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
 	sched_setaffinity(0, sizeof(one), &one);
+	group_instance_cfg.flow_table_size = 4096;	/* keeps the digest log */
 	libbpf_set_print(NULL);
 	return cmocka_run_group_tests_name("SPIE digests (BPF_PROG_TEST_RUN)", tests,
-					   inst_setup, inst_teardown);
+					   group_instance_setup, group_instance_teardown);
 }

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -62,6 +63,41 @@ static inline int own_instance_teardown(void **state)
 	if (own_name[0])
 		bt_instance_remove(own_name);
 	own_name[0] = 0;
+	return 0;
+}
+
+/* The group's instance: made by group_instance_setup() with the settings
+ * in group_instance_cfg (the suite sets them first), removed by
+ * group_instance_teardown(), also when a test failed. *state is the open
+ * instance, or NULL when not root (every test then skips). */
+static struct bt_instance_cfg group_instance_cfg __attribute__((unused));
+static char group_name[64] __attribute__((unused));
+
+static inline int group_instance_setup(void **state)
+{
+	struct bt_instance *inst;
+
+	*state = NULL;
+	if (geteuid() != 0)
+		return 0;
+	inst = calloc(1, sizeof(*inst));
+	snprintf(group_name, sizeof(group_name), "test-group-%d", getpid());
+	bt_instance_remove(group_name);	/* a run killed before its teardown */
+	if (!inst || bt_instance_create(group_name, &group_instance_cfg, inst)) {
+		free(inst);
+		return -1;
+	}
+	*state = inst;
+	return 0;
+}
+
+static inline int group_instance_teardown(void **state)
+{
+	if (*state) {
+		bt_instance_close(*state);
+		free(*state);
+		bt_instance_remove(group_name);
+	}
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "agent.h"
 #include "archive.h"
 #include "commands.h"
+#include "http.h"
 #include "common.h"
 #include "options.h"
 #include "util.h"

@@ -68,15 +68,6 @@ struct agent {
 	char **argv;
 };
 
-/* HTTP: /metrics, /healthz, /api/v1/heavy, /api/v1/trace. */
-struct MHD_Daemon;
-struct MHD_Daemon *bt_http_start(struct agent *a, const char *listen, char *err, size_t errlen);
-void bt_http_stop(struct MHD_Daemon *d);
-/* 0 when s is ADDR:PORT; *loopback says whether ADDR is. */
-int bt_listen_check(const char *s, bool *loopback);
-/* Prometheus text exposition of every interface; caller frees. */
-char *bt_metrics_text(struct agent *a);
-
 /* journald reads "<N>" level prefixes (sd-daemon(3)) */
 void bt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 enum { BT_LOG_ERR = 3, BT_LOG_WARNING = 4, BT_LOG_INFO = 6, BT_LOG_DEBUG = 7 };

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "agent.h"
 #include "commands.h"
+#include "http.h"
 #include "common.h"
 #include "options.h"
 

@@ -11,6 +11,8 @@
 #include "agent.h"
 #include "commands.h"
 #include "common.h"
+#include "http.h"
+#include "metrics.h"
 
 #define BODY_MAX (1 << 20)		/* a capture of a few hundred packets */
 #define RATE_PER_S 100			/* requests a second, all clients */
@@ -89,15 +91,91 @@ static struct agent_iface *pick_iface(struct agent *a, struct MHD_Connection *c)
 	return NULL;
 }
 
+/* A route: its path, the method it takes, what it does. */
+struct route {
+	const char *path;
+	bool post;			/* POST; else GET */
+	const char *wrong_method;	/* the 405's message */
+	enum MHD_Result (*fn)(struct agent *a, struct MHD_Connection *c, struct req *r);
+};
+
+static enum MHD_Result route_healthz(struct agent *a, struct MHD_Connection *c, struct req *r)
+{
+	return reply(c, MHD_HTTP_OK, "text/plain", strdup("ok\n"));
+}
+
+static enum MHD_Result route_metrics(struct agent *a, struct MHD_Connection *c, struct req *r)
+{
+	char *text;
+
+	pthread_mutex_lock(&a->lock);
+	text = bt_metrics_text(a);
+	pthread_mutex_unlock(&a->lock);
+	if (!text)
+		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", text);
+}
+
+static enum MHD_Result route_heavy(struct agent *a, struct MHD_Connection *c, struct req *r)
+{
+	const char *n = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "n");
+	struct agent_iface *f = pick_iface(a, c);
+	struct json_object *o;
+	char *end = NULL;
+	long top = n ? strtol(n, &end, 10) : 20;
+
+	if (n && (end == n || *end))
+		top = 0;	/* "5x" is no number: refused below */
+	if (!f)
+		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
+	if (top < 1 || top > 100000)
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "n must be 1..100000");
+	pthread_mutex_lock(&a->lock);
+	o = bt_heavy_json(&f->hm, top, false, NULL);
+	pthread_mutex_unlock(&a->lock);
+	if (!o)
+		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	return reply_json(c, MHD_HTTP_OK, o);
+}
+
+static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, struct req *r)
+{
+	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
+	const char *until = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "until");
+	struct agent_iface *f = pick_iface(a, c);
+	struct json_object *o;
+	__u64 s_ns = 0, u_ns = 0;
+	char err[600] = "";
+
+	if (!f)
+		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
+	if (!r->len)
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "empty body");
+	if ((since && bt_parse_time(since, &s_ns)) || (until && bt_parse_time(until, &u_ns)))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST,
+				   "since and until take epoch seconds, YYYY-MM-DDTHH:MM:SSZ or -N[smhd]");
+	/* no lock: the query reads the ring as it turns, and the archive's
+	 * files, while rotations and flips go on */
+	o = bt_trace_buffer(&f->inst, a->cfg.archive, r->body, r->len, s_ns, u_ns, err,
+			    sizeof(err));
+	if (!o)
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
+	return reply_json(c, MHD_HTTP_OK, o);
+}
+
+static const struct route routes[] = {
+	{ "/healthz", false, "use GET", route_healthz },
+	{ "/metrics", false, "use GET", route_metrics },
+	{ "/api/v1/heavy", false, "use GET", route_heavy },
+	{ "/api/v1/trace", true, "use POST with packet bytes in hex, or a pcap", route_trace },
+};
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *data,
 			      size_t *size, void **con_cls)
 {
 	struct agent *a = cls;
 	struct req *r = *con_cls;
-	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
-	struct agent_iface *f;
-	int ret;
 
 	if (!r) {	/* first call: headers only */
 		r = calloc(1, sizeof(*r));
@@ -127,73 +205,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply_error(a, c, MHD_HTTP_TOO_MANY_REQUESTS, "too many requests");
 	if (r->too_large)
 		return reply_error(a, c, MHD_HTTP_CONTENT_TOO_LARGE, "request body over 1 MiB");
-
-	if (!strcmp(url, "/healthz")) {
-		if (!get)
-			return reply_error(a, c, MHD_HTTP_METHOD_NOT_ALLOWED, "use GET");
-		return reply(c, MHD_HTTP_OK, "text/plain", strdup("ok\n"));
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (strcmp(url, routes[i].path))
+			continue;
+		if (strcmp(method, routes[i].post ? "POST" : "GET"))
+			return reply_error(a, c, MHD_HTTP_METHOD_NOT_ALLOWED, routes[i].wrong_method);
+		return routes[i].fn(a, c, r);
 	}
-	if (!strcmp(url, "/metrics")) {
-		if (!get)
-			return reply_error(a, c, MHD_HTTP_METHOD_NOT_ALLOWED, "use GET");
-		pthread_mutex_lock(&a->lock);
-		char *text = bt_metrics_text(a);
-
-		pthread_mutex_unlock(&a->lock);
-		return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", text);
-	}
-	if (!strcmp(url, "/api/v1/heavy")) {
-		const char *n = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "n");
-		char *end = NULL;
-		long top = n ? strtol(n, &end, 10) : 20;
-
-		if (n && (end == n || *end))
-			top = 0;	/* "5x" is no number: refused below */
-
-		if (!get)
-			return reply_error(a, c, MHD_HTTP_METHOD_NOT_ALLOWED, "use GET");
-		if (!(f = pick_iface(a, c)))
-			return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
-		if (top < 1 || top > 100000)
-			return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "n must be 1..100000");
-		pthread_mutex_lock(&a->lock);
-		struct json_object *o = bt_heavy_json(&f->hm, top, false, NULL);
-
-		pthread_mutex_unlock(&a->lock);
-		if (!o)
-			return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-		return reply_json(c, MHD_HTTP_OK, o);
-	}
-	if (!strcmp(url, "/api/v1/trace")) {
-		char err[600] = "";
-
-		if (!post)
-			return reply_error(a, c, MHD_HTTP_METHOD_NOT_ALLOWED,
-					   "use POST with packet bytes in hex, or a pcap");
-		if (!(f = pick_iface(a, c)))
-			return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
-		if (!r->len)
-			return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "empty body");
-		const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
-		const char *until = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "until");
-		__u64 s_ns = 0, u_ns = 0;
-
-		if ((since && bt_parse_time(since, &s_ns)) || (until && bt_parse_time(until, &u_ns)))
-			return reply_error(a, c, MHD_HTTP_BAD_REQUEST,
-					   "since and until take epoch seconds, "
-					   "YYYY-MM-DDTHH:MM:SSZ or -N[smhd]");
-		/* no lock: the query reads the ring as it turns, and the
-		 * archive's files, while rotations and flips go on */
-		struct json_object *o = bt_trace_buffer(&f->inst, a->cfg.archive, r->body, r->len,
-							s_ns, u_ns, err, sizeof(err));
-
-		if (!o)
-			return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
-		return reply_json(c, MHD_HTTP_OK, o);
-	}
-	ret = reply_error(a, c, MHD_HTTP_NOT_FOUND,
-			  "no such path (/metrics, /healthz, /api/v1/heavy, /api/v1/trace)");
-	return ret;
+	return reply_error(a, c, MHD_HTTP_NOT_FOUND,
+			   "no such path (/metrics, /healthz, /api/v1/heavy, /api/v1/trace)");
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,

@@ -4,13 +4,12 @@
  * set per interface. Heavy flows are the top K of the last complete
  * interval, so that label cardinality stays bounded. */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "agent.h"
+#include "metrics.h"
 #include "archive.h"
 #include "common.h"
 #include "flow.h"
@@ -75,22 +74,23 @@ static const struct ctr_metric counters[] = {
 	{ "bloomtap_spie_no_ready_window_total", "Batches of digests that found no clean SPIE window ready after a full one: the agent is behind, the current window goes past its load.", BT_CTR_SPIE_NO_READY },
 };
 
-char *bt_metrics_text(struct agent *a)
+static void section_info(struct buf *b, const struct agent *a)
 {
-	struct buf b = { malloc(8192), 0, 8192 };
+	family(b, "bloomtap_build_info", "gauge", "bloomtap's version; always 1.");
+	bprintf(b, "bloomtap_build_info{version=\"%s\"} 1\n", BT_VERSION);
+	family(b, "bloomtap_config_interval_seconds", "gauge",
+	       "The heavy-flow interval the agent runs with.");
+	bprintf(b, "bloomtap_config_interval_seconds %g\n", a->cfg.interval_s);
+}
+
+/* The datapath's counters, summed over CPUs, a family at a time. */
+static void section_counters(struct buf *b, const struct agent *a)
+{
 	__u64 c[BT_AGENT_MAX_IFACES][BT_CTR_MAX];
-	uint64_t files, bytes;
 
 	memset(c, 0, sizeof(c));
 	for (int i = 0; i < a->n; i++)
 		bt_instance_counters(&a->ifs[i].inst, c[i]);
-
-	family(&b, "bloomtap_build_info", "gauge", "bloomtap's version; always 1.");
-	bprintf(&b, "bloomtap_build_info{version=\"%s\"} 1\n", BT_VERSION);
-	family(&b, "bloomtap_config_interval_seconds", "gauge",
-	       "The heavy-flow interval the agent runs with.");
-	bprintf(&b, "bloomtap_config_interval_seconds %g\n", a->cfg.interval_s);
-
 	for (size_t m = 0; m < sizeof(counters) / sizeof(counters[0]); m++) {
 		const struct ctr_metric *cm = &counters[m];
 		const char *name = cm->name;
@@ -98,92 +98,137 @@ char *bt_metrics_text(struct agent *a)
 		for (size_t k = m; !name; k--)
 			name = counters[k - 1].name;
 		if (cm->name)
-			family(&b, cm->name, "counter", cm->help);
+			family(b, cm->name, "counter", cm->help);
 		for (int i = 0; i < a->n; i++)
-			bprintf(&b, "%s{interface=\"%s\"%s%s} %llu\n", name, a->ifs[i].name,
+			bprintf(b, "%s{interface=\"%s\"%s%s} %llu\n", name, a->ifs[i].name,
 				cm->label ? "," : "", cm->label ? cm->label : "",
 				(unsigned long long)c[i][cm->ctr]);
 	}
+}
 
-	/* heavy flows of the last complete interval, top K */
-	family(&b, "bloomtap_heavy_flow_bytes", "gauge",
-	       "Estimated bytes of the top heavy flows of the last complete interval.");
-	struct buf pk = { malloc(4096), 0, 4096 };
+/* Heavy flows of the last complete interval, top K, and the intervals'
+ * volumes. */
+static void section_heavy(struct buf *b, const struct agent *a)
+{
+	static const char *const what[2] = { "bytes", "packets" };
+	struct bt_heavy_report r[BT_AGENT_MAX_IFACES];
+	bool ok[BT_AGENT_MAX_IFACES];
 
-	family(&pk, "bloomtap_heavy_flow_packets", "gauge",
-	       "Estimated packets of the top heavy flows of the last complete interval.");
-	family(&b, "bloomtap_interval_bytes", "gauge", "Bytes of the heavy-flow intervals.");
+	for (int i = 0; i < a->n; i++)
+		ok[i] = !bt_heavy_collect(&a->ifs[i].hm, !(a->ifs[i].hm.ctl->interval & 1), NULL,
+					  false, &r[i]);
+	for (int k = 0; k < 2; k++) {
+		bprintf(b, "# HELP bloomtap_heavy_flow_%s Estimated %s of the top heavy flows of "
+			"the last complete interval.\n# TYPE bloomtap_heavy_flow_%s gauge\n", what[k],
+			what[k], what[k]);
+		for (int i = 0; i < a->n; i++)
+			for (size_t j = 0; ok[i] && j < r[i].n && j < a->cfg.top; j++) {
+				const struct bt_heavy_flow *h = &r[i].flows[j];
+				char s[BT_ADDR_STRLEN], d[BT_ADDR_STRLEN];
+
+				bprintf(b, "bloomtap_heavy_flow_%s{interface=\"%s\",rank=\"%zu\",src=\"%s\","
+					"dst=\"%s\",sport=\"%u\",dport=\"%u\",proto=\"%u\"} %llu\n", what[k],
+					a->ifs[i].name, j + 1, bt_addr_str(h->key.src, s, sizeof(s)),
+					bt_addr_str(h->key.dst, d, sizeof(d)), ntohs(h->key.sport),
+					ntohs(h->key.dport), h->key.proto,
+					(unsigned long long)(k ? h->packets : h->bytes));
+			}
+	}
+	family(b, "bloomtap_interval_bytes", "gauge", "Bytes of the heavy-flow intervals.");
 	for (int i = 0; i < a->n; i++) {
-		struct agent_iface *f = &a->ifs[i];
-		struct bt_heavy_report r;
-		__u32 last = !(f->hm.ctl->interval & 1);
+		const struct agent_iface *f = &a->ifs[i];
 
-		if (bt_heavy_collect(&f->hm, last, NULL, false, &r))
+		if (!ok[i])
 			continue;
-		for (size_t j = 0; j < r.n && j < a->cfg.top; j++) {
-			char s[BT_ADDR_STRLEN], d[BT_ADDR_STRLEN], lab[256];
-			const struct bt_heavy_flow *h = &r.flows[j];
-
-			snprintf(lab, sizeof(lab), "interface=\"%s\",rank=\"%zu\",src=\"%s\",dst=\"%s\","
-				 "sport=\"%u\",dport=\"%u\",proto=\"%u\"", f->name, j + 1,
-				 bt_addr_str(h->key.src, s, sizeof(s)), bt_addr_str(h->key.dst, d, sizeof(d)),
-				 ntohs(h->key.sport), ntohs(h->key.dport), h->key.proto);
-			bprintf(&b, "bloomtap_heavy_flow_bytes{%s} %llu\n", lab, (unsigned long long)h->bytes);
-			bprintf(&pk, "bloomtap_heavy_flow_packets{%s} %llu\n", lab, (unsigned long long)h->packets);
-		}
-		bprintf(&b, "bloomtap_interval_bytes{interface=\"%s\",interval=\"last\"} %llu\n", f->name,
-			(unsigned long long)r.total_bytes);
-		bprintf(&b, "bloomtap_interval_bytes{interface=\"%s\",interval=\"current\"} %llu\n", f->name,
-			(unsigned long long)bt_heavy_interval_bytes(&f->hm, !last));
-		bt_heavy_report_free(&r);
+		bprintf(b, "bloomtap_interval_bytes{interface=\"%s\",interval=\"last\"} %llu\n",
+			f->name, (unsigned long long)r[i].total_bytes);
+		bprintf(b, "bloomtap_interval_bytes{interface=\"%s\",interval=\"current\"} %llu\n",
+			f->name, (unsigned long long)bt_heavy_interval_bytes(&f->hm, f->hm.ctl->interval & 1));
+		bt_heavy_report_free(&r[i]);
 	}
-	bprintf(&b, "%.*s", (int)pk.len, pk.p);
-	free(pk.p);
+}
 
-	/* SPIE windows */
-	family(&b, "bloomtap_spie_window_fill_ratio", "gauge",
-	       "Share of the current SPIE window's bits that are set.");
-	struct buf fp = { malloc(2048), 0, 2048 }, sl = { malloc(2048), 0, 2048 };
+/* One family with a value for each interface. */
+static void per_iface(struct buf *b, const struct agent *a, const char *name, const char *type,
+		      const char *help, double (*value)(const struct agent_iface *f))
+{
+	family(b, name, type, help);
+	for (int i = 0; i < a->n; i++)
+		bprintf(b, "%s{interface=\"%s\"} %.17g\n", name, a->ifs[i].name, value(&a->ifs[i]));
+}
 
-	family(&fp, "bloomtap_spie_window_false_positive_ratio", "gauge",
-	       "Expected false-positive rate of the current SPIE window, from its fill.");
-	family(&sl, "bloomtap_spie_windows_sealed_total", "counter",
-	       "SPIE windows sealed by this agent.");
-	struct buf ae = { malloc(1024), 0, 1024 };
+static double current_fill(const struct agent_iface *f)
+{
+	__u64 set;
+	double fpr;
 
-	family(&ae, "bloomtap_archive_errors_total", "counter",
-	       "Sealed windows that could not be written to the archive (disk full...).");
-	for (int i = 0; i < a->n; i++) {
-		struct agent_iface *f = &a->ifs[i];
-		uint32_t w = bt_spie_current(&f->sm);
-		__u64 set;
-		double fpr;
+	bt_bloom_fill(bt_window_filter(&f->sm, bt_spie_current(&f->sm)), f->sm.bpw,
+		      f->sm.meta->k, &set, &fpr);
+	return (double)set / f->sm.meta->window_bits;
+}
 
-		bt_bloom_fill(bt_window_filter(&f->sm, w), f->sm.bpw, f->sm.meta->k, &set, &fpr);
-		bprintf(&b, "bloomtap_spie_window_fill_ratio{interface=\"%s\"} %g\n", f->name,
-			(double)set / f->sm.meta->window_bits);
-		bprintf(&fp, "bloomtap_spie_window_false_positive_ratio{interface=\"%s\"} %g\n", f->name, fpr);
-		bprintf(&sl, "bloomtap_spie_windows_sealed_total{interface=\"%s\"} %llu\n", f->name,
-			(unsigned long long)f->keeper.sealed);
-		bprintf(&ae, "bloomtap_archive_errors_total{interface=\"%s\"} %llu\n", f->name,
-			(unsigned long long)f->keeper.archive_errors);
-	}
-	bprintf(&b, "%.*s%.*s%.*s", (int)fp.len, fp.p, (int)sl.len, sl.p, (int)ae.len, ae.p);
-	free(fp.p);
-	free(sl.p);
-	free(ae.p);
+static double current_fpr(const struct agent_iface *f)
+{
+	return bt_window_fpr(&f->sm, bt_spie_current(&f->sm));
+}
 
+static double sealed(const struct agent_iface *f) { return f->keeper.sealed; }
+static double overloaded(const struct agent_iface *f) { return f->keeper.overloaded; }
+static double archived(const struct agent_iface *f) { return f->keeper.archived; }
+static double archive_errors(const struct agent_iface *f) { return f->keeper.archive_errors; }
+static double given_up(const struct agent_iface *f) { return f->keeper.dropped; }
+static double reattached(const struct agent_iface *f) { return f->reattached; }
+
+/* The SPIE ring: its current window, and what the keeper did. */
+static void section_spie(struct buf *b, const struct agent *a)
+{
+	per_iface(b, a, "bloomtap_spie_window_fill_ratio", "gauge",
+		  "Share of the current SPIE window's bits that are set.", current_fill);
+	per_iface(b, a, "bloomtap_spie_window_false_positive_ratio", "gauge",
+		  "False-positive rate of the current SPIE window, from its fill.", current_fpr);
+	per_iface(b, a, "bloomtap_spie_windows_sealed_total", "counter",
+		  "SPIE windows sealed by this agent.", sealed);
+	per_iface(b, a, "bloomtap_spie_windows_overloaded_total", "counter",
+		  "Sealed SPIE windows that went past their design load (no clean window was "
+		  "ready: the agent was behind); their false-positive rate says what it cost.",
+		  overloaded);
+	per_iface(b, a, "bloomtap_spie_windows_archived_total", "counter",
+		  "Sealed SPIE windows written to the archive.", archived);
+	per_iface(b, a, "bloomtap_archive_errors_total", "counter",
+		  "Failed writes of sealed windows to the archive (disk full...).", archive_errors);
+	per_iface(b, a, "bloomtap_spie_windows_unarchived_total", "counter",
+		  "Sealed windows cleared before they could be archived (the archive kept "
+		  "failing and the ring had no clean window left).", given_up);
+	per_iface(b, a, "bloomtap_reattached_total", "counter",
+		  "Times the interface was deleted and made again, and attached again.", reattached);
+}
+
+static void section_archive_http(struct buf *b, const struct agent *a)
+{
 	/* counted by the agent's loop every second: a scrape reads no directory */
-	bytes = __atomic_load_n(&a->archive_bytes, __ATOMIC_RELAXED);
-	files = __atomic_load_n(&a->archive_files, __ATOMIC_RELAXED);
-	family(&b, "bloomtap_archive_bytes", "gauge", "Bytes of sealed windows in the archive.");
-	bprintf(&b, "bloomtap_archive_bytes %llu\n", (unsigned long long)bytes);
-	family(&b, "bloomtap_archive_files", "gauge", "Sealed windows in the archive.");
-	bprintf(&b, "bloomtap_archive_files %llu\n", (unsigned long long)files);
-	family(&b, "bloomtap_http_requests_total", "counter", "HTTP requests served.");
-	bprintf(&b, "bloomtap_http_requests_total %llu\n", (unsigned long long)a->requests);
-	family(&b, "bloomtap_http_rejected_total", "counter",
+	family(b, "bloomtap_archive_bytes", "gauge", "Bytes of sealed windows in the archive.");
+	bprintf(b, "bloomtap_archive_bytes %llu\n",
+		(unsigned long long)__atomic_load_n(&a->archive_bytes, __ATOMIC_RELAXED));
+	family(b, "bloomtap_archive_files", "gauge", "Files of sealed windows in the archive.");
+	bprintf(b, "bloomtap_archive_files %llu\n",
+		(unsigned long long)__atomic_load_n(&a->archive_files, __ATOMIC_RELAXED));
+	family(b, "bloomtap_http_requests_total", "counter", "HTTP requests served.");
+	bprintf(b, "bloomtap_http_requests_total %llu\n", (unsigned long long)a->requests);
+	family(b, "bloomtap_http_rejected_total", "counter",
 	       "HTTP requests refused (bad, too large, too many).");
-	bprintf(&b, "bloomtap_http_rejected_total %llu\n", (unsigned long long)a->rejected);
+	bprintf(b, "bloomtap_http_rejected_total %llu\n", (unsigned long long)a->rejected);
+}
+
+char *bt_metrics_text(struct agent *a)
+{
+	struct buf b = { malloc(8192), 0, 8192 };
+
+	if (!b.p)
+		return NULL;
+	section_info(&b, a);
+	section_counters(&b, a);
+	section_heavy(&b, a);
+	section_spie(&b, a);
+	section_archive_http(&b, a);
 	return b.p;
 }

@@ -550,7 +550,7 @@ static const struct bt_cmd_spec trace_spec = {
 	trace_opts, 0, 2,
 };
 
-static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
+static void print_packet(const struct tpkt *p)
 {
 	char a[40], b[40];
 
@@ -607,17 +607,84 @@ static int trace_agents(const char *file)
 	return ret;
 }
 
+/* Streams the answers: a batch of packets at a time, each printed plain
+ * or as an element of one JSON array. Returns the exit status. */
+static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char *file)
+{
+	uint64_t unseen = 0, ip = 0, count = 0, searched_max = 0;
+	bool first = true;
+	double fpr_max = 0;
+	char msg[600];
+	int rc;
+
+	if (bt_g.json)
+		fputs("[", stdout);
+	while (1) {
+		rc = cap ? load_batch(t, cap, &count, file, msg, sizeof(msg))
+			 : (first ? load_hex(t, tcfg.hex, msg, sizeof(msg)) ? -EINVAL : 1 : 0);
+		if (rc <= 0)
+			break;
+		if (batch_query(t)) {
+			rc = -EIO;
+			snprintf(msg, sizeof(msg), "querying the windows failed");
+			break;
+		}
+		if (t->searched > searched_max)
+			searched_max = t->searched;
+		if (combined_fpr(t) > fpr_max)
+			fpr_max = combined_fpr(t);
+		for (size_t i = 0; i < t->n; i++) {
+			const struct tpkt *p = &t->p[i];
+
+			if (!p->ip) {
+				if (!bt_g.json)
+					printf("packet %" PRIu64 ": not an IP packet bloomtap records; "
+					       "skipped\n", p->number);
+				continue;
+			}
+			ip++;
+			unseen += !p->nhits;
+			if (bt_g.json) {
+				struct json_object *o = packet_json(t, p);
+
+				printf("%s%s", first ? "" : ",", json_object_to_json_string_ext(o,
+				       (bt_g.pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
+				       JSON_C_TO_STRING_NOSLASHESCAPE));
+				json_object_put(o);
+			} else {
+				print_packet(p);
+			}
+			first = false;
+		}
+		first = false;
+	}
+	if (bt_g.json)
+		puts("]");
+	else
+		printf("%" PRIu64 " IP packets: %" PRIu64 " seen, %" PRIu64 " not seen; %" PRIu64
+		       " windows searched, a false positive among them for a packet: %.2g\n",
+		       ip, ip - unseen, unseen, searched_max, fpr_max);
+	if (rc < 0) {
+		/* what was printed stands; the rest was not answered */
+		bt_err("trace: %s", msg);
+		return BT_EXIT_USAGE;
+	}
+	if (!ip) {
+		bt_err("trace: no IP packet that bloomtap records in the input");
+		return BT_EXIT_USAGE;
+	}
+	return unseen ? BT_EXIT_FAIL : BT_EXIT_OK;
+}
+
 int cmd_trace(int argc, char **argv)
 {
-	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE, rc = 0;
+	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE;
 	const char *iface = NULL, *file = NULL;
 	struct bt_capture *cap = NULL;
 	struct trace_ctx t = { 0 };
 	struct bt_instance inst;
-	bool have_inst = false, first = true;
+	bool have_inst = false;
 	__u64 since = 0, until = 0;
-	uint64_t unseen = 0, ip = 0, count = 0, searched_max = 0;
-	double fpr_max = 0;
 	char msg[600];
 
 	if (n < 0)
@@ -646,7 +713,6 @@ int cmd_trace(int argc, char **argv)
 		bt_err("trace: %s", msg);
 		return BT_EXIT_USAGE;
 	}
-
 	/* the live windows: the named instance, or the only one there is;
 	 * with an archive and no instance at all, the archive alone */
 	if (iface || tcfg.instance || !tcfg.archive) {
@@ -659,63 +725,7 @@ int cmd_trace(int argc, char **argv)
 		bt_err("trace: out of memory, or the instance's windows cannot be mapped");
 		goto out;
 	}
-	if (bt_g.json)
-		fputs("[", stdout);
-	while (1) {
-		rc = cap ? load_batch(&t, cap, &count, file, msg, sizeof(msg))
-			 : (first ? load_hex(&t, tcfg.hex, msg, sizeof(msg)) ? -EINVAL : 1 : 0);
-		if (rc <= 0)
-			break;
-		if (batch_query(&t)) {
-			rc = -EIO;
-			snprintf(msg, sizeof(msg), "querying the windows failed");
-			break;
-		}
-		if (t.searched > searched_max)
-			searched_max = t.searched;
-		if (combined_fpr(&t) > fpr_max)
-			fpr_max = combined_fpr(&t);
-		for (size_t i = 0; i < t.n; i++) {
-			struct tpkt *p = &t.p[i];
-
-			if (!p->ip) {
-				if (!bt_g.json)
-					printf("packet %" PRIu64 ": not an IP packet bloomtap records; "
-					       "skipped\n", p->number);
-				continue;
-			}
-			ip++;
-			unseen += !p->nhits;
-			if (bt_g.json) {
-				struct json_object *o = packet_json(&t, p);
-
-				printf("%s%s", first ? "" : ",", json_object_to_json_string_ext(o,
-				       (bt_g.pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
-				       JSON_C_TO_STRING_NOSLASHESCAPE));
-				json_object_put(o);
-			} else {
-				print_packet(&t, p);
-			}
-			first = false;
-		}
-		first = false;
-	}
-	if (bt_g.json)
-		puts("]");
-	else
-		printf("%" PRIu64 " IP packets: %" PRIu64 " seen, %" PRIu64 " not seen; %" PRIu64
-		       " windows searched, a false positive among them for a packet: %.2g\n",
-		       ip, ip - unseen, unseen, searched_max, fpr_max);
-	if (rc < 0) {
-		/* what was printed stands; the rest was not answered */
-		bt_err("trace: %s", msg);
-		goto out;
-	}
-	ret = unseen ? BT_EXIT_FAIL : BT_EXIT_OK;
-	if (!ip) {
-		bt_err("trace: no IP packet that bloomtap records in the input");
-		ret = BT_EXIT_USAGE;
-	}
+	ret = trace_stream(&t, cap, file);
 out:
 	bt_capture_close(cap);
 	ctx_free(&t);
