@@ -28,6 +28,7 @@
 struct dp {
 	struct bloomtap_bpf *skel;
 	struct bt_instance inst;	/* fds borrowed from skel */
+	const void *arg;		/* a table-driven test's row */
 };
 
 /* Pins the calling thread: BPF_PROG_TEST_RUN runs on the caller's CPU. */
