@@ -23,7 +23,9 @@ static void report_json(const struct bt_heavy_report *r, size_t n,
 			struct json_object *arr)
 {
 	const char *which = r->current ? "current" : "last";
+	char start[40];
 
+	bt_fmt_ns(r->start_ns, start, sizeof(start), "-");
 	for (size_t i = 0; i < r->n && i < n; i++) {
 		const struct bt_heavy_flow *f = &r->flows[i];
 		struct json_object *o = json_object_new_object();
@@ -36,7 +38,11 @@ static void report_json(const struct bt_heavy_report *r, size_t n,
 		json_object_object_add(o, "error_bytes", json_object_new_uint64(r->error_bytes));
 		json_object_object_add(o, "error_packets", json_object_new_uint64(r->error_packets));
 		json_object_object_add(o, "interval", json_object_new_string(which));
+		json_object_object_add(o, "interval_start",
+				       r->start_ns ? json_object_new_string(start) : NULL);
 		json_object_object_add(o, "interval_bytes", json_object_new_uint64(r->total_bytes));
+		json_object_object_add(o, "interval_packets",
+				       json_object_new_uint64(r->total_packets));
 		json_object_object_add(o, "lost_nominations",
 				       json_object_new_uint64(r->lost_nominations));
 		json_object_array_add(arr, o);
