@@ -106,8 +106,8 @@ $(OUTPUT)/bench.bpf.o: bench/bench.bpf.c | $(OUTPUT)
 $(OUTPUT)/bench.skel.h: $(OUTPUT)/bench.bpf.o
 	$(BPFTOOL) gen skeleton $< name bench_bpf > $@
 
-$(OUTPUT)/bench: bench/bench.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) $(OUTPUT)/tests/xdp_pass.bpf.o
-	$(CC) $(CFLAGS) $< $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
+$(OUTPUT)/bench: bench/bench.c bench/driver.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) $(OUTPUT)/tests/xdp_pass.bpf.o
+	$(CC) $(CFLAGS) bench/bench.c bench/driver.c $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
 
 # libFuzzer targets (clang): the library built again with coverage and
 # sanitizers into $(OUTPUT)/fuzz. make fuzz runs each for FUZZ_SECONDS;

@@ -57,7 +57,8 @@ static __always_inline int next_packet(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 i = cursor++ & cfg_seq_mask, *flow;
+	__u64 n = cursor++;
+	__u32 i = n & cfg_seq_mask, *flow;
 	__u32 l3 = 14, saddr_off, l4;
 
 	flow = bpf_map_lookup_elem(&bench_seq, &i);
@@ -70,9 +71,9 @@ static __always_inline int next_packet(struct xdp_md *ctx)
 		return -1;
 	*(__be32 *)(data + saddr_off) = bpf_htonl(0xc6120000 + (*flow & 0x1ffff));
 	*(__be16 *)(data + l4) = bpf_htons(1024 + *flow % 50000);
-	/* every packet distinct, as on a real link: the iteration number in
-	 * L4 bytes 4..7 (UDP length and checksum, TCP sequence number) */
-	*(__be32 *)(data + l4 + 4) = bpf_htonl(i);
+	/* every packet distinct, as on a real link: its number (the low 32
+	 * bits) in L4 bytes 4..7 (UDP length and checksum, TCP sequence) */
+	*(__be32 *)(data + l4 + 4) = bpf_htonl((__u32)n);
 	return 0;
 }
 

@@ -34,13 +34,12 @@
 #include "keeper.h"
 #include "spie.h"
 #include "util.h"
-#include "bench.skel.h"
+#include "driver.h"
 #include <zstd.h>
-#include "../tests/frames.h"
 #include "../tests/zipf.h"
 
-#define FLOWS 100000
-#define SEQ_LEN (1u << 20)
+#define FLOWS BENCH_FLOWS
+#define SEQ_LEN BENCH_SEQ_LEN
 #define REPEAT (1u << 20)	/* iterations per measurement */
 #define ROUNDS 9
 
@@ -190,68 +189,13 @@ static int measure(struct bench_bpf *skel, struct target *t, const struct frame 
 	return 0;
 }
 
-static void frame_v4_udp(struct frame *f)
-{
-	size_t ip;
-
-	f->len = 0;
-	fr_eth(f, 0x0800);
-	ip = fr_ipv4(f, 17, 5, 0);
-	fr_ports(f, 1024, 443, 8);
-	fr_put(f, NULL, 64 - f->len);	/* 64-byte frame */
-	fr_ipv4_done(f, ip);
-}
-
-static void frame_v6_tcp(struct frame *f)
-{
-	size_t ip;
-
-	f->len = 0;
-	fr_eth(f, 0x86dd);
-	ip = fr_ipv6(f, 6);
-	fr_ports(f, 1024, 443, 20);
-	fr_ipv6_done(f, ip);
-}
-
-/* The kernel reference, as issue 11 fixed it: k = 5, and the design load
- * of the former 8 MiB windows (2,097,152 packets at 32 bits each), which
- * the kernel sizes to 2 MiB. */
-#define REF_BLOOM_K 5
-#define REF_BLOOM_ENTRIES (1u << 21)
-
+/* The driver, and the ablation arrays it writes mapped for clearing. */
 static int load_driver(struct bench_bpf **out, bool ipv6, const uint32_t *seq)
 {
-	struct bench_bpf *skel = bench_bpf__open();
-	struct bt_hash_keys keys;
-	const struct bt_hash_key_raw master = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL };
-	uint32_t *p;
+	struct bench_bpf *skel = bench_driver_open(ipv6, seq, AB_BYTES);
 
 	if (!skel)
 		return -1;
-	skel->rodata->cfg_seq_mask = SEQ_LEN - 1;
-	skel->rodata->cfg_ipv6 = ipv6;
-	skel->rodata->cfg_key.k0 = master.k0;
-	skel->rodata->cfg_key.k1 = master.k1;
-	bt_hash_keys_derive(&master, &keys);
-	memcpy((void *)&skel->rodata->cfg_nh_keys, &keys, sizeof(keys));
-	bpf_map__set_max_entries(skel->maps.bench_seq, SEQ_LEN);
-	bpf_map__set_max_entries(skel->maps.ref_bloom, REF_BLOOM_ENTRIES);
-	bpf_map__set_map_extra(skel->maps.ref_bloom, REF_BLOOM_K);
-	/* the kernel takes max_entries * k * 7/5 bits, rounded up to a power of
-	 * two: the entries that make that 8 MiB */
-	bpf_map__set_max_entries(skel->maps.ref_bloom_mem, (8u << 23) / REF_BLOOM_K * 5 / 7);
-	bpf_map__set_map_extra(skel->maps.ref_bloom_mem, REF_BLOOM_K);
-	bpf_map__set_map_flags(skel->maps.bench_seq, BPF_F_MMAPABLE);
-	bpf_map__set_max_entries(skel->maps.ab_lines, AB_BYTES / 64);
-	bpf_map__set_max_entries(skel->maps.ab_blocks, AB_BYTES / 16);
-	if (bench_bpf__load(skel))
-		goto err;
-	p = mmap(NULL, SEQ_LEN * sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(skel->maps.bench_seq), 0);
-	if (p == MAP_FAILED)
-		goto err;
-	memcpy(p, seq, SEQ_LEN * sizeof(*p));
-	munmap(p, SEQ_LEN * sizeof(*p));
 	if (ab_lines_mem)
 		munmap(ab_lines_mem, AB_BYTES);
 	if (ab_blocks_mem)
@@ -262,13 +206,11 @@ static int load_driver(struct bench_bpf **out, bool ipv6, const uint32_t *seq)
 			     bpf_map__fd(skel->maps.ab_blocks), 0);
 	if (ab_lines_mem == MAP_FAILED || ab_blocks_mem == MAP_FAILED) {
 		ab_lines_mem = ab_blocks_mem = NULL;
-		goto err;
+		bench_bpf__destroy(skel);
+		return -1;
 	}
 	*out = skel;
 	return 0;
-err:
-	bench_bpf__destroy(skel);
-	return -1;
 }
 
 static void cpu_model(char *buf, size_t len)
@@ -344,25 +286,19 @@ static __u64 rx_packets_b(void)
 /* One live measurement: frames a second received at B. */
 static double live_once(struct bench_bpf *skel, int home, const struct frame *f)
 {
-	/* the kernel wants data_end to be the frame length */
-	struct xdp_md ctx = { .data_end = f->len };
 	struct timespec t0, t1;
 	__u64 before = rx_packets_b(), after;
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len,
-		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = LIVE_FRAMES,
-		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = 64);
 	int err;
 
 	if (bt_enter_netns(LIVE_NS_A))
 		return -1;
-	ctx.ingress_ifindex = if_nametoindex(LIVE_IF_A);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.bench_gen), &o);
+	err = bench_gen_send(skel, f, if_nametoindex(LIVE_IF_A), LIVE_FRAMES);
 	usleep(20000);	/* the last frames cross the veth */
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	setns(home, CLONE_NEWNET);
 	if (err) {
-		fprintf(stderr, "bench: live frames: %s\n", strerror(errno));
+		fprintf(stderr, "bench: live frames: %s\n", strerror(-err));
 		return -1;
 	}
 	after = rx_packets_b();
@@ -415,7 +351,7 @@ static void live_run(FILE *f, const uint32_t *seq)
 		out(stdout, f, "\nlive run: skipped (could not set up the veth pair)\n");
 		goto out;
 	}
-	frame_v4_udp(&fr);
+	bench_frame_v4_udp(&fr);
 	for (int r = 0; r < 3; r++) {
 		struct live_keeper lk = { .name = LIVE_IF_B };
 		pthread_t th;
@@ -502,7 +438,7 @@ static void archive_run(FILE *f, const uint32_t *seq)
 	if (!mkdtemp(dir) || load_driver(&skel, false, seq) || bt_spie_map(&t->inst, &sm))
 		goto out;
 	k = (struct bt_keeper){ .sm = &sm, .name = t->name, .archive = dir };
-	frame_v4_udp(&fr);
+	bench_frame_v4_udp(&fr);
 	bt_spie_reset(&sm);
 	bpf_map_update_elem(bpf_map__fd(skel->maps.bench_progs), &zero, &t->fd, 0);
 	/* 16 windows a run, the keeper between runs */
@@ -711,7 +647,7 @@ static void ablation(FILE *f, const uint32_t *seq, double parse_ns)
 	for (int l = 0; l < AB_LEVERS; l++)
 		for (int z = 0; z < AB_SIZES; z++)
 			t[n++] = &ab[l][z];
-	frame_v4_udp(&fr);
+	bench_frame_v4_udp(&fr);
 	if (run_targets(&fr, false, seq, t, n, med))
 		return;
 	out(stdout, f, "\nablation: the SPIE stage (ns a packet on top of parsing and counters, "
@@ -732,9 +668,8 @@ static void ablation(FILE *f, const uint32_t *seq, double parse_ns)
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : ".output/bench.txt";
-	uint32_t *seq = malloc(SEQ_LEN * sizeof(*seq));
-	uint64_t rng = 0x5eed;
-	struct zipf z;
+	uint32_t *seq = bench_seq_zipf();
+	uint64_t rng = 0x5eed;	/* the uniform sequence's */
 	char cpu[128], date[32];
 	struct utsname u;
 	time_t now = time(NULL);
@@ -755,11 +690,8 @@ int main(int argc, char **argv)
 		libbpf_set_print(NULL);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (!seq || !useq || zipf_init(&z, FLOWS, 1.1))
+	if (!seq || !useq)
 		return 1;
-	for (uint32_t i = 0; i < SEQ_LEN; i++)
-		seq[i] = zipf_draw(&z, &rng);
-	zipf_free(&z);
 
 	if (make_bloomtap(&targets[P_PARSE], "parse", false, false, 0, 0, 0) ||
 	    make_bloomtap(&targets[P_HEAVY], "heavy", true, false, 0, 0, 0) ||
@@ -791,9 +723,9 @@ int main(int argc, char **argv)
 		char title[64];
 
 		if (v6)
-			frame_v6_tcp(&fr);
+			bench_frame_v6_tcp(&fr);
 		else
-			frame_v4_udp(&fr);
+			bench_frame_v4_udp(&fr);
 		if (run_case(&fr, v6, seq, all_progs, med)) {
 			cleanup();
 			return 1;
@@ -827,7 +759,7 @@ int main(int argc, char **argv)
 
 		for (uint32_t i = 0; i < SEQ_LEN; i++)
 			useq[i] = bt_rng(&rng) % FLOWS;
-		frame_v4_udp(&fr);
+		bench_frame_v4_udp(&fr);
 		if (run_case(&fr, false, useq, heavy_progs, med)) {
 			cleanup();
 			return 1;
