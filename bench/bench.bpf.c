@@ -29,7 +29,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);	/* a flow; mmapped arrays keep 8-byte elements */
 } bench_seq SEC(".maps");
 
 struct {
@@ -58,7 +58,8 @@ static __always_inline int next_packet(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	__u64 n = cursor++;
-	__u32 i = n & cfg_seq_mask, *flow;
+	__u32 i = n & cfg_seq_mask;
+	__u64 *flow;
 	__u32 l3 = 14, saddr_off, l4;
 
 	flow = bpf_map_lookup_elem(&bench_seq, &i);

@@ -38,7 +38,7 @@ struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_
 	struct bench_bpf *skel = bench_bpf__open();
 	struct bt_hash_keys keys;
 	const struct bt_hash_key_raw master = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL };
-	uint32_t *p;
+	uint64_t *p;
 
 	if (!skel)
 		return NULL;
@@ -64,7 +64,8 @@ struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_
 		 bpf_map__fd(skel->maps.bench_seq), 0);
 	if (p == MAP_FAILED)
 		goto err;
-	memcpy(p, seq, BENCH_SEQ_LEN * sizeof(*p));
+	for (uint32_t i = 0; i < BENCH_SEQ_LEN; i++)
+		p[i] = seq[i];
 	munmap(p, BENCH_SEQ_LEN * sizeof(*p));
 	return skel;
 err:

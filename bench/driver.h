@@ -6,6 +6,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <linux/types.h>
+#include "bloomtap.h"
+#include "hash.h"
 #include "bench.skel.h"
 #include "../tests/frames.h"
 
