@@ -38,7 +38,7 @@ USER_HDRS := $(OUTPUT)/bloomtap.skel.h
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/flowgen
 
-.PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench clean vmlinux print-pcaps
+.PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
@@ -109,6 +109,9 @@ $(OUTPUT)/bench.skel.h: $(OUTPUT)/bench.bpf.o
 $(OUTPUT)/bench: bench/bench.c bench/driver.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) $(OUTPUT)/tests/xdp_pass.bpf.o
 	$(CC) $(CFLAGS) bench/bench.c bench/driver.c $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
 
+$(OUTPUT)/soakgen: bench/soakgen.c bench/driver.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS)
+	$(CC) $(CFLAGS) bench/soakgen.c bench/driver.c $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
+
 # libFuzzer targets (clang): the library built again with coverage and
 # sanitizers into $(OUTPUT)/fuzz. make fuzz runs each for FUZZ_SECONDS;
 # make test runs each for FUZZ_TEST_SECONDS (tests/fuzz/run.sh). Crashes
@@ -135,6 +138,12 @@ fuzz: deps
 bench: deps
 	$(MAKE) all $(OUTPUT)/bench
 	$(OUTPUT)/bench $(OUTPUT)/bench.txt
+
+# The agent under load for about 10 minutes, killed twice (needs root; not
+# part of make test). SOAK_SECONDS sets the traffic's length.
+soak: deps
+	$(MAKE) all $(OUTPUT)/soakgen $(OUTPUT)/tests/xdp_pass.bpf.o
+	bash -o pipefail -c 'OUTPUT=$(OUTPUT) python3 tests/soak.py | tee $(OUTPUT)/soak.txt'
 
 print-pcaps:
 	@echo $(BT_PCAPS)

@@ -31,30 +31,36 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 	struct bt_counters *ctr;
 	const struct bt_hash_keys *k = &cfg_keys;
 	struct pkt_info pi;
+	struct bt_iv_part *part = NULL;
 	struct bt_ctl *c;
-	__u32 zero = 0;
+	__u32 zero = 0, interval = 0;
 	__u64 addrs = 0;
 
 	__builtin_memset(&pi, 0, sizeof(pi));
 	parse_packet(ctx, data, data_end, &pi);
 	ctr = count_packet(&pi, bytes);
-	if (!(pi.flags & BT_F_KEYED) || !ctr)
+	c = bpf_map_lookup_elem(&ctl, &zero);
+	if (!ctr || !c)
+		return XDP_PASS;
+	/* the interval this packet belongs to, read once */
+	if (cfg_heavy) {
+		interval = *(volatile __u32 *)&c->interval;
+		part = heavy_account(ctr, interval, bytes);
+	}
+	if (!(pi.flags & BT_F_KEYED))
 		return XDP_PASS;
 
 	if (cfg_flow_table)
 		flow_table_add(&pi.key, bytes);
-	c = bpf_map_lookup_elem(&ctl, &zero);
-	if (!c)
-		return XDP_PASS;
 	/* The address words' hash, shared by both stages (one hash pass). */
 	if (cfg_spie) {
 		addrs = bt_hash_addrs(k, (const __u64 *)&pi.key);
 		spie_record(&pi, data, data_end, c, ctr, k, addrs, cfg_flow_table);
 	}
 	/* last: heavy_count() masks the key in place */
-	if (cfg_heavy)
-		heavy_count(&pi.key, bytes, c, bpf_get_smp_processor_id(), k, addrs,
-			    cfg_spie && cfg_share_hash, ctr);
+	if (cfg_heavy && part)
+		heavy_count(&pi.key, bytes, c, interval, part, bpf_get_smp_processor_id(), k,
+			    addrs, cfg_spie && cfg_share_hash, ctr);
 	return XDP_PASS;
 }
 

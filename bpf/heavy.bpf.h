@@ -146,19 +146,40 @@ static __always_inline void fmc_add(struct bt_cm_cell *fmc_mine, __u32 slot, __u
 /* Does a flow with these estimates on this CPU enter the flow memory? */
 static __always_inline bool heavy_nominates(__u64 est_bytes, __u64 est_packets,
 					    const struct bt_ctl *c,
-					    const struct bt_counters *ctr)
+					    const struct bt_iv_part *part)
 {
 	if (cfg_frac_div)	/* est >= f/2 * N_c(t), without a division */
-		return est_bytes * cfg_frac_div >= ctr->iv_bytes;
+		return est_bytes * cfg_frac_div >= part->bytes;
 	return est_bytes >= c->nominate_bytes || est_packets >= c->nominate_packets;
 }
 
-/* key: the parsed flow key, masked in place by the key mode. addrs:
+/* Every packet, keyed or not, before heavy_count(): this CPU's part of
+ * the interval the packet belongs to (read once, so the flows and the
+ * volume agree on it); returns that part. */
+static __always_inline struct bt_iv_part *heavy_account(struct bt_counters *ctr,
+							__u32 interval, __u64 bytes)
+{
+	struct bt_iv_part *p = &ctr->part[interval & 1];
+
+	if (p->num != interval) {	/* two intervals on: start afresh */
+		p->num = interval;
+		p->bytes = 0;
+		p->packets = 0;
+		p->fm_full = 0;
+	}
+	p->bytes += bytes;
+	p->packets++;
+	return p;
+}
+
+/* key: the parsed flow key, masked in place by the key mode. interval:
+ * the number heavy_account() read, part: what it returned. addrs:
  * bt_hash_addrs() of the unmasked key when have_addrs (the SPIE stage
  * computed it), which finishes the 5-tuple's hash with one more word. ctr:
  * this CPU's counters. */
 static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
-					const struct bt_ctl *c, __u32 cpu,
+					const struct bt_ctl *c, __u32 interval,
+					struct bt_iv_part *part, __u32 cpu,
 					const struct bt_hash_keys *hk, __u64 addrs,
 					bool have_addrs, struct bt_counters *ctr)
 {
@@ -166,19 +187,10 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 	struct bt_fm_slot *slots;
 	struct bt_fc_entry *fc_mine, *e;
 	__u64 h, min_b = ~0ULL, min_p = ~0ULL;
-	__u32 interval = c->interval, iv = interval & 1;
+	__u32 iv = interval & 1;
 	__u32 region = cpu * BT_INTERVALS + iv, r;
 	bool refused = false;
 	int slot;
-
-	/* N_c(t) of the fraction rule: this CPU's bytes in this interval */
-	if (cfg_frac_div) {
-		if (ctr->iv != interval) {
-			ctr->iv = interval;
-			ctr->iv_bytes = 0;
-		}
-		ctr->iv_bytes += bytes;
-	}
 
 	fc_mine = bpf_map_lookup_elem(&fc, &cpu);
 	fmc_mine = bpf_map_lookup_elem(&fmc, &region);
@@ -230,10 +242,11 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 	min_b += bytes;
 	min_p += 1;
 
-	if (!refused && heavy_nominates(min_b, min_p, c, ctr) &&
+	if (!refused && heavy_nominates(min_b, min_p, c, part) &&
 	    fm_nominate(slots, k, h, cpu, min_b, min_p, ctr) < 0) {
 		/* a lost nomination, counted once: the cache remembers it */
 		ctr->c[BT_CTR_FM_FULL]++;
+		part->fm_full++;
 		fc_fill(e, k, interval, BT_FC_REFUSED);
 	}
 	/* Conservative update (Estan & Varghese): raise each cell only as far

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 5
+#define BT_ABI_VERSION 6
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -85,17 +85,26 @@ enum bt_counter {
 	BT_CTR_MAX,
 };
 
-/* 64-byte aligned so per-CPU slots never share a cache line
- * (after traffic-pacing-edt's per-CPU records). Besides the counters, the
- * datapath keeps here this CPU's bytes of the current heavy-flow interval
- * (N_c of the fraction rule, include/bloomtap.h "Heavy flows"). */
-struct bt_counters {
-	__u64 c[BT_CTR_MAX];
-	__u64 iv_bytes;		/* datapath: bytes of interval iv on this CPU */
-	__u32 iv;		/* datapath: the interval they belong to */
+/* One CPU's part of heavy-flow interval num: the packets that read num
+ * from bt_ctl.interval (each reads it once), so an interval's volume is
+ * exact however a flip falls between packets. Kept in part[num & 1]; a CPU
+ * that meets a newer num there starts it from zero. */
+struct bt_iv_part {
+	__u64 bytes;		/* N_c of the fraction rule ("Heavy flows") */
+	__u64 packets;
+	__u64 fm_full;		/* nominations the full flow memory refused */
+	__u32 num;
 	__u32 pad;
 };
-_Static_assert(sizeof(struct bt_counters) == 192, "bt_counters must be 3 cache lines");
+
+/* 64-byte aligned so per-CPU slots never share a cache line
+ * (after traffic-pacing-edt's per-CPU records). */
+struct bt_counters {
+	__u64 c[BT_CTR_MAX];
+	struct bt_iv_part part[2];	/* the current interval and the one before */
+	__u64 pad[2];
+};
+_Static_assert(sizeof(struct bt_counters) == 256, "bt_counters must be 4 cache lines");
 
 /* ---- Heavy flows (DESIGN.md "Heavy flows") ----
  *
@@ -165,13 +174,7 @@ struct bt_ctl {
 	__u64 nominate_bytes;	/* per-CPU estimate that nominates a flow (byte and */
 	__u64 nominate_packets;	/* packet thresholds; fractions: the datapath's rule) */
 	__u64 interval_start_ns[BT_INTERVALS];	/* CLOCK_REALTIME, user space */
-	/* The packets and bytes counters (summed over CPUs) when each interval
-	 * began: an interval's volume, the N of the error bound eps * N, is the
-	 * difference, so the datapath keeps no per-interval totals. */
-	__u64 base_bytes[BT_INTERVALS];
-	__u64 base_packets[BT_INTERVALS];
-	__u64 base_fm_full[BT_INTERVALS];	/* and nominations lost so far */
-	__u64 reserved[5];
+	__u64 reserved[11];	/* until ABI 6: volumes as counter snapshots */
 };
 _Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
 

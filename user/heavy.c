@@ -285,7 +285,6 @@ int cmd_heavy(int argc, char **argv)
 			break;
 		done = m.ctl->interval & 1;
 		bt_heavy_flip(&m);
-		bt_grace_period();	/* packets in flight finish in the old interval */
 		if (print_intervals(&m, &done, 1, hcfg.n, hcfg.by == 1, thrp))
 			goto out;
 		fflush(stdout);

@@ -268,13 +268,13 @@ int bt_instance_lock_or_explain(const char *name, const char *what, int *fd)
 	return err;
 }
 
-int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX])
+int bt_instance_counters_cpus(const struct bt_instance *inst, struct bt_counters **out,
+			      int *ncpu_out)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct bt_counters *v;
 	__u32 zero = 0;
 
-	memset(out, 0, sizeof(__u64) * BT_CTR_MAX);
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
 	v = calloc(ncpu, sizeof(*v));
@@ -286,6 +286,19 @@ int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX])
 		free(v);
 		return err;
 	}
+	*out = v;
+	*ncpu_out = ncpu;
+	return 0;
+}
+
+int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX])
+{
+	struct bt_counters *v;
+	int ncpu, err;
+
+	memset(out, 0, sizeof(__u64) * BT_CTR_MAX);
+	if ((err = bt_instance_counters_cpus(inst, &v, &ncpu)))
+		return err;
 	for (int cpu = 0; cpu < ncpu; cpu++)
 		for (int i = 0; i < BT_CTR_MAX; i++)
 			out[i] += v[cpu].c[i];

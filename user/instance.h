@@ -64,6 +64,9 @@ int bt_instance_lock(const char *name, int *fd);
 int bt_instance_lock_or_explain(const char *name, const char *what, int *fd);
 
 /* Counters summed over all possible CPUs. */
+/* Each CPU's counters as the datapath keeps them; *out is malloc'd. */
+int bt_instance_counters_cpus(const struct bt_instance *inst, struct bt_counters **out,
+			      int *ncpu);
 int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX]);
 
 

@@ -4,6 +4,7 @@
 #include "archive.h"
 #include "common.h"
 #include "keeper.h"
+#include "util.h"
 
 /* Sealed windows not archived yet, in ring order from the oldest: the
  * longest run of consecutive numbers, into run[]. */

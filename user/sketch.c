@@ -167,25 +167,28 @@ void bt_heavy_unmap(struct bt_heavy_maps *m)
 /* An interval's volume and lost nominations: the counters at its end
  * (now, for the current one; the next one's start, for the last) less
  * those at its start. */
+/* An interval's volume: the sum of each CPU's part of its number (the
+ * datapath's, include/bloomtap.h struct bt_iv_part). */
 static void iv_totals(const struct bt_heavy_maps *m, __u32 iv, __u64 *bytes, __u64 *packets,
 		      __u64 *fm_full)
 {
-	__u32 cur = m->ctl->interval & 1;
-	__u64 c[BT_CTR_MAX];
+	__u32 cur = m->ctl->interval, num = iv == (cur & 1) ? cur : cur - 1;
+	struct bt_counters *v;
+	int ncpu;
 
-	if (iv == cur) {
-		if (bt_instance_counters(m->inst, c))
-			memset(c, 0, sizeof(c));
-	} else {
-		c[BT_CTR_BYTES] = m->ctl->base_bytes[cur];
-		c[BT_CTR_PACKETS] = m->ctl->base_packets[cur];
-		c[BT_CTR_FM_FULL] = m->ctl->base_fm_full[cur];
+	*bytes = *packets = *fm_full = 0;
+	if (!m->ctl->interval_start_ns[iv] || bt_instance_counters_cpus(m->inst, &v, &ncpu))
+		return;		/* never started */
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		const struct bt_iv_part *p = &v[cpu].part[num & 1];
+
+		if (p->num != num)	/* no packet of it on this CPU */
+			continue;
+		*bytes += p->bytes;
+		*packets += p->packets;
+		*fm_full += p->fm_full;
 	}
-	*bytes = c[BT_CTR_BYTES] - m->ctl->base_bytes[iv];
-	*packets = c[BT_CTR_PACKETS] - m->ctl->base_packets[iv];
-	*fm_full = c[BT_CTR_FM_FULL] - m->ctl->base_fm_full[iv];
-	if (!m->ctl->interval_start_ns[iv])	/* never started */
-		*bytes = *packets = *fm_full = 0;
+	free(v);
 }
 
 __u64 bt_heavy_interval_bytes(const struct bt_heavy_maps *m, __u32 iv)
@@ -384,8 +387,6 @@ void bt_heavy_flip(struct bt_heavy_maps *m)
 	__u32 cur = m->ctl->interval & 1, next = !cur;
 	struct timespec now;
 
-	__u64 c[BT_CTR_MAX];
-
 	/* Nobody writes the idle interval: clear it, then make it current. */
 	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++)
 		memset(&m->cms[(size_t)(cpu * BT_INTERVALS + next) * mt->depth * mt->width], 0,
@@ -394,14 +395,12 @@ void bt_heavy_flip(struct bt_heavy_maps *m)
 	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++)
 		memset(&m->fmc[((size_t)cpu * BT_INTERVALS + next) * mt->fm_slots], 0,
 		       (size_t)mt->fm_slots * sizeof(struct bt_cm_cell));
-	if (bt_instance_counters(m->inst, c))
-		memset(c, 0, sizeof(c));
-	m->ctl->base_bytes[next] = c[BT_CTR_BYTES];
-	m->ctl->base_packets[next] = c[BT_CTR_PACKETS];
-	m->ctl->base_fm_full[next] = c[BT_CTR_FM_FULL];
 	clock_gettime(CLOCK_REALTIME, &now);
 	m->ctl->interval_start_ns[next] = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
 	/* a new number: flow cache entries of the last use of this sketch die */
 	__atomic_store_n(&m->ctl->interval, m->ctl->interval + 1, __ATOMIC_RELEASE);
+	/* packets that read the old number finish: the ended interval is final
+	 * when this returns */
+	bt_grace_period();
 }
 

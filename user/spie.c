@@ -5,9 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/membarrier.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/types.h>
@@ -308,14 +306,6 @@ int bt_spie_closed(const struct bt_spie_maps *s, uint32_t *idx, int max)
 		if (__atomic_load_n(&s->win[i].state, __ATOMIC_ACQUIRE) == BT_WIN_CLOSED)
 			idx[n++] = i;
 	return n;
-}
-
-/* XDP programs run inside RCU read-side sections, and
- * MEMBARRIER_CMD_GLOBAL waits for an RCU grace period (synchronize_rcu). */
-void bt_grace_period(void)
-{
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
-		usleep(50000);	/* nohz_full kernels refuse it: wait instead */
 }
 
 void bt_spie_seal(struct bt_spie_maps *s, const uint32_t *idx, int n)

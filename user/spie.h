@@ -113,10 +113,6 @@ void bt_spie_reset(struct bt_spie_maps *s);
 int bt_spie_close_current(struct bt_spie_maps *s);
 /* The CLOSED windows (at most max into idx[]); how many. */
 int bt_spie_closed(const struct bt_spie_maps *s, uint32_t *idx, int max);
-/* Returns once no XDP program that began before can still be running:
- * after it, nothing writes a window closed before (an RCU grace period,
- * 5 to 50 ms here). */
-void bt_grace_period(void);
 /* Seals windows that were CLOSED before a grace period: counts their
  * digests, bits and false-positive rate. */
 void bt_spie_seal(struct bt_spie_maps *s, const uint32_t *idx, int n);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
 #include "util.h"
 
@@ -95,4 +97,12 @@ int bt_enter_netns(const char *name)
 	err = setns(fd, CLONE_NEWNET) ? -errno : 0;
 	close(fd);
 	return err;
+}
+
+/* XDP programs run inside RCU read-side sections, and
+ * MEMBARRIER_CMD_GLOBAL waits for an RCU grace period (synchronize_rcu). */
+void bt_grace_period(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(50000);	/* nohz_full kernels refuse it: wait instead */
 }

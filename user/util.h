@@ -18,4 +18,8 @@ void bt_strv_free(char **v, int n);
  * (setns, not ip netns exec: /sys and its bpffs stay as they are). */
 int bt_enter_netns(const char *name);
 
+/* Returns once no XDP program that began before can still be running:
+ * whatever it read before, it wrote (an RCU grace period, 5 to 50 ms here). */
+void bt_grace_period(void);
+
 #endif /* BLOOMTAP_UTIL_H */
