@@ -18,7 +18,9 @@
 #include "util.h"
 #include "driver.h"
 
-#define CHUNK (1u << 18)	/* frames a BPF_PROG_TEST_RUN call: ~70 ms */
+#define CHUNK (1u << 20)	/* frames a BPF_PROG_TEST_RUN call, about half a second: each
+				 * call with a repeat count switches the XDP dispatcher,
+				 * two RCU grace periods */
 
 static volatile sig_atomic_t stop;
 

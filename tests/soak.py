@@ -23,6 +23,7 @@ and two thirds of the run and started again. At the end:
 """
 import array
 import collections
+import datetime
 import ctypes
 import json
 import os
@@ -51,6 +52,7 @@ INTERVAL = 10
 FRACTION = 0.001                # the agent's default --fraction
 BUDGET = 512 << 20              # --archive-max-bytes
 FRAME_BYTES = 64
+DESIGN_LOAD = 65536             # the default window's packets (2 Mi bits / 32)
 SEQ_LEN = 1 << 20
 WARMUP = 30                     # seconds of an agent's life before RSS counts
 RECENT_AGE = (1.0, 2.0)         # traced this long after sending (live ring)
@@ -116,6 +118,7 @@ class Soak:
         self.incarnation = 0
         self.logs = []
         self.started = []                   # monotonic start of each agent
+        self.downs = []                     # (killed, up again), monotonic
         self.progress = [(time.monotonic(), 0)]   # (time, packets sent so far)
         self.sent_done = None
         self.frame = None
@@ -123,7 +126,7 @@ class Soak:
         self.failures = []
         self.samples = []                   # (kind, number, sent at, answer)
         self.intervals = {}                 # interval_start -> the last poll
-        self.monitor = []                   # (incarnation, age, rss KiB, fds, archive)
+        self.monitor = []   # (incarnation, age, RSS KiB, heap KiB, fds, archive bytes)
         self.epoch = time.time() - time.monotonic()
 
     def fail(self, what):
@@ -161,6 +164,7 @@ class Soak:
         time.sleep(1)       # traffic goes on; the datapath turns what is ready
         self.start_agent()
         self.down.clear()
+        self.downs.append((t, time.monotonic()))
         return time.monotonic() - t
 
     # ---- traffic ----
@@ -250,16 +254,17 @@ class Soak:
             pid = self.agent.pid
             try:
                 with open("/proc/%d/status" % pid) as f:
-                    rss = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+                    st = {l.split(":")[0]: l.split()[1] for l in f if l.startswith(("VmRSS", "RssAnon"))}
+                rss, heap = int(st["VmRSS"]), int(st["RssAnon"])
                 fds = len(os.listdir("/proc/%d/fd" % pid))
                 size = sum(os.path.getsize(os.path.join(self.archive, n))
                            for n in os.listdir(self.archive))
-            except (OSError, StopIteration):
+            except (OSError, KeyError):
                 self.stop.wait(0.5)     # killed, or a file pruned under us
                 continue
             with self.lock:
                 self.monitor.append((self.incarnation, time.monotonic() - self.started[-1],
-                                     rss, fds, size))
+                                     rss, heap, fds, size))
             self.stop.wait(2)
 
 
@@ -323,11 +328,9 @@ def check_heavy(seq, intervals, counted):
 
 
 def flat(mon, inc):
-    """RSS and descriptors of one agent after warm-up: (first, last, max)."""
+    """One agent's samples after warm-up, or None if it lived too briefly."""
     m = [x for x in mon if x[0] == inc and x[1] >= WARMUP]
-    if len(m) < 4:
-        return None
-    return m[0], m[-1], max(x[2] for x in m), max(x[3] for x in m), min(x[3] for x in m)
+    return m if len(m) >= 4 else None
 
 
 def main():
@@ -448,22 +451,45 @@ def report(soak, seq, stats, metrics, rx, downtime, seconds, results):
 
     rss = []
     for inc in range(1, soak.incarnation + 1):
-        f = flat(soak.monitor, inc)
-        if not f:
+        m = flat(soak.monitor, inc)
+        if not m:
             continue
-        first, last, rss_max, fd_max, fd_min = f
-        rss.append((first[2], last[2]))
-        # RSS: the ring, sketch and archive buffers are touched in warm-up;
-        # after it a leak of a request's worth grows without bound
-        check("agent %d: RSS and descriptors flat after warm-up" % inc,
-              rss_max - first[2] <= 2048 and fd_max - first[3] <= 4 and last[3] - fd_min <= 4,
-              "RSS %d -> %d KiB (max %d) over %.0f s, descriptors %d -> %d (%d..%d)" % (
-                  first[2], last[2], rss_max, last[1] - first[1], first[3], last[3], fd_min, fd_max))
+        rss.append((m[0][2], m[-1][2]))
+        heap = [x[3] for x in m]
+        fds = [x[4] for x in m]
+        # RSS counts the ring's shared pages a trace touches, then unmaps;
+        # a leak is private memory (RssAnon) or descriptors that only grow
+        check("agent %d: memory and descriptors flat after warm-up" % inc,
+              max(heap) - heap[0] <= 1024 and fds[-1] <= fds[0] + 2,
+              "over %.0f s: private memory %d -> %d KiB (max %d), RSS %d -> %d KiB, "
+              "descriptors %d -> %d (%d..%d)" % (
+                  m[-1][1] - m[0][1], heap[0], heap[-1], max(heap), m[0][2], m[-1][2],
+                  fds[0], fds[-1], min(fds), max(fds)))
     for inc in range(1, soak.incarnation + 1):
         m = [x for x in soak.monitor if x[0] == inc]
-        print("  agent %d RSS (KiB) by age: %s" % (inc, ", ".join(
-            "%.0fs %d" % (x[1], x[2]) for x in m[::max(1, len(m) // 12)])))
-    sizes = [m[4] for m in soak.monitor]
+        print("        agent %d, private memory (KiB) by age: %s" % (inc, ", ".join(
+            "%.0fs %d" % (x[1], x[3]) for x in m[::max(1, len(m) // 10)])))
+    # windows closed while traffic flowed turn at their design load; with
+    # the agent down, the ready ones run out and the current one takes the
+    # rest (flagged overloaded, every digest still in a filter)
+    def epoch(iso):
+        return datetime.datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+    t_end = soak.epoch + soak.progress[-1][0]
+    downs = [(soak.epoch + a, soak.epoch + b + 2) for a, b in soak.downs]
+    wins = [w for f in json.loads(sh(BLOOMTAP, "-j", "archive", soak.archive))
+            for w in f["windows"] if w["end"] and epoch(w["end"]) < t_end]
+    over = [w for w in wins if w["overloaded"]]
+    stray = [w["window"] for w in wins if w["packets"] < DESIGN_LOAD or (
+        w["overloaded"] and not any(a <= epoch(w["end"]) and epoch(w["start"]) <= b
+                                    for a, b in downs))]
+    check("windows turned at their design load", wins and not stray,
+          "%d archived windows closed while traffic flowed, %d at %d packets; %d overloaded "
+          "while the agent was down (%s packets)%s" % (
+              len(wins), len(wins) - len(over), DESIGN_LOAD, len(over),
+              ", ".join(str(w["packets"]) for w in over) or "-",
+              "; not so: %s" % stray[:5] if stray else ""))
+    sizes = [m[5] for m in soak.monitor]
     end_size = sum(os.path.getsize(os.path.join(soak.archive, n)) for n in os.listdir(soak.archive))
     # pruning follows each file written: the directory may pass the budget
     # by the file just written (64 windows of 256 KiB at most) until then
