@@ -126,7 +126,8 @@ class Soak:
         self.failures = []
         self.samples = []                   # (kind, number, sent at, answer)
         self.intervals = {}                 # interval_start -> the last poll
-        self.monitor = []   # (incarnation, age, RSS KiB, heap KiB, fds, archive bytes)
+        # (incarnation, age, RSS KiB, private KiB, fds, archive bytes, when)
+        self.monitor = []
         self.epoch = time.time() - time.monotonic()
 
     def fail(self, what):
@@ -263,8 +264,9 @@ class Soak:
                 self.stop.wait(0.5)     # killed, or a file pruned under us
                 continue
             with self.lock:
-                self.monitor.append((self.incarnation, time.monotonic() - self.started[-1],
-                                     rss, heap, fds, size))
+                now = time.monotonic()
+                self.monitor.append((self.incarnation, now - self.started[-1],
+                                     rss, heap, fds, size, now))
             self.stop.wait(2)
 
 
@@ -327,9 +329,10 @@ def check_heavy(seq, intervals, counted):
     return problems, heavy, reported, extra, worst
 
 
-def flat(mon, inc):
-    """One agent's samples after warm-up, or None if it lived too briefly."""
-    m = [x for x in mon if x[0] == inc and x[1] >= WARMUP]
+def flat(mon, inc, until):
+    """One agent's samples after warm-up while the traffic ran (after it the
+    work changes: windows close by time, empty), or None if too few."""
+    m = [x for x in mon if x[0] == inc and x[1] >= WARMUP and x[6] <= until]
     return m if len(m) >= 4 else None
 
 
@@ -451,7 +454,7 @@ def report(soak, seq, stats, metrics, rx, downtime, seconds, results):
 
     rss = []
     for inc in range(1, soak.incarnation + 1):
-        m = flat(soak.monitor, inc)
+        m = flat(soak.monitor, inc, soak.progress[-1][0])
         if not m:
             continue
         rss.append((m[0][2], m[-1][2]))
