@@ -11,6 +11,7 @@
  * on its own, never by all-or-nothing. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -192,6 +193,22 @@ static void url_arg(char *dst, size_t len, const char *name, const char *v)
 
 /* Asks agent i; its answer's IP packets in order, *np of them (the first
  * agent to answer sets it; the others must agree). */
+/* a->error: the agent's address, then the message. Built in a copy: GCC's
+ * -Wrestrict cannot tell two fields of one array element apart. */
+static void set_error(struct agent_ref *a, const char *fmt, ...)
+{
+	char msg[sizeof(a->error)];
+	int n = snprintf(msg, sizeof(msg), "%s: ", a->addr);
+	va_list ap;
+
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
+	va_end(ap);
+	memcpy(a->error, msg, sizeof(msg));
+}
+
 static void ask(struct agent_ref *a, const char *path, const void *body, size_t len,
 		int *np)
 {
@@ -200,13 +217,12 @@ static void ask(struct agent_ref *a, const char *path, const void *body, size_t 
 	struct json_object *o = NULL;
 
 	if (err) {
-		snprintf(a->error, sizeof(a->error), "%s: %s", a->addr, strerror(-err));
+		set_error(a, "%s", strerror(-err));
 	} else if (!(o = json_tokener_parse(resp)) || status != 200 ||
 		   !json_object_is_type(o, json_type_array)) {
-		snprintf(a->error, sizeof(a->error), "%s: HTTP %d %.100s", a->addr, status, resp);
+		set_error(a, "HTTP %d %.100s", status, resp);
 	} else if ((cnt = json_object_array_length(o)) != *np && *np >= 0) {
-		snprintf(a->error, sizeof(a->error), "%s: answered for %d packets, not %d",
-			 a->addr, cnt, *np);
+		set_error(a, "answered for %d packets, not %d", cnt, *np);
 	} else if (!(a->saw = calloc(cnt ? cnt : 1, 1))) {
 		snprintf(a->error, sizeof(a->error), "out of memory");
 	} else {

@@ -164,9 +164,6 @@ void bt_heavy_unmap(struct bt_heavy_maps *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* An interval's volume and lost nominations: the counters at its end
- * (now, for the current one; the next one's start, for the last) less
- * those at its start. */
 /* An interval's volume: the sum of each CPU's part of its number (the
  * datapath's, include/bloomtap.h struct bt_iv_part). */
 static void iv_totals(const struct bt_heavy_maps *m, __u32 iv, __u64 *bytes, __u64 *packets,
