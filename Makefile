@@ -35,7 +35,7 @@ USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
 # the skeleton is generated: objects that include it wait for it
 USER_HDRS := $(OUTPUT)/bloomtap.skel.h
 
-TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie \
+TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie $(OUTPUT)/tests/test_watch \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/flowgen
 
 .PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps

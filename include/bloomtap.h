@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 6
+#define BT_ABI_VERSION 7
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -174,7 +174,9 @@ struct bt_ctl {
 	__u64 nominate_bytes;	/* per-CPU estimate that nominates a flow (byte and */
 	__u64 nominate_packets;	/* packet thresholds; fractions: the datapath's rule) */
 	__u64 interval_start_ns[BT_INTERVALS];	/* CLOCK_REALTIME, user space */
-	__u64 reserved[11];	/* until ABI 6: volumes as counter snapshots */
+	__u32 watch;		/* the watch-list slot in use (0 or 1; "Watch lists") */
+	__u32 pad;
+	__u64 reserved[10];	/* until ABI 6: volumes as counter snapshots */
 };
 _Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
 
@@ -301,6 +303,61 @@ struct bt_meta {
 	__u64 reserved[4];
 };
 _Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
+
+/* ---- Watch lists (DESIGN.md "Watch lists"; Chazelle, Kilian, Rubinfeld
+ * and Tal, "The Bloomier Filter", SODA 2004) ----
+ *
+ * A function from keys to classes 1..255, a key being a prefix length (0..128,
+ * IPv4 as 96 + its length over the v4-mapped address) and the address masked
+ * to it. The table is the paper's mutable form in the space-coupled "fuse"
+ * layout of binary fuse filters (Graf & Lemire, 2022): a key hashes to three
+ * cells in three consecutive segments; peeling the hypergraph gives each key
+ * a cell of its own, which no key peeled after it uses. Each 64-bit cell
+ * holds two things:
+ *   bits 8..63: the XOR part. For a key with fingerprint F (56 bits) whose
+ *               own cell is its j-th (0..2), the XOR of its three cells'
+ *               parts is F ^ j: the index, under 54 check bits;
+ *   bits 0..7:  the class of the key whose own cell this is (0: nobody's).
+ * A lookup XORs three cells: check bits zero (under the table's mask) and j
+ * < 3 give the class in cell j, a byte that `watch set` rewrites in place.
+ * A key outside answers "none" but with probability 2^-R * 3/4 * (keys /
+ * cells) a probe, R the check bits (54 unless `--check-bits`).
+ *
+ * Two slots: `watch load` builds a table (cells in an inner map of the
+ * "watch_cells" array of maps, its header in "watch_hdr") into the slot not
+ * in use, then points bt_ctl.watch at it: one write. */
+#define BT_WATCH_CLASSES 256		/* ids 1..255; 0 is "none" */
+#define BT_WATCH_CLASS_LEN 32
+#define BT_WATCH_LENGTHS 129		/* prefix lengths 0..128 */
+#define BT_WATCH_CHECK_BITS 54
+
+struct bt_watch_hdr {
+	__u64 seed;		/* of the hash; a new one each retry */
+	__u64 check_mask;	/* the check bits compared, << 2 (over the index) */
+	__u32 seg_len;		/* cells a segment, a power of two */
+	__u32 seg_count_len;	/* segments * seg_len: where a key's first cell falls */
+	__u32 cells;		/* (segments + 2) * seg_len */
+	__u32 keys;		/* 0: no table (the default) */
+	__u8 nlen[2];		/* distinct prefix lengths: IPv4 keys, IPv6 keys */
+	__u8 pad[6];
+	__u8 len[2][136];	/* each family's lengths, longest first */
+};
+_Static_assert(sizeof(struct bt_watch_hdr) == 312, "bt_watch_hdr must be 312 bytes");
+
+/* Per CPU and class: [0] as source, [1] as destination. */
+struct bt_watch_count {
+	__u64 packets[2];
+	__u64 bytes[2];
+};
+_Static_assert(sizeof(struct bt_watch_count) == 32, "bt_watch_count must be 32 bytes");
+
+/* A class's name (user space's: the datapath counts by id). */
+struct bt_watch_class {
+	char name[BT_WATCH_CLASS_LEN + 1];	/* "" when the id is free */
+	__u8 pad[7];
+	__u64 entries;		/* list entries of the table in use */
+};
+_Static_assert(sizeof(struct bt_watch_class) == 48, "bt_watch_class must be 48 bytes");
 
 /* What makes a flow heavy: at least this many bytes or packets in an
  * interval, or at least this fraction (ppb) of the interval's bytes. */

@@ -91,8 +91,9 @@ struct bt_hash_keys {
 	__u64 spie[2];		/* the digest's header word and the 8 bytes after */
 	__u64 fin_flow;		/* final keys: one per stage (domain separation) */
 	__u64 fin_spie;
+	__u64 watch[4];		/* watch-list keys: two NH passes (bt_hash_watch) */
 };
-#define BT_HASH_KEY_WORDS 9
+#define BT_HASH_KEY_WORDS 13
 
 static inline __attribute__((always_inline)) __u64 bt_nh_word(__u64 m, __u64 k)
 {
@@ -182,6 +183,57 @@ __u32 bt_bloom_block(__u64 h, __u32 block_mask)
 	if (block_mask >> 16)
 		b |= (h * 0x9e3779b97f4a7c15ULL) >> 48 << 16;
 	return b & block_mask;
+}
+
+/* ---- Watch lists (ABI 7) ----
+ *
+ * A table holds up to millions of keys, and two that hash alike share all
+ * three cells: no peeling separates them. One NH pass collides with
+ * probability 2^-32 a pair (a hundred pairs in a million keys), so the key
+ * (prefix length, address words in host order, masked) goes through two
+ * passes, the second with the key words shifted by one (UMAC's Toeplitz
+ * extension: 2^-64 a pair), mixed with the table's seed. */
+static inline __attribute__((always_inline))
+__u64 bt_hash_watch(const struct bt_hash_keys *k, __u64 seed, __u64 hi, __u64 lo, __u64 len)
+{
+	__u64 a = bt_nh_word(hi, k->watch[0]) + bt_nh_word(lo, k->watch[1]) +
+		  bt_nh_word(len, k->watch[2]);
+	__u64 b = bt_nh_word(hi, k->watch[1]) + bt_nh_word(lo, k->watch[2]) +
+		  bt_nh_word(len, k->watch[3]);
+
+	return bt_fmix64(a ^ bt_fmix64(b + seed));
+}
+
+/* The key's three cells (binary fuse layout): the first anywhere in the
+ * first seg_count_len cells, the others one and two segments on, moved
+ * inside their segment by other bits of the hash. */
+static inline __attribute__((always_inline))
+void bt_watch_cells(__u64 h, __u32 seg_len, __u32 seg_count_len, __u32 *c0, __u32 *c1,
+		    __u32 *c2)
+{
+	__u32 p = ((h >> 32) * seg_count_len) >> 32;
+
+	*c0 = p;
+	*c1 = (p + seg_len) ^ ((h >> 18) & (seg_len - 1));
+	*c2 = (p + 2 * seg_len) ^ (h & (seg_len - 1));
+}
+
+/* The key's fingerprint, 56 bits, in the cells' XOR part (bits 8..63). */
+static inline __attribute__((always_inline)) __u64 bt_watch_fingerprint(__u64 h)
+{
+	return bt_fmix64(h ^ 0x9e3779b97f4a7c15ULL) & ~0xffULL;
+}
+
+/* A key's class from its three cells; 0: none. */
+static inline __attribute__((always_inline))
+__u32 bt_watch_decode(__u64 x0, __u64 x1, __u64 x2, __u64 h, __u64 check_mask)
+{
+	__u64 x = (x0 ^ x1 ^ x2 ^ bt_watch_fingerprint(h)) >> 8;
+	__u32 j = x & 3;
+
+	if ((x & check_mask) || j > 2)
+		return 0;
+	return (j == 0 ? x0 : j == 1 ? x1 : x2) & 0xff;
 }
 
 #endif /* BLOOMTAP_HASH_H */

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The watch lists' table: a mutable Bloomier filter (Chazelle et al., SODA
+ * 2004) in the binary fuse layout (Graf & Lemire, 2022). include/bloomtap.h
+ * "Watch lists" has the cell format; include/hash.h the hash, the cells and
+ * the decoding, shared with the datapath. Nothing here touches BPF. */
+#ifndef BLOOMTAP_BLOOMIER_H
+#define BLOOMTAP_BLOOMIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "bloomtap.h"
+#include "hash.h"
+
+/* A key: prefix length (0..128; IPv4 as 96 + its length) and the address
+ * words in host order, masked to it; its class 1..255. */
+struct bt_watch_key {
+	__u64 hi, lo;
+	__u32 len;
+	__u32 class_id;
+};
+
+/* Keeps the first len bits of (hi, lo). */
+void bt_watch_mask(__u64 *hi, __u64 *lo, __u32 len);
+/* The words of a 16-byte address (network order) in host order. */
+void bt_watch_words(const uint8_t addr[16], __u64 *hi, __u64 *lo);
+
+struct bt_bloomier {
+	struct bt_watch_hdr hdr;
+	__u64 *cells;		/* hdr.cells of them, malloc'd */
+	uint32_t retries;	/* seeds that did not peel */
+};
+
+/* The sizes of a table of n keys: segment length, segments, cells. */
+void bt_bloomier_size(uint32_t n, struct bt_watch_hdr *h);
+
+/* Builds the table of keys (distinct: no two with the same length and
+ * words) with check_bits (1..BT_WATCH_CHECK_BITS) and the prefix lengths
+ * present. seed: the first seed tried; each retry takes the next. 0, or
+ * -ENOMEM, or -EAGAIN when no seed of 64 peeled (the keys cannot all be
+ * distinct). */
+int bt_bloomier_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys, size_t n,
+		      unsigned check_bits, uint64_t seed, struct bt_bloomier *out);
+void bt_bloomier_free(struct bt_bloomier *b);
+
+/* The class of one key (an exact length and masked words); 0: none.
+ * own, when not NULL and the key is a member: its own cell. */
+__u32 bt_bloomier_get(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
+		      const __u64 *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own);
+
+/* The class of an address (v4-mapped when v4): its longest prefix in the
+ * table first, down to the shortest; 0: none. len_out: the matching length. */
+__u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
+			const __u64 *cells, const uint8_t addr[16], bool v4, __u32 *len_out);
+
+/* The chance that one probe of an address outside the list answers a
+ * class: 2^-R for the check bits, 3/4 for the index, keys/cells for the
+ * class byte of the cell it names. */
+double bt_bloomier_probe_fpr(const struct bt_watch_hdr *h);
+
+/* Bits a key, and against the least a table of these check and class bits
+ * can take (8 + R a key). */
+double bt_bloomier_bits_per_key(const struct bt_watch_hdr *h);
+
+#endif

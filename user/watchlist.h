@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Watch-list files: one entry a line, "ADDRESS[/LEN] CLASS", whitespace or
+ * commas between, IPv4 and IPv6, '#' starts a comment. */
+#ifndef BLOOMTAP_WATCHLIST_H
+#define BLOOMTAP_WATCHLIST_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "bloomier.h"
+
+struct bt_watch_entry {
+	struct bt_watch_key key;	/* class_id: 1 + its index in names */
+	uint32_t line;
+};
+
+struct bt_watch_list {
+	struct bt_watch_entry *e;
+	size_t n, cap;
+	char names[BT_WATCH_CLASSES][BT_WATCH_CLASS_LEN + 1];	/* [1..nclasses] */
+	uint32_t nclasses;
+	uint64_t entries[BT_WATCH_CLASSES];	/* a class's keys, after duplicates */
+	uint32_t duplicates;	/* the same key and class again: dropped */
+	uint32_t masked;	/* host bits under a prefix: warned, masked */
+};
+
+/* "ADDRESS[/LEN]" into a 16-byte address (v4-mapped for IPv4), its length
+ * over 128 bits, and whether it had host bits (they are cleared). 0, or a
+ * message in err. */
+int bt_watch_parse_prefix(const char *s, uint8_t addr[16], __u32 *len, bool *v4,
+			  bool *host_bits, char *err, size_t errlen);
+bool bt_watch_class_name_ok(const char *s);
+
+/* Reads a list from f (named path in messages): 0, or -EINVAL with
+ * "PATH:LINE: problem" in err; host bits draw a warning on stderr. */
+int bt_watch_list_parse(FILE *f, const char *path, struct bt_watch_list *l, char *err,
+			size_t errlen);
+int bt_watch_list_read(const char *path, struct bt_watch_list *l, char *err, size_t errlen);
+void bt_watch_list_free(struct bt_watch_list *l);
+
+/* "198.18.0.0/15" or "2001:db8::/32" of a key. */
+const char *bt_watch_key_str(const struct bt_watch_key *k, char *buf, size_t len);
+
+#endif
