@@ -10,6 +10,7 @@
 #include "flows.bpf.h"
 #include "heavy.bpf.h"
 #include "spie.bpf.h"
+#include "watch.bpf.h"
 
 /* Set by user space through skel->rodata before load; the verifier prunes
  * the branches they switch off. */
@@ -52,6 +53,7 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 
 	if (cfg_flow_table)
 		flow_table_add(&pi.key, bytes);
+	watch_count(&pi, c, k, bytes);
 	/* The address words' hash, shared by both stages (one hash pass). */
 	if (cfg_spie) {
 		addrs = bt_hash_addrs(k, (const __u64 *)&pi.key);

@@ -131,6 +131,53 @@ struct {
 	__type(value, __u64);
 } wcount SEC(".maps");
 
+/* watch_hdr: index slot (0 or 1), value struct bt_watch_hdr: the watch-list
+ * table of each slot (bt_ctl.watch names the one in use). Written by user
+ * space into the slot not in use, before it switches. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct bt_watch_hdr);
+} watch_hdr SEC(".maps");
+
+/* watch_cells: index slot, value an array of hdr.cells 64-bit cells, made
+ * by user space for each table at its size (filled through mmap; `watch
+ * set` rewrites class bytes in place). */
+struct watch_cells_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__array(values, struct watch_cells_inner);
+} watch_cells SEC(".maps");
+
+/* watch_counts: per CPU, index class id, value struct bt_watch_count.
+ * Plain adds by the datapath; summed by user space, cleared when an id is
+ * given to a new class. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BT_WATCH_CLASSES);
+	__type(key, __u32);
+	__type(value, struct bt_watch_count);
+} watch_counts SEC(".maps");
+
+/* watch_classes: index class id, value struct bt_watch_class. User space
+ * only (the names of the ids), pinned so that every command reads them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BT_WATCH_CLASSES);
+	__type(key, __u32);
+	__type(value, struct bt_watch_class);
+} watch_classes SEC(".maps");
+
 /* digest_log: the n-th digest recorded, at index n (this CPU's count of
  * inserts), value u64. Kept only with the flow table (replay instances), so
  * that a test can compare the kernel's digests with user space's. */

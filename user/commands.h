@@ -25,6 +25,7 @@ int cmd_heavy(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_windows(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 /* The trace of the packets in buf (a pcap or pcapng capture, or hex text)
  * against inst's live windows (inst may be NULL) and its files in the
  * archive (NULL: none), windows overlapping [since, until] (0: open), as

@@ -88,6 +88,10 @@ static const struct pin_ent pins[] = {
 	{ "windows", offsetof(struct bt_instance, windows_fd) },
 	{ "wcount", offsetof(struct bt_instance, wcount_fd) },
 	{ "digest_log", offsetof(struct bt_instance, digest_log_fd) },
+	{ "watch_hdr", offsetof(struct bt_instance, watch_hdr_fd) },
+	{ "watch_cells", offsetof(struct bt_instance, watch_cells_fd) },
+	{ "watch_counts", offsetof(struct bt_instance, watch_counts_fd) },
+	{ "watch_classes", offsetof(struct bt_instance, watch_classes_fd) },
 };
 
 static int *pin_fd(struct bt_instance *inst, const struct pin_ent *p)

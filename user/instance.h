@@ -27,6 +27,10 @@ struct bt_instance {
 	int windows_fd;
 	int wcount_fd;
 	int digest_log_fd;
+	int watch_hdr_fd;
+	int watch_cells_fd;
+	int watch_counts_fd;
+	int watch_classes_fd;
 	struct bt_meta meta;
 };
 

@@ -21,6 +21,7 @@ static const struct cmd cmds[] = {
 	{ "archive", cmd_archive, "what an archive of sealed SPIE windows holds" },
 	{ "replay", cmd_replay, "run a capture file through the real program" },
 	{ "run", cmd_run, "the agent: intervals, windows, archive, /metrics and API" },
+	{ "watch", cmd_watch, "watch lists: traffic per class of addresses (Bloomier filter)" },
 	{ "demo", cmd_demo, "the built-in lab: namespaces, traffic, what bloomtap saw" },
 	{ 0 }
 };

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Watch lists: each IP packet's source and destination looked up in the
+ * table in use (include/bloomtap.h "Watch lists"), longest prefix length of
+ * the address's family first, and counted per class and direction. With no
+ * table (the default) a packet costs two array lookups. */
+#ifndef BLOOMTAP_WATCH_BPF_H
+#define BLOOMTAP_WATCH_BPF_H
+
+#include "maps.bpf.h"
+#include "hash.h"
+
+static __always_inline __u64 cell_at(void *cells, __u32 i)
+{
+	__u64 *c = bpf_map_lookup_elem(cells, &i);
+
+	return c ? *c : 0;
+}
+
+/* The class of an address, as host-order words (v4-mapped for IPv4), in
+ * the table of slot; 0: none. A global function: the verifier checks its
+ * loop once, not at each call with the whole program's states around it
+ * (inlined twice, it passed the verifier's million instructions). */
+__noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
+			   const struct bt_hash_keys *k)
+{
+	struct bt_watch_hdr *h;
+	void *cells;
+	__u32 n, i;
+
+	slot &= 1;
+	h = bpf_map_lookup_elem(&watch_hdr, &slot);
+	cells = bpf_map_lookup_elem(&watch_cells, &slot);
+	if (!h || !cells || !k)
+		return 0;
+	n = h->nlen[fam & 1];
+	for (i = 0; i < BT_WATCH_LENGTHS; i++) {
+		__u32 len, c0, c1, c2, cls;
+		__u64 mh = hi, ml = lo, x;
+
+		if (i >= n)
+			break;
+		len = h->len[fam & 1][i];
+		/* the first len bits (bt_watch_mask) */
+		if (len < 64) {
+			ml = 0;
+			mh = len ? mh & (~0ULL << (64 - len)) : 0;
+		} else if (len < 128) {
+			ml = len == 64 ? 0 : ml & (~0ULL << (128 - len));
+		}
+		x = bt_hash_watch(k, h->seed, mh, ml, len);
+		bt_watch_cells(x, h->seg_len, h->seg_count_len, &c0, &c1, &c2);
+		cls = bt_watch_decode(cell_at(cells, c0), cell_at(cells, c1), cell_at(cells, c2),
+				      x, h->check_mask);
+		if (cls)
+			return cls;
+	}
+	return 0;
+}
+
+static __always_inline void watch_count(const struct pkt_info *pi, const struct bt_ctl *c,
+					const struct bt_hash_keys *k, __u64 bytes)
+{
+	__u32 slot = c->watch & 1, fam = pi->l3 == BT_CTR_L3_IPV6, dir;
+	struct bt_watch_hdr *h = bpf_map_lookup_elem(&watch_hdr, &slot);
+
+	if (!h || !h->keys)
+		return;
+	for (dir = 0; dir < 2; dir++) {
+		const __u8 *a = dir ? pi->key.dst : pi->key.src;
+		__u32 cls = watch_class(slot, __builtin_bswap64(*(const __u64 *)a),
+					__builtin_bswap64(*(const __u64 *)(a + 8)), fam, k);
+		struct bt_watch_count *n;
+
+		if (!cls || !(n = bpf_map_lookup_elem(&watch_counts, &cls)))
+			continue;
+		n->packets[dir]++;
+		n->bytes[dir] += bytes;
+	}
+}
+
+#endif /* BLOOMTAP_WATCH_BPF_H */

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* See watch.h. Writers (load, set) take an flock on the pin root, so that
+ * two of them never write one slot; readers take nothing: the datapath and
+ * they read the slot bt_ctl.watch names, which a load changes with one
+ * store after everything behind it is written, then waits an RCU grace
+ * period before it frees the slot it left. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "common.h"
+#include "digest.h"
+#include "util.h"
+#include "watch.h"
+
+static int watch_lock(void)
+{
+	int fd = open(BT_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && flock(fd, LOCK_EX)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static struct bt_ctl *map_ctl(const struct bt_instance *inst, size_t *len)
+{
+	return bt_mmap_array(inst->ctl_fd, sizeof(struct bt_ctl), len);
+}
+
+/* The cells array of slot, as a new fd; -errno when the slot has none. */
+static int slot_cells_fd(const struct bt_instance *inst, __u32 slot)
+{
+	__u32 id;
+	int fd;
+
+	if (bpf_map_lookup_elem(inst->watch_cells_fd, &slot, &id))
+		return -errno;
+	fd = bpf_map_get_fd_by_id(id);
+	return fd < 0 ? -errno : fd;
+}
+
+int bt_watch_table_open(const struct bt_instance *inst, bool writable, struct bt_watch_table *t)
+{
+	struct bt_ctl *ctl;
+	size_t len;
+	int fd, err = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->lock_fd = -1;
+	if (writable && (t->lock_fd = watch_lock()) < 0)
+		return -errno;
+	if (!(ctl = map_ctl(inst, &len))) {
+		err = -errno;
+		goto fail;
+	}
+	t->slot = __atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE) & 1;
+	munmap(ctl, len);
+	bt_hash_keys_derive(&inst->meta.hash_key, &t->keys);
+	if (bpf_map_lookup_elem(inst->watch_hdr_fd, &t->slot, &t->hdr)) {
+		err = -errno;
+		goto fail;
+	}
+	if (!t->hdr.keys)
+		return 0;
+	if ((fd = slot_cells_fd(inst, t->slot)) < 0) {
+		err = fd;
+		goto fail;
+	}
+	t->cells = bt_mmap_array(fd, (size_t)t->hdr.cells * sizeof(__u64), &t->len);
+	err = t->cells ? 0 : -errno;
+	close(fd);
+	if (!err)
+		return 0;
+fail:
+	bt_watch_table_close(t);
+	return err;
+}
+
+void bt_watch_table_close(struct bt_watch_table *t)
+{
+	if (t->cells)
+		munmap(t->cells, t->len);
+	t->cells = NULL;
+	if (t->lock_fd >= 0)
+		close(t->lock_fd);
+	t->lock_fd = -1;
+}
+
+__u32 bt_watch_table_classify(const struct bt_watch_table *t, const uint8_t addr[16], bool v4)
+{
+	if (!t->hdr.keys || !t->cells)
+		return 0;
+	return bt_watch_classify(&t->keys, &t->hdr, t->cells, addr, v4, NULL);
+}
+
+int bt_watch_classes(const struct bt_instance *inst,
+		     struct bt_watch_class names[BT_WATCH_CLASSES])
+{
+	for (__u32 id = 0; id < BT_WATCH_CLASSES; id++)
+		if (bpf_map_lookup_elem(inst->watch_classes_fd, &id, &names[id]))
+			return -errno;
+	return 0;
+}
+
+int bt_watch_counts(const struct bt_instance *inst,
+		    struct bt_watch_count counts[BT_WATCH_CLASSES])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct bt_watch_count *v = calloc(ncpu > 0 ? ncpu : 1, sizeof(*v));
+
+	if (!v || ncpu <= 0) {
+		free(v);
+		return -ENOMEM;
+	}
+	memset(counts, 0, BT_WATCH_CLASSES * sizeof(*counts));
+	for (__u32 id = 0; id < BT_WATCH_CLASSES; id++) {
+		if (bpf_map_lookup_elem(inst->watch_counts_fd, &id, v)) {
+			free(v);
+			return -errno;
+		}
+		for (int c = 0; c < ncpu; c++)
+			for (int d = 0; d < 2; d++) {
+				counts[id].packets[d] += v[c].packets[d];
+				counts[id].bytes[d] += v[c].bytes[d];
+			}
+	}
+	free(v);
+	return 0;
+}
+
+/* Gives a free id (nobody's name, so no table in use yields it) to name,
+ * its counts cleared first; 0 when all are taken. */
+static __u32 new_id(const struct bt_instance *inst, struct bt_watch_class names[],
+		    const char *name)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct bt_watch_count *zero = calloc(ncpu > 0 ? ncpu : 1, sizeof(*zero));
+
+	for (__u32 id = 1; zero && id < BT_WATCH_CLASSES; id++) {
+		if (names[id].name[0])
+			continue;
+		if (bpf_map_update_elem(inst->watch_counts_fd, &id, zero, 0))
+			break;
+		memset(&names[id], 0, sizeof(names[id]));
+		snprintf(names[id].name, sizeof(names[id].name), "%s", name);
+		free(zero);
+		return id;
+	}
+	free(zero);
+	return 0;
+}
+
+static __u32 find_id(const struct bt_watch_class names[], const char *name)
+{
+	for (__u32 id = 1; id < BT_WATCH_CLASSES; id++)
+		if (!strcmp(names[id].name, name))
+			return id;
+	return 0;
+}
+
+static int write_classes(const struct bt_instance *inst, const struct bt_watch_class names[])
+{
+	for (__u32 id = 1; id < BT_WATCH_CLASSES; id++)
+		if (bpf_map_update_elem(inst->watch_classes_fd, &id, &names[id], 0))
+			return -errno;
+	return 0;
+}
+
+/* A new cells array of the table, filled through mmap; its fd. */
+static int make_cells(const struct bt_bloomier *b)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__u32 n = b->hdr.cells ? b->hdr.cells : 1;
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "watch_table", sizeof(__u32), sizeof(__u64), n,
+				&o);
+	size_t len;
+	__u64 *p;
+
+	if (fd < 0)
+		return -errno;
+	if (!(p = bt_mmap_array(fd, (size_t)n * sizeof(__u64), &len))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	memcpy(p, b->cells, (size_t)b->hdr.cells * sizeof(__u64));
+	munmap(p, len);
+	return fd;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The list's classes as ids: a name the table in use has keeps its id;
+ * a new one takes a free id. */
+static int map_classes(const struct bt_instance *inst, const struct bt_watch_list *l,
+		       struct bt_watch_class names[], __u32 ids[])
+{
+	for (__u32 c = 1; c <= l->nclasses; c++) {
+		ids[c] = find_id(names, l->names[c]);
+		if (!ids[c] && !(ids[c] = new_id(inst, names, l->names[c]))) {
+			bt_err("no class id left for '%s': the table in use and the new one "
+			       "have more than %d classes between them (load a list without "
+			       "some, or 'watch clear' first)", l->names[c], BT_WATCH_CLASSES - 1);
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
+int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
+		  unsigned check_bits, struct bt_watch_loaded *info)
+{
+	struct bt_watch_class names[BT_WATCH_CLASSES], before[BT_WATCH_CLASSES];
+	struct bt_watch_key *keys = NULL;
+	struct bt_hash_keys hk;
+	struct bt_bloomier b = { 0 };
+	struct bt_watch_hdr empty = { 0 };
+	struct bt_ctl *ctl = NULL;
+	__u32 ids[BT_WATCH_CLASSES] = { 0 }, cur, next;
+	bool kept[BT_WATCH_CLASSES] = { 0 };
+	size_t ctl_len;
+	double t0;
+	int lock = watch_lock(), fd, err;
+
+	memset(info, 0, sizeof(*info));
+	if (lock < 0 || !(ctl = map_ctl(inst, &ctl_len)) || (err = bt_watch_classes(inst, names))) {
+		err = -errno;
+		bt_err_errno(err, "opening the instance's watch list");
+		goto out;
+	}
+	memcpy(before, names, sizeof(names));
+	cur = __atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE) & 1;
+	next = !cur;
+	if ((err = map_classes(inst, l, names, ids)))
+		goto out;
+	keys = malloc((l->n ? l->n : 1) * sizeof(*keys));
+	if (!keys) {
+		err = -ENOMEM;
+		bt_err("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		keys[i] = l->e[i].key;
+		keys[i].class_id = ids[l->e[i].key.class_id];
+	}
+	bt_hash_keys_derive(&inst->meta.hash_key, &hk);
+	t0 = now_s();
+	err = bt_bloomier_build(&hk, keys, l->n, check_bits, (uint64_t)time(NULL), &b);
+	info->build_s = now_s() - t0;
+	if (err) {
+		bt_err_errno(err, "building the watch table");
+		goto out;
+	}
+	/* the slot not in use: cells, header, names; then one store */
+	if ((fd = make_cells(&b)) < 0 ||
+	    bpf_map_update_elem(inst->watch_cells_fd, &next, &fd, 0)) {
+		err = fd < 0 ? fd : -errno;
+		bt_err("making the watch table's map (%u cells): %s", b.hdr.cells, strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
+	for (__u32 c = 1; c <= l->nclasses; c++) {
+		names[ids[c]].entries = l->entries[c];
+		kept[ids[c]] = true;
+	}
+	if (bpf_map_update_elem(inst->watch_hdr_fd, &next, &b.hdr, 0) ||
+	    (err = write_classes(inst, names))) {
+		err = err ? err : -errno;
+		bt_err_errno(err, "writing the watch table");
+		goto out;
+	}
+	__atomic_store_n(&ctl->watch, next, __ATOMIC_RELEASE);
+	bt_grace_period();
+	/* nobody reads the slot left behind: free it; classes the new list
+	 * does not name lose their id */
+	bpf_map_update_elem(inst->watch_hdr_fd, &cur, &empty, 0);
+	bpf_map_delete_elem(inst->watch_cells_fd, &cur);
+	for (__u32 id = 1; id < BT_WATCH_CLASSES; id++)
+		if (before[id].name[0] && !kept[id])
+			memset(&names[id], 0, sizeof(names[id]));
+	write_classes(inst, names);
+	info->keys = l->n;
+	info->classes = l->nclasses;
+	info->retries = b.retries;
+	info->duplicates = l->duplicates;
+	info->masked = l->masked;
+	info->bits_per_key = bt_bloomier_bits_per_key(&b.hdr);
+out:
+	bt_bloomier_free(&b);
+	free(keys);
+	if (ctl)
+		munmap(ctl, ctl_len);
+	if (lock >= 0)
+		close(lock);
+	return err;
+}
+
+int bt_watch_load_file(const struct bt_instance *inst, const char *path, unsigned check_bits,
+		       struct bt_watch_loaded *info)
+{
+	struct bt_watch_list l;
+	char err[512];
+	int rc = bt_watch_list_read(path, &l, err, sizeof(err));
+
+	if (rc) {
+		bt_err("%s", err);
+		return rc;
+	}
+	rc = bt_watch_load(inst, &l, check_bits, info);
+	bt_watch_list_free(&l);
+	return rc;
+}
+
+int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char *name)
+{
+	struct bt_watch_class names[BT_WATCH_CLASSES];
+	struct bt_watch_table t;
+	struct bt_watch_key k;
+	uint8_t addr[16];
+	char msg[160];
+	bool v4, host;
+	__u32 own, old, id;
+	int err;
+
+	if (bt_watch_parse_prefix(prefix, addr, &k.len, &v4, &host, msg, sizeof(msg))) {
+		bt_err("%s", msg);
+		return -EINVAL;
+	}
+	if (!bt_watch_class_name_ok(name)) {
+		bt_err("class '%s': 1 to %d characters of A-Z a-z 0-9 _ . -", name,
+		       BT_WATCH_CLASS_LEN);
+		return -EINVAL;
+	}
+	bt_watch_words(addr, &k.hi, &k.lo);
+	if ((err = bt_watch_table_open(inst, true, &t)) || (err = bt_watch_classes(inst, names))) {
+		bt_err_errno(err, "opening the instance's watch list");
+		bt_watch_table_close(&t);
+		return err;
+	}
+	old = t.hdr.keys ? bt_bloomier_get(&t.keys, &t.hdr, t.cells, k.hi, k.lo, k.len, &own) : 0;
+	if (!old) {
+		bt_err("%s is not a key of the watch list in use: 'watch set' changes the class "
+		       "of a listed key in place; to add keys, 'watch load' a new list", prefix);
+		err = -ENOENT;
+	} else if (!(id = find_id(names, name)) && !(id = new_id(inst, names, name))) {
+		bt_err("no class id left for '%s' (%d classes at most)", name,
+		       BT_WATCH_CLASSES - 1);
+		err = -ENOSPC;
+	} else {
+		if (names[old].entries)
+			names[old].entries--;
+		names[id].entries++;
+		err = write_classes(inst, names);
+		/* the class byte (the lowest, little-endian) of the key's own
+		 * cell, and nobody else's */
+		if (!err)
+			__atomic_store_n((uint8_t *)&t.cells[own], (uint8_t)id, __ATOMIC_RELEASE);
+		else
+			bt_err_errno(err, "writing the classes");
+	}
+	bt_watch_table_close(&t);
+	return err;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Watch lists in an instance: loading a table into the slot not in use and
+ * switching to it, changing a key's class in place, the classes and their
+ * counts, and looking addresses up in the table in use. */
+#ifndef BLOOMTAP_WATCH_H
+#define BLOOMTAP_WATCH_H
+
+#include <stdbool.h>
+#include "bloomier.h"
+#include "instance.h"
+#include "watchlist.h"
+
+/* The table in use, mapped (read-only unless writable). */
+struct bt_watch_table {
+	struct bt_watch_hdr hdr;
+	__u64 *cells;
+	size_t len;		/* of the mapping */
+	struct bt_hash_keys keys;
+	__u32 slot;
+	int lock_fd;		/* held while writable */
+};
+
+int bt_watch_table_open(const struct bt_instance *inst, bool writable, struct bt_watch_table *t);
+void bt_watch_table_close(struct bt_watch_table *t);
+__u32 bt_watch_table_classify(const struct bt_watch_table *t, const uint8_t addr[16], bool v4);
+
+struct bt_watch_loaded {
+	size_t keys;
+	uint32_t classes, retries, duplicates, masked;
+	double build_s;		/* the table's construction */
+	double bits_per_key;
+};
+
+/* Builds l's table and switches the datapath to it; classes that keep
+ * their name keep their id and counts. 0, or an error already printed. */
+int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
+		  unsigned check_bits, struct bt_watch_loaded *info);
+int bt_watch_load_file(const struct bt_instance *inst, const char *path, unsigned check_bits,
+		       struct bt_watch_loaded *info);
+
+/* Gives the key PREFIX (exactly as listed) the class NAME, in place. */
+int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char *name);
+
+/* Each id's name ("" when free) and entries, and its counts summed over
+ * CPUs. */
+int bt_watch_classes(const struct bt_instance *inst,
+		     struct bt_watch_class names[BT_WATCH_CLASSES]);
+int bt_watch_counts(const struct bt_instance *inst,
+		    struct bt_watch_count counts[BT_WATCH_CLASSES]);
+
+#endif

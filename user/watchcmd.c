@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* watch: load, show, test, set and clear an instance's watch list. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include "common.h"
+#include "commands.h"
+#include "options.h"
+#include "watch.h"
+
+static struct watch_cfg {
+	const char *instance;
+	uint32_t check_bits;
+} wcfg = { .check_bits = BT_WATCH_CHECK_BITS };
+
+static const struct bt_opt instance_opts[] = {
+	BT_INSTANCE_OPT(wcfg.instance),
+	{ 0 }
+};
+
+static const struct bt_opt load_opts[] = {
+	BT_INSTANCE_OPT(wcfg.instance),
+	{ "check-bits", 0, BT_OPT_U32, &wcfg.check_bits, "R",
+	  "check bits a key: an address off the list answers a class with probability "
+	  "about 2^-R a probe (default 54)", .min = 1, .max = BT_WATCH_CHECK_BITS },
+	{ 0 }
+};
+
+static const struct bt_cmd_spec load_spec = {
+	"watch load", "FILE [IFACE]",
+	"Build FILE's table (one 'ADDRESS[/LEN] CLASS' a line) and switch the datapath\n"
+	"to it with one write. A class that keeps its name keeps its counts.",
+	load_opts, 1, 2,
+};
+static const struct bt_cmd_spec show_spec = {
+	"watch show", "[IFACE]",
+	"Per class: its entries, and the packets and bytes seen from and to it.",
+	instance_opts, 0, 1,
+};
+static const struct bt_cmd_spec test_spec = {
+	"watch test", "ADDRESS... [IFACE]",
+	"The class of each address (its longest prefix in the list), or none.",
+	instance_opts, 1, 10000,
+};
+static const struct bt_cmd_spec set_spec = {
+	"watch set", "ADDRESS[/LEN] CLASS [IFACE]",
+	"Give a listed key another class, in place (no rebuild). A key not in the\n"
+	"list is refused: load a new list for that.",
+	instance_opts, 2, 3,
+};
+static const struct bt_cmd_spec clear_spec = {
+	"watch clear", "[IFACE]",
+	"Switch to an empty table: nothing is classified.",
+	instance_opts, 0, 1,
+};
+
+static void loaded_print(const char *name, const struct bt_watch_loaded *w)
+{
+	if (bt_g.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "instance", json_object_new_string(name));
+		json_object_object_add(o, "keys", json_object_new_uint64(w->keys));
+		json_object_object_add(o, "classes", json_object_new_int(w->classes));
+		json_object_object_add(o, "bits_per_key", json_object_new_double(w->bits_per_key));
+		json_object_object_add(o, "build_seconds", json_object_new_double(w->build_s));
+		json_object_object_add(o, "retries", json_object_new_int(w->retries));
+		json_object_object_add(o, "duplicates", json_object_new_int(w->duplicates));
+		json_object_object_add(o, "masked", json_object_new_int(w->masked));
+		bt_json_print(o);
+		return;
+	}
+	printf("watch list of %s: %zu keys in %u classes, %.1f bits a key, built in %.3f s"
+	       " (%u retries)", name, w->keys, w->classes, w->bits_per_key, w->build_s,
+	       w->retries);
+	if (w->duplicates || w->masked)
+		printf("; %u duplicates dropped, %u prefixes masked", w->duplicates, w->masked);
+	printf("\n");
+}
+
+static int show(const struct bt_instance *inst)
+{
+	struct bt_watch_class names[BT_WATCH_CLASSES];
+	struct bt_watch_count n[BT_WATCH_CLASSES];
+	struct json_object *arr = bt_g.json ? json_object_new_array() : NULL;
+	int err;
+
+	if ((err = bt_watch_classes(inst, names)) || (err = bt_watch_counts(inst, n))) {
+		bt_err_errno(err, "reading the watch list");
+		json_object_put(arr);
+		return err;
+	}
+	if (!arr)
+		printf("%-32s %10s %14s %16s %14s %16s\n", "class", "entries", "src_packets",
+		       "src_bytes", "dst_packets", "dst_bytes");
+	for (__u32 id = 1; id < BT_WATCH_CLASSES; id++) {
+		if (!names[id].name[0])
+			continue;
+		if (arr) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "class", json_object_new_string(names[id].name));
+			json_object_object_add(o, "entries", json_object_new_uint64(names[id].entries));
+			json_object_object_add(o, "src_packets", json_object_new_uint64(n[id].packets[0]));
+			json_object_object_add(o, "src_bytes", json_object_new_uint64(n[id].bytes[0]));
+			json_object_object_add(o, "dst_packets", json_object_new_uint64(n[id].packets[1]));
+			json_object_object_add(o, "dst_bytes", json_object_new_uint64(n[id].bytes[1]));
+			json_object_array_add(arr, o);
+			continue;
+		}
+		printf("%-32s %10" PRIu64 " %14" PRIu64 " %16" PRIu64 " %14" PRIu64 " %16" PRIu64 "\n",
+		       names[id].name, (uint64_t)names[id].entries, (uint64_t)n[id].packets[0],
+		       (uint64_t)n[id].bytes[0], (uint64_t)n[id].packets[1], (uint64_t)n[id].bytes[1]);
+	}
+	if (arr)
+		bt_json_print(arr);
+	return 0;
+}
+
+/* Addresses, then perhaps an interface: an argument that parses as an
+ * address is one. */
+static int test(const struct bt_instance *inst, char **addrs, int n)
+{
+	struct bt_watch_class names[BT_WATCH_CLASSES];
+	struct json_object *arr = bt_g.json ? json_object_new_array() : NULL;
+	struct bt_watch_table t;
+	int err;
+
+	if ((err = bt_watch_table_open(inst, false, &t)) || (err = bt_watch_classes(inst, names))) {
+		bt_err_errno(err, "reading the watch list");
+		bt_watch_table_close(&t);
+		json_object_put(arr);
+		return err;
+	}
+	for (int i = 0; i < n; i++) {
+		uint8_t a[16];
+		bool v4;
+		__u32 len = 0, cls;
+		char s[64] = "", msg[160];
+		struct bt_watch_key k = { 0 };
+
+		if (bt_watch_parse_prefix(addrs[i], a, &len, &v4, &(bool){ 0 }, msg, sizeof(msg))) {
+			bt_err("%s", msg);
+			err = -EINVAL;
+			break;
+		}
+		cls = t.hdr.keys ? bt_watch_classify(&t.keys, &t.hdr, t.cells, a, v4, &k.len) : 0;
+		if (cls) {
+			bt_watch_words(a, &k.hi, &k.lo);
+			bt_watch_mask(&k.hi, &k.lo, k.len);
+			bt_watch_key_str(&k, s, sizeof(s));
+		}
+		if (arr) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "address", json_object_new_string(addrs[i]));
+			json_object_object_add(o, "class", cls ? json_object_new_string(names[cls].name)
+							       : NULL);
+			json_object_object_add(o, "prefix", cls ? json_object_new_string(s) : NULL);
+			json_object_array_add(arr, o);
+		} else if (cls) {
+			printf("%s: %s (%s)\n", addrs[i], names[cls].name, s);
+		} else {
+			printf("%s: none\n", addrs[i]);
+		}
+	}
+	bt_watch_table_close(&t);
+	if (arr && !err)
+		bt_json_print(arr);
+	else
+		json_object_put(arr);
+	return err;
+}
+
+/* What set (a key and its class) or clear (neither) did. */
+static void done_print(const char *name, const char *key, const char *cls)
+{
+	if (bt_g.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "instance", json_object_new_string(name));
+		if (key) {
+			json_object_object_add(o, "key", json_object_new_string(key));
+			json_object_object_add(o, "class", json_object_new_string(cls));
+		} else {
+			json_object_object_add(o, "cleared", json_object_new_boolean(true));
+		}
+		bt_json_print(o);
+	} else if (key) {
+		printf("%s: class %s\n", key, cls);
+	} else {
+		printf("watch list of %s cleared\n", name);
+	}
+}
+
+static bool is_address(const char *s)
+{
+	uint8_t a[16];
+	__u32 len;
+	bool v4, host;
+	char msg[160];
+
+	return !bt_watch_parse_prefix(s, a, &len, &v4, &host, msg, sizeof(msg));
+}
+
+static void usage_all(FILE *f)
+{
+	fprintf(f, "Usage: bloomtap watch SUBCOMMAND [options]\n\n"
+		   "Watch lists (a Bloomier filter in the datapath): traffic per class.\n\n"
+		   "  load FILE [IFACE]                 build FILE's table and switch to it\n"
+		   "  show [IFACE]                      per class: entries, packets, bytes\n"
+		   "  test ADDRESS... [IFACE]           the class of each address\n"
+		   "  set ADDRESS[/LEN] CLASS [IFACE]   a listed key's class, in place\n"
+		   "  clear [IFACE]                     switch to an empty table\n\n"
+		   "Each takes --instance NAME for an instance not named after an interface;\n"
+		   "'bloomtap watch SUBCOMMAND --help' for its options.\n");
+}
+
+int cmd_watch(int argc, char **argv)
+{
+	static const struct { const char *name; const struct bt_cmd_spec *spec; } subs[] = {
+		{ "load", &load_spec }, { "show", &show_spec }, { "test", &test_spec },
+		{ "set", &set_spec }, { "clear", &clear_spec },
+	};
+	const struct bt_cmd_spec *spec = NULL;
+	const char *sub = argc > 1 ? argv[1] : NULL, *iface = NULL;
+	struct bt_instance inst;
+	int n, err = 0;
+
+	if (!sub || !strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+		usage_all(sub ? stdout : stderr);
+		return sub ? 0 : BT_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+		if (!strcmp(sub, subs[i].name))
+			spec = subs[i].spec;
+	if (!spec) {
+		bt_err("unknown watch subcommand '%s' (load, show, test, set, clear)", sub);
+		return BT_EXIT_USAGE;
+	}
+	n = bt_parse_args(spec, argc - 1, argv + 1);
+	if (n < 0)
+		return BT_EXIT_USAGE;
+	if (n == BT_PARSE_HELP)
+		return 0;
+	char **pos = argv + 2;
+
+	/* the interface, when given, is the positional after the others */
+	if (spec == &load_spec && n == 2)
+		iface = pos[1];
+	else if (spec == &set_spec && n == 3)
+		iface = pos[2];
+	else if ((spec == &show_spec || spec == &clear_spec) && n == 1)
+		iface = pos[0];
+	else if (spec == &test_spec && n > 1 && !is_address(pos[n - 1]))
+		iface = pos[--n];
+	if (bt_instance_open_arg(iface, wcfg.instance, &inst))
+		return BT_EXIT_FAIL;
+	if (spec == &load_spec) {
+		struct bt_watch_loaded w;
+
+		if (!(err = bt_watch_load_file(&inst, pos[0], wcfg.check_bits, &w)))
+			loaded_print(inst.name, &w);
+	} else if (spec == &show_spec) {
+		err = show(&inst);
+	} else if (spec == &test_spec) {
+		err = test(&inst, pos, n);
+	} else if (spec == &set_spec) {
+		if (!(err = bt_watch_set(&inst, pos[0], pos[1])))
+			done_print(inst.name, pos[0], pos[1]);
+	} else {
+		struct bt_watch_list empty = { 0 };
+		struct bt_watch_loaded w;
+
+		if (!(err = bt_watch_load(&inst, &empty, BT_WATCH_CHECK_BITS, &w)))
+			done_print(inst.name, NULL, NULL);
+	}
+	bt_instance_close(&inst);
+	return err ? BT_EXIT_FAIL : 0;
+}
