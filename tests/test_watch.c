@@ -13,6 +13,9 @@
 #include "bloomier.h"
 #include "digest.h"
 #include "watchlist.h"
+#include "watch.h"
+#include "frames.h"
+#include <pthread.h>
 
 #define KEYS 1000000
 #define CLASSES 200
@@ -280,6 +283,259 @@ static void test_tiny_tables(void **state)
 	bt_bloomier_free(&b);
 }
 
+/* ---- through the datapath ---- */
+
+/* A list in memory: key i gets class name "c<class_id>". */
+static void list_of(const struct ref *r, struct bt_watch_list *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->e = calloc(r->n ? r->n : 1, sizeof(*l->e));
+	assert_non_null(l->e);
+	l->n = r->n;
+	for (__u32 c = 1; c <= CLASSES; c++)
+		snprintf(l->names[c], sizeof(l->names[c]), "c%u", c);
+	l->nclasses = CLASSES;
+	for (size_t i = 0; i < r->n; i++) {
+		l->e[i].key = r->k[i];
+		l->entries[r->k[i].class_id]++;
+	}
+}
+
+/* An Ethernet frame from src to dst (16-byte addresses, v4-mapped for
+ * IPv4; both of one family), UDP. */
+static void frame_between(struct frame *f, const uint8_t src[16], const uint8_t dst[16], bool v4)
+{
+	size_t ip;
+
+	f->len = 0;
+	if (v4) {
+		fr_eth(f, 0x0800);
+		ip = fr_ipv4(f, 17, 5, 0);
+		memcpy(f->b + ip + 12, src + 12, 4);
+		memcpy(f->b + ip + 16, dst + 12, 4);
+		fr_ports(f, 1000, 2000, 8);
+		fr_ipv4_done(f, ip);
+	} else {
+		fr_eth(f, 0x86dd);
+		ip = fr_ipv6(f, 17);
+		memcpy(f->b + ip + 8, src, 16);
+		memcpy(f->b + ip + 24, dst, 16);
+		fr_ports(f, 1000, 2000, 8);
+		fr_ipv6_done(f, ip);
+	}
+}
+
+/* The ids of the instance's classes by name ("c7" -> its id). */
+static __u32 id_of(const struct bt_instance *inst, const char *name)
+{
+	struct bt_watch_class names[BT_WATCH_CLASSES];
+
+	assert_int_equal(bt_watch_classes(inst, names), 0);
+	for (__u32 id = 1; id < BT_WATCH_CLASSES; id++)
+		if (!strcmp(names[id].name, name))
+			return id;
+	return 0;
+}
+
+/* A million keys loaded into a real instance: for 40,000 of them, a frame
+ * from an address under the key to a fixed address of its family; the
+ * datapath's per-class source and destination counts must equal user
+ * space's classification of the same addresses. Then 'set' moves a key to
+ * another class and the datapath follows. */
+static void test_datapath_agrees(void **state)
+{
+	struct bt_instance inst;
+	struct bt_instance_cfg cfg = { 0 };
+	struct bt_watch_list l;
+	struct bt_watch_loaded w;
+	struct bt_watch_table t;
+	struct bt_watch_count n[BT_WATCH_CLASSES];
+	uint64_t want[BT_WATCH_CLASSES] = { 0 }, want_dst[BT_WATCH_CLASSES] = { 0 }, frames = 0;
+	uint8_t outside4[16], outside6[16];
+	struct ref r;
+
+	skip_unless_root();
+	make_keys(&r, KEYS, false);
+	list_of(&r, &l);
+	/* one destination a family (the list's /8s cover every IPv4 address:
+	 * its class is counted too) */
+	random_addr(outside4, true);
+	random_addr(outside6, false);
+	assert_int_equal(bt_instance_create(own_instance("watch"), &cfg, &inst), 0);
+	assert_int_equal(bt_watch_load(&inst, &l, BT_WATCH_CHECK_BITS, &w), 0);
+	print_message("loaded %zu keys: %.2f bits a key, built in %.2f s\n", w.keys,
+		      w.bits_per_key, w.build_s);
+	assert_int_equal(bt_watch_table_open(&inst, false, &t), 0);
+	for (size_t i = 0; i < r.n; i += r.n / 40000) {
+		struct frame f;
+		uint8_t a[16];
+		bool v4 = key_v4(&r.k[i]);
+		__u32 act, cls;
+
+		addr_under(&r.k[i], a);
+		cls = bt_watch_table_classify(&t, a, v4);
+		assert_int_equal(cls, id_of(&inst, "c0") ? 0 : cls);	/* ids are 1..255 */
+		want[cls]++;
+		want_dst[bt_watch_table_classify(&t, v4 ? outside4 : outside6, v4)]++;
+		frame_between(&f, a, v4 ? outside4 : outside6, v4);
+		assert_int_equal(bt_run_frame(inst.prog_fd, f.b, f.len, &act), 0);
+		frames++;
+	}
+	bt_watch_table_close(&t);
+	assert_int_equal(bt_watch_counts(&inst, n), 0);
+	for (__u32 id = 1; id < BT_WATCH_CLASSES; id++) {
+		assert_int_equal(n[id].packets[0], want[id]);
+		assert_int_equal(n[id].packets[1], want_dst[id]);
+	}
+	assert_int_equal(want[0], 0);	/* every address under a key has a class */
+	print_message("%llu frames: each class's count as user space classified them\n",
+		      (unsigned long long)frames);
+
+	/* set: a host key (no longer key covers its address) to another class,
+	 * in place; its next frame counts there */
+	size_t h = 0;
+
+	while (r.k[h].len != 128)
+		h++;
+	const char *to = r.k[h].class_id == 1 ? "c2" : "c1";
+	char key[64];
+	struct frame f;
+	uint8_t a[16];
+	__u64 hi = htobe64(r.k[h].hi), lo = htobe64(r.k[h].lo);
+	__u32 act, before;
+
+	bt_watch_key_str(&r.k[h], key, sizeof(key));
+	assert_int_equal(bt_watch_set(&inst, key, to), 0);
+	assert_int_equal(bt_watch_counts(&inst, n), 0);
+	before = n[id_of(&inst, to)].packets[0];
+	memcpy(a, &hi, 8);
+	memcpy(a + 8, &lo, 8);
+	frame_between(&f, a, key_v4(&r.k[h]) ? outside4 : outside6, key_v4(&r.k[h]));
+	assert_int_equal(bt_run_frame(inst.prog_fd, f.b, f.len, &act), 0);
+	assert_int_equal(bt_watch_counts(&inst, n), 0);
+	assert_int_equal(n[id_of(&inst, to)].packets[0], before + 1);
+	assert_int_not_equal(bt_watch_set(&inst, "192.0.2.77/32", "c1"), 0);	/* not listed */
+
+	bt_watch_list_free(&l);
+	bt_instance_close(&inst);
+	free(r.k);
+}
+
+/* Swaps under traffic: two CPUs send frames from key X, which table A
+ * gives class a and table B class b, and from key Y, class c in A and not
+ * in B, while the tables are loaded in turn (each names a, b and c, so the
+ * classes and their counts live on). Every packet of X is counted in a or
+ * b; of Y in c or nowhere; nothing anywhere else. */
+struct sender {
+	int prog_fd, cpu;
+	struct frame f[2];	/* [0] listed in both, [1] in A only */
+	volatile bool *stop;
+	uint64_t sent[2];
+	int err;
+};
+
+static void *send_frames(void *arg)
+{
+	struct sender *s = arg;
+	__u32 act;
+
+	s->err = pin_to_cpu(s->cpu);
+	while (!s->err && !*s->stop)
+		for (int i = 0; i < 2 && !s->err; i++) {
+			s->err = bt_run_frame(s->prog_fd, s->f[i].b, s->f[i].len, &act);
+			s->sent[i]++;
+		}
+	return NULL;
+}
+
+static void test_swaps_under_traffic(void **state)
+{
+	struct bt_instance inst;
+	struct bt_instance_cfg cfg = { 0 };
+	struct bt_watch_list a = { 0 }, b = { 0 };
+	struct bt_watch_loaded w;
+	struct bt_watch_count n[BT_WATCH_CLASSES];
+	volatile bool stop = false;
+	struct sender s[2];
+	uint8_t both[16] = { [10] = 0xff, [11] = 0xff, 198, 18, 7, 7 };
+	uint8_t onlya[16] = { [10] = 0xff, [11] = 0xff, 198, 19, 8, 8 };
+	uint8_t dst[16] = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 1 };
+	pthread_t th[2];
+	int loads = 0;
+
+	skip_unless_root();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		print_message("SKIP: needs two online CPUs\n");
+		skip();
+	}
+	/* A = {X: a, Y: c, W: b}, B = {X: b, Z: c, W: a}; W and Z see no traffic */
+	const uint8_t *addr_a[3] = { both, onlya, dst }, *addr_b[3] = { both, onlya, dst };
+	const char *cls_a[3] = { "a", "c", "b" }, *cls_b[3] = { "b", "c", "a" };
+	__u32 len_a[3] = { 128, 96 + 16, 96 + 8 }, len_b[3] = { 128, 96 + 24, 96 + 8 };
+	uint8_t z[16] = { [10] = 0xff, [11] = 0xff, 203, 0, 113, 0 }, w4[16] = { [10] = 0xff,
+		[11] = 0xff, 10, 0, 0, 0 };
+
+	addr_a[2] = w4;
+	addr_b[1] = z;
+	addr_b[2] = w4;
+	for (int t = 0; t < 2; t++) {
+		struct bt_watch_list *l = t ? &b : &a;
+
+		l->e = calloc(3, sizeof(*l->e));
+		l->n = 3;
+		for (int i = 0; i < 3; i++) {
+			struct bt_watch_key *k = &l->e[i].key;
+
+			bt_watch_words(t ? addr_b[i] : addr_a[i], &k->hi, &k->lo);
+			k->len = t ? len_b[i] : len_a[i];
+			bt_watch_mask(&k->hi, &k->lo, k->len);
+			strcpy(l->names[i + 1], t ? cls_b[i] : cls_a[i]);
+			k->class_id = i + 1;
+			l->entries[i + 1] = 1;
+		}
+		l->nclasses = 3;
+	}
+	assert_int_equal(bt_instance_create(own_instance("swaps"), &cfg, &inst), 0);
+	assert_int_equal(bt_watch_load(&inst, &a, BT_WATCH_CHECK_BITS, &w), 0);
+	for (int i = 0; i < 2; i++) {
+		memset(&s[i], 0, sizeof(s[i]));
+		s[i].prog_fd = inst.prog_fd;
+		s[i].cpu = i;
+		s[i].stop = &stop;
+		frame_between(&s[i].f[0], both, dst, true);
+		frame_between(&s[i].f[1], onlya, dst, true);
+		pthread_create(&th[i], NULL, send_frames, &s[i]);
+	}
+	for (loads = 0; loads < 40; loads++)
+		assert_int_equal(bt_watch_load(&inst, loads % 2 ? &a : &b, BT_WATCH_CHECK_BITS,
+					       &w), 0);
+	stop = true;
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(s[i].err, 0);
+	}
+	assert_int_equal(bt_watch_counts(&inst, n), 0);
+	__u32 ia = id_of(&inst, "a"), ib = id_of(&inst, "b"), io = id_of(&inst, "c");
+	uint64_t other = 0, sent0 = s[0].sent[0] + s[1].sent[0], sent1 = s[0].sent[1] + s[1].sent[1];
+
+	for (__u32 id = 1; id < BT_WATCH_CLASSES; id++)
+		if (id != ia && id != ib && id != io)
+			other += n[id].packets[0] + n[id].packets[1];
+	print_message("%d loads under traffic from two CPUs: %llu packets of X, a %llu + b "
+		      "%llu; %llu of Y, c %llu; other classes %llu\n", loads, (unsigned long long)sent0,
+		      (unsigned long long)n[ia].packets[0], (unsigned long long)n[ib].packets[0],
+		      (unsigned long long)sent1, (unsigned long long)n[io].packets[0],
+		      (unsigned long long)other);
+	assert_true(ia && ib && io);
+	assert_int_equal(n[ia].packets[0] + n[ib].packets[0], sent0);
+	assert_true(n[ia].packets[0] > 0 && n[ib].packets[0] > 0);
+	assert_true(n[io].packets[0] <= sent1);
+	assert_int_equal(other, 0);
+	bt_watch_list_free(&a);
+	bt_watch_list_free(&b);
+	bt_instance_close(&inst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +543,8 @@ int main(void)
 		cmocka_unit_test(test_members_exact),
 		cmocka_unit_test(test_non_members_rate),
 		cmocka_unit_test(test_set_in_place),
+		cmocka_unit_test_teardown(test_datapath_agrees, own_instance_teardown),
+		cmocka_unit_test_teardown(test_swaps_under_traffic, own_instance_teardown),
 	};
 
 	return cmocka_run_group_tests_name("watch lists", tests, NULL, NULL);
