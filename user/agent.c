@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "agent.h"
+#include "watch.h"
 #include "archive.h"
 #include "commands.h"
 #include "http.h"
@@ -240,6 +241,30 @@ static void count_archive(void)
 /* SIGHUP: the file read again into a new configuration, the command line
  * on top, checked; swapped in under the lock, or nothing changes. What
  * only a start can change (the address, the interfaces) is logged. */
+/* The watch list into every interface: read once, loaded into each (a
+ * class keeps its counts across reloads); without one, tables loaded
+ * before are cleared. 0, or -1 after a message. */
+static int load_watch_lists(const char *path, bool was)
+{
+	struct bt_watch_list l = { 0 };
+	int err = 0;
+
+	if (!path && !was)
+		return 0;
+	if (path && bt_watch_list_read_or_explain(path, &l))
+		return -1;
+	for (int i = 0; i < ag.n && !err; i++) {
+		struct bt_watch_loaded w;
+
+		err = bt_watch_load(&ag.ifs[i].inst, &l, BT_WATCH_CHECK_BITS, &w);
+		if (!err)
+			bt_log(BT_LOG_INFO, "%s: watch list %s: %zu keys in %u classes", ag.ifs[i].name,
+			       path ? path : "cleared", w.keys, w.classes);
+	}
+	bt_watch_list_free(&l);
+	return err ? -1 : 0;
+}
+
 static void reconfigure(void)
 {
 	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ];
@@ -265,12 +290,17 @@ static void reconfigure(void)
 		       strerror(errno));
 		return;
 	}
+	bool had_watch = ag.cfg.watch;
+
 	pthread_mutex_lock(&ag.lock);
 	next.listen = ag.cfg.listen;
 	ag.cfg = next;
 	for (int i = 0; i < ag.n; i++)
 		keeper_settings(&ag.ifs[i]);
 	pthread_mutex_unlock(&ag.lock);
+	if (load_watch_lists(ag.cfg.watch, had_watch))
+		bt_log(BT_LOG_ERR, "%s: the watch list could not be loaded everywhere",
+		       ag.cfg.config);
 	bt_log(BT_LOG_INFO, "re-read %s (interval %g s, window %g s)", ag.cfg.config,
 	       ag.cfg.interval_s, ag.cfg.spie.window_s);
 }
@@ -398,7 +428,7 @@ static int run(int argc, char **argv)
 	if (ag.cfg.archive)
 		bt_archive_prune(ag.cfg.archive, NULL, 0, 0, NULL);
 
-	if (start_ifaces(keepers))
+	if (start_ifaces(keepers) || load_watch_lists(ag.cfg.watch, false))
 		goto out;
 	http = bt_http_start(&ag, ag.cfg.listen, err, sizeof(err));
 	if (!http) {

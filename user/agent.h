@@ -29,7 +29,7 @@ struct agent_iface {
 };
 
 struct agent_cfg {
-	const char *config, *listen, *archive;
+	const char *config, *listen, *archive, *watch;
 	double interval_s, archive_flush_s;
 	uint32_t top;
 	uint64_t archive_max_bytes, archive_max_age;

@@ -12,6 +12,7 @@
 #include "http.h"
 #include "common.h"
 #include "options.h"
+#include "watch.h"
 
 #define RUN_OPTS(c)								\
 	{ "config", 'c', BT_OPT_STRING, &(c).config, "FILE",			\
@@ -36,6 +37,9 @@
 	  "check the options and the configuration file, attach nothing, exit" }, \
 	{ "detach-on-exit", 0, BT_OPT_FLAG, &(c).detach_on_exit, NULL,		\
 	  "detach and remove the pins when stopped (default: leave attached)" }, \
+	{ "watch", 0, BT_OPT_STRING, &(c).watch, "FILE",			\
+	  "watch list for every interface (one 'ADDRESS[/LEN] CLASS' a line; SIGHUP " \
+	  "reloads it)" },							\
 	{ "mode", 'm', BT_OPT_ENUM, &(c).mode, "MODE", "XDP mode for new attachments", \
 	  .choices = bt_mode_names },						\
 	{ "force", 'f', BT_OPT_FLAG, &(c).force, NULL,				\
@@ -215,6 +219,13 @@ int bt_agent_config_check(const struct agent_cfg *c)
 	}
 	if (bt_sketch_resolve(&sk, &probe) || bt_spie_resolve(&sp, &probe))
 		return -EINVAL;
+	if (c->watch) {	/* read whole to check it; loaded per interface later */
+		struct bt_watch_list l;
+
+		if (bt_watch_list_read_or_explain(c->watch, &l))
+			return -EINVAL;
+		bt_watch_list_free(&l);
+	}
 	return 0;
 }
 

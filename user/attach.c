@@ -11,6 +11,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "common.h"
+#include "options.h"
+#include "watch.h"
 #include "commands.h"
 #include "create.h"
 #include "options.h"
@@ -236,6 +238,7 @@ int bt_detach(const char *name, bool keep_maps)
 static struct attach_cfg {
 	int mode;
 	bool force;
+	const char *watch;
 	struct bt_sketch_cfg sketch;
 	struct bt_spie_cfg spie;
 } attach_cfg;
@@ -245,6 +248,7 @@ static const struct bt_opt attach_opts[] = {
 	  "XDP mode: auto tries native, then skb", .choices = bt_mode_names },
 	{ "force", 'f', BT_OPT_FLAG, &attach_cfg.force, NULL,
 	  "replace an XDP program that is not bloomtap's" },
+	BT_WATCH_OPT(attach_cfg.watch),
 	BT_SKETCH_OPTS(attach_cfg.sketch),
 	BT_SPIE_OPTS(attach_cfg.spie),
 	{ 0 }
@@ -264,9 +268,18 @@ int cmd_attach(int argc, char **argv)
 		return BT_EXIT_USAGE;
 	if (n == BT_PARSE_HELP)
 		return 0;
-	if (bt_attach(argv[1], attach_cfg.mode, attach_cfg.force, &attach_cfg.sketch,
-		      &attach_cfg.spie))
+	struct bt_watch_list wl = { 0 };
+
+	/* a bad list is refused before anything is attached */
+	if (attach_cfg.watch && bt_watch_list_read_or_explain(attach_cfg.watch, &wl))
 		return BT_EXIT_FAIL;
+	if (bt_attach(argv[1], attach_cfg.mode, attach_cfg.force, &attach_cfg.sketch,
+		      &attach_cfg.spie) ||
+	    (attach_cfg.watch && bt_watch_load_named(argv[1], &wl))) {
+		bt_watch_list_free(&wl);
+		return BT_EXIT_FAIL;
+	}
+	bt_watch_list_free(&wl);
 	if (bt_g.json) {
 		struct json_object *o = json_object_new_object();
 

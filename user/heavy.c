@@ -15,12 +15,20 @@
 #include "sketch.h"
 #include "spie.h"
 #include "util.h"
+#include "watch.h"
 
 /* Said by the plain output and, with -j, on stderr. */
 #define LOST_NOMINATIONS "nominations lost to a full flow memory: heavy flows may be missing"
 
+static struct json_object *class_json(const struct bt_watch_names *w, const uint8_t a[16])
+{
+	const char *c = bt_watch_name_of(w, a);
+
+	return c ? json_object_new_string(c) : NULL;
+}
+
 static void report_json(const struct bt_heavy_report *r, size_t n,
-			struct json_object *arr)
+			const struct bt_watch_names *w, struct json_object *arr)
 {
 	const char *which = r->current ? "current" : "last";
 	char start[40];
@@ -45,11 +53,14 @@ static void report_json(const struct bt_heavy_report *r, size_t n,
 				       json_object_new_uint64(r->total_packets));
 		json_object_object_add(o, "lost_nominations",
 				       json_object_new_uint64(r->lost_nominations));
+		json_object_object_add(o, "src_class", class_json(w, f->key.src));
+		json_object_object_add(o, "dst_class", class_json(w, f->key.dst));
 		json_object_array_add(arr, o);
 	}
 }
 
-static void report_plain(const struct bt_heavy_report *r, size_t n)
+static void report_plain(const struct bt_heavy_report *r, size_t n,
+			 const struct bt_watch_names *w)
 {
 	char t[32];
 
@@ -72,14 +83,19 @@ static void report_plain(const struct bt_heavy_report *r, size_t n)
 		printf("  no heavy flow\n");
 		return;
 	}
-	printf("  %-60s %14s %10s %14s\n", "flow", "bytes", "packets", "exact bytes");
+	printf("  %-60s %14s %10s %14s%s\n", "flow", "bytes", "packets", "exact bytes",
+	       w->on ? "  classes (src > dst)" : "");
 	for (size_t i = 0; i < r->n && i < n; i++) {
 		const struct bt_heavy_flow *f = &r->flows[i];
+		const char *sc = bt_watch_name_of(w, f->key.src), *dc = bt_watch_name_of(w, f->key.dst);
 		char buf[160];
 
-		printf("  %-60s %14" PRIu64 " %10" PRIu64 " %14" PRIu64 "\n",
+		printf("  %-60s %14" PRIu64 " %10" PRIu64 " %14" PRIu64,
 		       bt_flow_str(&f->key, buf, sizeof(buf)), (uint64_t)f->bytes,
 		       (uint64_t)f->packets, (uint64_t)f->exact_bytes);
+		if (w->on)
+			printf("  %s > %s", sc ? sc : "-", dc ? dc : "-");
+		printf("\n");
 	}
 	if (r->n > n)
 		printf("  ... %zu more (-n)\n", r->n - n);
@@ -93,20 +109,24 @@ static struct json_object *intervals_json(const struct bt_heavy_maps *m, const _
 					  const struct bt_threshold *thr, bool warn)
 {
 	struct json_object *arr = json_object_new_array();
+	struct bt_watch_names w;
 
+	bt_watch_names_open(m->inst, &w);
 	for (int i = 0; i < nivs; i++) {
 		struct bt_heavy_report r;
 
 		if (bt_heavy_collect(m, ivs[i], thr, by_packets, &r)) {
 			json_object_put(arr);
+			bt_watch_names_close(&w);
 			return NULL;
 		}
-		report_json(&r, n, arr);
+		report_json(&r, n, &w, arr);
 		if (warn && r.lost_nominations)	/* even with no flow to carry the field */
 			bt_warn("%s interval: %" PRIu64 " " LOST_NOMINATIONS,
 				r.current ? "current" : "last", (uint64_t)r.lost_nominations);
 		bt_heavy_report_free(&r);
 	}
+	bt_watch_names_close(&w);
 	return arr;
 }
 
@@ -124,17 +144,23 @@ static int print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, int 
 		bt_json_print(arr);
 		return 0;
 	}
-	for (int i = 0; i < nivs; i++) {
+	struct bt_watch_names w;
+	int err = 0;
+
+	bt_watch_names_open(m->inst, &w);
+	for (int i = 0; i < nivs && !err; i++) {
 		struct bt_heavy_report r;
 
 		if (bt_heavy_collect(m, ivs[i], thr, by_packets, &r)) {
 			bt_err("out of memory");
-			return -ENOMEM;
+			err = -ENOMEM;
+			break;
 		}
-		report_plain(&r, n);
+		report_plain(&r, n, &w);
 		bt_heavy_report_free(&r);
 	}
-	return 0;
+	bt_watch_names_close(&w);
+	return err;
 }
 
 /* Last complete interval first, then the current one. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "agent.h"
+#include "watch.h"
 #include "metrics.h"
 #include "archive.h"
 #include "common.h"
@@ -219,6 +220,35 @@ static void section_archive_http(struct buf *b, const struct agent *a)
 	bprintf(b, "bloomtap_http_rejected_total %llu\n", (unsigned long long)a->rejected);
 }
 
+/* Watch lists: per interface, class and direction; as many series as
+ * classes have names (255 at most), none without a list. */
+static void section_watch(struct buf *b, const struct agent *a)
+{
+	static const char *const dir[2] = { "src", "dst" };
+	struct bt_watch_class (*names)[BT_WATCH_CLASSES] = calloc(a->n + 1, sizeof(*names));
+	struct bt_watch_count (*n)[BT_WATCH_CLASSES] = calloc(a->n + 1, sizeof(*n));
+	bool ok[BT_AGENT_MAX_IFACES];
+
+	for (int i = 0; i < a->n && names && n; i++)
+		ok[i] = !bt_watch_classes(&a->ifs[i].inst, names[i]) &&
+			!bt_watch_counts(&a->ifs[i].inst, n[i]);
+	for (int k = 0; k < 2; k++) {
+		family(b, k ? "bloomtap_class_bytes_total" : "bloomtap_class_packets_total",
+		       "counter", k ? "Bytes of the frames from (src) or to (dst) a watch-list class."
+				    : "Packets from (src) or to (dst) a watch-list class.");
+		for (int i = 0; i < a->n && names && n; i++)
+			for (__u32 id = 1; ok[i] && id < BT_WATCH_CLASSES; id++)
+				for (int d = 0; names[i][id].name[0] && d < 2; d++)
+					bprintf(b, "bloomtap_class_%s_total{interface=\"%s\",class=\"%s\","
+						"direction=\"%s\"} %llu\n", k ? "bytes" : "packets",
+						a->ifs[i].name, names[i][id].name, dir[d],
+						(unsigned long long)(k ? n[i][id].bytes[d]
+								       : n[i][id].packets[d]));
+	}
+	free(names);
+	free(n);
+}
+
 char *bt_metrics_text(struct agent *a)
 {
 	struct buf b = { malloc(8192), 0, 8192 };
@@ -229,6 +259,7 @@ char *bt_metrics_text(struct agent *a)
 	section_counters(&b, a);
 	section_heavy(&b, a);
 	section_spie(&b, a);
+	section_watch(&b, a);
 	section_archive_http(&b, a);
 	return b.p;
 }

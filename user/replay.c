@@ -19,6 +19,7 @@
 #include "replay.h"
 #include "sketch.h"
 #include "spie.h"
+#include "watch.h"
 
 #define ETH_HLEN_ 14
 
@@ -195,7 +196,7 @@ static void print_summary(const char *path, const struct bt_replay_result *r,
 }
 
 static struct replay_cfg {
-	const char *instance;
+	const char *instance, *watch;
 	bool flows, reset;
 	uint32_t flow_table;
 	struct bt_sketch_cfg sketch;
@@ -211,6 +212,7 @@ static const struct bt_opt replay_opts[] = {
 	  "start from an empty instance (removes the existing one first)" },
 	{ "flow-table", 0, BT_OPT_U32, &rcfg.flow_table, "N",
 	  "exact flow table entries of a new instance", .min = 1024, .max = 1 << 24 },
+	BT_WATCH_OPT(rcfg.watch),
 	BT_SKETCH_OPTS(rcfg.sketch),
 	BT_SPIE_OPTS(rcfg.spie),
 	{ 0 }
@@ -227,6 +229,7 @@ static const struct bt_cmd_spec replay_spec = {
 int cmd_replay(int argc, char **argv)
 {
 	struct bt_instance_cfg cfg = { 0 };
+	struct bt_watch_list wl = { 0 };
 	struct bt_replay_result r;
 	struct bt_instance inst;
 	struct bt_capture *cap;
@@ -247,10 +250,14 @@ int cmd_replay(int argc, char **argv)
 		return BT_EXIT_FAIL;
 	}
 	bt_capture_close(cap);
+	if (rcfg.watch && bt_watch_list_read_or_explain(rcfg.watch, &wl))
+		return BT_EXIT_FAIL;
 
 	if (rcfg.reset && bt_instance_exists(rcfg.instance) &&
-	    bt_detach(rcfg.instance, false))
+	    bt_detach(rcfg.instance, false)) {
+		bt_watch_list_free(&wl);
 		return BT_EXIT_FAIL;
+	}
 	cfg.flow_table_size = rcfg.flow_table;
 	cfg.sketch = rcfg.sketch;
 	cfg.spie = rcfg.spie;
@@ -259,8 +266,12 @@ int cmd_replay(int argc, char **argv)
 		err = bt_instance_create(rcfg.instance, &cfg, &inst);
 	else if (err)
 		err = bt_instance_open_or_explain(rcfg.instance, &inst);
-	if (err)
+	if (err) {
+		bt_watch_list_free(&wl);
 		return BT_EXIT_FAIL;
+	}
+	if (rcfg.watch && bt_watch_load_named(inst.name, &wl))
+		goto out;
 	if (rcfg.flows && !(inst.meta.flags & BT_META_FLOW_TABLE)) {
 		bt_err("instance '%s' keeps no flow table (it was made by attach): replay "
 		       "into another instance for --flows", rcfg.instance);
@@ -305,6 +316,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	ret = 0;
 out:
+	bt_watch_list_free(&wl);
 	bt_instance_close(&inst);
 	return ret;
 }

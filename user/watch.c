@@ -312,20 +312,67 @@ out:
 	return err;
 }
 
+int bt_watch_list_read_or_explain(const char *path, struct bt_watch_list *l)
+{
+	char err[512];
+	int rc = bt_watch_list_read(path, l, err, sizeof(err));
+
+	if (rc)
+		bt_err("%s", err);
+	return rc;
+}
+
 int bt_watch_load_file(const struct bt_instance *inst, const char *path, unsigned check_bits,
 		       struct bt_watch_loaded *info)
 {
 	struct bt_watch_list l;
-	char err[512];
-	int rc = bt_watch_list_read(path, &l, err, sizeof(err));
+	int rc = bt_watch_list_read_or_explain(path, &l);
 
-	if (rc) {
-		bt_err("%s", err);
+	if (rc)
 		return rc;
-	}
 	rc = bt_watch_load(inst, &l, check_bits, info);
 	bt_watch_list_free(&l);
 	return rc;
+}
+
+void bt_watch_names_open(const struct bt_instance *inst, struct bt_watch_names *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->on = !bt_watch_table_open(inst, false, &w->t) && w->t.hdr.keys &&
+		!bt_watch_classes(inst, w->names);
+}
+
+void bt_watch_names_close(struct bt_watch_names *w)
+{
+	bt_watch_table_close(&w->t);
+	w->on = false;
+}
+
+const char *bt_watch_name_of(const struct bt_watch_names *w, const uint8_t addr[16])
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff }, zero[16];
+	__u32 id;
+
+	if (!w->on || !memcmp(addr, zero, 16))
+		return NULL;
+	id = bt_watch_table_classify(&w->t, addr, !memcmp(addr, v4mapped, 12));
+	return id && w->names[id].name[0] ? w->names[id].name : NULL;
+}
+
+int bt_watch_load_named(const char *name, const struct bt_watch_list *l)
+{
+	struct bt_watch_loaded w;
+	struct bt_instance inst;
+	int err = bt_instance_open_or_explain(name, &inst);
+
+	if (err)
+		return err;
+	err = bt_watch_load(&inst, l, BT_WATCH_CHECK_BITS, &w);
+	if (!err)
+		bt_info("%s: watch list of %zu keys in %u classes loaded", name, w.keys,
+			w.classes);
+	bt_instance_close(&inst);
+	return err;
 }
 
 int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char *name)

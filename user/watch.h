@@ -35,6 +35,16 @@ struct bt_watch_loaded {
  * their name keep their id and counts. 0, or an error already printed. */
 int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 		  unsigned check_bits, struct bt_watch_loaded *info);
+/* --watch FILE, as attach, replay and run take it. */
+#define BT_WATCH_OPT(dst)							\
+	{ "watch", 0, BT_OPT_STRING, &(dst), "FILE",				\
+	  "load this watch list (one 'ADDRESS[/LEN] CLASS' a line)" }
+
+/* Loads a list already read into instance name, and says so on stderr. */
+int bt_watch_load_named(const char *name, const struct bt_watch_list *l);
+
+/* Reads a list, printing what is wrong with it: 0 or -errno. */
+int bt_watch_list_read_or_explain(const char *path, struct bt_watch_list *l);
 int bt_watch_load_file(const struct bt_instance *inst, const char *path, unsigned check_bits,
 		       struct bt_watch_loaded *info);
 
@@ -47,5 +57,18 @@ int bt_watch_classes(const struct bt_instance *inst,
 		     struct bt_watch_class names[BT_WATCH_CLASSES]);
 int bt_watch_counts(const struct bt_instance *inst,
 		    struct bt_watch_count counts[BT_WATCH_CLASSES]);
+
+/* Class names of addresses, for reports (heavy flows): the table in use
+ * and the names of its ids; off when no table is loaded. */
+struct bt_watch_names {
+	struct bt_watch_table t;
+	struct bt_watch_class names[BT_WATCH_CLASSES];
+	bool on;
+};
+void bt_watch_names_open(const struct bt_instance *inst, struct bt_watch_names *w);
+void bt_watch_names_close(struct bt_watch_names *w);
+/* The class of a 16-byte address (v4-mapped for IPv4), NULL for none or
+ * an address the key mode zeroed. */
+const char *bt_watch_name_of(const struct bt_watch_names *w, const uint8_t addr[16]);
 
 #endif
