@@ -26,6 +26,9 @@ int cmd_trace(int argc, char **argv);
 int cmd_windows(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+/* Per class of the watch list: entries, packets and bytes (watch show). */
+struct bt_instance;
+int bt_print_watch(const struct bt_instance *inst);
 /* The trace of the packets in buf (a pcap or pcapng capture, or hex text)
  * against inst's live windows (inst may be NULL) and its files in the
  * archive (NULL: none), windows overlapping [since, until] (0: open), as

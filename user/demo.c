@@ -22,6 +22,7 @@
 #include "util.h"
 #include "options.h"
 #include "sketch.h"
+#include "watch.h"
 
 #define NS_A "btdemo-a"		/* the sender */
 #define NS_B "btdemo-b"		/* bloomtap watches its interface */
@@ -324,6 +325,39 @@ static int show_trace(const char *hex)
 	return seen == 0 && unseen == 1 ? 0 : -1;
 }
 
+/* The demo's watch list: each end of the veth, and the lab's /24. */
+static const char demo_watch[] =
+	"# the lab's watch list\n"
+	ADDR_A "/32 sender\n"
+	ADDR_B "/32 receiver\n"
+	"198.18.0.0/24 lab\n";
+
+static int load_demo_watch(void)
+{
+	FILE *f = fmemopen((void *)demo_watch, sizeof(demo_watch) - 1, "r");
+	struct bt_watch_list l;
+	char err[256];
+	int rc = f ? bt_watch_list_parse(f, "demo watch list", &l, err, sizeof(err)) : -errno;
+
+	if (f)
+		fclose(f);
+	if (rc) {
+		bt_err("demo: %s", f ? err : strerror(-rc));
+		return rc;
+	}
+	rc = bt_watch_load_named(IF_B, &l);
+	bt_watch_list_free(&l);
+	return rc;
+}
+
+static int show_watch(const struct bt_instance *inst)
+{
+	if (!bt_g.json)
+		printf("\nbloomtap watch show (the demo's list: %s sender, %s receiver, "
+		       "198.18.0.0/24 lab):\n", ADDR_A, ADDR_B);
+	return bt_print_watch(inst);
+}
+
 static uint32_t demo_seconds = 3;
 static const struct bt_opt demo_opts[] = {
 	{ "duration", 'd', BT_OPT_U32, &demo_seconds, "SECONDS",
@@ -374,7 +408,8 @@ int cmd_demo(int argc, char **argv)
 		bt_err("demo: setting up the lab failed (is iproute2 installed? run with -v)");
 		goto out;
 	}
-	if (bt_enter_netns(NS_B) || bt_attach(IF_B, BT_MODE_AUTO, false, NULL, NULL))
+	if (bt_enter_netns(NS_B) || bt_attach(IF_B, BT_MODE_AUTO, false, NULL, NULL) ||
+	    load_demo_watch())
 		goto out;
 	setns(home, CLONE_NEWNET);
 
@@ -401,8 +436,8 @@ int cmd_demo(int argc, char **argv)
 		       t.pings, IF_B);
 	if (bt_instance_open_or_explain(IF_B, &inst))
 		goto out;
-	ret = bt_print_stats(&inst) || show_heavy(&inst, &t) || show_trace(hex) ?
-	      BT_EXIT_FAIL : 0;
+	ret = bt_print_stats(&inst) || show_heavy(&inst, &t) || show_watch(&inst) ||
+	      show_trace(hex) ? BT_EXIT_FAIL : 0;
 	bt_instance_close(&inst);
 out:
 	traffic_close(&t);

@@ -79,7 +79,7 @@ static void loaded_print(const char *name, const struct bt_watch_loaded *w)
 	printf("\n");
 }
 
-static int show(const struct bt_instance *inst)
+int bt_print_watch(const struct bt_instance *inst)
 {
 	struct bt_watch_class names[BT_WATCH_CLASSES];
 	struct bt_watch_count n[BT_WATCH_CLASSES];
@@ -263,7 +263,7 @@ int cmd_watch(int argc, char **argv)
 		if (!(err = bt_watch_load_file(&inst, pos[0], wcfg.check_bits, &w)))
 			loaded_print(inst.name, &w);
 	} else if (spec == &show_spec) {
-		err = show(&inst);
+		err = bt_print_watch(&inst);
 	} else if (spec == &test_spec) {
 		err = test(&inst, pos, n);
 	} else if (spec == &set_spec) {
