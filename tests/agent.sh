@@ -63,7 +63,7 @@ check "heavy flows of the last interval as gauges (the pings)" bash -c \
 check "windows sealed into the archive" bash -c "ls '$TMP/archive'/*.btw >/dev/null 2>&1"
 H=$(get "127.0.0.1:$PORT/api/v1/heavy")
 eq "/api/v1/heavy: heavy -j's fields" "$(python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)[0]))' <<<"$H")" \
-	"['bytes', 'dport', 'dst', 'error_bytes', 'error_packets', 'exact_bytes', 'exact_packets', 'interval', 'interval_bytes', 'interval_packets', 'interval_start', 'lost_nominations', 'packets', 'proto', 'sport', 'src']"
+	"['bytes', 'dport', 'dst', 'dst_class', 'error_bytes', 'error_packets', 'exact_bytes', 'exact_packets', 'interval', 'interval_bytes', 'interval_packets', 'interval_start', 'lost_nominations', 'packets', 'proto', 'sport', 'src', 'src_class']"
 # a packet that passed, captured at B, traced through the API
 in_ns "$NSB" timeout 10 tshark -q -i "$VB" -F pcap -w "$TMP/got.pcap" -c 3 -f "icmp[icmptype] == icmp-echo" >/dev/null 2>&1 &
 TS=$!; sleep 1.5

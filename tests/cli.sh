@@ -10,7 +10,7 @@ TMP=$(mktemp -d)
 cleanup() { "$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1; rm -rf "$TMP"; }
 trap cleanup EXIT INT TERM
 
-for c in attach detach status stats heavy trace windows replay demo; do
+for c in attach detach status stats heavy trace windows archive replay watch demo; do
 	check "$c --help" bash -c "'$BLOOMTAP' $c --help | grep -q '^Usage: bloomtap $c'"
 done
 check "bloomtap --help lists the commands" bash -c "'$BLOOMTAP' --help | grep -q replay"
@@ -58,7 +58,7 @@ check "replay for heavy" "$BLOOMTAP" replay --reset --instance "$INST" "$G"
 HJ=$("$BLOOMTAP" -j heavy --instance "$INST" -n 3)
 eq "heavy -j: 3 flows of the current interval" "$(json_get '.__len__()' <<<"$HJ")" 3
 eq "heavy -j: fields" "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)[0])))' <<<"$HJ")" \
-	"bytes dport dst error_bytes error_packets exact_bytes exact_packets interval interval_bytes interval_packets interval_start lost_nominations packets proto sport src"
+	"bytes dport dst dst_class error_bytes error_packets exact_bytes exact_packets interval interval_bytes interval_packets interval_start lost_nominations packets proto sport src src_class"
 eq "heavy -j: the interval's packets and bytes are the counters'" \
 	"$(python3 -c 'import json,sys; d=json.load(sys.stdin)[0]; print(d["interval_packets"], d["interval_bytes"])' <<<"$HJ")" \
 	"$("$BLOOMTAP" -j stats --instance "$INST" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["packets"], d["bytes"])')"

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Watch lists from the command line and the agent: bad files refused with
+# their file and line and nothing changed; load, test, set, clear; attach
+# and replay --watch; heavy flows' classes; the agent's watch = FILE, its
+# SIGHUP reload (a class keeps its counts) and /metrics through promtool.
+source "$(dirname "$0")/lib.sh"
+need_root "watch"
+
+ID=$$
+INST=watch-$ID
+NSA=bt-wa-a-$ID NSB=bt-wa-b-$ID
+VA=btwa$ID VB=btwb$ID
+PORT=9478
+TMP=$(mktemp -d)
+AGENT=
+cleanup() {
+	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	"$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "$INST-bad" >/dev/null 2>&1
+	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	cleanup_netns
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+G=$PCAPS/ndpi__gnutella.pcap
+
+for s in load show test set clear; do
+	check "watch $s --help" bash -c "'$BLOOMTAP' watch $s --help | grep -q '^Usage: bloomtap watch $s'"
+done
+expect_fail "watch: unknown subcommand" "unknown watch subcommand" "$BLOOMTAP" watch frob
+
+# ---- a good list, then bad ones that change nothing ----
+cat > "$TMP/good.txt" <<'EOF'
+# hosts and networks of gnutella.pcap
+10.0.2.15            me
+69.118.162.0/24,     peers
+69.118.162.229/24    peers
+2001:db8::/32        doc
+2001:db8:1::/48      doc-one
+EOF
+check "replay --watch" "$BLOOMTAP" replay --reset --instance "$INST" --watch "$TMP/good.txt" "$G"
+check "host bits under a prefix: warned, with file and line" bash -c \
+	"'$BLOOMTAP' watch load '$TMP/good.txt' --instance '$INST' 2>&1 | grep -q 'good.txt:4: 69.118.162.229/24 has host bits set'"
+W=$("$BLOOMTAP" -j watch load "$TMP/good.txt" --instance "$INST" 2>/dev/null)
+eq "watch load -j: keys, classes, duplicates dropped" \
+	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["keys"], d["classes"], d["duplicates"], d["masked"])' <<<"$W")" "4 4 1 1"
+BEFORE=$("$BLOOMTAP" watch test 10.0.2.15 69.118.162.5 1.2.3.4 2001:db8:1::9 2001:db8:2::9 --instance "$INST")
+eq "watch test: longest prefix, or none" "$(tr '\n' '|' <<<"$BEFORE")" \
+	"10.0.2.15: me (10.0.2.15/32)|69.118.162.5: peers (69.118.162.0/24)|1.2.3.4: none|2001:db8:1::9: doc-one (2001:db8:1::/48)|2001:db8:2::9: doc (2001:db8::/32)|"
+SHOW=$("$BLOOMTAP" -j watch show --instance "$INST")
+eq "watch show -j: fields" "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)[0])))' <<<"$SHOW")" \
+	"class dst_bytes dst_packets entries src_bytes src_packets"
+
+bad() {	# name, file content, expected message
+	printf '%b' "$2" > "$TMP/bad.txt"
+	expect_fail "bad list: $1" "$3" "$BLOOMTAP" watch load "$TMP/bad.txt" --instance "$INST"
+}
+bad "not an address" '10.0.0.1 a\nbogus b\n' "bad.txt:2: 'bogus' is not an IPv4 or IPv6 address"
+bad "IPv4 length" '10.0.0.0/33 a\n' "bad.txt:1: '10.0.0.0/33': a prefix length is 0..32"
+bad "IPv6 length" '\n\n2001:db8::/129 a\n' "bad.txt:3: '2001:db8::/129': a prefix length is 0..128"
+bad "length not a number" '10.0.0.0/x a\n' "bad.txt:1: '10.0.0.0/x': a prefix length"
+bad "class name" '10.0.0.1 bad/name\n' "bad.txt:1: class 'bad/name': 1 to 32 characters"
+bad "class too long" "10.0.0.1 $(printf 'a%.0s' $(seq 33))\n" "bad.txt:1: class 'aaaa"
+bad "missing class" '10.0.0.1\n' "bad.txt:1: expected ADDRESS[/LEN] CLASS"
+bad "three fields" '10.0.0.1 a b\n' "bad.txt:1: expected ADDRESS[/LEN] CLASS"
+bad "one key, two classes" '10.0.0.0/8 a\n# x\n10.1.2.3/8 b\n' "bad.txt:3: 10.0.0.0/8 is class 'b' here and 'a' on line 1"
+python3 -c 'for i in range(256): print("10.0.%d.%d/32 c%d" % (i // 256, i % 256, i))' > "$TMP/many.txt"
+expect_fail "bad list: 256 classes" "many.txt:256: class 'c255': more than 255 classes" \
+	"$BLOOMTAP" watch load "$TMP/many.txt" --instance "$INST"
+expect_fail "bad list: no such file" "nope.txt: No such file" "$BLOOMTAP" watch load "$TMP/nope.txt" --instance "$INST"
+eq "after the bad lists: the table in use answers as before" \
+	"$("$BLOOMTAP" watch test 10.0.2.15 69.118.162.5 1.2.3.4 2001:db8:1::9 2001:db8:2::9 --instance "$INST")" "$BEFORE"
+eq "after the bad lists: the classes as before" "$("$BLOOMTAP" -j watch show --instance "$INST")" "$SHOW"
+python3 -c 'for i in range(255): print("10.0.%d.%d/32 c%d" % (i // 256, i % 256, i))' > "$TMP/255.txt"
+# the classes of the table in use keep their ids until the switch
+expect_fail "255 new classes over 4 in use: refused, says what to do" "no class id left for" \
+	"$BLOOMTAP" watch load "$TMP/255.txt" --instance "$INST"
+check "watch clear" "$BLOOMTAP" watch clear --instance "$INST"
+W=$("$BLOOMTAP" -j watch load "$TMP/255.txt" --instance "$INST")
+eq "then 255 classes load" "$(json_get '["classes"]' <<<"$W")" 255
+check "watch clear, and the good list again" bash -c \
+	"'$BLOOMTAP' watch clear --instance '$INST' && '$BLOOMTAP' watch load '$TMP/good.txt' --instance '$INST' 2>/dev/null"
+printf 'bogus a\n' > "$TMP/broken.txt"
+expect_fail "replay --watch with a bad list: refused" "broken.txt:1" \
+	"$BLOOMTAP" replay --instance "$INST-bad" --watch "$TMP/broken.txt" "$G"
+check "replay --watch with a bad list: no instance made" test ! -e "/sys/fs/bpf/bloomtap/$INST-bad"
+
+# ---- counts, heavy flows' classes ----
+check "replay into the listed instance" "$BLOOMTAP" replay --instance "$INST" "$G"
+SHOW=$("$BLOOMTAP" -j watch show --instance "$INST")
+cls() { python3 -c 'import json,sys; d={c["class"]: c for c in json.load(sys.stdin)}; c=d[sys.argv[1]]; print(c["src_packets"], c["src_bytes"], c["dst_packets"], c["dst_bytes"])' "$1" <<<"$SHOW"; }
+# tshark, the outer header only (-E occurrence=f: ICMP errors quote inner ones)
+TS=$(tshark -n -r "$G" -E occurrence=f -T fields -e ip.src -e ip.dst -e frame.cap_len 2>/dev/null | \
+	awk '$1=="10.0.2.15" {sp++; sb+=$3} $2=="10.0.2.15" {dp++; db+=$3} END {print sp+0, sb+0, dp+0, db+0}')
+eq "class me: packets and bytes each way = tshark's" "$(cls me)" "$TS"
+H=$("$BLOOMTAP" -j heavy --instance "$INST" -n 3)
+eq "heavy -j: the top flow's classes" "$(python3 -c 'import json,sys; f=json.load(sys.stdin)[0]; print(f["src_class"], f["dst_class"])' <<<"$H")" "peers me"
+check "heavy: the classes column" bash -c "'$BLOOMTAP' heavy --instance '$INST' -n 1 | grep -q 'peers > me'"
+
+# ---- set and clear ----
+check "watch set: a listed key to another class" "$BLOOMTAP" watch set 10.0.2.15/32 mine --instance "$INST"
+eq "watch test: the new class" "$("$BLOOMTAP" watch test 10.0.2.15 --instance "$INST")" "10.0.2.15: mine (10.0.2.15/32)"
+expect_fail "watch set: a key not listed" "not a key of the watch list in use" \
+	"$BLOOMTAP" watch set 10.0.2.16 x --instance "$INST"
+expect_fail "watch set: a prefix not listed as such" "not a key of the watch list in use" \
+	"$BLOOMTAP" watch set 69.118.0.0/16 x --instance "$INST"
+check "replay again" "$BLOOMTAP" replay --instance "$INST" "$G"
+SHOW=$("$BLOOMTAP" -j watch show --instance "$INST")
+eq "after set: the replay counted in the new class" "$(cls mine | cut -d' ' -f1)" "$(cut -d' ' -f1 <<<"$TS")"
+eq "and the old class kept its counts" "$(cls me)" "$TS"
+check "watch clear" "$BLOOMTAP" watch clear --instance "$INST"
+eq "after clear: none" "$("$BLOOMTAP" watch test 10.0.2.15 --instance "$INST")" "10.0.2.15: none"
+eq "after clear: no class" "$("$BLOOMTAP" -j watch show --instance "$INST")" "[]"
+
+# ---- attach --watch, the agent ----
+veth_pair "$NSA" "$VA" "$NSB" "$VB" 9 || { fail "namespaces"; summary; exit 1; }
+inb() { in_ns "$NSB" "$@"; }
+expect_fail "attach --watch with a bad list: refused" "broken.txt:1" inb "$BLOOMTAP" attach --watch "$TMP/broken.txt" "$VB"
+check "attach --watch with a bad list: nothing attached" test ! -e "/sys/fs/bpf/bloomtap/$VB"
+printf '198.18.9.1 sender\n198.18.9.0/24 lab\n' > "$TMP/lab.txt"
+check "attach --watch" inb "$BLOOMTAP" attach --watch "$TMP/lab.txt" "$VB"
+eq "attach --watch: the list in use" "$(inb "$BLOOMTAP" watch test 198.18.9.1 198.18.9.7 "$VB")" \
+	"$(printf '198.18.9.1: sender (198.18.9.1/32)\n198.18.9.7: lab (198.18.9.0/24)')"
+expect_fail "run --check with a bad list" "broken.txt:1" inb "$BLOOMTAP" run --check --watch "$TMP/broken.txt" "$VB"
+cat > "$TMP/agent.conf" <<EOF
+listen = 127.0.0.1:$PORT
+watch = $TMP/lab.txt
+archive = $TMP/archive
+EOF
+# nsenter execs the agent: $! is the agent itself, which SIGHUP reaches
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" "$VB" \
+	> "$TMP/agent.log" 2>&1 &
+AGENT=$!
+for i in $(seq 50); do inb curl -s -m 1 127.0.0.1:$PORT/healthz >/dev/null 2>&1 && break; sleep 0.1; done
+check "agent: the list loaded (logged)" grep -q "$VB: watch list $TMP/lab.txt: 2 keys in 2 classes" "$TMP/agent.log"
+in_ns "$NSA" ping -c 5 -i 0.05 -q 198.18.9.2 >/dev/null
+M=$(inb curl -s -m 5 127.0.0.1:$PORT/metrics)
+printf '%s\n' "$M" > "$TMP/metrics.txt"
+check "/metrics: promtool check metrics" bash -c "promtool check metrics < '$TMP/metrics.txt'"
+check "/metrics: class packets from the sender" grep -q "^bloomtap_class_packets_total{interface=\"$VB\",class=\"sender\",direction=\"src\"} [5-9]" <<<"$M"
+N1=$(awk -v vb="$VB" '$1 == "bloomtap_class_packets_total{interface=\""vb"\",class=\"sender\",direction=\"src\"}" {print $2}' <<<"$M")
+printf '198.18.9.1 sender\n198.18.9.2 receiver\n' > "$TMP/lab.txt"
+kill -HUP $AGENT
+for i in $(seq 50); do [ "$(grep -c "watch list $TMP/lab.txt: 2 keys" "$TMP/agent.log")" -ge 2 ] && break; sleep 0.1; done
+eq "SIGHUP: the new list in use" "$(inb "$BLOOMTAP" watch test 198.18.9.2 198.18.9.7 "$VB")" \
+	"$(printf '198.18.9.2: receiver (198.18.9.2/32)\n198.18.9.7: none')"
+M=$(inb curl -s -m 5 127.0.0.1:$PORT/metrics)
+N2=$(awk -v vb="$VB" '$1 == "bloomtap_class_packets_total{interface=\""vb"\",class=\"sender\",direction=\"src\"}" {print $2}' <<<"$M")
+check "SIGHUP: class sender kept its counts ($N1 -> $N2)" test "${N2:-0}" -ge "${N1:-1}"
+check "SIGHUP: class lab gone from /metrics" test "$(grep -c 'class="lab"' <<<"$M")" = 0
+printf 'bogus\n' > "$TMP/lab.txt"
+kill -HUP $AGENT; sleep 0.5
+check "SIGHUP, a bad list: not applied, said so" grep -q "lab.txt:1.*not applied" <(tail -3 "$TMP/agent.log" | tr '\n' ' ')
+eq "SIGHUP, a bad list: the list before it stays" "$(inb "$BLOOMTAP" watch test 198.18.9.2 "$VB")" \
+	"198.18.9.2: receiver (198.18.9.2/32)"
+kill $AGENT; wait $AGENT 2>/dev/null; AGENT=
+
+summary
