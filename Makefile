@@ -38,7 +38,7 @@ USER_HDRS := $(OUTPUT)/bloomtap.skel.h
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie $(OUTPUT)/tests/test_watch \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/flowgen
 
-.PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps
+.PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
@@ -117,7 +117,7 @@ $(OUTPUT)/soakgen: bench/soakgen.c bench/driver.c $(OUTPUT)/bench.skel.h $(OUTPU
 # make test runs each for FUZZ_TEST_SECONDS (tests/fuzz/run.sh). Crashes
 # land in $(OUTPUT)/fuzz/artifacts/<target>/; keep each, named for what it
 # found, in tests/fuzz/regressions/<target>/, which run.sh replays first.
-FUZZ_TARGETS := capture hex options archive topology
+FUZZ_TARGETS := capture hex options archive topology watchlist
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 8
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
@@ -147,6 +147,9 @@ soak: deps
 
 print-pcaps:
 	@echo $(BT_PCAPS)
+
+print-fuzz-targets:
+	@echo $(FUZZ_TARGETS)
 
 vmlinux:
 	mkdir -p vmlinux/$(ARCH)

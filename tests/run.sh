@@ -59,6 +59,7 @@ run_build() {	# label, build dir
 	run_suite ${label}faults      tests/faults.sh
 	run_suite ${label}oracle      python3 tests/oracle.py
 	run_suite ${label}heavy-pcaps python3 tests/heavy_oracle.py
+	run_suite ${label}watch-pcaps python3 tests/watch_oracle.py
 }
 
 if [ -n "$ONLY_BUILD" ]; then

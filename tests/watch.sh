@@ -109,6 +109,9 @@ SHOW=$("$BLOOMTAP" -j watch show --instance "$INST")
 eq "after set: the replay counted in the new class" "$(cls mine | cut -d' ' -f1)" "$(cut -d' ' -f1 <<<"$TS")"
 eq "and the old class kept its counts" "$(cls me)" "$TS"
 check "watch clear" "$BLOOMTAP" watch clear --instance "$INST"
+: > "$TMP/empty.txt"
+W=$("$BLOOMTAP" -j watch load "$TMP/empty.txt" --instance "$INST")
+eq "an empty list loads: no key" "$(json_get '["keys"]' <<<"$W")" 0
 eq "after clear: none" "$("$BLOOMTAP" watch test 10.0.2.15 --instance "$INST")" "10.0.2.15: none"
 eq "after clear: no class" "$("$BLOOMTAP" -j watch show --instance "$INST")" "[]"
 

@@ -178,7 +178,8 @@ static int dedup(struct bt_watch_list *l, const char *path, char *err, size_t er
 {
 	size_t out = 0;
 
-	qsort(l->e, l->n, sizeof(*l->e), cmp_key);
+	if (l->n)	/* an empty list has no array: qsort wants one */
+		qsort(l->e, l->n, sizeof(*l->e), cmp_key);
 	for (size_t i = 0; i < l->n; i++) {
 		struct bt_watch_entry *p = out ? &l->e[out - 1] : NULL;
 

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/../.." || exit 1
 SECONDS_EACH=${1:-60}
 OUT=.output/fuzz
 PASS=0 FAIL=0
-for t in capture hex options archive topology; do
+# the targets: defined once, in the Makefile
+for t in ${FUZZ_TARGETS:-$(make -s print-fuzz-targets)}; do
 	corpus=$OUT/corpus/$t
 	mkdir -p "$corpus" "$OUT/artifacts/$t"
 	cp -n tests/fuzz/corpus/$t/* "$corpus"/ 2>/dev/null

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* libFuzzer: a watch-list file. Whatever the bytes, the reader returns a
+ * list or an error; a list it returns builds a table in which every entry
+ * answers its own class. */
+#include <stdint.h>
+#include <stdio.h>
+#include "fuzz.h"
+#include "digest.h"
+#include "watchlist.h"
+
+static struct bt_hash_keys keys;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const struct bt_hash_key_raw raw = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL };
+
+	fuzz_quiet();
+	bt_hash_keys_derive(&raw, &keys);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	FILE *f = fmemopen((void *)data, size, "r");
+	struct bt_watch_list l;
+	struct bt_watch_key *k;
+	struct bt_bloomier b;
+	char err[512];
+
+	if (!f)
+		return 0;
+	if (bt_watch_list_parse(f, "fuzz", &l, err, sizeof(err))) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	k = malloc((l.n ? l.n : 1) * sizeof(*k));
+	for (size_t i = 0; k && i < l.n; i++)
+		k[i] = l.e[i].key;
+	if (k && !bt_bloomier_build(&keys, k, l.n, BT_WATCH_CHECK_BITS, 1, &b)) {
+		for (size_t i = 0; i < l.n; i++)
+			if (bt_bloomier_get(&keys, &b.hdr, b.cells, k[i].hi, k[i].lo, k[i].len, NULL) !=
+			    k[i].class_id)
+				__builtin_trap();	/* a member answered wrong */
+		bt_bloomier_free(&b);
+	}
+	free(k);
+	bt_watch_list_free(&l);
+	return 0;
+}
