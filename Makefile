@@ -48,7 +48,7 @@ $(OUTPUT)/bloomtap.bpf.o: bpf/bloomtap.bpf.c | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -c bpf/bloomtap.bpf.c -o $@
 
 $(OUTPUT)/bloomtap.skel.h: $(OUTPUT)/bloomtap.bpf.o
-	$(BPFTOOL) gen skeleton $< name bloomtap_bpf > $@
+	$(BPFTOOL) gen skeleton $< name bloomtap_bpf > $@.tmp && mv $@.tmp $@
 
 $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) | $(OUTPUT)/user
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -104,7 +104,7 @@ $(OUTPUT)/bench.bpf.o: bench/bench.bpf.c | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@
 
 $(OUTPUT)/bench.skel.h: $(OUTPUT)/bench.bpf.o
-	$(BPFTOOL) gen skeleton $< name bench_bpf > $@
+	$(BPFTOOL) gen skeleton $< name bench_bpf > $@.tmp && mv $@.tmp $@
 
 $(OUTPUT)/bench: bench/bench.c bench/driver.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) $(OUTPUT)/tests/xdp_pass.bpf.o
 	$(CC) $(CFLAGS) bench/bench.c bench/driver.c $(OUTPUT)/libbloomtap.a $(LIBS) -o $@

@@ -173,6 +173,88 @@ int bench_ref_bloom_mem(struct xdp_md *ctx)
 	return ref_bloom_insert(ctx, &ref_bloom_mem);
 }
 
+/* ---- References for watch lists (issue 13) ----
+ * The same entries (16-byte addresses, v4-mapped, one prefix length) in a
+ * kernel hash map and an LPM trie, sized by user space; each packet's
+ * source and destination looked up and counted per class and direction
+ * per CPU, as bloomtap's watch stage does on top of the same parsing. */
+struct ref_lpm_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u8[16]);
+	__type(value, __u32);
+} ref_hash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct ref_lpm_key);
+	__type(value, __u32);
+} ref_lpm SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BT_WATCH_CLASSES);
+	__type(key, __u32);
+	__type(value, struct bt_watch_count);
+} ref_class_counts SEC(".maps");
+
+static __always_inline void ref_count_class(__u32 *cls, __u32 dir, __u64 bytes)
+{
+	struct bt_watch_count *n;
+
+	if (!cls || !(n = bpf_map_lookup_elem(&ref_class_counts, cls)))
+		return;
+	n->packets[dir & 1]++;
+	n->bytes[dir & 1] += bytes;
+}
+
+static __always_inline int ref_watch(struct xdp_md *ctx, bool lpm)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct pkt_info pi;
+	__u64 bytes = data_end - data;
+	__u32 dir;
+
+	__builtin_memset(&pi, 0, sizeof(pi));
+	parse_packet(ctx, data, data_end, &pi);
+	count_packet(&pi, bytes);
+	if (!(pi.flags & BT_F_KEYED))
+		return XDP_PASS;
+	for (dir = 0; dir < 2; dir++) {
+		const __u8 *a = dir ? pi.key.dst : pi.key.src;
+
+		if (lpm) {
+			struct ref_lpm_key k = { .prefixlen = 128 };
+
+			__builtin_memcpy(k.addr, a, 16);
+			ref_count_class(bpf_map_lookup_elem(&ref_lpm, &k), dir, bytes);
+		} else {
+			ref_count_class(bpf_map_lookup_elem(&ref_hash, a), dir, bytes);
+		}
+	}
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int bench_ref_hash(struct xdp_md *ctx)
+{
+	return ref_watch(ctx, false);
+}
+
+SEC("xdp")
+int bench_ref_lpm(struct xdp_md *ctx)
+{
+	return ref_watch(ctx, true);
+}
+
 /* ---- The ablation of the SPIE stage (issue 11) ----
  * The stage with one lever more at a time, each on top of bloomtap's
  * parsing and counters. Like the real program, each writes one window

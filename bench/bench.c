@@ -34,6 +34,8 @@
 #include "keeper.h"
 #include "spie.h"
 #include "util.h"
+#include "watch.h"
+#include "digest.h"
 #include "driver.h"
 #include <zstd.h>
 #include "../tests/zipf.h"
@@ -44,7 +46,8 @@
 #define ROUNDS 9
 
 enum { P_EMPTY, P_PARSE, P_HEAVY, P_SPIE, P_ALL, P_ALL_SEP, P_REF_CMS, P_REF_BLOOM,
-       P_REF_BLOOM_MEM, P_MAX };
+       P_REF_BLOOM_MEM, P_MAIN,		/* the main tables' programs end here */
+       P_WATCH = P_MAIN, P_REF_HASH, P_REF_LPM, P_MAX };
 
 static const char *const prog_names[P_MAX] = {
 	[P_EMPTY] = "empty XDP program (the floor)",
@@ -56,6 +59,9 @@ static const char *const prog_names[P_MAX] = {
 	[P_REF_CMS] = "ref: parsing + plain count-min",
 	[P_REF_BLOOM] = "ref: parsing + kernel bloom filter map",
 	[P_REF_BLOOM_MEM] = "  the same, with 8 MiB of bits",
+	[P_WATCH] = "bloomtap: parsing + watch list",
+	[P_REF_HASH] = "ref: parsing + kernel hash map",
+	[P_REF_LPM] = "ref: parsing + kernel LPM trie",
 };
 
 struct target {
@@ -189,10 +195,76 @@ static int measure(struct bench_bpf *skel, struct target *t, const struct frame 
 	return 0;
 }
 
+/* ---- Watch lists (issue 13): the same entries in bloomtap's table, a
+ * kernel hash map and an LPM trie. Set by watch_run() before it measures;
+ * run_targets() fills the references of each driver it loads. ---- */
+#define WATCH_KEYS 1000000
+#define WATCH_CLASS_COUNT 200
+static struct watch_ref {
+	uint8_t addr[16];	/* v4-mapped for IPv4 */
+	__u32 cls;
+} *watch_refs;
+static uint32_t nwatch_refs;
+static long long memlock_hash, memlock_lpm;	/* of the last references filled */
+
+/* Bytes the kernel charges for a map (bpftool's bytes_memlock). */
+static long long map_memlock(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	char cmd[96], buf[4096];
+	long long v = -1;
+	FILE *p;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "bpftool -j map show id %u 2>/dev/null", info.id);
+	if (!(p = popen(cmd, "r")))
+		return -1;
+	if (fgets(buf, sizeof(buf), p)) {
+		char *m = strstr(buf, "\"bytes_memlock\":");
+
+		if (m)
+			v = atoll(m + strlen("\"bytes_memlock\":"));
+	}
+	pclose(p);
+	return v;
+}
+
+static int fill_watch_refs(struct bench_bpf *skel)
+{
+	struct { __u32 prefixlen; uint8_t addr[16]; } *lk = malloc(nwatch_refs * sizeof(*lk));
+	uint8_t (*hk)[16] = malloc(nwatch_refs * sizeof(*hk));
+	__u32 *v = malloc(nwatch_refs * sizeof(*v)), n = nwatch_refs;
+	int hfd = bpf_map__fd(skel->maps.ref_hash), lfd = bpf_map__fd(skel->maps.ref_lpm), err = -1;
+
+	if (!lk || !hk || !v)
+		goto out;
+	for (uint32_t i = 0; i < nwatch_refs; i++) {
+		memcpy(hk[i], watch_refs[i].addr, 16);
+		lk[i].prefixlen = 128;
+		memcpy(lk[i].addr, watch_refs[i].addr, 16);
+		v[i] = watch_refs[i].cls;
+	}
+	if (bpf_map_update_batch(hfd, hk, v, &n, NULL) || n != nwatch_refs)
+		goto out;
+	n = nwatch_refs;
+	if (bpf_map_update_batch(lfd, lk, v, &n, NULL) || n != nwatch_refs)
+		goto out;
+	memlock_hash = map_memlock(hfd);
+	memlock_lpm = map_memlock(lfd);
+	err = 0;
+out:
+	free(lk);
+	free(hk);
+	free(v);
+	return err;
+}
+
 /* The driver, and the ablation arrays it writes mapped for clearing. */
 static int load_driver(struct bench_bpf **out, bool ipv6, const uint32_t *seq)
 {
-	struct bench_bpf *skel = bench_driver_open(ipv6, seq, AB_BYTES);
+	struct bench_bpf *skel = bench_driver_open(ipv6, seq, AB_BYTES, nwatch_refs);
 
 	if (!skel)
 		return -1;
@@ -553,6 +625,13 @@ static int run_targets(const struct frame *f, bool ipv6, const uint32_t *seq,
 	targets[P_REF_CMS].fd = bpf_program__fd(skel->progs.bench_ref_cms);
 	targets[P_REF_BLOOM].fd = bpf_program__fd(skel->progs.bench_ref_bloom);
 	targets[P_REF_BLOOM_MEM].fd = bpf_program__fd(skel->progs.bench_ref_bloom_mem);
+	targets[P_REF_HASH].fd = bpf_program__fd(skel->progs.bench_ref_hash);
+	targets[P_REF_LPM].fd = bpf_program__fd(skel->progs.bench_ref_lpm);
+	if (nwatch_refs && fill_watch_refs(skel)) {
+		fprintf(stderr, "bench: filling the hash map and LPM trie failed\n");
+		bench_bpf__destroy(skel);
+		return -1;
+	}
 	for (int s = 0; s < AB_SIZES; s++) {
 		ab[AB_FORMER][s].fd = bpf_program__fd(skel->progs.ab_former);
 		ab[AB_BLOCK][s].fd = bpf_program__fd(skel->progs.ab_block);
@@ -574,6 +653,150 @@ static int run_targets(const struct frame *f, bool ipv6, const uint32_t *seq,
 		med[k] = median(t[k]->ns, ROUNDS);
 	bench_bpf__destroy(skel);
 	return 0;
+}
+
+static int run_case(const struct frame *f, bool ipv6, const uint32_t *seq, unsigned which,
+		    double med[P_MAX]);
+static void print_table(FILE *f, const char *title, unsigned which, const double med[P_MAX]);
+
+static void watch_addr(struct watch_ref *r, uint32_t a4, const uint8_t *a6)
+{
+	memset(r->addr, 0, 16);
+	if (a6) {
+		memcpy(r->addr, a6, 16);
+	} else {
+		r->addr[10] = r->addr[11] = 0xff;
+		a4 = htonl(a4);
+		memcpy(r->addr + 12, &a4, 4);
+	}
+}
+
+/* A table of n random IPv6 /128s under 2001:db8::/32; its build time. */
+static double watch_build_s(size_t n, uint64_t *rng, double *bits)
+{
+	struct bt_watch_key *k = malloc(n * sizeof(*k));
+	struct bt_hash_key_raw raw = { bt_rng(rng), bt_rng(rng) };
+	struct bt_hash_keys hk;
+	struct bt_bloomier b;
+	double t0, t = -1;
+
+	if (!k)
+		return -1;
+	bt_hash_keys_derive(&raw, &hk);
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct bt_watch_key){ 0x20010db800000000ULL | (bt_rng(rng) >> 32), bt_rng(rng),
+					      128, 1 + i % WATCH_CLASS_COUNT };
+	t0 = now_s();
+	if (!bt_bloomier_build(&hk, k, n, BT_WATCH_CHECK_BITS, bt_rng(rng), &b)) {
+		t = now_s() - t0;
+		*bits = bt_bloomier_bits_per_key(&b.hdr);
+		bt_bloomier_free(&b);
+	}
+	free(k);
+	return t;
+}
+
+/* Lookups of both addresses of every packet, a million entries of one
+ * prefix length (the traffic's 131,072 sources among them, so every
+ * lookup hits), against the kernel's hash map and LPM trie; memory from
+ * the kernel's accounting; bits a key; build time. */
+static void watch_run(FILE *f, const uint32_t *seq)
+{
+	static struct bt_watch_list l;
+	struct target *w = &targets[P_WATCH];
+	struct bt_watch_loaded info;
+	const unsigned which = 1u << P_EMPTY | 1u << P_PARSE | 1u << P_WATCH | 1u << P_REF_HASH |
+			       1u << P_REF_LPM;
+	double med[P_MAX], build1, build10, bits1, bits10;
+	uint64_t rng = 0x3a7c4;
+	struct frame fr;
+	long long mem_w = -1;
+
+	watch_refs = calloc(WATCH_KEYS, sizeof(*watch_refs));
+	l.e = calloc(WATCH_KEYS, sizeof(*l.e));
+	if (!watch_refs || !l.e || make_bloomtap(w, "watch", false, false, 0, 0, 0))
+		goto fail;
+	for (uint32_t i = 0; i < WATCH_KEYS; i++) {
+		struct watch_ref *r = &watch_refs[i];
+
+		if (i < 0x20000) {			/* the traffic: 198.18.0.0/15 */
+			watch_addr(r, 0xc6120000 + i, NULL);
+		} else if (i < 0x20000 + 400000) {	/* 10.0.0.0 on */
+			watch_addr(r, 0x0a000000 + i, NULL);
+		} else {				/* 2001:db8::/32 */
+			uint64_t a[2] = { htobe64(0x20010db800000000ULL | (bt_rng(&rng) >> 32)),
+					  bt_rng(&rng) };
+
+			watch_addr(r, 0, (const uint8_t *)a);
+		}
+		r->cls = 1 + i % WATCH_CLASS_COUNT;
+		bt_watch_words(r->addr, &l.e[i].key.hi, &l.e[i].key.lo);
+		l.e[i].key.len = 128;
+		l.e[i].key.class_id = r->cls;
+		l.entries[r->cls]++;
+	}
+	l.n = WATCH_KEYS;
+	l.nclasses = WATCH_CLASS_COUNT;
+	for (uint32_t c = 1; c <= WATCH_CLASS_COUNT; c++)
+		snprintf(l.names[c], sizeof(l.names[c]), "c%u", c);
+	if (bt_watch_load(&w->inst, &l, BT_WATCH_CHECK_BITS, &info))
+		goto fail;
+	{
+		__u32 slot = 0, id;
+		struct bt_watch_table t;
+		int fd;
+
+		if (!bt_watch_table_open(&w->inst, false, &t)) {
+			slot = t.slot;
+			bt_watch_table_close(&t);
+		}
+		if (!bpf_map_lookup_elem(w->inst.watch_cells_fd, &slot, &id) &&
+		    (fd = bpf_map_get_fd_by_id(id)) >= 0) {
+			mem_w = map_memlock(fd);
+			close(fd);
+		}
+	}
+	nwatch_refs = WATCH_KEYS;
+	bench_frame_v4_udp(&fr);
+	if (run_case(&fr, false, seq, which, med))
+		goto fail;
+	nwatch_refs = 0;
+	print_table(f, "watch lists: 64-byte IPv4/UDP frames, both addresses looked up among "
+		    "1,000,000 entries of one prefix length", which, med);
+	double dw = med[P_WATCH] - med[P_PARSE], dh = med[P_REF_HASH] - med[P_PARSE];
+
+	build1 = watch_build_s(1000000, &rng, &bits1);
+	build10 = watch_build_s(10000000, &rng, &bits10);
+	out(stdout, f, "  memory (the kernel's bytes_memlock): bloomtap's table %.1f MiB (%.1f bytes "
+	    "an entry), hash map %.1f MiB (%.1f), LPM trie %.1f MiB (%.1f)\n",
+	    mem_w / 1048576.0, (double)mem_w / WATCH_KEYS, memlock_hash / 1048576.0,
+	    (double)memlock_hash / WATCH_KEYS, memlock_lpm / 1048576.0,
+	    (double)memlock_lpm / WATCH_KEYS);
+	out(stdout, f, "  targets:\n");
+	out(stdout, f, "  - lookups on top of parsing no more than the hash map's: +%.1f vs +%.1f ns "
+	    "(LPM trie +%.1f): %s\n", dw, dh, med[P_REF_LPM] - med[P_PARSE],
+	    dw <= dh ? "met" : "MISSED");
+	out(stdout, f, "  - memory at least 10 x less than the hash map's: %.1f x: %s\n",
+	    (double)memlock_hash / mem_w, memlock_hash >= 10 * mem_w ? "met" : "MISSED");
+	const double need = 8 + BT_WATCH_CHECK_BITS;
+
+	out(stdout, f, "  - bits a key at most 1.13 x the class and check bits (%.0f + %d): %.2f "
+	    "bits, %.3f x: %s\n", 8.0, BT_WATCH_CHECK_BITS, info.bits_per_key,
+	    info.bits_per_key / need, info.bits_per_key <= 1.13 * need ? "met" : "MISSED");
+	out(stdout, f, "  - build at most 1 s per million keys: 1,000,000 in %.2f s, 10,000,000 in "
+	    "%.2f s (%.2f bits a key): %s\n", build1, build10, bits10,
+	    build1 >= 0 && build1 <= 1 && build10 >= 0 && build10 <= 10 ? "met" : "MISSED");
+	out(stdout, f, "  (loading the million-key list into the instance: built in %.2f s, %u "
+	    "retries)\n", info.build_s, info.retries);
+	goto out;
+fail:
+	nwatch_refs = 0;
+	out(stdout, f, "\nwatch lists: failed\n");
+out:
+	free(watch_refs);
+	watch_refs = NULL;
+	free(l.e);
+	l.e = NULL;
 }
 
 static int run_case(const struct frame *f, bool ipv6, const uint32_t *seq, unsigned which,
@@ -673,9 +896,9 @@ int main(int argc, char **argv)
 	char cpu[128], date[32];
 	struct utsname u;
 	time_t now = time(NULL);
-	/* BENCH_QUICK: the main tables only, in seconds */
+	/* BENCH_QUICK: the main tables only, in seconds; BENCH_WATCH: below */
 	bool quick = getenv("BENCH_QUICK");
-	const unsigned all_progs = (1u << P_MAX) - 1;
+	const unsigned all_progs = (1u << P_MAIN) - 1;
 	const unsigned heavy_progs = 1u << P_EMPTY | 1u << P_PARSE | 1u << P_HEAVY | 1u << P_REF_CMS;
 	uint32_t *useq = malloc(SEQ_LEN * sizeof(*useq));
 	double parse_v4 = 0;
@@ -716,6 +939,11 @@ int main(int argc, char **argv)
 
 	bt_spie_describe(&targets[P_ALL].inst.meta, desc, sizeof(desc));
 	out(stdout, f, "defaults: %s\n", desc);
+	/* BENCH_WATCH: the watch-list section only */
+	if (getenv("BENCH_WATCH")) {
+		watch_run(f, seq);
+		goto done;
+	}
 
 	for (int v6 = 0; v6 <= 1; v6++) {
 		struct frame fr;
@@ -785,6 +1013,7 @@ int main(int argc, char **argv)
 	    (double)m->windows * m->design_load / 1e6, (double)m->windows * m->design_load / 1e6,
 	    (double)m->windows * m->design_load / 1e7);
 	archive_run(f, seq);
+	watch_run(f, seq);
 	live_run(f, seq);
 done:
 	if (f) {

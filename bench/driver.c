@@ -33,7 +33,8 @@ uint32_t *bench_seq_zipf(void)
 	return seq;
 }
 
-struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_bytes)
+struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_bytes,
+				    uint32_t ref_entries)
 {
 	struct bench_bpf *skel = bench_bpf__open();
 	struct bt_hash_keys keys;
@@ -58,6 +59,8 @@ struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_
 	bpf_map__set_map_flags(skel->maps.bench_seq, BPF_F_MMAPABLE);
 	bpf_map__set_max_entries(skel->maps.ab_lines, ab_bytes / 64);
 	bpf_map__set_max_entries(skel->maps.ab_blocks, ab_bytes / 16);
+	bpf_map__set_max_entries(skel->maps.ref_hash, ref_entries ? ref_entries : 1);
+	bpf_map__set_max_entries(skel->maps.ref_lpm, ref_entries ? ref_entries : 1);
 	if (bench_bpf__load(skel))
 		goto err;
 	p = mmap(NULL, BENCH_SEQ_LEN * sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED,

@@ -20,8 +20,10 @@
 uint32_t *bench_seq_zipf(void);
 
 /* The driver loaded with seq (BENCH_SEQ_LEN entries); ab_bytes sizes the
- * ablation arrays (bench.c maps them); NULL on error. */
-struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_bytes);
+ * ablation arrays (bench.c maps them), ref_entries the watch-list
+ * references' hash map and LPM trie; NULL on error. */
+struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_bytes,
+				    uint32_t ref_entries);
 
 /* 64-byte Ethernet/IPv4/UDP 198.18.0.1:1024 -> 198.18.0.2:443, and an
  * Ethernet/IPv6/TCP frame; the driver rewrites source address and port

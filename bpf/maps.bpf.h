@@ -141,15 +141,18 @@ struct {
 	__type(value, struct bt_watch_hdr);
 } watch_hdr SEC(".maps");
 
-/* watch_cells: index slot, value an array of hdr.cells 64-bit cells, made
- * by user space for each table at its size (filled through mmap; `watch
- * set` rewrites class bytes in place). */
+/* watch_cells: index slot, value an array of the table's cells, 7 bytes
+ * each, 8 an element (struct bt_watch_group), made by user space for each
+ * table at its size (filled through mmap; `watch set` rewrites class bytes
+ * in place). */
 struct watch_cells_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	/* the group as bytes: struct bt_watch_group would reach BTF only as a
+	 * forward declaration, whose size libbpf cannot tell */
+	__type(value, __u8[BT_WATCH_GROUP * BT_WATCH_CELL_BYTES]);
 };
 
 struct {

@@ -9,11 +9,17 @@
 #include "maps.bpf.h"
 #include "hash.h"
 
+/* Cell i: 7 bytes of element i / 8, little-endian (three loads: a wider
+ * one would read past the element for its last cell). */
 static __always_inline __u64 cell_at(void *cells, __u32 i)
 {
-	__u64 *c = bpf_map_lookup_elem(cells, &i);
+	__u32 g = i / BT_WATCH_GROUP, off = (i % BT_WATCH_GROUP) * BT_WATCH_CELL_BYTES;
+	struct bt_watch_group *p = bpf_map_lookup_elem(cells, &g);
 
-	return c ? *c : 0;
+	if (!p)
+		return 0;
+	return *(__u32 *)&p->b[off] | (__u64)*(__u16 *)&p->b[off + 4] << 32 |
+	       (__u64)p->b[off + 6] << 48;
 }
 
 /* The class of an address, as host-order words (v4-mapped for IPv4), in
@@ -34,8 +40,8 @@ __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 		return 0;
 	n = h->nlen[fam & 1];
 	for (i = 0; i < BT_WATCH_LENGTHS; i++) {
-		__u32 len, c0, c1, c2, cls;
-		__u64 mh = hi, ml = lo, x;
+		__u32 len, c[BT_WATCH_WAYS], cls;
+		__u64 mh = hi, ml = lo, x, v[BT_WATCH_WAYS];
 
 		if (i >= n)
 			break;
@@ -48,9 +54,12 @@ __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 			ml = len == 64 ? 0 : ml & (~0ULL << (128 - len));
 		}
 		x = bt_hash_watch(k, h->seed, mh, ml, len);
-		bt_watch_cells(x, h->seg_len, h->seg_count_len, &c0, &c1, &c2);
-		cls = bt_watch_decode(cell_at(cells, c0), cell_at(cells, c1), cell_at(cells, c2),
-				      x, h->check_mask);
+		bt_watch_cells(x, h->seg_len, h->seg_count_len, c);
+		v[0] = cell_at(cells, c[0]);
+		v[1] = cell_at(cells, c[1]);
+		v[2] = cell_at(cells, c[2]);
+		v[3] = cell_at(cells, c[3]);
+		cls = bt_watch_decode(v, x, h->check_mask);
 		if (cls)
 			return cls;
 	}

@@ -188,7 +188,7 @@ __u32 bt_bloom_block(__u64 h, __u32 block_mask)
 /* ---- Watch lists (ABI 7) ----
  *
  * A table holds up to millions of keys, and two that hash alike share all
- * three cells: no peeling separates them. One NH pass collides with
+ * four cells: no peeling separates them. One NH pass collides with
  * probability 2^-32 a pair (a hundred pairs in a million keys), so the key
  * (prefix length, address words in host order, masked) goes through two
  * passes, the second with the key words shifted by one (UMAC's Toeplitz
@@ -204,36 +204,40 @@ __u64 bt_hash_watch(const struct bt_hash_keys *k, __u64 seed, __u64 hi, __u64 lo
 	return bt_fmix64(a ^ bt_fmix64(b + seed));
 }
 
-/* The key's three cells (binary fuse layout): the first anywhere in the
- * first seg_count_len cells, the others one and two segments on, moved
- * inside their segment by other bits of the hash. */
-static inline __attribute__((always_inline))
-void bt_watch_cells(__u64 h, __u32 seg_len, __u32 seg_count_len, __u32 *c0, __u32 *c1,
-		    __u32 *c2)
-{
-	__u32 p = ((h >> 32) * seg_count_len) >> 32;
+#define BT_WATCH_WAYS 4		/* cells a key (include/bloomtap.h) */
 
-	*c0 = p;
-	*c1 = (p + seg_len) ^ ((h >> 18) & (seg_len - 1));
-	*c2 = (p + 2 * seg_len) ^ (h & (seg_len - 1));
+/* The key's four cells (binary fuse layout): the first anywhere in the
+ * first seg_count_len cells, the others one, two and three segments on,
+ * moved inside their segment by other bits of the hash (the last by a
+ * product's top bits, bits of h the others do not use). */
+static inline __attribute__((always_inline))
+void bt_watch_cells(__u64 h, __u32 seg_len, __u32 seg_count_len, __u32 c[BT_WATCH_WAYS])
+{
+	__u32 p = ((h >> 32) * seg_count_len) >> 32, m = seg_len - 1;
+
+	c[0] = p;
+	c[1] = (p + seg_len) ^ ((h >> 18) & m);
+	c[2] = (p + 2 * seg_len) ^ (h & m);
+	c[3] = (p + 3 * seg_len) ^ ((__u32)((h * 0xbf58476d1ce4e5b9ULL) >> 40) & m);
 }
 
-/* The key's fingerprint, 56 bits, in the cells' XOR part (bits 8..63). */
+/* The key's fingerprint, 48 bits, in the cells' XOR part (bits 8..55). */
+#define BT_WATCH_XOR_MASK 0x00ffffffffffff00ULL
 static inline __attribute__((always_inline)) __u64 bt_watch_fingerprint(__u64 h)
 {
-	return bt_fmix64(h ^ 0x9e3779b97f4a7c15ULL) & ~0xffULL;
+	return bt_fmix64(h ^ 0x9e3779b97f4a7c15ULL) & BT_WATCH_XOR_MASK;
 }
 
-/* A key's class from its three cells; 0: none. */
+/* A key's class from its four cells; 0: none. The low 2 bits of the XOR
+ * part name the key's own cell, all four values meaningful. */
 static inline __attribute__((always_inline))
-__u32 bt_watch_decode(__u64 x0, __u64 x1, __u64 x2, __u64 h, __u64 check_mask)
+__u32 bt_watch_decode(const __u64 x[BT_WATCH_WAYS], __u64 h, __u64 check_mask)
 {
-	__u64 x = (x0 ^ x1 ^ x2 ^ bt_watch_fingerprint(h)) >> 8;
-	__u32 j = x & 3;
+	__u64 v = ((x[0] ^ x[1] ^ x[2] ^ x[3] ^ bt_watch_fingerprint(h)) & BT_WATCH_XOR_MASK) >> 8;
 
-	if ((x & check_mask) || j > 2)
+	if (v & check_mask)
 		return 0;
-	return (j == 0 ? x0 : j == 1 ? x1 : x2) & 0xff;
+	return x[v & 3] & 0xff;
 }
 
 #endif /* BLOOMTAP_HASH_H */

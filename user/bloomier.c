@@ -4,9 +4,9 @@
  * remaining key alone uses; that cell becomes the key's own), then assign
  * cells in the reverse order, each key's own cell last among its three,
  * so that the XOR of its cells spells its fingerprint and which cell is its
- * own. With the cells in three consecutive segments (the fuse layout) a
- * million keys peel at 1.125 cells a key, where the paper's random
- * hypergraph needs 1.23. */
+ * own. With the cells in four consecutive segments (the fuse layout) a
+ * million keys peel at 1.075 cells a key, where the paper's random
+ * hypergraph of three cells a key needs 1.23. */
 #include <endian.h>
 #include <errno.h>
 #include <math.h>
@@ -36,29 +36,29 @@ void bt_watch_words(const uint8_t addr[16], __u64 *hi, __u64 *lo)
 	*lo = be64toh(b);
 }
 
-/* Binary fuse sizing (Graf & Lemire, 2022, for three cells a key): segments
- * of 2^floor(ln n / ln 3.33 + 2.25) cells, at most 2^18, and
- * max(1.125, 0.875 + 0.25 ln(10^6) / ln n) cells a key. */
+/* Binary fuse sizing (Graf & Lemire, 2022, for four cells a key):
+ * max(1.075, 0.77 + 0.305 ln(600000) / ln n) cells a key, in segments of
+ * 2^floor(ln n / ln 2.91 - 0.5) cells, at most 2^18 (a million keys:
+ * 1.0772 cells a key). */
 void bt_bloomier_size(uint32_t n, struct bt_watch_hdr *h)
 {
 	uint32_t seg_len = 4, segs;
 	double factor, want;
 
 	if (n >= 2) {
-		int e = (int)floor(log((double)n) / log(3.33) + 2.25);
+		int e = (int)floor(log((double)n) / log(2.91) - 0.5);
 
 		seg_len = 1u << (e < 2 ? 2 : e > 18 ? 18 : e);
 	}
-	factor = n < 2 ? 4 : fmax(1.125, 0.875 + 0.25 * log(1e6) / log((double)n));
+	factor = n < 2 ? 4 : fmax(1.075, 0.77 + 0.305 * log(600000.0) / log((double)n));
 	want = n * factor;
-	/* cells = (segments + 2) * seg_len, a key's first cell in the first
-	 * segments, rounded up to whole segments (rounded to the nearest, a
-	 * million keys failed to peel at 18 of 20 first seeds; up, at 1) */
+	/* cells = (segments + 3) * seg_len, a key's first cell in the first
+	 * segments, rounded up to whole segments */
 	segs = (uint32_t)ceil(want / seg_len);
-	segs = segs > 3 ? segs - 2 : 1;
+	segs = segs > BT_WATCH_WAYS ? segs - (BT_WATCH_WAYS - 1) : 1;
 	h->seg_len = seg_len;
 	h->seg_count_len = segs * seg_len;
-	h->cells = (segs + 2) * seg_len;
+	h->cells = (segs + BT_WATCH_WAYS - 1) * seg_len;
 	h->keys = n;
 }
 
@@ -78,7 +78,7 @@ static __u64 next_seed(__u64 s)
 }
 
 /* One peeling: order[t] is the t-th key peeled, own[t] its own cell's
- * index among its three. Returns how many keys it peeled. */
+ * index among its four. Returns how many keys it peeled. */
 static size_t peel(const struct bt_watch_hdr *h, const __u64 *hash, size_t n, __u32 *deg,
 		   __u32 *xkey, __u32 *queue, __u32 *order, uint8_t *own)
 {
@@ -87,10 +87,10 @@ static size_t peel(const struct bt_watch_hdr *h, const __u64 *hash, size_t n, __
 	memset(deg, 0, h->cells * sizeof(*deg));
 	memset(xkey, 0, h->cells * sizeof(*xkey));
 	for (size_t i = 0; i < n; i++) {
-		__u32 c[3];
+		__u32 c[BT_WATCH_WAYS];
 
-		bt_watch_cells(hash[i], h->seg_len, h->seg_count_len, &c[0], &c[1], &c[2]);
-		for (int j = 0; j < 3; j++) {
+		bt_watch_cells(hash[i], h->seg_len, h->seg_count_len, c);
+		for (int j = 0; j < BT_WATCH_WAYS; j++) {
 			deg[c[j]]++;
 			xkey[c[j]] ^= (__u32)i;
 		}
@@ -99,15 +99,18 @@ static size_t peel(const struct bt_watch_hdr *h, const __u64 *hash, size_t n, __
 		if (deg[c] == 1)
 			queue[tail++] = c;
 	while (head < tail) {
-		__u32 cell = queue[head++], i, c[3];
+		__u32 cell = queue[head++], i, c[BT_WATCH_WAYS];
+		uint8_t j = 0;
 
 		if (deg[cell] != 1)
 			continue;	/* its key went with another cell */
 		i = xkey[cell];
-		bt_watch_cells(hash[i], h->seg_len, h->seg_count_len, &c[0], &c[1], &c[2]);
+		bt_watch_cells(hash[i], h->seg_len, h->seg_count_len, c);
+		while (c[j] != cell)
+			j++;
 		order[done] = i;
-		own[done++] = c[0] == cell ? 0 : c[1] == cell ? 1 : 2;
-		for (int j = 0; j < 3; j++) {
+		own[done++] = j;
+		for (j = 0; j < BT_WATCH_WAYS; j++) {
 			xkey[c[j]] ^= i;
 			if (--deg[c[j]] == 1)
 				queue[tail++] = c[j];
@@ -145,7 +148,7 @@ int bt_bloomier_build(const struct bt_hash_keys *k, const struct bt_watch_key *k
 		if (seen6[l])
 			h->len[1][h->nlen[1]++] = l;
 	}
-	out->cells = calloc(h->cells, sizeof(*out->cells));
+	out->cells = calloc(1, bt_watch_cells_bytes(h));
 	hash = malloc((n ? n : 1) * sizeof(*hash));
 	deg = malloc(h->cells * sizeof(*deg));
 	xkey = malloc(h->cells * sizeof(*xkey));
@@ -170,14 +173,15 @@ int bt_bloomier_build(const struct bt_hash_keys *k, const struct bt_watch_key *k
 	 * cell, and those peeled before it are assigned after it, reading the
 	 * cell as this key leaves it. */
 	for (size_t t = n; t-- > 0;) {
-		__u32 i = order[t], c[3], j = own[t];
+		__u32 i = order[t], c[BT_WATCH_WAYS], j = own[t];
 		__u64 x = bt_watch_fingerprint(hash[i]) ^ ((__u64)j << 8);
 
-		bt_watch_cells(hash[i], h->seg_len, h->seg_count_len, &c[0], &c[1], &c[2]);
-		for (__u32 m = 0; m < 3; m++)
+		bt_watch_cells(hash[i], h->seg_len, h->seg_count_len, c);
+		for (__u32 m = 0; m < BT_WATCH_WAYS; m++)
 			if (m != j)
-				x ^= out->cells[c[m]] & ~0xffULL;
-		out->cells[c[j]] = (x & ~0xffULL) | (keys[i].class_id & 0xff);
+				x ^= bt_watch_cell(out->cells, c[m]);
+		bt_watch_cell_set(out->cells, c[j],
+				  (x & BT_WATCH_XOR_MASK) | (keys[i].class_id & 0xff));
 	}
 out:
 	free(hash);
@@ -198,27 +202,25 @@ void bt_bloomier_free(struct bt_bloomier *b)
 }
 
 __u32 bt_bloomier_get(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
-		      const __u64 *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own)
+		      const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own)
 {
-	__u64 hash;
-	__u32 c[3], cls;
+	__u64 hash, x[BT_WATCH_WAYS];
+	__u32 c[BT_WATCH_WAYS], cls;
 
 	if (!h->keys)
 		return 0;
 	hash = bt_hash_watch(k, h->seed, hi, lo, len);
-	bt_watch_cells(hash, h->seg_len, h->seg_count_len, &c[0], &c[1], &c[2]);
-	cls = bt_watch_decode(cells[c[0]], cells[c[1]], cells[c[2]], hash, h->check_mask);
-	if (cls && own) {
-		__u64 x = (cells[c[0]] ^ cells[c[1]] ^ cells[c[2]] ^
-			   bt_watch_fingerprint(hash)) >> 8;
-
-		*own = c[x & 3];
-	}
+	bt_watch_cells(hash, h->seg_len, h->seg_count_len, c);
+	for (int j = 0; j < BT_WATCH_WAYS; j++)
+		x[j] = bt_watch_cell(cells, c[j]);
+	cls = bt_watch_decode(x, hash, h->check_mask);
+	if (cls && own)
+		*own = c[((x[0] ^ x[1] ^ x[2] ^ x[3] ^ bt_watch_fingerprint(hash)) >> 8) & 3];
 	return cls;
 }
 
 __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
-			const __u64 *cells, const uint8_t addr[16], bool v4, __u32 *len_out)
+			const uint8_t *cells, const uint8_t addr[16], bool v4, __u32 *len_out)
 {
 	__u64 hi, lo;
 	int fam = v4 ? 0 : 1;
@@ -245,10 +247,10 @@ double bt_bloomier_probe_fpr(const struct bt_watch_hdr *h)
 
 	if (!h->cells)
 		return 0;
-	return ldexp(1.0, -(int)r) * 0.75 * h->keys / h->cells;
+	return ldexp(1.0, -(int)r) * h->keys / h->cells;
 }
 
 double bt_bloomier_bits_per_key(const struct bt_watch_hdr *h)
 {
-	return h->keys ? 64.0 * h->cells / h->keys : 0;
+	return h->keys ? 8.0 * BT_WATCH_CELL_BYTES * h->cells / h->keys : 0;
 }

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <endian.h>
+#include <string.h>
 #include <linux/types.h>
 #include "bloomtap.h"
 #include "hash.h"
@@ -26,9 +28,31 @@ void bt_watch_mask(__u64 *hi, __u64 *lo, __u32 len);
 /* The words of a 16-byte address (network order) in host order. */
 void bt_watch_words(const uint8_t addr[16], __u64 *hi, __u64 *lo);
 
+/* Cells are 7 bytes, little-endian, packed (include/bloomtap.h). */
+static inline __u64 bt_watch_cell(const uint8_t *cells, __u32 i)
+{
+	__u64 v = 0;
+
+	memcpy(&v, cells + (size_t)i * BT_WATCH_CELL_BYTES, BT_WATCH_CELL_BYTES);
+	return le64toh(v);
+}
+
+static inline void bt_watch_cell_set(uint8_t *cells, __u32 i, __u64 v)
+{
+	v = htole64(v);
+	memcpy(cells + (size_t)i * BT_WATCH_CELL_BYTES, &v, BT_WATCH_CELL_BYTES);
+}
+
+/* Bytes of a table's cells: whole 56-byte groups. */
+static inline size_t bt_watch_cells_bytes(const struct bt_watch_hdr *h)
+{
+	return ((size_t)h->cells + BT_WATCH_GROUP - 1) / BT_WATCH_GROUP *
+	       sizeof(struct bt_watch_group);
+}
+
 struct bt_bloomier {
 	struct bt_watch_hdr hdr;
-	__u64 *cells;		/* hdr.cells of them, malloc'd */
+	uint8_t *cells;		/* bt_watch_cells_bytes(), malloc'd */
 	uint32_t retries;	/* seeds that did not peel */
 };
 
@@ -47,16 +71,16 @@ void bt_bloomier_free(struct bt_bloomier *b);
 /* The class of one key (an exact length and masked words); 0: none.
  * own, when not NULL and the key is a member: its own cell. */
 __u32 bt_bloomier_get(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
-		      const __u64 *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own);
+		      const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own);
 
 /* The class of an address (v4-mapped when v4): its longest prefix in the
  * table first, down to the shortest; 0: none. len_out: the matching length. */
 __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
-			const __u64 *cells, const uint8_t addr[16], bool v4, __u32 *len_out);
+			const uint8_t *cells, const uint8_t addr[16], bool v4, __u32 *len_out);
 
 /* The chance that one probe of an address outside the list answers a
- * class: 2^-R for the check bits, 3/4 for the index, keys/cells for the
- * class byte of the cell it names. */
+ * class: 2^-R for the check bits, keys/cells for the class byte of the
+ * cell the index names. */
 double bt_bloomier_probe_fpr(const struct bt_watch_hdr *h);
 
 /* Bits a key, and against the least a table of these check and class bits

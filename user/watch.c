@@ -74,7 +74,7 @@ int bt_watch_table_open(const struct bt_instance *inst, bool writable, struct bt
 		err = fd;
 		goto fail;
 	}
-	t->cells = bt_mmap_array(fd, (size_t)t->hdr.cells * sizeof(__u64), &t->len);
+	t->cells = bt_mmap_array(fd, bt_watch_cells_bytes(&t->hdr), &t->len);
 	err = t->cells ? 0 : -errno;
 	close(fd);
 	if (!err)
@@ -178,21 +178,21 @@ static int write_classes(const struct bt_instance *inst, const struct bt_watch_c
 static int make_cells(const struct bt_bloomier *b)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	__u32 n = b->hdr.cells ? b->hdr.cells : 1;
-	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "watch_table", sizeof(__u32), sizeof(__u64), n,
-				&o);
-	size_t len;
-	__u64 *p;
+	size_t bytes = bt_watch_cells_bytes(&b->hdr), len;
+	__u32 n = bytes / sizeof(struct bt_watch_group);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "watch_table", sizeof(__u32),
+				sizeof(struct bt_watch_group), n ? n : 1, &o);
+	uint8_t *p;
 
 	if (fd < 0)
 		return -errno;
-	if (!(p = bt_mmap_array(fd, (size_t)n * sizeof(__u64), &len))) {
+	if (!(p = bt_mmap_array(fd, bytes ? bytes : sizeof(struct bt_watch_group), &len))) {
 		int err = -errno;
 
 		close(fd);
 		return err;
 	}
-	memcpy(p, b->cells, (size_t)b->hdr.cells * sizeof(__u64));
+	memcpy(p, b->cells, bytes);
 	munmap(p, len);
 	return fd;
 }
@@ -415,10 +415,11 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 			names[old].entries--;
 		names[id].entries++;
 		err = write_classes(inst, names);
-		/* the class byte (the lowest, little-endian) of the key's own
+		/* the class byte (the first: little-endian) of the key's own
 		 * cell, and nobody else's */
 		if (!err)
-			__atomic_store_n((uint8_t *)&t.cells[own], (uint8_t)id, __ATOMIC_RELEASE);
+			__atomic_store_n(&t.cells[(size_t)own * BT_WATCH_CELL_BYTES], (uint8_t)id,
+					 __ATOMIC_RELEASE);
 		else
 			bt_err_errno(err, "writing the classes");
 	}

@@ -13,7 +13,7 @@
 /* The table in use, mapped (read-only unless writable). */
 struct bt_watch_table {
 	struct bt_watch_hdr hdr;
-	__u64 *cells;
+	uint8_t *cells;
 	size_t len;		/* of the mapping */
 	struct bt_hash_keys keys;
 	__u32 slot;
