@@ -185,7 +185,7 @@ __u32 bt_bloom_block(__u64 h, __u32 block_mask)
 	return b & block_mask;
 }
 
-/* ---- Watch lists (ABI 7) ----
+/* ---- Watch lists (ABI 8; ABI 7 had 8-byte cells, three a key) ----
  *
  * A table holds up to millions of keys, and two that hash alike share all
  * four cells: no peeling separates them. One NH pass collides with
