@@ -42,8 +42,8 @@ check "replay --watch" "$BLOOMTAP" replay --reset --instance "$INST" --watch "$T
 check "host bits under a prefix: warned, with file and line" bash -c \
 	"'$BLOOMTAP' watch load '$TMP/good.txt' --instance '$INST' 2>&1 | grep -q 'good.txt:4: 69.118.162.229/24 has host bits set'"
 W=$("$BLOOMTAP" -j watch load "$TMP/good.txt" --instance "$INST" 2>/dev/null)
-eq "watch load -j: keys, classes, duplicates dropped" \
-	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["keys"], d["classes"], d["duplicates"], d["masked"])' <<<"$W")" "4 4 1 1"
+eq "watch load -j: keys, classes, duplicates dropped, probes by family" \
+	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["keys"], d["classes"], d["duplicates"], d["masked"], d["probes_ipv4"], d["probes_ipv6"])' <<<"$W")" "4 4 1 1 2 2"
 BEFORE=$("$BLOOMTAP" watch test 10.0.2.15 69.118.162.5 1.2.3.4 2001:db8:1::9 2001:db8:2::9 --instance "$INST")
 eq "watch test: longest prefix, or none" "$(tr '\n' '|' <<<"$BEFORE")" \
 	"10.0.2.15: me (10.0.2.15/32)|69.118.162.5: peers (69.118.162.0/24)|1.2.3.4: none|2001:db8:1::9: doc-one (2001:db8:1::/48)|2001:db8:2::9: doc (2001:db8::/32)|"

@@ -302,6 +302,8 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 	info->duplicates = l->duplicates;
 	info->masked = l->masked;
 	info->bits_per_key = bt_bloomier_bits_per_key(&b.hdr);
+	info->probes[0] = b.hdr.nlen[0];
+	info->probes[1] = b.hdr.nlen[1];
 out:
 	bt_bloomier_free(&b);
 	free(keys);

@@ -29,6 +29,8 @@ struct bt_watch_loaded {
 	uint32_t classes, retries, duplicates, masked;
 	double build_s;		/* the table's construction */
 	double bits_per_key;
+	uint32_t probes[2];	/* an address's most probes: IPv4, IPv6 (its
+				 * family's distinct prefix lengths) */
 };
 
 /* Builds l's table and switches the datapath to it; classes that keep

@@ -69,12 +69,15 @@ static void loaded_print(const char *name, const struct bt_watch_loaded *w)
 		json_object_object_add(o, "retries", json_object_new_int(w->retries));
 		json_object_object_add(o, "duplicates", json_object_new_int(w->duplicates));
 		json_object_object_add(o, "masked", json_object_new_int(w->masked));
+		json_object_object_add(o, "probes_ipv4", json_object_new_int(w->probes[0]));
+		json_object_object_add(o, "probes_ipv6", json_object_new_int(w->probes[1]));
 		bt_json_print(o);
 		return;
 	}
 	printf("watch list of %s: %zu keys in %u classes, %.1f bits a key, built in %.3f s"
-	       " (%u retries)", name, w->keys, w->classes, w->bits_per_key, w->build_s,
-	       w->retries);
+	       " (%u retries); an address takes at most %u probes (IPv4), %u (IPv6)", name,
+	       w->keys, w->classes, w->bits_per_key, w->build_s, w->retries, w->probes[0],
+	       w->probes[1]);
 	if (w->duplicates || w->masked)
 		printf("; %u duplicates dropped, %u prefixes masked", w->duplicates, w->masked);
 	printf("\n");
