@@ -15,14 +15,17 @@ VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
-	     prometheus curl python3-yaml systemd libclang-rt-14-dev
+	     prometheus curl python3-yaml systemd libclang-rt-14-dev \
+	     libfixbuf-dev nfdump pmacct
 
-LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd) -lm -lpthread
+LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0) -lm -lpthread
+# libfixbuf's headers include glib's: as system headers, out of -Werror's way
+FIXBUF_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libfixbuf 2>/dev/null))
 OPT_CFLAGS ?= -O2 -g
 # -MMD -MP: every object depends on the headers it includes (the .d files
 # included at the end), include/hash.h on both sides among them.
 CFLAGS    := $(OPT_CFLAGS) -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
-	     -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP
+	     -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP $(FIXBUF_CFLAGS)
 BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
 	     -Iinclude -Ivmlinux/$(ARCH) -mcpu=v3 -MMD -MP
 

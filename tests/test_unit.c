@@ -17,6 +17,7 @@
 #include "capture.h"
 #include "common.h"
 #include "flow.h"
+#include "ipfix.h"
 #include "options.h"
 
 /* ---- options ---- */
@@ -369,6 +370,38 @@ static int group_teardown(void **state)
 	return system(cmd);
 }
 
+/* --ipfix destinations: transports, IPv6 in brackets, the default port,
+ * and what is refused. */
+static void test_ipfix_dest(void **state)
+{
+	struct bt_ipfix_dest d[BT_IPFIX_MAX_DEST];
+	char err[256];
+	int n;
+
+	assert_int_equal(bt_ipfix_parse_dest("tcp:[2001:db8::1]:4740", d, err, sizeof(err)), 0);
+	assert_int_equal(d[0].transport, BT_IPFIX_TCP);
+	assert_string_equal(d[0].host, "2001:db8::1");
+	assert_string_equal(d[0].port, "4740");
+	assert_int_equal(bt_ipfix_parse_dest("collector.example", d, err, sizeof(err)), 0);
+	assert_int_equal(d[0].transport, BT_IPFIX_UDP);
+	assert_string_equal(d[0].host, "collector.example");
+	assert_string_equal(d[0].port, BT_IPFIX_DEFAULT_PORT);
+	assert_int_equal(bt_ipfix_parse_dest("udp:198.18.0.1:2055", d, err, sizeof(err)), 0);
+	assert_string_equal(d[0].host, "198.18.0.1");
+	assert_string_equal(d[0].port, "2055");
+	assert_int_equal(bt_ipfix_parse_list("198.18.0.1:1,tcp:[::1]:2", d, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(d[1].transport, BT_IPFIX_TCP);
+	assert_string_equal(d[1].host, "::1");
+	static const char *const bad[] = { "2001:db8::1:4739", "[::1", "[::1]x", ":4739",
+					   "h:0", "h:65536", "h:", "h:12a", "tcp:" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(bt_ipfix_parse_dest(bad[i], d, err, sizeof(err)), -EINVAL);
+	assert_int_equal(bt_ipfix_parse_list("a:1,b:2,c:3,d:4,e:5", d, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(bt_ipfix_parse_list(",", d, &n, err, sizeof(err)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_addr_and_flow_format),
 		cmocka_unit_test(test_flow_json),
 		cmocka_unit_test(test_hex_input),
+		cmocka_unit_test(test_ipfix_dest),
 	};
 
 	return cmocka_run_group_tests_name("user space units", tests, group_setup, group_teardown);

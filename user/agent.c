@@ -265,6 +265,70 @@ static int load_watch_lists(const char *path, bool was)
 	return err ? -1 : 0;
 }
 
+/* The collectors of c, opened into x[*n]: 0, or -1 after a message (none
+ * kept). */
+static int open_ipfix(const struct agent_cfg *c, struct bt_ipfix **x, int *n)
+{
+	struct bt_ipfix_dest d[BT_IPFIX_MAX_DEST];
+	char err[512];
+	int nd = 0;
+
+	*n = 0;
+	if (!c->ipfix)
+		return 0;
+	if (bt_ipfix_parse_list(c->ipfix, d, &nd, err, sizeof(err))) {
+		bt_log(BT_LOG_ERR, "--ipfix: %s", err);
+		return -1;
+	}
+	for (int i = 0; i < nd; i++) {
+		if (!(x[i] = bt_ipfix_open(&d[i], &c->ipfix_cfg, err, sizeof(err)))) {
+			bt_log(BT_LOG_ERR, "--ipfix: %s", err);
+			while (i--)
+				bt_ipfix_close(x[i]);
+			return -1;
+		}
+	}
+	*n = nd;
+	return 0;
+}
+
+static void close_ipfix(void)
+{
+	for (int i = 0; i < ag.nipfix; i++)
+		bt_ipfix_close(ag.ipfix[i]);
+	ag.nipfix = 0;
+}
+
+static bool ipfix_changed(const struct agent_cfg *a, const struct agent_cfg *b)
+{
+	return (!a->ipfix != !b->ipfix) || (a->ipfix && strcmp(a->ipfix, b->ipfix)) ||
+	       memcmp(&a->ipfix_cfg, &b->ipfix_cfg, sizeof(a->ipfix_cfg));
+}
+
+/* An interval of f just ended: out to every collector. A collector that
+ * fails is counted (bloomtap_ipfix_errors_total) and logged, at most once
+ * a minute while it keeps failing; the loop never waits on it. */
+static void export_interval(struct agent_iface *f, __u32 iv)
+{
+	static double logged_at[BT_IPFIX_MAX_DEST];
+
+	for (int i = 0; i < ag.nipfix; i++) {
+		int err = bt_ipfix_export_interval(ag.ipfix[i], &f->hm, iv, NULL);
+		struct bt_ipfix_stats st;
+
+		if (!err)
+			continue;
+		bt_ipfix_stats(ag.ipfix[i], &st);
+		if (mono() - logged_at[i] >= 60 || !ag.ipfix_errors_logged[i]) {
+			bt_log(BT_LOG_WARNING, "%s: IPFIX to %s: %s (%llu errors so far)", f->name,
+			       bt_ipfix_name(ag.ipfix[i]), strerror(-err),
+			       (unsigned long long)st.errors);
+			logged_at[i] = mono();
+		}
+		ag.ipfix_errors_logged[i] = st.errors;
+	}
+}
+
 static void reconfigure(void)
 {
 	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ];
@@ -291,10 +355,23 @@ static void reconfigure(void)
 		return;
 	}
 	bool had_watch = ag.cfg.watch;
+	struct bt_ipfix *ipfix[BT_IPFIX_MAX_DEST];
+	int nipfix = 0;
+	bool new_ipfix = ipfix_changed(&ag.cfg, &next);
 
+	if (new_ipfix && open_ipfix(&next, ipfix, &nipfix)) {
+		bt_log(BT_LOG_ERR, "%s: not applied, the previous settings stay", ag.cfg.config);
+		return;
+	}
 	pthread_mutex_lock(&ag.lock);
 	next.listen = ag.cfg.listen;
 	ag.cfg = next;
+	if (new_ipfix) {
+		close_ipfix();
+		memcpy(ag.ipfix, ipfix, sizeof(ipfix));
+		ag.nipfix = nipfix;
+		memset(ag.ipfix_errors_logged, 0, sizeof(ag.ipfix_errors_logged));
+	}
 	for (int i = 0; i < ag.n; i++)
 		keeper_settings(&ag.ifs[i]);
 	pthread_mutex_unlock(&ag.lock);
@@ -356,8 +433,11 @@ static void loop(struct bt_keeper **keepers)
 			struct agent_iface *f = &ag.ifs[i];
 
 			if (now >= f->next_flip) {
+				__u32 done = f->hm.ctl->interval & 1;
+
 				bt_heavy_flip(&f->hm);
 				f->next_flip = now + ag.cfg.interval_s;
+				export_interval(f, done);
 			}
 		}
 		bt_keeper_turn_all(keepers, ag.n, false, false);
@@ -428,6 +508,10 @@ static int run(int argc, char **argv)
 	if (ag.cfg.archive)
 		bt_archive_prune(ag.cfg.archive, NULL, 0, 0, NULL);
 
+	if (open_ipfix(&ag.cfg, ag.ipfix, &ag.nipfix)) {
+		bt_err("run: --ipfix: the collectors could not be set up");
+		goto out;
+	}
 	if (start_ifaces(keepers) || load_watch_lists(ag.cfg.watch, false))
 		goto out;
 	http = bt_http_start(&ag, ag.cfg.listen, err, sizeof(err));
@@ -453,6 +537,7 @@ static int run(int argc, char **argv)
 out:
 	bt_http_stop(http);
 	stop_ifaces(ag.cfg.detach_on_exit && !ret);
+	close_ipfix();
 	return ret;
 }
 

@@ -10,6 +10,7 @@
 #include <net/if.h>
 #include "options.h"
 #include "instance.h"
+#include "ipfix.h"
 #include "keeper.h"
 #include "sketch.h"
 #include "spie.h"
@@ -29,18 +30,19 @@ struct agent_iface {
 };
 
 struct agent_cfg {
-	const char *config, *listen, *archive, *watch;
+	const char *config, *listen, *archive, *watch, *ipfix;
 	double interval_s, archive_flush_s;
 	uint32_t top;
 	uint64_t archive_max_bytes, archive_max_age;
 	bool detach_on_exit, force, check;
 	int mode;
+	struct bt_ipfix_cfg ipfix_cfg;
 	struct bt_sketch_cfg sketch;
 	struct bt_spie_cfg spie;
 };
 
 #define AGENT_DEFAULTS { .listen = "127.0.0.1:9477", .archive = "/var/lib/bloomtap/archive", \
-			.interval_s = 10, .top = 10 }
+			.interval_s = 10, .top = 10, .ipfix_cfg = BT_IPFIX_CFG_DEFAULTS }
 
 /* run's options (user/agent_config.c). */
 extern const struct bt_cmd_spec bt_run_spec;
@@ -63,6 +65,10 @@ struct agent {
 	/* the archive directory, counted by the loop now and then (a scrape
 	 * reads these, never the directory) */
 	uint64_t archive_bytes, archive_files;
+	/* IPFIX collectors (--ipfix): each ended interval goes to each */
+	struct bt_ipfix *ipfix[BT_IPFIX_MAX_DEST];
+	int nipfix;
+	uint64_t ipfix_errors_logged[BT_IPFIX_MAX_DEST];
 	/* the command line, for reloads: it stays on top of the file */
 	int argc;
 	char **argv;

@@ -40,6 +40,18 @@
 	{ "watch", 0, BT_OPT_STRING, &(c).watch, "FILE",			\
 	  "watch list for every interface (one 'ADDRESS[/LEN] CLASS' a line; SIGHUP " \
 	  "reloads it)" },							\
+	{ "ipfix", 0, BT_OPT_STRING, &(c).ipfix, "[tcp:]HOST:PORT,...",	\
+	  "export each interval's heavy flows as IPFIX to these collectors (UDP "	\
+	  "unless tcp:; at most 4)" },						\
+	{ "ipfix-domain", 0, BT_OPT_U32, &(c).ipfix_cfg.domain, "ID",		\
+	  "IPFIX observation domain (default 1)" },				\
+	{ "ipfix-mtu", 0, BT_OPT_U32, &(c).ipfix_cfg.mtu, "BYTES",		\
+	  "path MTU to the collectors: a message fits one datagram (default 1500)", \
+	  .min = 576, .max = 65535 },						\
+	{ "ipfix-template-refresh", 0, BT_OPT_DOUBLE,				\
+	  &(c).ipfix_cfg.template_refresh_s, "SECONDS",			\
+	  "UDP: send the templates again this often (default 60)", .dmin = 0.1,	\
+	  .dmax = 86400 },							\
 	{ "mode", 'm', BT_OPT_ENUM, &(c).mode, "MODE", "XDP mode for new attachments", \
 	  .choices = bt_mode_names },						\
 	{ "force", 'f', BT_OPT_FLAG, &(c).force, NULL,				\
@@ -219,6 +231,16 @@ int bt_agent_config_check(const struct agent_cfg *c)
 	}
 	if (bt_sketch_resolve(&sk, &probe) || bt_spie_resolve(&sp, &probe))
 		return -EINVAL;
+	if (c->ipfix) {
+		struct bt_ipfix_dest d[BT_IPFIX_MAX_DEST];
+		char err[512];
+		int n;
+
+		if (bt_ipfix_parse_list(c->ipfix, d, &n, err, sizeof(err))) {
+			bt_err("run: --ipfix: %s", err);
+			return -EINVAL;
+		}
+	}
 	if (c->watch) {	/* read whole to check it; loaded per interface later */
 		struct bt_watch_list l;
 

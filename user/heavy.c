@@ -11,6 +11,7 @@
 #include "common.h"
 #include "commands.h"
 #include "flow.h"
+#include "ipfix.h"
 #include "options.h"
 #include "sketch.h"
 #include "spie.h"
@@ -196,6 +197,16 @@ int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,
 	return err;
 }
 
+static int export_ipfix(struct bt_ipfix *x, const struct bt_heavy_maps *m, __u32 iv,
+			const struct bt_threshold *thr)
+{
+	int err = bt_ipfix_export_interval(x, m, iv, thr);
+
+	if (err)
+		bt_err("writing IPFIX to %s: %s", bt_ipfix_name(x), strerror(-err));
+	return err;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -204,13 +215,13 @@ static void on_signal(int sig)
 }
 
 static struct heavy_cfg {
-	const char *instance;
-	uint32_t n, interval, count;
+	const char *instance, *ipfix_file;
+	uint32_t n, interval, count, ipfix_domain;
 	int by;
 	bool flip;
 	double fraction;
 	uint64_t bytes, packets;
-} hcfg = { .n = 20 };
+} hcfg = { .n = 20, .ipfix_domain = 1 };
 
 static const char *const by_names[] = { "bytes", "packets", NULL };
 
@@ -231,6 +242,11 @@ static const struct bt_opt heavy_opts[] = {
 	  "every SECONDS, end the interval and print its heavy flows", .min = 1, .max = 86400 },
 	{ "count", 'c', BT_OPT_U32, &hcfg.count, "K", "with --interval: stop after K intervals",
 	  .min = 1, .max = 1000000 },
+	{ "ipfix-file", 0, BT_OPT_STRING, &hcfg.ipfix_file, "FILE",
+	  "with --interval or --flip: each interval ended, as IPFIX, into FILE (as the "
+	  "agent's --ipfix sends it)" },
+	{ "ipfix-domain", 0, BT_OPT_U32, &hcfg.ipfix_domain, "ID",
+	  "the IPFIX observation domain (default 1)" },
 	{ 0 }
 };
 
@@ -250,6 +266,7 @@ int cmd_heavy(int argc, char **argv)
 	struct bt_threshold thr, *thrp = NULL;
 	struct bt_heavy_maps m = { 0 };
 	struct bt_instance inst;
+	struct bt_ipfix *ipfix = NULL;
 	int lock = -1;
 
 	if (n < 0)
@@ -262,6 +279,11 @@ int cmd_heavy(int argc, char **argv)
 	}
 	if (hcfg.count && !hcfg.interval) {
 		bt_err("heavy: --count needs --interval");
+		return BT_EXIT_USAGE;
+	}
+	if (hcfg.ipfix_file && !hcfg.interval && !hcfg.flip) {
+		bt_err("heavy: --ipfix-file needs --interval or --flip (it exports intervals "
+		       "as they end)");
 		return BT_EXIT_USAGE;
 	}
 	if (hcfg.fraction > 0)
@@ -285,6 +307,18 @@ int cmd_heavy(int argc, char **argv)
 		bt_err("mapping the sketch of '%s' failed", inst.name);
 		goto out;
 	}
+	if (hcfg.ipfix_file) {
+		struct bt_ipfix_dest d = { .transport = BT_IPFIX_FILE };
+		struct bt_ipfix_cfg c = BT_IPFIX_CFG_DEFAULTS;
+		char err[512];
+
+		c.domain = hcfg.ipfix_domain;
+		snprintf(d.host, sizeof(d.host), "%s", hcfg.ipfix_file);
+		if (!(ipfix = bt_ipfix_open(&d, &c, err, sizeof(err)))) {
+			bt_err("heavy: --ipfix-file: %s", err);
+			goto out;
+		}
+	}
 
 	if (!hcfg.interval) {
 		__u32 ivs[2];
@@ -292,8 +326,11 @@ int cmd_heavy(int argc, char **argv)
 		both_intervals(&m, ivs);
 		if (print_intervals(&m, ivs, 2, hcfg.n, hcfg.by == 1, thrp))
 			goto out;
-		if (hcfg.flip)
+		if (hcfg.flip) {
 			bt_heavy_flip(&m);
+			if (ipfix && export_ipfix(ipfix, &m, ivs[1], thrp))
+				goto out;
+		}
 		ret = 0;
 		goto out;
 	}
@@ -313,10 +350,13 @@ int cmd_heavy(int argc, char **argv)
 		bt_heavy_flip(&m);
 		if (print_intervals(&m, &done, 1, hcfg.n, hcfg.by == 1, thrp))
 			goto out;
+		if (ipfix && export_ipfix(ipfix, &m, done, thrp))
+			goto out;
 		fflush(stdout);
 	}
 	ret = 0;
 out:
+	bt_ipfix_close(ipfix);
 	if (lock >= 0)
 		close(lock);
 	bt_heavy_unmap(&m);

@@ -249,6 +249,32 @@ static void section_watch(struct buf *b, const struct agent *a)
 	free(n);
 }
 
+/* IPFIX export, per collector. */
+static void section_ipfix(struct buf *b, const struct agent *a)
+{
+	static const struct {
+		const char *name, *help;
+	} fam[] = {
+		{ "bloomtap_ipfix_messages_total", "IPFIX messages sent to the collector." },
+		{ "bloomtap_ipfix_records_total", "Heavy-flow records in those messages." },
+		{ "bloomtap_ipfix_errors_total", "IPFIX messages not sent: collector unreachable, "
+		  "socket buffer full, connection down (never waited for)." },
+	};
+
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(b, fam[k].name, "counter", fam[k].help);
+		for (int i = 0; i < a->nipfix; i++) {
+			struct bt_ipfix_stats st;
+
+			bt_ipfix_stats(a->ipfix[i], &st);
+			bprintf(b, "%s{collector=\"%s\"} %llu\n", fam[k].name,
+				bt_ipfix_name(a->ipfix[i]),
+				(unsigned long long)(k == 0 ? st.messages : k == 1 ? st.records
+										   : st.errors));
+		}
+	}
+}
+
 char *bt_metrics_text(struct agent *a)
 {
 	struct buf b = { malloc(8192), 0, 8192 };
@@ -260,6 +286,7 @@ char *bt_metrics_text(struct agent *a)
 	section_heavy(&b, a);
 	section_spie(&b, a);
 	section_watch(&b, a);
+	section_ipfix(&b, a);
 	section_archive_http(&b, a);
 	return b.p;
 }

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# IPFIX export against real collectors. The agent runs on a veth in a
+# namespace and exports every interval's heavy flows to nfacctd (pmacct),
+# to nfcapd (nfdump; started after the agent, so it can decode only once
+# templates are sent again), over TCP to a listener, and to a port where
+# nobody listens; tshark captures the export. IPv4 and IPv6 heavy flows of
+# known sizes (tests/ipfix_traffic.py). What each collector decoded must
+# equal what /api/v1/heavy (heavy -j) said about the same interval, field
+# by field (tests/ipfix_check.py); tshark also checks sequence numbers,
+# message sizes, template refresh and the options records. Then heavy
+# --flip --ipfix-file, and a key mode's template.
+source "$(dirname "$0")/lib.sh"
+need_root "ipfix"
+for t in nfacctd nfcapd nfdump tshark nc; do
+	command -v $t >/dev/null || { fail "$t is not installed (make deps installs it)"; summary; exit 1; }
+done
+
+ID=$$
+NSA=bt-ix-a-$ID NSB=bt-ix-b-$ID
+VA=btixa$ID VB=btixb$ID
+PORT=9479 ACCT=4801 CAPD=4802 TCP=4803 DEAD=4804
+TMP=$(mktemp -d)
+INST=ipfix-$ID
+PIDS=()
+CHECK="python3 $TOP/tests/ipfix_check.py"
+# SIGTERM, then SIGKILL after 3 s: nfacctd's core waits forever for its
+# print plugin on SIGTERM (pmacct 1.7.7 here); the plugin has written every
+# second by then
+stop_pids() {
+	local p i
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for i in $(seq 30); do
+		local alive=0
+		for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive = 0 ] && break
+		sleep 0.1
+	done
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	PIDS=()
+}
+cleanup() {
+	stop_pids
+	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "$INST-src" >/dev/null 2>&1
+	cleanup_netns
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+# nsenter execs the program: $! is the daemon itself, which signals reach
+bg_b() { nsenter --net=/var/run/netns/"$NSB" "$@" & PIDS+=($!); }
+
+# ---- bad values ----
+expect_fail "--ipfix: a bad port" "the port is 1..65535" "$BLOOMTAP" run --check --ipfix 127.0.0.1:99999 lo
+expect_fail "--ipfix: IPv6 without brackets" "goes in brackets" "$BLOOMTAP" run --check --ipfix ::1:4739 lo
+expect_fail "--ipfix: more than 4 collectors" "at most 4 collectors" "$BLOOMTAP" run --check \
+	--ipfix a:1,b:2,c:3,d:4,e:5 lo
+expect_fail "heavy --ipfix-file without --interval or --flip" "needs --interval or --flip" \
+	"$BLOOMTAP" heavy --ipfix-file "$TMP/x" lo
+
+veth_pair "$NSA" "$VA" "$NSB" "$VB" 14 || { fail "namespaces"; summary; exit 1; }
+MAC=$(ip -n "$NSB" -j link show "$VB" | json_get '[0]["address"]')
+
+# ---- the collectors, the capture, the agent ----
+cat > "$TMP/nfacctd.conf" <<EOF
+daemonize: false
+nfacctd_ip: 127.0.0.1
+nfacctd_port: $ACCT
+timestamps_utc: true
+plugins: print[p]
+aggregate[p]: src_host, dst_host, src_port, dst_port, proto, in_iface, timestamp_start, timestamp_end
+print_output[p]: json
+print_output_file[p]: $TMP/nfacctd.json
+print_output_file_append[p]: true
+print_refresh_time[p]: 1
+EOF
+bg_b nfacctd -f "$TMP/nfacctd.conf" > "$TMP/nfacctd.log" 2>&1
+bg_b tshark -q -i lo -w "$TMP/export.pcap" -f "port $ACCT or port $CAPD or port $TCP or port $DEAD" \
+	> /dev/null 2>&1
+bg_b nc -l 127.0.0.1 "$TCP" > "$TMP/tcp.ipfix"
+sleep 2	# tshark's capture starts
+bg_b "$BLOOMTAP" run "$VB" --interval 2 --listen "127.0.0.1:$PORT" --archive "$TMP/archive" \
+	--ipfix "127.0.0.1:$ACCT,127.0.0.1:$CAPD,tcp:127.0.0.1:$TCP,127.0.0.1:$DEAD" \
+	--ipfix-template-refresh 1 > "$TMP/agent.log" 2>&1
+AGENT=${PIDS[-1]}
+for i in $(seq 50); do in_ns "$NSB" curl -s "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+# what heavy -j says, polled four times an interval
+( while :; do
+	in_ns "$NSB" curl -s -m 2 "127.0.0.1:$PORT/api/v1/heavy?n=100000"; echo
+	sleep 0.25
+done > "$TMP/heavy.jsonl" 2>/dev/null ) &
+POLLER=$!
+
+in_ns "$NSA" python3 "$TOP/tests/ipfix_traffic.py" "$VA" "$MAC" 14 1 >/dev/null
+sleep 2.5
+mkdir -p "$TMP/nf"
+bg_b nfcapd -w "$TMP/nf" -p "$CAPD" -b 127.0.0.1 -t 3600 > "$TMP/nfcapd.log" 2>&1
+NFCAPD=${PIDS[-1]}
+sleep 1.5
+in_ns "$NSA" python3 "$TOP/tests/ipfix_traffic.py" "$VA" "$MAC" 14 2 >/dev/null
+sleep 2
+in_ns "$NSA" python3 "$TOP/tests/ipfix_traffic.py" "$VA" "$MAC" 14 3 >/dev/null
+sleep 4.5
+in_ns "$NSB" curl -s "127.0.0.1:$PORT/metrics" > "$TMP/metrics.txt"
+kill "$POLLER"; wait "$POLLER" 2>/dev/null
+check "promtool check metrics (with the IPFIX families)" bash -c "promtool check metrics < '$TMP/metrics.txt'"
+check "messages sent to nfacctd counted" grep -q \
+	"^bloomtap_ipfix_messages_total{collector=\"udp:127.0.0.1:$ACCT\"} [1-9]" "$TMP/metrics.txt"
+check "nobody at udp:$DEAD: errors counted" grep -q \
+	"^bloomtap_ipfix_errors_total{collector=\"udp:127.0.0.1:$DEAD\"} [1-9]" "$TMP/metrics.txt"
+check "nfacctd: no error" grep -q \
+	"^bloomtap_ipfix_errors_total{collector=\"udp:127.0.0.1:$ACCT\"} 0$" "$TMP/metrics.txt"
+check "the failing collector logged" grep -q "IPFIX to udp:127.0.0.1:$DEAD" "$TMP/agent.log"
+eq "intervals kept ending on time (every 2 s) beside the failing collector" "$(python3 -c '
+import json, sys, datetime
+starts = set()
+for line in open(sys.argv[1]):
+    try:
+        for f in json.loads(line):
+            starts.add(f["interval_start"])
+    except ValueError:
+        pass
+t = sorted(datetime.datetime.strptime(s.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f").timestamp() for s in starts if s)
+gaps = [b - a for a, b in zip(t, t[1:])]
+# intervals without traffic list no flow: a gap may span several
+print(len(t) >= 3 and all(abs(g - 2 * round(g / 2)) < 0.3 for g in gaps) or
+      "%d intervals, gaps %s" % (len(t), [round(g, 3) for g in gaps]))' "$TMP/heavy.jsonl")" "True"
+
+# the collectors flush what they hold when stopped
+kill "$AGENT"; wait "$AGENT"
+eq "the agent stops cleanly (exit status; under ASan, no leak)" "$?" 0
+sleep 1.5	# nfacctd's print plugin writes once a second
+stop_pids
+check "nfacctd (pmacct) decodes every heavy flow of every interval as heavy -j, IPv4 and IPv6, bytes and packets" \
+	$CHECK nfacctd "$TMP/heavy.jsonl" "$TMP/nfacctd.json"
+TZ=UTC nfdump -r "$(ls "$TMP"/nf/nfcapd.2* 2>/dev/null | head -1)" -o json > "$TMP/nfdump.json" 2>"$TMP/nfdump.err"
+check "nfcapd (nfdump), started after the agent, decodes from a template refresh on: every flow as heavy -j (packets; it does not read element 352)" \
+	$CHECK nfdump "$TMP/heavy.jsonl" "$TMP/nfdump.json" --late
+check "tshark: the UDP stream to nfacctd (records, sequence numbers, sizes, options records)" \
+	$CHECK tshark "$TMP/heavy.jsonl" "$TMP/export.pcap" --port=$ACCT
+check "tshark: the TCP stream" $CHECK tshark "$TMP/heavy.jsonl" "$TMP/export.pcap" --port=$TCP
+TPL=$(tshark -r "$TMP/export.pcap" -d udp.port==$ACCT,cflow -Y "udp.dstport==$ACCT && cflow.template_id" 2>/dev/null | wc -l)
+check "templates sent again over UDP (refresh 1 s): $TPL template messages" test "$TPL" -ge 4
+
+# ---- heavy --flip --ipfix-file: an interval without the agent ----
+check "replay a capture" "$BLOOMTAP" replay --instance "$INST" "$PCAPS/pcapplusplus__tls2.pcap"
+check "heavy --flip --ipfix-file" "$BLOOMTAP" heavy --instance "$INST" --flip --ipfix-file "$TMP/file.ipfix"
+"$BLOOMTAP" -j heavy --instance "$INST" -n 100000 > "$TMP/file-heavy.jsonl"
+check "the file holds whole messages" $CHECK pcap "$TMP/file.ipfix" "$TMP/file.pcap"
+check "tshark decodes the file as heavy -j's last interval" \
+	$CHECK tshark "$TMP/file-heavy.jsonl" "$TMP/file.pcap"
+
+# ---- a key mode leaves its masked fields out of the template ----
+check "replay into an instance keyed by source" "$BLOOMTAP" replay --key src --instance "$INST-src" \
+	"$PCAPS/pcapplusplus__tls2.pcap"
+check "heavy --flip --ipfix-file (key src)" "$BLOOMTAP" heavy --instance "$INST-src" --flip \
+	--ipfix-file "$TMP/src.ipfix"
+$CHECK pcap "$TMP/src.ipfix" "$TMP/src.pcap" >/dev/null
+eq "key src: the records carry the source address, counts, times and interface only" "$(
+	tshark -r "$TMP/src.pcap" -d udp.port==4739,cflow -T json 2>/dev/null | python3 -c '
+import json, sys
+names = set()
+for p in json.load(sys.stdin):
+    c = p["_source"]["layers"]["cflow"]
+    for k, s in c.items():
+        if k.startswith("Set ") and "Template" not in k:
+            for fk, f in s.items():
+                if fk.startswith("Flow ") and "cflow.packets" in f:
+                    names |= set(f) | set(f.get("cflow.timedelta_tree", {}))
+print(" ".join(sorted(n for n in names if not n.endswith("_tree"))))')" \
+	"cflow.abstimeend cflow.abstimestart cflow.inputint cflow.layer2_octet_delta_count cflow.packets cflow.srcaddr cflow.srcaddrv6 cflow.timedelta"
+
+summary
+[ "$FAIL" = 0 ]

@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* See ipfix.h. libfixbuf (CERT NetSA) encodes: templates, records, message
+ * headers with the export time and the sequence number of the observation
+ * domain, each message kept under the path MTU. It writes into a buffer of
+ * ours (fbExporterAllocBuffer), one message at a time, and we send it: a
+ * socket of libfixbuf's own would block an interval on a collector that
+ * does not answer (a TCP connect, a full send buffer), and the agent must
+ * never wait on one. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <fixbuf/public.h>
+#include "instance.h"
+#include "ipfix.h"
+
+/* Template ids: the data templates by key mode and family, the two
+ * options templates. */
+#define TID_DATA(mode, v6) (256 + (mode) * 2 + (v6))
+#define TID_SAMPLING 270
+#define TID_ERROR 271
+#define TID_INTERNAL 300
+#define TCP_PENDING_MAX (1u << 20)	/* bytes a slow TCP collector may owe */
+
+/* One flow as libfixbuf reads it (the internal template, in this order). */
+struct flow_rec {
+	uint64_t start_ms, end_ms, packets, l2_bytes;
+	uint8_t src6[16], dst6[16];
+	uint32_t src4, dst4, ifindex;
+	uint16_t sport, dport;
+	uint8_t proto;
+	uint8_t pad[7];
+};
+
+static fbInfoElementSpec_t flow_internal[] = {
+	{ "flowStartMilliseconds", 8, 0 },
+	{ "flowEndMilliseconds", 8, 0 },
+	{ "packetDeltaCount", 8, 0 },
+	{ "layer2OctetDeltaCount", 8, 0 },
+	{ "sourceIPv6Address", 16, 0 },
+	{ "destinationIPv6Address", 16, 0 },
+	{ "sourceIPv4Address", 4, 0 },
+	{ "destinationIPv4Address", 4, 0 },
+	{ "ingressInterface", 4, 0 },
+	{ "sourceTransportPort", 2, 0 },
+	{ "destinationTransportPort", 2, 0 },
+	{ "protocolIdentifier", 1, 0 },
+	{ "paddingOctets", 7, 0 },
+	FB_IESPEC_NULL
+};
+
+/* What a data template holds, by flags: a key mode leaves out the fields
+ * it masks (rather than sending zeros). */
+enum { F_V4 = 1, F_V6 = 2, F_SRC = 4, F_DST = 8, F_PORTS = 16 };
+
+static fbInfoElementSpec_t flow_external[] = {
+	{ "sourceIPv4Address", 4, F_V4 | F_SRC },
+	{ "destinationIPv4Address", 4, F_V4 | F_DST },
+	{ "sourceIPv6Address", 16, F_V6 | F_SRC },
+	{ "destinationIPv6Address", 16, F_V6 | F_DST },
+	{ "sourceTransportPort", 2, F_PORTS },
+	{ "destinationTransportPort", 2, F_PORTS },
+	{ "protocolIdentifier", 1, F_PORTS },
+	{ "layer2OctetDeltaCount", 8, 0 },
+	{ "packetDeltaCount", 8, 0 },
+	{ "flowStartMilliseconds", 8, 0 },
+	{ "flowEndMilliseconds", 8, 0 },
+	{ "ingressInterface", 4, 0 },
+	FB_IESPEC_NULL
+};
+
+static const uint32_t mode_flags[] = {
+	[BT_KEY_5TUPLE] = F_SRC | F_DST | F_PORTS,
+	[BT_KEY_SRC] = F_SRC,
+	[BT_KEY_DST] = F_DST,
+	[BT_KEY_PAIR] = F_SRC | F_DST,
+};
+
+/* Options: every packet was observed (no sampling: 1 in 1, nothing
+ * skipped), scoped to the observation domain. */
+struct sampling_rec {
+	uint32_t domain, interval, space;
+};
+
+static fbInfoElementSpec_t sampling_spec[] = {
+	{ "observationDomainId", 4, 0 },	/* scope */
+	{ "samplingPacketInterval", 4, 0 },
+	{ "samplingPacketSpace", 4, 0 },
+	FB_IESPEC_NULL
+};
+
+/* Options: the counts are estimates, never low, high by at most
+ * absoluteError (the interval's eps * N), for one counter element of one
+ * interface over one interval. */
+struct error_rec {
+	uint64_t start_ms, end_ms;
+	double abs_error;
+	uint32_t domain, ifindex;
+	uint16_t ie;
+	uint8_t pad[6];
+};
+
+static fbInfoElementSpec_t error_internal[] = {
+	{ "flowStartMilliseconds", 8, 0 },
+	{ "flowEndMilliseconds", 8, 0 },
+	{ "absoluteError", 8, 0 },
+	{ "observationDomainId", 4, 0 },
+	{ "ingressInterface", 4, 0 },
+	{ "informationElementId", 2, 0 },
+	{ "paddingOctets", 6, 0 },
+	FB_IESPEC_NULL
+};
+
+static fbInfoElementSpec_t error_external[] = {
+	{ "observationDomainId", 4, 0 },	/* scope */
+	{ "ingressInterface", 4, 0 },		/* scope */
+	{ "informationElementId", 2, 0 },	/* scope */
+	{ "absoluteError", 8, 0 },
+	{ "flowStartMilliseconds", 8, 0 },
+	{ "flowEndMilliseconds", 8, 0 },
+	FB_IESPEC_NULL
+};
+
+struct bt_ipfix {
+	struct bt_ipfix_dest d;
+	struct bt_ipfix_cfg cfg;
+	char name[300];
+	fbInfoModel_t *model;
+	fbSession_t *session;
+	fbExporter_t *exporter;
+	fBuf_t *fbuf;
+	uint8_t *msg;			/* libfixbuf's message, one at a time */
+	size_t msg_size;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	int fd;
+	bool connecting;		/* TCP: connect() not finished */
+	FILE *file;
+	bool send_templates;
+	double templates_at;		/* CLOCK_MONOTONIC seconds */
+	uint8_t *pending;		/* TCP: bytes the socket has not taken */
+	size_t npending;
+	size_t msg_records;		/* data records in the message being built */
+	struct bt_ipfix_stats st;
+};
+
+static double mono(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+int bt_ipfix_parse_dest(const char *s, struct bt_ipfix_dest *d, char *err, size_t len)
+{
+	const char *host = s, *port = NULL, *end;
+	size_t hl;
+
+	memset(d, 0, sizeof(*d));
+	d->transport = BT_IPFIX_UDP;
+	if (!strncmp(s, "udp:", 4)) {
+		host = s + 4;
+	} else if (!strncmp(s, "tcp:", 4)) {
+		d->transport = BT_IPFIX_TCP;
+		host = s + 4;
+	}
+	if (*host == '[') {
+		end = strchr(host, ']');
+		if (!end || (end[1] && end[1] != ':')) {
+			snprintf(err, len, "'%s': an IPv6 address goes in brackets: [ADDR]:PORT", s);
+			return -EINVAL;
+		}
+		host++;
+		hl = end - host;
+		port = end[1] ? end + 2 : NULL;
+	} else {
+		end = strrchr(host, ':');
+		if (end && strchr(host, ':') != end) {
+			snprintf(err, len, "'%s': an IPv6 address goes in brackets: [ADDR]:PORT", s);
+			return -EINVAL;
+		}
+		hl = end ? (size_t)(end - host) : strlen(host);
+		port = end ? end + 1 : NULL;
+	}
+	if (!hl || hl >= sizeof(d->host)) {
+		snprintf(err, len, "'%s': no collector host (HOST:PORT)", s);
+		return -EINVAL;
+	}
+	memcpy(d->host, host, hl);
+	if (port) {
+		char *e;
+		unsigned long p = strtoul(port, &e, 10);
+
+		if (!*port || *e || p == 0 || p > 65535) {
+			snprintf(err, len, "'%s': the port is 1..65535", s);
+			return -EINVAL;
+		}
+		snprintf(d->port, sizeof(d->port), "%lu", p);
+	} else {
+		snprintf(d->port, sizeof(d->port), "%s", BT_IPFIX_DEFAULT_PORT);
+	}
+	return 0;
+}
+
+int bt_ipfix_parse_list(const char *s, struct bt_ipfix_dest *d, int *n, char *err, size_t len)
+{
+	char buf[1024], *save = NULL, *tok;
+
+	*n = 0;
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(err, len, "too long a list of collectors");
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (*n == BT_IPFIX_MAX_DEST) {
+			snprintf(err, len, "at most %d collectors", BT_IPFIX_MAX_DEST);
+			return -EINVAL;
+		}
+		if (bt_ipfix_parse_dest(tok, &d[*n], err, len))
+			return -EINVAL;
+		(*n)++;
+	}
+	if (!*n) {
+		snprintf(err, len, "no collector given");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A template from spec (flags as fbTemplateAppendSpecArray takes them),
+ * added to the session; scope: its first scope fields (options). */
+static bool add_template(struct bt_ipfix *x, fbInfoElementSpec_t *spec, uint32_t flags,
+			 int scope, gboolean internal, uint16_t tid, GError **err)
+{
+	fbTemplate_t *t = fbTemplateAlloc(x->model);
+
+	if (!fbTemplateAppendSpecArray(t, spec, flags, err)) {
+		fbTemplateFreeUnused(t);
+		return false;
+	}
+	if (scope)
+		fbTemplateSetOptionsScope(t, scope);
+	if (!fbSessionAddTemplate(x->session, internal, tid, t, err)) {
+		fbTemplateFreeUnused(t);
+		return false;
+	}
+	return true;
+}
+
+static int open_socket(struct bt_ipfix *x)
+{
+	int type = x->d.transport == BT_IPFIX_TCP ? SOCK_STREAM : SOCK_DGRAM;
+
+	x->fd = socket(x->addr.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (x->fd < 0)
+		return -errno;
+	/* UDP: connected, so that a collector's ICMP unreachable comes back
+	 * as an error of a later send, counted */
+	if (connect(x->fd, (struct sockaddr *)&x->addr, x->addrlen) && errno != EINPROGRESS) {
+		int err = -errno;
+
+		close(x->fd);
+		x->fd = -1;
+		return err;
+	}
+	x->connecting = x->d.transport == BT_IPFIX_TCP;
+	x->send_templates = true;	/* a new stream, or a new start */
+	return 0;
+}
+
+static void close_socket(struct bt_ipfix *x)
+{
+	if (x->fd >= 0)
+		close(x->fd);
+	x->fd = -1;
+	x->connecting = false;
+	x->npending = 0;
+}
+
+struct bt_ipfix *bt_ipfix_open(const struct bt_ipfix_dest *d, const struct bt_ipfix_cfg *cfg,
+			       char *err, size_t len)
+{
+	struct bt_ipfix *x = calloc(1, sizeof(*x));
+	GError *gerr = NULL;
+	bool ok;
+
+	if (!x) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	x->d = *d;
+	x->cfg = *cfg;
+	x->fd = -1;
+	if (d->transport == BT_IPFIX_FILE)
+		snprintf(x->name, sizeof(x->name), "%s", d->host);
+	else
+		snprintf(x->name, sizeof(x->name), "%s:%s%s%s:%s",
+			 d->transport == BT_IPFIX_TCP ? "tcp" : "udp",
+			 strchr(d->host, ':') ? "[" : "", d->host, strchr(d->host, ':') ? "]" : "",
+			 d->port);
+	/* a message fits a datagram of the path MTU over IPv6 (40 + 8) */
+	x->msg_size = cfg->mtu - 48;
+	x->msg = malloc(x->msg_size);
+	x->pending = d->transport == BT_IPFIX_TCP ? malloc(TCP_PENDING_MAX) : NULL;
+	if (!x->msg || (d->transport == BT_IPFIX_TCP && !x->pending)) {
+		snprintf(err, len, "out of memory");
+		goto fail;
+	}
+	if (d->transport == BT_IPFIX_FILE) {
+		x->file = fopen(d->host, "we");
+		if (!x->file) {
+			snprintf(err, len, "%s: %s", d->host, strerror(errno));
+			goto fail;
+		}
+		x->send_templates = true;
+	} else {
+		struct addrinfo hints = { .ai_socktype = d->transport == BT_IPFIX_TCP ?
+							 SOCK_STREAM : SOCK_DGRAM,
+					  .ai_flags = AI_NUMERICSERV }, *ai;
+		int rc = getaddrinfo(d->host, d->port, &hints, &ai);
+
+		if (rc) {
+			snprintf(err, len, "collector %s: %s", x->name, gai_strerror(rc));
+			goto fail;
+		}
+		memcpy(&x->addr, ai->ai_addr, ai->ai_addrlen);
+		x->addrlen = ai->ai_addrlen;
+		freeaddrinfo(ai);
+		/* connecting while the interval runs; a collector not there yet
+		 * is tried again at each export (counted) */
+		open_socket(x);
+	}
+
+	x->model = fbInfoModelAlloc();
+	x->session = fbSessionAlloc(x->model);
+	fbSessionSetDomain(x->session, cfg->domain);	/* before its templates */
+	ok = add_template(x, flow_internal, 0, 0, TRUE, TID_INTERNAL, &gerr) &&
+	     add_template(x, sampling_spec, 0, 0, TRUE, TID_SAMPLING, &gerr) &&
+	     add_template(x, sampling_spec, 0, 1, FALSE, TID_SAMPLING, &gerr) &&
+	     add_template(x, error_internal, 0, 0, TRUE, TID_ERROR, &gerr) &&
+	     add_template(x, error_external, 0, 3, FALSE, TID_ERROR, &gerr);
+	for (int mode = BT_KEY_5TUPLE; ok && mode <= BT_KEY_PAIR; mode++)
+		for (int v6 = 0; ok && v6 <= 1; v6++)
+			ok = add_template(x, flow_external, mode_flags[mode] | (v6 ? F_V6 : F_V4),
+					  0, FALSE, TID_DATA(mode, v6), &gerr);
+	if (!ok) {
+		snprintf(err, len, "IPFIX templates: %s", gerr->message);
+		g_clear_error(&gerr);
+		goto fail;
+	}
+	x->exporter = fbExporterAllocBuffer(x->msg, x->msg_size);
+	x->fbuf = fBufAllocForExport(x->session, x->exporter);
+	return x;
+fail:
+	bt_ipfix_close(x);
+	return NULL;
+}
+
+void bt_ipfix_close(struct bt_ipfix *x)
+{
+	if (!x)
+		return;
+	if (x->fbuf)
+		fBufFree(x->fbuf);	/* the session and the exporter with it */
+	else if (x->session)
+		fbSessionFree(x->session);
+	if (x->model)
+		fbInfoModelFree(x->model);
+	close_socket(x);
+	if (x->file)
+		fclose(x->file);
+	free(x->msg);
+	free(x->pending);
+	free(x);
+}
+
+/* TCP: what the socket owes sent first; 0 when nothing is left owing. */
+static int flush_pending(struct bt_ipfix *x)
+{
+	while (x->npending) {
+		ssize_t n = send(x->fd, x->pending, x->npending, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+		memmove(x->pending, x->pending + n, x->npending - n);
+		x->npending -= n;
+	}
+	return 0;
+}
+
+/* One whole message out, or dropped and counted: a stream never carries
+ * part of one. */
+static int put(struct bt_ipfix *x, const uint8_t *p, size_t n)
+{
+	ssize_t sent = 0;
+	int err = 0;
+
+	switch (x->d.transport) {
+	case BT_IPFIX_FILE:
+		if (fwrite(p, 1, n, x->file) != n)
+			err = -errno;
+		break;
+	case BT_IPFIX_UDP:
+		if (send(x->fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			err = -errno;
+		break;
+	case BT_IPFIX_TCP:
+		if (x->fd < 0 || x->connecting) {
+			err = -ENOTCONN;
+			break;
+		}
+		err = flush_pending(x);
+		if (!err) {
+			sent = send(x->fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (sent < 0) {
+				err = errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+				sent = 0;
+			}
+		} else if (err == -EAGAIN) {
+			err = 0;
+		}
+		if (err) {		/* the connection broke: a new one next time */
+			close_socket(x);
+			break;
+		}
+		if ((size_t)sent < n) {
+			if (x->npending + (n - sent) > TCP_PENDING_MAX) {
+				err = -ENOBUFS;	/* the collector is this far behind */
+				break;
+			}
+			memcpy(x->pending + x->npending, p + sent, n - sent);
+			x->npending += n - sent;
+		}
+		break;
+	}
+	if (err) {
+		x->st.errors++;
+		return err;
+	}
+	x->st.messages++;
+	x->st.records += x->msg_records;
+	return 0;
+}
+
+/* The message libfixbuf has built, out. */
+static int emit(struct bt_ipfix *x)
+{
+	GError *gerr = NULL;
+	int err;
+
+	if (!fBufEmit(x->fbuf, &gerr)) {
+		g_clear_error(&gerr);
+		x->st.errors++;
+		x->msg_records = 0;
+		return -EIO;
+	}
+	err = fbExporterGetMsgLen(x->exporter) ? put(x, x->msg, fbExporterGetMsgLen(x->exporter))
+					       : 0;
+	x->msg_records = 0;
+	return err;
+}
+
+/* Appends one record under the given templates; a full message goes out
+ * first. */
+static int append(struct bt_ipfix *x, uint16_t internal, uint16_t external, const void *rec,
+		  size_t len, bool data, int *first_err)
+{
+	GError *gerr = NULL;
+
+	if (!fBufSetInternalTemplate(x->fbuf, internal, &gerr) ||
+	    !fBufSetExportTemplate(x->fbuf, external, &gerr))
+		goto fail;
+	if (!fBufAppend(x->fbuf, (uint8_t *)rec, len, &gerr)) {
+		if (!g_error_matches(gerr, FB_ERROR_DOMAIN, FB_ERROR_EOM))
+			goto fail;
+		g_clear_error(&gerr);
+		{
+			int err = emit(x);
+
+			if (err && !*first_err)
+				*first_err = err;
+		}
+		if (!fBufSetInternalTemplate(x->fbuf, internal, &gerr) ||
+		    !fBufSetExportTemplate(x->fbuf, external, &gerr) ||
+		    !fBufAppend(x->fbuf, (uint8_t *)rec, len, &gerr))
+			goto fail;
+	}
+	x->msg_records += data;
+	return 0;
+fail:
+	g_clear_error(&gerr);
+	x->st.errors++;
+	if (!*first_err)
+		*first_err = -EIO;
+	return -EIO;
+}
+
+/* The templates and the sampling record, in a message of their own. */
+static int templates(struct bt_ipfix *x, int *first_err)
+{
+	struct sampling_rec s = { .domain = x->cfg.domain, .interval = 1, .space = 0 };
+	GError *gerr = NULL;
+	int err;
+
+	/* libfixbuf writes templates only at a message's start, which
+	 * automatic mode begins; they fit one message */
+	fBufSetAutomaticMode(x->fbuf, TRUE);
+	if (!fbSessionExportTemplates(x->session, &gerr)) {
+		g_clear_error(&gerr);
+		fBufSetAutomaticMode(x->fbuf, FALSE);
+		x->st.errors++;
+		return *first_err ? *first_err : (*first_err = -EIO);
+	}
+	fBufSetAutomaticMode(x->fbuf, FALSE);
+	append(x, TID_SAMPLING, TID_SAMPLING, &s, sizeof(s), false, first_err);
+	err = emit(x);
+	if (err && !*first_err)
+		*first_err = err;
+	if (!err) {
+		x->send_templates = false;
+		x->templates_at = mono();
+	}
+	return err;
+}
+
+/* TCP: is the connection up? Starts one when there is none. */
+static bool tcp_ready(struct bt_ipfix *x)
+{
+	if (x->fd < 0 && open_socket(x))
+		return false;
+	if (x->connecting) {
+		struct pollfd p = { .fd = x->fd, .events = POLLOUT };
+		int soerr = 0;
+		socklen_t sl = sizeof(soerr);
+
+		if (poll(&p, 1, 0) <= 0)
+			return false;
+		if (getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
+			close_socket(x);
+			return false;
+		}
+		x->connecting = false;
+	}
+	return true;
+}
+
+static bool key_v4(const uint8_t a[16])
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(a, mapped, 12);
+}
+
+int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_t end_ns,
+		    uint32_t ifindex, int key_mode)
+{
+	const uint16_t counters[] = { 352, 2 };	/* layer2OctetDeltaCount, packetDeltaCount */
+	uint64_t start_ms = r->start_ns / 1000000, end_ms = end_ns / 1000000;
+	int first_err = 0;
+
+	if (key_mode < BT_KEY_5TUPLE || key_mode > BT_KEY_PAIR)
+		return -EINVAL;
+	if (x->d.transport == BT_IPFIX_TCP && !tcp_ready(x)) {
+		x->st.errors++;
+		return -ENOTCONN;
+	}
+	if (x->d.transport == BT_IPFIX_UDP && x->fd < 0) {
+		int err = open_socket(x);
+
+		if (err) {
+			x->st.errors++;
+			return err;
+		}
+	}
+	if (x->d.transport == BT_IPFIX_UDP &&
+	    mono() - x->templates_at >= x->cfg.template_refresh_s)
+		x->send_templates = true;
+	if (x->send_templates && templates(x, &first_err))
+		return first_err;
+
+	for (size_t i = 0; i < 2 && r->n; i++) {
+		struct error_rec e = {
+			.start_ms = start_ms, .end_ms = end_ms, .domain = x->cfg.domain,
+			.ifindex = ifindex, .ie = counters[i],
+			.abs_error = i ? (double)r->error_packets : (double)r->error_bytes,
+		};
+
+		append(x, TID_ERROR, TID_ERROR, &e, sizeof(e), false, &first_err);
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		const struct bt_heavy_flow *f = &r->flows[i];
+		struct flow_rec rec = {
+			.start_ms = start_ms, .end_ms = end_ms, .packets = f->packets,
+			.l2_bytes = f->bytes, .ifindex = ifindex,
+			.sport = ntohs(f->key.sport), .dport = ntohs(f->key.dport),
+			.proto = f->key.proto,
+		};
+		/* the family: of the addresses the key mode keeps */
+		bool v4 = (key_mode == BT_KEY_DST || key_v4(f->key.src)) &&
+			  (key_mode == BT_KEY_SRC || key_v4(f->key.dst));
+
+		if (v4) {
+			memcpy(&rec.src4, f->key.src + 12, 4);
+			memcpy(&rec.dst4, f->key.dst + 12, 4);
+			rec.src4 = ntohl(rec.src4);
+			rec.dst4 = ntohl(rec.dst4);
+		} else {
+			memcpy(rec.src6, f->key.src, 16);
+			memcpy(rec.dst6, f->key.dst, 16);
+		}
+		append(x, TID_INTERNAL, TID_DATA(key_mode, !v4), &rec, sizeof(rec), true,
+		       &first_err);
+	}
+	if (r->n) {
+		int err = emit(x);
+
+		if (err && !first_err)
+			first_err = err;
+	}
+	if (x->file && fflush(x->file) && !first_err) {
+		first_err = -errno;
+		x->st.errors++;
+	}
+	return first_err;
+}
+
+int bt_ipfix_export_interval(struct bt_ipfix *x, const struct bt_heavy_maps *m, __u32 iv,
+			     const struct bt_threshold *thr)
+{
+	struct bt_heavy_report r;
+	int err = bt_heavy_collect(m, iv & 1, thr, false, &r);
+
+	if (err)
+		return err;
+	err = bt_ipfix_export(x, &r, m->ctl->interval_start_ns[!(iv & 1)], m->inst->meta.ifindex,
+			      m->inst->meta.key_mode);
+	bt_heavy_report_free(&r);
+	return err;
+}
+
+void bt_ipfix_stats(const struct bt_ipfix *x, struct bt_ipfix_stats *s)
+{
+	*s = x->st;
+}
+
+const char *bt_ipfix_name(const struct bt_ipfix *x)
+{
+	return x->name;
+}
