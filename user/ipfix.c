@@ -84,7 +84,8 @@ static const uint32_t mode_flags[] = {
 };
 
 /* Options: every packet was observed (no sampling: 1 in 1, nothing
- * skipped), scoped to the observation domain. */
+ * skipped), scoped to the observation domain. Not samplingInterval (34)
+ * = 1 as well: nfdump 1.7.1 then doubled every count (tried). */
 struct sampling_rec {
 	uint32_t domain, interval, space;
 };
