@@ -53,6 +53,7 @@ run_build() {	# label, build dir
 	run_suite ${label}pathtrace   tests/pathtrace.sh
 	run_suite ${label}agent       tests/agent.sh
 	run_suite ${label}ipfix       tests/ipfix.sh
+	run_suite ${label}dashboard   tests/dashboard.sh
 	run_suite ${label}watch-cli   tests/watch.sh
 	run_suite ${label}turning     tests/turning.sh
 	run_suite ${label}heavy-live  tests/heavy_live.sh
