@@ -16,7 +16,7 @@ DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
 	     prometheus curl python3-yaml systemd libclang-rt-14-dev \
-	     libfixbuf-dev nfdump pmacct
+	     libfixbuf-dev nfdump pmacct man-db bash-completion
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0) -lm -lpthread
 # libfixbuf's headers include glib's: as system headers, out of -Werror's way
@@ -41,7 +41,8 @@ USER_HDRS := $(OUTPUT)/bloomtap.skel.h
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie $(OUTPUT)/tests/test_watch \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/flowgen
 
-.PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets
+.PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
+	man install uninstall
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
@@ -147,6 +148,50 @@ bench: deps
 soak: deps
 	$(MAKE) all $(OUTPUT)/soakgen $(OUTPUT)/tests/xdp_pass.bpf.o
 	bash -o pipefail -c 'OUTPUT=$(OUTPUT) python3 tests/soak.py | tee $(OUTPUT)/soak.txt'
+
+# Installing like a system tool. PREFIX and DESTDIR as usual; what install
+# puts down is listed in $(DATADIR)/installed, which uninstall removes file
+# by file. A configuration already in $(SYSCONFDIR) is kept (and not
+# listed); one changed since it was installed survives uninstall.
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+SBINDIR    := $(PREFIX)/sbin
+MANDIR     := $(PREFIX)/share/man
+DATADIR    := $(PREFIX)/share/bloomtap
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
+
+# bloomtap(8) from the tool's own --help: one source, no drift
+man: $(OUTPUT)/bloomtap.8
+$(OUTPUT)/bloomtap.8: $(OUTPUT)/bloomtap deploy/bloomtap-man.py
+	python3 deploy/bloomtap-man.py $(OUTPUT)/bloomtap > $@.tmp && mv $@.tmp $@
+
+install: all man
+	@set -e; m="$(DESTDIR)$(DATADIR)/installed"; mkdir -p "$(DESTDIR)$(DATADIR)"; : > "$$m.tmp"; \
+	sed -e 's|/usr/local/sbin/bloomtap|$(SBINDIR)/bloomtap|' \
+	    -e 's|/etc/bloomtap/|$(SYSCONFDIR)/bloomtap/|' deploy/bloomtap.service > $(OUTPUT)/bloomtap.service; \
+	put() { install -D -m $$1 "$$2" "$(DESTDIR)$$3"; echo "$$3" >> "$$m.tmp"; echo "  $$3"; }; \
+	put 0755 $(OUTPUT)/bloomtap $(SBINDIR)/bloomtap; \
+	put 0644 $(OUTPUT)/bloomtap.service $(UNITDIR)/bloomtap.service; \
+	put 0644 $(OUTPUT)/bloomtap.8 $(MANDIR)/man8/bloomtap.8; \
+	put 0644 deploy/bloomtap.bash-completion $(COMPDIR)/bloomtap; \
+	put 0644 deploy/bloomtap.conf $(DATADIR)/bloomtap.conf.example; \
+	put 0644 deploy/grafana/bloomtap.json $(DATADIR)/grafana/bloomtap.json; \
+	if [ -e "$(DESTDIR)$(SYSCONFDIR)/bloomtap/bloomtap.conf" ]; then \
+		echo "  kept $(SYSCONFDIR)/bloomtap/bloomtap.conf"; \
+	else put 0644 deploy/bloomtap.conf $(SYSCONFDIR)/bloomtap/bloomtap.conf; fi; \
+	echo "$(DATADIR)/installed" >> "$$m.tmp"; mv "$$m.tmp" "$$m"
+
+uninstall:
+	@set -e; m="$(DESTDIR)$(DATADIR)/installed"; \
+	[ -f "$$m" ] || { echo "uninstall: nothing installed under $(DESTDIR)$(PREFIX) ($$m)" >&2; exit 1; }; \
+	while read -r f; do \
+		if [ "$$f" = "$(SYSCONFDIR)/bloomtap/bloomtap.conf" ] && \
+		   ! cmp -s "$(DESTDIR)$$f" deploy/bloomtap.conf; then \
+			echo "  kept $$f (changed since installed)"; continue; fi; \
+		rm -f "$(DESTDIR)$$f"; echo "  removed $$f"; done < "$$m"; \
+	rmdir --ignore-fail-on-non-empty "$(DESTDIR)$(DATADIR)/grafana" "$(DESTDIR)$(DATADIR)" \
+		"$(DESTDIR)$(SYSCONFDIR)/bloomtap" 2>/dev/null || true
 
 print-pcaps:
 	@echo $(BT_PCAPS)

@@ -32,5 +32,67 @@ assert any(v["hostPath"]["path"] == "/sys/fs/bpf" for v in s["volumes"] if "host
 assert d["spec"]["template"]["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
 ' "$D/daemonset.yaml"
 check "promtool check config prometheus.yml" promtool check config "$D/prometheus.yml"
+
+# ---- make install into a DESTDIR, then uninstall ----
+DEST=$TMP/dest
+check "make install DESTDIR=... PREFIX=/usr" make -s -C "$TOP" install DESTDIR="$DEST" PREFIX=/usr
+for f in usr/sbin/bloomtap usr/lib/systemd/system/bloomtap.service usr/share/man/man8/bloomtap.8 \
+	 usr/share/bash-completion/completions/bloomtap usr/share/bloomtap/bloomtap.conf.example \
+	 usr/share/bloomtap/grafana/bloomtap.json etc/bloomtap/bloomtap.conf usr/share/bloomtap/installed; do
+	check "installed: /$f" test -s "$DEST/$f"
+done
+eq "the binary's mode" "$(stat -c %a "$DEST/usr/sbin/bloomtap")" 755
+eq "the unit runs the installed binary" "$(grep '^ExecStart=' "$DEST/usr/lib/systemd/system/bloomtap.service")" \
+	"ExecStart=/usr/sbin/bloomtap run --config /etc/bloomtap/bloomtap.conf"
+check "the installed binary runs" "$DEST/usr/sbin/bloomtap" --version
+if command -v systemd-analyze >/dev/null; then
+	sed "s|/usr/sbin/bloomtap|$DEST/usr/sbin/bloomtap|" "$DEST/usr/lib/systemd/system/bloomtap.service" \
+		> "$TMP/installed.service"
+	check "systemd-analyze verify the installed unit" bash -c \
+		"systemd-analyze verify '$TMP/installed.service' 2>&1 | grep -v -e 'Failed to connect' -e 'not found' | { ! grep -q .; }"
+fi
+
+# the man page: renders without a warning, and holds every command and
+# option of --help
+MAN=$DEST/usr/share/man/man8/bloomtap.8
+eq "man -l renders bloomtap(8) without warnings" "$(MANWIDTH=100 man --warnings -l "$MAN" 2>&1 >/dev/null)" ""
+MANWIDTH=1000 man -l "$MAN" 2>/dev/null > "$TMP/man.txt"
+CMDS=$("$BLOOMTAP" --help | awk '/^Commands:/ { on = 1; next } on && !NF { on = 0 } on { print $1 }')
+check "--help lists commands ($(echo $CMDS | wc -w))" test "$(echo $CMDS | wc -w)" -ge 10
+MISSING=
+for c in $CMDS "watch load" "watch show" "watch test" "watch set" "watch clear"; do
+	grep -q "bloomtap $c " "$TMP/man.txt" || MISSING="$MISSING [$c]"
+	for o in $("$BLOOMTAP" $c --help | grep -oE -- '(^| )--[a-z0-9-]+' | tr -d ' ' | sort -u); do
+		grep -q -- "$o" "$TMP/man.txt" || MISSING="$MISSING $c:$o"
+	done
+done
+eq "every command and option of --help is in the man page" "$MISSING" ""
+
+# the completion, driven through its function as bash would
+comp() {	# words...: what the completion offers for the last one
+	bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _bloomtap
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$DEST/usr/share/bash-completion/completions/bloomtap" \
+		"$BLOOMTAP" "$@" | sort | tr '\n' ' '
+}
+eq "completion: commands" "$(comp he)" "heavy "
+eq "completion: every command" "$(comp '' | wc -w)" "$(echo $CMDS | wc -w)"
+eq "completion: a command's options" "$(comp heavy --ipfix-)" "--ipfix-domain --ipfix-file "
+eq "completion: watch's subcommands" "$(comp watch s)" "set show "
+eq "completion: an option's values" "$(comp attach --mode '')" "auto native skb "
+eq "completion: interface names" "$(comp stats l)" "lo "
+check "completion: files for replay" bash -c "[[ ' $(comp replay "$DEST/usr/sbin/") ' == *' $DEST/usr/sbin/bloomtap '* ]]"
+if [ "$(id -u)" = 0 ]; then
+	"$BLOOMTAP" replay --instance "deploy-comp-$$" "$PCAPS/dnscap__dns.pcap" >/dev/null 2>&1
+	eq "completion: instance names" "$(comp heavy --instance deploy-comp-)" "deploy-comp-$$ "
+	"$BLOOMTAP" detach --instance "deploy-comp-$$" >/dev/null 2>&1
+fi
+
+echo "# an operator's line" >> "$DEST/etc/bloomtap/bloomtap.conf"
+check "make uninstall" make -s -C "$TOP" uninstall DESTDIR="$DEST" PREFIX=/usr
+eq "uninstall removed every file install put there, and kept a changed configuration" \
+	"$(cd "$DEST" && find . -type f | sort | tr '\n' ' ')" "./etc/bloomtap/bloomtap.conf "
+expect_fail "uninstall with nothing installed says so" "nothing installed" \
+	make -s -C "$TOP" uninstall DESTDIR="$DEST" PREFIX=/usr
+
 summary
 [ $FAIL -eq 0 ]

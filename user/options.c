@@ -248,7 +248,10 @@ void bt_print_usage(const struct bt_cmd_spec *spec, FILE *f)
 		snprintf(left, sizeof(left), "%c%c%s--%s %s", o->short_name ? '-' : ' ',
 			 o->short_name ? o->short_name : ' ', o->short_name ? ", " : "  ",
 			 o->name, o->type == BT_OPT_FLAG ? "" : (o->metavar ? o->metavar : "VAL"));
-		fprintf(f, "  %-30s %s", left, o->help);
+		if (strlen(left) < 30)
+			fprintf(f, "  %-30s %s", left, o->help);
+		else	/* a long one: its text on the next line, in the column */
+			fprintf(f, "  %s\n  %-30s %s", left, "", o->help);
 		if (o->type == BT_OPT_ENUM) {
 			choices_str(o->choices, buf, sizeof(buf));
 			fprintf(f, " (%s)", buf);
