@@ -93,16 +93,7 @@ check "the API changes nothing: POST /metrics refused" bash -c "[ \$(nsenter --n
 sleep 1.1	# the bucket refills
 
 # ---- a real Prometheus scrapes it ----
-cat > "$TMP/prom.yml" <<PROMCONF
-global: { scrape_interval: 1s }
-scrape_configs:
-  - job_name: bloomtap
-    static_configs: [ { targets: ["127.0.0.1:$PORT"] } ]
-PROMCONF
-# nsenter execs prometheus: $! is the server itself, so cleanup stops it
-nsenter --net=/var/run/netns/"$NSB" prometheus --config.file="$TMP/prom.yml" \
-	--storage.tsdb.path="$TMP/prom" --web.listen-address=127.0.0.1:9090 > "$TMP/prom.log" 2>&1 &
-PROM=$!
+prometheus_start "$NSB" "127.0.0.1:$PORT" 127.0.0.1:9090 "$TMP/prom"
 Q=
 for i in $(seq 60); do
 	Q=$(get '127.0.0.1:9090/api/v1/query?query=bloomtap_packets_total' 2>/dev/null)

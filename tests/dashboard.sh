@@ -77,15 +77,7 @@ AGENT=$!
 for i in $(seq 50); do get "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
 nsenter --net=/var/run/netns/"$NSA" ping -q -i 0.02 -s 1200 198.18.15.2 >/dev/null 2>&1 &
 PING=$!
-cat > "$TMP/prom.yml" <<PROMCONF
-global: { scrape_interval: 1s }
-scrape_configs:
-  - job_name: bloomtap
-    static_configs: [ { targets: ["127.0.0.1:$PORT"] } ]
-PROMCONF
-nsenter --net=/var/run/netns/"$NSB" prometheus --config.file="$TMP/prom.yml" \
-	--storage.tsdb.path="$TMP/prom" --web.listen-address="127.0.0.1:$PROMPORT" > "$TMP/prom.log" 2>&1 &
-PROM=$!
+prometheus_start "$NSB" "127.0.0.1:$PORT" "127.0.0.1:$PROMPORT" "$TMP/prom"
 sleep 12	# scrapes for the rates, intervals for the heavy flows, sealed windows
 
 get "127.0.0.1:$PORT/metrics" > "$TMP/metrics.txt"

@@ -74,3 +74,20 @@ cleanup_netns() {
 }
 
 json_get() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
+
+# prometheus_start NS TARGET LISTEN DIR: a real Prometheus in namespace NS
+# scraping TARGET (ADDR:PORT) every second, its data in DIR; PROM is its
+# pid (nsenter execs it), for the caller's cleanup to stop.
+prometheus_start() {
+	local ns=$1 target=$2 listen=$3 dir=$4
+	mkdir -p "$dir"
+	cat > "$dir/prom.yml" <<PROMCONF
+global: { scrape_interval: 1s }
+scrape_configs:
+  - job_name: bloomtap
+    static_configs: [ { targets: ["$target"] } ]
+PROMCONF
+	nsenter --net=/var/run/netns/"$ns" prometheus --config.file="$dir/prom.yml" \
+		--storage.tsdb.path="$dir/data" --web.listen-address="$listen" > "$dir/prom.log" 2>&1 &
+	PROM=$!
+}
