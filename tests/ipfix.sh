@@ -60,6 +60,8 @@ expect_fail "heavy --ipfix-file without --interval or --flip" "needs --interval 
 
 veth_pair "$NSA" "$VA" "$NSB" "$VB" 14 || { fail "namespaces"; summary; exit 1; }
 MAC=$(ip -n "$NSB" -j link show "$VB" | json_get '[0]["address"]')
+IFX=$(ip -n "$NSB" -j link show "$VB" | json_get '[0]["ifindex"]')
+FIELDS="--ifindex=$IFX --period-ms=2000 --both-families"
 
 # ---- the collectors, the capture, the agent ----
 cat > "$TMP/nfacctd.conf" <<EOF
@@ -132,23 +134,24 @@ eq "the agent stops cleanly (exit status; under ASan, no leak)" "$?" 0
 sleep 1.5	# nfacctd's print plugin writes once a second
 stop_pids
 check "nfacctd (pmacct) decodes every heavy flow of every interval as heavy -j, IPv4 and IPv6, bytes and packets" \
-	$CHECK nfacctd "$TMP/heavy.jsonl" "$TMP/nfacctd.json"
+	$CHECK nfacctd "$TMP/heavy.jsonl" "$TMP/nfacctd.json" $FIELDS
 TZ=UTC nfdump -r "$(ls "$TMP"/nf/nfcapd.2* 2>/dev/null | head -1)" -o json > "$TMP/nfdump.json" 2>"$TMP/nfdump.err"
 check "nfcapd (nfdump), started after the agent, decodes from a template refresh on: every flow as heavy -j (packets; it does not read element 352)" \
-	$CHECK nfdump "$TMP/heavy.jsonl" "$TMP/nfdump.json" --late
+	$CHECK nfdump "$TMP/heavy.jsonl" "$TMP/nfdump.json" --late $FIELDS
 check "tshark: the UDP stream to nfacctd (records, sequence numbers, sizes, options records)" \
-	$CHECK tshark "$TMP/heavy.jsonl" "$TMP/export.pcap" --port=$ACCT
-check "tshark: the TCP stream" $CHECK tshark "$TMP/heavy.jsonl" "$TMP/export.pcap" --port=$TCP
+	$CHECK tshark "$TMP/heavy.jsonl" "$TMP/export.pcap" --port=$ACCT $FIELDS
+check "tshark: the TCP stream" $CHECK tshark "$TMP/heavy.jsonl" "$TMP/export.pcap" --port=$TCP $FIELDS
 TPL=$(tshark -r "$TMP/export.pcap" -d udp.port==$ACCT,cflow -Y "udp.dstport==$ACCT && cflow.template_id" 2>/dev/null | wc -l)
 check "templates sent again over UDP (refresh 1 s): $TPL template messages" test "$TPL" -ge 4
 
-# ---- heavy --flip --ipfix-file: an interval without the agent ----
+# ---- heavy --interval --ipfix-file: an interval without the agent ----
 check "replay a capture" "$BLOOMTAP" replay --instance "$INST" "$PCAPS/pcapplusplus__tls2.pcap"
-check "heavy --flip --ipfix-file" "$BLOOMTAP" heavy --instance "$INST" --flip --ipfix-file "$TMP/file.ipfix"
+check "heavy --interval 1 --count 1 --ipfix-file" "$BLOOMTAP" heavy --instance "$INST" --interval 1 \
+	--count 1 --ipfix-file "$TMP/file.ipfix"
 "$BLOOMTAP" -j heavy --instance "$INST" -n 100000 > "$TMP/file-heavy.jsonl"
 check "the file holds whole messages" $CHECK pcap "$TMP/file.ipfix" "$TMP/file.pcap"
 check "tshark decodes the file as heavy -j's last interval" \
-	$CHECK tshark "$TMP/file-heavy.jsonl" "$TMP/file.pcap"
+	$CHECK tshark "$TMP/file-heavy.jsonl" "$TMP/file.pcap" --ifindex=0 --both-families
 
 # ---- a key mode leaves its masked fields out of the template ----
 check "replay into an instance keyed by source" "$BLOOMTAP" replay --key src --instance "$INST-src" \

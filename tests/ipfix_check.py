@@ -3,14 +3,18 @@
 `bloomtap heavy -j` (the agent's /api/v1/heavy, polled) said about the same
 intervals, field by field.
 
-usage: ipfix_check.py DECODER HEAVY_LOG INPUT [--late] [--port N]
+usage: ipfix_check.py DECODER HEAVY_LOG INPUT [--late] [--port=N] [--ifindex=N]
+                     [--period-ms=N]
   DECODER: nfacctd (its print plugin's JSON lines), nfdump (nfdump -o json
   of nfcapd's file), tshark (a capture of the export, read with the cflow
   dissector; also checks sequence numbers, message sizes, template refresh
   and the options records), tshark-file (an --ipfix-file, checked the same
   way once sent as datagrams into a capture by this script's 'pcap' mode).
   --late: the collector started after the agent: only the intervals from
-  the first it decoded on are expected (at least one).
+  the first it decoded on are expected (at least one). --ifindex: the
+  ingressInterface every record must carry; --period-ms: the interval's
+  length, so that a record's end is checked against the next interval's
+  start when the log saw it.
 Prints what differs; exit 0 when nothing does."""
 import datetime
 import ipaddress
@@ -20,6 +24,7 @@ import struct
 import subprocess
 import sys
 
+STARTS = set()	# every interval start the log saw, complete or current
 PROTOS = {"tcp": 6, "udp": 17, "icmp": 1, "ipv6-icmp": 58, "sctp": 132}
 
 
@@ -36,6 +41,7 @@ def heavy_intervals(path):
     """{start_ms: {key: (packets, bytes)}}, and {start_ms: (error_bytes,
     error_packets)}, of every complete interval the log saw."""
     flows, errors = {}, {}
+    global STARTS
     for line in open(path):
         line = line.strip()
         if not line:
@@ -48,6 +54,8 @@ def heavy_intervals(path):
             continue
         seen = {}
         for f in arr:
+            if f["interval_start"]:
+                STARTS.add(ms(f["interval_start"].rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f"))
             if f["interval"] != "last" or not f["interval_start"]:
                 continue
             start = ms(f["interval_start"].rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f")
@@ -71,7 +79,7 @@ def nfacctd(path):
         out.append((ms(r["timestamp_start"], "%Y-%m-%d %H:%M:%S.%f"),
                     ms(r["timestamp_end"], "%Y-%m-%d %H:%M:%S.%f"),
                     (addr(r["ip_src"]), addr(r["ip_dst"]), r["port_src"], r["port_dst"],
-                     int(proto)), r["packets"], r["bytes"]))
+                     int(proto)), r["packets"], r["bytes"], r["iface_in"]))
     return out
 
 
@@ -85,7 +93,7 @@ def nfdump(path):
         # nfdump 1.7.1 does not decode layer2OctetDeltaCount: no bytes
         out.append((ms(r["first"], "%Y-%m-%dT%H:%M:%S.%f"), ms(r["last"], "%Y-%m-%dT%H:%M:%S.%f"),
                     (addr(src), addr(dst), r["src_port"], r["dst_port"], r["proto"]),
-                    r["in_packets"], None))
+                    r["in_packets"], None, r["input_snmp"]))
     return out
 
 
@@ -148,7 +156,8 @@ def tshark_records(msgs, problems):
                                 (addr(src), addr(dst), int(f["cflow.srcport"]),
                                  int(f["cflow.dstport"]), int(f["cflow.protocol"])),
                                 int(f["cflow.packets"]),
-                                int(f["cflow.layer2_octet_delta_count"])))
+                                int(f["cflow.layer2_octet_delta_count"]),
+                                int(f["cflow.inputint"])))
         seqs.append((int(m["cflow.sequence"]), n_data))
     # RFC 7011 3.1: each message's sequence number counts the data records
     # sent before it
@@ -158,12 +167,19 @@ def tshark_records(msgs, problems):
     return out, errs, sampling, templates
 
 
-def compare(decoded, expected, late, problems, with_bytes):
+def compare(decoded, expected, late, problems, with_bytes, ifindex, period_ms):
     got = {}
-    for start, end, key, packets, nbytes in decoded:
+    for start, end, key, packets, nbytes, iface in decoded:
         if key in got.setdefault(start, {}):
             problems.append("interval %d: %s decoded twice" % (start, key))
         got[start][key] = (packets, nbytes, end)
+        if ifindex is not None and iface != ifindex:
+            problems.append("interval %d: %s: interface %s, not %d" % (start, key, iface, ifindex))
+        # its end is the next interval's start, when the log saw that one
+        later = [t for t in STARTS if t > start]
+        if period_ms and later and min(later) - start < 1.5 * period_ms and end != min(later):
+            problems.append("interval %d: %s ends at %d, the next began at %d" % (
+                start, key, end, min(later)))
     starts = sorted(s for s in expected if expected[s])
     if late:
         if not got:
@@ -239,8 +255,13 @@ def main():
         # no heavy log to follow: every interval the file holds, against
         # the heavy -j output given as the log
         pass
-    n = compare(decoded, expected, late, problems, with_bytes)
+    ifindex = [int(a.split("=")[1]) for a in sys.argv if a.startswith("--ifindex=")]
+    period = [int(a.split("=")[1]) for a in sys.argv if a.startswith("--period-ms=")]
+    n = compare(decoded, expected, late, problems, with_bytes, ifindex[0] if ifindex else None,
+                period[0] if period else 0)
     v4 = sum(1 for d in decoded if ":" not in d[2][0])
+    if "--both-families" in sys.argv and (not v4 or v4 == len(decoded)):
+        problems.append("not both families: %d IPv4 of %d records" % (v4, len(decoded)))
     print("%s: %d records decoded (%d IPv4, %d IPv6); %d expected in %d intervals" % (
         decoder, len(decoded), v4, len(decoded) - v4, n, len({d[0] for d in decoded})))
     for p in problems[:20]:
