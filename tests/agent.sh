@@ -117,6 +117,15 @@ kill -HUP $AGENT; sleep 0.5
 check "SIGHUP, a bad file: not applied, said so" grep -q "not applied, the previous settings stay" "$TMP/agent.log"
 eq "SIGHUP, a bad file: the interval before it stays" "$(ival)" 3
 cp "$TMP/good.conf" "$TMP/agent.conf"
+# IPFIX collectors named in the file: set up at SIGHUP; a bad one keeps them
+echo "ipfix = 127.0.0.1:4830" >> "$TMP/agent.conf"
+kill -HUP $AGENT; sleep 0.5
+check "SIGHUP: a collector added" bash -c "curl_out=\$(nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics); grep -q '^bloomtap_ipfix_messages_total{collector=\"udp:127.0.0.1:4830\"}' <<<\"\$curl_out\""
+sed -i 's/^ipfix = .*/ipfix = 127.0.0.1:99999/' "$TMP/agent.conf"
+kill -HUP $AGENT; sleep 0.5
+check "SIGHUP, a bad collector: said so" grep -q "the port is 1..65535" "$TMP/agent.log"
+check "SIGHUP, a bad collector: the one before stays" bash -c "curl_out=\$(nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics); grep -q 'collector=\"udp:127.0.0.1:4830\"' <<<\"\$curl_out\""
+cp "$TMP/good.conf" "$TMP/agent.conf"
 
 # ---- restart without loss ----
 # intervals of 60 s from the flip still due (at most 3 s away), then heavy
