@@ -144,6 +144,62 @@ check "tshark: the TCP stream" $CHECK tshark "$TMP/heavy.jsonl" "$TMP/export.pca
 TPL=$(tshark -r "$TMP/export.pcap" -d udp.port==$ACCT,cflow -Y "udp.dstport==$ACCT && cflow.template_id" 2>/dev/null | wc -l)
 check "templates sent again over UDP (refresh 1 s): $TPL template messages" test "$TPL" -ge 4
 
+# ---- a collector that stops reading, one that is not there (TCP) ----
+# Every flow heavy (--packets 1), 20,000 flows a burst: the flow memory's
+# 16,384 flows an interval, about 0.8 MB of IPFIX, to a TCP listener that
+# never reads. Once the socket's buffers and bloomtap's 1 MiB are full,
+# messages are dropped and counted; intervals keep ending on time.
+"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+SLOW=4806 NOTCP=4807
+bg_b python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1)
+c, _ = s.accept(); time.sleep(600)' "$SLOW"
+sleep 0.5
+bg_b "$BLOOMTAP" run "$VB" --interval 0.5 --packets 1 --listen "127.0.0.1:$PORT" \
+	--archive "$TMP/archive2" --ipfix "tcp:127.0.0.1:$SLOW,tcp:127.0.0.1:$NOTCP" > "$TMP/agent2.log" 2>&1
+AGENT=${PIDS[-1]}
+for i in $(seq 50); do in_ns "$NSB" curl -s "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+( while :; do
+	in_ns "$NSB" curl -s -m 2 "127.0.0.1:$PORT/api/v1/heavy?n=1"; echo
+	sleep 0.1
+done > "$TMP/heavy2.jsonl" 2>/dev/null ) &
+POLLER=$!
+FLOWGEN=${FLOWGEN:-$TOP/${BT_BUILD:-.output}/tests/flowgen}
+[ -x "$FLOWGEN" ] || FLOWGEN=$TOP/.output/tests/flowgen
+for i in $(seq 12); do
+	in_ns "$NSA" "$FLOWGEN" "$VA" "$MAC" 198.18.14.2 20000 0 0 64 >/dev/null
+	sleep 0.5
+done
+sleep 1
+in_ns "$NSB" curl -s "127.0.0.1:$PORT/metrics" > "$TMP/metrics2.txt"
+kill "$POLLER"; wait "$POLLER" 2>/dev/null
+metric() { awk -v m="$1{collector=\"$2\"}" '$1 == m { print $2 }' "$TMP/metrics2.txt"; }
+SENT=$(metric bloomtap_ipfix_records_total "tcp:127.0.0.1:$SLOW")
+DROPPED=$(metric bloomtap_ipfix_errors_total "tcp:127.0.0.1:$SLOW")
+check "a collector that stops reading: records went out until its buffers filled ($SENT)" \
+	test "${SENT:-0}" -gt 16384
+check "then messages were dropped and counted ($DROPPED)" test "${DROPPED:-0}" -gt 0
+check "a TCP collector that is not there: counted" test "$(metric bloomtap_ipfix_errors_total "tcp:127.0.0.1:$NOTCP")" -gt 0
+check "both logged" bash -c "grep -q 'IPFIX to tcp:127.0.0.1:$SLOW' '$TMP/agent2.log' && grep -q 'IPFIX to tcp:127.0.0.1:$NOTCP' '$TMP/agent2.log'"
+eq "intervals kept ending on time (every 0.5 s) meanwhile" "$(python3 -c '
+import json, sys, datetime
+starts = set()
+for line in open(sys.argv[1]):
+    try:
+        for f in json.loads(line):
+            starts.add(f["interval_start"])
+    except ValueError:
+        pass
+t = sorted(datetime.datetime.strptime(s.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f").timestamp() for s in starts if s)
+gaps = [b - a for a, b in zip(t, t[1:])]
+print(len(t) >= 8 and all(abs(g - 0.5 * round(g / 0.5)) < 0.15 for g in gaps) or
+      "%d intervals, gaps %s" % (len(t), [round(g, 3) for g in gaps]))' "$TMP/heavy2.jsonl")" "True"
+kill "$AGENT"; wait "$AGENT"
+eq "the agent stops at once, its collector still not reading" "$?" 0
+stop_pids
+
 # ---- heavy --interval --ipfix-file: an interval without the agent ----
 check "replay a capture" "$BLOOMTAP" replay --instance "$INST" "$PCAPS/pcapplusplus__tls2.pcap"
 check "heavy --interval 1 --count 1 --ipfix-file" "$BLOOMTAP" heavy --instance "$INST" --interval 1 \
