@@ -201,11 +201,13 @@ static int measure(struct bench_bpf *skel, struct target *t, const struct frame 
 #define WATCH_KEYS 1000000
 #define WATCH_CLASS_COUNT 200
 static struct watch_ref {
-	uint8_t addr[16];	/* v4-mapped for IPv4 */
+	uint8_t addr[16];	/* v4-mapped for IPv4, masked to len */
+	__u32 len;		/* over the 128 bits: IPv4 /L is 96 + L */
 	__u32 cls;
 } *watch_refs;
 static uint32_t nwatch_refs;
 static long long memlock_hash, memlock_lpm;	/* of the last references filled */
+static double watch_one_length_ns;		/* the first table's lookups */
 
 /* Bytes the kernel charges for a map (bpftool's bytes_memlock). */
 static long long map_memlock(int fd)
@@ -242,7 +244,7 @@ static int fill_watch_refs(struct bench_bpf *skel)
 		goto out;
 	for (uint32_t i = 0; i < nwatch_refs; i++) {
 		memcpy(hk[i], watch_refs[i].addr, 16);
-		lk[i].prefixlen = 128;
+		lk[i].prefixlen = watch_refs[i].len;
 		memcpy(lk[i].addr, watch_refs[i].addr, 16);
 		v[i] = watch_refs[i].cls;
 	}
@@ -662,6 +664,7 @@ static void print_table(FILE *f, const char *title, unsigned which, const double
 static void watch_addr(struct watch_ref *r, uint32_t a4, const uint8_t *a6)
 {
 	memset(r->addr, 0, 16);
+	r->len = 128;
 	if (a6) {
 		memcpy(r->addr, a6, 16);
 	} else {
@@ -694,6 +697,57 @@ static double watch_build_s(size_t n, uint64_t *rng, double *bits)
 	}
 	free(k);
 	return t;
+}
+
+/* The cost of prefix lengths (no target): a million IPv4 entries at eight
+ * lengths, /32 to /16 in other parts of the space and 198.16.0.0/12 over
+ * the traffic, so that both addresses of every packet take all eight
+ * probes (the worst case) before their hit; the LPM trie holds the same
+ * prefixes. */
+static void watch_lengths_run(FILE *f, const uint32_t *seq, struct target *w,
+			      struct bt_watch_list *l)
+{
+	static const struct { uint32_t len, count, base; } part[] = {
+		{ 32, 400000, 0x01000000 }, { 28, 200000, 0x02000000 },
+		{ 24, 200000, 0x03000000 }, { 22, 100000, 0x14000000 },
+		{ 20, 50000, 0x28000000 },  { 18, 30000, 0x3c000000 },
+		{ 16, 19999, 0x64000000 },  { 12, 1, 0xc6100000 },
+	};
+	const unsigned which = 1u << P_EMPTY | 1u << P_PARSE | 1u << P_WATCH | 1u << P_REF_LPM;
+	struct bt_watch_loaded info;
+	double med[P_MAX];
+	struct frame fr;
+	uint32_t n = 0;
+
+	memset(l->entries, 0, sizeof(l->entries));
+	for (size_t p = 0; p < sizeof(part) / sizeof(part[0]); p++)
+		for (uint32_t j = 0; j < part[p].count; j++, n++) {
+			struct watch_ref *r = &watch_refs[n];
+			uint32_t a = part[p].base + (j << (32 - part[p].len));
+
+			watch_addr(r, a, NULL);
+			r->len = 96 + part[p].len;
+			r->cls = 1 + n % WATCH_CLASS_COUNT;
+			bt_watch_words(r->addr, &l->e[n].key.hi, &l->e[n].key.lo);
+			l->e[n].key.len = r->len;
+			l->e[n].key.class_id = r->cls;
+			l->entries[r->cls]++;
+		}
+	l->n = n;
+	if (bt_watch_load(&w->inst, l, BT_WATCH_CHECK_BITS, &info))
+		return;
+	nwatch_refs = n;
+	bench_frame_v4_udp(&fr);
+	if (run_case(&fr, false, seq, which, med)) {
+		nwatch_refs = 0;
+		return;
+	}
+	nwatch_refs = 0;
+	print_table(f, "watch lists, the cost of prefix lengths (no target): 1,000,000 IPv4 "
+		    "entries at 8 lengths, both addresses matching only the shortest", which, med);
+	out(stdout, f, "  %u probes an address: +%.1f ns on top of parsing (LPM trie +%.1f); one "
+	    "length above: +%.1f\n", info.probes[0], med[P_WATCH] - med[P_PARSE],
+	    med[P_REF_LPM] - med[P_PARSE], watch_one_length_ns);
 }
 
 /* Lookups of both addresses of every packet, a million entries of one
@@ -765,6 +819,8 @@ static void watch_run(FILE *f, const uint32_t *seq)
 		    "1,000,000 entries of one prefix length", which, med);
 	double dw = med[P_WATCH] - med[P_PARSE], dh = med[P_REF_HASH] - med[P_PARSE];
 
+	watch_one_length_ns = dw;
+
 	build1 = watch_build_s(1000000, &rng, &bits1);
 	build10 = watch_build_s(10000000, &rng, &bits10);
 	out(stdout, f, "  memory (the kernel's bytes_memlock): bloomtap's table %.1f MiB (%.1f bytes "
@@ -788,6 +844,7 @@ static void watch_run(FILE *f, const uint32_t *seq)
 	    build1 >= 0 && build1 <= 1 && build10 >= 0 && build10 <= 10 ? "met" : "MISSED");
 	out(stdout, f, "  (loading the million-key list into the instance: built in %.2f s, %u "
 	    "retries)\n", info.build_s, info.retries);
+	watch_lengths_run(f, seq, w, &l);
 	goto out;
 fail:
 	nwatch_refs = 0;
