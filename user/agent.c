@@ -310,22 +310,25 @@ static bool ipfix_changed(const struct agent_cfg *a, const struct agent_cfg *b)
  * a minute while it keeps failing; the loop never waits on it. */
 static void export_interval(struct agent_iface *f, __u32 iv)
 {
-	static double logged_at[BT_IPFIX_MAX_DEST];
+	int err[BT_IPFIX_MAX_DEST], rc;
 
+	if (!ag.nipfix)
+		return;
+	if ((rc = bt_ipfix_export_interval(ag.ipfix, ag.nipfix, &f->hm, iv, NULL, err))) {
+		bt_log(BT_LOG_WARNING, "%s: IPFIX: the interval's heavy flows: %s", f->name,
+		       strerror(-rc));
+		return;
+	}
 	for (int i = 0; i < ag.nipfix; i++) {
-		int err = bt_ipfix_export_interval(ag.ipfix[i], &f->hm, iv, NULL);
+		double *at = &ag.ipfix_logged_at[i];
 		struct bt_ipfix_stats st;
 
-		if (!err)
+		if (!err[i] || (*at && mono() - *at < 60))
 			continue;
 		bt_ipfix_stats(ag.ipfix[i], &st);
-		if (mono() - logged_at[i] >= 60 || !ag.ipfix_errors_logged[i]) {
-			bt_log(BT_LOG_WARNING, "%s: IPFIX to %s: %s (%llu errors so far)", f->name,
-			       bt_ipfix_name(ag.ipfix[i]), strerror(-err),
-			       (unsigned long long)st.errors);
-			logged_at[i] = mono();
-		}
-		ag.ipfix_errors_logged[i] = st.errors;
+		bt_log(BT_LOG_WARNING, "%s: IPFIX to %s: %s (%llu errors so far)", f->name,
+		       bt_ipfix_name(ag.ipfix[i]), strerror(-err[i]), (unsigned long long)st.errors);
+		*at = mono();
 	}
 }
 
@@ -370,7 +373,7 @@ static void reconfigure(void)
 		close_ipfix();
 		memcpy(ag.ipfix, ipfix, sizeof(ipfix));
 		ag.nipfix = nipfix;
-		memset(ag.ipfix_errors_logged, 0, sizeof(ag.ipfix_errors_logged));
+		memset(ag.ipfix_logged_at, 0, sizeof(ag.ipfix_logged_at));
 	}
 	for (int i = 0; i < ag.n; i++)
 		keeper_settings(&ag.ifs[i]);

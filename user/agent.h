@@ -68,7 +68,7 @@ struct agent {
 	/* IPFIX collectors (--ipfix): each ended interval goes to each */
 	struct bt_ipfix *ipfix[BT_IPFIX_MAX_DEST];
 	int nipfix;
-	uint64_t ipfix_errors_logged[BT_IPFIX_MAX_DEST];
+	double ipfix_logged_at[BT_IPFIX_MAX_DEST];	/* last error logged; 0: never */
 	/* the command line, for reloads: it stays on top of the file */
 	int argc;
 	char **argv;

@@ -200,8 +200,10 @@ int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,
 static int export_ipfix(struct bt_ipfix *x, const struct bt_heavy_maps *m, __u32 iv,
 			const struct bt_threshold *thr)
 {
-	int err = bt_ipfix_export_interval(x, m, iv, thr);
+	int err, rc = bt_ipfix_export_interval(&x, 1, m, iv, thr, &err);
 
+	if (rc)
+		err = rc;
 	if (err)
 		bt_err("writing IPFIX to %s: %s", bt_ipfix_name(x), strerror(-err));
 	return err;

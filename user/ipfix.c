@@ -634,18 +634,19 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 	return first_err;
 }
 
-int bt_ipfix_export_interval(struct bt_ipfix *x, const struct bt_heavy_maps *m, __u32 iv,
-			     const struct bt_threshold *thr)
+int bt_ipfix_export_interval(struct bt_ipfix *const *x, int n, const struct bt_heavy_maps *m,
+			     __u32 iv, const struct bt_threshold *thr, int *err)
 {
 	struct bt_heavy_report r;
-	int err = bt_heavy_collect(m, iv & 1, thr, false, &r);
+	int rc = bt_heavy_collect(m, iv & 1, thr, false, &r);
 
-	if (err)
-		return err;
-	err = bt_ipfix_export(x, &r, m->ctl->interval_start_ns[!(iv & 1)], m->inst->meta.ifindex,
-			      m->inst->meta.key_mode);
+	if (rc)
+		return rc;
+	for (int i = 0; i < n; i++)
+		err[i] = bt_ipfix_export(x[i], &r, m->ctl->interval_start_ns[!(iv & 1)],
+					 m->inst->meta.ifindex, m->inst->meta.key_mode);
 	bt_heavy_report_free(&r);
-	return err;
+	return 0;
 }
 
 void bt_ipfix_stats(const struct bt_ipfix *x, struct bt_ipfix_stats *s)

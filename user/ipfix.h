@@ -50,9 +50,11 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 		    uint32_t ifindex, int key_mode);
 
 /* Interval iv of m, just ended (its end is the next one's start): its
- * heavy flows at thr (NULL: the instance's threshold), out as above. */
-int bt_ipfix_export_interval(struct bt_ipfix *x, const struct bt_heavy_maps *m, __u32 iv,
-			     const struct bt_threshold *thr);
+ * heavy flows at thr (NULL: the instance's threshold), collected once and
+ * out to each of the n exporters as above, err[i] what exporter i gave.
+ * 0, or -errno when the flows could not be collected (nothing sent). */
+int bt_ipfix_export_interval(struct bt_ipfix *const *x, int n, const struct bt_heavy_maps *m,
+			     __u32 iv, const struct bt_threshold *thr, int *err);
 
 struct bt_ipfix_stats {
 	uint64_t messages, records, errors;
