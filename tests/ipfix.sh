@@ -49,6 +49,16 @@ cleanup() {
 trap cleanup EXIT INT TERM
 # nsenter execs the program: $! is the daemon itself, which signals reach
 bg_b() { nsenter --net=/var/run/netns/"$NSB" "$@" & PIDS+=($!); }
+# the agent's answer to /api/v1/heavy?n=N every S seconds into FILE, until
+# POLLER is killed; and its HTTP up
+agent_up() { for i in $(seq 50); do in_ns "$NSB" curl -s "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done; }
+poll_heavy() {	# N S FILE
+	( while :; do
+		in_ns "$NSB" curl -s -m 2 "127.0.0.1:$PORT/api/v1/heavy?n=$1"; echo
+		sleep "$2"
+	done > "$3" 2>/dev/null ) &
+	POLLER=$!
+}
 
 # ---- bad values ----
 expect_fail "--ipfix: a bad port" "the port is 1..65535" "$BLOOMTAP" run --check --ipfix 127.0.0.1:99999 lo
@@ -85,13 +95,8 @@ bg_b "$BLOOMTAP" run "$VB" --interval 2 --listen "127.0.0.1:$PORT" --archive "$T
 	--ipfix "127.0.0.1:$ACCT,127.0.0.1:$CAPD,tcp:127.0.0.1:$TCP,127.0.0.1:$DEAD" \
 	--ipfix-template-refresh 1 > "$TMP/agent.log" 2>&1
 AGENT=${PIDS[-1]}
-for i in $(seq 50); do in_ns "$NSB" curl -s "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
-# what heavy -j says, polled four times an interval
-( while :; do
-	in_ns "$NSB" curl -s -m 2 "127.0.0.1:$PORT/api/v1/heavy?n=100000"; echo
-	sleep 0.25
-done > "$TMP/heavy.jsonl" 2>/dev/null ) &
-POLLER=$!
+agent_up
+poll_heavy 100000 0.25 "$TMP/heavy.jsonl"	# what heavy -j says, four times an interval
 
 in_ns "$NSA" python3 "$TOP/tests/ipfix_traffic.py" "$VA" "$MAC" 14 1 >/dev/null
 sleep 2.5
@@ -113,20 +118,8 @@ check "nobody at udp:$DEAD: errors counted" grep -q \
 check "nfacctd: no error" grep -q \
 	"^bloomtap_ipfix_errors_total{collector=\"udp:127.0.0.1:$ACCT\"} 0$" "$TMP/metrics.txt"
 check "the failing collector logged" grep -q "IPFIX to udp:127.0.0.1:$DEAD" "$TMP/agent.log"
-eq "intervals kept ending on time (every 2 s) beside the failing collector" "$(python3 -c '
-import json, sys, datetime
-starts = set()
-for line in open(sys.argv[1]):
-    try:
-        for f in json.loads(line):
-            starts.add(f["interval_start"])
-    except ValueError:
-        pass
-t = sorted(datetime.datetime.strptime(s.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f").timestamp() for s in starts if s)
-gaps = [b - a for a, b in zip(t, t[1:])]
-# intervals without traffic list no flow: a gap may span several
-print(len(t) >= 3 and all(abs(g - 2 * round(g / 2)) < 0.3 for g in gaps) or
-      "%d intervals, gaps %s" % (len(t), [round(g, 3) for g in gaps]))' "$TMP/heavy.jsonl")" "True"
+check "intervals kept ending on time (every 2 s) beside the failing collector" \
+	$CHECK on-time "$TMP/heavy.jsonl" 2 3 0.3
 
 # the collectors flush what they hold when stopped
 kill "$AGENT"; wait "$AGENT"
@@ -160,12 +153,8 @@ sleep 0.5
 bg_b "$BLOOMTAP" run "$VB" --interval 0.5 --packets 1 --listen "127.0.0.1:$PORT" \
 	--archive "$TMP/archive2" --ipfix "tcp:127.0.0.1:$SLOW,tcp:127.0.0.1:$NOTCP" > "$TMP/agent2.log" 2>&1
 AGENT=${PIDS[-1]}
-for i in $(seq 50); do in_ns "$NSB" curl -s "127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
-( while :; do
-	in_ns "$NSB" curl -s -m 2 "127.0.0.1:$PORT/api/v1/heavy?n=1"; echo
-	sleep 0.1
-done > "$TMP/heavy2.jsonl" 2>/dev/null ) &
-POLLER=$!
+agent_up
+poll_heavy 1 0.1 "$TMP/heavy2.jsonl"
 FLOWGEN=${FLOWGEN:-$TOP/${BT_BUILD:-.output}/tests/flowgen}
 [ -x "$FLOWGEN" ] || FLOWGEN=$TOP/.output/tests/flowgen
 for i in $(seq 12); do
@@ -183,19 +172,8 @@ check "a collector that stops reading: records went out until its buffers filled
 check "then messages were dropped and counted ($DROPPED)" test "${DROPPED:-0}" -gt 0
 check "a TCP collector that is not there: counted" test "$(metric bloomtap_ipfix_errors_total "tcp:127.0.0.1:$NOTCP")" -gt 0
 check "both logged" bash -c "grep -q 'IPFIX to tcp:127.0.0.1:$SLOW' '$TMP/agent2.log' && grep -q 'IPFIX to tcp:127.0.0.1:$NOTCP' '$TMP/agent2.log'"
-eq "intervals kept ending on time (every 0.5 s) meanwhile" "$(python3 -c '
-import json, sys, datetime
-starts = set()
-for line in open(sys.argv[1]):
-    try:
-        for f in json.loads(line):
-            starts.add(f["interval_start"])
-    except ValueError:
-        pass
-t = sorted(datetime.datetime.strptime(s.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f").timestamp() for s in starts if s)
-gaps = [b - a for a, b in zip(t, t[1:])]
-print(len(t) >= 8 and all(abs(g - 0.5 * round(g / 0.5)) < 0.15 for g in gaps) or
-      "%d intervals, gaps %s" % (len(t), [round(g, 3) for g in gaps]))' "$TMP/heavy2.jsonl")" "True"
+check "intervals kept ending on time (every 0.5 s) meanwhile" \
+	$CHECK on-time "$TMP/heavy2.jsonl" 0.5 8 0.15
 kill "$AGENT"; wait "$AGENT"
 eq "the agent stops at once, its collector still not reading" "$?" 0
 stop_pids

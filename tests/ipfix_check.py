@@ -10,6 +10,7 @@ usage: ipfix_check.py DECODER HEAVY_LOG INPUT [--late] [--port=N] [--ifindex=N]
   dissector; also checks sequence numbers, message sizes, template refresh
   and the options records), tshark-file (an --ipfix-file, checked the same
   way once sent as datagrams into a capture by this script's 'pcap' mode).
+  'on-time HEAVY_LOG PERIOD LEAST TOLERANCE': intervals ended on time.
   --late: the collector started after the agent: only the intervals from
   the first it decoded on are expected (at least one). --ifindex: the
   ingressInterface every record must carry; --period-ms: the interval's
@@ -41,7 +42,6 @@ def heavy_intervals(path):
     """{start_ms: {key: (packets, bytes)}}, and {start_ms: (error_bytes,
     error_packets)}, of every complete interval the log saw."""
     flows, errors = {}, {}
-    global STARTS
     for line in open(path):
         line = line.strip()
         if not line:
@@ -54,11 +54,12 @@ def heavy_intervals(path):
             continue
         seen = {}
         for f in arr:
-            if f["interval_start"]:
-                STARTS.add(ms(f["interval_start"].rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f"))
-            if f["interval"] != "last" or not f["interval_start"]:
+            if not f["interval_start"]:
                 continue
             start = ms(f["interval_start"].rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f")
+            STARTS.add(start)
+            if f["interval"] != "last":
+                continue
             key = (addr(f["src"]), addr(f["dst"]), f["sport"], f["dport"], f["proto"])
             seen.setdefault(start, {})[key] = (f["packets"], f["bytes"])
             errors[start] = (f["error_bytes"], f["error_packets"])
@@ -225,7 +226,21 @@ def pcap_of_file(ipfix, pcap):
     return off == len(data)
 
 
+def on_time(log, period, least, tolerance):
+    """The interval starts the log saw: at least `least` of them, each gap a
+    whole number of periods within `tolerance` seconds (an interval without
+    traffic lists no flow, so a gap may span several)."""
+    heavy_intervals(log)
+    t = sorted(STARTS)
+    gaps = [(b - a) / 1000 for a, b in zip(t, t[1:])]
+    ok = len(t) >= least and all(abs(g - period * round(g / period)) < tolerance for g in gaps)
+    print("%d intervals, gaps %s" % (len(t), [round(g, 3) for g in gaps]))
+    return 0 if ok else 1
+
+
 def main():
+    if sys.argv[1] == "on-time":
+        return on_time(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))
     if sys.argv[1] == "pcap":
         ok = pcap_of_file(sys.argv[2], sys.argv[3])
         print("whole messages" if ok else "the file ends inside a message")
