@@ -7,9 +7,14 @@
 
 static const __u8 v4mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
+bool bt_addr_is_v4(const __u8 addr[16])
+{
+	return !memcmp(addr, v4mapped_prefix, sizeof(v4mapped_prefix));
+}
+
 const char *bt_addr_str(const __u8 addr[16], char *buf, size_t len)
 {
-	if (!memcmp(addr, v4mapped_prefix, sizeof(v4mapped_prefix)))
+	if (bt_addr_is_v4(addr))
 		inet_ntop(AF_INET, addr + 12, buf, len);
 	else
 		inet_ntop(AF_INET6, addr, buf, len);
@@ -32,7 +37,7 @@ const char *bt_proto_name(__u8 proto, char *buf, size_t len)
 const char *bt_flow_str(const struct bt_flow_key *k, char *buf, size_t len)
 {
 	char s[BT_ADDR_STRLEN], d[BT_ADDR_STRLEN], p[8];
-	bool v6 = memcmp(k->src, v4mapped_prefix, sizeof(v4mapped_prefix));
+	bool v6 = !bt_addr_is_v4(k->src);
 
 	bt_addr_str(k->src, s, sizeof(s));
 	bt_addr_str(k->dst, d, sizeof(d));

@@ -3,6 +3,7 @@
 #ifndef BLOOMTAP_FLOW_H
 #define BLOOMTAP_FLOW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include <json-c/json.h>
@@ -12,6 +13,8 @@
 
 /* IPv4-mapped addresses print as dotted quads, the rest as IPv6. */
 const char *bt_addr_str(const __u8 addr[16], char *buf, size_t len);
+/* An IPv4 address, stored v4-mapped (::ffff:a.b.c.d)? */
+bool bt_addr_is_v4(const __u8 addr[16]);
 /* "tcp", "udp", ... or the number. */
 const char *bt_proto_name(__u8 proto, char *buf, size_t len);
 /* "src:sport -> dst:dport proto" ([addr]:port for IPv6). */

@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <fixbuf/public.h>
+#include "flow.h"
 #include "instance.h"
 #include "ipfix.h"
 
@@ -554,13 +555,6 @@ static bool tcp_ready(struct bt_ipfix *x)
 	return true;
 }
 
-static bool key_v4(const uint8_t a[16])
-{
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return !memcmp(a, mapped, 12);
-}
-
 int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_t end_ns,
 		    uint32_t ifindex, int key_mode)
 {
@@ -606,8 +600,8 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 			.proto = f->key.proto,
 		};
 		/* the family: of the addresses the key mode keeps */
-		bool v4 = (key_mode == BT_KEY_DST || key_v4(f->key.src)) &&
-			  (key_mode == BT_KEY_SRC || key_v4(f->key.dst));
+		bool v4 = (key_mode == BT_KEY_DST || bt_addr_is_v4(f->key.src)) &&
+			  (key_mode == BT_KEY_SRC || bt_addr_is_v4(f->key.dst));
 
 		if (v4) {
 			memcpy(&rec.src4, f->key.src + 12, 4);

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "common.h"
 #include "digest.h"
+#include "flow.h"
 #include "util.h"
 #include "watch.h"
 
@@ -352,12 +353,12 @@ void bt_watch_names_close(struct bt_watch_names *w)
 
 const char *bt_watch_name_of(const struct bt_watch_names *w, const uint8_t addr[16])
 {
-	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff }, zero[16];
+	static const uint8_t zero[16];
 	__u32 id;
 
 	if (!w->on || !memcmp(addr, zero, 16))
 		return NULL;
-	id = bt_watch_table_classify(&w->t, addr, !memcmp(addr, v4mapped, 12));
+	id = bt_watch_table_classify(&w->t, addr, bt_addr_is_v4(addr));
 	return id && w->names[id].name[0] ? w->names[id].name : NULL;
 }
 
