@@ -98,6 +98,7 @@ static int write_atomic(const char *dir, const char *name, mode_t mode,
 		err = -errno;
 	if (close(fd) && !err)
 		err = -errno;
+	bt_test_kill_point("write");
 	if (!err && rename(tmp, path))
 		err = -errno;
 	if (err) {
@@ -164,6 +165,38 @@ static size_t train_dict(void *dict, const struct bt_window *const *win,
 	len = ZDICT_trainFromBuffer(dict, BT_ARCHIVE_DICT, filters[best], sizes, chunks);
 	free(sizes);
 	return ZDICT_isError(len) ? 0 : len;
+}
+
+/* A keeper killed after writing a file and before marking its windows
+ * archived writes them again: under the name of that file (its first
+ * window: same key, number and start, the start converted to real time
+ * again to within a millisecond), so the new file replaces it instead of
+ * holding the same windows twice. */
+static void same_first_window(const char *dir, const char *instance, __u64 key_id,
+			      __u64 start_ns, __u32 seq, char *name, size_t len)
+{
+	char **names, inst[BT_ARCHIVE_NAME_MAX + 1], path[512];
+	struct bt_archive_hdr3 h;
+	int n, fd;
+
+	if (bt_archive_list(dir, instance, &names, &n))
+		return;
+	for (int i = n - 1; i >= 0; i--) {
+		__u64 start;
+		__u32 s;
+
+		bt_archive_name_parse(names[i], inst, sizeof(inst), &start, &s);
+		if (s != seq || (start > start_ns ? start - start_ns : start_ns - start) > 1000000)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && pread(fd, &h, sizeof(h), 0) == sizeof(h) && h.key_id == key_id)
+			snprintf(name, len, "%s", names[i]);
+		if (fd >= 0)
+			close(fd);
+		break;
+	}
+	bt_strv_free(names, n);
 }
 
 int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
@@ -267,6 +300,8 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	/* names sort by time: the first window's start in ns, then its number */
 	snprintf(name, sizeof(name), "%s-%020llu-%08u%s", instance,
 		 (unsigned long long)recs[0].start_ns, recs[0].seq, BT_ARCHIVE_SUFFIX);
+	same_first_window(dir, instance, h.key_id, recs[0].start_ns, recs[0].seq, name,
+			  sizeof(name));
 	err = write_atomic(dir, name, 0600, iov, nio);
 	if (err) {
 		bt_err("archive %s/%s: %s%s", dir, name, strerror(-err),

@@ -70,6 +70,7 @@ static void archive(struct bt_keeper *k, bool flush)
 			k->archive_errors++;
 			return;	/* tried again next turn; the windows stay in the ring */
 		}
+		bt_test_kill_point("archived");
 		for (int i = 0; i < n; i++)
 			__atomic_fetch_or(&s->win[run[i]].flags, BT_WIN_ARCHIVED, __ATOMIC_RELEASE);
 		k->archived += n;
@@ -94,6 +95,12 @@ int bt_keeper_turn_all(struct bt_keeper **ks, int nk, bool close_now, bool flush
 	for (int i = 0; i < nk; i++) {
 		struct bt_spie_maps *s = ks[i]->sm;
 
+		/* whoever holds the lock mends what a killed holder left: a
+		 * half-done rotation here; windows left CLOSED, half-readied
+		 * (EMPTY) or sealed but not archived, by the steps below */
+		if (bt_spie_repair(s))
+			bt_warn("%s: finished a window rotation that a stopped keeper left half "
+				"done", ks[i]->name);
 		if (close_now || bt_spie_due(s, ks[i]->window_s))
 			bt_spie_close_current(s);	/* -EAGAIN: none ready; next turn */
 		n[i] = bt_spie_closed(s, closed[i], MAX_CLOSED);

@@ -252,6 +252,7 @@ static void ready_window(struct bt_spie_maps *s, uint32_t i, uint32_t seq)
 	/* EMPTY first: a query that reads it meanwhile sees it is gone */
 	__atomic_store_n(&w->state, BT_WIN_EMPTY, __ATOMIC_RELEASE);
 	memset(bt_window_filter(s, i), 0, s->bpw * sizeof(struct bt_bloom_block));
+	bt_test_kill_point("ready");
 	if (zero)
 		bpf_map_update_elem(s->inst->wcount_fd, &i, zero, 0);
 	free(zero);
@@ -292,10 +293,35 @@ int bt_spie_close_current(struct bt_spie_maps *s)
 	now = bt_boot_ns();
 	s->win[next].start_ns = now;
 	s->win[cur].end_ns = now;
+	bt_test_kill_point("close");
 	__atomic_store_n(&s->ctl->window, next, __ATOMIC_RELEASE);
 	__atomic_compare_exchange_n(&s->win[cur].state, &current, BT_WIN_CLOSED, false,
 				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 	return 0;
+}
+
+bool bt_spie_repair(struct bt_spie_maps *s)
+{
+	uint32_t cur = bt_spie_current(s), next = (cur + 1) % s->meta->windows;
+	__u32 current = BT_WIN_CURRENT;
+	__u64 now;
+
+	/* Two CURRENT windows: a rotation that won the swap of the next one
+	 * never stored the index (a keeper killed there). Finish its steps;
+	 * each is what the rotation itself would have written, so a datapath
+	 * CPU finishing the same rotation at the same moment agrees. */
+	if (__atomic_load_n(&s->win[next].state, __ATOMIC_ACQUIRE) != BT_WIN_CURRENT ||
+	    __atomic_load_n(&s->win[cur].state, __ATOMIC_ACQUIRE) != BT_WIN_CURRENT)
+		return false;
+	now = bt_boot_ns();
+	if (!s->win[next].start_ns)
+		s->win[next].start_ns = now;
+	if (!s->win[cur].end_ns)
+		s->win[cur].end_ns = now;
+	__atomic_store_n(&s->ctl->window, next, __ATOMIC_RELEASE);
+	__atomic_compare_exchange_n(&s->win[cur].state, &current, BT_WIN_CLOSED, false,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	return true;
 }
 
 int bt_spie_closed(const struct bt_spie_maps *s, uint32_t *idx, int max)
@@ -319,6 +345,7 @@ void bt_spie_seal(struct bt_spie_maps *s, const uint32_t *idx, int n)
 		bt_bloom_fill(bt_window_filter(s, idx[j]), s->bpw, s->meta->k, &set, &fpr);
 		w->set_bits = set;
 		w->fpr_e15 = (__u64)llround(fpr * 1e15);
+		bt_test_kill_point("seal");
 		__atomic_store_n(&w->state, BT_WIN_SEALED, __ATOMIC_RELEASE);
 	}
 }

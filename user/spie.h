@@ -111,6 +111,9 @@ void bt_spie_reset(struct bt_spie_maps *s);
 /* Closes the current window now, as the datapath does when it is full:
  * the next becomes current. -EAGAIN when the next is not READY. */
 int bt_spie_close_current(struct bt_spie_maps *s);
+/* Finishes a rotation that a killed keeper left half done (the next
+ * window CURRENT, the index not moved to it). True when there was one. */
+bool bt_spie_repair(struct bt_spie_maps *s);
 /* The CLOSED windows (at most max into idx[]); how many. */
 int bt_spie_closed(const struct bt_spie_maps *s, uint32_t *idx, int max);
 /* Seals windows that were CLOSED before a grace period: counts their

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,4 +106,20 @@ void bt_grace_period(void)
 {
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
 		usleep(50000);	/* nohz_full kernels refuse it: wait instead */
+}
+
+void bt_test_kill_point(const char *step)
+{
+	static char name[32];	/* the step, "" when the variable is unset */
+	static long left = -1;	/* times to pass it still */
+
+	if (left < 0) {
+		const char *spec = getenv("BLOOMTAP_TEST_KILL");
+
+		left = 0;
+		if (spec && sscanf(spec, "%31[^:]:%ld", name, &left) < 2)
+			left = 1;
+	}
+	if (name[0] && !strcmp(name, step) && --left <= 0)
+		raise(SIGKILL);
 }

@@ -22,4 +22,10 @@ int bt_enter_netns(const char *name);
  * whatever it read before, it wrote (an RCU grace period, 5 to 50 ms here). */
 void bt_grace_period(void);
 
+/* Tests only: with BLOOMTAP_TEST_KILL=STEP:N in the environment, the Nth
+ * time the process reaches the named step it SIGKILLs itself there, so a
+ * test can stop a keeper at a chosen point of its turn instead of guessing
+ * with a sleep. Costs one comparison when the variable is unset. */
+void bt_test_kill_point(const char *step);
+
 #endif /* BLOOMTAP_UTIL_H */

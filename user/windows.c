@@ -142,6 +142,8 @@ int cmd_windows(int argc, char **argv)
 				.max_bytes = wcfg.max_bytes, .max_age_s = wcfg.max_age,
 				.flush_s = wcfg.flush };
 	if (wcfg.rotate) {
+		/* first mend and ready what a killed keeper may have left */
+		bt_keeper_turn(&k, false, true);
 		if (bt_spie_close_current(&s)) {
 			bt_err("windows: the next window is not ready (run 'bloomtap windows --every' "
 			       "or the agent to keep the ring turning)");
