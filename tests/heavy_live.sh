@@ -32,11 +32,13 @@ QUIET=$("$BLOOMTAP" -j heavy "$VB" | python3 -c '
 import json,sys; d=json.load(sys.stdin); print(max([f["interval_bytes"] for f in d if f["interval"] == "last"] or [0]))')
 echo "        the quiet interval: ${QUIET} bytes"
 
-# the burst, right after the flip
-OUT=$(in_ns "$NSA" "$FLOWGEN" "$VA" "$MAC" 198.18.12.2 20000 5 400 1000)
-echo "        $OUT"
-MS=$(sed -n 's/.*sent in \([0-9]*\) ms/\1/p' <<<"$OUT")
-check "the burst took less than 100 ms ($MS ms)" test "${MS:-999}" -lt 100
+# the burst, right after the flip, from one CPU: a veth runs the peer's XDP
+# on the sending CPU, so the bound below is 2/f for one CPU whatever the
+# machine's size. (How long the burst takes does not matter: the threshold
+# follows the bytes the CPU has seen, not the time.)
+CPU=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+OUT=$(in_ns "$NSA" taskset -c "$CPU" "$FLOWGEN" "$VA" "$MAC" 198.18.12.2 20000 5 400 1000)
+echo "        $OUT (CPU $CPU)"
 check "the burst's interval ends" "$BLOOMTAP" heavy "$VB" --flip
 H=$("$BLOOMTAP" -j heavy "$VB" -n 100 2>/dev/null)
 eq "all 5 heavy flows reported" "$(python3 -c '
@@ -44,17 +46,18 @@ import json,sys
 d = [f for f in json.load(sys.stdin) if f["interval"] == "last"]
 print(sorted(f["src"] for f in d if f["src"].startswith("198.18.255.")))' <<<"$H")" \
 	"['198.18.255.0', '198.18.255.1', '198.18.255.2', '198.18.255.3', '198.18.255.4']"
-eq "each of them exactly 400 packets" "$(python3 -c '
+eq "each of them exactly 400 packets and 400 frames of 1000 bytes" "$(python3 -c '
 import json,sys
 d = [f for f in json.load(sys.stdin) if f["interval"] == "last" and f["src"].startswith("198.18.255.")]
-print(sorted({f["packets"] for f in d}))' <<<"$H")" "[400]"
+print(sorted({(f["packets"], f["bytes"]) for f in d}))' <<<"$H")" "[(400, 400000)]"
 eq "no nomination lost" "$(python3 -c '
 import json,sys; d=[f for f in json.load(sys.stdin) if f["interval"] == "last"]
 print(max([f["lost_nominations"] for f in d] or [-1]))' <<<"$H")" 0
 NOM=$("$BLOOMTAP" -j stats "$VB" | json_get '["nominated"]')
-NCPU=$(nproc)
-check "the flood nominated at most 2/f flows a CPU ($NOM nominated, $NCPU CPUs)" \
-	test "$NOM" -le $(( 2000 * NCPU + 5 + 40 ))
+# 2/f = 2000 one-packet flows on the one CPU, the 5 heavy ones, and the
+# quiet interval's pings: far below the 20,005 flows sent
+check "the flood nominated at most 2/f flows on its CPU ($NOM nominated of 20,005 flows)" \
+	test "$NOM" -le $(( 2000 + 5 + 40 ))
 FULL=$("$BLOOMTAP" -j stats "$VB" | json_get '["flow_memory_full"]')
 eq "flow_memory_full" "$FULL" 0
 

@@ -15,7 +15,9 @@ usage: ipfix_check.py DECODER HEAVY_LOG INPUT [--late] [--port=N] [--ifindex=N]
   the first it decoded on are expected (at least one). --ifindex: the
   ingressInterface every record must carry; --period-ms: the interval's
   length, so that a record's end is checked against the next interval's
-  start when the log saw it.
+  start when the log saw it. --rounds=R,R...: the heavy flows that
+  ipfix_traffic.py sent in those rounds must each be decoded, with the
+  sizes it sent them (not only what heavy -j said).
 Prints what differs; exit 0 when nothing does."""
 import datetime
 import ipaddress
@@ -206,6 +208,27 @@ def compare(decoded, expected, late, problems, with_bytes, ifindex, period_ms):
     return sum(len(expected[s]) for s in starts)
 
 
+# ipfix_traffic.py's heavy flows: per round r and family, three flows from
+# port 10000 + 100 r + i of SIZES[i] packets, each frame 14 + IP + 8 + 600
+SIZES = (300, 200, 100)
+
+
+def sent_sizes(decoded, rounds, with_bytes, problems):
+    """Every heavy flow sent in those rounds decoded once, with its size."""
+    for r in rounds:
+        for v6 in (False, True):
+            for i, count in enumerate(SIZES):
+                sport, dport = 10000 + 100 * r + i, 5000 + v6
+                recs = [d for d in decoded if d[2][2] == sport and d[2][3] == dport
+                        and (":" in d[2][0]) == v6]
+                frame = 14 + (40 if v6 else 20) + 8 + 600
+                want = (count, count * frame if with_bytes else None)
+                got = [(d[3], d[4] if with_bytes else None) for d in recs]
+                if got != [want]:
+                    problems.append("round %d, %s flow from port %d: decoded %s, sent %s" % (
+                        r, "IPv6" if v6 else "IPv4", sport, got, want))
+
+
 def pcap_of_file(ipfix, pcap):
     """An --ipfix-file's messages as UDP datagrams to port 4739 in a pcap,
     for the dissector."""
@@ -274,6 +297,10 @@ def main():
     period = [int(a.split("=")[1]) for a in sys.argv if a.startswith("--period-ms=")]
     n = compare(decoded, expected, late, problems, with_bytes, ifindex[0] if ifindex else None,
                 period[0] if period else 0)
+    for a in sys.argv:
+        if a.startswith("--rounds="):
+            sent_sizes(decoded, [int(r) for r in a.split("=")[1].split(",")], with_bytes,
+                       problems)
     v4 = sum(1 for d in decoded if ":" not in d[2][0])
     if "--both-families" in sys.argv and (not v4 or v4 == len(decoded)):
         problems.append("not both families: %d IPv4 of %d records" % (v4, len(decoded)))

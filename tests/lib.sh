@@ -36,6 +36,33 @@ eq() {
 	if [ "$2" = "$3" ]; then ok "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
 }
 
+# wait_for "state" SECONDS command...: polls the command every 0.05 s until
+# it succeeds. A state that never comes is a failed check named for it,
+# never a silent fall-through. SECONDS is a bound for a broken feature,
+# far above what the state takes, not a timing.
+wait_for() {
+	local what=$1 end=$((SECONDS + ${2%.*} + 1)); shift 2
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -ge $end ] && { fail "$what: not within $end s"; return 1; }
+		sleep 0.05
+	done
+}
+
+# count_of PATTERN FILE: lines of FILE matching PATTERN (0 when none)
+count_of() { grep -c -- "$1" "$2" 2>/dev/null || true; }
+
+# sighup_then PID LOG: SIGHUP, then wait until LOG has one more line saying
+# the reload's outcome ("re-read" or "not applied")
+sighup_then() {
+	local pid=$1 log=$2 n
+	n=$(grep -cE 're-read|not applied' "$log")
+	kill -HUP "$pid"
+	wait_for "SIGHUP's outcome logged" 30 bash -c "[ \$(grep -cE 're-read|not applied' '$log') -gt $n ]"
+}
+
+# capture_started FILE: tshark wrote that it captures (its stderr in FILE)
+capture_started() { wait_for "tshark started" 30 grep -q "^Capturing on" "$1"; }
+
 summary() {
 	echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"
 }
