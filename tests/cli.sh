@@ -83,19 +83,54 @@ check "a full flow memory: stats counts it" bash -c \
 
 # ---- the demo: runs, reports, and removes all it made ----
 OUT=$("$BLOOMTAP" demo --duration 1 2>&1)
-check "demo reports what bloomtap saw" grep -q "bloomtap saw on btdemo-b" <<<"$OUT"
+DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' <<<"$OUT")
+check "demo names its lab after its PID ($DB)" test -n "$DB"
+check "demo reports what bloomtap saw" grep -q "bloomtap saw on $DB" <<<"$OUT"
 check "demo: bloomtap heavy found exactly the heavy flows" grep -q "bloomtap found exactly those" <<<"$OUT"
 check "demo: the packet it sent is seen, with its window" bash -c "grep -A1 'a packet the demo sent' <<<\"\$0\" | grep -q 'seen in 1 window'" "$OUT"
 check "demo: the packet nobody sent is not seen" bash -c "grep -A1 'a packet nobody sent' <<<\"\$0\" | grep -q 'not seen'" "$OUT"
 check "demo counted UDP, TCP and ICMP" bash -c "grep -qE '^  udp +[1-9]' <<<\"\$0\" && grep -qE '^  tcp +[1-9]' <<<\"\$0\" && grep -qE '^  icmp +[1-9]' <<<\"\$0\"" "$OUT"
-check "demo left no namespace" bash -c "! ip netns list | grep -q btdemo"
-check "demo left no pins" test ! -e /sys/fs/bpf/bloomtap/btdemo-b
-"$BLOOMTAP" demo --duration 10 >/dev/null 2>&1 &
+check "demo left no namespace" bash -c "! ip netns list | grep -qwE 'btdemo-[ab]-${DB#btdb-}'"
+check "demo left no pins" test ! -e "/sys/fs/bpf/bloomtap/$DB"
+# the heavy flows checked from outside, against what the demo sends (its
+# --help and user/demo.c: 3 UDP flows from ports 10000-10002 to 5000 and one
+# TCP transfer to 8080, all 198.18.0.1 -> .2; 200 light UDP flows and pings)
+"$BLOOMTAP" -j demo --duration 1 > "$TMP/demo.json" 2>/dev/null
+eq "demo -j: its heavy flows are the 3 UDP senders and the TCP transfer, nothing else" "$(python3 -c '
+import json, sys
+docs, dec, text = [], json.JSONDecoder(), open(sys.argv[1]).read()
+i = 0
+while i < len(text):
+    if text[i].isspace():
+        i += 1
+        continue
+    d, i = dec.raw_decode(text, i)
+    docs.append(d)
+stats, heavy = docs[0], docs[1]
+flows = sorted((f["proto"], f["sport"] if f["proto"] == 17 else 0, f["dport"], f["src"], f["dst"])
+               for f in heavy)
+udp_heavy = sum(f["packets"] for f in heavy if f["proto"] == 17)
+print(flows, 0 < udp_heavy <= stats["udp"])' "$TMP/demo.json")" \
+	"[(6, 0, 8080, '198.18.0.1', '198.18.0.2'), (17, 10000, 5000, '198.18.0.1', '198.18.0.2'), (17, 10001, 5000, '198.18.0.1', '198.18.0.2'), (17, 10002, 5000, '198.18.0.1', '198.18.0.2')] True"
+# Ctrl-C once the demo is sending (its lab is up), not after a guessed time
+"$BLOOMTAP" demo --duration 10 > "$TMP/demo.out" 2>&1 &
 DEMO=$!
-sleep 2; kill -INT $DEMO; wait $DEMO; RC=$?
+wait_for "the demo sends" 30 grep -q "^demo: sending" "$TMP/demo.out"
+DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' "$TMP/demo.out")
+kill -INT $DEMO; wait $DEMO; RC=$?
 eq "demo stops on Ctrl-C" "$RC" 130
-check "Ctrl-C: no namespace left" bash -c "! ip netns list | grep -q btdemo"
-check "Ctrl-C: no pins left" test ! -e /sys/fs/bpf/bloomtap/btdemo-b
+check "Ctrl-C: no namespace left" bash -c "! ip netns list | grep -qwE 'btdemo-[ab]-${DB#btdb-}'"
+check "Ctrl-C: no pins left ($DB)" test ! -e "/sys/fs/bpf/bloomtap/${DB:-btdb-none}"
+# a demo killed outright leaves its lab; the next demo removes it
+"$BLOOMTAP" demo --duration 10 > "$TMP/demo.out" 2>&1 &
+DEMO=$!
+wait_for "the demo sends" 30 grep -q "^demo: sending" "$TMP/demo.out"
+DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' "$TMP/demo.out")
+kill -9 $DEMO; wait $DEMO 2>/dev/null
+check "SIGKILL: its lab is left ($DB)" test -e "/sys/fs/bpf/bloomtap/${DB:-btdb-none}"
+"$BLOOMTAP" demo --duration 1 >/dev/null 2>&1
+check "the next demo removed the killed one's lab (pins)" test ! -e "/sys/fs/bpf/bloomtap/${DB:-btdb-none}"
+check "the next demo removed the killed one's lab (namespaces)" bash -c "! ip netns list | grep -qwE 'btdemo-[ab]-${DB#btdb-}'"
 
 summary
 [ $FAIL -eq 0 ]

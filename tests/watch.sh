@@ -134,7 +134,7 @@ EOF
 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" "$VB" \
 	> "$TMP/agent.log" 2>&1 &
 AGENT=$!
-for i in $(seq 50); do inb curl -s -m 1 127.0.0.1:$PORT/healthz >/dev/null 2>&1 && break; sleep 0.1; done
+wait_for "/healthz answers" 30 inb curl -s -m 1 127.0.0.1:$PORT/healthz
 check "agent: the list loaded (logged)" grep -q "$VB: watch list $TMP/lab.txt: 2 keys in 2 classes" "$TMP/agent.log"
 in_ns "$NSA" ping -c 5 -i 0.05 -q 198.18.9.2 >/dev/null
 M=$(inb curl -s -m 5 127.0.0.1:$PORT/metrics)
@@ -143,8 +143,7 @@ check "/metrics: promtool check metrics" bash -c "promtool check metrics < '$TMP
 check "/metrics: class packets from the sender" grep -q "^bloomtap_class_packets_total{interface=\"$VB\",class=\"sender\",direction=\"src\"} [5-9]" <<<"$M"
 N1=$(awk -v vb="$VB" '$1 == "bloomtap_class_packets_total{interface=\""vb"\",class=\"sender\",direction=\"src\"}" {print $2}' <<<"$M")
 printf '198.18.9.1 sender\n198.18.9.2 receiver\n' > "$TMP/lab.txt"
-kill -HUP $AGENT
-for i in $(seq 50); do [ "$(grep -c "watch list $TMP/lab.txt: 2 keys" "$TMP/agent.log")" -ge 2 ] && break; sleep 0.1; done
+sighup_then $AGENT "$TMP/agent.log"
 eq "SIGHUP: the new list in use" "$(inb "$BLOOMTAP" watch test 198.18.9.2 198.18.9.7 "$VB")" \
 	"$(printf '198.18.9.2: receiver (198.18.9.2/32)\n198.18.9.7: none')"
 M=$(inb curl -s -m 5 127.0.0.1:$PORT/metrics)
@@ -152,10 +151,11 @@ N2=$(awk -v vb="$VB" '$1 == "bloomtap_class_packets_total{interface=\""vb"\",cla
 check "SIGHUP: class sender kept its counts ($N1 -> $N2)" test "${N2:-0}" -ge "${N1:-1}"
 check "SIGHUP: class lab gone from /metrics" test "$(grep -c 'class="lab"' <<<"$M")" = 0
 printf 'bogus\n' > "$TMP/lab.txt"
-kill -HUP $AGENT; sleep 0.5
+sighup_then $AGENT "$TMP/agent.log"
 check "SIGHUP, a bad list: not applied, said so" grep -q "lab.txt:1.*not applied" <(tail -3 "$TMP/agent.log" | tr '\n' ' ')
 eq "SIGHUP, a bad list: the list before it stays" "$(inb "$BLOOMTAP" watch test 198.18.9.2 "$VB")" \
 	"198.18.9.2: receiver (198.18.9.2/32)"
 kill $AGENT; wait $AGENT 2>/dev/null; AGENT=
 
 summary
+[ $FAIL -eq 0 ]

@@ -3,6 +3,7 @@
  * (198.18.0.0/15, RFC 2544 benchmarking space), bloomtap attached at one
  * end, a few seconds of mixed traffic from the other, what bloomtap saw,
  * and everything removed again, also on Ctrl-C. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/ip_icmp.h>
 #include <sys/socket.h>
@@ -24,10 +26,10 @@
 #include "sketch.h"
 #include "watch.h"
 
-#define NS_A "btdemo-a"		/* the sender */
-#define NS_B "btdemo-b"		/* bloomtap watches its interface */
-#define IF_A "btdemo-a"
-#define IF_B "btdemo-b"
+/* Names carry the demo's PID, so that two demos (or two test runs) on one
+ * machine never meet: namespaces btdemo-a-PID (the sender) and btdemo-b-PID
+ * (bloomtap watches its interface), veth btda-PID -- btdb-PID. */
+static char NS_A[32], NS_B[32], IF_A[IFNAMSIZ], IF_B[IFNAMSIZ];
 #define ADDR_A "198.18.0.1"
 #define ADDR_B "198.18.0.2"
 #define LIGHT_FLOWS 200
@@ -58,27 +60,57 @@ static int sh(const char *fmt, ...)
 }
 
 
+static void lab_names(pid_t pid)
+{
+	snprintf(NS_A, sizeof(NS_A), "btdemo-a-%d", (int)pid);
+	snprintf(NS_B, sizeof(NS_B), "btdemo-b-%d", (int)pid);
+	snprintf(IF_A, sizeof(IF_A), "btda-%d", (int)pid);
+	snprintf(IF_B, sizeof(IF_B), "btdb-%d", (int)pid);
+}
+
 static void lab_down(int home_ns)
 {
 	if (home_ns >= 0)
 		setns(home_ns, CLONE_NEWNET);
 	if (bt_instance_exists(IF_B))
 		bt_detach(IF_B, false);
-	sh("ip netns del " NS_A);
-	sh("ip netns del " NS_B);
+	sh("ip netns del %s", NS_A);
+	sh("ip netns del %s", NS_B);
+}
+
+/* What demos that were killed left behind: the labs of PIDs that no
+ * longer run. */
+static void leftover_labs_down(int home_ns)
+{
+	DIR *d = opendir("/var/run/netns");
+	struct dirent *de;
+	int pid;
+
+	while (d && (de = readdir(d)))
+		if (sscanf(de->d_name, "btdemo-b-%d", &pid) == 1 && pid != getpid() &&
+		    kill(pid, 0) && errno == ESRCH) {
+			lab_names(pid);
+			lab_down(home_ns);
+		}
+	if (d)
+		closedir(d);
+	lab_names(getpid());
 }
 
 static int lab_up(void)
 {
 	/* IPv6 off so that the counts show only what the demo sends */
-	return sh("ip netns add " NS_A) || sh("ip netns add " NS_B) ||
-	       sh("ip netns exec " NS_A " sysctl -qw net.ipv6.conf.all.disable_ipv6=1") ||
-	       sh("ip netns exec " NS_B " sysctl -qw net.ipv6.conf.all.disable_ipv6=1") ||
-	       sh("ip link add " IF_A " netns " NS_A " type veth peer name " IF_B " netns " NS_B) ||
-	       sh("ip -n " NS_A " addr add " ADDR_A "/24 dev " IF_A) ||
-	       sh("ip -n " NS_B " addr add " ADDR_B "/24 dev " IF_B) ||
-	       sh("ip -n " NS_A " link set " IF_A " up") ||
-	       sh("ip -n " NS_B " link set " IF_B " up");
+	return sh("ip netns add %s", NS_A) || sh("ip netns add %s", NS_B) ||
+	       sh("nsenter --net=/var/run/netns/%s sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
+		  NS_A) ||
+	       sh("nsenter --net=/var/run/netns/%s sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
+		  NS_B) ||
+	       sh("ip link add %s netns %s type veth peer name %s netns %s", IF_A, NS_A, IF_B,
+		  NS_B) ||
+	       sh("ip -n %s addr add " ADDR_A "/24 dev %s", NS_A, IF_A) ||
+	       sh("ip -n %s addr add " ADDR_B "/24 dev %s", NS_B, IF_B) ||
+	       sh("ip -n %s link set %s up", NS_A, IF_A) ||
+	       sh("ip -n %s link set %s up", NS_B, IF_B);
 }
 
 struct traffic {
@@ -367,10 +399,11 @@ static const struct bt_opt demo_opts[] = {
 
 static const struct bt_cmd_spec demo_spec = {
 	"demo", "",
-	"The built-in lab: namespaces " NS_A " and " NS_B " joined by a veth pair\n"
-	"(" ADDR_A " -> " ADDR_B "), bloomtap attached to " IF_B ", a few seconds of\n"
-	"UDP, TCP and ICMP from " NS_A ", then what bloomtap counted. Everything the\n"
-	"demo makes is removed when it ends, also on Ctrl-C.",
+	"The built-in lab: namespaces btdemo-a-PID and btdemo-b-PID joined by a veth\n"
+	"pair btda-PID -- btdb-PID (" ADDR_A " -> " ADDR_B "), bloomtap attached to\n"
+	"btdb-PID, a few seconds of UDP, TCP and ICMP from A, then what bloomtap\n"
+	"counted. Everything the demo makes is removed when it ends, also on Ctrl-C;\n"
+	"a lab left by a demo that was killed is removed by the next one.",
 	demo_opts, 0, 0,
 };
 
@@ -400,7 +433,7 @@ int cmd_demo(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	lab_down(home);		/* leftovers of a demo that was killed */
+	leftover_labs_down(home);
 	if (!bt_g.json)
 		printf("demo: namespaces %s and %s, veth %s (%s) -> %s (%s)\n", NS_A, NS_B,
 		       IF_A, ADDR_A, IF_B, ADDR_B);
@@ -421,6 +454,7 @@ int cmd_demo(int argc, char **argv)
 	if (!bt_g.json)
 		printf("demo: sending %u s of traffic: %d heavy and %d light UDP flows, "
 		       "one TCP transfer, pings\n", demo_seconds, HEAVY_FLOWS, LIGHT_FLOWS);
+	fflush(stdout);		/* seen now, also through a pipe or a file */
 	traffic_run(&t, demo_seconds);
 	if (send_traced_packet(hex, sizeof(hex)))
 		bt_warn("demo: sending the traced packet failed: %s", strerror(errno));
