@@ -36,7 +36,8 @@ expect_fail "not root: clear message" "needs root" \
 check "attach $VB (native)" in_ns "$NSB" "$BLOOMTAP" attach --mode native --bytes 400 "$VB"
 expect_fail "attach twice: already attached" "already has bloomtap attached" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
 check "pins are root-only (0700)" test "$(stat -c %a "$PIN/$VB")" = 700
-check "status lists the instance" bash -c "'$BLOOMTAP' -j status | grep -q '\"name\":\"$VB\".*\"state\":\"attached\"'"
+eq "status lists the instance, attached" "$("$BLOOMTAP" -j status | python3 -c '
+import json, sys; print([i["state"] for i in json.load(sys.stdin) if i["name"] == sys.argv[1]])' "$VB")" "['attached']"
 
 # ---- traffic: counted exactly ----
 # (sysfs shows the namespace it was mounted in: ask ip for the counters)
@@ -44,12 +45,15 @@ tx() { ip -n "$NSA" -s -j link show "$VA" | json_get "[0]['stats64']['tx']['$1']
 P0=$(tx packets) B0=$(tx bytes)
 in_ns "$NSA" ping -q -c 5 -i 0.05 -W 1 198.18.0.2 >/dev/null
 in_ns "$NSA" bash -c 'for i in $(seq 1 20); do echo "datagram $i" > /dev/udp/198.18.0.2/9000; done'
-in_ns "$NSB" timeout 10 nc -l 198.18.0.2 8080 >/dev/null &
+in_ns "$NSB" timeout 30 nc -l 198.18.0.2 8080 >/dev/null &
 NC=$!
-sleep 0.3
-head -c 200000 /dev/urandom | in_ns "$NSA" timeout 10 nc -N 198.18.0.2 8080
+wait_for "nc listens" 30 listening "$NSB" t 8080
+head -c 200000 /dev/urandom | in_ns "$NSA" timeout 30 nc -N 198.18.0.2 8080
 wait $NC
-sleep 0.2
+# the last frames of the close cross the veth: poll until bloomtap's count
+# stops short of VA's no more (asserted below)
+counted_all() { [ "$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" = "$(tx packets)" ]; }
+poll_until 10 counted_all
 P1=$(tx packets) B1=$(tx bytes)
 SENT=$((P1 - P0)) SENT_BYTES=$((B1 - B0))
 STATS=$("$BLOOMTAP" -j stats "$VB")
@@ -99,12 +103,13 @@ txs() { ip -n "$NSA" -s -j link show "$VA" | python3 -c 'import json,sys; s=json
 read -r TP0 TB0 <<<"$(txs)"
 now() { "$BLOOMTAP" -j stats "$VB" | json_get "[\"$1\"]"; }
 P0=$(now packets); B0=$(now bytes)
-in_ns "$NSB" timeout 10 nc -l 198.18.0.2 5002 >/dev/null &
+in_ns "$NSB" timeout 30 nc -l 198.18.0.2 5002 >/dev/null &
 NCL=$!
-sleep 0.3
-head -c 20000000 /dev/zero | in_ns "$NSA" timeout 10 nc -N 198.18.0.2 5002
+wait_for "nc listens" 30 listening "$NSB" t 5002
+head -c 20000000 /dev/zero | in_ns "$NSA" timeout 30 nc -N 198.18.0.2 5002
 wait $NCL 2>/dev/null
-sleep 0.3
+skbs_counted() { [ $(( $(now packets) - P0 )) = $(( $(txs | cut -d' ' -f1) - TP0 )) ]; }
+poll_until 10 skbs_counted
 read -r TP1 TB1 <<<"$(txs)"
 P1=$(now packets); B1=$(now bytes)
 DP=$((P1 - P0)) DTP=$((TP1 - TP0))

@@ -36,17 +36,28 @@ eq() {
 	if [ "$2" = "$3" ]; then ok "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
 }
 
-# wait_for "state" SECONDS command...: polls the command every 0.05 s until
-# it succeeds. A state that never comes is a failed check named for it,
-# never a silent fall-through. SECONDS is a bound for a broken feature,
-# far above what the state takes, not a timing.
-wait_for() {
-	local what=$1 end=$((SECONDS + ${2%.*} + 1)); shift 2
+# poll_until SECONDS command...: polls the command every 0.05 s until it
+# succeeds (0) or SECONDS pass (1). For a state that the check after it
+# asserts anyway. SECONDS is a bound for a broken feature, far above what
+# the state takes, not a timing.
+poll_until() {
+	local end=$((SECONDS + ${1%.*} + 1)); shift
 	until "$@" >/dev/null 2>&1; do
-		[ $SECONDS -ge $end ] && { fail "$what: not within $end s"; return 1; }
+		[ $SECONDS -ge $end ] && return 1
 		sleep 0.05
 	done
 }
+
+# wait_for "state" SECONDS command...: poll_until, and a state that never
+# comes is a failed check named for it, never a silent fall-through.
+wait_for() {
+	local what=$1 secs=$2; shift 2
+	poll_until "$secs" "$@" || { fail "$what: not within $secs s"; return 1; }
+}
+
+# listening NS PROTO PORT: something in namespace NS listens on PORT
+# (PROTO t or u)
+listening() { in_ns "$1" ss -Hl"$2"n "sport = :$3" | grep -q .; }
 
 # count_of PATTERN FILE: lines of FILE matching PATTERN (0 when none)
 count_of() { grep -c -- "$1" "$2" 2>/dev/null || true; }
