@@ -67,8 +67,8 @@ H=$(get "127.0.0.1:$PORT/api/v1/heavy")
 eq "/api/v1/heavy: heavy -j's fields" "$(python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)[0]))' <<<"$H")" \
 	"['bytes', 'dport', 'dst', 'dst_class', 'error_bytes', 'error_packets', 'exact_bytes', 'exact_packets', 'interval', 'interval_bytes', 'interval_packets', 'interval_start', 'lost_nominations', 'packets', 'proto', 'sport', 'src', 'src_class']"
 # a packet that passed, captured at B, traced through the API
-in_ns "$NSB" timeout 30 tshark -q -i "$VB" -F pcap -w "$TMP/got.pcap" -c 3 -f "icmp[icmptype] == icmp-echo" >/dev/null 2>"$TMP/ts.err" &
-TS=$!; capture_started "$TMP/ts.err"
+in_ns "$NSB" timeout 30 python3 "$TOP/tests/capture.py" "$VB" "$TMP/got.pcap" 3 icmp-echo > "$TMP/cap.out" &
+TS=$!; capture_ready "$TMP/cap.out"
 in_ns "$NSA" ping -q -c 3 -i 0.05 198.18.8.2 >/dev/null
 wait $TS
 T=$(inb curl -s -m 5 -X POST --data-binary "@$TMP/got.pcap" "127.0.0.1:$PORT/api/v1/trace")

@@ -10,7 +10,7 @@ usage: ipfix_check.py DECODER HEAVY_LOG INPUT [--late] [--port=N] [--ifindex=N]
   dissector; also checks sequence numbers, message sizes, template refresh
   and the options records), tshark-file (an --ipfix-file, checked the same
   way once sent as datagrams into a capture by this script's 'pcap' mode).
-  'on-time HEAVY_LOG PERIOD LEAST TOLERANCE': intervals ended on time.
+  'intervals HEAVY_LOG': how many interval starts the log saw.
   --late: the collector started after the agent: only the intervals from
   the first it decoded on are expected (at least one). --ifindex: the
   ingressInterface every record must carry; --period-ms: the interval's
@@ -249,21 +249,16 @@ def pcap_of_file(ipfix, pcap):
     return off == len(data)
 
 
-def on_time(log, period, least, tolerance):
-    """The interval starts the log saw: at least `least` of them, each gap a
-    whole number of periods within `tolerance` seconds (an interval without
-    traffic lists no flow, so a gap may span several)."""
+def intervals(log):
+    """How many interval starts the log saw."""
     heavy_intervals(log)
-    t = sorted(STARTS)
-    gaps = [(b - a) / 1000 for a, b in zip(t, t[1:])]
-    ok = len(t) >= least and all(abs(g - period * round(g / period)) < tolerance for g in gaps)
-    print("%d intervals, gaps %s" % (len(t), [round(g, 3) for g in gaps]))
-    return 0 if ok else 1
+    print(len(STARTS))
+    return 0
 
 
 def main():
-    if sys.argv[1] == "on-time":
-        return on_time(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))
+    if sys.argv[1] == "intervals":
+        return intervals(sys.argv[2])
     if sys.argv[1] == "pcap":
         ok = pcap_of_file(sys.argv[2], sys.argv[3])
         print("whole messages" if ok else "the file ends inside a message")

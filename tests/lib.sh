@@ -71,8 +71,8 @@ sighup_then() {
 	wait_for "SIGHUP's outcome logged" 30 bash -c "[ \$(grep -cE 're-read|not applied' '$log') -gt $n ]"
 }
 
-# capture_started FILE: tshark wrote that it captures (its stderr in FILE)
-capture_started() { wait_for "tshark started" 30 grep -q "^Capturing on" "$1"; }
+# capture_ready FILE: tests/capture.py (its stdout in FILE) is live
+capture_ready() { wait_for "the capture is live" 30 grep -qx ready "$1"; }
 
 summary() {
 	echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"

@@ -42,7 +42,7 @@ agent 9602 11100	# b: packets 1-3
 agent 9603 00011	# c: packets 4-5
 agent 9604 11111	# d: all
 agent 9605 00001	# s: packet 5, off its path
-sleep 1
+for port in 9601 9602 9603 9604 9605; do wait_for "the stand-in agent on $port listens" 30 listening "$NS" t $port; done
 cat > "$TMP/topo" <<TOPO
 v: b c
 b: d s
