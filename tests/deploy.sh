@@ -6,16 +6,22 @@ D=$TOP/deploy
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-if command -v systemd-analyze >/dev/null; then
-	# verify wants the ExecStart binary where the unit says; point it at the build
-	sed "s|/usr/local/sbin/bloomtap|$BLOOMTAP|" "$D/bloomtap.service" > "$TMP/bloomtap.service"
-	check "systemd-analyze verify bloomtap.service" bash -c \
-		"systemd-analyze verify '$TMP/bloomtap.service' 2>&1 | grep -v -e 'Failed to connect' -e 'not found' | { ! grep -q .; }"
-	check "unit keeps bpf(2) capabilities only" bash -c \
-		"grep -q '^CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_PERFMON$' '$D/bloomtap.service'"
-else
-	skip_all "systemd-analyze not installed"
-fi
+# make deps installs systemd: without systemd-analyze this suite fails
+# rather than skip the install, man-page and completion checks with it
+command -v systemd-analyze >/dev/null || { fail "systemd-analyze is not installed (make deps installs systemd)"; summary; exit 1; }
+# verify: exit 0 and nothing said but that no system bus runs (a build
+# machine without systemd as init)
+verify() {
+	local out rc
+	out=$(systemd-analyze verify "$1" 2>&1); rc=$?
+	out=$(grep -v '^Failed to connect to bus' <<<"$out")
+	[ $rc -eq 0 ] && [ -z "$out" ] || { echo "exit $rc: $out"; return 1; }
+}
+# verify wants the ExecStart binary where the unit says; point it at the build
+sed "s|/usr/local/sbin/bloomtap|$BLOOMTAP|" "$D/bloomtap.service" > "$TMP/bloomtap.service"
+check "systemd-analyze verify bloomtap.service" verify "$TMP/bloomtap.service"
+check "unit keeps bpf(2) capabilities only" bash -c \
+	"grep -q '^CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_PERFMON$' '$D/bloomtap.service'"
 # the example, on lo and a scratch archive, checked without attaching
 sed -e 's/^interface = .*/interface = lo/' -e "s|^archive = .*|archive = $TMP/archive|" \
 	"$D/bloomtap.conf" > "$TMP/bloomtap.conf"
@@ -45,12 +51,9 @@ eq "the binary's mode" "$(stat -c %a "$DEST/usr/sbin/bloomtap")" 755
 eq "the unit runs the installed binary" "$(grep '^ExecStart=' "$DEST/usr/lib/systemd/system/bloomtap.service")" \
 	"ExecStart=/usr/sbin/bloomtap run --config /etc/bloomtap/bloomtap.conf"
 check "the installed binary runs" "$DEST/usr/sbin/bloomtap" --version
-if command -v systemd-analyze >/dev/null; then
-	sed "s|/usr/sbin/bloomtap|$DEST/usr/sbin/bloomtap|" "$DEST/usr/lib/systemd/system/bloomtap.service" \
-		> "$TMP/installed.service"
-	check "systemd-analyze verify the installed unit" bash -c \
-		"systemd-analyze verify '$TMP/installed.service' 2>&1 | grep -v -e 'Failed to connect' -e 'not found' | { ! grep -q .; }"
-fi
+sed "s|/usr/sbin/bloomtap|$DEST/usr/sbin/bloomtap|" "$DEST/usr/lib/systemd/system/bloomtap.service" \
+	> "$TMP/installed.service"
+check "systemd-analyze verify the installed unit" verify "$TMP/installed.service"
 
 # the man page: renders without a warning, and holds every command and
 # option of --help

@@ -142,11 +142,11 @@ def pcap_snaplen(path):
 
 def check_file(index, name, linktype):
     path = os.path.join(PCAPS, name)
-    inst = "oracle-%d" % index
+    inst = "oracle-%d-%d" % (os.getpid(), index)
     snap = pcap_snaplen(path)
     dissect_path = path
     if snap and snap < 262144:
-        dissect_path = os.path.join(tempfile.gettempdir(), "bt-oracle-%d.pcap" % index)
+        dissect_path = os.path.join(tempfile.gettempdir(), "bt-oracle-%d-%d.pcap" % (os.getpid(), index))
         subprocess.run(["editcap", "-s", str(snap), path, dissect_path], check=True,
                        capture_output=True)
     p = subprocess.run([BLOOMTAP, "-j", "replay", "--reset", "--flows",

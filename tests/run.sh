@@ -34,6 +34,26 @@ run_suite() {	# name, command...
 	rc=${PIPESTATUS[0]}
 	add_counts "$name" "$out" "$rc"
 	rm -f "$out"
+	sanitizer_reports "$name"
+}
+
+# Under the sanitizers every report goes to a file of SAN_DIR (log_path),
+# whoever ran the program: a report in a $(...) capture, a background job
+# or a command whose exit status nobody read still fails the suite.
+SAN_DIR=
+sanitizer_reports() {	# suite name
+	local f n=0
+	[ -n "$SAN_DIR" ] || return 0
+	for f in "$SAN_DIR"/*; do
+		[ -e "$f" ] || continue
+		n=$((n + 1))
+		echo "   sanitizer report during $1: $f"; sed 's/^/     /' "$f" | head -40
+		rm -f "$f"
+	done
+	if [ $n -gt 0 ]; then
+		total_fail=$((total_fail + 1)); broken+=("$1 (sanitizer)")
+		echo "== $1: $n sanitizer report(s): one failure"
+	fi
 }
 
 # every suite against one build; BLOOMTAP and the C tests point into it
@@ -70,13 +90,17 @@ if [ -n "$ONLY_BUILD" ]; then
 else
 	run_build "" .output
 	# user space again under ASan and UBSan, when make test built it
-	[ -x .output/asan/bloomtap ] && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-		UBSAN_OPTIONS=print_stacktrace=1 run_build asan/ .output/asan
+	if [ -x .output/asan/bloomtap ]; then
+		SAN_DIR=$(mktemp -d)
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$SAN_DIR/asan \
+			UBSAN_OPTIONS=print_stacktrace=1:log_path=$SAN_DIR/ubsan run_build asan/ .output/asan
+		rmdir "$SAN_DIR"; SAN_DIR=
+	fi
 	# and every fuzz target for a few seconds, when make test built them
 	[ -x .output/fuzz/fuzz_capture ] && run_suite fuzz tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-8}"
 fi
 
-[ ${#broken[@]} -gt 0 ] && echo "suites that exited non-zero without failing a test: ${broken[*]}"
+[ ${#broken[@]} -gt 0 ] && echo "suites that exited non-zero without failing a test, or met a sanitizer: ${broken[*]}"
 echo
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ]

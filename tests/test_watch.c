@@ -475,10 +475,7 @@ static void test_swaps_under_traffic(void **state)
 	int loads = 0;
 
 	skip_unless_root();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		print_message("SKIP: needs two online CPUs\n");
-		skip();
-	}
+	skip_unless_two_cpus();
 	/* A = {X: a, Y: c, W: b}, B = {X: b, Z: c, W: a}; W and Z see no traffic */
 	const uint8_t *addr_a[3] = { both, onlya, dst }, *addr_b[3] = { both, onlya, dst };
 	const char *cls_a[3] = { "a", "c", "b" }, *cls_b[3] = { "b", "c", "a" };

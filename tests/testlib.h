@@ -31,15 +31,48 @@ struct dp {
 	const void *arg;		/* a table-driven test's row */
 };
 
-/* Pins the calling thread: BPF_PROG_TEST_RUN runs on the caller's CPU. */
-static inline int pin_to_cpu(int cpu)
+/* The CPUs the tests may use: the process's affinity as it started (taskset
+ * may have given it any set, CPU 0 or not), read before the first pinning. */
+static inline int allowed_cpus(const int **list)
 {
+	static int cpus[CPU_SETSIZE], n = -1;
 	cpu_set_t set;
 
+	if (n < 0) {
+		n = 0;
+		if (!sched_getaffinity(0, sizeof(set), &set))
+			for (int c = 0; c < CPU_SETSIZE; c++)
+				if (CPU_ISSET(c, &set))
+					cpus[n++] = c;
+	}
+	if (list)
+		*list = cpus;
+	return n;
+}
+
+/* Pins the calling thread to the i-th allowed CPU (BPF_PROG_TEST_RUN runs
+ * on the caller's CPU): "both CPUs" are two distinct ones of the set. */
+static inline int pin_to_cpu(int i)
+{
+	const int *cpus;
+	int n = allowed_cpus(&cpus);
+	cpu_set_t set;
+
+	if (i >= n)
+		return -1;
 	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
+	CPU_SET(cpus[i], &set);
 	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
+
+/* Skips the test, saying why, unless two CPUs are allowed. */
+#define skip_unless_two_cpus() do {						\
+	if (allowed_cpus(NULL) < 2) {						\
+		print_message("SKIP: needs two allowed CPUs (this process may use %d)\n", \
+			      allowed_cpus(NULL));					\
+		skip();								\
+	}									\
+} while (0)
 
 static inline void skip_unless_root(void)
 {
