@@ -41,7 +41,7 @@ USER_HDRS := $(OUTPUT)/bloomtap.skel.h
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie $(OUTPUT)/tests/test_watch \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/flowgen
 
-.PHONY: all deps demo test test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
+.PHONY: all deps demo test test-mutants test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
 	man install uninstall
 all: $(OUTPUT)/bloomtap
 
@@ -91,6 +91,12 @@ test: deps
 	$(MAKE) all $(TEST_BINS)
 	$(MAKE) asan-build fuzz-build
 	FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) tests/run.sh
+
+# Deliberately broken builds, each of which a suite must catch (not part
+# of make test: a build and a suite run each).
+test-mutants: deps
+	$(MAKE) all
+	tests/mutants.sh
 
 # User space once more under AddressSanitizer and UndefinedBehaviorSanitizer
 # (any report aborts the test that met it, which then fails).

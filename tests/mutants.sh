@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# make test-mutants: each mutant is a deliberately broken bloomtap (one
+# change to the source); the suite that should catch it must fail. A
+# mutant that passes its suite is a check that cannot fail. Not part of
+# make test: every mutant is a build and a suite run.
+#   tests/mutants.sh [NAME...]   (all when none is named)
+source "$(dirname "$0")/lib.sh"
+need_root "mutants"
+PCAPS_DIR=$(cd "$PCAPS" && pwd)
+
+# name | file | the text | its replacement | the suite that must fail
+MUTANTS=(
+"rotate-no-repair|user/windows.c|		bt_keeper_turn(&k, false, true);
+		if (bt_spie_close_current(&s)) {|		if (bt_spie_close_current(&s)) {|tests/keeper_kills.sh"
+"ring-no-repair|user/keeper.c|if (bt_spie_repair(s))|if (0 && bt_spie_repair(s))|tests/keeper_kills.sh"
+"archive-twice|user/archive.c|	same_first_window(dir|	if (0) same_first_window(dir|tests/keeper_kills.sh"
+"never-ready|user/spie.c|		ready_window(s, i, s->win[prev].seq + 1);
+		readied++;|		break;|tests/keeper_kills.sh"
+"trace-exit-2|user/trace.c|	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE;|	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE; if (argc > 2) return BT_EXIT_USAGE;|tests/spie.sh"
+)
+
+only=" $* "
+for m in "${MUTANTS[@]}"; do
+	IFS='|' read -r -d '' name file old new suite <<<"$m" || true
+	suite=${suite%$'\n'}
+	[ -n "$*" ] && [[ "$only" != *" $name "* ]] && continue
+	dir=$(mktemp -d)
+	tar -C "$TOP" --exclude='./.output*' --exclude=./.git -cf - . | tar -C "$dir" -xf -
+	if ! python3 - "$dir/$file" "$old" "$new" <<'PY'
+import sys
+p, old, new = sys.argv[1:4]
+s = open(p).read()
+if s.count(old) != 1:
+    sys.exit("the text to change is not in %s once" % p)
+open(p, "w").write(s.replace(old, new))
+PY
+	then
+		fail "mutant $name: could not apply"; rm -rf "$dir"; continue
+	fi
+	if ! make -s -C "$dir" BT_PCAPS="$PCAPS_DIR" all >"$dir/build.log" 2>&1; then
+		fail "mutant $name: does not build"; tail -5 "$dir/build.log"; rm -rf "$dir"; continue
+	fi
+	BLOOMTAP=$dir/.output/bloomtap BT_PCAPS=$PCAPS_DIR KEEPER_KILL_ROUNDS=40 \
+		timeout 900 bash "$TOP/$suite" > "$dir/suite.log" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		ok "mutant $name caught by $suite ($(grep -c '^  FAIL' "$dir/suite.log") checks failed)"
+	else
+		fail "mutant $name passed $suite"
+	fi
+	rm -rf "$dir"
+done
+summary
+[ $FAIL -eq 0 ]
