@@ -121,11 +121,13 @@ kill -INT $DEMO; wait $DEMO; RC=$?
 eq "demo stops on Ctrl-C" "$RC" 130
 check "Ctrl-C: no namespace left" bash -c "! ip netns list | grep -qwE 'btdemo-[ab]-${DB#btdb-}'"
 check "Ctrl-C: no pins left ($DB)" test ! -e "/sys/fs/bpf/bloomtap/${DB:-btdb-none}"
-# a demo killed outright leaves its lab; the next demo removes it
-"$BLOOMTAP" demo --duration 10 > "$TMP/demo.out" 2>&1 &
+# a demo killed outright leaves its lab; the next demo removes it (a file
+# of its own: the background job may truncate a reused one after the poll
+# has read the last demo's lines)
+"$BLOOMTAP" demo --duration 10 > "$TMP/demo-killed.out" 2>&1 &
 DEMO=$!
-wait_for "the demo sends" 30 grep -q "^demo: sending" "$TMP/demo.out"
-DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' "$TMP/demo.out")
+wait_for "the demo sends" 30 grep -q "^demo: sending" "$TMP/demo-killed.out"
+DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' "$TMP/demo-killed.out")
 kill -9 $DEMO; wait $DEMO 2>/dev/null
 check "SIGKILL: its lab is left ($DB)" test -e "/sys/fs/bpf/bloomtap/${DB:-btdb-none}"
 "$BLOOMTAP" demo --duration 1 >/dev/null 2>&1

@@ -64,6 +64,20 @@ bad "class too long" "10.0.0.1 $(printf 'a%.0s' $(seq 33))\n" "bad.txt:1: class 
 bad "missing class" '10.0.0.1\n' "bad.txt:1: expected ADDRESS[/LEN] CLASS"
 bad "three fields" '10.0.0.1 a b\n' "bad.txt:1: expected ADDRESS[/LEN] CLASS"
 bad "one key, two classes" '10.0.0.0/8 a\n# x\n10.1.2.3/8 b\n' "bad.txt:3: 10.0.0.0/8 is class 'b' here and 'a' on line 1"
+bad "range: ends of two families" '10.0.0.1-2001:db8::1 a\n' "bad.txt:1: '10.0.0.1-2001:db8::1': the range's ends are of two families"
+bad "range: first above last" '\n10.0.0.9-10.0.0.1 a\n' "bad.txt:2: '10.0.0.9-10.0.0.1': the range's first address is above its last"
+bad "range: a prefix in it" '10.0.0.0/24-10.0.1.0 a\n' "bad.txt:1: '10.0.0.0/24-10.0.1.0': a range is FIRST-LAST"
+# every bad line, each with its own problem (the first 20 of them)
+printf '10.0.0.1 ok\n198.18.200.5 bad class!\nbogus a\n10.0.0.0/40 b\n10.0.0.2\n10.0.0.3 x/y\n10.0.0.4 fine\n' > "$TMP/five.txt"
+OUT=$("$BLOOMTAP" watch load "$TMP/five.txt" --instance "$INST" 2>&1)
+eq "five bad lines: five errors, each its line's own" "$(grep -o 'five.txt:[0-9]*: [a-z0-9'"'"'./]*' <<<"$OUT" | tr '\n' '|')" \
+	"five.txt:2: expected|five.txt:3: 'bogus'|five.txt:4: '10.0.0.0/40'|five.txt:5: expected|five.txt:6: class|"
+check "a class of two words is named as such" grep -q "five.txt:2: expected ADDRESS\[/LEN\] CLASS: 3 fields ('bad class!'): a class name is one word" <<<"$OUT"
+python3 -c 'for i in range(45): print("bogus%d a" % i)' > "$TMP/45.txt"
+OUT=$("$BLOOMTAP" watch load "$TMP/45.txt" --instance "$INST" 2>&1)
+eq "45 bad lines: 20 told, the rest counted" "$(grep -c "45.txt:[0-9]*: 'bogus" <<<"$OUT")/$(grep -o '25 more bad lines not shown' <<<"$OUT")" \
+	"20/25 more bad lines not shown"
+
 python3 -c 'for i in range(256): print("10.0.%d.%d/32 c%d" % (i // 256, i % 256, i))' > "$TMP/many.txt"
 expect_fail "bad list: 256 classes" "many.txt:256: class 'c255': more than 255 classes" \
 	"$BLOOMTAP" watch load "$TMP/many.txt" --instance "$INST"
@@ -78,6 +92,46 @@ expect_fail "255 new classes over 4 in use: refused, says what to do" "no class 
 check "watch clear" "$BLOOMTAP" watch clear --instance "$INST"
 W=$("$BLOOMTAP" -j watch load "$TMP/255.txt" --instance "$INST")
 eq "then 255 classes load" "$(json_get '["classes"]' <<<"$W")" 255
+
+# ---- ranges: FIRST-LAST stands for the exact set of prefixes covering it;
+# the count and the classes at and beside each end against Python's
+# ipaddress (summarize_address_range), an oracle of its own ----
+python3 - "$TMP/ranges.txt" "$TMP/ranges.want" <<'PY'
+import ipaddress, random, sys
+random.seed(7)
+lines, probes, total = [], [], 0
+def add(first, last, cls):
+    global total
+    lines.append("%s-%s %s" % (first, last, cls))
+    total += len(list(ipaddress.summarize_address_range(first, last)))
+    for a, inside in ((first, True), (last, True), (first - 1, False), (last + 1, False)):
+        probes.append((a, cls if inside else "none"))
+# disjoint ranges with gaps, each its own class, IPv4 then IPv6
+base = int(ipaddress.IPv4Address("198.18.0.0"))
+for i in range(40):
+    lo = base + random.randrange(1, 2000)
+    hi = lo + random.randrange(0, 3000)
+    add(ipaddress.IPv4Address(lo), ipaddress.IPv4Address(hi), "r%d" % i)
+    base = hi + 10
+base = int(ipaddress.IPv6Address("2001:db8::"))
+for i in range(40):
+    lo = base + random.randrange(1, 1 << 70)
+    hi = lo + random.randrange(0, 1 << 90)
+    add(ipaddress.IPv6Address(lo), ipaddress.IPv6Address(hi), "s%d" % i)
+    base = hi + 10
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+with open(sys.argv[2], "w") as f:
+    f.write("%d\n" % total)
+    for a, c in probes:
+        f.write("%s %s\n" % (a, c))
+PY
+check "watch clear (the 255 classes hold every id)" "$BLOOMTAP" watch clear --instance "$INST"
+W=$("$BLOOMTAP" -j watch load "$TMP/ranges.txt" --instance "$INST")
+eq "80 ranges: the prefixes after expansion, as Python's count" "$(json_get '["keys"]' <<<"$W")" "$(head -1 "$TMP/ranges.want")"
+tail -n +2 "$TMP/ranges.want" | cut -d' ' -f1 | xargs "$BLOOMTAP" watch test --instance "$INST" |
+	sed -E 's/^([^:]*|[^ ]*): ([^ ]*).*/\1 \2/' > "$TMP/ranges.got"
+eq "each range's ends in its class, the addresses beside them not" \
+	"$(diff <(tail -n +2 "$TMP/ranges.want") "$TMP/ranges.got" | head -5)" ""
 check "watch clear, and the good list again" bash -c \
 	"'$BLOOMTAP' watch clear --instance '$INST' && '$BLOOMTAP' watch load '$TMP/good.txt' --instance '$INST' 2>/dev/null"
 printf 'bogus a\n' > "$TMP/broken.txt"

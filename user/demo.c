@@ -368,7 +368,7 @@ static int load_demo_watch(void)
 {
 	FILE *f = fmemopen((void *)demo_watch, sizeof(demo_watch) - 1, "r");
 	struct bt_watch_list l;
-	char err[256];
+	char err[BT_WATCH_ERR_LEN];
 	int rc = f ? bt_watch_list_parse(f, "demo watch list", &l, err, sizeof(err)) : -errno;
 
 	if (f)

@@ -317,7 +317,7 @@ out:
 
 int bt_watch_list_read_or_explain(const char *path, struct bt_watch_list *l)
 {
-	char err[512];
+	char err[BT_WATCH_ERR_LEN];
 	int rc = bt_watch_list_read(path, l, err, sizeof(err));
 
 	if (rc)

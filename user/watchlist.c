@@ -112,11 +112,91 @@ static int add_entry(struct bt_watch_list *l, const struct bt_watch_entry *e)
 	return 0;
 }
 
-/* One line's entry; 1 when the line holds none. */
-static int parse_line(struct bt_watch_list *l, char *line, const char *path, uint32_t no,
-		      char *err, size_t errlen)
+/* A 16-byte address (network order) as a 128-bit number, and back. */
+static unsigned __int128 addr_num(const uint8_t a[16])
 {
-	char *tok[3] = { 0 }, *save = NULL, msg[160];
+	unsigned __int128 v = 0;
+
+	for (int i = 0; i < 16; i++)
+		v = v << 8 | a[i];
+	return v;
+}
+
+static void num_addr(unsigned __int128 v, uint8_t a[16])
+{
+	for (int i = 15; i >= 0; i--, v >>= 8)
+		a[i] = (uint8_t)v;
+}
+
+/* "FIRST-LAST": the smallest set of prefixes that covers exactly the
+ * addresses first..last (both of one family), each added with class id
+ * and the line. 0, or a message in msg. */
+static int add_range(struct bt_watch_list *l, const char *s, uint32_t id, uint32_t no,
+		     char *msg, size_t msglen)
+{
+	const char *dash = strchr(s, '-');
+	char a[2][INET6_ADDRSTRLEN + 1];
+	uint8_t addr[2][16];
+	bool v4[2], host;
+	unsigned __int128 lo, hi;
+	__u32 len;
+
+	for (int i = 0; i < 2; i++) {
+		const char *from = i ? dash + 1 : s;
+		size_t n = i ? strlen(from) : (size_t)(dash - s);
+
+		if (!n || n >= sizeof(a[i]) || memchr(from, '/', n)) {
+			snprintf(msg, msglen, "'%s': a range is FIRST-LAST, two addresses", s);
+			return -EINVAL;
+		}
+		memcpy(a[i], from, n);
+		a[i][n] = 0;
+		if (bt_watch_parse_prefix(a[i], addr[i], &len, &v4[i], &host, msg, msglen))
+			return -EINVAL;
+	}
+	if (v4[0] != v4[1]) {
+		snprintf(msg, msglen, "'%s': the range's ends are of two families", s);
+		return -EINVAL;
+	}
+	lo = addr_num(addr[0]);
+	hi = addr_num(addr[1]);
+	if (lo > hi) {
+		snprintf(msg, msglen, "'%s': the range's first address is above its last", s);
+		return -EINVAL;
+	}
+	/* from the low end: the largest aligned block that starts there and
+	 * does not pass the high end, again and again (at most 2 x 128) */
+	for (;;) {
+		int size = 0, bits = v4[0] ? 32 : 128;	/* log2 of the block's addresses */
+		struct bt_watch_entry e = { .line = no };
+		uint8_t b[16];
+
+		while (size < bits) {
+			unsigned __int128 mask = size + 1 == 128 ? ~(unsigned __int128)0 :
+					       ((unsigned __int128)1 << (size + 1)) - 1;
+
+			if ((lo & mask) || hi - lo < mask)
+				break;
+			size++;
+		}
+		num_addr(lo, b);
+		bt_watch_words(b, &e.key.hi, &e.key.lo);
+		e.key.len = 128 - size;
+		e.key.class_id = id;
+		if (add_entry(l, &e))
+			return -ENOMEM;
+		if (size == 128 || hi - lo == ((unsigned __int128)1 << size) - 1)
+			return 0;
+		lo += (unsigned __int128)1 << size;
+	}
+}
+
+/* One line's entries (a range may be several). 0, or -EINVAL with the
+ * line's problem in msg, or -ENOMEM. */
+static int parse_line(struct bt_watch_list *l, char *line, const char *path, uint32_t no,
+		      char *msg, size_t msglen)
+{
+	char *tok[3] = { 0 }, *save = NULL;
 	struct bt_watch_entry e = { .line = no };
 	uint8_t addr[16];
 	bool v4, host;
@@ -129,25 +209,32 @@ static int parse_line(struct bt_watch_list *l, char *line, const char *path, uin
 		else
 			n++;
 	if (!n)
-		return 1;
-	if (n != 2) {
-		snprintf(err, errlen, "%s:%u: expected ADDRESS[/LEN] CLASS", path, no);
+		return 0;
+	if (n == 1) {
+		snprintf(msg, msglen, "expected ADDRESS[/LEN] CLASS: '%.60s' has no class", tok[0]);
 		return -EINVAL;
 	}
-	if (bt_watch_parse_prefix(tok[0], addr, &e.key.len, &v4, &host, msg, sizeof(msg))) {
-		snprintf(err, errlen, "%s:%u: %s", path, no, msg);
+	if (n > 2) {
+		snprintf(msg, msglen, "expected ADDRESS[/LEN] CLASS: %d fields ('%.40s %.40s%s'): "
+			 "a class name is one word", n, tok[1], tok[2], n > 3 ? " ..." : "");
 		return -EINVAL;
 	}
 	if (!bt_watch_class_name_ok(tok[1])) {
-		snprintf(err, errlen, "%s:%u: class '%.40s': 1 to %d characters of "
-			 "A-Z a-z 0-9 _ . -", path, no, tok[1], BT_WATCH_CLASS_LEN);
+		snprintf(msg, msglen, "class '%.40s': 1 to %d characters of A-Z a-z 0-9 _ . -",
+			 tok[1], BT_WATCH_CLASS_LEN);
 		return -EINVAL;
 	}
+	/* no address has a dash: FIRST-LAST is a range */
+	if (!strchr(tok[0], '-') &&
+	    bt_watch_parse_prefix(tok[0], addr, &e.key.len, &v4, &host, msg, msglen))
+		return -EINVAL;
 	if ((id = class_id(l, tok[1])) < 0) {
-		snprintf(err, errlen, "%s:%u: class '%s': more than %d classes", path, no, tok[1],
+		snprintf(msg, msglen, "class '%s': more than %d classes", tok[1],
 			 BT_WATCH_CLASSES - 1);
 		return -EINVAL;
 	}
+	if (strchr(tok[0], '-'))
+		return add_range(l, tok[0], id, no, msg, msglen);
 	bt_watch_words(addr, &e.key.hi, &e.key.lo);
 	e.key.class_id = id;
 	if (host) {
@@ -209,21 +296,36 @@ static int dedup(struct bt_watch_list *l, const char *path, char *err, size_t er
 int bt_watch_list_parse(FILE *f, const char *path, struct bt_watch_list *l, char *err,
 			size_t errlen)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	uint32_t no = 0;
+	char *line = NULL, msg[256];
+	size_t cap = 0, used = 0;
+	uint32_t no = 0, bad = 0;
 	int rc = 0;
 
 	memset(l, 0, sizeof(*l));
+	err[0] = 0;
+	/* every bad line, each with its problem, the first BT_WATCH_MAX_ERRORS
+	 * told; the list is refused when there is one */
 	while (getline(&line, &cap, f) >= 0) {
-		rc = parse_line(l, line, path, ++no, err, errlen);
-		if (rc == -ENOMEM)
+		rc = parse_line(l, line, path, ++no, msg, sizeof(msg));
+		if (rc == -ENOMEM) {
 			snprintf(err, errlen, "%s:%u: out of memory", path, no);
-		if (rc < 0)
 			break;
+		}
+		if (rc && ++bad <= BT_WATCH_MAX_ERRORS && used < errlen)
+			used += snprintf(err + used, errlen - used, "%s%s:%u: %s", used ? "\n" : "",
+					 path, no, msg);
 		rc = 0;
 	}
 	free(line);
+	if (rc == -ENOMEM) {
+		bt_watch_list_free(l);
+		return rc;
+	}
+	if (bad > BT_WATCH_MAX_ERRORS && used < errlen)
+		snprintf(err + used, errlen - used, "\n%s: %u more bad lines not shown", path,
+			 bad - BT_WATCH_MAX_ERRORS);
+	if (bad)
+		rc = -EINVAL;
 	if (!rc && ferror(f)) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
 		rc = -EIO;

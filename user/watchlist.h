@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Watch-list files: one entry a line, "ADDRESS[/LEN] CLASS", whitespace or
- * commas between, IPv4 and IPv6, '#' starts a comment. */
+/* Watch-list files: one entry a line, "ADDRESS[/LEN] CLASS" or
+ * "FIRST-LAST CLASS" (the exact set of prefixes that covers the range, as
+ * range-based databases export them), whitespace or commas between, IPv4
+ * and IPv6, '#' starts a comment. */
 #ifndef BLOOMTAP_WATCHLIST_H
 #define BLOOMTAP_WATCHLIST_H
 
@@ -31,7 +33,11 @@ int bt_watch_parse_prefix(const char *s, uint8_t addr[16], __u32 *len, bool *v4,
 bool bt_watch_class_name_ok(const char *s);
 
 /* Reads a list from f (named path in messages): 0, or -EINVAL with
- * "PATH:LINE: problem" in err; host bits draw a warning on stderr. */
+ * "PATH:LINE: problem" in err, a line for each bad line (the first
+ * BT_WATCH_MAX_ERRORS; err of BT_WATCH_ERR_LEN holds them); host bits draw
+ * a warning on stderr. */
+#define BT_WATCH_MAX_ERRORS 20
+#define BT_WATCH_ERR_LEN 8192
 int bt_watch_list_parse(FILE *f, const char *path, struct bt_watch_list *l, char *err,
 			size_t errlen);
 int bt_watch_list_read(const char *path, struct bt_watch_list *l, char *err, size_t errlen);

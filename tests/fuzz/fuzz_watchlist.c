@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct bt_watch_list l;
 	struct bt_watch_key *k;
 	struct bt_bloomier b;
-	char err[512];
+	char err[BT_WATCH_ERR_LEN];
 
 	if (!f)
 		return 0;
