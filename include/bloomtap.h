@@ -174,7 +174,8 @@ struct bt_ctl {
 	__u64 nominate_bytes;	/* per-CPU estimate that nominates a flow (byte and */
 	__u64 nominate_packets;	/* packet thresholds; fractions: the datapath's rule) */
 	__u64 interval_start_ns[BT_INTERVALS];	/* CLOCK_REALTIME, user space */
-	__u32 watch;		/* the watch-list slot in use (0 or 1; "Watch lists") */
+	__u32 watch;		/* loads of watch lists so far: its low bit is the
+				 * slot in use ("Watch lists") */
 	__u32 pad;
 	__u64 reserved[10];	/* until ABI 6: volumes as counter snapshots */
 };
@@ -332,7 +333,8 @@ _Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
  *
  * Two slots: `watch load` builds a table (cells in an inner map of the
  * "watch_cells" array of maps, its header in "watch_hdr") into the slot not
- * in use, then points bt_ctl.watch at it: one write. */
+ * in use, then points bt_ctl.watch at it: one write (the word counts the
+ * loads, the slot is its low bit, so a reader can tell a load came). */
 #define BT_WATCH_CLASSES 256		/* ids 1..255; 0 is "none" */
 #define BT_WATCH_CLASS_LEN 32
 #define BT_WATCH_LENGTHS 129		/* prefix lengths 0..128 */

@@ -51,6 +51,18 @@ SHOW=$("$BLOOMTAP" -j watch show --instance "$INST")
 eq "watch show -j: fields" "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)[0])))' <<<"$SHOW")" \
 	"class dst_bytes dst_packets entries src_bytes src_packets"
 
+# a reader held between reading which slot is in use and taking it, while
+# a load switches slots and frees the one it read: it takes the table again
+# (before, it answered "none" from the freed slot)
+W0=$("$BLOOMTAP" watch test 10.0.2.15 --instance "$INST")
+BLOOMTAP_TEST_PAUSE=watch-read:$TMP/go "$BLOOMTAP" watch test 10.0.2.15 --instance "$INST" \
+	> "$TMP/reader.out" 2> "$TMP/reader.err" &
+READER=$!
+wait_for "the reader paused" 30 grep -q "paused at watch-read" "$TMP/reader.err"
+check "a load meanwhile" "$BLOOMTAP" watch load "$TMP/good.txt" --instance "$INST"
+touch "$TMP/go"; wait $READER
+eq "the reader a load overtook answers from the table in use" "$(cat "$TMP/reader.out")" "$W0"
+
 bad() {	# name, file content, expected message
 	printf '%b' "$2" > "$TMP/bad.txt"
 	expect_fail "bad list: $1" "$3" "$BLOOMTAP" watch load "$TMP/bad.txt" --instance "$INST"

@@ -16,8 +16,14 @@
 
 void *bt_mmap_array(int fd, size_t bytes, size_t *mapped_len)
 {
+	return bt_mmap_array_prot(fd, bytes, mapped_len, true);
+}
+
+void *bt_mmap_array_prot(int fd, size_t bytes, size_t *mapped_len, bool writable)
+{
 	size_t pg = sysconf(_SC_PAGESIZE), len = (bytes + pg - 1) / pg * pg;
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *p = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd,
+		       0);
 
 	if (p == MAP_FAILED)
 		return NULL;
@@ -108,18 +114,44 @@ void bt_grace_period(void)
 		usleep(50000);	/* nohz_full kernels refuse it: wait instead */
 }
 
+/* "STEP:N" of an environment variable: the step, and N (1 when left out). */
+static void test_spec(const char *var, char name[32], long *n)
+{
+	const char *spec = getenv(var);
+
+	name[0] = 0;
+	*n = 0;
+	if (spec && sscanf(spec, "%31[^:]:%ld", name, n) < 2)
+		*n = 1;
+}
+
 void bt_test_kill_point(const char *step)
 {
 	static char name[32];	/* the step, "" when the variable is unset */
 	static long left = -1;	/* times to pass it still */
 
-	if (left < 0) {
-		const char *spec = getenv("BLOOMTAP_TEST_KILL");
-
-		left = 0;
-		if (spec && sscanf(spec, "%31[^:]:%ld", name, &left) < 2)
-			left = 1;
-	}
+	if (left < 0)
+		test_spec("BLOOMTAP_TEST_KILL", name, &left);
 	if (name[0] && !strcmp(name, step) && --left <= 0)
 		raise(SIGKILL);
+}
+
+void bt_test_pause(const char *step)
+{
+	static char name[32], file[256];
+	static int read = 0;
+	const char *spec;
+
+	if (!read) {
+		read = 1;
+		spec = getenv("BLOOMTAP_TEST_PAUSE");
+		if (spec && sscanf(spec, "%31[^:]:%255s", name, file) < 2)
+			name[0] = 0;
+	}
+	if (!name[0] || strcmp(name, step))
+		return;
+	fprintf(stderr, "bloomtap: test: paused at %s\n", step);
+	for (int i = 0; i < 6000 && access(file, F_OK); i++)
+		usleep(10000);	/* a minute at most */
+	name[0] = 0;	/* once */
 }

@@ -9,6 +9,8 @@
 
 /* A BPF_F_MMAPABLE array map, read-write; NULL on failure (errno set). */
 void *bt_mmap_array(int fd, size_t bytes, size_t *mapped_len);
+/* The same, read-only unless writable. */
+void *bt_mmap_array_prot(int fd, size_t bytes, size_t *mapped_len, bool writable);
 /* CLOCK_REALTIME ns as ISO 8601 UTC with milliseconds; none_text for 0. */
 const char *bt_fmt_ns(__u64 ns, char *buf, size_t len, const char *none_text);
 /* Sorted names in dir that keep() accepts; free with bt_strv_free(). */
@@ -27,5 +29,10 @@ void bt_grace_period(void);
  * test can stop a keeper at a chosen point of its turn instead of guessing
  * with a sleep. Costs one comparison when the variable is unset. */
 void bt_test_kill_point(const char *step);
+/* Tests only: with BLOOMTAP_TEST_PAUSE=STEP:FILE, the first time the
+ * process reaches the step it says so on stderr ("test: paused at STEP")
+ * and waits until FILE exists (a minute at most): a test holds a race's
+ * window open while it does the other side, no timing involved. */
+void bt_test_pause(const char *step);
 
 #endif /* BLOOMTAP_UTIL_H */

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* See watch.h. Writers (load, set) take an flock on the pin root, so that
  * two of them never write one slot; readers take nothing: the datapath and
- * they read the slot bt_ctl.watch names, which a load changes with one
- * store after everything behind it is written, then waits an RCU grace
- * period before it frees the slot it left. */
+ * they read the slot bt_ctl.watch names (its low bit; the word counts the
+ * loads), which a load changes with one store after everything behind it
+ * is written, then waits an RCU grace period before it frees the slot it
+ * left. A user-space reader can be slower than that: it reads the word
+ * before and after it took the header and mapped the cells, and takes
+ * them again if a load came between (a seqlock's read side). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -48,11 +51,32 @@ static int slot_cells_fd(const struct bt_instance *inst, __u32 slot)
 	return fd < 0 ? -errno : fd;
 }
 
+/* The header and cells of the slot that generation gen names (mapped
+ * read-only unless the table is opened to write: watch set). */
+static int take_slot(const struct bt_instance *inst, __u32 gen, bool writable,
+		     struct bt_watch_table *t)
+{
+	int fd, err;
+
+	t->slot = gen & 1;
+	bt_test_pause("watch-read");
+	if (bpf_map_lookup_elem(inst->watch_hdr_fd, &t->slot, &t->hdr))
+		return -errno;
+	if (!t->hdr.keys)
+		return 0;
+	if ((fd = slot_cells_fd(inst, t->slot)) < 0)
+		return fd;
+	t->cells = bt_mmap_array_prot(fd, bt_watch_cells_bytes(&t->hdr), &t->len, writable);
+	err = t->cells ? 0 : -errno;
+	close(fd);
+	return err;
+}
+
 int bt_watch_table_open(const struct bt_instance *inst, bool writable, struct bt_watch_table *t)
 {
 	struct bt_ctl *ctl;
 	size_t len;
-	int fd, err = 0;
+	int err = -EAGAIN;
 
 	memset(t, 0, sizeof(*t));
 	t->lock_fd = -1;
@@ -62,22 +86,21 @@ int bt_watch_table_open(const struct bt_instance *inst, bool writable, struct bt
 		err = -errno;
 		goto fail;
 	}
-	t->slot = __atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE) & 1;
-	munmap(ctl, len);
 	bt_hash_keys_derive(&inst->meta.hash_key, &t->keys);
-	if (bpf_map_lookup_elem(inst->watch_hdr_fd, &t->slot, &t->hdr)) {
-		err = -errno;
-		goto fail;
+	/* a load takes a tenth of a second a million keys: a reader meets a
+	 * few at most, each a retry */
+	for (int tries = 0; tries < 1000 && err == -EAGAIN; tries++) {
+		__u32 gen = __atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE);
+
+		err = take_slot(inst, gen, writable, t);
+		if (__atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE) != gen) {
+			if (t->cells)
+				munmap(t->cells, t->len);
+			t->cells = NULL;
+			err = -EAGAIN;	/* a load came between: its slot may be gone */
+		}
 	}
-	if (!t->hdr.keys)
-		return 0;
-	if ((fd = slot_cells_fd(inst, t->slot)) < 0) {
-		err = fd;
-		goto fail;
-	}
-	t->cells = bt_mmap_array(fd, bt_watch_cells_bytes(&t->hdr), &t->len);
-	err = t->cells ? 0 : -errno;
-	close(fd);
+	munmap(ctl, len);
 	if (!err)
 		return 0;
 fail:
@@ -232,7 +255,7 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 	struct bt_bloomier b = { 0 };
 	struct bt_watch_hdr empty = { 0 };
 	struct bt_ctl *ctl = NULL;
-	__u32 ids[BT_WATCH_CLASSES] = { 0 }, cur, next;
+	__u32 ids[BT_WATCH_CLASSES] = { 0 }, gen, cur, next;
 	bool kept[BT_WATCH_CLASSES] = { 0 };
 	size_t ctl_len;
 	double t0;
@@ -245,7 +268,8 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 		goto out;
 	}
 	memcpy(before, names, sizeof(names));
-	cur = __atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE) & 1;
+	gen = __atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE);
+	cur = gen & 1;
 	next = !cur;
 	if ((err = map_classes(inst, l, names, ids)))
 		goto out;
@@ -287,7 +311,7 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 		bt_err_errno(err, "writing the watch table");
 		goto out;
 	}
-	__atomic_store_n(&ctl->watch, next, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctl->watch, gen + 1, __ATOMIC_RELEASE);	/* slot next */
 	bt_grace_period();
 	/* nobody reads the slot left behind: free it; classes the new list
 	 * does not name lose their id */

@@ -10,7 +10,8 @@
 #include "instance.h"
 #include "watchlist.h"
 
-/* The table in use, mapped (read-only unless writable). */
+/* The table in use, mapped (read-only unless writable), consistent: its
+ * header and cells are of one load, whatever loads come meanwhile. */
 struct bt_watch_table {
 	struct bt_watch_hdr hdr;
 	uint8_t *cells;
