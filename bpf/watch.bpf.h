@@ -66,18 +66,28 @@ __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 	return 0;
 }
 
+/* One rule for the datapath, lists and reports: an address's family is its
+ * form. A v4-mapped address (::ffff:a.b.c.d, as an IPv6 packet may carry)
+ * is the IPv4 address a.b.c.d, whichever layer 3 carried it; user space
+ * (bt_addr_is_v4) names classes the same way. */
+static __always_inline __u32 addr_family(__u64 hi, __u64 lo)
+{
+	return !(hi == 0 && (lo >> 32) == 0xffff);	/* 0: IPv4, 1: IPv6 */
+}
+
 static __always_inline void watch_count(const struct pkt_info *pi, const struct bt_ctl *c,
 					const struct bt_hash_keys *k, __u64 bytes)
 {
-	__u32 slot = c->watch & 1, fam = pi->l3 == BT_CTR_L3_IPV6, dir;
+	__u32 slot = c->watch & 1, dir;
 	struct bt_watch_hdr *h = bpf_map_lookup_elem(&watch_hdr, &slot);
 
 	if (!h || !h->keys)
 		return;
 	for (dir = 0; dir < 2; dir++) {
 		const __u8 *a = dir ? pi->key.dst : pi->key.src;
-		__u32 cls = watch_class(slot, __builtin_bswap64(*(const __u64 *)a),
-					__builtin_bswap64(*(const __u64 *)(a + 8)), fam, k);
+		__u64 hi = __builtin_bswap64(*(const __u64 *)a);
+		__u64 lo = __builtin_bswap64(*(const __u64 *)(a + 8));
+		__u32 cls = watch_class(slot, hi, lo, addr_family(hi, lo), k);
 		struct bt_watch_count *n;
 
 		if (!cls || !(n = bpf_map_lookup_elem(&watch_counts, &cls)))

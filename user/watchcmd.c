@@ -7,6 +7,7 @@
 #include "common.h"
 #include "commands.h"
 #include "options.h"
+#include "flow.h"
 #include "watch.h"
 
 static struct watch_cfg {
@@ -149,7 +150,9 @@ static int test(const struct bt_instance *inst, char **addrs, int n)
 			err = -EINVAL;
 			break;
 		}
-		cls = t.hdr.keys ? bt_watch_classify(&t.keys, &t.hdr, t.cells, a, v4, &k.len) : 0;
+		/* the family of the address's form, as the datapath takes it */
+		cls = t.hdr.keys ? bt_watch_classify(&t.keys, &t.hdr, t.cells, a, bt_addr_is_v4(a),
+						     &k.len) : 0;
 		if (cls) {
 			bt_watch_words(a, &k.hi, &k.lo);
 			bt_watch_mask(&k.hi, &k.lo, k.len);
