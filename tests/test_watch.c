@@ -3,6 +3,8 @@
  * answer (the keys sorted, searched longest prefix first), and the real
  * program under BPF_PROG_TEST_RUN against user space. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <endian.h>
 #include <math.h>
 #include <stdio.h>
@@ -339,6 +341,70 @@ static __u32 id_of(const struct bt_instance *inst, const char *name)
 	return 0;
 }
 
+/* watch set decides membership on all the check bits: with a table of 8
+ * (--check-bits 8), keys outside the list that the table answers for are
+ * refused, and the listed keys keep their classes. Before, set used the
+ * table's 8 bits and one such key overwrote a listed key's class byte. */
+static void test_set_refuses_outsiders(void **state)
+{
+	struct bt_instance inst;
+	struct bt_instance_cfg cfg = { 0 };
+	struct bt_watch_list l;
+	struct bt_watch_loaded w;
+	struct bt_watch_table t;
+	struct ref r;
+	size_t tried = 0, passed = 0;
+	int saved = dup(2), null = open("/dev/null", O_WRONLY);
+
+	skip_unless_root();
+	make_keys(&r, 20000, true);
+	list_of(&r, &l);
+	assert_int_equal(bt_instance_create(own_instance("set"), &cfg, &inst), 0);
+	assert_int_equal(bt_watch_load(&inst, &l, 8, &w), 0);
+	assert_int_equal(bt_watch_table_open(&inst, false, &t), 0);
+	dup2(null, 2);	/* each refusal says why on stderr */
+	while (passed < 10 && tried < 10000000) {
+		struct bt_watch_key k = { 0 };
+		uint8_t a[16];
+		char s[64];
+		bool v4 = rng() % 2;
+
+		random_addr(a, v4);
+		bt_watch_words(a, &k.hi, &k.lo);
+		k.len = v4 ? 128 : 64;
+		bt_watch_mask(&k.hi, &k.lo, k.len);
+		tried++;
+		if (ref_find(&r, k.hi, k.lo, k.len) ||
+		    !bt_bloomier_get(&t.keys, &t.hdr, t.cells, k.hi, k.lo, k.len, NULL))
+			continue;	/* listed, or the table says none anyway */
+		passed++;	/* the table's 8 bits let it through */
+		bt_watch_key_str(&k, s, sizeof(s));
+		assert_int_equal(bt_watch_set(&inst, s, "intruder"), -ENOENT);
+	}
+	dup2(saved, 2);
+	close(saved);
+	close(null);
+	bt_watch_table_close(&t);
+	print_message("%zu keys outside the list tried, %zu answered by the 8-bit table: each "
+		      "refused by set\n", tried, passed);
+	assert_int_equal(passed, 10);
+	__u32 id[CLASSES + 1] = { 0 };
+	char name[16];
+
+	for (__u32 c = 1; c <= CLASSES; c++) {
+		snprintf(name, sizeof(name), "c%u", c);
+		id[c] = id_of(&inst, name);
+	}
+	assert_int_equal(bt_watch_table_open(&inst, false, &t), 0);
+	for (size_t i = 0; i < r.n; i++)
+		assert_int_equal(bt_bloomier_get(&t.keys, &t.hdr, t.cells, r.k[i].hi, r.k[i].lo,
+						 r.k[i].len, NULL), id[r.k[i].class_id]);
+	bt_watch_table_close(&t);
+	bt_watch_list_free(&l);
+	bt_instance_close(&inst);
+	free(r.k);
+}
+
 /* A million keys loaded into a real instance: for 40,000 of them, a frame
  * from an address under the key to a fixed address of its family; the
  * datapath's per-class source and destination counts must equal user
@@ -552,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_non_members_rate),
 		cmocka_unit_test(test_set_in_place),
 		cmocka_unit_test_teardown(test_datapath_agrees, own_instance_teardown),
+		cmocka_unit_test_teardown(test_set_refuses_outsiders, own_instance_teardown),
 		cmocka_unit_test_teardown(test_swaps_under_traffic, own_instance_teardown),
 	};
 

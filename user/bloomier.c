@@ -219,6 +219,16 @@ __u32 bt_bloomier_get(const struct bt_hash_keys *k, const struct bt_watch_hdr *h
 	return cls;
 }
 
+__u32 bt_bloomier_member(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
+			 const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own)
+{
+	struct bt_watch_hdr all = *h;
+
+	/* every check bit the cells hold, whatever the table compares */
+	all.check_mask = ((1ULL << BT_WATCH_CHECK_BITS) - 1) << 2;
+	return bt_bloomier_get(k, &all, cells, hi, lo, len, own);
+}
+
 __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
 			const uint8_t *cells, const uint8_t addr[16], bool v4, __u32 *len_out)
 {

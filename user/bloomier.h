@@ -73,6 +73,13 @@ void bt_bloomier_free(struct bt_bloomier *b);
 __u32 bt_bloomier_get(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
 		      const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own);
 
+/* The same, for deciding membership (watch set): all the check bits the
+ * cells hold are compared (BT_WATCH_CHECK_BITS), not only the table's
+ * --check-bits, so an unlisted key passes with probability 2^-46 whatever
+ * the table's rate for addresses. */
+__u32 bt_bloomier_member(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
+			 const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own);
+
 /* The class of an address (v4-mapped when v4): its longest prefix in the
  * table first, down to the shortest; 0: none. len_out: the matching length. */
 __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,

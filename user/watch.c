@@ -428,7 +428,10 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 		bt_watch_table_close(&t);
 		return err;
 	}
-	old = t.hdr.keys ? bt_bloomier_get(&t.keys, &t.hdr, t.cells, k.hi, k.lo, k.len, &own) : 0;
+	/* membership decided on all the check bits (a table loaded with fewer
+	 * let an unlisted key through and overwrite a listed key's cell) */
+	old = t.hdr.keys ? bt_bloomier_member(&t.keys, &t.hdr, t.cells, k.hi, k.lo, k.len, &own) :
+			   0;
 	if (!old) {
 		bt_err("%s is not a key of the watch list in use: 'watch set' changes the class "
 		       "of a listed key in place; to add keys, 'watch load' a new list", prefix);
