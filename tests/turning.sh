@@ -18,6 +18,7 @@ AGENT=
 cleanup() {
 	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
 	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	"$BLOOMTAP" detach "${VB}x" >/dev/null 2>&1
 	cleanup_netns
 	rm -rf "$TMP"
 }
@@ -140,6 +141,50 @@ read -r NW MEAN <<<"$(since_start)"
 check "--window 0.03: windows of 30 ms, not rounded up to 100 ($NW windows, mean $MEAN s)" \
 	python3 -c "import sys; sys.exit(not (0.025 <= $MEAN < 0.1 and $NW >= 30))"
 kill -TERM $AGENT; wait $AGENT; AGENT=
+
+# ---- a SIGHUP reload of a list of a million entries on two interfaces:
+# the windows keep their period meanwhile (the tables are read and built on
+# the agent's reload thread; before, the loop stopped for the whole reload,
+# a second and more) ----
+ip link add "${VA}x" netns "$NSA" type veth peer name "${VB}x" netns "$NSB"
+ip -n "$NSA" link set "${VA}x" up; ip -n "$NSB" link set "${VB}x" up
+python3 - "$TMP/big.txt" <<'PY'
+import random, sys
+random.seed(3)
+with open(sys.argv[1], "w") as f:
+    for i in range(1000000):
+        r = random.getrandbits(32)
+        # the class from the key: a key drawn twice is listed twice alike
+        if i % 4 == 0:
+            f.write("2001:db8:%x:%x::/64 c%d\n" % (r >> 16, r & 0xffff, r % 50))
+        elif i % 4 == 1:
+            f.write("%d.%d.%d.0/24 c%d\n" % (r >> 24, r >> 16 & 255, r >> 8 & 255, (r >> 8) % 50))
+        else:
+            f.write("%d.%d.%d.%d c%d\n" % (r >> 24, r >> 16 & 255, r >> 8 & 255, r & 255, r % 50))
+PY
+printf 'window = 0.1\nlisten = 127.0.0.1:%s\narchive = %s\nwatch = %s\n' "$PORT" "$TMP/archive" \
+	"$TMP/big.txt" > "$TMP/big.conf"
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/big.conf" "$VB" "${VB}x" \
+	>> "$TMP/agent.log" 2>&1 &
+AGENT=$!
+loaded() { [ "$(grep -cE "(${VB}|${VB}x): watch list $TMP/big.txt: [0-9]+ keys" "$TMP/agent.log")" -ge "$1" ]; }
+wait_for "the million entries loaded on both interfaces" 60 loaded 2
+HUP=$(date +%s.%N)
+kill -HUP $AGENT
+wait_for "the million entries loaded again on both" 60 loaded 4
+DONE=$(date +%s.%N)
+read -r NW MAX <<<"$("$BLOOMTAP" -j windows "$VB" | python3 -c '
+import json, sys, datetime
+t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+hup, done = float(sys.argv[1]), float(sys.argv[2])
+d = [t(w["end"]) - t(w["start"]) for w in json.load(sys.stdin)
+     if w["start"] and w["end"] and hup < t(w["end"]) and t(w["start"]) < done]
+print(len(d), "%.3f" % max(d or [9]))' "$HUP" "$DONE")"
+echo "        the reload took $(python3 -c "print('%.2f' % ($DONE - $HUP))") s; windows meanwhile: $NW, the longest $MAX s"
+check "windows turned during the reload ($NW)" test "$NW" -ge 2
+check "no window held past 3 x 100 ms during the reload ($MAX s)" python3 -c "import sys; sys.exit(not $MAX <= 0.3)"
+kill -TERM $AGENT; wait $AGENT; AGENT=
+"$BLOOMTAP" detach "${VB}x" >/dev/null 2>&1
 cleanup
 trap - EXIT
 summary

@@ -231,7 +231,9 @@ nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" "
 	> "$TMP/agent.log" 2>&1 &
 AGENT=$!
 wait_for "/healthz answers" 30 inb curl -s -m 1 127.0.0.1:$PORT/healthz
-check "agent: the list loaded (logged)" grep -q "$VB: watch list $TMP/lab.txt: 2 keys in 2 classes" "$TMP/agent.log"
+# the agent builds tables on a thread of their own: poll for its line
+wait_for "agent: the list loaded (logged)" 30 grep -q "$VB: watch list $TMP/lab.txt: 2 keys in 2 classes" "$TMP/agent.log" &&
+	ok "agent: the list loaded (logged)"
 in_ns "$NSA" ping -c 5 -i 0.05 -q 198.18.9.2 >/dev/null
 M=$(inb curl -s -m 5 127.0.0.1:$PORT/metrics)
 printf '%s\n' "$M" > "$TMP/metrics.txt"
@@ -239,7 +241,10 @@ check "/metrics: promtool check metrics" bash -c "promtool check metrics < '$TMP
 check "/metrics: class packets from the sender" grep -q "^bloomtap_class_packets_total{interface=\"$VB\",class=\"sender\",direction=\"src\"} [5-9]" <<<"$M"
 N1=$(awk -v vb="$VB" '$1 == "bloomtap_class_packets_total{interface=\""vb"\",class=\"sender\",direction=\"src\"}" {print $2}' <<<"$M")
 printf '198.18.9.1 sender\n198.18.9.2 receiver\n' > "$TMP/lab.txt"
+LOADS=$(count_of "$VB: watch list $TMP/lab.txt:" "$TMP/agent.log")
 sighup_then $AGENT "$TMP/agent.log"
+wait_for "SIGHUP: the new list loaded (logged)" 30 bash -c \
+	"[ \$(grep -c '$VB: watch list $TMP/lab.txt:' '$TMP/agent.log') -gt $LOADS ]"
 eq "SIGHUP: the new list in use" "$(inb "$BLOOMTAP" watch test 198.18.9.2 198.18.9.7 "$VB")" \
 	"$(printf '198.18.9.2: receiver (198.18.9.2/32)\n198.18.9.7: none')"
 M=$(inb curl -s -m 5 127.0.0.1:$PORT/metrics)

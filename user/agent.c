@@ -241,30 +241,6 @@ static void count_archive(void)
 /* SIGHUP: the file read again into a new configuration, the command line
  * on top, checked; swapped in under the lock, or nothing changes. What
  * only a start can change (the address, the interfaces) is logged. */
-/* The watch list into every interface: read once, loaded into each (a
- * class keeps its counts across reloads); without one, tables loaded
- * before are cleared. 0, or -1 after a message. */
-static int load_watch_lists(const char *path, bool was)
-{
-	struct bt_watch_list l = { 0 };
-	int err = 0;
-
-	if (!path && !was)
-		return 0;
-	if (path && bt_watch_list_read_or_explain(path, &l))
-		return -1;
-	for (int i = 0; i < ag.n && !err; i++) {
-		struct bt_watch_loaded w;
-
-		err = bt_watch_load(&ag.ifs[i].inst, &l, BT_WATCH_CHECK_BITS, &w);
-		if (!err)
-			bt_log(BT_LOG_INFO, "%s: watch list %s: %zu keys in %u classes", ag.ifs[i].name,
-			       path ? path : "cleared", w.keys, w.classes);
-	}
-	bt_watch_list_free(&l);
-	return err ? -1 : 0;
-}
-
 /* The collectors of c, opened into x[*n]: 0, or -1 after a message (none
  * kept). */
 static int open_ipfix(const struct agent_cfg *c, struct bt_ipfix **x, int *n)
@@ -355,6 +331,7 @@ static void reconfigure(void)
 	if (next.archive && mkdir_p(next.archive)) {
 		bt_log(BT_LOG_ERR, "%s: --archive %s: %s; not applied", ag.cfg.config, next.archive,
 		       strerror(errno));
+		bt_watch_list_drop(next.watch_list);
 		return;
 	}
 	bool had_watch = ag.cfg.watch;
@@ -364,6 +341,7 @@ static void reconfigure(void)
 
 	if (new_ipfix && open_ipfix(&next, ipfix, &nipfix)) {
 		bt_log(BT_LOG_ERR, "%s: not applied, the previous settings stay", ag.cfg.config);
+		bt_watch_list_drop(next.watch_list);
 		return;
 	}
 	pthread_mutex_lock(&ag.lock);
@@ -378,9 +356,9 @@ static void reconfigure(void)
 	for (int i = 0; i < ag.n; i++)
 		keeper_settings(&ag.ifs[i]);
 	pthread_mutex_unlock(&ag.lock);
-	if (load_watch_lists(ag.cfg.watch, had_watch))
-		bt_log(BT_LOG_ERR, "%s: the watch list could not be loaded everywhere",
-		       ag.cfg.config);
+	/* built on the loader's thread: the loop goes on turning meanwhile */
+	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, had_watch);
+	ag.cfg.watch_list = NULL;
 	bt_log(BT_LOG_INFO, "re-read %s (interval %g s, window %g s)", ag.cfg.config,
 	       ag.cfg.interval_s, ag.cfg.spie.window_s);
 }
@@ -422,16 +400,16 @@ static void loop(struct bt_keeper **keepers)
 		usleep(10000);
 		if (reload) {
 			reload = 0;
-			reconfigure();
+			bt_watch_loader_reload();	/* on the reload thread */
 		}
 		now = mono();
+		pthread_mutex_lock(&ag.lock);	/* the settings a reload swaps */
 		if (now >= next_watch) {
 			for (int i = 0; i < ag.n; i++)
 				watch_iface(&ag.ifs[i]);
 			count_archive();
 			next_watch = now + 1;
 		}
-		pthread_mutex_lock(&ag.lock);
 		for (int i = 0; i < ag.n; i++) {
 			struct agent_iface *f = &ag.ifs[i];
 
@@ -515,8 +493,10 @@ static int run(int argc, char **argv)
 		bt_err("run: --ipfix: the collectors could not be set up");
 		goto out;
 	}
-	if (start_ifaces(keepers) || load_watch_lists(ag.cfg.watch, false))
+	if (start_ifaces(keepers) || bt_watch_loader_start(&ag, reconfigure))
 		goto out;
+	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, false);
+	ag.cfg.watch_list = NULL;
 	http = bt_http_start(&ag, ag.cfg.listen, err, sizeof(err));
 	if (!http) {
 		bt_err("run: %s", err);
@@ -538,6 +518,7 @@ static int run(int argc, char **argv)
 	       "detaching (--detach-on-exit)" : "the programs stay attached, the maps pinned");
 	ret = 0;
 out:
+	bt_watch_loader_stop();
 	bt_http_stop(http);
 	stop_ifaces(ag.cfg.detach_on_exit && !ret);
 	close_ipfix();
@@ -548,6 +529,8 @@ int cmd_run(int argc, char **argv)
 {
 	int ret = run(argc, argv);
 
+	bt_watch_list_drop(ag.cfg.watch_list);	/* --check, or a start that failed */
+	ag.cfg.watch_list = NULL;
 	bt_agent_config_free();
 	return ret;
 }

@@ -15,6 +15,8 @@
 #include "sketch.h"
 #include "spie.h"
 
+struct bt_watch_list;
+
 #define BT_AGENT_MAX_IFACES 32
 
 struct agent_iface {
@@ -39,6 +41,9 @@ struct agent_cfg {
 	struct bt_ipfix_cfg ipfix_cfg;
 	struct bt_sketch_cfg sketch;
 	struct bt_spie_cfg spie;
+	/* watch read and checked once (bt_agent_config_load), handed to the
+	 * loader (user/watchload.c), which frees it; NULL without watch */
+	struct bt_watch_list *watch_list;
 };
 
 #define AGENT_DEFAULTS { .listen = "127.0.0.1:9477", .archive = "/var/lib/bloomtap/archive", \
@@ -73,6 +78,17 @@ struct agent {
 	int argc;
 	char **argv;
 };
+
+/* The reload thread (user/watchload.c): start it with the function that
+ * re-reads the configuration; ask it to load list l (owned from then on;
+ * NULL with clear: empty the tables) into every interface, or to reload
+ * (SIGHUP); stop it (after what is under way). */
+int bt_watch_loader_start(struct agent *ag, void (*reconfigure)(void));
+void bt_watch_loader_request(struct bt_watch_list *l, const char *path, bool clear);
+void bt_watch_loader_reload(void);
+void bt_watch_loader_stop(void);
+/* Frees a list read for the loader that never reached it (NULL: nothing). */
+void bt_watch_list_drop(struct bt_watch_list *l);
 
 /* journald reads "<N>" level prefixes (sd-daemon(3)) */
 void bt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

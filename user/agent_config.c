@@ -241,13 +241,6 @@ int bt_agent_config_check(const struct agent_cfg *c)
 			return -EINVAL;
 		}
 	}
-	if (c->watch) {	/* read whole to check it; loaded per interface later */
-		struct bt_watch_list l;
-
-		if (bt_watch_list_read_or_explain(c->watch, &l))
-			return -EINVAL;
-		bt_watch_list_free(&l);
-	}
 	return 0;
 }
 
@@ -275,5 +268,16 @@ int bt_agent_config_load(int argc, char **argv, struct agent_cfg *out,
 	if ((err = parse_into(out, "run", argc, argv, names, n)))
 		return err;
 	out->config = cli.config;
-	return bt_agent_config_check(out);
+	if ((err = bt_agent_config_check(out)))
+		return err;
+	/* the list read whole once, to check it and to load it */
+	if (out->watch) {
+		out->watch_list = calloc(1, sizeof(*out->watch_list));
+		if (!out->watch_list || bt_watch_list_read_or_explain(out->watch, out->watch_list)) {
+			free(out->watch_list);
+			out->watch_list = NULL;
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
