@@ -82,6 +82,11 @@ code() { inb curl -s -o "$TMP/body" -w '%{http_code}' -m 5 "$@"; }
 eq "unknown path: 404" "$(code 127.0.0.1:$PORT/nope)" 404
 eq "wrong method: 405" "$(code -X DELETE 127.0.0.1:$PORT/metrics)" 405
 eq "malformed hex: 400" "$(code -X POST --data 'xyz' 127.0.0.1:$PORT/api/v1/trace)" 400
+# hex that holds no IP packet: 400 with the message the CLI gives (exit 2)
+eq "hex of no IP packet: 400, as trace --hex exits 2" "$(code -X POST --data 'deadbeef' 127.0.0.1:$PORT/api/v1/trace)/$(
+	inb "$BLOOMTAP" trace "$VB" --hex deadbeef >/dev/null 2>&1; echo $?)" "400/2"
+check "and the same message" bash -c "grep -q 'no IP packet that bloomtap records in the input' '$TMP/body' &&
+	nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' trace '$VB' --hex deadbeef 2>&1 | grep -q 'no IP packet that bloomtap records in the input'"
 head -c 1100000 /dev/zero > "$TMP/big"
 eq "oversized body: 413" "$(code -X POST --data-binary @$TMP/big 127.0.0.1:$PORT/api/v1/trace)" 413
 check "errors are JSON" grep -q '"error"' "$TMP/body"

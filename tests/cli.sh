@@ -82,6 +82,10 @@ check "a full flow memory: stats counts it" bash -c \
 	"'$BLOOMTAP' -j stats --instance '$INST' | python3 -c 'import json,sys; sys.exit(not json.load(sys.stdin)[\"flow_memory_full\"] > 0)'"
 
 # ---- the demo: runs, reports, and removes all it made ----
+expect_fail "trace IFACE without a capture: a usage error that names what is missing" \
+	"'lo' is an interface: give a capture FILE after it, or --hex BYTES" "$BLOOMTAP" trace lo
+"$BLOOMTAP" trace lo >/dev/null 2>&1
+eq "trace IFACE without a capture: exit 2" "$?" 2
 OUT=$("$BLOOMTAP" demo --duration 1 2>&1)
 DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' <<<"$OUT")
 check "demo names its lab after its PID ($DB)" test -n "$DB"

@@ -9,7 +9,7 @@ INST=spie-$ID
 A=$PCAPS/ndpi__gnutella.pcap B=$PCAPS/pcapplusplus__tls2.pcap
 ARCH=$(mktemp -d)
 cleanup() {
-	for i in "$INST" "$INST-lan" "${LONG:-}"; do
+	for i in "$INST" "$INST-lan" "$INST-ov" "${LONG:-}"; do
 		[ -n "$i" ] && "$BLOOMTAP" detach --instance "$i" >/dev/null 2>&1; done
 	rm -rf "$ARCH"
 }
@@ -117,6 +117,29 @@ check "archive lists a format 1 file" bash -c "'$BLOOMTAP' -j archive '$OLD' | g
 rm -rf "$OLD"
 
 # SIGKILL in the middle of a keeper's turn: tests/keeper_kills.sh
+
+# "overloaded" means one thing: the datapath found no window ready at the
+# load. A window moves on a batch at a time, so it may hold a little more
+# (1985 packets a window here, moving on at 2048, with windows ready)
+python3 - "$ARCH/n5000.pcap" <<'PY'
+import struct, sys
+with open(sys.argv[1], 'wb') as f:
+    f.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for i in range(5000):
+        ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 28, i & 0xffff, 0, 64, 17, 0,
+                         bytes([198, 18, 60, i >> 8 & 255]), bytes([198, 18, 61, i & 255]))
+        d = b'\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00' + ip + struct.pack('!HHHH', 1000, 9, 8, 0) + bytes(18)
+        f.write(struct.pack('<IIII', 0, i, len(d), len(d)) + d)
+PY
+check "replay 5,000 packets into windows of 1,985" "$BLOOMTAP" replay --reset --instance "$INST-ov" \
+	--windows 16 --window-bits 64K --bits-per-packet 33 "$ARCH/n5000.pcap"
+eq "windows past their design load by less than a batch: not overloaded" "$("$BLOOMTAP" -j windows --instance "$INST-ov" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+over = [w for w in d if w["packets"] > w["design_load"]]
+print(len(over) > 0, [w["overloaded"] for w in over])')" "True [False, False]"
+eq "and the plain output says none is past its load" "$("$BLOOMTAP" windows --instance "$INST-ov" | grep -c 'past its load')" 0
+"$BLOOMTAP" detach --instance "$INST-ov" >/dev/null 2>&1
 
 # ---- instances that share an archive directory: names matched exactly,
 # a query searches only its instance's files, the budget holds for the

@@ -11,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <zstd.h>
+#include <net/if.h>
 #include "archive.h"
 #include "capture.h"
 #include "common.h"
 #include "commands.h"
 #include "digest.h"
+#include "instance.h"
 #include "options.h"
 #include "spie.h"
 #include "util.h"
@@ -467,6 +470,9 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 	return o;
 }
 
+/* The CLI's error (exit 2) and the API's (400) when nothing was traceable. */
+static const char no_ip_msg[] = "no IP packet that bloomtap records in the input";
+
 struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
 				    const void *buf, size_t len, __u64 since, __u64 until,
 				    char *err, size_t errlen)
@@ -507,6 +513,10 @@ struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *
 	}
 	if (cap && rc < 0)
 		goto fail;
+	if (!json_object_array_length(arr)) {
+		snprintf(err, errlen, "%s", no_ip_msg);
+		goto fail;
+	}
 	goto out;
 fail:
 	json_object_put(arr);
@@ -670,7 +680,7 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 		return BT_EXIT_USAGE;
 	}
 	if (!ip) {
-		bt_err("trace: no IP packet that bloomtap records in the input");
+		bt_err("trace: %s", no_ip_msg);
 		return BT_EXIT_USAGE;
 	}
 	return unseen ? BT_EXIT_FAIL : BT_EXIT_OK;
@@ -700,6 +710,13 @@ int cmd_trace(int argc, char **argv)
 	else {
 		file = argv[n];
 		iface = n == 2 ? argv[1] : NULL;
+	}
+	/* "trace IFACE" alone: the capture is what is missing */
+	if (n == 1 && !tcfg.hex && access(file, F_OK) &&
+	    (if_nametoindex(file) || bt_instance_exists(file))) {
+		bt_err("trace: '%s' is an interface: give a capture FILE after it, or --hex BYTES "
+		       "(see bloomtap trace --help)", file);
+		return BT_EXIT_USAGE;
 	}
 	if ((tcfg.since && bt_parse_time(tcfg.since, &since)) ||
 	    (tcfg.until && bt_parse_time(tcfg.until, &until))) {

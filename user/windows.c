@@ -17,6 +17,12 @@
 #include "spie.h"
 #include "util.h"
 
+/* "Overloaded" has one meaning everywhere (windows, archive, the metric):
+ * the datapath filled the window to its design load and found no clean
+ * window ready, so it went on in this one (BT_WIN_OVERLOADED). A window
+ * holds a little more than its load without that: each CPU counts into the
+ * shared fill a batch at a time, so the window moves on within a batch a
+ * CPU of its load. */
 static void print_ring(const struct bt_spie_maps *s)
 {
 	struct json_object *arr = bt_g.json ? json_object_new_array() : NULL;
@@ -52,7 +58,7 @@ static void print_ring(const struct bt_spie_maps *s)
 			json_object_object_add(o, "packets", json_object_new_uint64(packets));
 			json_object_object_add(o, "design_load", json_object_new_uint64(m->design_load));
 			json_object_object_add(o, "overloaded", json_object_new_boolean(
-					       w->flags & BT_WIN_OVERLOADED || packets > m->design_load));
+					       w->flags & BT_WIN_OVERLOADED));
 			json_object_object_add(o, "archived", json_object_new_boolean(
 					       w->flags & BT_WIN_ARCHIVED));
 			json_object_object_add(o, "fpr", json_object_new_double(fpr));
@@ -61,8 +67,7 @@ static void print_ring(const struct bt_spie_maps *s)
 		}
 		printf("  [%3u] window %-6u %-7s %s .. %s  %9" PRIu64 " packets%s  "
 		       "false-positive rate %.2g%s\n", i, w->seq, bt_window_state_name(st), a, b,
-		       packets, packets > m->design_load || w->flags & BT_WIN_OVERLOADED ?
-		       " (past its load)" : "", fpr, w->flags & BT_WIN_ARCHIVED ? "  archived" : "");
+		       packets, w->flags & BT_WIN_OVERLOADED ? " (past its load)" : "", fpr, w->flags & BT_WIN_ARCHIVED ? "  archived" : "");
 	}
 	if (arr)
 		bt_json_print(arr);
