@@ -28,6 +28,10 @@ get() { inb curl -s -m 5 "$@"; }
 # ---- bad values: clear errors, nothing attached ----
 expect_fail "no interface" "name at least one interface" inb "$BLOOMTAP" run
 expect_fail "unknown interface" "no such interface" inb "$BLOOMTAP" run nosuch0
+# the agent's own interface, asked for from the wrong namespace: the hint
+expect_fail "run IFACE from another namespace: the nsenter hint, as attach gives it" \
+	"in another network namespace, run bloomtap there with nsenter --net=/var/run/netns/NAME" \
+	"$BLOOMTAP" run "$VB"
 expect_fail "bad --listen" "give ADDR:PORT" inb "$BLOOMTAP" run --listen nowhere "$VB"
 expect_fail "bad --interval" "out of range" inb "$BLOOMTAP" run --interval 0 "$VB"
 printf 'interval = 1\nbogus = 3\n' > "$TMP/bad.conf"

@@ -33,8 +33,20 @@ expect_fail "stats: unknown instance" "no bloomtap instance 'nope-$ID'" "$BLOOMT
 expect_fail "not root: clear message" "needs root" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$BLOOMTAP" replay "$PCAPS/dnscap__dns.pcap"
 
+# ip netns exec gives the command a private /sys: pins made there vanish.
+# Refused, with the way that works, and nothing left attached
+expect_fail "attach under ip netns exec: refused, says to use nsenter" \
+	"nsenter --net=/var/run/netns/NAME bloomtap ... instead" ip netns exec "$NSB" "$BLOOMTAP" attach "$VB"
+check "and nothing attached" bash -c "! ip -n $NSB link show $VB | grep -q xdp"
 check "attach $VB (native)" in_ns "$NSB" "$BLOOMTAP" attach --mode native --bytes 400 "$VB"
 expect_fail "attach twice: already attached" "already has bloomtap attached" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
+expect_fail "attach under ip netns exec over a live instance: refused, never --force advice" \
+	"nsenter --net=/var/run/netns/NAME" ip netns exec "$NSB" "$BLOOMTAP" attach "$VB"
+# bloomtap's program where its pins cannot be seen (a bpffs of its own)
+OUT=$(unshare -m bash -c "mount -t bpf bpffs /sys/fs/bpf && nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' attach '$VB'" 2>&1); RC=$?
+check "bloomtap's own program, pins not visible: refused (exit $RC), no --force advice" bash -c \
+	"[ $RC -ne 0 ] && grep -q \"already runs bloomtap's program\" <<<\"\$0\" && ! grep -q -- '--force' <<<\"\$0\"" "$OUT"
+check "the live instance is untouched" bash -c "ip -n $NSB link show $VB | grep -q 'name bloomtap_xdp' && test -e $PIN/$VB"
 check "pins are root-only (0700)" test "$(stat -c %a "$PIN/$VB")" = 700
 eq "status lists the instance, attached" "$("$BLOOMTAP" -j status | python3 -c '
 import json, sys; print([i["state"] for i in json.load(sys.stdin) if i["name"] == sys.argv[1]])' "$VB")" "['attached']"

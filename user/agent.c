@@ -467,7 +467,7 @@ static int run(int argc, char **argv)
 	}
 	for (int i = 0; i < n; i++)
 		if (!if_nametoindex(names[i])) {
-			bt_err("run: no such interface: '%s' (see 'ip link')", names[i]);
+			bt_err_no_iface("run", names[i]);
 			return BT_EXIT_USAGE;
 		}
 	if (ag.cfg.archive && !ag.cfg.check && mkdir_p(ag.cfg.archive)) {

@@ -111,8 +111,7 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 
 	ifindex = if_nametoindex(ifname);
 	if (!ifindex) {
-		bt_err("no such interface: '%s' (see 'ip link'; in another network "
-		       "namespace, run bloomtap there with nsenter --net=...)", ifname);
+		bt_err_no_iface(NULL, ifname);
 		return -ENODEV;
 	}
 	if (bt_instance_name_check(ifname)) {
@@ -127,6 +126,16 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 		return -EEXIST;
 	}
 	id = xdp_prog_on(ifindex, other, sizeof(other));
+	/* bloomtap's own program whose pins this process cannot see: never
+	 * advise --force over it, which would replace a live instance */
+	if (id && !force && !strcmp(other, "bloomtap_xdp")) {
+		bt_err("'%s' already runs bloomtap's program (id %u), but its pins are not "
+		       "visible here%s: run bloomtap where they are, in the network namespace with "
+		       "nsenter --net=/var/run/netns/NAME", ifname, id,
+		       bt_private_mounts() ? " (this process has a mount namespace of its own, as "
+					     "under ip netns exec)" : "");
+		return -EEXIST;
+	}
 	if (id && !force) {
 		bt_err("'%s' already runs XDP program '%s' (id %u) that is not bloomtap's: "
 		       "add --force to replace it", ifname, other, id);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <dirent.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,41 @@
 
 #define BPF_FS_MAGIC_ 0xcafe4a11
 
+/* Whether process pid has a mount namespace other than ours; false when it
+ * cannot be told (a sandbox may hide PID 1's even from root). */
+static bool other_mounts(pid_t pid)
+{
+	struct stat self, other;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	return !stat("/proc/self/ns/mnt", &self) && !stat(path, &other) &&
+	       (self.st_ino != other.st_ino || self.st_dev != other.st_dev);
+}
+
+bool bt_private_mounts(void)
+{
+	/* PID 1's, or the parent's: ip netns exec makes the namespace and
+	 * execs us in it, its caller left outside */
+	return other_mounts(1) || other_mounts(getppid());
+}
+
 int bt_ensure_bpffs(void)
 {
 	struct statfs st;
 
 	if (!statfs("/sys/fs/bpf", &st) && st.f_type == BPF_FS_MAGIC_)
 		return 0;
+	/* A private mount namespace (ip netns exec makes one and mounts a /sys
+	 * of its own): a bpffs mounted here vanishes with this process, and
+	 * the pins with it, while the program stays attached. */
+	if (bt_private_mounts()) {
+		bt_err("/sys/fs/bpf here is not the host's: this process runs in a mount "
+		       "namespace of its own (ip netns exec gives it a private /sys), so pins made "
+		       "here would vanish when it exits. Run bloomtap in the network namespace with "
+		       "nsenter --net=/var/run/netns/NAME bloomtap ... instead");
+		return -EPERM;
+	}
 	/* Pins must outlive this process: mount bpffs where everyone looks. */
 	if (mount("bpffs", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
 		int err = -errno;

@@ -34,6 +34,8 @@ struct bt_instance {
 	struct bt_meta meta;
 };
 
+/* True in a mount namespace other than PID 1's (ip netns exec's). */
+bool bt_private_mounts(void);
 int bt_ensure_bpffs(void);
 /* 0 when name is usable as an instance (and directory) name. */
 int bt_instance_name_check(const char *name);

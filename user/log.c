@@ -101,3 +101,10 @@ void bt_json_print(struct json_object *o)
 	puts(json_object_to_json_string_ext(o, flags | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 }
+
+void bt_err_no_iface(const char *who, const char *ifname)
+{
+	bt_err("%s%sno such interface: '%s' (see 'ip link'; in another network namespace, run "
+	       "bloomtap there with nsenter --net=/var/run/netns/NAME, not ip netns exec)",
+	       who ? who : "", who ? ": " : "", ifname);
+}
