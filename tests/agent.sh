@@ -61,6 +61,21 @@ check "promtool check metrics" bash -c "promtool check metrics < '$TMP/metrics.t
 check "per-interface counters" grep -q "^bloomtap_packets_total{interface=\"$VB\"} [1-9]" "$TMP/metrics.txt"
 check "one HELP and TYPE per family" bash -c "[ \$(grep -c '^# TYPE bloomtap_l4_packets_total' '$TMP/metrics.txt') = 1 ]"
 check "archive gauge" grep -q "^bloomtap_archive_bytes [0-9]" "$TMP/metrics.txt"
+# every family the agent exports is in the README's metrics table, and
+# every family the README names is exported (IPFIX's and the classes' come
+# with collectors and lists: the README names them, agent.sh's agent has
+# neither, and ipfix.sh and watch.sh scrape them)
+eq "the README's metrics and the agent's, the same families" "$(python3 - "$TMP/metrics.txt" "$TOP/README.md" <<'PY'
+import re, sys
+exported = set(re.findall(r"^# TYPE (bloomtap_\w+)", open(sys.argv[1]).read(), re.M))
+readme = open(sys.argv[2]).read()
+table = readme[readme.index("| metric |"):]
+table = table[:table.index("\n\n")]
+named = set(re.findall(r"`(bloomtap_\w+)", table))
+elsewhere = {m for m in named if m.startswith(("bloomtap_ipfix_", "bloomtap_class_"))}
+print(sorted(exported - named), sorted(named - exported - elsewhere))
+PY
+)" "[] []"
 # the pings' interval ends (2 s) and windows are archived (flush 1 s)
 wait_for "heavy flows of the last interval as gauges (the pings)" 30 bash -c \
 	"curl_out=\$(nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics); grep -q 'bloomtap_heavy_flow_bytes{interface=\"$VB\",rank=\"1\"' <<<\"\$curl_out\"" &&
@@ -115,6 +130,11 @@ done
 check "a flood of requests meets 429 (rate bounded): $(echo $CODES)" grep -q " 429" <<<"$CODES"
 check "the API changes nothing: POST /metrics refused" bash -c "[ \$(nsenter --net=/var/run/netns/$NSB curl -s -o /dev/null -w '%{http_code}' -X POST 127.0.0.1:$PORT/metrics) = 405 ]"
 wait_for "the bucket refills" 30 bash -c "[ \$(nsenter --net=/var/run/netns/$NSB curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/healthz) = 200 ]"
+
+# ---- detach while the agent keeps the instance: refused ----
+expect_fail "detach while the agent keeps the instance: refused, says what to do" \
+	"keeps instance '$VB': stop it first" inb "$BLOOMTAP" detach "$VB"
+check "and the instance is still attached" bash -c "ip -n $NSB link show $VB | grep -q 'name bloomtap_xdp' && test -e /sys/fs/bpf/bloomtap/$VB"
 
 # ---- a real Prometheus scrapes it ----
 prometheus_start "$NSB" "127.0.0.1:$PORT" 127.0.0.1:9090 "$TMP/prom"

@@ -299,13 +299,15 @@ int cmd_attach(int argc, char **argv)
 }
 
 static struct detach_cfg {
-	bool keep_maps;
+	bool keep_maps, force;
 	const char *instance;
 } detach_cfg;
 
 static const struct bt_opt detach_opts[] = {
 	{ "keep-maps", 'k', BT_OPT_FLAG, &detach_cfg.keep_maps, NULL,
 	  "keep the pinned maps (counters stay readable; attach again reuses them)" },
+	{ "force", 'f', BT_OPT_FLAG, &detach_cfg.force, NULL,
+	  "detach even while an agent (or windows --every) keeps the instance" },
 	BT_INSTANCE_OPT(detach_cfg.instance),
 	{ 0 }
 };
@@ -318,7 +320,7 @@ static const struct bt_cmd_spec detach_spec = {
 
 int cmd_detach(int argc, char **argv)
 {
-	int n = bt_parse_args(&detach_spec, argc, argv);
+	int n = bt_parse_args(&detach_spec, argc, argv), lock = -1, err;
 	const char *name;
 
 	if (n < 0)
@@ -330,7 +332,17 @@ int cmd_detach(int argc, char **argv)
 		return BT_EXIT_USAGE;
 	}
 	name = n == 1 ? argv[1] : detach_cfg.instance;
-	if (bt_detach(name, detach_cfg.keep_maps))
+	/* an agent keeping the instance would go on serving frozen counters */
+	if (!detach_cfg.force && bt_instance_lock(name, &lock) == -EBUSY) {
+		bt_err("detach: another bloomtap process (an agent, or windows --every) keeps "
+		       "instance '%s': stop it first (an agent stopped with --detach-on-exit "
+		       "detaches itself), or add --force", name);
+		return BT_EXIT_FAIL;
+	}
+	err = bt_detach(name, detach_cfg.keep_maps);
+	if (lock >= 0)
+		close(lock);
+	if (err)
 		return BT_EXIT_FAIL;
 	if (bt_g.json) {
 		struct json_object *o = json_object_new_object();
