@@ -39,6 +39,11 @@ expect_fail "unknown key in the config file" "unknown option '--bogus'" inb "$BL
 printf 'window-bits = 5000\n' > "$TMP/bad2.conf"
 expect_fail "bad value in the config file" "not a power of two" inb "$BLOOMTAP" run --config "$TMP/bad2.conf" "$VB"
 check "nothing attached after the refusals" test ! -e "/sys/fs/bpf/bloomtap/$VB"
+# the archive has a budget unless told otherwise, and --check says which
+check "run --check: the archive's default budget (1 GiB)" bash -c \
+	"nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --check '$VB' | grep -q 'archive /var/lib/bloomtap/archive (at most 1024.0 MiB)'"
+check "run --check: --archive-max-bytes 0, no budget" bash -c \
+	"nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --check --archive-max-bytes 0 '$VB' | grep -q '(no budget)'"
 
 # ---- running ----
 cat > "$TMP/agent.conf" <<CONF

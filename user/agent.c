@@ -475,8 +475,13 @@ static int run(int argc, char **argv)
 		return BT_EXIT_USAGE;
 	}
 	if (ag.cfg.check) {
-		printf("configuration OK: %d interface%s, HTTP on %s\n", n, n > 1 ? "s" : "",
-		       ag.cfg.listen);
+		char budget[32] = "no budget";
+
+		if (ag.cfg.archive_max_bytes)
+			snprintf(budget, sizeof(budget), "at most %.1f MiB",
+				 ag.cfg.archive_max_bytes / 1048576.0);
+		printf("configuration OK: %d interface%s, HTTP on %s, archive %s (%s)\n", n,
+		       n > 1 ? "s" : "", ag.cfg.listen, ag.cfg.archive, budget);
 		return 0;
 	}
 	ag.argc = argc;

@@ -46,8 +46,12 @@ struct agent_cfg {
 	struct bt_watch_list *watch_list;
 };
 
+/* The archive's budget unless told: an idle link seals a window a second,
+ * and windows a day on disk would fill it. */
+#define BT_AGENT_ARCHIVE_MAX_BYTES (1ULL << 30)
 #define AGENT_DEFAULTS { .listen = "127.0.0.1:9477", .archive = "/var/lib/bloomtap/archive", \
-			.interval_s = 10, .top = 10, .ipfix_cfg = BT_IPFIX_CFG_DEFAULTS }
+			.archive_max_bytes = BT_AGENT_ARCHIVE_MAX_BYTES, .interval_s = 10, \
+			.top = 10, .ipfix_cfg = BT_IPFIX_CFG_DEFAULTS }
 
 /* run's options (user/agent_config.c). */
 extern const struct bt_cmd_spec bt_run_spec;

@@ -24,8 +24,8 @@
 	{ "archive", 'a', BT_OPT_STRING, &(c).archive, "DIR",			\
 	  "sealed SPIE windows go here (default /var/lib/bloomtap/archive)" },	\
 	{ "archive-max-bytes", 0, BT_OPT_U64, &(c).archive_max_bytes, "N",	\
-	  "prune the archive directory to N bytes, oldest first", .min = 1,	\
-	  .max = UINT64_MAX },							\
+	  "prune the archive directory to N bytes, oldest first (default 1G; 0: no " \
+	  "budget)", .min = 0, .max = UINT64_MAX },				\
 	{ "archive-max-age", 0, BT_OPT_U64, &(c).archive_max_age, "SECONDS",	\
 	  "prune archived windows older than this", .min = 1, .max = UINT64_MAX }, \
 	{ "archive-flush", 0, BT_OPT_DOUBLE, &(c).archive_flush_s, "SECONDS",	\
