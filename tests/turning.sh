@@ -44,8 +44,14 @@ expect_fail "heavy --flip refused while the agent keeps the instance" \
 	"keeps instance '$VB' turning" "$BLOOMTAP" heavy "$VB" --flip
 expect_fail "windows --every refused too" "keeps instance '$VB' turning" \
 	timeout 5 "$BLOOMTAP" windows "$VB" --every 1
-expect_fail "a second agent refused" "keeps this instance turning" \
-	timeout 5 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --listen 127.0.0.1:$((PORT + 1))
+# a second agent: one message, naming the holder, and nothing else said
+# (it said "adopted", then "keeps this instance turning", then "could not
+# attach or adopt")
+OUT=$(timeout 30 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --listen 127.0.0.1:$((PORT + 1)) 2>&1); RC=$?
+eq "a second agent refused: exit 1, one line, the first agent's PID" "$RC/$(wc -l <<<"$OUT")/$(grep -c "the instance is held by another bloomtap process (PID $AGENT:" <<<"$OUT")" "1/1/1"
+OUT=$(nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --check "$VB" --listen 127.0.0.1:$PORT 2>&1); RC=$?
+check "run --check beside it: not OK (exit $RC): the instance held, the port taken" bash -c \
+	"[ $RC -ne 0 ] && grep -q 'held by another bloomtap process (PID $AGENT' <<<\"\$0\" && grep -q '127.0.0.1:$PORT is taken' <<<\"\$0\" && ! grep -q 'configuration OK' <<<\"\$0\"" "$OUT"
 check "the first agent still runs" kill -0 $AGENT
 
 # ---- 1,000+ windows into the archive: the capture replayed into the

@@ -363,6 +363,18 @@ static void reconfigure(void)
 	       ag.cfg.interval_s, ag.cfg.spie.window_s);
 }
 
+/* Whether another process holds instance name's lock: said, with its PID. */
+static bool held_elsewhere(const char *name)
+{
+	int pid = bt_instance_lock_holder(name);
+
+	if (!pid)
+		return false;
+	bt_err("run: %s: the instance is held by another bloomtap process (PID %d: an agent, "
+	       "or windows --every); one at a time", name, pid);
+	return true;
+}
+
 /* Phase 2: attach or adopt every interface, take its lock, map it. */
 static int start_ifaces(struct bt_keeper **keepers)
 {
@@ -370,9 +382,13 @@ static int start_ifaces(struct bt_keeper **keepers)
 		struct agent_iface *f = &ag.ifs[i];
 
 		f->lock_fd = -1;
+		/* an instance another process keeps: said once, nothing touched */
+		if (bt_instance_exists(f->name) && held_elsewhere(f->name)) {
+			ag.n = i;
+			return -1;
+		}
 		if (!adopt_or_attach(f) && bt_instance_lock(f->name, &f->lock_fd))
-			bt_err("run: %s: another bloomtap process (an agent, or windows --every) "
-			       "keeps this instance turning; one at a time", f->name);
+			held_elsewhere(f->name);	/* taken between the two: rare */
 		if (f->lock_fd < 0 || bt_heavy_map(&f->inst, &f->hm) ||
 		    bt_spie_map(&f->inst, &f->sm)) {
 			bt_err("run: %s: could not attach or adopt", f->name);
@@ -476,6 +492,17 @@ static int run(int argc, char **argv)
 	}
 	if (ag.cfg.check) {
 		char budget[32] = "no budget";
+		bool busy = false;
+
+		/* what would stop the start: an instance kept, the port taken */
+		for (int i = 0; i < n; i++)
+			busy |= bt_instance_exists(names[i]) && held_elsewhere(names[i]);
+		if (bt_listen_free(ag.cfg.listen) == -EADDRINUSE) {
+			bt_err("run: %s is taken by another process here", ag.cfg.listen);
+			busy = true;
+		}
+		if (busy)
+			return BT_EXIT_FAIL;
 
 		if (ag.cfg.archive_max_bytes)
 			snprintf(budget, sizeof(budget), "at most %.1f MiB",

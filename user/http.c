@@ -275,6 +275,23 @@ int bt_listen_check(const char *s, bool *loopback)
 	return 0;
 }
 
+int bt_listen_free(const char *s)
+{
+	struct sockaddr_storage ss;
+	int fd, one = 1, err;
+
+	if ((err = parse_listen(s, &ss)))
+		return err;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	err = bind(fd, (struct sockaddr *)&ss, ss.ss_family == AF_INET6 ?
+		   sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
 struct MHD_Daemon *bt_http_start(struct agent *a, const char *listen, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;

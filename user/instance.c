@@ -6,6 +6,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/sysmacros.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -289,14 +290,38 @@ int bt_instance_lock(const char *name, int *fd)
 	return err;
 }
 
+int bt_instance_lock_holder(const char *name)
+{
+	char dir[256], line[256];
+	struct stat st;
+	FILE *f;
+	int pid = 0;
+
+	if (bt_instance_path(name, NULL, dir, sizeof(dir)) || stat(dir, &st) ||
+	    !(f = fopen("/proc/locks", "r")))
+		return 0;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF" (proc(5)) */
+	while (!pid && fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		unsigned long ino;
+		int p;
+
+		if (sscanf(line, "%*d: FLOCK %*s %*s %d %x:%x:%lu", &p, &maj, &min, &ino) == 4 &&
+		    ino == st.st_ino && makedev(maj, min) == st.st_dev)
+			pid = p;
+	}
+	fclose(f);
+	return pid;
+}
+
 int bt_instance_lock_or_explain(const char *name, const char *what, int *fd)
 {
 	int err = bt_instance_lock(name, fd);
 
 	if (err == -EBUSY)
-		bt_err("another bloomtap process (an agent, or windows --every) keeps instance "
-		       "'%s' turning: it cannot %s by hand meanwhile; stop that process first",
-		       name, what);
+		bt_err("another bloomtap process (PID %d: an agent, or windows --every) keeps "
+		       "instance '%s' turning: it cannot %s by hand meanwhile; stop that process "
+		       "first", bt_instance_lock_holder(name), name, what);
 	else if (err)
 		bt_err("locking instance '%s': %s", name, strerror(-err));
 	return err;
