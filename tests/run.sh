@@ -68,6 +68,7 @@ run_build() {	# label, build dir
 	run_suite ${label}watch       $BT_BUILD/tests/test_watch
 	run_suite ${label}cli         tests/cli.sh
 	run_suite ${label}integration tests/integration.sh
+	run_suite ${label}first-lab   tests/firstlab.sh
 	run_suite ${label}windows     tests/spie.sh
 	run_suite ${label}keeper-kills tests/keeper_kills.sh
 	run_suite ${label}multihop    tests/multihop.sh

@@ -45,6 +45,8 @@ check "host bits under a prefix: warned, with file and line" bash -c \
 W=$("$BLOOMTAP" -j watch load "$TMP/good.txt" --instance "$INST" 2>/dev/null)
 eq "watch load -j: keys, classes, duplicates dropped, probes by family" \
 	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["keys"], d["classes"], d["duplicates"], d["masked"], d["probes_ipv4"], d["probes_ipv6"])' <<<"$W")" "4 4 1 1 2 2"
+check "a list of 4 keys: its bits a key explained (a fixed size)" bash -c \
+	"'$BLOOMTAP' watch load '$TMP/good.txt' --instance '$INST' 2>/dev/null | grep -q 'a small list: the table.s fixed size'"
 BEFORE=$("$BLOOMTAP" watch test 10.0.2.15 69.118.162.5 1.2.3.4 2001:db8:1::9 2001:db8:2::9 --instance "$INST")
 eq "watch test: longest prefix, or none" "$(tr '\n' '|' <<<"$BEFORE")" \
 	"10.0.2.15: me (10.0.2.15/32)|69.118.162.5: peers (69.118.162.0/24)|1.2.3.4: none|2001:db8:1::9: doc-one (2001:db8:1::/48)|2001:db8:2::9: doc (2001:db8::/32)|"
@@ -163,6 +165,7 @@ eq "class me: packets and bytes each way = tshark's" "$(cls me)" "$TS"
 H=$("$BLOOMTAP" -j heavy --instance "$INST" -n 3)
 eq "heavy -j: the top flow's classes" "$(python3 -c 'import json,sys; f=json.load(sys.stdin)[0]; print(f["src_class"], f["dst_class"])' <<<"$H")" "peers me"
 check "heavy: the classes column" bash -c "'$BLOOMTAP' heavy --instance '$INST' -n 1 | grep -q 'peers > me'"
+eq "heavy names the instance it shows" "$("$BLOOMTAP" heavy --instance "$INST" -n 1 | head -1)" "instance $INST"
 
 # one rule for the family: the address's form. An IPv6 packet from
 # ::ffff:198.18.9.1 is counted as 198.18.9.1 by the datapath, as heavy's

@@ -149,6 +149,7 @@ static int print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, int 
 	int err = 0;
 
 	bt_watch_names_open(m->inst, &w);
+	printf("instance %s\n", m->inst->name);	/* which one, when several run */
 	for (int i = 0; i < nivs && !err; i++) {
 		struct bt_heavy_report r;
 

@@ -555,8 +555,11 @@ static const struct bt_cmd_spec trace_spec = {
 	"archived, whose Bloom filter holds its digest: the window's time range and\n"
 	"false-positive rate; or 'not seen'; and the chance that at least one of the\n"
 	"windows searched answers falsely. With an instance, only its own archive\n"
-	"files are searched; with --archive alone, every instance's. Exit status: 0\n"
-	"when every IP packet was seen, 1 when some were not, 2 on error.",
+	"files are searched; with --archive alone, every instance's. A digest covers\n"
+	"the packet's invariant bytes: identical packets (a retransmitted datagram\n"
+	"with the same IP ID and payload) are one to SPIE, seen in each window any\n"
+	"of them passed in. Exit status: 0 when every IP packet was seen, 1 when\n"
+	"some were not, 2 on error.",
 	trace_opts, 0, 2,
 };
 

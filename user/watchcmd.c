@@ -81,6 +81,10 @@ static void loaded_print(const char *name, const struct bt_watch_loaded *w)
 	       w->probes[1]);
 	if (w->duplicates || w->masked)
 		printf("; %u duplicates dropped, %u prefixes masked", w->duplicates, w->masked);
+	/* three spare segments and whole groups of cells: a fixed size */
+	if (w->keys && w->keys < 1000)
+		printf(" (a small list: the table's fixed size, not its keys, makes the bits a "
+		       "key)");
 	printf("\n");
 }
 

@@ -112,9 +112,11 @@ static const struct bt_cmd_spec windows_spec = {
 	"windows", "[IFACE]",
 	"The ring of SPIE windows: state, time range, packets, false-positive rate.\n"
 	"The datapath moves to the next window itself when one reaches its design\n"
-	"load. --rotate closes the current one now and seals it; --every keeps the\n"
-	"ring turning as the agent does (sealing behind the datapath, readying clean\n"
-	"windows ahead of it) and with --archive writes sealed windows to files.",
+	"load; closing one on time (the agent's --window, 1 s by default) is the\n"
+	"keeper's work: with no agent and no --every, a window stays open until it\n"
+	"is full. --rotate closes the current one now and seals it; --every keeps\n"
+	"the ring turning as the agent does (sealing behind the datapath, readying\n"
+	"clean windows ahead of it) and with --archive writes sealed windows to files.",
 	windows_opts, 0, 1,
 };
 
