@@ -341,6 +341,19 @@ static __u32 id_of(const struct bt_instance *inst, const char *name)
 	return 0;
 }
 
+/* The instance's id of each reference class ("c<class>"), every one given. */
+static void class_ids(const struct bt_instance *inst, __u32 id[CLASSES + 1])
+{
+	char name[16];
+
+	id[0] = 0;
+	for (__u32 c = 1; c <= CLASSES; c++) {
+		snprintf(name, sizeof(name), "c%u", c);
+		id[c] = id_of(inst, name);
+		assert_int_not_equal(id[c], 0);
+	}
+}
+
 /* watch set decides membership on all the check bits: with a table of 8
  * (--check-bits 8), keys outside the list that the table answers for are
  * refused, and the listed keys keep their classes. Before, set used the
@@ -388,13 +401,9 @@ static void test_set_refuses_outsiders(void **state)
 	print_message("%zu keys outside the list tried, %zu answered by the 8-bit table: each "
 		      "refused by set\n", tried, passed);
 	assert_int_equal(passed, 10);
-	__u32 id[CLASSES + 1] = { 0 };
-	char name[16];
+	__u32 id[CLASSES + 1];
 
-	for (__u32 c = 1; c <= CLASSES; c++) {
-		snprintf(name, sizeof(name), "c%u", c);
-		id[c] = id_of(&inst, name);
-	}
+	class_ids(&inst, id);
 	assert_int_equal(bt_watch_table_open(&inst, false, &t), 0);
 	for (size_t i = 0; i < r.n; i++)
 		assert_int_equal(bt_bloomier_get(&t.keys, &t.hdr, t.cells, r.k[i].hi, r.k[i].lo,
@@ -434,15 +443,9 @@ static void test_datapath_agrees(void **state)
 	print_message("loaded %zu keys: %.2f bits a key, built in %.2f s\n", w.keys,
 		      w.bits_per_key, w.build_s);
 	assert_int_equal(bt_watch_table_open(&inst, false, &t), 0);
-	/* the instance's id of each reference class ("c<class>") */
-	__u32 id[CLASSES + 1] = { 0 };
-	char name[16];
+	__u32 id[CLASSES + 1];
 
-	for (__u32 c = 1; c <= CLASSES; c++) {
-		snprintf(name, sizeof(name), "c%u", c);
-		id[c] = id_of(&inst, name);
-		assert_int_not_equal(id[c], 0);
-	}
+	class_ids(&inst, id);
 	for (size_t i = 0; i < r.n; i += r.n / 40000) {
 		struct frame f;
 		uint8_t a[16];
