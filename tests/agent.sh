@@ -227,7 +227,10 @@ eq "--config=FILE read at start (its listen, its interface)" "$(get 127.0.0.1:$P
 eq "the command line's interval over the file's" "$(ival)" 9
 sighup_then $AGENT "$TMP/agent.log"
 eq "and after SIGHUP too" "$(ival)" 9
-check "--config=FILE --check" bash -c "nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --config='$TMP/agent.conf' --check | grep -q 'configuration OK: 1 interface, HTTP on 127.0.0.1:$PORT'"
+# --check reads the file's listen and interface: both held by this agent
+check "--config=FILE --check: the file's address and interface, both in use here" bash -c \
+	"! nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --config='$TMP/agent.conf' --check > '$TMP/check.out' 2>&1 &&
+	 grep -q '127.0.0.1:$PORT is taken' '$TMP/check.out' && grep -q \"$VB: the instance is held\" '$TMP/check.out'"
 
 # ---- the interface deleted and made again, while the agent runs and
 # while it does not: attached again, the instance kept ----
@@ -255,8 +258,19 @@ in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.8.2 >/dev/null
 P2=$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')
 check "stopped: packets counted again ($P1 -> $P2)" test "$P2" -ge $((P1 + 5))
 
-# ---- --detach-on-exit ----
+# ---- detach --force under the agent: it says so, once; /healthz fails;
+# bloomtap_attached is 0 (it logged a failed re-attach every second and
+# answered ok) ----
+check "detach --force while the agent runs" inb "$BLOOMTAP" detach --force "$VB"
+wait_for "/healthz answers 503" 30 bash -c "[ \$(nsenter --net=/var/run/netns/$NSB curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/healthz) = 503 ]" &&
+	ok "/healthz answers 503 once detached"
+eq "/healthz names the interface" "$(get 127.0.0.1:$PORT/healthz)" "$VB: detached"
+eq "bloomtap_attached 0" "$(get 127.0.0.1:$PORT/metrics | awk -v i="$VB" '$1 == "bloomtap_attached{interface=\""i"\"}" {print $2}')" 0
+eq "said once, no re-attach attempts" "$(grep -c "$VB: detached under the agent" "$TMP/agent.log")/$(grep -c 'could not attach' "$TMP/agent.log")" "1/0"
 kill -TERM $AGENT; wait $AGENT; AGENT=
+check "stopping: it does not claim the program stays attached" bash -c "tail -1 '$TMP/agent.log' | grep -q 'nothing is attached'"
+
+# ---- --detach-on-exit ----
 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" --detach-on-exit >> "$TMP/agent.log" 2>&1 &
 AGENT=$!
 wait_for "/healthz answers" 30 get "127.0.0.1:$PORT/healthz"

@@ -160,7 +160,22 @@ static int adopt_or_attach(struct agent_iface *f)
  * is there, logged. Checked once a second. */
 static void watch_iface(struct agent_iface *f)
 {
-	int ifindex = if_nametoindex(f->name), link = bt_instance_link_ifindex(f->name);
+	int ifindex, link;
+
+	/* detached under the agent (detach --force): the operator's call, not
+	 * a re-created interface to attach to again; said once, and /healthz
+	 * and bloomtap_attached say it from then on */
+	if (f->detached)
+		return;
+	if (!bt_instance_exists(f->name)) {
+		f->detached = true;
+		bt_log(BT_LOG_ERR, "%s: detached under the agent (its pins are gone): nothing is "
+		       "counted there any more; /healthz fails; restart the agent to attach again",
+		       f->name);
+		return;
+	}
+	ifindex = if_nametoindex(f->name);
+	link = bt_instance_link_ifindex(f->name);
 
 	if (!ifindex) {
 		if (!f->gone)
@@ -546,8 +561,16 @@ static int run(int argc, char **argv)
 	ag.started = mono();
 	count_archive();
 	loop(keepers);
-	bt_log(BT_LOG_INFO, "stopping; %s", ag.cfg.detach_on_exit ?
-	       "detaching (--detach-on-exit)" : "the programs stay attached, the maps pinned");
+	{
+		int detached = 0;
+
+		for (int i = 0; i < ag.n; i++)
+			detached += ag.ifs[i].detached;
+		bt_log(BT_LOG_INFO, "stopping; %s%s", ag.cfg.detach_on_exit ?
+		       "detaching (--detach-on-exit)" : detached < ag.n ?
+		       "the programs stay attached, the maps pinned" : "nothing is attached",
+		       detached && detached < ag.n ? " (where not detached meanwhile)" : "");
+	}
 	ret = 0;
 out:
 	bt_watch_loader_stop();

@@ -28,6 +28,8 @@ struct agent_iface {
 	int lock_fd;			/* bt_instance_lock(), held while running */
 	double next_flip;		/* CLOCK_MONOTONIC seconds */
 	bool gone;			/* its interface went away: waiting for it */
+	bool detached;			/* its pins removed under it (detach --force):
+					 * nothing counts; /healthz says so */
 	uint64_t reattached;		/* to an interface of its name made again */
 };
 

@@ -101,6 +101,15 @@ struct route {
 
 static enum MHD_Result route_healthz(struct agent *a, struct MHD_Connection *c, struct req *r)
 {
+	/* not healthy once an interface was detached under the agent */
+	for (int i = 0; i < a->n; i++)
+		if (a->ifs[i].detached) {
+			char *text = NULL;
+
+			if (asprintf(&text, "%s: detached\n", a->ifs[i].name) < 0)
+				text = NULL;
+			return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", text);
+		}
 	return reply(c, MHD_HTTP_OK, "text/plain", strdup("ok\n"));
 }
 

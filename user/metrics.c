@@ -179,6 +179,7 @@ static double archived(const struct agent_iface *f) { return f->keeper.archived;
 static double archive_errors(const struct agent_iface *f) { return f->keeper.archive_errors; }
 static double given_up(const struct agent_iface *f) { return f->keeper.dropped; }
 static double reattached(const struct agent_iface *f) { return f->reattached; }
+static double attached(const struct agent_iface *f) { return !f->detached; }
 
 /* The SPIE ring: its current window, and what the keeper did. */
 static void section_spie(struct buf *b, const struct agent *a)
@@ -202,6 +203,9 @@ static void section_spie(struct buf *b, const struct agent *a)
 		  "failing and the ring had no clean window left).", given_up);
 	per_iface(b, a, "bloomtap_reattached_total", "counter",
 		  "Times the interface was deleted and made again, and attached again.", reattached);
+	per_iface(b, a, "bloomtap_attached", "gauge",
+		  "1 while the agent's instance is attached; 0 once it was detached under the "
+		  "agent (detach --force).", attached);
 }
 
 static void section_archive_http(struct buf *b, const struct agent *a)
