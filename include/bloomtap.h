@@ -352,7 +352,8 @@ struct bt_watch_hdr {
 	__u64 check_mask;	/* the check bits compared, << 2 (over the index) */
 	__u32 seg_len;		/* cells a segment, a power of two */
 	__u32 seg_count_len;	/* segments * seg_len: where a key's first cell falls */
-	__u32 cells;		/* (segments + 2) * seg_len; 8 a group */
+	__u32 cells;		/* (segments + 3) * seg_len: a key's first cell in
+				 * the first segments, its fourth 3 after; 8 a group */
 	__u32 keys;		/* 0: no table (the default) */
 	__u8 nlen[2];		/* distinct prefix lengths: IPv4 keys, IPv6 keys */
 	__u8 pad[6];

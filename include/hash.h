@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* The one keyed hash of bloomtap, compiled into both the XDP program and the
- * tool so that user space computes exactly what the kernel computed.
+/* bloomtap's keyed hashes, compiled into both the XDP program and the tool
+ * so that user space computes exactly what the kernel computed: NH with a
+ * mixer on the per-packet path and for watch-list keys (below), and
+ * SipHash-1-3 where a few calls a second do not count (deriving those keys
+ * from the instance's key, the archive's key fingerprint).
  *
  * SipHash-1-3 (Aumasson & Bernstein, 2012; the variant Linux uses for
  * hsiphash on 64-bit): a keyed pseudo-random function, so that without the

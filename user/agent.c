@@ -57,13 +57,6 @@ void bt_log(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
-static double mono(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 static struct agent ag = {
 	.cfg = AGENT_DEFAULTS,
@@ -158,7 +151,7 @@ static int adopt_or_attach(struct agent_iface *f)
 
 /* The interface went away, or was made again: attach to it again once it
  * is there, logged. Checked once a second. */
-static void watch_iface(struct agent_iface *f)
+static void check_iface(struct agent_iface *f)
 {
 	int ifindex, link;
 
@@ -314,12 +307,12 @@ static void export_interval(struct agent_iface *f, __u32 iv)
 		double *at = &ag.ipfix_logged_at[i];
 		struct bt_ipfix_stats st;
 
-		if (!err[i] || (*at && mono() - *at < 60))
+		if (!err[i] || (*at && bt_mono_s() - *at < 60))
 			continue;
 		bt_ipfix_stats(ag.ipfix[i], &st);
 		bt_log(BT_LOG_WARNING, "%s: IPFIX to %s: %s (%llu errors so far)", f->name,
 		       bt_ipfix_name(ag.ipfix[i]), strerror(-err[i]), (unsigned long long)st.errors);
-		*at = mono();
+		*at = bt_mono_s();
 	}
 }
 
@@ -410,7 +403,7 @@ static int start_ifaces(struct bt_keeper **keepers)
 			ag.n = i + (f->inst.meta_fd > 0);
 			return -1;
 		}
-		f->next_flip = mono() + ag.cfg.interval_s;
+		f->next_flip = bt_mono_s() + ag.cfg.interval_s;
 		f->keeper = (struct bt_keeper){ .sm = &f->sm, .name = f->name };
 		keeper_settings(f);
 		keepers[i] = &f->keeper;
@@ -423,7 +416,7 @@ static int start_ifaces(struct bt_keeper **keepers)
  * size. */
 static void loop(struct bt_keeper **keepers)
 {
-	double next_watch = 0;
+	double next_check = 0;
 
 	while (!stop) {
 		double now;
@@ -433,13 +426,13 @@ static void loop(struct bt_keeper **keepers)
 			reload = 0;
 			bt_watch_loader_reload();	/* on the reload thread */
 		}
-		now = mono();
+		now = bt_mono_s();
 		pthread_mutex_lock(&ag.lock);	/* the settings a reload swaps */
-		if (now >= next_watch) {
+		if (now >= next_check) {
 			for (int i = 0; i < ag.n; i++)
-				watch_iface(&ag.ifs[i]);
+				check_iface(&ag.ifs[i]);
 			count_archive();
-			next_watch = now + 1;
+			next_check = now + 1;
 		}
 		for (int i = 0; i < ag.n; i++) {
 			struct agent_iface *f = &ag.ifs[i];
@@ -558,7 +551,7 @@ static int run(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sh, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	ag.started = mono();
+	ag.started = bt_mono_s();
 	count_archive();
 	loop(keepers);
 	{

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* See bloomier.h. Construction after the paper's section 3: hash each key
- * to three cells, peel the hypergraph (repeatedly take a cell that one
- * remaining key alone uses; that cell becomes the key's own), then assign
- * cells in the reverse order, each key's own cell last among its three,
- * so that the XOR of its cells spells its fingerprint and which cell is its
- * own. With the cells in four consecutive segments (the fuse layout) a
- * million keys peel at 1.075 cells a key, where the paper's random
- * hypergraph of three cells a key needs 1.23. */
+ * to four cells (BT_WATCH_WAYS), peel the hypergraph (repeatedly take a
+ * cell that one remaining key alone uses; that cell becomes the key's own),
+ * then assign cells in the reverse order, each key's own cell last among
+ * its four, so that the XOR of its cells spells its fingerprint and which
+ * cell is its own. With the four cells in four consecutive segments (the
+ * fuse layout) a million keys peel at 1.075 cells a key, where the paper's
+ * random hypergraph of three cells a key needs 1.23. */
 #include <endian.h>
 #include <errno.h>
 #include <math.h>

@@ -198,23 +198,16 @@ static void send_ping(struct traffic *t, uint16_t seq)
 		t->pings++;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* A few heavy UDP flows (big datagrams, every round), many light ones (a
  * small datagram each, now and then), one TCP bulk transfer, pings. */
 static void traffic_run(struct traffic *t, double seconds)
 {
 	static char buf[65536];
-	double end = now_s() + seconds, next_ping = 0;
+	double end = bt_mono_s() + seconds, next_ping = 0;
 	unsigned round = 0;
 
-	while (!stop && now_s() < end) {
+	while (!stop && bt_mono_s() < end) {
 		for (int i = 0; i < HEAVY_FLOWS; i++) {
 			ssize_t n = send(t->heavy[i], buf, 1200 - 200 * i, 0);
 
@@ -240,9 +233,9 @@ static void traffic_run(struct traffic *t, double seconds)
 			;
 		while (recv(t->udp_sink, buf, sizeof(buf), 0) > 0)
 			;
-		if (now_s() >= next_ping) {
+		if (bt_mono_s() >= next_ping) {
 			send_ping(t, t->pings);
-			next_ping = now_s() + 0.1;
+			next_ping = bt_mono_s() + 0.1;
 		}
 		round++;
 		usleep(200);

@@ -11,6 +11,7 @@
 #include "agent.h"
 #include "commands.h"
 #include "common.h"
+#include "util.h"
 #include "http.h"
 #include "metrics.h"
 
@@ -60,12 +61,9 @@ static bool rate_ok(void)
 {
 	static double tokens = RATE_PER_S, last;
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-	struct timespec ts;
-	double now;
+	double now = bt_mono_s();
 	bool ok;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts.tv_sec + ts.tv_nsec / 1e9;
 	pthread_mutex_lock(&mu);
 	tokens += (now - last) * RATE_PER_S;
 	if (tokens > RATE_PER_S)

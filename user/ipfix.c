@@ -21,6 +21,7 @@
 #include "flow.h"
 #include "instance.h"
 #include "ipfix.h"
+#include "util.h"
 
 /* Template ids: the data templates by key mode and family, the two
  * options templates. */
@@ -153,13 +154,6 @@ struct bt_ipfix {
 	struct bt_ipfix_stats st;
 };
 
-static double mono(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 int bt_ipfix_parse_dest(const char *s, struct bt_ipfix_dest *d, char *err, size_t len)
 {
@@ -529,7 +523,7 @@ static int templates(struct bt_ipfix *x, int *first_err)
 		*first_err = err;
 	if (!err) {
 		x->send_templates = false;
-		x->templates_at = mono();
+		x->templates_at = bt_mono_s();
 	}
 	return err;
 }
@@ -577,7 +571,7 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 		}
 	}
 	if (x->d.transport == BT_IPFIX_UDP &&
-	    mono() - x->templates_at >= x->cfg.template_refresh_s)
+	    bt_mono_s() - x->templates_at >= x->cfg.template_refresh_s)
 		x->send_templates = true;
 	if (x->send_templates && templates(x, &first_err))
 		return first_err;

@@ -106,6 +106,14 @@ int bt_enter_netns(const char *name)
 	return err;
 }
 
+double bt_mono_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
 /* XDP programs run inside RCU read-side sections, and
  * MEMBARRIER_CMD_GLOBAL waits for an RCU grace period (synchronize_rcu). */
 void bt_grace_period(void)

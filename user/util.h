@@ -16,6 +16,8 @@ const char *bt_fmt_ns(__u64 ns, char *buf, size_t len, const char *none_text);
 /* Sorted names in dir that keep() accepts; free with bt_strv_free(). */
 int bt_list_dir(const char *dir, bool (*keep)(const char *name), char ***out, int *n);
 void bt_strv_free(char **v, int n);
+/* CLOCK_MONOTONIC in seconds: intervals, timeouts, rates. */
+double bt_mono_s(void);
 /* Moves the calling thread into the network namespace /var/run/netns/NAME
  * (setns, not ip netns exec: /sys and its bpffs stay as they are). */
 int bt_enter_netns(const char *name);

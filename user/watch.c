@@ -221,13 +221,6 @@ static int make_cells(const struct bt_bloomier *b)
 	return fd;
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* The list's classes as ids: a name the table in use has keeps its id;
  * a new one takes a free id. */
@@ -284,9 +277,9 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 		keys[i].class_id = ids[l->e[i].key.class_id];
 	}
 	bt_hash_keys_derive(&inst->meta.hash_key, &hk);
-	t0 = now_s();
+	t0 = bt_mono_s();
 	err = bt_bloomier_build(&hk, keys, l->n, check_bits, (uint64_t)time(NULL), &b);
-	info->build_s = now_s() - t0;
+	info->build_s = bt_mono_s() - t0;
 	if (err) {
 		bt_err_errno(err, "building the watch table");
 		goto out;
