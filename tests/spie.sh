@@ -9,7 +9,7 @@ INST=spie-$ID
 A=$PCAPS/ndpi__gnutella.pcap B=$PCAPS/pcapplusplus__tls2.pcap
 ARCH=$(mktemp -d)
 cleanup() {
-	for i in "$INST" "$INST-lan" "$INST-ov" "${LONG:-}"; do
+	for i in "$INST" "$INST-lan" "$INST-ov" "$INST-idle" "${LONG:-}"; do
 		[ -n "$i" ] && "$BLOOMTAP" detach --instance "$i" >/dev/null 2>&1; done
 	rm -rf "$ARCH"
 }
@@ -115,6 +115,20 @@ PY
 check "a format 1 file is still read: A all seen" bash -c "'$BLOOMTAP' trace --archive '$OLD' '$A' | tail -1 | grep -q ', 0 not seen'"
 check "archive lists a format 1 file" bash -c "'$BLOOMTAP' -j archive '$OLD' | grep -q '\"format\":1'"
 rm -rf "$OLD"
+
+# an idle link's windows (nothing recorded) cost their record on disk, not
+# 12.6 KiB of chunk table and empty chunks (format 4)
+python3 -c 'import struct,sys; open(sys.argv[1],"wb").write(struct.pack("<IHHiIII",0xa1b2c3d4,2,4,0,0,65535,1))' "$ARCH/empty.pcap"
+ARCHE=$ARCH/idle
+check "an instance with nothing in it" "$BLOOMTAP" replay --reset --instance "$INST-idle" "$ARCH/empty.pcap"
+for i in 1 2 3 4; do "$BLOOMTAP" windows --instance "$INST-idle" --rotate --archive "$ARCHE" >/dev/null; done
+J=$("$BLOOMTAP" -j archive "$ARCHE")
+eq "four empty windows archived, format 4" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(len(f["windows"]) for f in d), sorted({f["format"] for f in d}))' <<<"$J")" "4 [4]"
+check "each file of one empty window under 512 bytes ($(cat "$ARCHE"/*.btw | wc -c) bytes in all)" \
+	test "$(cat "$ARCHE"/*.btw | wc -c)" -lt $((4 * 512))
+"$BLOOMTAP" trace --archive "$ARCHE" --hex 4500001c00010000401100000a0000010a000002d431003500080000 > "$ARCH/idle.out" 2>&1
+eq "a packet against the empty windows: not seen (exit 1), no file damaged" "$?/$(grep -c 'archive file' "$ARCH/idle.out")" "1/0"
+"$BLOOMTAP" detach --instance "$INST-idle" >/dev/null 2>&1
 
 # SIGKILL in the middle of a keeper's turn: tests/keeper_kills.sh
 

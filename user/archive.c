@@ -261,6 +261,13 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 			.flags = win[i]->flags | BT_WIN_ARCHIVED, .table_off = off,
 			.data_off = off + table_len,
 		};
+		/* nothing recorded: the record alone (format 4) */
+		if (!win[i]->set_bits) {
+			recs[i].table_off = recs[i].data_off = 0;
+			iov[3 + 2 * i] = (struct iovec){ t, 0 };
+			iov[4 + 2 * i] = (struct iovec){ d0, 0 };
+			continue;
+		}
 		for (__u32 c = 0; c < chunks; c++) {
 			size_t clen = ZSTD_compress2(cctx, d0 + at, bound,
 						     (const uint8_t *)filters[i] + (size_t)c * cbytes,
@@ -395,10 +402,15 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 	if (why)
 		return why;
 	table_len = (h.chunks + 1) * sizeof(__u32);
-	for (__u32 w = 0; w < h.windows; w++)
+	for (__u32 w = 0; w < h.windows; w++) {
+		/* format 4: an all-zero filter has neither table nor chunks */
+		if (h.version >= 4 && !f->win[w].table_off && !f->win[w].data_off &&
+		    !f->win[w].set_bits)
+			continue;
 		if (f->win[w].table_off < recs_end || f->win[w].table_off > size ||
 		    table_len > size - f->win[w].table_off || f->win[w].data_off > size)
 			return "truncated, or a chunk table lies outside the file";
+	}
 	snprintf(f->instance, sizeof(f->instance), "%s", h.instance);
 	f->window_bits = h.window_bits;
 	f->k = h.k;
@@ -473,8 +485,8 @@ struct bt_archive_file *bt_archive_open(const char *dir, const char *name, const
 	f->size = st.st_size;
 	if (memcmp(start.magic, BT_ARCHIVE_MAGIC, 8))
 		*why = "not a bloomtap archive file";
-	else if (start.version == BT_ARCHIVE_VERSION)
-		f->version = 3, *why = open_v3(f, dir, f->size);
+	else if (start.version == 3 || start.version == BT_ARCHIVE_VERSION)
+		f->version = start.version, *why = open_v3(f, dir, f->size);
 	else if (start.version == 1 || start.version == 2)
 		f->version = start.version, *why = open_v2(f, dir, st.st_size);
 	else
@@ -514,7 +526,7 @@ void bt_archive_lend_dctx(struct bt_archive_file *f, ZSTD_DCtx *dctx)
 
 __u64 bt_archive_digest(const struct bt_archive_file *f, const struct bt_spie_packet *p)
 {
-	return f->version == 3 ? bt_spie_digest(&f->keys, p) : bt_spie_digest_legacy(&f->key, p);
+	return f->version >= 3 ? bt_spie_digest(&f->keys, p) : bt_spie_digest_legacy(&f->key, p);
 }
 
 /* Decodes chunk c of window w of a format 3 file into raw_buf. */
@@ -528,6 +540,11 @@ static const char *load_chunk(struct bt_archive_file *f, __u32 w, __u32 c)
 	if (f->cached == idx)
 		return NULL;
 	f->cached = -1;
+	if (!f->win[w].table_off) {	/* format 4's empty window (open_v3 checked) */
+		memset(f->raw_buf, 0, f->chunk_bytes);
+		f->cached = idx;
+		return NULL;
+	}
 	/* the two offsets this chunk needs, and nothing past the file; the
 	 * frame's checksum catches an offset that is wrong but in range */
 	if (!pread_all(f->fd, ab, sizeof(ab), f->win[w].table_off + (__u64)c * 4))
@@ -600,7 +617,7 @@ int bt_archive_has(struct bt_archive_file *f, __u32 w, __u64 h, const char **why
 		*why = "no such window";
 		return -1;
 	}
-	if (f->version != 3) {
+	if (f->version < 3) {
 		if ((*why = load_legacy(f)))
 			return -1;
 		return legacy_has(f->raw_buf, f->window_bits, f->k, h);
@@ -616,7 +633,7 @@ int bt_archive_has(struct bt_archive_file *f, __u32 w, __u64 h, const char **why
 
 int bt_archive_read_window(struct bt_archive_file *f, __u32 w, struct bt_bloom_block *out)
 {
-	if (f->version != 3 || w >= f->nwin)
+	if (f->version < 3 || w >= f->nwin)
 		return -1;
 	for (__u32 c = 0; c < f->chunks_per_win; c++) {
 		if (load_chunk(f, w, c))
