@@ -183,17 +183,23 @@ install: all man
 	put 0644 deploy/bloomtap.bash-completion $(COMPDIR)/bloomtap; \
 	put 0644 deploy/bloomtap.conf $(DATADIR)/bloomtap.conf.example; \
 	put 0644 deploy/grafana/bloomtap.json $(DATADIR)/grafana/bloomtap.json; \
-	if [ -e "$(DESTDIR)$(SYSCONFDIR)/bloomtap/bloomtap.conf" ]; then \
-		echo "  kept $(SYSCONFDIR)/bloomtap/bloomtap.conf"; \
-	else put 0644 deploy/bloomtap.conf $(SYSCONFDIR)/bloomtap/bloomtap.conf; fi; \
+	conf=$(SYSCONFDIR)/bloomtap/bloomtap.conf; \
+	if [ ! -e "$(DESTDIR)$$conf" ]; then put 0644 deploy/bloomtap.conf $$conf; \
+	elif grep -qx "$$conf" "$$m" 2>/dev/null; then \
+		echo "$$conf" >> "$$m.tmp"; echo "  kept $$conf (installed before: still ours)"; \
+	else echo "  kept $$conf (not installed by make install)"; fi; \
 	echo "$(DATADIR)/installed" >> "$$m.tmp"; mv "$$m.tmp" "$$m"
 
 uninstall:
 	@set -e; m="$(DESTDIR)$(DATADIR)/installed"; \
 	[ -f "$$m" ] || { echo "uninstall: nothing installed under $(DESTDIR)$(PREFIX) ($$m)" >&2; exit 1; }; \
+	if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
+		systemctl disable --now bloomtap.service >/dev/null 2>&1 || true; fi; \
+	conf=$(SYSCONFDIR)/bloomtap/bloomtap.conf; changed=; \
+	if [ -e "$(DESTDIR)$$conf" ] && ! cmp -s "$(DESTDIR)$$conf" "$(DESTDIR)$(DATADIR)/bloomtap.conf.example"; then \
+		changed=1; fi; \
 	while read -r f; do \
-		if [ "$$f" = "$(SYSCONFDIR)/bloomtap/bloomtap.conf" ] && \
-		   ! cmp -s "$(DESTDIR)$$f" deploy/bloomtap.conf; then \
+		if [ "$$f" = "$$conf" ] && [ -n "$$changed" ]; then \
 			echo "  kept $$f (changed since installed)"; continue; fi; \
 		rm -f "$(DESTDIR)$$f"; echo "  removed $$f"; done < "$$m"; \
 	rmdir --ignore-fail-on-non-empty "$(DESTDIR)$(DATADIR)/grafana" "$(DESTDIR)$(DATADIR)" \

@@ -3,6 +3,7 @@
 option tables in user/*.c), so that the page cannot drift from them.
 
 usage: bloomtap-man.py PATH_TO_BLOOMTAP > bloomtap.8"""
+import os
 import re
 import subprocess
 import sys
@@ -120,7 +121,10 @@ def main():
         ".\\\" bloomtap(8), generated from the tool's --help by deploy/bloomtap-man.py:",
         ".\\\" edit the option tables in user/, not this file.",
         ".TH BLOOMTAP 8 \"%s\" \"bloomtap %s\" \"System Administration\"" % (
-            time.strftime("%Y-%m-%d", time.gmtime()), version),
+            # reproducible: SOURCE_DATE_EPOCH when set (reproducible-builds.org)
+            time.strftime("%Y-%m-%d", time.gmtime(int(os.environ.get("SOURCE_DATE_EPOCH",
+                                                                     time.time())))),
+            version),
         ".nh",	# no hyphenation: option names stay whole
         ".SH NAME",
         "bloomtap \\- XDP network observability: counters, heavy flows, packet traceback, "

@@ -55,6 +55,11 @@ sed "s|/usr/sbin/bloomtap|$DEST/usr/sbin/bloomtap|" "$DEST/usr/lib/systemd/syste
 	> "$TMP/installed.service"
 check "systemd-analyze verify the installed unit" verify "$TMP/installed.service"
 
+# reproducible: SOURCE_DATE_EPOCH sets the page's date
+M1=$(SOURCE_DATE_EPOCH=86400 python3 "$TOP/deploy/bloomtap-man.py" "$BLOOMTAP")
+M2=$(SOURCE_DATE_EPOCH=86400 python3 "$TOP/deploy/bloomtap-man.py" "$BLOOMTAP")
+check "the man page with SOURCE_DATE_EPOCH: the same twice, dated by it" bash -c \
+	"[ \"\$1\" = \"\$2\" ] && grep -q '^.TH BLOOMTAP 8 \"1970-01-02\"' <<<\"\$1\"" _ "$M1" "$M2"
 # the man page: renders without a warning, and holds every command and
 # option of --help
 MAN=$DEST/usr/share/man/man8/bloomtap.8
@@ -83,6 +88,8 @@ eq "completion: a command's options" "$(comp heavy --ipfix-)" "--ipfix-domain --
 eq "completion: watch's subcommands" "$(comp watch s)" "set show "
 eq "completion: an option's values" "$(comp attach --mode '')" "auto native skb "
 eq "completion: interface names" "$(comp stats l)" "lo "
+eq "completion: a command's unique prefix stands for it (wat load)" "$(comp wat lo)" "load "
+eq "completion: and its options (hea --ipfix-)" "$(comp hea --ipfix-)" "--ipfix-domain --ipfix-file "
 check "completion: files for replay" bash -c "[[ ' $(comp replay "$DEST/usr/sbin/") ' == *' $DEST/usr/sbin/bloomtap '* ]]"
 if [ "$(id -u)" = 0 ]; then
 	"$BLOOMTAP" replay --instance "deploy-comp-$$" "$PCAPS/dnscap__dns.pcap" >/dev/null 2>&1
@@ -90,6 +97,13 @@ if [ "$(id -u)" = 0 ]; then
 	"$BLOOMTAP" detach --instance "deploy-comp-$$" >/dev/null 2>&1
 fi
 
+# installed twice, then uninstalled: nothing left (the second install
+# dropped the configuration from the manifest, and uninstall left it)
+check "make install again over the first" make -s -C "$TOP" install DESTDIR="$DEST" PREFIX=/usr
+check "the configuration is still in the manifest" grep -qx /etc/bloomtap/bloomtap.conf "$DEST/usr/share/bloomtap/installed"
+check "make uninstall" make -s -C "$TOP" uninstall DESTDIR="$DEST" PREFIX=/usr
+eq "installed twice, uninstalled once: no file left" "$(cd "$DEST" && find . -type f | sort | tr '\n' ' ')" ""
+check "make install once more" make -s -C "$TOP" install DESTDIR="$DEST" PREFIX=/usr
 echo "# an operator's line" >> "$DEST/etc/bloomtap/bloomtap.conf"
 check "make uninstall" make -s -C "$TOP" uninstall DESTDIR="$DEST" PREFIX=/usr
 eq "uninstall removed every file install put there, and kept a changed configuration" \
