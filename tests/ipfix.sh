@@ -191,6 +191,53 @@ kill "$AGENT"; wait "$AGENT"
 eq "the agent stops at once, its collector still not reading" "$?" 0
 stop_pids
 
+# ---- the interface deleted and made again under the agent: the records
+# after it carry the new interface's index (they kept the old one until a
+# restart) ----
+"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+RE=4810
+bg_b python3 "$TOP/tests/capture.py" lo "$TMP/re.pcap" 0 "port:$RE" > "$TMP/re-capture.out"
+# a collector that takes the datagrams (none would make every other send
+# fail: a connected UDP socket reports the port unreachable)
+bg_b python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", int(sys.argv[1])))
+while True: s.recv(65535)' "$RE"
+capture_ready "$TMP/re-capture.out"
+wait_for "the collector listens" 30 listening "$NSB" u "$RE"
+bg_b "$BLOOMTAP" run "$VB" --interval 0.5 --listen "127.0.0.1:$PORT" --archive "$TMP/archive3" \
+	--ipfix "127.0.0.1:$RE" > "$TMP/agent3.log" 2>&1
+AGENT=${PIDS[-1]}
+agent_up
+poll_heavy 100000 0.1 "$TMP/heavy3.jsonl"
+ended() { grep -q "\"sport\":$((10000 + 100 * $1)),[^}]*\"interval\":\"last\"" "$TMP/heavy3.jsonl"; }
+OLD=$(ip -n "$NSB" -j link show "$VB" | json_get '[0]["ifindex"]')
+in_ns "$NSA" python3 "$TOP/tests/ipfix_traffic.py" "$VA" "$MAC" 14 5 >/dev/null
+wait_for "round 5's interval ends" 30 ended 5
+ip -n "$NSB" link del "$VB"
+ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
+ip -n "$NSA" link set "$VA" up; ip -n "$NSB" link set "$VB" up
+NEW=$(ip -n "$NSB" -j link show "$VB" | json_get '[0]["ifindex"]')
+MAC=$(ip -n "$NSB" -j link show "$VB" | json_get '[0]["address"]')
+wait_for "the agent attached again" 30 grep -q "attached again, to the interface made again" "$TMP/agent3.log"
+in_ns "$NSA" python3 "$TOP/tests/ipfix_traffic.py" "$VA" "$MAC" 14 6 >/dev/null
+wait_for "round 6's interval ends" 30 ended 6
+# its records exported: the capture holds them (tshark reads what is written)
+exported6() { tshark -r "$TMP/re.pcap" -d "udp.port==$RE,cflow" -T fields -e cflow.srcport 2>/dev/null | tr ',' '\n' | grep -qx 10600; }
+wait_for "round 6's records exported" 30 exported6
+kill "$POLLER"; wait "$POLLER" 2>/dev/null
+eq "ingressInterface: round 5 the old index ($OLD), round 6 the new ($NEW)" "$(tshark -r "$TMP/re.pcap" -d "udp.port==$RE,cflow" \
+	-T fields -e cflow.srcport -e cflow.inputint 2>/dev/null | python3 -c '
+import sys
+seen = {}
+for line in sys.stdin:
+    ports, ifs = (line.rstrip("\n").split("\t") + [""])[:2]
+    for p, i in zip(ports.split(","), ifs.split(",")):
+        if p in ("10500", "10600"):
+            seen.setdefault(p, set()).add(i)
+print(sorted(seen.get("10500", [])), sorted(seen.get("10600", [])))')" "['$OLD'] ['$NEW']"
+stop_pids
+
 # ---- heavy --interval --ipfix-file: an interval without the agent ----
 check "replay a capture" "$BLOOMTAP" replay --instance "$INST" "$PCAPS/pcapplusplus__tls2.pcap"
 check "heavy --interval 1 --count 1 --ipfix-file" "$BLOOMTAP" heavy --instance "$INST" --interval 1 \

@@ -19,6 +19,7 @@ MUTANTS=(
 'watch-reader-unchecked|user/watch.c|		if (__atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE) != gen) {|		if (0) {|tests/watch.sh'
 'set-trusts-filter|user/watch.c|	old = t.hdr.keys ? bt_bloomier_member(|	old = t.hdr.keys ? bt_bloomier_get(|.output/tests/test_watch'
 'reload-on-the-loop|user/agent.c|			bt_watch_loader_reload();	/* on the reload thread */|			reconfigure();|tests/turning.sh'
+'ingress-stale|user/agent.c|	bt_instance_reread_meta(&f->inst);|	(void)0;|tests/ipfix.sh'
 'trace-exit-2|user/trace.c|	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE;|	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE; if (argc > 2) return BT_EXIT_USAGE;|tests/spie.sh'
 'watch-class-off-by-one|user/watch.c|	return bt_watch_classify(&t->keys, &t->hdr, t->cells, addr, v4, NULL);|	__u32 c = bt_watch_classify(&t->keys, &t->hdr, t->cells, addr, v4, NULL); return c ? c % 200 + 1 : 0;|.output/tests/test_watch'
 'key-in-status|user/status.c|		json_object_object_add(o, "kind", json_object_new_string(kind));|		{ char kh[40]; snprintf(kh, sizeof(kh), "%016llx", (unsigned long long)inst.meta.hash_key.k0); json_object_object_add(o, "kh", json_object_new_string(kh)); } json_object_object_add(o, "kind", json_object_new_string(kind));|tests/faults.sh'

@@ -186,6 +186,8 @@ static void check_iface(struct agent_iface *f)
 	}
 	f->gone = false;
 	f->reattached++;
+	/* the new interface's index (IPFIX's ingressInterface), as attach wrote it */
+	bt_instance_reread_meta(&f->inst);
 	bt_log(BT_LOG_INFO, "%s: attached again, to the interface made again (index %d); "
 	       "the instance's counters and windows kept", f->name, ifindex);
 }

@@ -290,6 +290,13 @@ int bt_instance_lock(const char *name, int *fd)
 	return err;
 }
 
+int bt_instance_reread_meta(struct bt_instance *inst)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(inst->meta_fd, &zero, &inst->meta) ? -errno : 0;
+}
+
 int bt_instance_lock_holder(const char *name)
 {
 	char dir[256], line[256];

@@ -67,6 +67,8 @@ void bt_instance_names_free(char **names, int n);
 int bt_instance_lock(const char *name, int *fd);
 /* The same, or an error printed that says who to stop; what is a verb
  * for the message ("rotate windows", "end the interval"). */
+/* inst->meta read again from its pin (attach rewrites the interface's). */
+int bt_instance_reread_meta(struct bt_instance *inst);
 /* The PID holding instance name's lock, 0 when none (or not told). */
 int bt_instance_lock_holder(const char *name);
 int bt_instance_lock_or_explain(const char *name, const char *what, int *fd);
