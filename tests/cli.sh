@@ -137,6 +137,12 @@ check "SIGKILL: its lab is left ($DB)" test -e "/sys/fs/bpf/bloomtap/${DB:-btdb-
 "$BLOOMTAP" demo --duration 1 >/dev/null 2>&1
 check "the next demo removed the killed one's lab (pins)" test ! -e "/sys/fs/bpf/bloomtap/${DB:-btdb-none}"
 check "the next demo removed the killed one's lab (namespaces)" bash -c "! ip netns list | grep -qwE 'btdemo-[ab]-${DB#btdb-}'"
+# one killed while it made its lab: only namespace A of a PID gone
+true & DEAD=$!; wait $DEAD
+ip netns add "btdemo-a-$DEAD"
+"$BLOOMTAP" demo --duration 1 >/dev/null 2>&1
+check "the next demo removed a half-made lab too" bash -c "! ip netns list | grep -qw 'btdemo-a-$DEAD'"
+ip netns del "btdemo-a-$DEAD" 2>/dev/null
 
 summary
 [ $FAIL -eq 0 ]

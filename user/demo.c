@@ -86,8 +86,10 @@ static void leftover_labs_down(int home_ns)
 	struct dirent *de;
 	int pid;
 
+	/* either namespace: a demo killed while it made its lab has only A */
 	while (d && (de = readdir(d)))
-		if (sscanf(de->d_name, "btdemo-b-%d", &pid) == 1 && pid != getpid() &&
+		if ((sscanf(de->d_name, "btdemo-a-%d", &pid) == 1 ||
+		     sscanf(de->d_name, "btdemo-b-%d", &pid) == 1) && pid != getpid() &&
 		    kill(pid, 0) && errno == ESRCH) {
 			lab_names(pid);
 			lab_down(home_ns);
