@@ -57,7 +57,6 @@ void bt_log(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
-
 static struct agent ag = {
 	.cfg = AGENT_DEFAULTS,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -248,9 +247,6 @@ static void count_archive(void)
 	__atomic_store_n(&ag.archive_files, (uint64_t)n, __ATOMIC_RELAXED);
 }
 
-/* SIGHUP: the file read again into a new configuration, the command line
- * on top, checked; swapped in under the lock, or nothing changes. What
- * only a start can change (the address, the interfaces) is logged. */
 /* The collectors of c, opened into x[*n]: 0, or -1 after a message (none
  * kept). */
 static int open_ipfix(const struct agent_cfg *c, struct bt_ipfix **x, int *n)
@@ -318,6 +314,10 @@ static void export_interval(struct agent_iface *f, __u32 iv)
 	}
 }
 
+/* SIGHUP, on the reload thread (user/watchload.c): the file read again
+ * into a new configuration, the command line on top, checked; swapped in
+ * under the lock, or nothing changes; then its watch list loaded. What only
+ * a start can change (the address, the interfaces) is logged. */
 static void reconfigure(void)
 {
 	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ];
