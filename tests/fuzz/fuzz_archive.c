@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* libFuzzer: an archive file as trace and archive read it, in a directory
  * that holds the key file of a fixed test key, so that checks past the
- * header are reached. A real file of two windows (format 3, with its
- * dictionary) is the template. Each input is read four ways: as it is;
+ * header are reached. A real file of three windows (format 4, with its
+ * dictionary: two filled, the middle one empty, which keeps its record
+ * only) is the template. Each input is read four ways: as it is;
  * with its header's CRC made right (a mutated header would rarely get past
  * the checksum to the fields behind it); as everything behind the
  * template's header, the header's and the records' CRCs made right; and as
@@ -30,20 +31,23 @@ static int make_key_and_template(void)
 {
 	struct bt_meta m = { .window_bits = BLOCKS * BT_BLOCK_BITS, .k = 8,
 			     .hash_key = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL } };
-	struct bt_window w[2] = { { .seq = 1, .start_ns = 1, .end_ns = 2, .packets = 3 },
-				  { .seq = 2, .start_ns = 2, .end_ns = 3, .packets = 4 } };
-	static struct bt_bloom_block filter[2][BLOCKS];
-	const struct bt_window *wins[2] = { &w[0], &w[1] };
-	const struct bt_bloom_block *filters[2] = { filter[0], filter[1] };
+	/* set_bits as sealing counts them: 0 for the empty window only */
+	struct bt_window w[3] = {
+		{ .seq = 1, .start_ns = 1, .end_ns = 2, .packets = 3, .set_bits = 9000 },
+		{ .seq = 2, .start_ns = 2, .end_ns = 3 },
+		{ .seq = 3, .start_ns = 3, .end_ns = 4, .packets = 4, .set_bits = 9000 } };
+	static struct bt_bloom_block filter[3][BLOCKS];
+	const struct bt_window *wins[3] = { &w[0], &w[1], &w[2] };
+	const struct bt_bloom_block *filters[3] = { filter[0], filter[1], filter[2] };
 	char path[512];
 	FILE *f;
 
 	/* a filled window, so that a dictionary is trained */
 	for (int i = 0; i < BLOCKS; i++)
 		for (int j = 0; j < 2; j++)
-			filter[0][i].w[j] = filter[1][i].w[1 - j] =
+			filter[0][i].w[j] = filter[2][i].w[1 - j] =
 				(0x9e3779b97f4a7c15ULL * (2 * i + j + 1)) & (0x9e3779b97f4a7c15ULL * (i + 7));
-	if (bt_archive_write(dir, "f", &m, wins, filters, 2, BLOCKS, path, sizeof(path)))
+	if (bt_archive_write(dir, "f", &m, wins, filters, 3, BLOCKS, path, sizeof(path)))
 		return -1;
 	f = fopen(path, "rb");
 	tmpl = malloc(1 << 20);
