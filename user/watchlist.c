@@ -112,20 +112,13 @@ static int add_entry(struct bt_watch_list *l, const struct bt_watch_entry *e)
 	return 0;
 }
 
-/* A 16-byte address (network order) as a 128-bit number, and back. */
-static unsigned __int128 addr_num(const uint8_t a[16])
+/* A key's words (bt_watch_words: host order) as one 128-bit number. */
+static unsigned __int128 words_num(const uint8_t addr[16])
 {
-	unsigned __int128 v = 0;
+	__u64 hi, lo;
 
-	for (int i = 0; i < 16; i++)
-		v = v << 8 | a[i];
-	return v;
-}
-
-static void num_addr(unsigned __int128 v, uint8_t a[16])
-{
-	for (int i = 15; i >= 0; i--, v >>= 8)
-		a[i] = (uint8_t)v;
+	bt_watch_words(addr, &hi, &lo);
+	return (unsigned __int128)hi << 64 | lo;
 }
 
 /* "FIRST-LAST": the smallest set of prefixes that covers exactly the
@@ -158,8 +151,8 @@ static int add_range(struct bt_watch_list *l, const char *s, uint32_t id, uint32
 		snprintf(msg, msglen, "'%s': the range's ends are of two families", s);
 		return -EINVAL;
 	}
-	lo = addr_num(addr[0]);
-	hi = addr_num(addr[1]);
+	lo = words_num(addr[0]);
+	hi = words_num(addr[1]);
 	if (lo > hi) {
 		snprintf(msg, msglen, "'%s': the range's first address is above its last", s);
 		return -EINVAL;
@@ -169,7 +162,6 @@ static int add_range(struct bt_watch_list *l, const char *s, uint32_t id, uint32
 	for (;;) {
 		int size = 0, bits = v4[0] ? 32 : 128;	/* log2 of the block's addresses */
 		struct bt_watch_entry e = { .line = no };
-		uint8_t b[16];
 
 		while (size < bits) {
 			unsigned __int128 mask = size + 1 == 128 ? ~(unsigned __int128)0 :
@@ -179,8 +171,8 @@ static int add_range(struct bt_watch_list *l, const char *s, uint32_t id, uint32
 				break;
 			size++;
 		}
-		num_addr(lo, b);
-		bt_watch_words(b, &e.key.hi, &e.key.lo);
+		e.key.hi = (__u64)(lo >> 64);
+		e.key.lo = (__u64)lo;
 		e.key.len = 128 - size;
 		e.key.class_id = id;
 		if (add_entry(l, &e))
