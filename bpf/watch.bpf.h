@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Watch lists: each IP packet's source and destination looked up in the
- * table in use (include/bloomtap.h "Watch lists"), longest prefix length of
- * the address's family first, and counted per class and direction. With no
- * table (the default) a packet costs two array lookups. */
+ * table in use (include/bloomtap.h "Watch lists"), by binary search on the
+ * prefix lengths of the address's /16 (IPv4) or family (IPv6), and counted
+ * per class and direction. With no table (the default) a packet costs two
+ * array lookups. */
 #ifndef BLOOMTAP_WATCH_BPF_H
 #define BLOOMTAP_WATCH_BPF_H
 
@@ -22,48 +23,129 @@ static __always_inline __u64 cell_at(void *cells, __u32 i)
 	       (__u64)p->b[off + 6] << 48;
 }
 
-/* The class of an address, as host-order words (v4-mapped for IPv4), in
- * the table of slot; 0: none. A global function: the verifier checks its
- * loop once, not at each call with the whole program's states around it
- * (inlined twice, it passed the verifier's million instructions). */
-__noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
-			   const struct bt_hash_keys *k)
+/* One probe of the table of slot: the answer (bt_watch_decode) for the
+ * first len bits of the address (bt_watch_mask). A global function: the
+ * verifier checks it once, not at each of the search's probes with the
+ * search's states around it (inlined, the search passed the verifier's
+ * million instructions). */
+__noinline __u32 watch_probe(__u32 slot, __u64 hi, __u64 lo, __u32 len,
+			     const struct bt_hash_keys *k)
 {
+	__u32 c[BT_WATCH_WAYS];
+	__u64 x, v[BT_WATCH_WAYS];
 	struct bt_watch_hdr *h;
 	void *cells;
-	__u32 n, i;
 
 	slot &= 1;
 	h = bpf_map_lookup_elem(&watch_hdr, &slot);
 	cells = bpf_map_lookup_elem(&watch_cells, &slot);
 	if (!h || !cells || !k)
 		return 0;
-	n = h->nlen[fam & 1];
-	for (i = 0; i < BT_WATCH_LENGTHS; i++) {
-		__u32 len, c[BT_WATCH_WAYS], cls;
-		__u64 mh = hi, ml = lo, x, v[BT_WATCH_WAYS];
-
-		if (i >= n)
-			break;
-		len = h->len[fam & 1][i];
-		/* the first len bits (bt_watch_mask) */
-		if (len < 64) {
-			ml = 0;
-			mh = len ? mh & (~0ULL << (64 - len)) : 0;
-		} else if (len < 128) {
-			ml = len == 64 ? 0 : ml & (~0ULL << (128 - len));
-		}
-		x = bt_hash_watch(k, h->seed, mh, ml, len);
-		bt_watch_cells(x, h->seg_len, h->seg_count_len, c);
-		v[0] = cell_at(cells, c[0]);
-		v[1] = cell_at(cells, c[1]);
-		v[2] = cell_at(cells, c[2]);
-		v[3] = cell_at(cells, c[3]);
-		cls = bt_watch_decode(v, x, h->check_mask);
-		if (cls)
-			return cls;
+	if (len < 64) {
+		lo = 0;
+		hi = len ? hi & (~0ULL << (64 - len)) : 0;
+	} else if (len < 128) {
+		lo = len == 64 ? 0 : lo & (~0ULL << (128 - len));
 	}
+	x = bt_hash_watch(k, h->seed, hi, lo, len);
+	bt_watch_cells(x, h->seg_len, h->seg_count_len, c);
+	v[0] = cell_at(cells, c[0]);
+	v[1] = cell_at(cells, c[1]);
+	v[2] = cell_at(cells, c[2]);
+	v[3] = cell_at(cells, c[3]);
+	return bt_watch_decode(v, x, h->check_mask);
+}
+
+/* A search in progress: ranks first..last-1 of the lengths are left; the
+ * best match so far (its class when known). */
+struct watch_search {
+	__u64 hi, lo;		/* the address, host-order words */
+	__u32 slot, fam;	/* fam 0: IPv4, the /16's mask of lengths */
+	__u32 mask, first, last;
+	__u32 best, cls, known;
+};
+
+/* One step of the binary search on lengths (include/bloomtap.h "Watch
+ * lists"; user/watchlpm.c's bt_watch_classify is the same search in user
+ * space): a probe at the median length left, a hit going longer (a key
+ * gives its class, a marker the length of its best match), a miss
+ * shorter. When no length is left, the final probe of a best match whose
+ * class is not known; then 1: done. A global function taking the state by
+ * pointer: the verifier checks a step once and sees the state as unknown
+ * after it, so the search's ranks do not multiply its states (kept in a
+ * register, they passed the verifier's million instructions). */
+__noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
+{
+	struct bt_watch_hdr *h;
+	__u32 slot, mid, p, r;
+
+	if (!s)
+		return 1;
+	slot = s->slot & 1;
+	if (s->first >= s->last) {
+		/* a best match of the family (a false hit's byte may be anything) */
+		if (!s->known && s->best <= 128 && (s->fam || s->best >= BT_WATCH_V4)) {
+			r = watch_probe(slot, s->hi, s->lo, s->best, k);
+			s->cls = r & BT_WATCH_IS_MARKER ? 0 : r & 0xff;
+		}
+		return 1;
+	}
+	mid = bt_watch_mid(s->first, s->last);
+	if (s->fam == 0) {
+		p = bt_watch_dir_len(s->mask, mid);
+	} else {
+		/* the index checked in its own register (the compiler
+		 * checked the sum first..last and indexed with a copy) */
+		asm volatile("" : "+r"(mid));
+		h = bpf_map_lookup_elem(&watch_hdr, &slot);
+		if (!h || mid >= sizeof(h->len[1]))
+			return 1;
+		p = h->len[1][mid];
+	}
+	r = watch_probe(slot, s->hi, s->lo, p, k);
+	if (!r) {
+		s->last = mid;
+		return 0;
+	}
+	s->first = mid + 1;
+	s->known = !(r & BT_WATCH_IS_MARKER);
+	s->best = s->known ? p : r & 0xff;
+	s->cls = s->known ? r & 0xff : 0;
 	return 0;
+}
+
+/* The class of an address, as host-order words (v4-mapped for IPv4), in
+ * the table of slot; 0: none. At most 5 steps and the final probe for an
+ * IPv4 address (16 lengths under a /16), 8 and the final one for IPv6. */
+__noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
+			   const struct bt_hash_keys *k)
+{
+	struct watch_search s = { .hi = hi, .lo = lo, .slot = slot & 1, .fam = fam,
+				  .best = BT_WATCH_NONE };
+	struct bt_watch_hdr *h;
+	__u32 i;
+
+	slot &= 1;
+	h = bpf_map_lookup_elem(&watch_hdr, &slot);
+	if (!h)
+		return 0;
+	if (fam == 0) {
+		__u32 word = slot * BT_WATCH_DIR + ((lo >> 16) & 0xffff), idx = word / 2, d;
+		__u64 *pair = bpf_map_lookup_elem(&watch_dir, &idx);
+
+		if (!pair)
+			return 0;
+		d = *pair >> (word % 2 * 32);
+		s.mask = BT_WATCH_DIR_MASK(d);
+		s.best = BT_WATCH_DIR_BASE(d);
+		s.last = bt_watch_pop16(s.mask);
+	} else {
+		s.last = h->nlen[1];
+	}
+	for (i = 0; i < 9; i++)
+		if (watch_step(&s, k))
+			break;
+	return s.cls;
 }
 
 /* One rule for the datapath, lists and reports: an address's family is its

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 8
+#define BT_ABI_VERSION 9
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -308,9 +308,10 @@ _Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
 /* ---- Watch lists (DESIGN.md "Watch lists"; Chazelle, Kilian, Rubinfeld
  * and Tal, "The Bloomier Filter", SODA 2004) ----
  *
- * A function from keys to classes 1..255, a key being a prefix length (0..128,
- * IPv4 as 96 + its length over the v4-mapped address) and the address masked
- * to it. The table is the paper's mutable form in the space-coupled "fuse"
+ * A function from keys to bytes, a key being a prefix length (0..128, IPv4
+ * as 96 + its length over the v4-mapped address) and the address masked to
+ * it; a listed prefix's byte is its class 1..255 (a marker's, below, a
+ * length). The table is the paper's mutable form in the space-coupled "fuse"
  * layout of binary fuse filters (Graf & Lemire, 2022): a key hashes to four
  * cells in four consecutive segments; peeling the hypergraph gives each key
  * a cell of its own, which no key peeled after it uses. Four cells, not
@@ -321,24 +322,54 @@ _Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
  * holds two things:
  *   bits 8..55: the XOR part. For a key with fingerprint F (48 bits) whose
  *               own cell is its j-th (0..3), the XOR of its four cells'
- *               parts is F ^ j: the index, under 46 check bits;
- *   bits 0..7:  the class of the key whose own cell this is (0: nobody's).
+ *               parts is F ^ j: the index, under 45 check bits and
+ *               the marker bit;
+ *   bits 0..7:  the byte of the key whose own cell this is (0: nobody's).
  * A lookup XORs four cells: check bits zero (under the table's mask) give
- * the class in cell j, a byte that `watch set` rewrites in place. A key
- * outside answers "none" but with probability 2^-R * (keys / cells) a
- * probe, R the check bits (46 unless `--check-bits`). 7 bytes, not 8: 7.5
- * bytes a key, eleven times less than a kernel hash map's 88.8 (make
- * bench), and 46 check bits still make a wrong answer for an address
- * (2^-46 a probe) a thing of centuries at line rate.
+ * the byte in cell j, which `watch set` rewrites in place. A key outside
+ * answers "none" but with probability 2^-R * (entries / cells) a probe, R
+ * the check bits (45 unless `--check-bits`). 7 bytes, not 8: 7.5 bytes an
+ * entry, and 45 check bits still make a wrong answer for an address (2^-45
+ * a probe) a thing of centuries at line rate.
+ *
+ * Longest-prefix match over the table (ABI 9; ABI 8 probed every length of
+ * the family, longest first: 26 probes an IPv4 address of a country list):
+ *   - IPv4: a direct table of the 65,536 /16s ("watch_dir", a u32 each):
+ *     the lengths 17..32 of the list's prefixes under that /16 (a 16-bit
+ *     mask) and the length of the longest prefix of /16 or shorter that
+ *     covers it (BT_WATCH_NONE: none). An address searches only its /16's
+ *     lengths (most /16s of a routing table hold one to three);
+ *   - IPv6: the family's lengths, in the header;
+ *   - the search: binary search on those lengths (Waldvogel, Varghese,
+ *     Turner and Plattner, "Scalable high speed IP routing lookups",
+ *     SIGCOMM 1997), the median length of the interval first (the same
+ *     rule in the builder and the datapath, bt_watch_pivot). A hit means
+ *     "longer", a miss "shorter"; so that a hit exists on the way to each
+ *     prefix, every prefix puts a *marker* at the lengths where its search
+ *     goes longer. A marker's byte is the length of the longest listed
+ *     prefix that covers it (its best match, BT_WATCH_NONE: none), not a
+ *     class: the class stays in the prefix's own cell alone, and `watch
+ *     set` still writes one byte. The search ends on the last hit: a
+ *     prefix gives its class; a marker, its best match's length, probed
+ *     once more for the class.
+ * A probe's top check bit (BT_WATCH_MARKER_BIT) tells markers from keys:
+ * markers are XORed with it. At most 1 + 5 + 1 probes an IPv4 address (the
+ * /16's word, 16 lengths, the final probe), 8 + 1 an IPv6 address, whatever
+ * the list; 4 cells a probe.
  *
  * Two slots: `watch load` builds a table (cells in an inner map of the
- * "watch_cells" array of maps, its header in "watch_hdr") into the slot not
- * in use, then points bt_ctl.watch at it: one write (the word counts the
- * loads, the slot is its low bit, so a reader can tell a load came). */
+ * "watch_cells" array of maps, its header in "watch_hdr", its /16 words in
+ * its half of "watch_dir") into the slot not in use, then points
+ * bt_ctl.watch at it: one write (the word counts the loads, the slot is its
+ * low bit, so a reader can tell a load came). */
 #define BT_WATCH_CLASSES 256		/* ids 1..255; 0 is "none" */
 #define BT_WATCH_CLASS_LEN 32
 #define BT_WATCH_LENGTHS 129		/* prefix lengths 0..128 */
-#define BT_WATCH_CHECK_BITS 46
+#define BT_WATCH_CHECK_BITS 45
+#define BT_WATCH_MARKER_BIT 47		/* of the XOR part's 48 bits */
+#define BT_WATCH_NONE 0xff		/* a length byte: no prefix */
+#define BT_WATCH_DIR 65536		/* IPv4 /16s: watch_dir has two slots' */
+#define BT_WATCH_V4 96			/* IPv4 /L is the length 96 + L */
 #define BT_WATCH_CELL_BYTES 7
 #define BT_WATCH_GROUP 8		/* cells an array element (56 bytes) */
 
@@ -354,10 +385,12 @@ struct bt_watch_hdr {
 	__u32 seg_count_len;	/* segments * seg_len: where a key's first cell falls */
 	__u32 cells;		/* (segments + 3) * seg_len: a key's first cell in
 				 * the first segments, its fourth 3 after; 8 a group */
-	__u32 keys;		/* 0: no table (the default) */
+	__u32 keys;		/* entries of the table, markers too; 0: no table */
 	__u8 nlen[2];		/* distinct prefix lengths: IPv4 keys, IPv6 keys */
-	__u8 pad[6];
-	__u8 len[2][136];	/* each family's lengths, longest first */
+	__u8 pad[2];
+	__u32 markers;		/* of the keys */
+	__u8 len[2][136];	/* each family's lengths, shortest first (IPv6's
+				 * are the binary search's; IPv4's, reports') */
 };
 _Static_assert(sizeof(struct bt_watch_hdr) == 312, "bt_watch_hdr must be 312 bytes");
 

@@ -20,6 +20,8 @@
 #ifndef BLOOMTAP_HASH_H
 #define BLOOMTAP_HASH_H
 
+#include "bloomtap.h"	/* the watch table's layout */
+
 struct bt_hash_key {
 	__u64 k0;
 	__u64 k1;
@@ -231,8 +233,13 @@ static inline __attribute__((always_inline)) __u64 bt_watch_fingerprint(__u64 h)
 	return bt_fmix64(h ^ 0x9e3779b97f4a7c15ULL) & BT_WATCH_XOR_MASK;
 }
 
-/* A key's class from its four cells; 0: none. The low 2 bits of the XOR
- * part name the key's own cell, all four values meaningful. */
+/* A probe's answer from the key's four cells: 0, none; or BT_WATCH_HIT,
+ * with BT_WATCH_IS_MARKER for a marker, and the key's byte (a class; a
+ * marker's best match length). The low 2 bits of the XOR part name the
+ * key's own cell, all four values meaningful; its top bit is the marker
+ * bit, outside the check bits. */
+#define BT_WATCH_HIT 0x200
+#define BT_WATCH_IS_MARKER 0x100
 static inline __attribute__((always_inline))
 __u32 bt_watch_decode(const __u64 x[BT_WATCH_WAYS], __u64 h, __u64 check_mask)
 {
@@ -240,7 +247,61 @@ __u32 bt_watch_decode(const __u64 x[BT_WATCH_WAYS], __u64 h, __u64 check_mask)
 
 	if (v & check_mask)
 		return 0;
-	return x[v & 3] & 0xff;
+	return BT_WATCH_HIT | ((__u32)(v >> (BT_WATCH_MARKER_BIT - 8)) & BT_WATCH_IS_MARKER) |
+	       (__u32)(x[v & 3] & 0xff);
 }
+
+/* ---- The binary search on prefix lengths (include/bloomtap.h "Watch
+ * lists"): the builder places markers where the datapath's search will
+ * look, so both take their pivots from here. ---- */
+
+/* The pivot of ranks lo..hi-1: the median, the lower of two. */
+static inline __attribute__((always_inline)) __u32 bt_watch_mid(__u32 lo, __u32 hi)
+{
+	return (lo + hi) >> 1;
+}
+
+/* Bits set in a /16's 16-bit mask of lengths. */
+static inline __attribute__((always_inline)) __u32 bt_watch_pop16(__u32 x)
+{
+	x &= 0xffff;
+	x = x - ((x >> 1) & 0x5555);
+	x = (x & 0x3333) + ((x >> 2) & 0x3333);
+	x = (x + (x >> 4)) & 0x0f0f;
+	return (x + (x >> 8)) & 0x1f;
+}
+
+/* The length (over 128 bits) of rank r, shortest first, in a /16's mask:
+ * bit i is the IPv4 length 17 + i; r is below the mask's bit count. The
+ * r-th bit set, found by halves (no loop for the verifier to walk). */
+static inline __attribute__((always_inline)) __u32 bt_watch_dir_len(__u32 mask, __u32 r)
+{
+	__u32 pos = 0, c;
+
+	c = bt_watch_pop16(mask & 0xff);
+	if (r >= c) {
+		r -= c;
+		pos += 8;
+	}
+	c = bt_watch_pop16((mask >> pos) & 0xf);
+	if (r >= c) {
+		r -= c;
+		pos += 4;
+	}
+	c = bt_watch_pop16((mask >> pos) & 0x3);
+	if (r >= c) {
+		r -= c;
+		pos += 2;
+	}
+	c = (mask >> pos) & 1;
+	if (r >= c)
+		pos += 1;
+	return BT_WATCH_V4 + 17 + pos;
+}
+
+/* A /16's word: the mask of lengths 17..32 under it, and the longest
+ * prefix of 16 bits or fewer over it (BT_WATCH_NONE: none). */
+#define BT_WATCH_DIR_MASK(d) ((d) & 0xffff)
+#define BT_WATCH_DIR_BASE(d) (((d) >> 16) & 0xff)
 
 #endif /* BLOOMTAP_HASH_H */

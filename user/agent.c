@@ -82,6 +82,7 @@ static int layout_matches(const struct bt_instance *inst)
 		{ offsetof(struct bt_instance, windows_fd), 4, sizeof(struct bt_window) },
 		{ offsetof(struct bt_instance, wcount_fd), 4, sizeof(__u64) },
 		{ offsetof(struct bt_instance, watch_hdr_fd), 4, sizeof(struct bt_watch_hdr) },
+		{ offsetof(struct bt_instance, watch_dir_fd), 4, sizeof(__u64) },
 		{ offsetof(struct bt_instance, watch_counts_fd), 4, sizeof(struct bt_watch_count) },
 		{ offsetof(struct bt_instance, meta_fd), 4, sizeof(struct bt_meta) },
 	};

@@ -126,7 +126,6 @@ int bt_bloomier_build(const struct bt_hash_keys *k, const struct bt_watch_key *k
 	__u64 *hash = NULL;
 	__u32 *deg = NULL, *xkey = NULL, *queue = NULL, *order = NULL;
 	uint8_t *own = NULL;
-	bool seen[BT_WATCH_LENGTHS] = { 0 }, seen6[BT_WATCH_LENGTHS] = { 0 };
 	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -134,20 +133,6 @@ int bt_bloomier_build(const struct bt_hash_keys *k, const struct bt_watch_key *k
 		return -EINVAL;
 	bt_bloomier_size(n, h);
 	h->check_mask = ((1ULL << check_bits) - 1) << 2;
-	/* the lengths present, longest first; IPv4 keys are 96 + 0..32 over
-	 * v4-mapped words (hi 0, lo's top half 0x0000ffff) */
-	for (size_t i = 0; i < n; i++) {
-		bool v4 = keys[i].len >= 96 && keys[i].hi == 0 &&
-			  (keys[i].lo >> 32) == 0xffff;
-
-		(v4 ? seen : seen6)[keys[i].len] = true;
-	}
-	for (int l = BT_WATCH_LENGTHS - 1; l >= 0; l--) {
-		if (seen[l])
-			h->len[0][h->nlen[0]++] = l;
-		if (seen6[l])
-			h->len[1][h->nlen[1]++] = l;
-	}
 	out->cells = calloc(1, bt_watch_cells_bytes(h));
 	hash = malloc((n ? n : 1) * sizeof(*hash));
 	deg = malloc(h->cells * sizeof(*deg));
@@ -176,6 +161,9 @@ int bt_bloomier_build(const struct bt_hash_keys *k, const struct bt_watch_key *k
 		__u32 i = order[t], c[BT_WATCH_WAYS], j = own[t];
 		__u64 x = bt_watch_fingerprint(hash[i]) ^ ((__u64)j << 8);
 
+		if (keys[i].class_id & BT_WATCH_KEY_MARKER)
+			x ^= 1ULL << (BT_WATCH_MARKER_BIT + 8);
+
 		bt_watch_cells(hash[i], h->seg_len, h->seg_count_len, c);
 		for (__u32 m = 0; m < BT_WATCH_WAYS; m++)
 			if (m != j)
@@ -201,11 +189,11 @@ void bt_bloomier_free(struct bt_bloomier *b)
 	b->cells = NULL;
 }
 
-__u32 bt_bloomier_get(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
-		      const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own)
+__u32 bt_bloomier_probe(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
+			const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own)
 {
 	__u64 hash, x[BT_WATCH_WAYS];
-	__u32 c[BT_WATCH_WAYS], cls;
+	__u32 c[BT_WATCH_WAYS], r;
 
 	if (!h->keys)
 		return 0;
@@ -213,10 +201,18 @@ __u32 bt_bloomier_get(const struct bt_hash_keys *k, const struct bt_watch_hdr *h
 	bt_watch_cells(hash, h->seg_len, h->seg_count_len, c);
 	for (int j = 0; j < BT_WATCH_WAYS; j++)
 		x[j] = bt_watch_cell(cells, c[j]);
-	cls = bt_watch_decode(x, hash, h->check_mask);
-	if (cls && own)
+	r = bt_watch_decode(x, hash, h->check_mask);
+	if (r && own)
 		*own = c[((x[0] ^ x[1] ^ x[2] ^ x[3] ^ bt_watch_fingerprint(hash)) >> 8) & 3];
-	return cls;
+	return r;
+}
+
+__u32 bt_bloomier_get(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
+		      const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own)
+{
+	__u32 r = bt_bloomier_probe(k, h, cells, hi, lo, len, own);
+
+	return r & BT_WATCH_IS_MARKER ? 0 : r & 0xff;
 }
 
 __u32 bt_bloomier_member(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
@@ -229,38 +225,19 @@ __u32 bt_bloomier_member(const struct bt_hash_keys *k, const struct bt_watch_hdr
 	return bt_bloomier_get(k, &all, cells, hi, lo, len, own);
 }
 
-__u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
-			const uint8_t *cells, const uint8_t addr[16], bool v4, __u32 *len_out)
-{
-	__u64 hi, lo;
-	int fam = v4 ? 0 : 1;
-
-	bt_watch_words(addr, &hi, &lo);
-	for (int i = 0; i < h->nlen[fam]; i++) {
-		__u64 mh = hi, ml = lo;
-		__u32 len = h->len[fam][i], cls;
-
-		bt_watch_mask(&mh, &ml, len);
-		cls = bt_bloomier_get(k, h, cells, mh, ml, len, NULL);
-		if (cls) {
-			if (len_out)
-				*len_out = len;
-			return cls;
-		}
-	}
-	return 0;
-}
-
 double bt_bloomier_probe_fpr(const struct bt_watch_hdr *h)
 {
 	unsigned r = __builtin_popcountll(h->check_mask);
 
 	if (!h->cells)
 		return 0;
-	return ldexp(1.0, -(int)r) * h->keys / h->cells;
+	/* the marker bit is not checked: half the false hits are markers */
+	return ldexp(1.0, -(int)r - 1) * h->keys / h->cells;
 }
 
 double bt_bloomier_bits_per_key(const struct bt_watch_hdr *h)
 {
-	return h->keys ? 8.0 * BT_WATCH_CELL_BYTES * h->cells / h->keys : 0;
+	__u32 listed = h->keys - h->markers;
+
+	return listed ? 8.0 * BT_WATCH_CELL_BYTES * h->cells / listed : 0;
 }

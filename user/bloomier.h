@@ -16,12 +16,20 @@
 #include "hash.h"
 
 /* A key: prefix length (0..128; IPv4 as 96 + its length) and the address
- * words in host order, masked to it; its class 1..255. */
+ * words in host order, masked to it; its class 1..255, or for a marker
+ * (watchlpm.h) BT_WATCH_KEY_MARKER and the length of its best match. */
 struct bt_watch_key {
 	__u64 hi, lo;
 	__u32 len;
 	__u32 class_id;
 };
+#define BT_WATCH_KEY_MARKER 0x100
+
+/* A key of IPv4 (v4-mapped words, length 96 + 0..32)? */
+static inline bool bt_watch_key_is_v4(const struct bt_watch_key *k)
+{
+	return k->len >= BT_WATCH_V4 && k->hi == 0 && (k->lo >> 32) == 0xffff;
+}
 
 /* Keeps the first len bits of (hi, lo). */
 void bt_watch_mask(__u64 *hi, __u64 *lo, __u32 len);
@@ -60,38 +68,38 @@ struct bt_bloomier {
 void bt_bloomier_size(uint32_t n, struct bt_watch_hdr *h);
 
 /* Builds the table of keys (distinct: no two with the same length and
- * words) with check_bits (1..BT_WATCH_CHECK_BITS) and the prefix lengths
- * present. seed: the first seed tried; each retry takes the next. 0, or
- * -ENOMEM, or -EAGAIN when no seed of 64 peeled (the keys cannot all be
- * distinct). */
+ * words) with check_bits (1..BT_WATCH_CHECK_BITS); the header's lengths
+ * and markers are the caller's (watchlpm.c). seed: the first seed tried;
+ * each retry takes the next. 0, or -ENOMEM, or -EAGAIN when no seed of 64
+ * peeled (the keys cannot all be distinct). */
 int bt_bloomier_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys, size_t n,
 		      unsigned check_bits, uint64_t seed, struct bt_bloomier *out);
 void bt_bloomier_free(struct bt_bloomier *b);
 
-/* The class of one key (an exact length and masked words); 0: none.
- * own, when not NULL and the key is a member: its own cell. */
+/* One probe for one key (an exact length and masked words): 0, or
+ * BT_WATCH_HIT | BT_WATCH_IS_MARKER? | its byte (bt_watch_decode). own,
+ * when not NULL and the probe hits: the key's own cell. */
+__u32 bt_bloomier_probe(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
+			const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own);
+
+/* The class of a listed key; 0: none (or a marker). */
 __u32 bt_bloomier_get(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
 		      const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own);
 
 /* The same, for deciding membership (watch set): all the check bits the
  * cells hold are compared (BT_WATCH_CHECK_BITS), not only the table's
- * --check-bits, so an unlisted key passes with probability 2^-46 whatever
+ * --check-bits, so an unlisted key passes with probability 2^-45 whatever
  * the table's rate for addresses. */
 __u32 bt_bloomier_member(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
 			 const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own);
 
-/* The class of an address (v4-mapped when v4): its longest prefix in the
- * table first, down to the shortest; 0: none. len_out: the matching length. */
-__u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
-			const uint8_t *cells, const uint8_t addr[16], bool v4, __u32 *len_out);
-
-/* The chance that one probe of an address outside the list answers a
- * class: 2^-R for the check bits, keys/cells for the class byte of the
- * cell the index names. */
+/* The chance that one probe of a key outside the table answers a listed
+ * key (not a marker): 2^-R for the check bits, 1/2 for the marker bit,
+ * entries/cells for the byte of the cell the index names. */
 double bt_bloomier_probe_fpr(const struct bt_watch_hdr *h);
 
-/* Bits a key, and against the least a table of these check and class bits
- * can take (8 + R a key). */
+/* Bits a listed key (markers' cells counted), and against the least a
+ * table of these check and class bits can take (8 + R a key). */
 double bt_bloomier_bits_per_key(const struct bt_watch_hdr *h);
 
 #endif

@@ -18,7 +18,7 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 				   skel->maps.cms, skel->maps.fm, skel->maps.fmc, skel->maps.fc,
 				   skel->maps.spie,
 				   skel->maps.windows, skel->maps.wcount, skel->maps.digest_log,
-				   skel->maps.watch_hdr, skel->maps.watch_cells,
+				   skel->maps.watch_hdr, skel->maps.watch_cells, skel->maps.watch_dir,
 				   skel->maps.watch_counts, skel->maps.watch_classes,
 				   skel->maps.meta /* last: marks the instance complete */ };
 	int err;

@@ -121,6 +121,7 @@ static const struct pin_ent pins[] = {
 	{ "digest_log", offsetof(struct bt_instance, digest_log_fd) },
 	{ "watch_hdr", offsetof(struct bt_instance, watch_hdr_fd) },
 	{ "watch_cells", offsetof(struct bt_instance, watch_cells_fd) },
+	{ "watch_dir", offsetof(struct bt_instance, watch_dir_fd) },
 	{ "watch_counts", offsetof(struct bt_instance, watch_counts_fd) },
 	{ "watch_classes", offsetof(struct bt_instance, watch_classes_fd) },
 };

@@ -29,6 +29,7 @@ struct bt_instance {
 	int digest_log_fd;
 	int watch_hdr_fd;
 	int watch_cells_fd;
+	int watch_dir_fd;
 	int watch_counts_fd;
 	int watch_classes_fd;
 	struct bt_meta meta;

@@ -69,7 +69,20 @@ static int take_slot(const struct bt_instance *inst, __u32 gen, bool writable,
 	t->cells = bt_mmap_array_prot(fd, bt_watch_cells_bytes(&t->hdr), &t->len, writable);
 	err = t->cells ? 0 : -errno;
 	close(fd);
+	if (!err && !(t->dirs = bt_mmap_array_prot(inst->watch_dir_fd, 2 * BT_WATCH_DIR *
+						   sizeof(__u32), &t->dirs_len, false)))
+		err = -errno;
 	return err;
+}
+
+static void unmap_slot(struct bt_watch_table *t)
+{
+	if (t->cells)
+		munmap(t->cells, t->len);
+	if (t->dirs)
+		munmap(t->dirs, t->dirs_len);
+	t->cells = NULL;
+	t->dirs = NULL;
 }
 
 int bt_watch_table_open(const struct bt_instance *inst, bool writable, struct bt_watch_table *t)
@@ -94,9 +107,7 @@ int bt_watch_table_open(const struct bt_instance *inst, bool writable, struct bt
 
 		err = take_slot(inst, gen, writable, t);
 		if (__atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE) != gen) {
-			if (t->cells)
-				munmap(t->cells, t->len);
-			t->cells = NULL;
+			unmap_slot(t);
 			err = -EAGAIN;	/* a load came between: its slot may be gone */
 		}
 	}
@@ -110,19 +121,22 @@ fail:
 
 void bt_watch_table_close(struct bt_watch_table *t)
 {
-	if (t->cells)
-		munmap(t->cells, t->len);
-	t->cells = NULL;
+	unmap_slot(t);
 	if (t->lock_fd >= 0)
 		close(t->lock_fd);
 	t->lock_fd = -1;
 }
 
-__u32 bt_watch_table_classify(const struct bt_watch_table *t, const uint8_t addr[16], bool v4)
+__u32 bt_watch_table_classify(const struct bt_watch_table *t, const uint8_t addr[16], bool v4,
+			      struct bt_watch_how *how)
 {
-	if (!t->hdr.keys || !t->cells)
+	struct bt_watch_view v = bt_watch_table_view(t);
+
+	if (how)
+		memset(how, 0, sizeof(*how));
+	if (!t->hdr.keys || !t->cells || !t->dirs)
 		return 0;
-	return bt_watch_classify(&t->keys, &t->hdr, t->cells, addr, v4, NULL);
+	return bt_watch_classify(&t->keys, &v, addr, v4, how);
 }
 
 int bt_watch_classes(const struct bt_instance *inst,
@@ -221,6 +235,43 @@ static int make_cells(const struct bt_bloomier *b)
 	return fd;
 }
 
+/* The /16 words of slot (not in use: nobody reads them). */
+static int write_dir(const struct bt_instance *inst, __u32 slot, const __u32 *dir)
+{
+	size_t len;
+	__u32 *p = bt_mmap_array(inst->watch_dir_fd, 2 * BT_WATCH_DIR * sizeof(*p), &len);
+
+	if (!p)
+		return -errno;
+	memcpy(p + (size_t)slot * BT_WATCH_DIR, dir, BT_WATCH_DIR * sizeof(*p));
+	munmap(p, len);
+	return 0;
+}
+
+/* The binary search's most probes over n lengths: floor(log2 n) + 1. */
+static uint32_t levels(uint32_t n)
+{
+	return n ? 32 - __builtin_clz(n) : 0;
+}
+
+/* An address's most probes, each family: the search's, and the final
+ * probe of a best match that a marker or a /16's word names. */
+
+static void probes_of(const struct bt_watch_built *w, uint32_t probes[2])
+{
+	uint32_t most = 0;
+	bool any = false;
+
+	for (__u32 x = 0; x < BT_WATCH_DIR; x++) {
+		uint32_t n = bt_watch_pop16(BT_WATCH_DIR_MASK(w->dir[x]));
+
+		most = n > most ? n : most;
+		any |= n || BT_WATCH_DIR_BASE(w->dir[x]) != BT_WATCH_NONE;
+	}
+	probes[0] = any ? levels(most) + 1 : 0;
+	probes[1] = w->b.hdr.nlen[1] ? levels(w->b.hdr.nlen[1]) + 1 : 0;
+}
+
 
 /* The list's classes as ids: a name the table in use has keeps its id;
  * a new one takes a free id. */
@@ -245,7 +296,7 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 	struct bt_watch_class names[BT_WATCH_CLASSES], before[BT_WATCH_CLASSES];
 	struct bt_watch_key *keys = NULL;
 	struct bt_hash_keys hk;
-	struct bt_bloomier b = { 0 };
+	struct bt_watch_built b = { 0 };
 	struct bt_watch_hdr empty = { 0 };
 	struct bt_ctl *ctl = NULL;
 	__u32 ids[BT_WATCH_CLASSES] = { 0 }, gen, cur, next;
@@ -278,17 +329,18 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 	}
 	bt_hash_keys_derive(&inst->meta.hash_key, &hk);
 	t0 = bt_mono_s();
-	err = bt_bloomier_build(&hk, keys, l->n, check_bits, (uint64_t)time(NULL), &b);
+	err = bt_watch_build(&hk, keys, l->n, check_bits, (uint64_t)time(NULL), &b);
 	info->build_s = bt_mono_s() - t0;
 	if (err) {
 		bt_err_errno(err, "building the watch table");
 		goto out;
 	}
 	/* the slot not in use: cells, header, names; then one store */
-	if ((fd = make_cells(&b)) < 0 ||
+	if ((fd = make_cells(&b.b)) < 0 ||
 	    bpf_map_update_elem(inst->watch_cells_fd, &next, &fd, 0)) {
 		err = fd < 0 ? fd : -errno;
-		bt_err("making the watch table's map (%u cells): %s", b.hdr.cells, strerror(-err));
+		bt_err("making the watch table's map (%u cells): %s", b.b.hdr.cells,
+		       strerror(-err));
 		if (fd >= 0)
 			close(fd);
 		goto out;
@@ -298,7 +350,8 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 		names[ids[c]].entries = l->entries[c];
 		kept[ids[c]] = true;
 	}
-	if (bpf_map_update_elem(inst->watch_hdr_fd, &next, &b.hdr, 0) ||
+	if ((err = write_dir(inst, next, b.dir)) ||
+	    bpf_map_update_elem(inst->watch_hdr_fd, &next, &b.b.hdr, 0) ||
 	    (err = write_classes(inst, names))) {
 		err = err ? err : -errno;
 		bt_err_errno(err, "writing the watch table");
@@ -316,14 +369,14 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 	write_classes(inst, names);
 	info->keys = l->n;
 	info->classes = l->nclasses;
-	info->retries = b.retries;
+	info->markers = b.b.hdr.markers;
+	info->retries = b.b.retries;
 	info->duplicates = l->duplicates;
 	info->masked = l->masked;
-	info->bits_per_key = bt_bloomier_bits_per_key(&b.hdr);
-	info->probes[0] = b.hdr.nlen[0];
-	info->probes[1] = b.hdr.nlen[1];
+	info->bits_per_key = bt_bloomier_bits_per_key(&b.b.hdr);
+	probes_of(&b, info->probes);
 out:
-	bt_bloomier_free(&b);
+	bt_watch_built_free(&b);
 	free(keys);
 	if (ctl)
 		munmap(ctl, ctl_len);
@@ -375,7 +428,7 @@ const char *bt_watch_name_of(const struct bt_watch_names *w, const uint8_t addr[
 
 	if (!w->on || !memcmp(addr, zero, 16))
 		return NULL;
-	id = bt_watch_table_classify(&w->t, addr, bt_addr_is_v4(addr));
+	id = bt_watch_table_classify(&w->t, addr, bt_addr_is_v4(addr), NULL);
 	return id && w->names[id].name[0] ? w->names[id].name : NULL;
 }
 
@@ -423,7 +476,7 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 	}
 	/* membership decided on all the check bits (a table loaded with fewer
 	 * let an unlisted key through and overwrite a listed key's cell) */
-	old = t.hdr.keys ? bt_bloomier_member(&t.keys, &t.hdr, t.cells, k.hi, k.lo, k.len, &own) :
+	old = t.hdr.keys > t.hdr.markers ? bt_bloomier_member(&t.keys, &t.hdr, t.cells, k.hi, k.lo, k.len, &own) :
 			   0;
 	if (!old) {
 		bt_err("%s is not a key of the watch list in use: 'watch set' changes the class "

@@ -6,16 +6,19 @@
 #define BLOOMTAP_WATCH_H
 
 #include <stdbool.h>
-#include "bloomier.h"
+#include "watchlpm.h"
 #include "instance.h"
 #include "watchlist.h"
 
 /* The table in use, mapped (read-only unless writable), consistent: its
- * header and cells are of one load, whatever loads come meanwhile. */
+ * header, cells and /16 words are of one load, whatever loads come
+ * meanwhile. */
 struct bt_watch_table {
 	struct bt_watch_hdr hdr;
 	uint8_t *cells;
 	size_t len;		/* of the mapping */
+	__u32 *dirs;		/* both slots' /16 words, mapped read-only */
+	size_t dirs_len;
 	struct bt_hash_keys keys;
 	__u32 slot;
 	int lock_fd;		/* held while writable */
@@ -23,15 +26,22 @@ struct bt_watch_table {
 
 int bt_watch_table_open(const struct bt_instance *inst, bool writable, struct bt_watch_table *t);
 void bt_watch_table_close(struct bt_watch_table *t);
-__u32 bt_watch_table_classify(const struct bt_watch_table *t, const uint8_t addr[16], bool v4);
+__u32 bt_watch_table_classify(const struct bt_watch_table *t, const uint8_t addr[16], bool v4,
+			      struct bt_watch_how *how);
+
+static inline struct bt_watch_view bt_watch_table_view(const struct bt_watch_table *t)
+{
+	return (struct bt_watch_view){ &t->hdr, t->cells,
+				       t->dirs ? t->dirs + (size_t)t->slot * BT_WATCH_DIR : NULL };
+}
 
 struct bt_watch_loaded {
 	size_t keys;
+	size_t markers;		/* entries of the table besides the keys */
 	uint32_t classes, retries, duplicates, masked;
 	double build_s;		/* the table's construction */
 	double bits_per_key;
-	uint32_t probes[2];	/* an address's most probes: IPv4, IPv6 (its
-				 * family's distinct prefix lengths) */
+	uint32_t probes[2];	/* an address's most probes: IPv4, IPv6 */
 };
 
 /* Builds l's table and switches the datapath to it; classes that keep

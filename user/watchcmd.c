@@ -14,7 +14,7 @@ static struct watch_cfg {
 	const char *instance;
 	uint32_t check_bits;
 } wcfg = { .check_bits = BT_WATCH_CHECK_BITS };
-_Static_assert(BT_WATCH_CHECK_BITS == 46, "the --check-bits help names the default");
+_Static_assert(BT_WATCH_CHECK_BITS == 45, "the --check-bits help names the default");
 
 static const struct bt_opt instance_opts[] = {
 	BT_INSTANCE_OPT(wcfg.instance),
@@ -25,7 +25,7 @@ static const struct bt_opt load_opts[] = {
 	BT_INSTANCE_OPT(wcfg.instance),
 	{ "check-bits", 0, BT_OPT_U32, &wcfg.check_bits, "R",
 	  "check bits a key: an address off the list answers a class with probability "
-	  "at most 2^-R a probe (default 46, the most)", .min = 1, .max = BT_WATCH_CHECK_BITS },
+	  "at most 2^-R a probe (default 45, the most)", .min = 1, .max = BT_WATCH_CHECK_BITS },
 	{ 0 }
 };
 
@@ -64,6 +64,7 @@ static void loaded_print(const char *name, const struct bt_watch_loaded *w)
 
 		json_object_object_add(o, "instance", json_object_new_string(name));
 		json_object_object_add(o, "keys", json_object_new_uint64(w->keys));
+		json_object_object_add(o, "markers", json_object_new_uint64(w->markers));
 		json_object_object_add(o, "classes", json_object_new_int(w->classes));
 		json_object_object_add(o, "bits_per_key", json_object_new_double(w->bits_per_key));
 		json_object_object_add(o, "build_seconds", json_object_new_double(w->build_s));
@@ -75,10 +76,10 @@ static void loaded_print(const char *name, const struct bt_watch_loaded *w)
 		bt_json_print(o);
 		return;
 	}
-	printf("watch list of %s: %zu keys in %u classes, %.1f bits a key, built in %.3f s"
-	       " (%u retries); an address takes at most %u probes (IPv4), %u (IPv6)", name,
-	       w->keys, w->classes, w->bits_per_key, w->build_s, w->retries, w->probes[0],
-	       w->probes[1]);
+	printf("watch list of %s: %zu keys in %u classes and %zu markers, %.1f bits a key, built "
+	       "in %.3f s (%u retries); an address takes at most %u probes (IPv4), %u (IPv6)",
+	       name, w->keys, w->classes, w->markers, w->bits_per_key, w->build_s, w->retries,
+	       w->probes[0], w->probes[1]);
 	if (w->duplicates || w->masked)
 		printf("; %u duplicates dropped, %u prefixes masked", w->duplicates, w->masked);
 	/* three spare segments and whole groups of cells: a fixed size */
@@ -148,6 +149,7 @@ static int test(const struct bt_instance *inst, char **addrs, int n)
 		__u32 len = 0, cls;
 		char s[64] = "", msg[160];
 		struct bt_watch_key k = { 0 };
+		struct bt_watch_how how;
 
 		if (bt_watch_parse_prefix(addrs[i], a, &len, &v4, &(bool){ 0 }, msg, sizeof(msg))) {
 			bt_err("%s", msg);
@@ -155,8 +157,8 @@ static int test(const struct bt_instance *inst, char **addrs, int n)
 			break;
 		}
 		/* the family of the address's form, as the datapath takes it */
-		cls = t.hdr.keys ? bt_watch_classify(&t.keys, &t.hdr, t.cells, a, bt_addr_is_v4(a),
-						     &k.len) : 0;
+		cls = bt_watch_table_classify(&t, a, bt_addr_is_v4(a), &how);
+		k.len = how.len;
 		if (cls) {
 			bt_watch_words(a, &k.hi, &k.lo);
 			bt_watch_mask(&k.hi, &k.lo, k.len);
@@ -169,6 +171,7 @@ static int test(const struct bt_instance *inst, char **addrs, int n)
 			json_object_object_add(o, "class", cls ? json_object_new_string(names[cls].name)
 							       : NULL);
 			json_object_object_add(o, "prefix", cls ? json_object_new_string(s) : NULL);
+			json_object_object_add(o, "probes", json_object_new_int(how.probes));
 			json_object_array_add(arr, o);
 		} else if (cls) {
 			printf("%s: %s (%s)\n", addrs[i], names[cls].name, s);

@@ -74,7 +74,7 @@ const char *bt_watch_key_str(const struct bt_watch_key *k, char *buf, size_t len
 	uint8_t a[16];
 	__u64 hi = htobe64(k->hi), lo = htobe64(k->lo);
 	char s[INET6_ADDRSTRLEN];
-	bool v4 = k->len >= 96 && k->hi == 0 && (k->lo >> 32) == 0xffff;
+	bool v4 = bt_watch_key_is_v4(k);
 
 	memcpy(a, &hi, 8);
 	memcpy(a + 8, &lo, 8);

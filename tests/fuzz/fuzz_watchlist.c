@@ -7,6 +7,7 @@
 #include "fuzz.h"
 #include "digest.h"
 #include "watchlist.h"
+#include "watchlpm.h"
 
 static struct bt_hash_keys keys;
 
@@ -24,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FILE *f = fmemopen((void *)data, size, "r");
 	struct bt_watch_list l;
 	struct bt_watch_key *k;
-	struct bt_bloomier b;
+	struct bt_watch_built b;
 	char err[BT_WATCH_ERR_LEN];
 
 	if (!f)
@@ -37,12 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	k = malloc((l.n ? l.n : 1) * sizeof(*k));
 	for (size_t i = 0; k && i < l.n; i++)
 		k[i] = l.e[i].key;
-	if (k && !bt_bloomier_build(&keys, k, l.n, BT_WATCH_CHECK_BITS, 1, &b)) {
+	if (k && !bt_watch_build(&keys, k, l.n, BT_WATCH_CHECK_BITS, 1, &b)) {
 		for (size_t i = 0; i < l.n; i++)
-			if (bt_bloomier_get(&keys, &b.hdr, b.cells, k[i].hi, k[i].lo, k[i].len, NULL) !=
-			    k[i].class_id)
+			if (bt_bloomier_get(&keys, &b.b.hdr, b.b.cells, k[i].hi, k[i].lo, k[i].len,
+					    NULL) != k[i].class_id)
 				__builtin_trap();	/* a member answered wrong */
-		bt_bloomier_free(&b);
+		bt_watch_built_free(&b);
 	}
 	free(k);
 	bt_watch_list_free(&l);
