@@ -20,6 +20,7 @@
 
 const volatile __u32 cfg_seq_mask = 0;		/* sequence length - 1 */
 const volatile __u32 cfg_ipv6 = 0;		/* frame is Ethernet/IPv6/TCP */
+const volatile __u32 cfg_addrs = 0;		/* addresses from bench_addrs */
 const volatile struct bt_hash_key cfg_key = {};
 const volatile struct bt_hash_keys cfg_nh_keys = {};
 
@@ -31,6 +32,19 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);	/* a flow; mmapped arrays keep 8-byte elements */
 } bench_seq SEC(".maps");
+
+/* With cfg_addrs, packet i's source and destination (16 bytes each,
+ * v4-mapped for IPv4): the watch lists' real-shaped traffic. */
+struct bench_addr_pair {
+	__u8 src[16], dst[16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bench_addr_pair);
+} bench_addrs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -71,6 +85,21 @@ static __always_inline int next_packet(struct xdp_md *ctx)
 	if (data + l4 + 8 > data_end)
 		return -1;
 	*(__be32 *)(data + saddr_off) = bpf_htonl(0xc6120000 + (*flow & 0x1ffff));
+	if (cfg_addrs) {
+		struct bench_addr_pair *a = bpf_map_lookup_elem(&bench_addrs, &i);
+
+		if (!a)
+			return -1;
+		if (cfg_ipv6) {
+			if (data + l3 + 40 > data_end)
+				return -1;
+			__builtin_memcpy(data + l3 + 8, a->src, 16);
+			__builtin_memcpy(data + l3 + 24, a->dst, 16);
+		} else {
+			__builtin_memcpy(data + l3 + 12, a->src + 12, 4);
+			__builtin_memcpy(data + l3 + 16, a->dst + 12, 4);
+		}
+	}
 	*(__be16 *)(data + l4) = bpf_htons(1024 + *flow % 50000);
 	/* every packet distinct, as on a real link: its number (the low 32
 	 * bits) in L4 bytes 4..7 (UDP length and checksum, TCP sequence) */

@@ -35,6 +35,8 @@
 #include "spie.h"
 #include "util.h"
 #include "watch.h"
+#include "watchlist.h"
+#include "../tests/bgp_shape.h"
 #include "digest.h"
 #include "driver.h"
 #include <zstd.h>
@@ -206,6 +208,8 @@ static struct watch_ref {
 	__u32 cls;
 } *watch_refs;
 static uint32_t nwatch_refs;
+/* the real-shaped rows' packets: source and destination, BENCH_SEQ_LEN */
+static uint8_t (*watch_traffic)[32];
 static long long memlock_hash, memlock_lpm;	/* of the last references filled */
 static double watch_one_length_ns;		/* the first table's lookups */
 
@@ -263,10 +267,33 @@ out:
 	return err;
 }
 
+/* The kernel's bytes for the watch table in use: its cells' map, and
+ * (dir, when not NULL) the /16 words' map of both slots. */
+static long long table_memlock(const struct bt_instance *inst, long long *dir)
+{
+	struct bt_watch_table t;
+	long long mem = -1;
+	__u32 slot = 0, id;
+	int fd;
+
+	if (!bt_watch_table_open(inst, false, &t)) {
+		slot = t.slot;
+		bt_watch_table_close(&t);
+	}
+	if (!bpf_map_lookup_elem(inst->watch_cells_fd, &slot, &id) &&
+	    (fd = bpf_map_get_fd_by_id(id)) >= 0) {
+		mem = map_memlock(fd);
+		close(fd);
+	}
+	if (dir)
+		*dir = map_memlock(inst->watch_dir_fd);
+	return mem;
+}
+
 /* The driver, and the ablation arrays it writes mapped for clearing. */
 static int load_driver(struct bench_bpf **out, bool ipv6, const uint32_t *seq)
 {
-	struct bench_bpf *skel = bench_driver_open(ipv6, seq, AB_BYTES, nwatch_refs);
+	struct bench_bpf *skel = bench_driver_open(ipv6, seq, AB_BYTES, nwatch_refs, watch_traffic);
 
 	if (!skel)
 		return -1;
@@ -680,7 +707,7 @@ static double watch_build_s(size_t n, uint64_t *rng, double *bits)
 	struct bt_watch_key *k = malloc(n * sizeof(*k));
 	struct bt_hash_key_raw raw = { bt_rng(rng), bt_rng(rng) };
 	struct bt_hash_keys hk;
-	struct bt_bloomier b;
+	struct bt_watch_built b;
 	double t0, t = -1;
 
 	if (!k)
@@ -690,10 +717,10 @@ static double watch_build_s(size_t n, uint64_t *rng, double *bits)
 		k[i] = (struct bt_watch_key){ 0x20010db800000000ULL | (bt_rng(rng) >> 32), bt_rng(rng),
 					      128, 1 + i % WATCH_CLASS_COUNT };
 	t0 = now_s();
-	if (!bt_bloomier_build(&hk, k, n, BT_WATCH_CHECK_BITS, bt_rng(rng), &b)) {
+	if (!bt_watch_build(&hk, k, n, BT_WATCH_CHECK_BITS, bt_rng(rng), 0, &b)) {
 		t = now_s() - t0;
-		*bits = bt_bloomier_bits_per_key(&b.hdr);
-		bt_bloomier_free(&b);
+		*bits = bt_bloomier_bits_per_key(&b.b.hdr);
+		bt_watch_built_free(&b);
 	}
 	free(k);
 	return t;
@@ -750,6 +777,270 @@ static void watch_lengths_run(FILE *f, const uint32_t *seq, struct target *w,
 	    med[P_REF_LPM] - med[P_PARSE], watch_one_length_ns);
 }
 
+/* ---- Watch lists of real shapes (issue 18): generated BGP-shaped lists
+ * and BENCH_WATCH_LIST=FILE, each against the LPM trie holding the same
+ * list, with traffic over the list's networks ---- */
+
+/* An address under key k, its other bits random. */
+static void watch_addr_under(const struct bt_watch_key *k, uint8_t a[16], uint64_t *rng)
+{
+	struct bt_watch_key x;
+	__u64 hi, lo;
+
+	bgp_place(&x, k, bt_watch_key_is_v4(k), 128, rng);
+	hi = htobe64(x.hi);
+	lo = htobe64(x.lo);
+	memcpy(a, &hi, 8);
+	memcpy(a + 8, &lo, 8);
+}
+
+/* What one list costs, for the rows and the one-line summary. */
+struct watch_cost {
+	double ns, lpm_ns;		/* both addresses, on top of parsing */
+	long long mem, dir, lpm_mem;	/* bytes_memlock */
+	double probes_mean;
+	uint32_t probes_max, bound;	/* seen; the table's bound */
+	double build_s;
+	size_t keys, markers;
+};
+
+/* Probes of the traffic's lookups in user space (the datapath's search):
+ * mean and most; and, for the ablation, the probes ABI 8 took (every
+ * length of the family, longest first, to the first hit). */
+static void watch_probes(const struct bt_instance *inst, bool v6, struct watch_cost *c,
+			 double *linear_mean)
+{
+	struct bt_watch_table t;
+	uint64_t sum = 0, lin = 0, n = 0;
+
+	c->probes_max = 0;
+	if (bt_watch_table_open(inst, false, &t))
+		return;
+	for (uint32_t i = 0; i < BENCH_SEQ_LEN; i++)
+		for (int d = 0; d < 2; d++) {
+			struct bt_watch_how how;
+			const uint8_t *a = watch_traffic[i] + 16 * d;
+			uint32_t nl = t.hdr.nlen[v6], r = nl;
+
+			bt_watch_table_classify(&t, a, !v6, &how);
+			sum += how.probes;
+			c->probes_max = how.probes > c->probes_max ? how.probes : c->probes_max;
+			for (uint32_t j = 0; how.len && j < nl; j++)
+				if (t.hdr.len[v6][nl - 1 - j] == how.len)
+					r = j + 1;
+			lin += r;
+			n++;
+		}
+	bt_watch_table_close(&t);
+	c->probes_mean = (double)sum / n;
+	if (linear_mean)
+		*linear_mean = (double)lin / n;
+}
+
+/* Loads list l into bloomtap (flags: BT_WATCH_F_*) and the LPM trie,
+ * draws traffic of one family over it (9 packets in 10 from an address
+ * under a random entry, 1 from anywhere in the family's unicast space),
+ * measures both. 0, or -1. */
+static int watch_list_cost(const uint32_t *seq, struct target *w, const struct bt_watch_list *l,
+			   bool v6, unsigned flags, struct watch_cost *c, double *linear_mean)
+{
+	const unsigned which = 1u << P_EMPTY | 1u << P_PARSE | 1u << P_WATCH | 1u << P_REF_LPM;
+	struct bt_watch_loaded info;
+	uint32_t *fam = malloc(l->n * sizeof(*fam)), nfam = 0;
+	uint64_t rng = 0x18b6;
+	double med[P_MAX];
+	struct frame fr;
+	int err = -1;
+
+	memset(c, 0, sizeof(*c));
+	watch_refs = calloc(l->n, sizeof(*watch_refs));
+	watch_traffic = malloc((size_t)BENCH_SEQ_LEN * sizeof(*watch_traffic));
+	if (!fam || !watch_refs || !watch_traffic)
+		goto out;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct bt_watch_key *k = &l->e[i].key;
+		__u64 hi = htobe64(k->hi), lo = htobe64(k->lo);
+
+		memcpy(watch_refs[i].addr, &hi, 8);
+		memcpy(watch_refs[i].addr + 8, &lo, 8);
+		watch_refs[i].len = k->len;
+		watch_refs[i].cls = k->class_id;
+		if (bt_watch_key_is_v4(k) != v6)
+			fam[nfam++] = i;
+	}
+	if (!nfam)
+		goto out;
+	for (uint32_t i = 0; i < BENCH_SEQ_LEN; i++)
+		for (int d = 0; d < 2; d++) {
+			struct bt_watch_key any = { 0, 0xffff00000000ULL, v6 ? 3 : BT_WATCH_V4, 0 };
+
+			if (v6)
+				any.hi = 0x2000000000000000ULL;
+			watch_addr_under(bt_rng(&rng) % 10 ? &l->e[fam[bt_rng(&rng) % nfam]].key : &any,
+					 watch_traffic[i] + 16 * d, &rng);
+		}
+	if (bt_watch_load_flags(&w->inst, l, BT_WATCH_CHECK_BITS, flags, &info))
+		goto out;
+	c->keys = info.keys;
+	c->markers = info.markers;
+	c->build_s = info.build_s;
+	c->bound = info.probes[v6];
+	c->mem = table_memlock(&w->inst, &c->dir);
+	watch_probes(&w->inst, v6, c, linear_mean);
+	nwatch_refs = l->n;
+	if (v6)
+		bench_frame_v6_tcp(&fr);
+	else
+		bench_frame_v4_udp(&fr);
+	if (run_case(&fr, v6, seq, which, med))
+		goto out;
+	c->ns = med[P_WATCH] - med[P_PARSE];
+	c->lpm_ns = med[P_REF_LPM] - med[P_PARSE];
+	c->lpm_mem = memlock_lpm;
+	err = 0;
+out:
+	nwatch_refs = 0;
+	free(watch_refs);
+	watch_refs = NULL;
+	free(watch_traffic);
+	watch_traffic = NULL;
+	free(fam);
+	return err;
+}
+
+/* The one line an operator reads before loading a list (README "Watch
+ * lists": what a list costs). */
+static void watch_cost_line(FILE *f, const char *what, const struct watch_cost *c)
+{
+	out(stdout, f, "  cost of %s: +%.0f ns a packet (both addresses; the LPM trie +%.0f), "
+	    "%.1f MiB (%.1f bytes an entry), %.2f probes an address (at most %u), built in "
+	    "%.2f s\n", what, c->ns, c->lpm_ns, (c->mem + c->dir / 2) / 1048576.0,
+	    (double)(c->mem + c->dir / 2) / c->keys, c->probes_mean, c->bound, c->build_s);
+}
+
+static void watch_cost_rows(FILE *f, const char *title, const struct watch_cost *c)
+{
+	long long ours = c->mem + c->dir / 2;	/* the /16 words of one slot */
+
+	out(stdout, f, "\n%s\n", title);
+	out(stdout, f, "  %-34s %12s %14s %12s %14s\n", "", "ns/pkt (+)", "bytes_memlock",
+	    "bytes/entry", "probes/lookup");
+	out(stdout, f, "  %-34s %12.1f %11.1f MiB %12.1f %8.2f (max %u, bound %u)\n",
+	    "bloomtap", c->ns, ours / 1048576.0, (double)ours / c->keys, c->probes_mean,
+	    c->probes_max, c->bound);
+	out(stdout, f, "  %-34s %12.1f %11.1f MiB %12.1f\n", "kernel LPM trie", c->lpm_ns,
+	    c->lpm_mem / 1048576.0, (double)c->lpm_mem / c->keys);
+	out(stdout, f, "  entries %zu, markers %zu (%.2f a key); build %.2f s (%.2f s a million "
+	    "entries)\n", c->keys, c->markers, (double)c->markers / c->keys, c->build_s,
+	    c->build_s / (c->keys / 1e6));
+}
+
+/* A generated list of n BGP-shaped prefixes of one family, 200 classes. */
+static int bgp_list(struct bt_watch_list *l, size_t n, bool v6)
+{
+	struct bt_watch_key *k = malloc(n * sizeof(*k));
+	uint64_t rng = v6 ? 0xb6b6 : 0xb4b4;
+
+	memset(l, 0, sizeof(*l));
+	l->e = calloc(n, sizeof(*l->e));
+	if (!k || !l->e) {
+		free(k);
+		free(l->e);
+		return -1;
+	}
+	bgp_shape_make(k, n, !v6, v6 ? 57 : 50, WATCH_CLASS_COUNT, &rng);
+	for (size_t i = 0; i < n; i++) {
+		l->e[i].key = k[i];
+		l->entries[k[i].class_id]++;
+	}
+	l->n = n;
+	l->nclasses = WATCH_CLASS_COUNT;
+	for (uint32_t c = 1; c <= WATCH_CLASS_COUNT; c++)
+		snprintf(l->names[c], sizeof(l->names[c]), "c%u", c);
+	free(k);
+	return 0;
+}
+
+static void watch_shapes_run(FILE *f, const uint32_t *seq, struct target *w)
+{
+	for (int v6 = 0; v6 <= 1; v6++) {
+		struct bt_watch_list l;
+		struct watch_cost c, flat;
+		double linear = 0;
+		char title[200];
+
+		if (bgp_list(&l, WATCH_KEYS, v6))
+			continue;
+		if (watch_list_cost(seq, w, &l, v6, 0, &c, &linear)) {
+			out(stdout, f, "\nwatch lists, generated %s: failed\n", v6 ? "IPv6" : "IPv4");
+			bt_watch_list_free(&l);
+			continue;
+		}
+		snprintf(title, sizeof(title), "watch lists, a generated %s list of 1,000,000 "
+			 "prefixes of a BGP table's lengths (tests/bgp_shape.h), 200 classes; "
+			 "traffic 90 %% under its prefixes", v6 ? "IPv6" : "IPv4");
+		watch_cost_rows(f, title, &c);
+		out(stdout, f, "  targets:\n");
+		out(stdout, f, "  - lookups at most half the LPM trie's: %.2f x: %s\n",
+		    c.ns / c.lpm_ns, c.ns <= c.lpm_ns / 2 ? "met" : "MISSED");
+		out(stdout, f, "  - memory at most a quarter of the LPM trie's: %.2f x: %s\n",
+		    (double)(c.mem + c.dir / 2) / c.lpm_mem,
+		    4 * (c.mem + c.dir / 2) <= c.lpm_mem ? "met" : "MISSED");
+		out(stdout, f, "  - build at most 1 s a million entries, markers included: %.2f s: "
+		    "%s\n", c.build_s / (c.keys / 1e6),
+		    c.build_s <= c.keys / 1e6 ? "met" : "MISSED");
+		/* the ablation: ABI 8's probes, binary search alone, then the
+		 * /16 words (IPv4) */
+		out(stdout, f, "  ablation (probes an address, mean; ns on top of parsing):\n");
+		out(stdout, f, "    every length, longest first (ABI 8): %.2f probes\n", linear);
+		if (!v6 && !watch_list_cost(seq, w, &l, v6, BT_WATCH_F_FLAT, &flat, NULL))
+			out(stdout, f, "    binary search on all the family's lengths: %.2f probes "
+			    "(max %u), +%.1f ns, %zu markers\n", flat.probes_mean, flat.probes_max,
+			    flat.ns, flat.markers);
+		out(stdout, f, "    %s: %.2f probes (max %u), +%.1f ns, %zu markers\n",
+		    v6 ? "binary search on the family's lengths" :
+			 "+ the /16 words (lengths under each /16)",
+		    c.probes_mean, c.probes_max, c.ns, c.markers);
+		watch_cost_line(f, v6 ? "this IPv6 list" : "this IPv4 list", &c);
+		bt_watch_list_free(&l);
+	}
+}
+
+/* BENCH_WATCH_LIST=FILE: the operator's own list, each family it holds. */
+static int watch_user_list_run(FILE *f, const uint32_t *seq, struct target *w, const char *path)
+{
+	struct bt_watch_list l;
+	char err[BT_WATCH_ERR_LEN];
+	int rc = 0;
+
+	if (bt_watch_list_read(path, &l, err, sizeof(err))) {
+		fprintf(stderr, "bench: %s\n", err);
+		return 1;
+	}
+	for (int v6 = 0; v6 <= 1; v6++) {
+		struct watch_cost c;
+		char title[600];
+		size_t n = 0;
+
+		for (size_t i = 0; i < l.n; i++)
+			n += bt_watch_key_is_v4(&l.e[i].key) != v6;
+		if (!n)
+			continue;
+		if (watch_list_cost(seq, w, &l, v6, 0, &c, NULL)) {
+			out(stdout, f, "\n%s, %s traffic: failed\n", path, v6 ? "IPv6" : "IPv4");
+			rc = 1;
+			continue;
+		}
+		snprintf(title, sizeof(title), "BENCH_WATCH_LIST=%s: %zu entries in %u classes "
+			 "(%zu of them %s); %s traffic, 90 %% under them", path, l.n, l.nclasses, n,
+			 v6 ? "IPv6" : "IPv4", v6 ? "IPv6" : "IPv4");
+		watch_cost_rows(f, title, &c);
+		watch_cost_line(f, v6 ? "this list, IPv6 traffic" : "this list, IPv4 traffic", &c);
+	}
+	bt_watch_list_free(&l);
+	return rc;
+}
+
 /* Lookups of both addresses of every packet, a million entries of one
  * prefix length (the traffic's 131,072 sources among them, so every
  * lookup hits), against the kernel's hash map and LPM trie; memory from
@@ -793,23 +1084,9 @@ static void watch_run(FILE *f, const uint32_t *seq)
 	l.nclasses = WATCH_CLASS_COUNT;
 	for (uint32_t c = 1; c <= WATCH_CLASS_COUNT; c++)
 		snprintf(l.names[c], sizeof(l.names[c]), "c%u", c);
-	if (bt_watch_load(&w->inst, &l, BT_WATCH_CHECK_BITS, &info))
+	if (bt_watch_load_flags(&w->inst, &l, BT_WATCH_CHECK_BITS, getenv("BENCH_DEV_FLAT") ? BT_WATCH_F_FLAT : 0, &info))
 		goto fail;
-	{
-		__u32 slot = 0, id;
-		struct bt_watch_table t;
-		int fd;
-
-		if (!bt_watch_table_open(&w->inst, false, &t)) {
-			slot = t.slot;
-			bt_watch_table_close(&t);
-		}
-		if (!bpf_map_lookup_elem(w->inst.watch_cells_fd, &slot, &id) &&
-		    (fd = bpf_map_get_fd_by_id(id)) >= 0) {
-			mem_w = map_memlock(fd);
-			close(fd);
-		}
-	}
+	mem_w = table_memlock(&w->inst, NULL);
 	nwatch_refs = WATCH_KEYS;
 	bench_frame_v4_udp(&fr);
 	if (run_case(&fr, false, seq, which, med))
@@ -845,6 +1122,10 @@ static void watch_run(FILE *f, const uint32_t *seq)
 	out(stdout, f, "  (loading the million-key list into the instance: built in %.2f s, %u "
 	    "retries)\n", info.build_s, info.retries);
 	watch_lengths_run(f, seq, w, &l);
+	free(watch_refs);	/* the shapes' rows make their own */
+	watch_refs = NULL;
+	if (!getenv("BENCH_DEV_NO_SHAPES"))
+		watch_shapes_run(f, seq, w);
 	goto out;
 fail:
 	nwatch_refs = 0;
@@ -996,6 +1277,18 @@ int main(int argc, char **argv)
 
 	bt_spie_describe(&targets[P_ALL].inst.meta, desc, sizeof(desc));
 	out(stdout, f, "defaults: %s\n", desc);
+	/* BENCH_WATCH_LIST=FILE: what that list costs, only */
+	if (getenv("BENCH_WATCH_LIST")) {
+		int rc = make_bloomtap(&targets[P_WATCH], "watch", false, false, 0, 0, 0) ||
+			 watch_user_list_run(f, seq, &targets[P_WATCH], getenv("BENCH_WATCH_LIST"));
+
+		if (f)
+			fclose(f);
+		cleanup();
+		free(seq);
+		free(useq);
+		return rc;
+	}
 	/* BENCH_WATCH: the watch-list section only */
 	if (getenv("BENCH_WATCH")) {
 		watch_run(f, seq);

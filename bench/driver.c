@@ -34,7 +34,7 @@ uint32_t *bench_seq_zipf(void)
 }
 
 struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_bytes,
-				    uint32_t ref_entries)
+				    uint32_t ref_entries, const uint8_t (*addrs)[32])
 {
 	struct bench_bpf *skel = bench_bpf__open();
 	struct bt_hash_keys keys;
@@ -45,6 +45,8 @@ struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_
 		return NULL;
 	skel->rodata->cfg_seq_mask = BENCH_SEQ_LEN - 1;
 	skel->rodata->cfg_ipv6 = ipv6;
+	skel->rodata->cfg_addrs = addrs != NULL;
+	bpf_map__set_max_entries(skel->maps.bench_addrs, addrs ? BENCH_SEQ_LEN : 1);
 	skel->rodata->cfg_key.k0 = master.k0;
 	skel->rodata->cfg_key.k1 = master.k1;
 	bt_hash_keys_derive(&master, &keys);
@@ -70,6 +72,9 @@ struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_
 	for (uint32_t i = 0; i < BENCH_SEQ_LEN; i++)
 		p[i] = seq[i];
 	munmap(p, BENCH_SEQ_LEN * sizeof(*p));
+	for (uint32_t i = 0; addrs && i < BENCH_SEQ_LEN; i++)
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.bench_addrs), &i, addrs[i], 0))
+			goto err;
 	return skel;
 err:
 	bench_bpf__destroy(skel);

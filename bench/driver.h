@@ -21,9 +21,11 @@ uint32_t *bench_seq_zipf(void);
 
 /* The driver loaded with seq (BENCH_SEQ_LEN entries); ab_bytes sizes the
  * ablation arrays (bench.c maps them), ref_entries the watch-list
- * references' hash map and LPM trie; NULL on error. */
+ * references' hash map and LPM trie; addrs, when not NULL, the source and
+ * destination of each packet (BENCH_SEQ_LEN pairs of 16-byte addresses,
+ * v4-mapped for IPv4); NULL on error. */
 struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_bytes,
-				    uint32_t ref_entries);
+				    uint32_t ref_entries, const uint8_t (*addrs)[32]);
 
 /* 64-byte Ethernet/IPv4/UDP 198.18.0.1:1024 -> 198.18.0.2:443, and an
  * Ethernet/IPv6/TCP frame; the driver rewrites source address and port

@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "soakgen: writing %s: %s\n", argv[4], strerror(errno));
 		return 1;
 	}
-	skel = bench_driver_open(false, seq, 4096, 0);
+	skel = bench_driver_open(false, seq, 4096, 0, NULL);
 	if (!skel) {
 		fprintf(stderr, "soakgen: loading the generator failed\n");
 		return 1;

@@ -24,12 +24,9 @@ static __always_inline __u64 cell_at(void *cells, __u32 i)
 }
 
 /* One probe of the table of slot: the answer (bt_watch_decode) for the
- * first len bits of the address (bt_watch_mask). A global function: the
- * verifier checks it once, not at each of the search's probes with the
- * search's states around it (inlined, the search passed the verifier's
- * million instructions). */
-__noinline __u32 watch_probe(__u32 slot, __u64 hi, __u64 lo, __u32 len,
-			     const struct bt_hash_keys *k)
+ * first len bits of the address (bt_watch_mask). */
+static __always_inline __u32 watch_probe(__u32 slot, __u64 hi, __u64 lo, __u32 len,
+					 const struct bt_hash_keys *k)
 {
 	__u32 c[BT_WATCH_WAYS];
 	__u64 x, v[BT_WATCH_WAYS];
@@ -60,58 +57,74 @@ __noinline __u32 watch_probe(__u32 slot, __u64 hi, __u64 lo, __u32 len,
  * best match so far (its class when known). */
 struct watch_search {
 	__u64 hi, lo;		/* the address, host-order words */
-	__u32 slot, fam;	/* fam 0: IPv4, the /16's mask of lengths */
+	__u32 slot, fam;	/* fam 0: IPv4 */
+	__u32 dir;		/* the /16's mask of lengths gives them */
 	__u32 mask, first, last;
 	__u32 best, cls, known;
+	__u32 root;		/* the first probe's length, read with the rest */
 };
+
+/* Is the best match's class still to be read (a final probe)? Only for a
+ * length of the family: a false hit's byte may be anything. */
+static __always_inline int watch_unfinished(const struct watch_search *s)
+{
+	return !s->known && s->best <= 128 && (s->fam || s->best >= BT_WATCH_V4);
+}
 
 /* One step of the binary search on lengths (include/bloomtap.h "Watch
  * lists"; user/watchlpm.c's bt_watch_classify is the same search in user
  * space): a probe at the median length left, a hit going longer (a key
  * gives its class, a marker the length of its best match), a miss
- * shorter. When no length is left, the final probe of a best match whose
- * class is not known; then 1: done. A global function taking the state by
- * pointer: the verifier checks a step once and sees the state as unknown
- * after it, so the search's ranks do not multiply its states (kept in a
- * register, they passed the verifier's million instructions). */
+ * shorter; once no length is left, the final probe of a best match whose
+ * class is not known. 1: done. One probe a step, in one place: a global
+ * function taking the state by pointer, which the verifier checks once
+ * and sees as unknown after it, so the search's ranks do not multiply its
+ * states (kept in registers, they passed the verifier's million
+ * instructions). */
 __noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
 {
 	struct bt_watch_hdr *h;
-	__u32 slot, mid, p, r;
+	__u32 slot, mid = 0, p, r, final = 0;
 
 	if (!s)
 		return 1;
 	slot = s->slot & 1;
-	if (s->first >= s->last) {
-		/* a best match of the family (a false hit's byte may be anything) */
-		if (!s->known && s->best <= 128 && (s->fam || s->best >= BT_WATCH_V4)) {
-			r = watch_probe(slot, s->hi, s->lo, s->best, k);
-			s->cls = r & BT_WATCH_IS_MARKER ? 0 : r & 0xff;
+	if (s->first < s->last) {
+		mid = bt_watch_mid(s->first, s->last);
+		if (s->root) {
+			p = s->root;
+		} else if (s->dir) {
+			p = bt_watch_dir_len(s->mask, mid);
+		} else {
+			/* the index checked in its own register (the compiler
+			 * checked the sum first..last and indexed with a copy) */
+			asm volatile("" : "+r"(mid));
+			h = bpf_map_lookup_elem(&watch_hdr, &slot);
+			if (!h || mid >= sizeof(h->len[1]))
+				return 1;
+			p = h->len[s->fam & 1][mid];
 		}
+		s->root = 0;
+	} else if (watch_unfinished(s)) {
+		p = s->best;
+		final = 1;
+	} else {
 		return 1;
 	}
-	mid = bt_watch_mid(s->first, s->last);
-	if (s->fam == 0) {
-		p = bt_watch_dir_len(s->mask, mid);
-	} else {
-		/* the index checked in its own register (the compiler
-		 * checked the sum first..last and indexed with a copy) */
-		asm volatile("" : "+r"(mid));
-		h = bpf_map_lookup_elem(&watch_hdr, &slot);
-		if (!h || mid >= sizeof(h->len[1]))
-			return 1;
-		p = h->len[1][mid];
-	}
 	r = watch_probe(slot, s->hi, s->lo, p, k);
+	if (final) {
+		s->cls = r & BT_WATCH_IS_MARKER ? 0 : r & 0xff;
+		return 1;
+	}
 	if (!r) {
 		s->last = mid;
-		return 0;
+	} else {
+		s->first = mid + 1;
+		s->known = !(r & BT_WATCH_IS_MARKER);
+		s->best = s->known ? p : r & 0xff;
+		s->cls = s->known ? r & 0xff : 0;
 	}
-	s->first = mid + 1;
-	s->known = !(r & BT_WATCH_IS_MARKER);
-	s->best = s->known ? p : r & 0xff;
-	s->cls = s->known ? r & 0xff : 0;
-	return 0;
+	return s->first >= s->last && !watch_unfinished(s);
 }
 
 /* The class of an address, as host-order words (v4-mapped for IPv4), in
@@ -129,7 +142,7 @@ __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 	h = bpf_map_lookup_elem(&watch_hdr, &slot);
 	if (!h)
 		return 0;
-	if (fam == 0) {
+	if (fam == 0 && !(h->flags & BT_WATCH_F_FLAT)) {
 		__u32 word = slot * BT_WATCH_DIR + ((lo >> 16) & 0xffff), idx = word / 2, d;
 		__u64 *pair = bpf_map_lookup_elem(&watch_dir, &idx);
 
@@ -137,10 +150,12 @@ __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 			return 0;
 		d = *pair >> (word % 2 * 32);
 		s.mask = BT_WATCH_DIR_MASK(d);
-		s.best = BT_WATCH_DIR_BASE(d);
-		s.last = bt_watch_pop16(s.mask);
+		s.best = bt_watch_dir_base(d);
+		s.last = BT_WATCH_DIR_COUNT(d);
+		s.root = s.last ? BT_WATCH_DIR_ROOT(d) : 0;
+		s.dir = 1;
 	} else {
-		s.last = h->nlen[1];
+		s.last = h->nlen[fam & 1];
 	}
 	for (i = 0; i < 9; i++)
 		if (watch_step(&s, k))

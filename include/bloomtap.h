@@ -370,6 +370,8 @@ _Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
 #define BT_WATCH_NONE 0xff		/* a length byte: no prefix */
 #define BT_WATCH_DIR 65536		/* IPv4 /16s: watch_dir has two slots' */
 #define BT_WATCH_V4 96			/* IPv4 /L is the length 96 + L */
+#define BT_WATCH_F_FLAT 1		/* IPv4 searched over all its lengths, as
+					 * IPv6 (make bench's ablation only) */
 #define BT_WATCH_CELL_BYTES 7
 #define BT_WATCH_GROUP 8		/* cells an array element (56 bytes) */
 
@@ -387,7 +389,8 @@ struct bt_watch_hdr {
 				 * the first segments, its fourth 3 after; 8 a group */
 	__u32 keys;		/* entries of the table, markers too; 0: no table */
 	__u8 nlen[2];		/* distinct prefix lengths: IPv4 keys, IPv6 keys */
-	__u8 pad[2];
+	__u8 flags;		/* BT_WATCH_F_* */
+	__u8 pad;
 	__u32 markers;		/* of the keys */
 	__u8 len[2][136];	/* each family's lengths, shortest first (IPv6's
 				 * are the binary search's; IPv4's, reports') */

@@ -299,9 +299,34 @@ static inline __attribute__((always_inline)) __u32 bt_watch_dir_len(__u32 mask, 
 	return BT_WATCH_V4 + 17 + pos;
 }
 
-/* A /16's word: the mask of lengths 17..32 under it, and the longest
- * prefix of 16 bits or fewer over it (BT_WATCH_NONE: none). */
+/* A /16's word: bits 0..15 the mask of lengths 17..32 under it; 16..20
+ * the longest prefix of 16 bits or fewer over it (0: none, else its IPv4
+ * length + 1); 21..25 the lengths under it (the mask's bits); 26..29 the
+ * search's first length (the median, IPv4 length - 17): what the first
+ * probe needs, read, not computed. */
 #define BT_WATCH_DIR_MASK(d) ((d) & 0xffff)
-#define BT_WATCH_DIR_BASE(d) (((d) >> 16) & 0xff)
+#define BT_WATCH_DIR_COUNT(d) (((d) >> 21) & 0x1f)
+#define BT_WATCH_DIR_ROOT(d) (BT_WATCH_V4 + 17 + (((d) >> 26) & 0xf))
+
+/* The base's length over 128 bits, or BT_WATCH_NONE. */
+static inline __attribute__((always_inline)) __u32 bt_watch_dir_base(__u32 d)
+{
+	__u32 f = (d >> 16) & 0x1f;
+
+	return f ? BT_WATCH_V4 + f - 1 : BT_WATCH_NONE;
+}
+
+/* The word of a /16: mask, and base (a length over 128 bits, or
+ * BT_WATCH_NONE). */
+static inline __attribute__((always_inline)) __u32 bt_watch_dir_word(__u32 mask, __u32 base)
+{
+	__u32 n = bt_watch_pop16(mask), w = mask | n << 21;
+
+	if (base != BT_WATCH_NONE)
+		w |= (base - BT_WATCH_V4 + 1) << 16;
+	if (n)
+		w |= (bt_watch_dir_len(mask, bt_watch_mid(0, n)) - BT_WATCH_V4 - 17) << 26;
+	return w;
+}
 
 #endif /* BLOOMTAP_HASH_H */

@@ -204,7 +204,7 @@ static void test_members_exact(void **state)
 
 	make_keys(&r, KEYS, ANY);
 	t0 = now_s();
-	assert_int_equal(bt_watch_build(&hk, r.k, r.n, BT_WATCH_CHECK_BITS, 1, &b), 0);
+	assert_int_equal(bt_watch_build(&hk, r.k, r.n, BT_WATCH_CHECK_BITS, 1, 0, &b), 0);
 	v = bt_watch_built_view(&b);
 	entry_bits = 8.0 * BT_WATCH_CELL_BYTES * b.b.hdr.cells / b.b.hdr.keys;
 	print_message("%zu keys and %u markers: built in %.2f s (%u retries), %u cells, %.2f "
@@ -247,7 +247,7 @@ static void test_non_members_rate(void **state)
 	double p, expect;
 
 	make_keys(&r, 100000, DEEP);
-	assert_int_equal(bt_watch_build(&hk, r.k, r.n, 8, 7, &b), 0);
+	assert_int_equal(bt_watch_build(&hk, r.k, r.n, 8, 7, 0, &b), 0);
 	v = bt_watch_built_view(&b);
 	p = bt_bloomier_probe_fpr(&b.b.hdr);
 	while (queries < 10000000) {
@@ -309,12 +309,12 @@ static void test_tiny_tables(void **state)
 	struct bt_watch_view v;
 	uint8_t a[16] = { [10] = 0xff, [11] = 0xff, 198, 19, 1, 2 };
 
-	assert_int_equal(bt_watch_build(&hk, NULL, 0, BT_WATCH_CHECK_BITS, 1, &b), 0);
+	assert_int_equal(bt_watch_build(&hk, NULL, 0, BT_WATCH_CHECK_BITS, 1, 0, &b), 0);
 	v = bt_watch_built_view(&b);
 	assert_int_equal(b.b.hdr.keys, 0);
 	assert_int_equal(bt_watch_classify(&hk, &v, a, true, NULL), 0);
 	bt_watch_built_free(&b);
-	assert_int_equal(bt_watch_build(&hk, &one, 1, BT_WATCH_CHECK_BITS, 1, &b), 0);
+	assert_int_equal(bt_watch_build(&hk, &one, 1, BT_WATCH_CHECK_BITS, 1, 0, &b), 0);
 	v = bt_watch_built_view(&b);
 	assert_int_equal(bt_watch_classify(&hk, &v, a, true, NULL), 9);
 	a[12] = 10;

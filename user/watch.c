@@ -266,9 +266,11 @@ static void probes_of(const struct bt_watch_built *w, uint32_t probes[2])
 		uint32_t n = bt_watch_pop16(BT_WATCH_DIR_MASK(w->dir[x]));
 
 		most = n > most ? n : most;
-		any |= n || BT_WATCH_DIR_BASE(w->dir[x]) != BT_WATCH_NONE;
+		any |= n || bt_watch_dir_base(w->dir[x]) != BT_WATCH_NONE;
 	}
 	probes[0] = any ? levels(most) + 1 : 0;
+	if (w->b.hdr.flags & BT_WATCH_F_FLAT)
+		probes[0] = w->b.hdr.nlen[0] ? levels(w->b.hdr.nlen[0]) + 1 : 0;
 	probes[1] = w->b.hdr.nlen[1] ? levels(w->b.hdr.nlen[1]) + 1 : 0;
 }
 
@@ -292,6 +294,12 @@ static int map_classes(const struct bt_instance *inst, const struct bt_watch_lis
 
 int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 		  unsigned check_bits, struct bt_watch_loaded *info)
+{
+	return bt_watch_load_flags(inst, l, check_bits, 0, info);
+}
+
+int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_list *l,
+			unsigned check_bits, unsigned flags, struct bt_watch_loaded *info)
 {
 	struct bt_watch_class names[BT_WATCH_CLASSES], before[BT_WATCH_CLASSES];
 	struct bt_watch_key *keys = NULL;
@@ -329,7 +337,7 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 	}
 	bt_hash_keys_derive(&inst->meta.hash_key, &hk);
 	t0 = bt_mono_s();
-	err = bt_watch_build(&hk, keys, l->n, check_bits, (uint64_t)time(NULL), &b);
+	err = bt_watch_build(&hk, keys, l->n, check_bits, (uint64_t)time(NULL), flags, &b);
 	info->build_s = bt_mono_s() - t0;
 	if (err) {
 		bt_err_errno(err, "building the watch table");

@@ -48,6 +48,9 @@ struct bt_watch_loaded {
  * their name keep their id and counts. 0, or an error already printed. */
 int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 		  unsigned check_bits, struct bt_watch_loaded *info);
+/* The same with BT_WATCH_F_* flags (make bench's ablation). */
+int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_list *l,
+			unsigned check_bits, unsigned flags, struct bt_watch_loaded *info);
 /* --watch FILE, as attach, replay and run take it. */
 #define BT_WATCH_OPT(dst)							\
 	{ "watch", 0, BT_OPT_STRING, &(dst), "FILE",				\

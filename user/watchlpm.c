@@ -33,10 +33,14 @@ static __u32 slash16(__u64 lo)
 	return (lo >> 16) & 0xffff;
 }
 
-static void make_dir(const struct bt_watch_key *keys, size_t n, __u32 *dir)
+static int make_dir(const struct bt_watch_key *keys, size_t n, __u32 *dir)
 {
-	for (__u32 x = 0; x < BT_WATCH_DIR; x++)
-		dir[x] = BT_WATCH_NONE << 16;
+	uint8_t *base = malloc(BT_WATCH_DIR);
+
+	if (!base)
+		return -ENOMEM;
+	memset(base, BT_WATCH_NONE, BT_WATCH_DIR);
+	memset(dir, 0, BT_WATCH_DIR * sizeof(*dir));
 	for (size_t i = 0; i < n; i++) {
 		const struct bt_watch_key *k = &keys[i];
 		__u32 l, first, count;
@@ -50,28 +54,30 @@ static void make_dir(const struct bt_watch_key *keys, size_t n, __u32 *dir)
 		}
 		first = slash16(k->lo);
 		count = 1u << (16 - l);
-		for (__u32 x = first; x < first + count; x++) {
-			__u32 base = BT_WATCH_DIR_BASE(dir[x]);
-
-			if (base == BT_WATCH_NONE || base < k->len)
-				dir[x] = BT_WATCH_DIR_MASK(dir[x]) | k->len << 16;
-		}
+		for (__u32 x = first; x < first + count; x++)
+			if (base[x] == BT_WATCH_NONE || base[x] < k->len)
+				base[x] = k->len;
 	}
+	for (__u32 x = 0; x < BT_WATCH_DIR; x++)
+		dir[x] = bt_watch_dir_word(dir[x], base[x]);
+	free(base);
+	return 0;
 }
 
 /* The lengths a key's addresses search: count, and the length of rank r. */
 struct lengths {
-	const __u8 *six;	/* IPv6: the header's */
-	__u32 mask;		/* IPv4: the /16's */
+	const __u8 *six;	/* the header's family's (IPv6, or IPv4 flat) */
+	__u32 mask;		/* else IPv4, the /16's */
 	__u32 n;
 };
 
 static struct lengths lengths_of(const struct bt_watch_hdr *h, const __u32 *dir, bool v4,
 				 __u64 lo)
 {
-	struct lengths s = { v4 ? NULL : h->len[1], 0, h->nlen[1] };
+	struct lengths s = { h->len[!v4], 0, h->nlen[!v4] };
 
-	if (v4) {
+	if (v4 && !(h->flags & BT_WATCH_F_FLAT)) {
+		s.six = NULL;
 		s.mask = BT_WATCH_DIR_MASK(dir[slash16(lo)]);
 		s.n = bt_watch_pop16(s.mask);
 	}
@@ -92,7 +98,7 @@ static int add_markers(const struct bt_watch_hdr *h, const __u32 *dir,
 	struct lengths s;
 	__u32 lo = 0, hi;
 
-	if (v4 && k->len <= BT_WATCH_V4 + 16)
+	if (v4 && k->len <= BT_WATCH_V4 + 16 && !(h->flags & BT_WATCH_F_FLAT))
 		return 0;	/* its /16 words name it */
 	s = lengths_of(h, dir, v4, k->lo);
 	hi = s.n;
@@ -193,7 +199,7 @@ static void family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_
 }
 
 int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys, size_t n,
-		   unsigned check_bits, uint64_t seed, struct bt_watch_built *out)
+		   unsigned check_bits, uint64_t seed, unsigned flags, struct bt_watch_built *out)
 {
 	struct bt_watch_hdr lengths = { 0 };
 	struct bt_watch_key *e = NULL;
@@ -209,7 +215,9 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	if (n)
 		memcpy(e, keys, n * sizeof(*e));
 	family_lengths(keys, n, &lengths);
-	make_dir(keys, n, out->dir);
+	lengths.flags = flags;
+	if ((err = make_dir(keys, n, out->dir)))
+		goto fail;
 	for (size_t i = 0; i < n; i++)
 		if ((err = add_markers(&lengths, out->dir, &keys[i], &e, &ne, &cap)))
 			goto fail;
@@ -222,6 +230,7 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 		goto fail;
 	memcpy(out->b.hdr.nlen, lengths.nlen, sizeof(lengths.nlen));
 	memcpy(out->b.hdr.len, lengths.len, sizeof(lengths.len));
+	out->b.hdr.flags = flags;
 	out->b.hdr.markers = markers;
 	free(e);
 	return 0;
@@ -254,8 +263,8 @@ __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_view
 		return 0;
 	bt_watch_words(addr, &ah, &al);
 	s = lengths_of(h, v->dir, v4, al);
-	if (v4)
-		best = BT_WATCH_DIR_BASE(v->dir[slash16(al)]);
+	if (!s.six)
+		best = bt_watch_dir_base(v->dir[slash16(al)]);
 	for (hi = s.n; lo < hi;) {
 		__u32 mid = bt_watch_mid(lo, hi), p = length_at(&s, mid);
 		__u64 mh = ah, ml = al;

@@ -23,9 +23,10 @@ struct bt_watch_built {
 
 /* Builds the table of a list's keys (distinct, class 1..255 each): their
  * markers, the /16 words, the Bloomier table of both (bt_bloomier_build's
- * check_bits, seed and errors). */
+ * check_bits, seed and errors). flags: BT_WATCH_F_* (0 but for make
+ * bench's ablation). */
 int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys, size_t n,
-		   unsigned check_bits, uint64_t seed, struct bt_watch_built *out);
+		   unsigned check_bits, uint64_t seed, unsigned flags, struct bt_watch_built *out);
 void bt_watch_built_free(struct bt_watch_built *w);
 
 static inline struct bt_watch_view bt_watch_built_view(const struct bt_watch_built *w)

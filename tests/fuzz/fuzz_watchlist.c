@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	k = malloc((l.n ? l.n : 1) * sizeof(*k));
 	for (size_t i = 0; k && i < l.n; i++)
 		k[i] = l.e[i].key;
-	if (k && !bt_watch_build(&keys, k, l.n, BT_WATCH_CHECK_BITS, 1, &b)) {
+	if (k && !bt_watch_build(&keys, k, l.n, BT_WATCH_CHECK_BITS, 1, 0, &b)) {
 		for (size_t i = 0; i < l.n; i++)
 			if (bt_bloomier_get(&keys, &b.b.hdr, b.b.cells, k[i].hi, k[i].lo, k[i].len,
 					    NULL) != k[i].class_id)
