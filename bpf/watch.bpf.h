@@ -59,9 +59,10 @@ struct watch_search {
 	__u64 hi, lo;		/* the address, host-order words */
 	__u32 slot, fam;	/* fam 0: IPv4 */
 	__u32 dir;		/* the /16's mask of lengths gives them */
-	__u32 mask, first, last;
+	__u32 mask, first, last;	/* dir: the ranks left */
+	__u32 root, root_rank;	/* dir: the first probe's length, from the word */
+	__u32 node;		/* else: the tree's node to probe */
 	__u32 best, cls, known;
-	__u32 root;		/* the first probe's length, read with the rest */
 };
 
 /* Is the best match's class still to be read (a final probe)? Only for a
@@ -83,28 +84,26 @@ static __always_inline int watch_unfinished(const struct watch_search *s)
  * instructions). */
 __noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
 {
-	struct bt_watch_hdr *h;
-	__u32 slot, mid = 0, p, r, final = 0;
+	struct bt_watch_hdr *h = NULL;
+	__u32 slot, mid = 0, node = 0, p, r, fam, final = 0;
 
 	if (!s)
 		return 1;
 	slot = s->slot & 1;
-	if (s->first < s->last) {
-		mid = bt_watch_mid(s->first, s->last);
-		if (s->root) {
-			p = s->root;
-		} else if (s->dir) {
-			p = bt_watch_dir_len(s->mask, mid);
-		} else {
-			/* the index checked in its own register (the compiler
-			 * checked the sum first..last and indexed with a copy) */
-			asm volatile("" : "+r"(mid));
-			h = bpf_map_lookup_elem(&watch_hdr, &slot);
-			if (!h || mid >= sizeof(h->len[1]))
-				return 1;
-			p = h->len[s->fam & 1][mid];
-		}
+	fam = s->fam & 1;
+	if (s->dir && s->first < s->last) {
+		mid = s->root ? s->root_rank : bt_watch_mid(s->first, s->last);
+		p = s->root ? s->root : bt_watch_dir_len(s->mask, mid);
 		s->root = 0;
+	} else if (!s->dir && s->node != BT_WATCH_NONE) {
+		/* the node checked in its own register (the compiler may
+		 * check one copy and index with another) */
+		node = s->node;
+		asm volatile("" : "+r"(node));
+		h = bpf_map_lookup_elem(&watch_hdr, &slot);
+		if (!h || node >= sizeof(h->len[0]))
+			return 1;
+		p = h->len[fam][node];
 	} else if (watch_unfinished(s)) {
 		p = s->best;
 		final = 1;
@@ -116,20 +115,28 @@ __noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
 		s->cls = r & BT_WATCH_IS_MARKER ? 0 : r & 0xff;
 		return 1;
 	}
-	if (!r) {
-		s->last = mid;
-	} else {
-		s->first = mid + 1;
+	if (s->dir) {
+		if (r)
+			s->first = mid + 1;
+		else
+			s->last = mid;
+	} else if (h) {
+		s->node = r ? h->right[fam][node] : h->left[fam][node];
+	}
+	if (r) {
 		s->known = !(r & BT_WATCH_IS_MARKER);
 		s->best = s->known ? p : r & 0xff;
 		s->cls = s->known ? r & 0xff : 0;
+		if (s->known && (r & BT_WATCH_IS_LEAF))
+			return 1;	/* nothing longer is listed under it */
 	}
-	return s->first >= s->last && !watch_unfinished(s);
+	return (s->dir ? s->first >= s->last : s->node == BT_WATCH_NONE) && !watch_unfinished(s);
 }
 
 /* The class of an address, as host-order words (v4-mapped for IPv4), in
  * the table of slot; 0: none. At most 5 steps and the final probe for an
- * IPv4 address (16 lengths under a /16), 8 and the final one for IPv6. */
+ * IPv4 address (16 lengths under a /16), 8 and the final one for IPv6 (129
+ * lengths: the trees are no deeper than balanced ones). */
 __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 			   const struct bt_hash_keys *k)
 {
@@ -153,9 +160,10 @@ __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 		s.best = bt_watch_dir_base(d);
 		s.last = BT_WATCH_DIR_COUNT(d);
 		s.root = s.last ? BT_WATCH_DIR_ROOT(d) : 0;
+		s.root_rank = bt_watch_dir_root_rank(d);
 		s.dir = 1;
 	} else {
-		s.last = h->nlen[fam & 1];
+		s.node = h->root[fam & 1];
 	}
 	for (i = 0; i < 9; i++)
 		if (watch_step(&s, k))

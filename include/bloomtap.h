@@ -322,14 +322,14 @@ _Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
  * holds two things:
  *   bits 8..55: the XOR part. For a key with fingerprint F (48 bits) whose
  *               own cell is its j-th (0..3), the XOR of its four cells'
- *               parts is F ^ j: the index, under 45 check bits and
- *               the marker bit;
+ *               parts is F ^ j: the index, under 44 check bits, the
+ *               leaf and the marker bits;
  *   bits 0..7:  the byte of the key whose own cell this is (0: nobody's).
  * A lookup XORs four cells: check bits zero (under the table's mask) give
  * the byte in cell j, which `watch set` rewrites in place. A key outside
  * answers "none" but with probability 2^-R * (entries / cells) a probe, R
- * the check bits (45 unless `--check-bits`). 7 bytes, not 8: 7.5 bytes an
- * entry, and 45 check bits still make a wrong answer for an address (2^-45
+ * the check bits (44 unless `--check-bits`). 7 bytes, not 8: 7.5 bytes an
+ * entry, and 44 check bits still make a wrong answer for an address (2^-44
  * a probe) a thing of centuries at line rate.
  *
  * Longest-prefix match over the table (ABI 9; ABI 8 probed every length of
@@ -342,8 +342,11 @@ _Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
  *   - IPv6: the family's lengths, in the header;
  *   - the search: binary search on those lengths (Waldvogel, Varghese,
  *     Turner and Plattner, "Scalable high speed IP routing lookups",
- *     SIGCOMM 1997), the median length of the interval first (the same
- *     rule in the builder and the datapath, bt_watch_pivot). A hit means
+ *     SIGCOMM 1997), no deeper than the balanced tree (log2 of the
+ *     lengths), but with the length that holds the most keys first where
+ *     that depth allows: IPv4's first length is its /16's (in the word),
+ *     then the medians of what is left; IPv6's tree is in the header,
+ *     each subtree's heaviest length at its root. A hit means
  *     "longer", a miss "shorter"; so that a hit exists on the way to each
  *     prefix, every prefix puts a *marker* at the lengths where its search
  *     goes longer. A marker's byte is the length of the longest listed
@@ -352,8 +355,10 @@ _Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
  *     set` still writes one byte. The search ends on the last hit: a
  *     prefix gives its class; a marker, its best match's length, probed
  *     once more for the class.
- * A probe's top check bit (BT_WATCH_MARKER_BIT) tells markers from keys:
- * markers are XORed with it. At most 1 + 5 + 1 probes an IPv4 address (the
+ * Two bits of the XOR part are not check bits: BT_WATCH_MARKER_BIT tells
+ * markers from keys (markers are XORed with it), BT_WATCH_LEAF_BIT marks a
+ * key with no listed prefix under it, where the search can stop (most of a
+ * routing table's /24s and /48s: one probe for an address under one). At most 1 + 5 + 1 probes an IPv4 address (the
  * /16's word, 16 lengths, the final probe), 8 + 1 an IPv6 address, whatever
  * the list; 4 cells a probe.
  *
@@ -365,8 +370,9 @@ _Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
 #define BT_WATCH_CLASSES 256		/* ids 1..255; 0 is "none" */
 #define BT_WATCH_CLASS_LEN 32
 #define BT_WATCH_LENGTHS 129		/* prefix lengths 0..128 */
-#define BT_WATCH_CHECK_BITS 45
+#define BT_WATCH_CHECK_BITS 44
 #define BT_WATCH_MARKER_BIT 47		/* of the XOR part's 48 bits */
+#define BT_WATCH_LEAF_BIT 46		/* a key with no listed prefix under it */
 #define BT_WATCH_NONE 0xff		/* a length byte: no prefix */
 #define BT_WATCH_DIR 65536		/* IPv4 /16s: watch_dir has two slots' */
 #define BT_WATCH_V4 96			/* IPv4 /L is the length 96 + L */
@@ -392,10 +398,18 @@ struct bt_watch_hdr {
 	__u8 flags;		/* BT_WATCH_F_* */
 	__u8 pad;
 	__u32 markers;		/* of the keys */
-	__u8 len[2][136];	/* each family's lengths, shortest first (IPv6's
-				 * are the binary search's; IPv4's, reports') */
+	__u8 len[2][136];	/* each family's lengths, shortest first */
+	/* The search tree over each family's lengths (IPv6's; IPv4's only
+	 * with BT_WATCH_F_FLAT): node i is the length len[f][i], its children
+	 * nodes left[f][i] (shorter) and right[f][i] (longer), BT_WATCH_NONE
+	 * for none; root[f] the first. */
+	__u8 root[2];
+	__u8 depth[2];		/* the tree's levels: its most probes */
+	__u8 pad2[4];
+	__u8 left[2][136];
+	__u8 right[2][136];
 };
-_Static_assert(sizeof(struct bt_watch_hdr) == 312, "bt_watch_hdr must be 312 bytes");
+_Static_assert(sizeof(struct bt_watch_hdr) == 864, "bt_watch_hdr must be 864 bytes");
 
 /* Per CPU and class: [0] as source, [1] as destination. */
 struct bt_watch_count {

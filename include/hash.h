@@ -234,12 +234,14 @@ static inline __attribute__((always_inline)) __u64 bt_watch_fingerprint(__u64 h)
 }
 
 /* A probe's answer from the key's four cells: 0, none; or BT_WATCH_HIT,
- * with BT_WATCH_IS_MARKER for a marker, and the key's byte (a class; a
+ * with BT_WATCH_IS_MARKER for a marker, BT_WATCH_IS_LEAF for a key with
+ * nothing listed under it, and the key's byte (a class; a
  * marker's best match length). The low 2 bits of the XOR part name the
  * key's own cell, all four values meaningful; its top bit is the marker
  * bit, outside the check bits. */
-#define BT_WATCH_HIT 0x200
 #define BT_WATCH_IS_MARKER 0x100
+#define BT_WATCH_HIT 0x200
+#define BT_WATCH_IS_LEAF 0x400
 static inline __attribute__((always_inline))
 __u32 bt_watch_decode(const __u64 x[BT_WATCH_WAYS], __u64 h, __u64 check_mask)
 {
@@ -248,7 +250,7 @@ __u32 bt_watch_decode(const __u64 x[BT_WATCH_WAYS], __u64 h, __u64 check_mask)
 	if (v & check_mask)
 		return 0;
 	return BT_WATCH_HIT | ((__u32)(v >> (BT_WATCH_MARKER_BIT - 8)) & BT_WATCH_IS_MARKER) |
-	       (__u32)(x[v & 3] & 0xff);
+	       ((__u32)(v >> (BT_WATCH_LEAF_BIT - 10)) & BT_WATCH_IS_LEAF) | (__u32)(x[v & 3] & 0xff);
 }
 
 /* ---- The binary search on prefix lengths (include/bloomtap.h "Watch
@@ -302,8 +304,8 @@ static inline __attribute__((always_inline)) __u32 bt_watch_dir_len(__u32 mask, 
 /* A /16's word: bits 0..15 the mask of lengths 17..32 under it; 16..20
  * the longest prefix of 16 bits or fewer over it (0: none, else its IPv4
  * length + 1); 21..25 the lengths under it (the mask's bits); 26..29 the
- * search's first length (the median, IPv4 length - 17): what the first
- * probe needs, read, not computed. */
+ * search's first length (IPv4 length - 17), the builder's choice: what
+ * the first probe needs, read, not computed. */
 #define BT_WATCH_DIR_MASK(d) ((d) & 0xffff)
 #define BT_WATCH_DIR_COUNT(d) (((d) >> 21) & 0x1f)
 #define BT_WATCH_DIR_ROOT(d) (BT_WATCH_V4 + 17 + (((d) >> 26) & 0xf))
@@ -316,16 +318,24 @@ static inline __attribute__((always_inline)) __u32 bt_watch_dir_base(__u32 d)
 	return f ? BT_WATCH_V4 + f - 1 : BT_WATCH_NONE;
 }
 
-/* The word of a /16: mask, and base (a length over 128 bits, or
- * BT_WATCH_NONE). */
-static inline __attribute__((always_inline)) __u32 bt_watch_dir_word(__u32 mask, __u32 base)
+/* The rank of the first length among the mask's. */
+static inline __attribute__((always_inline)) __u32 bt_watch_dir_root_rank(__u32 d)
 {
-	__u32 n = bt_watch_pop16(mask), w = mask | n << 21;
+	return bt_watch_pop16(d & ((1u << ((d >> 26) & 0xf)) - 1));
+}
+
+/* The word of a /16: mask, base (a length over 128 bits, or
+ * BT_WATCH_NONE) and the first length (one of the mask's; any when the
+ * mask is empty). */
+static inline __attribute__((always_inline))
+__u32 bt_watch_dir_word(__u32 mask, __u32 base, __u32 root)
+{
+	__u32 w = mask | bt_watch_pop16(mask) << 21;
 
 	if (base != BT_WATCH_NONE)
 		w |= (base - BT_WATCH_V4 + 1) << 16;
-	if (n)
-		w |= (bt_watch_dir_len(mask, bt_watch_mid(0, n)) - BT_WATCH_V4 - 17) << 26;
+	if (mask)
+		w |= (root - BT_WATCH_V4 - 17) << 26;
 	return w;
 }
 

@@ -208,9 +208,9 @@ static void test_members_exact(void **state)
 	v = bt_watch_built_view(&b);
 	entry_bits = 8.0 * BT_WATCH_CELL_BYTES * b.b.hdr.cells / b.b.hdr.keys;
 	print_message("%zu keys and %u markers: built in %.2f s (%u retries), %u cells, %.2f "
-		      "bits an entry (%.3f of the %d an entry's byte, check and marker bits "
+		      "bits an entry (%.3f of the %d an entry's byte, check, leaf and marker bits "
 		      "need)\n", r.n, b.b.hdr.markers, now_s() - t0, b.b.retries, b.b.hdr.cells,
-		      entry_bits, entry_bits / (9 + BT_WATCH_CHECK_BITS), 9 + BT_WATCH_CHECK_BITS);
+		      entry_bits, entry_bits / (10 + BT_WATCH_CHECK_BITS), 10 + BT_WATCH_CHECK_BITS);
 	for (size_t i = 0; i < r.n; i++) {
 		const struct bt_watch_key *k = &r.k[i];
 		uint8_t a[16];
@@ -225,8 +225,8 @@ static void test_members_exact(void **state)
 	print_message("%zu keys and %zu addresses under them: %zu wrong\n", r.n, under, wrong);
 	assert_int_equal(wrong, 0);
 	/* the fuse layout of four cells an entry: within 1.13 x the byte,
-	 * check and marker bits (the cell's 2 index bits included) */
-	assert_true(entry_bits <= 1.13 * (9 + BT_WATCH_CHECK_BITS));
+	 * check, leaf and marker bits (the cell's 2 index bits included) */
+	assert_true(entry_bits <= 1.13 * (10 + BT_WATCH_CHECK_BITS));
 	bt_watch_built_free(&b);
 	free(r.k);
 }

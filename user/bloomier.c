@@ -163,6 +163,8 @@ int bt_bloomier_build(const struct bt_hash_keys *k, const struct bt_watch_key *k
 
 		if (keys[i].class_id & BT_WATCH_KEY_MARKER)
 			x ^= 1ULL << (BT_WATCH_MARKER_BIT + 8);
+		if (keys[i].class_id & BT_WATCH_KEY_LEAF)
+			x ^= 1ULL << (BT_WATCH_LEAF_BIT + 8);
 
 		bt_watch_cells(hash[i], h->seg_len, h->seg_count_len, c);
 		for (__u32 m = 0; m < BT_WATCH_WAYS; m++)

@@ -17,13 +17,15 @@
 
 /* A key: prefix length (0..128; IPv4 as 96 + its length) and the address
  * words in host order, masked to it; its class 1..255, or for a marker
- * (watchlpm.h) BT_WATCH_KEY_MARKER and the length of its best match. */
+ * (watchlpm.h) BT_WATCH_KEY_MARKER and the length of its best match; the
+ * builder adds BT_WATCH_KEY_LEAF. */
 struct bt_watch_key {
 	__u64 hi, lo;
 	__u32 len;
 	__u32 class_id;
 };
-#define BT_WATCH_KEY_MARKER 0x100
+#define BT_WATCH_KEY_MARKER BT_WATCH_IS_MARKER
+#define BT_WATCH_KEY_LEAF BT_WATCH_IS_LEAF	/* nothing listed under it */
 
 /* A key of IPv4 (v4-mapped words, length 96 + 0..32)? */
 static inline bool bt_watch_key_is_v4(const struct bt_watch_key *k)

@@ -270,8 +270,8 @@ static void probes_of(const struct bt_watch_built *w, uint32_t probes[2])
 	}
 	probes[0] = any ? levels(most) + 1 : 0;
 	if (w->b.hdr.flags & BT_WATCH_F_FLAT)
-		probes[0] = w->b.hdr.nlen[0] ? levels(w->b.hdr.nlen[0]) + 1 : 0;
-	probes[1] = w->b.hdr.nlen[1] ? levels(w->b.hdr.nlen[1]) + 1 : 0;
+		probes[0] = w->b.hdr.depth[0] ? w->b.hdr.depth[0] + 1u : 0;
+	probes[1] = w->b.hdr.depth[1] ? w->b.hdr.depth[1] + 1u : 0;
 }
 
 

@@ -14,7 +14,7 @@ static struct watch_cfg {
 	const char *instance;
 	uint32_t check_bits;
 } wcfg = { .check_bits = BT_WATCH_CHECK_BITS };
-_Static_assert(BT_WATCH_CHECK_BITS == 45, "the --check-bits help names the default");
+_Static_assert(BT_WATCH_CHECK_BITS == 44, "the --check-bits help names the default");
 
 static const struct bt_opt instance_opts[] = {
 	BT_INSTANCE_OPT(wcfg.instance),
@@ -25,7 +25,7 @@ static const struct bt_opt load_opts[] = {
 	BT_INSTANCE_OPT(wcfg.instance),
 	{ "check-bits", 0, BT_OPT_U32, &wcfg.check_bits, "R",
 	  "check bits a key: an address off the list answers a class with probability "
-	  "at most 2^-R a probe (default 45, the most)", .min = 1, .max = BT_WATCH_CHECK_BITS },
+	  "at most 2^-R a probe (default 44, the most)", .min = 1, .max = BT_WATCH_CHECK_BITS },
 	{ 0 }
 };
 

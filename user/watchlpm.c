@@ -33,7 +33,77 @@ static __u32 slash16(__u64 lo)
 	return (lo >> 16) & 0xffff;
 }
 
-static int make_dir(const struct bt_watch_key *keys, size_t n, __u32 *dir)
+/* The levels of a balanced tree of n lengths: floor(log2 n) + 1. */
+static __u32 levels(__u32 n)
+{
+	return n ? 32 - __builtin_clz(n) : 0;
+}
+
+/* The root rank of ranks first..last-1 (weights w) in a tree of at most
+ * depth levels: the heaviest length among those whose two sides still fit
+ * (depth - 1 levels each), the median on ties (always fits). */
+static __u32 heavy_root(const uint32_t *w, __u32 first, __u32 last, __u32 depth)
+{
+	__u32 side = (1u << (depth - 1)) - 1, best = bt_watch_mid(first, last);
+
+	for (__u32 r = first; r < last; r++)
+		if (r - first <= side && last - r - 1 <= side && w[r] > w[best])
+			best = r;
+	return best;
+}
+
+/* The tree of ranks first..last-1 of family f, at most depth levels: its
+ * root (BT_WATCH_NONE: empty); *levels_out, its levels. */
+static __u32 make_tree(struct bt_watch_hdr *h, int f, const uint32_t *w, __u32 first,
+		       __u32 last, __u32 depth, __u32 *levels_out)
+{
+	__u32 r, dl = 0, dr = 0;
+
+	*levels_out = 0;
+	if (first >= last)
+		return BT_WATCH_NONE;
+	r = heavy_root(w, first, last, depth);
+	h->left[f][r] = make_tree(h, f, w, first, r, depth - 1, &dl);
+	h->right[f][r] = make_tree(h, f, w, r + 1, last, depth - 1, &dr);
+	*levels_out = 1 + (dl > dr ? dl : dr);
+	return r;
+}
+
+/* Each family's lengths, shortest first, and their trees; keys of each
+ * IPv4 length under each /16 (for make_dir) counted in per16. */
+static void family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_watch_hdr *h,
+			   uint8_t (*per16)[16])
+{
+	uint32_t count[2][BT_WATCH_LENGTHS] = { { 0 } }, w[BT_WATCH_LENGTHS];
+
+	for (size_t i = 0; i < n; i++) {
+		bool v4 = bt_watch_key_is_v4(&keys[i]);
+		__u32 l = keys[i].len - BT_WATCH_V4;
+
+		count[!v4][keys[i].len]++;
+		if (v4 && l > 16 && per16[slash16(keys[i].lo)][l - 17] < 255)
+			per16[slash16(keys[i].lo)][l - 17]++;
+	}
+	for (int f = 0; f < 2; f++) {
+		__u32 depth;
+
+		h->nlen[f] = 0;
+		for (int l = 0; l < BT_WATCH_LENGTHS; l++)
+			if (count[f][l]) {
+				w[h->nlen[f]] = count[f][l];
+				h->len[f][h->nlen[f]++] = l;
+			}
+		/* two levels more than balanced, for heavy lengths nearer the
+		 * root (fewer probes, fewer markers), and never more than 8:
+		 * the bound of 129 lengths */
+		depth = levels(h->nlen[f]) + 2 < 8 ? levels(h->nlen[f]) + 2 : 8;
+		h->root[f] = make_tree(h, f, w, 0, h->nlen[f], depth, &depth);
+		h->depth[f] = depth;
+	}
+}
+
+static int make_dir(const struct bt_watch_key *keys, size_t n, uint8_t (*per16)[16],
+		    __u32 *dir)
 {
 	uint8_t *base = malloc(BT_WATCH_DIR);
 
@@ -58,35 +128,78 @@ static int make_dir(const struct bt_watch_key *keys, size_t n, __u32 *dir)
 			if (base[x] == BT_WATCH_NONE || base[x] < k->len)
 				base[x] = k->len;
 	}
-	for (__u32 x = 0; x < BT_WATCH_DIR; x++)
-		dir[x] = bt_watch_dir_word(dir[x], base[x]);
+	for (__u32 x = 0; x < BT_WATCH_DIR; x++) {
+		__u32 mask = dir[x], nl = bt_watch_pop16(mask), w[16], root = 0;
+
+		/* the /16's first length: its heaviest, any (the medians after
+		 * it keep 16 lengths within 5 levels) */
+		for (__u32 r = 0; r < nl; r++)
+			w[r] = per16[x][bt_watch_dir_len(mask, r) - BT_WATCH_V4 - 17];
+		if (nl)
+			root = bt_watch_dir_len(mask, heavy_root(w, 0, nl, 5));
+		dir[x] = bt_watch_dir_word(mask, base[x], root);
+	}
 	free(base);
 	return 0;
 }
 
-/* The lengths a key's addresses search: count, and the length of rank r. */
-struct lengths {
-	const __u8 *six;	/* the header's family's (IPv6, or IPv4 flat) */
-	__u32 mask;		/* else IPv4, the /16's */
-	__u32 n;
+/* A search over the lengths of an address (or key): the /16's ranks, its
+ * first length from the word then medians, or the family's tree. The same
+ * steps as bpf/watch.bpf.h's watch_step. */
+struct search {
+	const struct bt_watch_hdr *h;
+	int fam;
+	bool dir;
+	__u32 mask, first, last, root, root_rank;	/* dir */
+	__u32 node;					/* tree */
+	__u32 mid;
 };
 
-static struct lengths lengths_of(const struct bt_watch_hdr *h, const __u32 *dir, bool v4,
-				 __u64 lo)
+static struct search search_start(const struct bt_watch_hdr *h, const __u32 *dir, bool v4,
+				  __u64 lo)
 {
-	struct lengths s = { h->len[!v4], 0, h->nlen[!v4] };
+	struct search s = { h, !v4, false };
 
 	if (v4 && !(h->flags & BT_WATCH_F_FLAT)) {
-		s.six = NULL;
-		s.mask = BT_WATCH_DIR_MASK(dir[slash16(lo)]);
-		s.n = bt_watch_pop16(s.mask);
+		__u32 d = dir[slash16(lo)];
+
+		s.dir = true;
+		s.mask = BT_WATCH_DIR_MASK(d);
+		s.last = BT_WATCH_DIR_COUNT(d);
+		s.root = s.last ? BT_WATCH_DIR_ROOT(d) : 0;
+		s.root_rank = bt_watch_dir_root_rank(d);
+	} else {
+		s.node = h->root[s.fam];
 	}
 	return s;
 }
 
-static __u32 length_at(const struct lengths *s, __u32 r)
+/* The next length to probe; false when the search is over. */
+static bool search_next(struct search *s, __u32 *len)
 {
-	return s->six ? s->six[r] : bt_watch_dir_len(s->mask, r);
+	if (!s->dir) {
+		if (s->node == BT_WATCH_NONE)
+			return false;
+		*len = s->h->len[s->fam][s->node];
+		return true;
+	}
+	if (s->first >= s->last)
+		return false;
+	s->mid = s->root ? s->root_rank : bt_watch_mid(s->first, s->last);
+	*len = s->root ? s->root : bt_watch_dir_len(s->mask, s->mid);
+	s->root = 0;
+	return true;
+}
+
+/* The probe of the last length hit (go longer) or not (shorter). */
+static void search_took(struct search *s, bool hit)
+{
+	if (!s->dir)
+		s->node = hit ? s->h->right[s->fam][s->node] : s->h->left[s->fam][s->node];
+	else if (hit)
+		s->first = s->mid + 1;
+	else
+		s->last = s->mid;
 }
 
 /* Appends the markers of key k: where its search goes longer. */
@@ -95,24 +208,20 @@ static int add_markers(const struct bt_watch_hdr *h, const __u32 *dir,
 		       size_t *cap)
 {
 	bool v4 = bt_watch_key_is_v4(k);
-	struct lengths s;
-	__u32 lo = 0, hi;
+	struct search s;
+	__u32 p;
 
 	if (v4 && k->len <= BT_WATCH_V4 + 16 && !(h->flags & BT_WATCH_F_FLAT))
 		return 0;	/* its /16 words name it */
-	s = lengths_of(h, dir, v4, k->lo);
-	hi = s.n;
-	while (lo < hi) {
-		__u32 mid = bt_watch_mid(lo, hi), p = length_at(&s, mid);
+	s = search_start(h, dir, v4, k->lo);
+	while (search_next(&s, &p)) {
 		struct bt_watch_key *m;
 
 		if (p == k->len)
 			return 0;
-		if (p > k->len) {
-			hi = mid;
+		search_took(&s, p < k->len);
+		if (p > k->len)
 			continue;
-		}
-		lo = mid + 1;
 		if (*n == *cap) {
 			size_t c = *cap ? *cap * 2 : 1024;
 			struct bt_watch_key *g = realloc(*e, c * sizeof(*g));
@@ -158,7 +267,10 @@ static bool covers(const struct bt_watch_key *p, const struct bt_watch_key *e)
 }
 
 /* Sorted entries: drops repeated prefixes (the first, a key if one is,
- * stays) and gives each marker its best match. Returns the entries kept. */
+ * stays), gives each marker its best match, and marks leaves: a key is one
+ * unless the entry after it is under it (anything under a key sorts right
+ * after it, a marker under it standing for a key). Returns the entries
+ * kept. */
 static size_t settle_markers(struct bt_watch_key *e, size_t n)
 {
 	size_t out = 0, depth = 0;
@@ -176,26 +288,18 @@ static size_t settle_markers(struct bt_watch_key *e, size_t n)
 		x = &e[out++];
 		while (depth && !covers(stack[depth - 1], x))
 			depth--;
-		if (x->class_id & BT_WATCH_KEY_MARKER)
+		if (out >= 2 && !(e[out - 2].class_id & BT_WATCH_KEY_MARKER) && covers(&e[out - 2], x))
+			e[out - 2].class_id &= ~BT_WATCH_KEY_LEAF;	/* not a leaf after all */
+		if (x->class_id & BT_WATCH_KEY_MARKER) {
 			x->class_id = BT_WATCH_KEY_MARKER |
 				      (depth ? stack[depth - 1]->len : BT_WATCH_NONE);
-		else if (depth < BT_WATCH_LENGTHS)
-			stack[depth++] = x;
+		} else {
+			x->class_id |= BT_WATCH_KEY_LEAF;
+			if (depth < BT_WATCH_LENGTHS)
+				stack[depth++] = x;
+		}
 	}
 	return out;
-}
-
-static void family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_watch_hdr *h)
-{
-	bool seen[2][BT_WATCH_LENGTHS] = { { 0 } };
-
-	for (size_t i = 0; i < n; i++)
-		seen[!bt_watch_key_is_v4(&keys[i])][keys[i].len] = true;
-	h->nlen[0] = h->nlen[1] = 0;
-	for (int l = 0; l < BT_WATCH_LENGTHS; l++)
-		for (int f = 0; f < 2; f++)
-			if (seen[f][l])
-				h->len[f][h->nlen[f]++] = l;
 }
 
 int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys, size_t n,
@@ -204,19 +308,20 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	struct bt_watch_hdr lengths = { 0 };
 	struct bt_watch_key *e = NULL;
 	size_t ne = n, cap = n + 1024, markers = 0;
+	uint8_t (*per16)[16] = calloc(BT_WATCH_DIR, sizeof(*per16));
 	double t0 = mono_s();
 	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
 	out->dir = malloc(BT_WATCH_DIR * sizeof(*out->dir));
 	e = malloc(cap * sizeof(*e));
-	if (!out->dir || !e)
+	if (!out->dir || !e || !per16)
 		goto fail;
 	if (n)
 		memcpy(e, keys, n * sizeof(*e));
-	family_lengths(keys, n, &lengths);
+	family_lengths(keys, n, &lengths, per16);
 	lengths.flags = flags;
-	if ((err = make_dir(keys, n, out->dir)))
+	if ((err = make_dir(keys, n, per16, out->dir)))
 		goto fail;
 	for (size_t i = 0; i < n; i++)
 		if ((err = add_markers(&lengths, out->dir, &keys[i], &e, &ne, &cap)))
@@ -228,14 +333,21 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	out->sort_s = mono_s() - t0;
 	if ((err = bt_bloomier_build(k, e, ne, check_bits, seed, &out->b)))
 		goto fail;
+	/* the search's part of the header; the table's is the build's */
 	memcpy(out->b.hdr.nlen, lengths.nlen, sizeof(lengths.nlen));
 	memcpy(out->b.hdr.len, lengths.len, sizeof(lengths.len));
+	memcpy(out->b.hdr.root, lengths.root, sizeof(lengths.root));
+	memcpy(out->b.hdr.depth, lengths.depth, sizeof(lengths.depth));
+	memcpy(out->b.hdr.left, lengths.left, sizeof(lengths.left));
+	memcpy(out->b.hdr.right, lengths.right, sizeof(lengths.right));
 	out->b.hdr.flags = flags;
 	out->b.hdr.markers = markers;
 	free(e);
+	free(per16);
 	return 0;
 fail:
 	free(e);
+	free(per16);
 	bt_watch_built_free(out);
 	return err;
 }
@@ -252,8 +364,8 @@ __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_view
 {
 	const struct bt_watch_hdr *h = v->hdr;
 	struct bt_watch_how dummy;
-	struct lengths s;
-	__u32 best = BT_WATCH_NONE, cls = 0, lo = 0, hi, r;
+	struct search s;
+	__u32 best = BT_WATCH_NONE, cls = 0, p, r;
 	bool known = false;
 	__u64 ah, al;
 
@@ -262,24 +374,23 @@ __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_view
 	if (!h->keys)
 		return 0;
 	bt_watch_words(addr, &ah, &al);
-	s = lengths_of(h, v->dir, v4, al);
-	if (!s.six)
+	s = search_start(h, v->dir, v4, al);
+	if (s.dir)
 		best = bt_watch_dir_base(v->dir[slash16(al)]);
-	for (hi = s.n; lo < hi;) {
-		__u32 mid = bt_watch_mid(lo, hi), p = length_at(&s, mid);
+	while (search_next(&s, &p)) {
 		__u64 mh = ah, ml = al;
 
 		bt_watch_mask(&mh, &ml, p);
 		r = bt_bloomier_probe(k, h, v->cells, mh, ml, p, NULL);
 		how->probes++;
-		if (!r) {
-			hi = mid;
+		search_took(&s, r);
+		if (!r)
 			continue;
-		}
-		lo = mid + 1;
 		known = !(r & BT_WATCH_IS_MARKER);
 		best = known ? p : r & 0xff;
 		cls = known ? r & 0xff : 0;
+		if (known && (r & BT_WATCH_IS_LEAF))
+			break;	/* nothing longer is listed under it */
 	}
 	/* a best match of the family (a false hit's byte may be anything) */
 	if (!known && best <= 128 && (!v4 || best >= BT_WATCH_V4)) {
