@@ -255,23 +255,24 @@ static uint32_t levels(uint32_t n)
 }
 
 /* An address's most probes, each family: the search's, and the final
- * probe of a best match that a marker or a /16's word names. */
+ * probe of a best match that a marker or a /16's word names, if the
+ * family has one. */
 
 static void probes_of(const struct bt_watch_built *w, uint32_t probes[2])
 {
 	uint32_t most = 0;
-	bool any = false;
+	bool base = false;
 
 	for (__u32 x = 0; x < BT_WATCH_DIR; x++) {
 		uint32_t n = bt_watch_pop16(BT_WATCH_DIR_MASK(w->dir[x]));
 
 		most = n > most ? n : most;
-		any |= n || bt_watch_dir_base(w->dir[x]) != BT_WATCH_NONE;
+		base |= bt_watch_dir_base(w->dir[x]) != BT_WATCH_NONE;
 	}
-	probes[0] = any ? levels(most) + 1 : 0;
+	probes[0] = levels(most) + (base || w->markers[0]);
 	if (w->b.hdr.flags & BT_WATCH_F_FLAT)
-		probes[0] = w->b.hdr.depth[0] ? w->b.hdr.depth[0] + 1u : 0;
-	probes[1] = w->b.hdr.depth[1] ? w->b.hdr.depth[1] + 1u : 0;
+		probes[0] = w->b.hdr.depth[0] + (w->markers[0] > 0);
+	probes[1] = w->b.hdr.depth[1] + (w->markers[1] > 0);
 }
 
 

@@ -329,7 +329,9 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	qsort(e, ne, sizeof(*e), cmp_entry);
 	ne = settle_markers(e, ne);
 	for (size_t i = 0; i < ne; i++)
-		markers += !!(e[i].class_id & BT_WATCH_KEY_MARKER);
+		if (e[i].class_id & BT_WATCH_KEY_MARKER)
+			out->markers[!bt_watch_key_is_v4(&e[i])]++;
+	markers = out->markers[0] + out->markers[1];
 	out->sort_s = mono_s() - t0;
 	if ((err = bt_bloomier_build(k, e, ne, check_bits, seed, &out->b)))
 		goto fail;

@@ -18,6 +18,7 @@ struct bt_watch_view {
 struct bt_watch_built {
 	struct bt_bloomier b;	/* prefixes and markers; the lengths in b.hdr */
 	__u32 *dir;		/* BT_WATCH_DIR words, malloc'd */
+	size_t markers[2];	/* IPv4's, IPv6's */
 	double sort_s;		/* of the build: placing markers, their best matches */
 };
 
