@@ -17,6 +17,7 @@
 #include "watchlist.h"
 #include "watch.h"
 #include "frames.h"
+#include "bgp_shape.h"
 #include <pthread.h>
 
 #define KEYS 1000000
@@ -536,6 +537,244 @@ static void test_datapath_agrees(void **state)
 	free(r.k);
 }
 
+/* ---- a real-shaped list: BGP-shaped prefixes and ranges, written as a
+ * list file, read by the real parser, loaded into a real instance ---- */
+
+typedef unsigned __int128 u128;
+
+static u128 key_first(const struct bt_watch_key *k)
+{
+	return (u128)k->hi << 64 | k->lo;
+}
+
+static u128 key_last(const struct bt_watch_key *k)
+{
+	return k->len >= 128 ? key_first(k) : key_first(k) | (((u128)1 << (128 - k->len)) - 1);
+}
+
+static void addr_of(u128 v, uint8_t a[16])
+{
+	__u64 hi = htobe64((__u64)(v >> 64)), lo = htobe64((__u64)v);
+
+	memcpy(a, &hi, 8);
+	memcpy(a + 8, &lo, 8);
+}
+
+/* The reference: the list's lines as intervals (a prefix its span, a
+ * range its ends), flattened into disjoint segments each of the innermost
+ * interval over it (prefixes nest; the ranges lie apart from everything),
+ * searched by address. Not the code under test: no prefix, no length. */
+struct segment {
+	u128 first, last;
+	uint32_t cls;	/* the line's class number (c<cls>) */
+};
+
+struct flat {
+	struct segment *s;
+	size_t n;
+};
+
+static int cmp_interval(const void *a, const void *b)
+{
+	const struct segment *x = a, *y = b;
+
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->last > y->last ? -1 : x->last < y->last;	/* outer first */
+}
+
+static void flat_emit(struct flat *f, u128 first, u128 last, uint32_t cls)
+{
+	if (first <= last)
+		f->s[f->n++] = (struct segment){ first, last, cls };
+}
+
+static void flatten(struct segment *iv, size_t n, struct flat *f)
+{
+	struct segment *stack = malloc((n + 1) * sizeof(*stack));
+	size_t depth = 0;
+	u128 pos = 0;
+
+	f->s = malloc((2 * n + 1) * sizeof(*f->s));
+	f->n = 0;
+	assert_non_null(stack);
+	assert_non_null(f->s);
+	qsort(iv, n, sizeof(*iv), cmp_interval);
+	for (size_t i = 0; i <= n; i++) {
+		/* close what ends before interval i (all, at the end) */
+		while (depth && (i == n || stack[depth - 1].last < iv[i].first)) {
+			struct segment *t = &stack[--depth];
+
+			flat_emit(f, pos, t->last, t->cls);
+			pos = t->last + 1;
+		}
+		if (i == n)
+			break;
+		if (depth)
+			flat_emit(f, pos, iv[i].first - 1, stack[depth - 1].cls);
+		pos = iv[i].first;
+		stack[depth++] = iv[i];
+	}
+	free(stack);
+}
+
+static uint32_t flat_find(const struct flat *f, u128 v)
+{
+	size_t lo = 0, hi = f->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (f->s[mid].last < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->n && f->s[lo].first <= v ? f->s[lo].cls : 0;
+}
+
+/* A random value in first..last. */
+static u128 value_in(u128 first, u128 last)
+{
+	u128 span = last - first, r = (u128)rng() << 64 | rng();
+
+	return span == ~(u128)0 ? r : first + r % (span + 1);
+}
+
+static void put_addr(FILE *fp, u128 v, bool v4)
+{
+	uint8_t a[16];
+	char s[INET6_ADDRSTRLEN];
+
+	addr_of(v, a);
+	inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? a + 12 : a, s, sizeof(s));
+	fputs(s, fp);
+}
+
+/* 600,000 IPv4 and 400,000 IPv6 prefixes of BGP shape, 2,000 IPv4 ranges
+ * in 240.0.0.0/5 and 500 IPv6 ranges in fc00::/8 (apart from the
+ * prefixes and from each other), 200 classes: every entry of the list as
+ * read (the ranges' CIDRs among them) answers its class, and its first
+ * address and an address under it answer the reference's class, in user
+ * space and through the datapath (per class and direction, a frame from
+ * each entry's first address to an address under it); then a million
+ * addresses anywhere in the families. */
+static void test_real_shape_exact(void **state)
+{
+	const size_t n4 = 600000, n6 = 400000, r4 = 2000, r6 = 500;
+	struct bt_watch_key *k = malloc((n4 + n6) * sizeof(*k));
+	struct segment *iv = malloc((n4 + n6 + r4 + r6) * sizeof(*iv));
+	char path[] = "/tmp/bt-watch-real-XXXXXX", err[BT_WATCH_ERR_LEN];
+	uint64_t want[2][BT_WATCH_CLASSES] = { { 0 } };
+	struct bt_watch_count cnt[BT_WATCH_CLASSES];
+	struct bt_instance inst;
+	struct bt_instance_cfg cfg = { 0 };
+	struct bt_watch_loaded w;
+	struct bt_watch_table t;
+	struct bt_watch_list l;
+	struct flat ref;
+	size_t niv = 0, wrong_key = 0, wrong_addr = 0, ranges_cidrs = 0;
+	__u32 id[CLASSES + 1];
+	int fd = mkstemp(path);
+	FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	skip_unless_root();
+	assert_non_null(k);
+	assert_non_null(iv);
+	assert_non_null(fp);
+	bgp_shape_make(k, n4, true, 50, CLASSES, &rng_state);
+	bgp_shape_make(k + n4, n6, false, 57, CLASSES, &rng_state);
+	for (size_t i = 0; i < n4 + n6; i++) {
+		bool v4 = bt_watch_key_is_v4(&k[i]);
+
+		put_addr(fp, key_first(&k[i]), v4);
+		fprintf(fp, "/%u c%u\n", v4 ? k[i].len - 96 : k[i].len, k[i].class_id);
+		iv[niv++] = (struct segment){ key_first(&k[i]), key_last(&k[i]), k[i].class_id };
+	}
+	/* ranges: each in its own slice of the region, so none overlap */
+	for (int v6 = 0; v6 <= 1; v6++) {
+		size_t nr = v6 ? r6 : r4;
+		u128 base = v6 ? (u128)0xfc00000000000000ULL << 64 :
+				 ((u128)0xffff << 32) | 0xf0000000u;
+		u128 slice = v6 ? ((u128)1 << 120) / nr : ((u128)1 << 27) / nr;
+
+		for (size_t i = 0; i < nr; i++) {
+			u128 a = value_in(base + i * slice, base + (i + 1) * slice - 1);
+			u128 b = value_in(a, base + (i + 1) * slice - 1);
+			uint32_t cls = 1 + rng() % CLASSES;
+
+			put_addr(fp, a, !v6);
+			fputc('-', fp);
+			put_addr(fp, b, !v6);
+			fprintf(fp, " c%u\n", cls);
+			iv[niv++] = (struct segment){ a, b, cls };
+		}
+	}
+	fclose(fp);
+	flatten(iv, niv, &ref);
+	assert_int_equal(bt_watch_list_read(path, &l, err, sizeof(err)), 0);
+	unlink(path);
+	for (size_t i = 0; i < l.n; i++)
+		ranges_cidrs += l.e[i].line > n4 + n6;
+	assert_int_equal(bt_instance_create(own_instance("real"), &cfg, &inst), 0);
+	assert_int_equal(bt_watch_load(&inst, &l, BT_WATCH_CHECK_BITS, &w), 0);
+	print_message("%zu entries (%zu of them CIDRs of %zu ranges), %zu markers: built in %.2f "
+		      "s, at most %u probes an IPv4 address, %u an IPv6 one\n", l.n, ranges_cidrs,
+		      r4 + r6, w.markers, w.build_s, w.probes[0], w.probes[1]);
+	assert_true(l.n >= 1000000);
+	class_ids(&inst, id);
+	assert_int_equal(bt_watch_table_open(&inst, false, &t), 0);
+	for (size_t i = 0; i < l.n; i++) {
+		const struct bt_watch_key *e = &l.e[i].key;
+		bool v4 = bt_watch_key_is_v4(e);
+		uint32_t cls = atoi(l.names[e->class_id] + 1);
+		u128 first = key_first(e), under = value_in(first, key_last(e));
+		uint8_t a[16], b[16];
+		struct frame f;
+		__u32 act;
+
+		wrong_key += bt_bloomier_get(&t.keys, &t.hdr, t.cells, e->hi, e->lo, e->len, NULL) !=
+			     id[cls];
+		addr_of(first, a);
+		addr_of(under, b);
+		wrong_addr += bt_watch_table_classify(&t, a, v4, NULL) != id[flat_find(&ref, first)];
+		wrong_addr += bt_watch_table_classify(&t, b, v4, NULL) != id[flat_find(&ref, under)];
+		want[0][id[flat_find(&ref, first)]]++;
+		want[1][id[flat_find(&ref, under)]]++;
+		frame_between(&f, a, b, v4);
+		assert_int_equal(bt_run_frame(inst.prog_fd, f.b, f.len, &act), 0);
+	}
+	print_message("%zu entries: %zu answered another class; their first addresses and "
+		      "an address under each: %zu wrong in user space\n", l.n, wrong_key, wrong_addr);
+	assert_int_equal(wrong_key, 0);
+	assert_int_equal(wrong_addr, 0);
+	assert_int_equal(bt_watch_counts(&inst, cnt), 0);
+	for (__u32 c = 1; c < BT_WATCH_CLASSES; c++) {
+		assert_int_equal(cnt[c].packets[0], want[0][c]);
+		assert_int_equal(cnt[c].packets[1], want[1][c]);
+	}
+	print_message("%zu frames through the datapath: each class's source and destination "
+		      "counts as the reference\n", l.n);
+	/* anywhere: members and not */
+	for (int i = 0; i < 1000000; i++) {
+		bool v4 = i % 2;
+		u128 v = v4 ? value_in(((u128)0xffff << 32), ((u128)0xffff << 32) | 0xffffffffu) :
+			      value_in((u128)0x2000000000000000ULL << 64, ~(u128)0);
+		uint8_t a[16];
+
+		addr_of(v, a);
+		wrong_addr += bt_watch_table_classify(&t, a, v4, NULL) != id[flat_find(&ref, v)];
+	}
+	print_message("a million addresses anywhere: %zu wrong\n", wrong_addr);
+	assert_int_equal(wrong_addr, 0);
+	bt_watch_table_close(&t);
+	bt_watch_list_free(&l);
+	bt_instance_close(&inst);
+	free(ref.s);
+	free(iv);
+	free(k);
+}
+
 /* Swaps under traffic: two CPUs send frames from key X, which table A
  * gives class a and table B class b, and from key Y, class c in A and not
  * in B, while the tables are loaded in turn (each names a, b and c, so the
@@ -656,6 +895,7 @@ int main(void)
 		cmocka_unit_test(test_non_members_rate),
 		cmocka_unit_test(test_set_in_place),
 		cmocka_unit_test_teardown(test_datapath_agrees, own_instance_teardown),
+		cmocka_unit_test_teardown(test_real_shape_exact, own_instance_teardown),
 		cmocka_unit_test_teardown(test_set_refuses_outsiders, own_instance_teardown),
 		cmocka_unit_test_teardown(test_swaps_under_traffic, own_instance_teardown),
 	};
