@@ -776,15 +776,17 @@ static void test_real_shape_exact(void **state)
 }
 
 /* Swaps under traffic: two CPUs send frames from key X, which table A
- * gives class a and table B class b, and from key Y, class c in A and not
- * in B, while the tables are loaded in turn (each names a, b and c, so the
- * classes and their counts live on). Every packet of X is counted in a or
- * b; of Y in c or nowhere; nothing anywhere else. */
+ * gives class a and table B class b, from key Y, class c in A and not in
+ * B, and from the IPv6 address X6, a in A (its /48 under a /80 of c: a
+ * tree of two lengths) and b in B (a leaf /128 beside a /32 of c), while
+ * the tables are loaded in turn (each names a, b and c, so the classes and
+ * their counts live on). Every packet of X and X6 is counted in a or b;
+ * of Y in c or nowhere; nothing anywhere else. */
 struct sender {
 	int prog_fd, cpu;
-	struct frame f[2];	/* [0] listed in both, [1] in A only */
+	struct frame f[3];	/* [0] listed in both, [1] in A only, [2] X6 */
 	volatile bool *stop;
-	uint64_t sent[2];
+	uint64_t sent[3];
 	int err;
 };
 
@@ -795,7 +797,7 @@ static void *send_frames(void *arg)
 
 	s->err = pin_to_cpu(s->cpu);
 	while (!s->err && !*s->stop)
-		for (int i = 0; i < 2 && !s->err; i++) {
+		for (int i = 0; i < 3 && !s->err; i++) {
 			s->err = bt_run_frame(s->prog_fd, s->f[i].b, s->f[i].len, &act);
 			s->sent[i]++;
 		}
@@ -819,22 +821,23 @@ static void test_swaps_under_traffic(void **state)
 
 	skip_unless_root();
 	skip_unless_two_cpus();
-	/* A = {X: a, Y: c, W: b}, B = {X: b, Z: c, W: a}; W and Z see no traffic */
-	const uint8_t *addr_a[3] = { both, onlya, dst }, *addr_b[3] = { both, onlya, dst };
-	const char *cls_a[3] = { "a", "c", "b" }, *cls_b[3] = { "b", "c", "a" };
-	__u32 len_a[3] = { 128, 96 + 16, 96 + 8 }, len_b[3] = { 128, 96 + 24, 96 + 8 };
+	/* A = {X: a, Y: c, W: b, X6's /48: a, V6: c},
+	 * B = {X: b, Z: c, W: a, X6: b, U6: c}; W, Z, V6, U6 see no traffic */
 	uint8_t z[16] = { [10] = 0xff, [11] = 0xff, 203, 0, 113, 0 }, w4[16] = { [10] = 0xff,
 		[11] = 0xff, 10, 0, 0, 0 };
+	uint8_t x6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 7 };
+	uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 1 };
+	uint8_t dst6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0xff, [15] = 1 };
+	const uint8_t *addr_a[5] = { both, onlya, w4, x6, v6 }, *addr_b[5] = { both, z, w4, x6, x6 };
+	const char *cls_a[5] = { "a", "c", "b", "a", "c" }, *cls_b[5] = { "b", "c", "a", "b", "c" };
+	__u32 len_a[5] = { 128, 96 + 16, 96 + 8, 48, 80 }, len_b[5] = { 128, 96 + 24, 96 + 8, 128, 32 };
 
-	addr_a[2] = w4;
-	addr_b[1] = z;
-	addr_b[2] = w4;
 	for (int t = 0; t < 2; t++) {
 		struct bt_watch_list *l = t ? &b : &a;
 
-		l->e = calloc(3, sizeof(*l->e));
-		l->n = 3;
-		for (int i = 0; i < 3; i++) {
+		l->e = calloc(5, sizeof(*l->e));
+		l->n = 5;
+		for (int i = 0; i < 5; i++) {
 			struct bt_watch_key *k = &l->e[i].key;
 
 			bt_watch_words(t ? addr_b[i] : addr_a[i], &k->hi, &k->lo);
@@ -844,7 +847,7 @@ static void test_swaps_under_traffic(void **state)
 			k->class_id = i + 1;
 			l->entries[i + 1] = 1;
 		}
-		l->nclasses = 3;
+		l->nclasses = 5;
 	}
 	assert_int_equal(bt_instance_create(own_instance("swaps"), &cfg, &inst), 0);
 	assert_int_equal(bt_watch_load(&inst, &a, BT_WATCH_CHECK_BITS, &w), 0);
@@ -855,6 +858,7 @@ static void test_swaps_under_traffic(void **state)
 		s[i].stop = &stop;
 		frame_between(&s[i].f[0], both, dst, true);
 		frame_between(&s[i].f[1], onlya, dst, true);
+		frame_between(&s[i].f[2], x6, dst6, false);
 		pthread_create(&th[i], NULL, send_frames, &s[i]);
 	}
 	for (loads = 0; loads < 40; loads++)
@@ -868,17 +872,19 @@ static void test_swaps_under_traffic(void **state)
 	assert_int_equal(bt_watch_counts(&inst, n), 0);
 	__u32 ia = id_of(&inst, "a"), ib = id_of(&inst, "b"), io = id_of(&inst, "c");
 	uint64_t other = 0, sent0 = s[0].sent[0] + s[1].sent[0], sent1 = s[0].sent[1] + s[1].sent[1];
+	uint64_t sent2 = s[0].sent[2] + s[1].sent[2];
 
 	for (__u32 id = 1; id < BT_WATCH_CLASSES; id++)
 		if (id != ia && id != ib && id != io)
 			other += n[id].packets[0] + n[id].packets[1];
-	print_message("%d loads under traffic from two CPUs: %llu packets of X, a %llu + b "
-		      "%llu; %llu of Y, c %llu; other classes %llu\n", loads, (unsigned long long)sent0,
+	print_message("%d loads under traffic from two CPUs: %llu packets of X and %llu of X6, a "
+		      "%llu + b %llu; %llu of Y, c %llu; other classes %llu\n", loads,
+		      (unsigned long long)sent0, (unsigned long long)sent2,
 		      (unsigned long long)n[ia].packets[0], (unsigned long long)n[ib].packets[0],
 		      (unsigned long long)sent1, (unsigned long long)n[io].packets[0],
 		      (unsigned long long)other);
 	assert_true(ia && ib && io);
-	assert_int_equal(n[ia].packets[0] + n[ib].packets[0], sent0);
+	assert_int_equal(n[ia].packets[0] + n[ib].packets[0], sent0 + sent2);
 	assert_true(n[ia].packets[0] > 0 && n[ib].packets[0] > 0);
 	assert_true(n[io].packets[0] <= sent1);
 	assert_int_equal(other, 0);
