@@ -53,8 +53,8 @@ static __always_inline __u32 watch_probe(__u32 slot, __u64 hi, __u64 lo, __u32 l
 	return bt_watch_decode(v, x, h->check_mask);
 }
 
-/* A search in progress: ranks first..last-1 of the lengths are left; the
- * best match so far (its class when known). */
+/* A search in progress: where it is (an IPv4 /16's ranks left, or a
+ * tree's node) and the best match so far (its class when known). */
 struct watch_search {
 	__u64 hi, lo;		/* the address, host-order words */
 	__u32 slot, fam;	/* fam 0: IPv4 */
