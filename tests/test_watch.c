@@ -30,17 +30,6 @@ static uint64_t rng(void)
 	return bt_rng(&rng_state);
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-	const struct bt_watch_key *x = a, *y = b;
-
-	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;
-	if (x->hi != y->hi)
-		return x->hi < y->hi ? -1 : 1;
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 /* The reference: every key sorted; an address's class is that of its
  * longest prefix among them, found by binary search length by length. */
 struct ref {
@@ -53,7 +42,7 @@ static __u32 ref_find(const struct ref *r, __u64 hi, __u64 lo, __u32 len)
 {
 	struct bt_watch_key want = { hi, lo, len, 0 }, *f;
 
-	f = bsearch(&want, r->k, r->n, sizeof(*f), cmp_key);
+	f = bsearch(&want, r->k, r->n, sizeof(*f), bgp_cmp_key);
 	return f ? f->class_id : 0;
 }
 
@@ -143,11 +132,11 @@ static void make_keys(struct ref *r, size_t n, enum shape sh)
 			k->class_id = 1 + rng() % CLASSES;
 		}
 		r->n += want;
-		qsort(r->k, r->n, sizeof(*r->k), cmp_key);
+		qsort(r->k, r->n, sizeof(*r->k), bgp_cmp_key);
 		size_t out = 0;
 
 		for (size_t i = 0; i < r->n; i++)
-			if (!out || cmp_key(&r->k[out - 1], &r->k[i]))
+			if (!out || bgp_cmp_key(&r->k[out - 1], &r->k[i]))
 				r->k[out++] = r->k[i];
 		r->n = out;
 	}
