@@ -248,12 +248,6 @@ static int write_dir(const struct bt_instance *inst, __u32 slot, const __u32 *di
 	return 0;
 }
 
-/* The binary search's most probes over n lengths: floor(log2 n) + 1. */
-static uint32_t levels(uint32_t n)
-{
-	return n ? 32 - __builtin_clz(n) : 0;
-}
-
 /* An address's most probes, each family: the search's, and the final
  * probe of a best match that a marker or a /16's word names, if the
  * family has one. */
@@ -269,7 +263,7 @@ static void probes_of(const struct bt_watch_built *w, uint32_t probes[2])
 		most = n > most ? n : most;
 		base |= bt_watch_dir_base(w->dir[x]) != BT_WATCH_NONE;
 	}
-	probes[0] = levels(most) + (base || w->markers[0]);
+	probes[0] = bt_watch_levels(most) + (base || w->markers[0]);
 	if (w->b.hdr.flags & BT_WATCH_F_FLAT)
 		probes[0] = w->b.hdr.depth[0] + (w->markers[0] > 0);
 	probes[1] = w->b.hdr.depth[1] + (w->markers[1] > 0);

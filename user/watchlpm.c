@@ -9,34 +9,23 @@
  *  3. each marker's best match, the longest key that covers it: keys and
  *     markers sorted by address then length, a prefix comes before all it
  *     covers, so a stack of the keys that cover the current entry gives it
- *     (one pass, no lookup);
+ *     (one pass, no lookup), and a key is a leaf unless what follows it is
+ *     under it;
  *  4. the Bloomier table of the keys and the markers left (a marker where a
  *     key is, or another marker, is that one).
+ * The searches' order: IPv6's tree (make_tree) and each /16's first
+ * length (make_dir) put the length with the most keys first where the
+ * depth allows.
  * The lookup is bpf/watch.bpf.h's, probe for probe. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "watchlpm.h"
-
-static double mono_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* An IPv4 key's /16 (v4-mapped words: the address is lo's low 32 bits). */
 static __u32 slash16(__u64 lo)
 {
 	return (lo >> 16) & 0xffff;
-}
-
-/* The levels of a balanced tree of n lengths: floor(log2 n) + 1. */
-static __u32 levels(__u32 n)
-{
-	return n ? 32 - __builtin_clz(n) : 0;
 }
 
 /* The root rank of ranks first..last-1 (weights w) in a tree of at most
@@ -96,7 +85,7 @@ static void family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_
 		/* two levels more than balanced, for heavy lengths nearer the
 		 * root (fewer probes, fewer markers), and never more than 8:
 		 * the bound of 129 lengths */
-		depth = levels(h->nlen[f]) + 2 < 8 ? levels(h->nlen[f]) + 2 : 8;
+		depth = bt_watch_levels(h->nlen[f]) + 2 < 8 ? bt_watch_levels(h->nlen[f]) + 2 : 8;
 		h->root[f] = make_tree(h, f, w, 0, h->nlen[f], depth, &depth);
 		h->depth[f] = depth;
 	}
@@ -309,7 +298,6 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	struct bt_watch_key *e = NULL;
 	size_t ne = n, cap = n + 1024, markers = 0;
 	uint8_t (*per16)[16] = calloc(BT_WATCH_DIR, sizeof(*per16));
-	double t0 = mono_s();
 	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -332,7 +320,6 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 		if (e[i].class_id & BT_WATCH_KEY_MARKER)
 			out->markers[!bt_watch_key_is_v4(&e[i])]++;
 	markers = out->markers[0] + out->markers[1];
-	out->sort_s = mono_s() - t0;
 	if ((err = bt_bloomier_build(k, e, ne, check_bits, seed, &out->b)))
 		goto fail;
 	/* the search's part of the header; the table's is the build's */

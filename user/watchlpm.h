@@ -19,7 +19,6 @@ struct bt_watch_built {
 	struct bt_bloomier b;	/* prefixes and markers; the lengths in b.hdr */
 	__u32 *dir;		/* BT_WATCH_DIR words, malloc'd */
 	size_t markers[2];	/* IPv4's, IPv6's */
-	double sort_s;		/* of the build: placing markers, their best matches */
 };
 
 /* Builds the table of a list's keys (distinct, class 1..255 each): their
@@ -33,6 +32,12 @@ void bt_watch_built_free(struct bt_watch_built *w);
 static inline struct bt_watch_view bt_watch_built_view(const struct bt_watch_built *w)
 {
 	return (struct bt_watch_view){ &w->b.hdr, w->b.cells, w->dir };
+}
+
+/* The levels of a balanced tree of n lengths: floor(log2 n) + 1. */
+static inline __u32 bt_watch_levels(__u32 n)
+{
+	return n ? 32 - __builtin_clz(n) : 0;
 }
 
 /* How a lookup went: the length of the prefix that answered, the probes
