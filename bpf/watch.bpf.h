@@ -74,9 +74,10 @@ static __always_inline int watch_unfinished(const struct watch_search *s)
 
 /* One step of the binary search on lengths (include/bloomtap.h "Watch
  * lists"; user/watchlpm.c's bt_watch_classify is the same search in user
- * space): a probe at the median length left, a hit going longer (a key
- * gives its class, a marker the length of its best match), a miss
- * shorter; once no length is left, the final probe of a best match whose
+ * space): a probe at the next length (an IPv4 /16's first length, then
+ * the median of those left; or the tree's node), a hit going longer (a
+ * key gives its class and, a leaf, ends the search; a marker gives the
+ * length of its best match), a miss shorter; once no length is left, the final probe of a best match whose
  * class is not known. 1: done. One probe a step, in one place: a global
  * function taking the state by pointer, which the verifier checks once
  * and sees as unknown after it, so the search's ranks do not multiply its
@@ -135,8 +136,8 @@ __noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
 
 /* The class of an address, as host-order words (v4-mapped for IPv4), in
  * the table of slot; 0: none. At most 5 steps and the final probe for an
- * IPv4 address (16 lengths under a /16), 8 and the final one for IPv6 (129
- * lengths: the trees are no deeper than balanced ones). */
+ * IPv4 address (16 lengths under a /16), 8 and the final one for IPv6 (the
+ * header's trees have at most 8 levels). */
 __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 			   const struct bt_hash_keys *k)
 {

@@ -235,10 +235,10 @@ static inline __attribute__((always_inline)) __u64 bt_watch_fingerprint(__u64 h)
 
 /* A probe's answer from the key's four cells: 0, none; or BT_WATCH_HIT,
  * with BT_WATCH_IS_MARKER for a marker, BT_WATCH_IS_LEAF for a key with
- * nothing listed under it, and the key's byte (a class; a
- * marker's best match length). The low 2 bits of the XOR part name the
- * key's own cell, all four values meaningful; its top bit is the marker
- * bit, outside the check bits. */
+ * nothing listed under it, and the key's byte (a class; a marker's best
+ * match length). The low 2 bits of the XOR part name the key's own cell,
+ * all four values meaningful; its top two bits are the marker and leaf
+ * bits, outside the check bits. */
 #define BT_WATCH_IS_MARKER 0x100
 #define BT_WATCH_HIT 0x200
 #define BT_WATCH_IS_LEAF 0x400

@@ -90,7 +90,7 @@ __u32 bt_bloomier_get(const struct bt_hash_keys *k, const struct bt_watch_hdr *h
 
 /* The same, for deciding membership (watch set): all the check bits the
  * cells hold are compared (BT_WATCH_CHECK_BITS), not only the table's
- * --check-bits, so an unlisted key passes with probability 2^-45 whatever
+ * --check-bits, so an unlisted key passes with probability 2^-44 whatever
  * the table's rate for addresses. */
 __u32 bt_bloomier_member(const struct bt_hash_keys *k, const struct bt_watch_hdr *h,
 			 const uint8_t *cells, __u64 hi, __u64 lo, __u32 len, __u32 *own);
@@ -100,8 +100,7 @@ __u32 bt_bloomier_member(const struct bt_hash_keys *k, const struct bt_watch_hdr
  * entries/cells for the byte of the cell the index names. */
 double bt_bloomier_probe_fpr(const struct bt_watch_hdr *h);
 
-/* Bits a listed key (markers' cells counted), and against the least a
- * table of these check and class bits can take (8 + R a key). */
+/* Bits a listed key (markers' cells counted). */
 double bt_bloomier_bits_per_key(const struct bt_watch_hdr *h);
 
 #endif

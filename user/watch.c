@@ -23,6 +23,9 @@
 #include "util.h"
 #include "watch.h"
 
+/* Both slots' /16 words, as watch_dir maps them (two words an element). */
+#define WATCH_DIRS_BYTES (2 * BT_WATCH_DIR * sizeof(__u32))
+
 static int watch_lock(void)
 {
 	int fd = open(BT_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -69,8 +72,8 @@ static int take_slot(const struct bt_instance *inst, __u32 gen, bool writable,
 	t->cells = bt_mmap_array_prot(fd, bt_watch_cells_bytes(&t->hdr), &t->len, writable);
 	err = t->cells ? 0 : -errno;
 	close(fd);
-	if (!err && !(t->dirs = bt_mmap_array_prot(inst->watch_dir_fd, 2 * BT_WATCH_DIR *
-						   sizeof(__u32), &t->dirs_len, false)))
+	if (!err && !(t->dirs = bt_mmap_array_prot(inst->watch_dir_fd, WATCH_DIRS_BYTES,
+						   &t->dirs_len, false)))
 		err = -errno;
 	return err;
 }
@@ -239,7 +242,7 @@ static int make_cells(const struct bt_bloomier *b)
 static int write_dir(const struct bt_instance *inst, __u32 slot, const __u32 *dir)
 {
 	size_t len;
-	__u32 *p = bt_mmap_array(inst->watch_dir_fd, 2 * BT_WATCH_DIR * sizeof(*p), &len);
+	__u32 *p = bt_mmap_array(inst->watch_dir_fd, WATCH_DIRS_BYTES, &len);
 
 	if (!p)
 		return -errno;
@@ -251,22 +254,23 @@ static int write_dir(const struct bt_instance *inst, __u32 slot, const __u32 *di
 /* An address's most probes, each family: the search's, and the final
  * probe of a best match that a marker or a /16's word names, if the
  * family has one. */
-
 static void probes_of(const struct bt_watch_built *w, uint32_t probes[2])
 {
 	uint32_t most = 0;
 	bool base = false;
 
+	probes[1] = w->b.hdr.depth[1] + (w->markers[1] > 0);
+	if (w->b.hdr.flags & BT_WATCH_F_FLAT) {
+		probes[0] = w->b.hdr.depth[0] + (w->markers[0] > 0);
+		return;
+	}
 	for (__u32 x = 0; x < BT_WATCH_DIR; x++) {
-		uint32_t n = bt_watch_pop16(BT_WATCH_DIR_MASK(w->dir[x]));
+		uint32_t n = BT_WATCH_DIR_COUNT(w->dir[x]);
 
 		most = n > most ? n : most;
 		base |= bt_watch_dir_base(w->dir[x]) != BT_WATCH_NONE;
 	}
 	probes[0] = bt_watch_levels(most) + (base || w->markers[0]);
-	if (w->b.hdr.flags & BT_WATCH_F_FLAT)
-		probes[0] = w->b.hdr.depth[0] + (w->markers[0] > 0);
-	probes[1] = w->b.hdr.depth[1] + (w->markers[1] > 0);
 }
 
 

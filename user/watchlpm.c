@@ -58,21 +58,13 @@ static __u32 make_tree(struct bt_watch_hdr *h, int f, const uint32_t *w, __u32 f
 	return r;
 }
 
-/* Each family's lengths, shortest first, and their trees; keys of each
- * IPv4 length under each /16 (for make_dir) counted in per16. */
-static void family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_watch_hdr *h,
-			   uint8_t (*per16)[16])
+/* Each family's lengths, shortest first, and their trees. */
+static void family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_watch_hdr *h)
 {
 	uint32_t count[2][BT_WATCH_LENGTHS] = { { 0 } }, w[BT_WATCH_LENGTHS];
 
-	for (size_t i = 0; i < n; i++) {
-		bool v4 = bt_watch_key_is_v4(&keys[i]);
-		__u32 l = keys[i].len - BT_WATCH_V4;
-
-		count[!v4][keys[i].len]++;
-		if (v4 && l > 16 && per16[slash16(keys[i].lo)][l - 17] < 255)
-			per16[slash16(keys[i].lo)][l - 17]++;
-	}
+	for (size_t i = 0; i < n; i++)
+		count[!bt_watch_key_is_v4(&keys[i])][keys[i].len]++;
 	for (int f = 0; f < 2; f++) {
 		__u32 depth;
 
@@ -91,15 +83,20 @@ static void family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_
 	}
 }
 
-static int make_dir(const struct bt_watch_key *keys, size_t n, uint8_t (*per16)[16],
-		    __u32 *dir)
+/* The /16 words: per /16, the keys of each length 17..32 under it (their
+ * mask, and the heaviest first) and the longest key of 16 bits or fewer
+ * over it. */
+static int make_dir(const struct bt_watch_key *keys, size_t n, __u32 *dir)
 {
 	uint8_t *base = malloc(BT_WATCH_DIR);
+	uint8_t (*per16)[16] = calloc(BT_WATCH_DIR, sizeof(*per16));
 
-	if (!base)
+	if (!base || !per16) {
+		free(base);
+		free(per16);
 		return -ENOMEM;
+	}
 	memset(base, BT_WATCH_NONE, BT_WATCH_DIR);
-	memset(dir, 0, BT_WATCH_DIR * sizeof(*dir));
 	for (size_t i = 0; i < n; i++) {
 		const struct bt_watch_key *k = &keys[i];
 		__u32 l, first, count;
@@ -108,7 +105,9 @@ static int make_dir(const struct bt_watch_key *keys, size_t n, uint8_t (*per16)[
 			continue;
 		l = k->len - BT_WATCH_V4;
 		if (l > 16) {
-			dir[slash16(k->lo)] |= 1u << (l - 17);
+			uint8_t *c = &per16[slash16(k->lo)][l - 17];
+
+			*c += *c < 255;	/* a weight: saturating is enough */
 			continue;
 		}
 		first = slash16(k->lo);
@@ -118,17 +117,21 @@ static int make_dir(const struct bt_watch_key *keys, size_t n, uint8_t (*per16)[
 				base[x] = k->len;
 	}
 	for (__u32 x = 0; x < BT_WATCH_DIR; x++) {
-		__u32 mask = dir[x], nl = bt_watch_pop16(mask), w[16], root = 0;
+		__u32 mask = 0, nl = 0, w[16], root = 0;
 
+		for (__u32 j = 0; j < 16; j++)
+			if (per16[x][j]) {
+				mask |= 1u << j;
+				w[nl++] = per16[x][j];
+			}
 		/* the /16's first length: its heaviest, any (the medians after
 		 * it keep 16 lengths within 5 levels) */
-		for (__u32 r = 0; r < nl; r++)
-			w[r] = per16[x][bt_watch_dir_len(mask, r) - BT_WATCH_V4 - 17];
 		if (nl)
 			root = bt_watch_dir_len(mask, heavy_root(w, 0, nl, 5));
 		dir[x] = bt_watch_dir_word(mask, base[x], root);
 	}
 	free(base);
+	free(per16);
 	return 0;
 }
 
@@ -297,19 +300,18 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	struct bt_watch_hdr lengths = { 0 };
 	struct bt_watch_key *e = NULL;
 	size_t ne = n, cap = n + 1024, markers = 0;
-	uint8_t (*per16)[16] = calloc(BT_WATCH_DIR, sizeof(*per16));
 	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
 	out->dir = malloc(BT_WATCH_DIR * sizeof(*out->dir));
 	e = malloc(cap * sizeof(*e));
-	if (!out->dir || !e || !per16)
+	if (!out->dir || !e)
 		goto fail;
 	if (n)
 		memcpy(e, keys, n * sizeof(*e));
-	family_lengths(keys, n, &lengths, per16);
+	family_lengths(keys, n, &lengths);
 	lengths.flags = flags;
-	if ((err = make_dir(keys, n, per16, out->dir)))
+	if ((err = make_dir(keys, n, out->dir)))
 		goto fail;
 	for (size_t i = 0; i < n; i++)
 		if ((err = add_markers(&lengths, out->dir, &keys[i], &e, &ne, &cap)))
@@ -332,11 +334,9 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	out->b.hdr.flags = flags;
 	out->b.hdr.markers = markers;
 	free(e);
-	free(per16);
 	return 0;
 fail:
 	free(e);
-	free(per16);
 	bt_watch_built_free(out);
 	return err;
 }
