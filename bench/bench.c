@@ -781,19 +781,6 @@ static void watch_lengths_run(FILE *f, const uint32_t *seq, struct target *w,
  * and BENCH_WATCH_LIST=FILE, each against the LPM trie holding the same
  * list, with traffic over the list's networks ---- */
 
-/* An address under key k, its other bits random. */
-static void watch_addr_under(const struct bt_watch_key *k, uint8_t a[16], uint64_t *rng)
-{
-	struct bt_watch_key x;
-	__u64 hi, lo;
-
-	bgp_place(&x, k, bt_watch_key_is_v4(k), 128, rng);
-	hi = htobe64(x.hi);
-	lo = htobe64(x.lo);
-	memcpy(a, &hi, 8);
-	memcpy(a + 8, &lo, 8);
-}
-
 /* What one list costs, for the rows and the one-line summary. */
 struct watch_cost {
 	double ns, lpm_ns;		/* both addresses, on top of parsing */
@@ -876,7 +863,7 @@ static int watch_list_cost(const uint32_t *seq, struct target *w, const struct b
 
 			if (v6)
 				any.hi = 0x2000000000000000ULL;
-			watch_addr_under(bt_rng(&rng) % 10 ? &l->e[fam[bt_rng(&rng) % nfam]].key : &any,
+			bgp_addr_under(bt_rng(&rng) % 10 ? &l->e[fam[bt_rng(&rng) % nfam]].key : &any,
 					 watch_traffic[i] + 16 * d, &rng);
 		}
 	if (bt_watch_load_flags(&w->inst, l, BT_WATCH_CHECK_BITS, flags, &info))

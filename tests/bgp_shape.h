@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <endian.h>
 #include <string.h>
 #include "bloomier.h"
 #include "zipf.h"
@@ -95,6 +96,20 @@ static inline void bgp_place(struct bt_watch_key *k, const struct bt_watch_key *
 	}
 	bt_watch_mask(&hi, &lo, len);
 	*k = (struct bt_watch_key){ hi, lo, len, 0 };
+}
+
+/* An address (16 bytes, network order) under key k, its other bits
+ * random. */
+static inline void bgp_addr_under(const struct bt_watch_key *k, uint8_t a[16], uint64_t *rng)
+{
+	struct bt_watch_key x;
+	__u64 hi, lo;
+
+	bgp_place(&x, k, bt_watch_key_is_v4(k), 128, rng);
+	hi = htobe64(x.hi);
+	lo = htobe64(x.lo);
+	memcpy(a, &hi, 8);
+	memcpy(a + 8, &lo, 8);
 }
 
 /* n distinct prefixes of one family in out[] (room for n), classes

@@ -148,19 +148,7 @@ static void make_keys(struct ref *r, size_t n, enum shape sh)
 /* An address under key k: its prefix, the host bits random. */
 static void addr_under(const struct bt_watch_key *k, uint8_t a[16])
 {
-	__u64 hi = rng(), lo = rng(), mh = ~0ULL, ml = ~0ULL;
-
-	if (key_v4(k)) {
-		hi = 0;
-		lo = 0xffff00000000ULL | (lo & 0xffffffffULL);
-	}
-	bt_watch_mask(&mh, &ml, k->len);
-	hi = (k->hi & mh) | (hi & ~mh);
-	lo = (k->lo & ml) | (lo & ~ml);
-	hi = htobe64(hi);
-	lo = htobe64(lo);
-	memcpy(a, &hi, 8);
-	memcpy(a + 8, &lo, 8);
+	bgp_addr_under(k, a, &rng_state);
 }
 
 static struct bt_hash_keys test_keys(void)
