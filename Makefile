@@ -36,7 +36,7 @@ export BT_PCAPS
 USER_LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
 # the skeleton is generated: objects that include it wait for it
-USER_HDRS := $(OUTPUT)/bloomtap.skel.h
+USER_HDRS := $(OUTPUT)/bloomtap.skel.h $(OUTPUT)/drops_host.skel.h
 
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie $(OUTPUT)/tests/test_watch \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/flowgen
@@ -53,6 +53,12 @@ $(OUTPUT)/bloomtap.bpf.o: bpf/bloomtap.bpf.c | $(OUTPUT)
 
 $(OUTPUT)/bloomtap.skel.h: $(OUTPUT)/bloomtap.bpf.o
 	$(BPFTOOL) gen skeleton $< name bloomtap_bpf > $@.tmp && mv $@.tmp $@
+
+$(OUTPUT)/drops_host.bpf.o: bpf/drops_host.bpf.c | $(OUTPUT)
+	$(CLANG) $(BPF_CFLAGS) -c bpf/drops_host.bpf.c -o $@
+
+$(OUTPUT)/drops_host.skel.h: $(OUTPUT)/drops_host.bpf.o
+	$(BPFTOOL) gen skeleton $< name drops_host_bpf > $@.tmp && mv $@.tmp $@
 
 $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) | $(OUTPUT)/user
 	$(CC) $(CFLAGS) -c $< -o $@

@@ -465,7 +465,7 @@ static void live_run(FILE *f, const uint32_t *seq)
 		without[r] = live_once(skel, home, &fr);
 		sh("ip -n " LIVE_NS_B " link set " LIVE_IF_B " xdpdrv off");
 		/* with bloomtap, its ring kept turning as the agent would */
-		if (bt_enter_netns(LIVE_NS_B) || bt_attach(LIVE_IF_B, BT_MODE_NATIVE, false, NULL, NULL))
+		if (bt_enter_netns(LIVE_NS_B) || bt_attach(LIVE_IF_B, BT_MODE_NATIVE, false, NULL, NULL, NULL))
 			goto fail;
 		setns(home, CLONE_NEWNET);
 		pthread_create(&th, NULL, keep_ring, &lk);

@@ -24,6 +24,8 @@ const volatile __u8 cfg_share_hash = 1;	/* 0 only in make bench's ablation */
  * every packet cost more than the hashing. */
 struct bt_hash_keys cfg_keys = {};
 
+#include "drop.bpf.h"	/* the drop program: uses cfg_keys */
+
 /* The whole per-packet pipeline; bytes is the frame's length. */
 static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 {

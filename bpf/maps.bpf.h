@@ -204,4 +204,44 @@ struct {
 	__type(value, __u64);
 } digest_log SEC(".maps");
 
+/* drop_counts: per CPU, key the kernel's drop reason, value struct
+ * bt_drop_count: every drop the host's program attributed to this
+ * instance (bpf/drop.bpf.h). Summed by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 512);
+	__type(key, __u32);
+	__type(value, struct bt_drop_count);
+} drop_counts SEC(".maps");
+
+/* drop_counters: per CPU, key 0, value struct bt_drop_counters: digested
+ * drops and, by cause, the drops that got no digest. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_drop_counters);
+} drop_counters SEC(".maps");
+
+/* drop_suppress: key 0, value BT_DROP_REASONS bits: core reasons that
+ * are counted but get no digest (noise: ordinary TCP close...). Written
+ * by user space when the instance is attached and by `drops --suppress`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[BT_DROP_REASONS / 64]);
+} drop_suppress SEC(".maps");
+
+/* wdrops: per CPU, W entries of struct bt_window_drops: the reasons of
+ * each window's drop digests. Written by the drop program (this CPU's
+ * slots, plain stores); summed when a window is sealed, zeroed when it is
+ * readied, by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_window_drops);
+} wdrops SEC(".maps");
+
 #endif /* BLOOMTAP_MAPS_BPF_H */

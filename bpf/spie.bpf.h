@@ -23,6 +23,20 @@ const volatile __u32 cfg_windows = 1;		/* W */
 const volatile __u64 cfg_design_load = ~0ULL;	/* digests a window is sized for */
 const volatile __u32 cfg_batch_mask = BT_SPIE_BATCH - 1;
 
+/* The digest's header word (include/bloomtap.h "SPIE digests") from the
+ * first 8 bytes of the IP header, loaded little-endian. */
+static __always_inline __u64 spie_hdr_v4(__u64 w, __u8 proto)
+{
+	/* TOS out (routers rewrite DSCP/ECN), the protocol in its place */
+	return (w & 0xffffffffffff00ffULL) | (__u64)proto << 8;
+}
+
+static __always_inline __u64 spie_hdr_v6(__u64 w)
+{
+	/* version nibble, payload length, next header */
+	return w & 0x00ffffff000000f0ULL;
+}
+
 /* The digest's header word and the 8 bytes after the header, with word
  * loads (an unaligned load is fine for XDP on the architectures that run
  * it efficiently; the verifier checks the bounds). False when the header
@@ -37,13 +51,11 @@ static __always_inline bool spie_words(const struct pkt_info *pi, void *data,
 	if (pi->l3 == BT_CTR_L3_IPV4) {
 		if ((void *)(ip + 20) > data_end)
 			return false;
-		/* TOS out (routers rewrite DSCP/ECN), the protocol in its place */
-		*hdr = (*(__u64 *)ip & 0xffffffffffff00ffULL) | (__u64)ip[9] << 8;
+		*hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
 	} else {
 		if ((void *)(ip + 40) > data_end)
 			return false;
-		/* version nibble, payload length, next header */
-		*hdr = *(__u64 *)ip & 0x00ffffff000000f0ULL;
+		*hdr = spie_hdr_v6(*(__u64 *)ip);
 	}
 	/* IHL * 4 (20..60) or 40, masked for the verifier */
 	l4 = ip + (pi->l3_hlen & 0x3c);

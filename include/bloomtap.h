@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 9
+#define BT_ABI_VERSION 10
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -429,5 +429,69 @@ _Static_assert(sizeof(struct bt_watch_class) == 48, "bt_watch_class must be 48 b
 /* What makes a flow heavy: at least this many bytes or packets in an
  * interval, or at least this fraction (ppb) of the interval's bytes. */
 enum bt_threshold_kind { BT_THR_FRACTION, BT_THR_BYTES, BT_THR_PACKETS };
+
+/* ---- Drops (the kernel's drop path, tp_btf/kfree_skb) ----
+ *
+ * One program for the host (bpf/drops_host.bpf.c) sees every drop of every
+ * network namespace. It attributes a drop to an instance by the pair
+ * (network namespace inode, ingress ifindex), never the ifindex alone, and
+ * tail-calls that instance's own drop program (bpf/drop.bpf.h), which
+ * shares the instance's maps: the packet's SPIE digest, tagged with the
+ * reason (bt_hash_drop), goes into the instance's current window, the
+ * same filter, fill and ring as the XDP program's digests. Reasons are
+ * the running kernel's enum skb_drop_reason values (names from its BTF,
+ * never a table here): the core's below 1 << 16, a subsystem's with the
+ * subsystem in the upper 16 bits. */
+#define BT_DROP_SLOTS 64		/* instances with drops, host-wide */
+#define BT_DROP_REASONS 1024		/* bits of the suppression map: core
+					 * reasons (subsystems' are never
+					 * suppressed) */
+#define BT_DROP_MAX_SEGS 64		/* GRO segments digested, at most */
+
+struct bt_drop_owner {
+	__u32 netns;		/* the namespace's inode (/proc/self/ns/net) */
+	__u32 ifindex;
+};
+
+/* Per CPU and reason (key: the reason). */
+struct bt_drop_count {
+	__u64 packets;		/* GRO'd skbs count their segments */
+	__u64 bytes;
+};
+
+/* Drops that got no digest, by cause (per CPU, the instance's
+ * "drop_counters"): counted, never guessed at. */
+enum bt_drop_counter {
+	BT_DROP_DIGESTED,	/* packets whose digest went in */
+	BT_DROP_SUPPRESSED,	/* a suppressed reason: counted, no digest */
+	BT_DROP_NO_NETWORK,	/* network header unset, or no L2 header */
+	BT_DROP_NOT_IP,		/* skb->protocol not IPv4/IPv6, or the
+				 * version nibble disagrees */
+	BT_DROP_NONLINEAR,	/* the 8 bytes after the IP header are not
+				 * in the linear part */
+	BT_DROP_SEGS_CAPPED,	/* GRO segments past BT_DROP_MAX_SEGS */
+	BT_DROP_GSO_NOT_TCP,	/* segments of a GRO'd skb other than TCP (UDP
+				 * GRO: each segment's checksum is gone) */
+	BT_DROP_CTR_MAX,
+};
+
+struct bt_drop_counters {
+	__u64 c[BT_DROP_CTR_MAX];
+	__u64 pad[8 - BT_DROP_CTR_MAX];
+};
+_Static_assert(sizeof(struct bt_drop_counters) == 64, "bt_drop_counters must be 64 bytes");
+
+/* The reasons of one window's drop digests, per CPU ("wdrops", W
+ * entries): a reason claims a slot; one that finds none counts in other,
+ * and a query then tries every reason the kernel has. User space sums the
+ * CPUs' slots when it seals the window and keeps them in the archive. */
+#define BT_WIN_DROP_SLOTS 7
+struct bt_window_drops {
+	__u32 reason[BT_WIN_DROP_SLOTS];
+	__u32 count[BT_WIN_DROP_SLOTS];	/* 0: the slot is free */
+	__u32 other;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct bt_window_drops) == 64, "bt_window_drops must be 64 bytes");
 
 #endif /* BLOOMTAP_H */

@@ -148,6 +148,16 @@ __u64 bt_hash_spie_finish(const struct bt_hash_keys *k, __u64 addrs, __u64 hdr, 
 			 k->fin_spie);
 }
 
+/* A dropped packet's digest: its SPIE digest h tagged with the kernel's
+ * drop reason, so that one window's filter tells "seen" (h) from
+ * "dropped with reason r" (bt_hash_drop(h, r)); fmix64 is a bijection, so
+ * no two reasons of one packet share a digest. */
+#define BT_DROP_TAG 0x64726f7000000000ULL	/* "drop" */
+static inline __attribute__((always_inline)) __u64 bt_hash_drop(__u64 h, __u32 reason)
+{
+	return bt_fmix64(h ^ (BT_DROP_TAG | reason));
+}
+
 /* Column of row `row` in a sketch of width wmask + 1 (a power of two). */
 static inline __attribute__((always_inline))
 __u32 bt_sketch_col(__u64 h, __u32 row, __u32 wmask)

@@ -105,7 +105,7 @@ static int reattach(const char *name)
 {
 	int err = bt_detach(name, true);
 
-	return err ? err : bt_attach(name, ag.cfg.mode, ag.cfg.force, NULL, NULL);
+	return err ? err : bt_attach(name, ag.cfg.mode, ag.cfg.force, NULL, NULL, ag.cfg.drop_suppress);
 }
 
 static int adopt_or_attach(struct agent_iface *f)
@@ -140,7 +140,8 @@ static int adopt_or_attach(struct agent_iface *f)
 			       BT_PIN_ROOT);
 		return 0;
 	}
-	err = bt_attach(f->name, ag.cfg.mode, ag.cfg.force, &ag.cfg.sketch, &ag.cfg.spie);
+	err = bt_attach(f->name, ag.cfg.mode, ag.cfg.force, &ag.cfg.sketch, &ag.cfg.spie,
+			ag.cfg.drop_suppress);
 	if (err)
 		return err;
 	err = bt_instance_open_or_explain(f->name, &f->inst);

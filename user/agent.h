@@ -34,7 +34,7 @@ struct agent_iface {
 };
 
 struct agent_cfg {
-	const char *config, *listen, *archive, *watch, *ipfix;
+	const char *config, *listen, *archive, *watch, *ipfix, *drop_suppress;
 	double interval_s, archive_flush_s;
 	uint32_t top;
 	uint64_t archive_max_bytes, archive_max_age;

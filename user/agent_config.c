@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "agent.h"
+#include "drops.h"
 #include "commands.h"
 #include "http.h"
 #include "common.h"
@@ -56,6 +57,7 @@
 	  .choices = bt_mode_names },						\
 	{ "force", 'f', BT_OPT_FLAG, &(c).force, NULL,				\
 	  "replace an XDP program that is not bloomtap's" },			\
+	BT_DROPS_OPT((c).drop_suppress),					\
 	BT_SKETCH_OPTS((c).sketch),						\
 	BT_SPIE_OPTS((c).spie)
 

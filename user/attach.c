@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "common.h"
+#include "drops.h"
 #include "options.h"
 #include "watch.h"
 #include "commands.h"
@@ -100,7 +101,8 @@ static int link_create(int prog_fd, int ifindex, enum bt_xdp_mode mode, bool *sk
 }
 
 int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
-	      const struct bt_sketch_cfg *sketch, const struct bt_spie_cfg *spie)
+	      const struct bt_sketch_cfg *sketch, const struct bt_spie_cfg *spie,
+	      const char *drop_suppress)
 {
 	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
 	struct bt_instance inst;
@@ -195,6 +197,11 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 			  (skb ? BT_META_SKB_MODE : 0);
 	snprintf(inst.meta.ifname, sizeof(inst.meta.ifname), "%s", ifname);
 	bpf_map_update_elem(inst.meta_fd, &zero, &inst.meta, 0);
+	if ((err = bt_drops_register(&inst, drop_suppress))) {
+		bt_detach(ifname, !created);
+		bt_instance_close(&inst);
+		return err;
+	}
 	if (!bt_g.json) {
 		char desc[256];
 
@@ -216,12 +223,17 @@ out:
 
 int bt_detach(const char *name, bool keep_maps)
 {
+	struct bt_instance inst;
 	char path[256];
 	int fd, err = 0;
 
 	if (!bt_instance_exists(name)) {
 		bt_err("no bloomtap instance '%s' (see 'bloomtap status')", name);
 		return -ENOENT;
+	}
+	if (!bt_instance_open(name, &inst)) {
+		bt_drops_unregister(&inst);
+		bt_instance_close(&inst);
 	}
 	bt_instance_path(name, "link", path, sizeof(path));
 	fd = bpf_obj_get(path);
@@ -247,7 +259,7 @@ int bt_detach(const char *name, bool keep_maps)
 static struct attach_cfg {
 	int mode;
 	bool force;
-	const char *watch;
+	const char *watch, *drop_suppress;
 	struct bt_sketch_cfg sketch;
 	struct bt_spie_cfg spie;
 } attach_cfg;
@@ -258,6 +270,7 @@ static const struct bt_opt attach_opts[] = {
 	{ "force", 'f', BT_OPT_FLAG, &attach_cfg.force, NULL,
 	  "replace an XDP program that is not bloomtap's" },
 	BT_WATCH_OPT(attach_cfg.watch),
+	BT_DROPS_OPT(attach_cfg.drop_suppress),
 	BT_SKETCH_OPTS(attach_cfg.sketch),
 	BT_SPIE_OPTS(attach_cfg.spie),
 	{ 0 }
@@ -283,7 +296,7 @@ int cmd_attach(int argc, char **argv)
 	if (attach_cfg.watch && bt_watch_list_read_or_explain(attach_cfg.watch, &wl))
 		return BT_EXIT_FAIL;
 	if (bt_attach(argv[1], attach_cfg.mode, attach_cfg.force, &attach_cfg.sketch,
-		      &attach_cfg.spie) ||
+		      &attach_cfg.spie, attach_cfg.drop_suppress) ||
 	    (attach_cfg.watch && bt_watch_load_named(argv[1], &wl))) {
 		bt_watch_list_free(&wl);
 		return BT_EXIT_FAIL;

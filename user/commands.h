@@ -26,6 +26,9 @@ int cmd_trace(int argc, char **argv);
 int cmd_windows(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_drops(int argc, char **argv);
+/* drops -j of one instance: per reason, digested, causes, suppressed. */
+struct json_object *bt_drops_json(const struct bt_instance *inst);
 /* Per class of the watch list: entries, packets and bytes (watch show). */
 struct bt_instance;
 int bt_print_watch(const struct bt_instance *inst);
@@ -49,7 +52,8 @@ extern const char *const bt_mode_names[];
 
 /* attach IFACE: create (or reuse a kept) instance named after it, attach. */
 int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
-	      const struct bt_sketch_cfg *sketch, const struct bt_spie_cfg *spie);
+	      const struct bt_sketch_cfg *sketch, const struct bt_spie_cfg *spie,
+	      const char *drop_suppress);
 /* detach: drop the XDP link; unless keep_maps, remove every pin. */
 int bt_detach(const char *name, bool keep_maps);
 

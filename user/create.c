@@ -9,6 +9,7 @@
 #include "common.h"
 #include "create.h"
 #include "digest.h"	/* struct bt_hash_keys, in the skeleton's .bss */
+#include "drops.h"
 #include "bloomtap.skel.h"
 
 /* The maps to pin besides the program, by skeleton map. */
@@ -20,6 +21,8 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 				   skel->maps.windows, skel->maps.wcount, skel->maps.digest_log,
 				   skel->maps.watch_hdr, skel->maps.watch_cells, skel->maps.watch_dir,
 				   skel->maps.watch_counts, skel->maps.watch_classes,
+				   skel->maps.drop_counts, skel->maps.drop_counters,
+				   skel->maps.drop_suppress, skel->maps.wdrops,
 				   skel->maps.meta /* last: marks the instance complete */ };
 	int err;
 
@@ -28,6 +31,10 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 		return err;
 	bt_instance_path(name, "prog_mb", path, len);
 	if ((err = bpf_program__pin(skel->progs.bloomtap_xdp_mb, path)))
+		return err;
+	bt_instance_path(name, "prog_drop", path, len);
+	if (bpf_program__autoload(skel->progs.bloomtap_drop) &&
+	    (err = bpf_program__pin(skel->progs.bloomtap_drop, path)))
 		return err;
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		bt_instance_path(name, bpf_map__name(maps[i]), path, len);
@@ -111,6 +118,11 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	bpf_map__set_max_entries(skel->maps.spie, meta->window_bits / BT_BLOCK_BITS * meta->windows);
 	bpf_map__set_max_entries(skel->maps.windows, meta->windows);
 	bpf_map__set_max_entries(skel->maps.wcount, meta->windows);
+	bpf_map__set_max_entries(skel->maps.wdrops, meta->windows);
+	/* drops: the program needs the kernel's BTF (tp_btf); without it the
+	 * instance has none, and says so at attach */
+	if (!bt_drops_supported())
+		bpf_program__set_autoload(skel->progs.bloomtap_drop, false);
 }
 
 /* Phase 4: the meta and the control block written, everything pinned. */

@@ -436,7 +436,7 @@ int cmd_demo(int argc, char **argv)
 		bt_err("demo: setting up the lab failed (is iproute2 installed? run with -v)");
 		goto out;
 	}
-	if (bt_enter_netns(NS_B) || bt_attach(IF_B, BT_MODE_AUTO, false, NULL, NULL) ||
+	if (bt_enter_netns(NS_B) || bt_attach(IF_B, BT_MODE_AUTO, false, NULL, NULL, NULL) ||
 	    load_demo_watch())
 		goto out;
 	setns(home, CLONE_NEWNET);

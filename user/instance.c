@@ -103,6 +103,7 @@ bool bt_instance_exists(const char *name)
 struct pin_ent {
 	const char *name;
 	size_t fd_off;
+	bool optional;
 };
 static const struct pin_ent pins[] = {
 	{ "prog", offsetof(struct bt_instance, prog_fd) },
@@ -124,6 +125,11 @@ static const struct pin_ent pins[] = {
 	{ "watch_dir", offsetof(struct bt_instance, watch_dir_fd) },
 	{ "watch_counts", offsetof(struct bt_instance, watch_counts_fd) },
 	{ "watch_classes", offsetof(struct bt_instance, watch_classes_fd) },
+	{ "prog_drop", offsetof(struct bt_instance, prog_drop_fd), true },
+	{ "drop_counts", offsetof(struct bt_instance, drop_counts_fd) },
+	{ "drop_counters", offsetof(struct bt_instance, drop_counters_fd) },
+	{ "drop_suppress", offsetof(struct bt_instance, drop_suppress_fd) },
+	{ "wdrops", offsetof(struct bt_instance, wdrops_fd) },
 };
 
 static int *pin_fd(struct bt_instance *inst, const struct pin_ent *p)
@@ -184,6 +190,8 @@ int bt_instance_open(const char *name, struct bt_instance *inst)
 			continue;	/* the meta */
 		bt_instance_path(name, pins[i].name, path, sizeof(path));
 		fd = bpf_obj_get(path);
+		if (fd < 0 && errno == ENOENT && pins[i].optional)
+			continue;
 		if (fd < 0) {
 			err = errno == ENOENT ? -EPROTO : -errno;
 			goto err;

@@ -32,6 +32,12 @@ struct bt_instance {
 	int watch_dir_fd;
 	int watch_counts_fd;
 	int watch_classes_fd;
+	int prog_drop_fd;	/* bloomtap_drop, tail-called by the host's drop
+				 * program; -1 without one (no kernel BTF) */
+	int drop_counts_fd;
+	int drop_counters_fd;
+	int drop_suppress_fd;
+	int wdrops_fd;
 	struct bt_meta meta;
 };
 

@@ -17,6 +17,7 @@ static const struct cmd cmds[] = {
 	{ "stats", cmd_stats, "print the datapath's counters" },
 	{ "heavy", cmd_heavy, "heavy flows (top talkers) of the last and current interval" },
 	{ "trace", cmd_trace, "did these packets pass here, and when (SPIE)" },
+	{ "drops", cmd_drops, "what the kernel dropped of an instance's packets, and why" },
 	{ "windows", cmd_windows, "the SPIE window ring; rotate, seal, archive" },
 	{ "archive", cmd_archive, "what an archive of sealed SPIE windows holds" },
 	{ "replay", cmd_replay, "run a capture file through the real program" },

@@ -256,6 +256,10 @@ static void ready_window(struct bt_spie_maps *s, uint32_t i, uint32_t seq)
 	if (zero)
 		bpf_map_update_elem(s->inst->wcount_fd, &i, zero, 0);
 	free(zero);
+	zero = calloc(s->ncpu, sizeof(struct bt_window_drops));
+	if (zero)
+		bpf_map_update_elem(s->inst->wdrops_fd, &i, zero, 0);
+	free(zero);
 	w->start_ns = w->end_ns = w->fill = w->packets = w->set_bits = w->fpr_e15 = 0;
 	w->flags = 0;
 	w->seq = seq;

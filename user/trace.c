@@ -19,6 +19,7 @@
 #include "common.h"
 #include "commands.h"
 #include "digest.h"
+#include "drops.h"
 #include "instance.h"
 #include "options.h"
 #include "spie.h"
@@ -33,6 +34,8 @@ struct hit {
 	double fpr;
 	uint32_t seq;
 	bool archived;
+	bool drop;		/* a drop digest: dropped here with reason */
+	__u32 reason;
 };
 
 /* A packet to trace. Most are seen in a window or two: hits grow on
@@ -44,6 +47,7 @@ struct tpkt {
 	__u64 digest;		/* scratch: under the key of what is searched */
 	struct hit *hits;
 	int nhits, cap;
+	int nseen;		/* hits that are not drops */
 };
 
 /* What a batch was searched against, and the answers. */
@@ -77,7 +81,7 @@ static void batch_reset(struct trace_ctx *t)
 	for (size_t i = 0; i < t->n; i++) {
 		free(t->p[i].hits);
 		t->p[i].hits = NULL;
-		t->p[i].nhits = t->p[i].cap = 0;
+		t->p[i].nhits = t->p[i].cap = t->p[i].nseen = 0;
 	}
 	t->n = 0;
 	t->searched = 0;
@@ -173,6 +177,35 @@ static void add_hit(struct trace_ctx *t, struct tpkt *p, const struct hit *h)
 		p->cap = cap;
 	}
 	p->hits[p->nhits++] = *h;
+	p->nseen += !h->drop;
+}
+
+/* The window's drop digests: each packet under each reason the window
+ * holds (every reason of the kernel when some found no slot); each try
+ * is one more chance of a false answer. */
+static void query_drops(struct trace_ctx *t, const struct bt_win_reasons *r, struct hit h,
+			bool (*has)(struct trace_ctx *t, const void *src, __u32 w, __u64 d),
+			const void *src, __u32 w, struct tpkt **pkts, size_t n)
+{
+	__u32 codes[BT_DROP_REASONS];
+	int nc = bt_win_reasons_try(r, codes, BT_DROP_REASONS);
+
+	h.drop = true;
+	for (int c = 0; c < nc; c++) {
+		for (size_t i = 0; i < n; i++)
+			if (has(t, src, w, bt_hash_drop(pkts[i]->digest, codes[c]))) {
+				h.reason = codes[c];
+				add_hit(t, pkts[i], &h);
+			}
+		t->log_clean += log1p(-(h.fpr < 1 ? h.fpr : 1 - 1e-16));
+	}
+}
+
+static bool live_has(struct trace_ctx *t, const void *src, __u32 w, __u64 d)
+{
+	const struct bt_spie_maps *s = src;
+
+	return bt_bloom_has(bt_window_filter(s, w), s->bpw, s->meta->k, d);
 }
 
 /* The live ring, without a lock: a window read while user space recycles
@@ -183,11 +216,19 @@ static void query_live(struct trace_ctx *t)
 	const struct bt_spie_maps *s = &t->sm;
 	const char *name = intern(t, t->inst->name);
 	struct tpkt **hit = malloc((t->n ? t->n : 1) * sizeof(*hit));
+	struct tpkt **all = malloc((t->n ? t->n : 1) * sizeof(*all));
+	struct bt_win_reasons reasons;
+	size_t np = 0;
 
-	if (!hit) {
+	if (!hit || !all) {
+		free(hit);
+		free(all);
 		t->err = -ENOMEM;
 		return;
 	}
+	for (size_t i = 0; i < t->n; i++)
+		if (t->p[i].ip)
+			all[np++] = &t->p[i];
 	for (uint32_t w = 0; w < s->meta->windows; w++) {
 		const struct bt_window *win = &s->win[w];
 		__u32 st = __atomic_load_n(&win->state, __ATOMIC_ACQUIRE), seq = win->seq;
@@ -213,8 +254,14 @@ static void query_live(struct trace_ctx *t)
 		t->live_seq[t->nlive++] = seq;
 		for (size_t i = 0; i < nh; i++)
 			add_hit(t, hit[i], &h);
+		/* drops: of every packet (a drop may land in a later window
+		 * than the packet's own digest) */
+		bt_window_reasons(t->inst, s->ncpu, w, &reasons);
+		if (reasons.n || reasons.other)
+			query_drops(t, &reasons, h, live_has, s, w, all, np);
 	}
 	free(hit);
+	free(all);
 }
 
 static bool searched_live(const struct trace_ctx *t, const struct bt_archive_file *f, __u32 seq)
@@ -443,14 +490,24 @@ static int load_hex(struct trace_ctx *t, const char *hex, char *err, size_t errl
 /* One packet's answer, as trace -j prints it. */
 static struct json_object *packet_json(const struct trace_ctx *t, const struct tpkt *p)
 {
-	struct json_object *o = json_object_new_object(), *ws = json_object_new_array();
+	struct json_object *o = json_object_new_object(), *ws = json_object_new_array(),
+			   *drops = json_object_new_array();
 	char a[40], b[40];
 
 	json_object_object_add(o, "packet", json_object_new_int64(p->number));
-	json_object_object_add(o, "seen", json_object_new_boolean(p->nhits > 0));
+	json_object_object_add(o, "seen", json_object_new_boolean(p->nseen > 0));
 	for (int h = 0; h < p->nhits; h++) {
 		struct json_object *w = json_object_new_object();
 		const struct hit *x = &p->hits[h];
+		char rb[96];
+
+		if (x->drop) {
+			json_object_array_add(drops, w);
+			json_object_object_add(w, "reason", json_object_new_string(
+				bt_drop_reason_name(x->reason, rb, sizeof(rb))));
+		} else {
+			json_object_array_add(ws, w);
+		}
 
 		bt_fmt_ns(x->start_ns, a, sizeof(a), "now");
 		bt_fmt_ns(x->end_ns, b, sizeof(b), "now");
@@ -461,9 +518,9 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 		json_object_object_add(w, "fpr", json_object_new_double(x->fpr));
 		json_object_object_add(w, "source", json_object_new_string(
 				       x->archived ? "archive" : "live"));
-		json_object_array_add(ws, w);
 	}
 	json_object_object_add(o, "windows", ws);
+	json_object_object_add(o, "drops", drops);
 	json_object_object_add(o, "windows_searched", json_object_new_int64(t->searched));
 	/* the chance that at least one searched window answers falsely */
 	json_object_object_add(o, "fpr_combined", json_object_new_double(combined_fpr(t)));
@@ -565,21 +622,26 @@ static const struct bt_cmd_spec trace_spec = {
 
 static void print_packet(const struct tpkt *p)
 {
-	char a[40], b[40];
+	char a[40], b[40], rb[96];
 
-	if (!p->nhits) {
+	if (!p->nseen)
 		printf("packet %" PRIu64 ": not seen\n", p->number);
-		return;
-	}
-	printf("packet %" PRIu64 ": seen in %d window%s\n", p->number, p->nhits,
-	       p->nhits > 1 ? "s" : "");
+	else
+		printf("packet %" PRIu64 ": seen in %d window%s\n", p->number, p->nseen,
+		       p->nseen > 1 ? "s" : "");
 	for (int h = 0; h < p->nhits; h++) {
 		const struct hit *x = &p->hits[h];
 
 		bt_fmt_ns(x->start_ns, a, sizeof(a), "now");
 		bt_fmt_ns(x->end_ns, b, sizeof(b), "now");
-		printf("  %s window %u  %s .. %s  false-positive rate %.2g  (%s)\n", x->instance,
-		       x->seq, a, b, x->fpr, x->archived ? "archive" : "live");
+		if (x->drop)
+			printf("  dropped here: %s window %u  %s .. %s  (reason %s)  "
+			       "false-positive rate %.2g  (%s)\n", x->instance, x->seq, a, b,
+			       bt_drop_reason_name(x->reason, rb, sizeof(rb)), x->fpr,
+			       x->archived ? "archive" : "live");
+		else
+			printf("  %s window %u  %s .. %s  false-positive rate %.2g  (%s)\n",
+			       x->instance, x->seq, a, b, x->fpr, x->archived ? "archive" : "live");
 	}
 }
 
@@ -656,7 +718,7 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 				continue;
 			}
 			ip++;
-			unseen += !p->nhits;
+			unseen += !p->nseen;
 			if (bt_g.json) {
 				struct json_object *o = packet_json(t, p);
 

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The instance's drop program: a packet the kernel dropped, attributed to
+ * this instance by the host's program (bpf/drops_host.bpf.c), which
+ * tail-calls this one; it is never attached itself. Its reason is counted,
+ * and its SPIE digest, tagged with the reason (include/hash.h
+ * bt_hash_drop), goes into the current window of the instance's ring, so
+ * that `trace` finds "seen" and "dropped with reason R" in one filter.
+ *
+ * The headers are found from skb->head + network_header, never skb->data,
+ * which points at L2, L3 or the payload depending on where the packet
+ * died. A GRO'd TCP skb stands for gso_segs packets: each segment's
+ * digest is rebuilt (its length, IPv4 ID and sequence number), so that it
+ * equals what the XDP program recorded for that segment on the wire. */
+#ifndef BLOOMTAP_DROP_BPF_H
+#define BLOOMTAP_DROP_BPF_H
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "maps.bpf.h"
+#include "spie.bpf.h"
+
+#define ETH_P_IP_BE 0x0008	/* htons(0x0800) */
+#define ETH_P_IPV6_BE 0xdd86	/* htons(0x86dd) */
+#define IPPROTO_TCP_NUM 6
+/* SKB_GSO_TCP_FIXEDID: bit 3 until 6.17, bit 30 since (bit 3 kept as
+ * __SKB_GSO_TCP_FIXEDID); the enum is anonymous, so no CO-RE relocation:
+ * either bit says the segments share one IPv4 ID */
+#define GSO_TCP (1u << 0 | 1u << 4)
+#define GSO_FIXEDID (1u << 3 | 1u << 30)
+#define HDR_BYTES 80	/* IPv4 header (60 at most) + TCP's first 13 bytes */
+
+static __always_inline void drop_count(__u32 reason, __u32 segs, __u32 len)
+{
+	struct bt_drop_count *dc = bpf_map_lookup_elem(&drop_counts, &reason), fresh;
+
+	if (dc) {
+		dc->packets += segs;
+		dc->bytes += len;
+		return;
+	}
+	fresh.packets = segs;
+	fresh.bytes = len;
+	/* a race with another CPU's first drop of this reason: theirs and
+	 * ours are per-CPU values, BPF_NOEXIST fails only for this CPU */
+	bpf_map_update_elem(&drop_counts, &reason, &fresh, BPF_NOEXIST);
+}
+
+static __always_inline bool drop_suppressed(__u32 reason)
+{
+	__u32 zero = 0;
+	__u64 *bits = bpf_map_lookup_elem(&drop_suppress, &zero);
+
+	__u32 word = reason / 64;
+
+	if (!bits || reason >= BT_DROP_REASONS)
+		return false;	/* subsystems' reasons are never suppressed */
+	/* the compiler drops the mask, knowing reason's bound from another
+	 * register than the one it indexes with: keep it */
+	asm volatile("" : "+r"(word));
+	return bits[word & (BT_DROP_REASONS / 64 - 1)] >> (reason % 64) & 1;
+}
+
+/* This window's slot for the reason, on this CPU (a program does not nest
+ * on its CPU: plain stores). */
+static __always_inline void drop_window_reason(__u32 win, __u32 reason, __u32 n)
+{
+	struct bt_window_drops *d = bpf_map_lookup_elem(&wdrops, &win);
+	__u32 i;
+
+	if (!d)
+		return;
+	for (i = 0; i < BT_WIN_DROP_SLOTS; i++) {
+		if (!d->count[i]) {
+			d->reason[i] = reason;
+			d->count[i] = n;
+			return;
+		}
+		if (d->reason[i] == reason) {
+			d->count[i] += n;
+			return;
+		}
+	}
+	d->other += n;
+}
+
+static __always_inline void drop_insert(struct bt_ctl *c, __u32 win, __u64 h, __u32 reason)
+{
+	spie_insert(bt_hash_drop(h, reason), win);
+	spie_count(c, win);
+}
+
+/* A GRO'd TCP skb's segments, the first one's included: each one's length
+ * field, IPv4 ID (unless fixed) and sequence number as on the wire, the
+ * rest of the digest as the merged header has it. */
+struct drop_gro {
+	__u64 addrs, hdr, after;
+	__u32 segs, gso_size;
+	__u32 len, last_len;	/* the length field of all but the last, the last's */
+	__u32 win, reason;
+	bool v4, fixed_id;
+};
+
+static __noinline __u32 drop_segments(struct bt_ctl *c, const struct bt_hash_keys *k,
+				      const struct drop_gro *g)
+{
+	__u32 seq0, i;
+	__u16 id0;
+
+	if (!c || !k || !g)
+		return 0;
+	seq0 = bpf_ntohl((__u32)(g->after >> 32));
+	id0 = bpf_ntohs((__u16)(g->hdr >> 32));
+	for (i = 0; i < BT_DROP_MAX_SEGS && i < g->segs; i++) {
+		__u16 len = i + 1 < g->segs ? g->len : g->last_len;
+		__u64 w = g->hdr, a;
+
+		/* the length field: IPv4's bytes 2-3, IPv6's bytes 4-5 */
+		if (g->v4) {
+			w = (w & ~(0xffffULL << 16)) | (__u64)bpf_htons(len) << 16;
+			if (!g->fixed_id)
+				w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons((__u16)(id0 + i)) << 32;
+		} else {
+			w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons(len) << 32;
+		}
+		a = (g->after & 0xffffffffULL) |
+		    (__u64)bpf_htonl(seq0 + i * g->gso_size) << 32;
+		drop_insert(c, g->win, bt_hash_spie_finish(k, g->addrs, w, a), g->reason);
+	}
+	return i;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_reason why)
+{
+	const struct bt_hash_keys *k = &cfg_keys;
+	struct bt_drop_counters *dctr;
+	struct skb_shared_info *sh;
+	struct bt_flow_key key;
+	struct bt_ctl *c;
+	__u8 ip[HDR_BYTES];
+	__u32 zero = 0, reason = why, segs = 1, win, lin, hl, n, gso_type = 0, gso_size = 0;
+	__u16 nh = skb->network_header, mac = skb->mac_header;
+	__be16 proto = skb->protocol;
+	unsigned char *head = skb->head;
+	__u64 hdr, after, addrs, h;
+	bool v4;
+
+	sh = (struct skb_shared_info *)(head + skb->end);
+	if (bpf_core_read(&gso_size, sizeof(__u16), &sh->gso_size) == 0 && gso_size) {
+		__u16 s = 0;
+
+		bpf_core_read(&s, sizeof(s), &sh->gso_segs);
+		bpf_core_read(&gso_type, sizeof(gso_type), &sh->gso_type);
+		segs = s > 1 ? s : 1;
+	}
+	drop_count(reason, segs, skb->len);
+	dctr = bpf_map_lookup_elem(&drop_counters, &zero);
+	c = bpf_map_lookup_elem(&ctl, &zero);
+	if (!dctr || !c)
+		return 0;
+	if (drop_suppressed(reason)) {
+		dctr->c[BT_DROP_SUPPRESSED] += segs;
+		return 0;
+	}
+	if (nh == 0xffff || mac == 0xffff) {
+		dctr->c[BT_DROP_NO_NETWORK] += segs;
+		return 0;
+	}
+	lin = skb->tail > nh ? skb->tail - nh : 0;
+	__builtin_memset(ip, 0, sizeof(ip));
+	if (bpf_probe_read_kernel(ip, lin < sizeof(ip) ? lin : sizeof(ip), head + nh)) {
+		dctr->c[BT_DROP_NO_NETWORK] += segs;
+		return 0;
+	}
+	__builtin_memset(&key, 0, sizeof(key));
+	v4 = proto == ETH_P_IP_BE;
+	if (v4 && ip[0] >> 4 == 4 && (ip[0] & 15) >= 5) {
+		__u32 tot = (__u32)ip[2] << 8 | ip[3];
+
+		hl = (ip[0] & 15) * 4;
+		n = tot > hl ? tot - hl : 0;
+		key_set_v4mapped(key.src, *(__be32 *)&ip[12]);
+		key_set_v4mapped(key.dst, *(__be32 *)&ip[16]);
+		hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
+	} else if (proto == ETH_P_IPV6_BE && ip[0] >> 4 == 6) {
+		hl = 40;
+		n = (__u32)ip[4] << 8 | ip[5];
+		__builtin_memcpy(key.src, &ip[8], 16);
+		__builtin_memcpy(key.dst, &ip[24], 16);
+		hdr = spie_hdr_v6(*(__u64 *)ip);
+	} else {
+		dctr->c[BT_DROP_NOT_IP] += segs;
+		return 0;
+	}
+	if (n > 8)
+		n = 8;
+	if (lin < hl + n || hl > HDR_BYTES - 13) {
+		dctr->c[BT_DROP_NONLINEAR] += segs;
+		return 0;
+	}
+	after = *(__u64 *)&ip[hl & 0x3f];
+	if (n < 8)
+		after &= (1ULL << (n * 8)) - 1;
+	win = c->window;
+	if (win >= cfg_windows)
+		return 0;
+	addrs = bt_hash_addrs(k, (const __u64 *)&key);
+	if (segs > 1 && (gso_type & GSO_TCP) && n == 8 &&
+	    (v4 ? ip[9] : ip[6]) == IPPROTO_TCP_NUM) {
+		/* the merged header's length field is the whole skb's */
+		__u32 thl = (ip[(hl + 12) & 0x7f] >> 4) * 4;
+		__u32 total = v4 ? ((__u32)ip[2] << 8 | ip[3]) : hl + ((__u32)ip[4] << 8 | ip[5]);
+		__u32 hdrs = (v4 ? hl : 0) + thl, done;
+		struct drop_gro g = { .addrs = addrs, .hdr = hdr, .after = after,
+				      .segs = segs, .gso_size = gso_size, .win = win,
+				      .reason = reason, .v4 = v4,
+				      .fixed_id = !!(gso_type & GSO_FIXEDID) };
+
+		if (thl >= 20 && total >= hl + thl + (segs - 1) * gso_size + 1) {
+			g.len = hdrs + gso_size;
+			g.last_len = hdrs + total - hl - thl - (segs - 1) * gso_size;
+			done = drop_segments(c, k, &g);
+			dctr->c[BT_DROP_DIGESTED] += done;
+			if (segs > done)
+				dctr->c[BT_DROP_SEGS_CAPPED] += segs - done;
+			drop_window_reason(win, reason, done);
+			return 0;
+		}
+		/* not what GRO leaves: digested as it is */
+	} else if (segs > 1) {
+		/* UDP GRO and the like: each segment's checksum is gone */
+		dctr->c[BT_DROP_GSO_NOT_TCP] += segs;
+		return 0;
+	}
+	h = bt_hash_spie_finish(k, addrs, hdr, after);
+	drop_insert(c, win, h, reason);
+	dctr->c[BT_DROP_DIGESTED]++;
+	drop_window_reason(win, reason, 1);
+	return 0;
+}
+
+#endif /* BLOOMTAP_DROP_BPF_H */

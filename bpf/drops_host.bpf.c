@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The host's drop program: one for the host, on the kernel's drop
+ * tracepoint (tp_btf/kfree_skb: it fires when the last reference goes,
+ * never for consume_skb, once for a shared skb). It sees the drops of
+ * every network namespace; a drop belongs to an instance by (network
+ * namespace, ingress ifindex), never the ifindex alone (ifindexes repeat
+ * across namespaces), and goes on in that instance's own program
+ * (bpf/drop.bpf.h) by a tail call. Drops on interfaces without an
+ * instance are counted here, by reason. Loaded by the first instance
+ * attached, removed with the last (user/drops.c). */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "bloomtap.h"
+
+/* drop_owners: key struct bt_drop_owner, value the instance's slot in
+ * drop_progs. Written by user space at attach and detach. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BT_DROP_SLOTS);
+	__type(key, struct bt_drop_owner);
+	__type(value, __u32);
+} drop_owners SEC(".maps");
+
+/* drop_progs: the instances' drop programs, by slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, BT_DROP_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} drop_progs SEC(".maps");
+
+/* drop_host: per CPU, key the reason, value struct bt_drop_count: the
+ * drops no instance owns (skbs, not GRO segments: the bucket stays
+ * cheap). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 512);
+	__type(key, __u32);
+	__type(value, struct bt_drop_count);
+} drop_host SEC(".maps");
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(bloomtap_drops, struct sk_buff *skb, void *location, enum skb_drop_reason why)
+{
+	struct net_device *dev = skb->dev;
+	struct bt_drop_count *dc, fresh = { 1, skb->len };
+	__u32 reason = why, *slot;
+
+	if (dev) {
+		/* skb_iif: the interface it came in by (0: made on this
+		 * host), in the namespace of the device it is on now */
+		struct bt_drop_owner o = {
+			.netns = dev->nd_net.net->ns.inum,
+			.ifindex = skb->skb_iif ? skb->skb_iif : dev->ifindex,
+		};
+
+		slot = bpf_map_lookup_elem(&drop_owners, &o);
+		if (slot)
+			bpf_tail_call(ctx, &drop_progs, *slot);
+	}
+	dc = bpf_map_lookup_elem(&drop_host, &reason);
+	if (dc) {
+		dc->packets++;
+		dc->bytes += skb->len;
+	} else {
+		bpf_map_update_elem(&drop_host, &reason, &fresh, BPF_NOEXIST);
+	}
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

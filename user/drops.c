@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Drops: reason names from the running kernel's BTF, the host's drop
+ * program's life, suppression, counts. See drops.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "common.h"
+#include "drops.h"
+#include "instance.h"
+#include "drops_host.skel.h"
+
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+#define SUBSYS_SHIFT 16
+
+const char *const bt_drop_counter_names[BT_DROP_CTR_MAX] = {
+	[BT_DROP_DIGESTED] = "digested",
+	[BT_DROP_SUPPRESSED] = "suppressed",
+	[BT_DROP_NO_NETWORK] = "no_network_header",
+	[BT_DROP_NOT_IP] = "not_ip",
+	[BT_DROP_NONLINEAR] = "nonlinear",
+	[BT_DROP_SEGS_CAPPED] = "segments_capped",
+	[BT_DROP_GSO_NOT_TCP] = "gso_not_tcp",
+};
+
+bool bt_drops_supported(void)
+{
+	return !access(VMLINUX_BTF, R_OK);
+}
+
+/* ---- reason names ---- */
+
+static struct {
+	bool loaded;
+	struct btf *btf;		/* vmlinux */
+	struct bt_drop_reason *r;
+	int n;
+	char subsys[16][40];		/* enum skb_drop_reason_subsys, by value */
+} kr;
+
+static int cmp_reason(const void *a, const void *b)
+{
+	const struct bt_drop_reason *x = a, *y = b;
+
+	return x->code < y->code ? -1 : x->code > y->code;
+}
+
+static void strip_into(char *dst, size_t len, const char *name)
+{
+	static const char *const prefixes[] = { "SKB_DROP_REASON_SUBSYS_", "SKB_DROP_REASON_",
+						"SKB_" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) {
+			name += strlen(prefixes[i]);
+			break;
+		}
+	snprintf(dst, len, "%s", name);
+}
+
+static void load_reasons(void)
+{
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	int id;
+
+	if (kr.loaded)
+		return;
+	kr.loaded = true;
+	kr.btf = btf__parse(VMLINUX_BTF, NULL);
+	if (!kr.btf)
+		return;
+	id = btf__find_by_name_kind(kr.btf, "skb_drop_reason_subsys", BTF_KIND_ENUM);
+	if (id > 0) {
+		t = btf__type_by_id(kr.btf, id);
+		e = btf_enum(t);
+		for (int i = 0; i < btf_vlen(t); i++)
+			if (e[i].val >= 0 && e[i].val < 16)
+				strip_into(kr.subsys[e[i].val], sizeof(kr.subsys[0]),
+					   btf__name_by_offset(kr.btf, e[i].name_off));
+	}
+	id = btf__find_by_name_kind(kr.btf, "skb_drop_reason", BTF_KIND_ENUM);
+	if (id <= 0)
+		return;
+	t = btf__type_by_id(kr.btf, id);
+	e = btf_enum(t);
+	kr.r = calloc(btf_vlen(t), sizeof(*kr.r));
+	if (!kr.r)
+		return;
+	for (int i = 0; i < btf_vlen(t); i++) {
+		const char *name = btf__name_by_offset(kr.btf, e[i].name_off);
+		__u32 v = (__u32)e[i].val;
+
+		/* the enum's bounds and masks are not reasons */
+		if (!name || strstr(name, "_MAX") || strstr(name, "SUBSYS_MASK") ||
+		    v >> SUBSYS_SHIFT)
+			continue;
+		kr.r[kr.n].code = v;
+		strip_into(kr.r[kr.n].name, sizeof(kr.r[0].name), name);
+		kr.n++;
+	}
+	qsort(kr.r, kr.n, sizeof(*kr.r), cmp_reason);
+}
+
+const struct bt_drop_reason *bt_drop_reasons(int *n)
+{
+	load_reasons();
+	*n = kr.n;
+	return kr.n ? kr.r : NULL;
+}
+
+/* A subsystem's reason: from the module BTF of an enum that holds both
+ * the subsystem's base (subsystem << 16) and the code (openvswitch's
+ * ovs_drop_reason, mac80211's...). */
+static bool module_reason(__u32 code, char *buf, size_t len)
+{
+	DIR *d = opendir("/sys/kernel/btf");
+	struct dirent *de;
+	bool found = false;
+
+	if (!d || !kr.btf) {
+		if (d)
+			closedir(d);
+		return false;
+	}
+	while (!found && (de = readdir(d))) {
+		char path[300];
+		struct btf *m;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "vmlinux"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", de->d_name);
+		m = btf__parse_split(path, kr.btf);
+		if (!m)
+			continue;
+		for (__u32 id = btf__type_cnt(kr.btf); !found && id < btf__type_cnt(m); id++) {
+			const struct btf_type *t = btf__type_by_id(m, id);
+			const struct btf_enum *e;
+			int hit = -1;
+			bool base = false;
+
+			if (!btf_is_enum(t))
+				continue;
+			e = btf_enum(t);
+			for (int i = 0; i < btf_vlen(t); i++) {
+				if ((__u32)e[i].val == (code >> SUBSYS_SHIFT) << SUBSYS_SHIFT)
+					base = true;
+				if ((__u32)e[i].val == code)
+					hit = i;
+			}
+			if (base && hit >= 0) {
+				snprintf(buf, len, "%s", btf__name_by_offset(m, e[hit].name_off));
+				found = true;
+			}
+		}
+		btf__free(m);
+	}
+	closedir(d);
+	return found;
+}
+
+const char *bt_drop_reason_name(__u32 code, char *buf, size_t len)
+{
+	__u32 sub = code >> SUBSYS_SHIFT;
+
+	load_reasons();
+	if (!sub) {
+		struct bt_drop_reason key = { .code = code }, *r;
+
+		r = kr.n ? bsearch(&key, kr.r, kr.n, sizeof(*r), cmp_reason) : NULL;
+		if (r)
+			return r->name;
+		snprintf(buf, len, "reason %u", code);
+		return buf;
+	}
+	if (module_reason(code, buf, len))
+		return buf;
+	if (sub < 16 && kr.subsys[sub][0])
+		snprintf(buf, len, "%s:%u", kr.subsys[sub], code & 0xffff);
+	else
+		snprintf(buf, len, "subsystem %u, reason %u", sub, code & 0xffff);
+	return buf;
+}
+
+int bt_drop_reason_code(const char *name, __u32 *code)
+{
+	load_reasons();
+	if (!strncmp(name, "SKB_DROP_REASON_", 16))
+		name += 16;
+	for (int i = 0; i < kr.n; i++)
+		if (!strcasecmp(kr.r[i].name, name)) {
+			*code = kr.r[i].code;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* ---- suppression ---- */
+
+static int suppress_one(const char *name, bool quiet_unknown, __u64 *bits)
+{
+	bool off = name[0] == '-';
+	__u32 code;
+
+	if (off || name[0] == '+')
+		name++;
+	if (!*name)
+		return 0;
+	if (bt_drop_reason_code(name, &code) || code >= BT_DROP_REASONS) {
+		if (quiet_unknown)
+			return 0;
+		bt_err("drop reason '%s' is not one of this kernel's (see 'bloomtap drops "
+		       "--reasons')", name);
+		return -EINVAL;
+	}
+	if (off)
+		bits[code / 64] &= ~(1ULL << (code % 64));
+	else
+		bits[code / 64] |= 1ULL << (code % 64);
+	return 0;
+}
+
+static int suppress_list(const char *list, bool quiet_unknown, __u64 *bits)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		if (!strcmp(tok, "default"))
+			err = suppress_list(BT_DROPS_SUPPRESS_DEFAULT, true, bits);
+		else if (!strcmp(tok, "none"))
+			memset(bits, 0, BT_DROP_REASONS / 8);
+		else
+			err = suppress_one(tok, quiet_unknown, bits);
+	}
+	free(copy);
+	return err;
+}
+
+int bt_drops_parse_suppress(const char *list, __u64 bits[BT_DROP_REASONS / 64])
+{
+	memset(bits, 0, BT_DROP_REASONS / 8);
+	load_reasons();
+	if (!kr.n) {
+		bt_err("cannot read the kernel's drop reasons from " VMLINUX_BTF);
+		return -ENOENT;
+	}
+	return suppress_list(list ? list : "default", false, bits);
+}
+
+int bt_drops_set_suppress(const struct bt_instance *inst, const __u64 bits[BT_DROP_REASONS / 64])
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(inst->drop_suppress_fd, &zero, bits, 0) ? -errno : 0;
+}
+
+/* ---- the host's program ---- */
+
+/* Attach and detach of any instance take this, so that the first loads
+ * the host's program and the last removes it, once. */
+static int lock_root(void)
+{
+	int fd = open(BT_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+struct host {
+	int owners_fd, progs_fd;
+};
+
+static int host_open(struct host *h)
+{
+	h->owners_fd = bpf_obj_get(BT_DROPS_DIR "/drop_owners");
+	h->progs_fd = bpf_obj_get(BT_DROPS_DIR "/drop_progs");
+	if (h->owners_fd >= 0 && h->progs_fd >= 0)
+		return 0;
+	if (h->owners_fd >= 0)
+		close(h->owners_fd);
+	if (h->progs_fd >= 0)
+		close(h->progs_fd);
+	return -ENOENT;
+}
+
+static void host_close(struct host *h)
+{
+	close(h->owners_fd);
+	close(h->progs_fd);
+}
+
+static void host_remove(void)
+{
+	static const char *const pins[] = { "link", "drop_owners", "drop_progs", "drop_host" };
+	char path[256];
+
+	/* the link's pin first: its last reference detaches the program */
+	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
+		snprintf(path, sizeof(path), BT_DROPS_DIR "/%s", pins[i]);
+		unlink(path);
+	}
+	rmdir(BT_DROPS_DIR);
+}
+
+static int host_load(void)
+{
+	struct drops_host_bpf *skel = drops_host_bpf__open_and_load();
+	struct bpf_link *link;
+	int err;
+
+	if (!skel) {
+		err = -errno;
+		bt_err_errno(err, "loading the host's drop program");
+		return err;
+	}
+	link = bpf_program__attach(skel->progs.bloomtap_drops);
+	if (!link) {
+		err = -errno;
+		bt_err_errno(err, "attaching the drop program to tp_btf/kfree_skb");
+		goto out;
+	}
+	if (mkdir(BT_DROPS_DIR, 0700) && errno != EEXIST) {
+		err = -errno;
+		bt_err_errno(err, "making " BT_DROPS_DIR);
+		goto out;
+	}
+	if ((err = bpf_map__pin(skel->maps.drop_owners, BT_DROPS_DIR "/drop_owners")) ||
+	    (err = bpf_map__pin(skel->maps.drop_progs, BT_DROPS_DIR "/drop_progs")) ||
+	    (err = bpf_map__pin(skel->maps.drop_host, BT_DROPS_DIR "/drop_host")) ||
+	    (err = bpf_link__pin(link, BT_DROPS_DIR "/link"))) {
+		bt_err_errno(err, "pinning the drop program under " BT_DROPS_DIR);
+		host_remove();
+	}
+out:
+	bpf_link__destroy(link);	/* the pin keeps it attached */
+	drops_host_bpf__destroy(skel);
+	return err;
+}
+
+static __u32 prog_id(int fd)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.id : 0;
+}
+
+/* The slot that holds prog (an id), -1 for none. */
+static int slot_of(const struct host *h, __u32 prog)
+{
+	for (__u32 s = 0; s < BT_DROP_SLOTS; s++) {
+		__u32 id;
+
+		if (!bpf_map_lookup_elem(h->progs_fd, &s, &id) && id == prog)
+			return s;
+	}
+	return -1;
+}
+
+static int netns_inode(__u32 *ino)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st))
+		return -errno;
+	*ino = (__u32)st.st_ino;
+	return 0;
+}
+
+/* Owner entries pointing at slot s go (an instance has one, but a
+ * re-attach in another namespace leaves the old one). */
+static void forget_slot(const struct host *h, __u32 s)
+{
+	struct bt_drop_owner key, next, *prev = NULL;
+	__u32 v;
+
+	while (!bpf_map_get_next_key(h->owners_fd, prev, &next)) {
+		key = next;
+		if (!bpf_map_lookup_elem(h->owners_fd, &key, &v) && v == s) {
+			bpf_map_delete_elem(h->owners_fd, &key);
+			prev = NULL;	/* start again: the order changed */
+			continue;
+		}
+		prev = &key;
+	}
+}
+
+static bool owners_empty(const struct host *h)
+{
+	struct bt_drop_owner next;
+
+	return bpf_map_get_next_key(h->owners_fd, NULL, &next) != 0;
+}
+
+int bt_drops_register(const struct bt_instance *inst, const char *suppress)
+{
+	__u64 bits[BT_DROP_REASONS / 64];
+	struct bt_drop_owner o = { .ifindex = inst->meta.ifindex };
+	struct host h;
+	int lock, err, s;
+	__u32 id = prog_id(inst->prog_drop_fd), v;
+
+	if (!id) {
+		bt_info("%s: no drop program (this kernel has no BTF at " VMLINUX_BTF
+			"): drops are not recorded", inst->name);
+		return 0;
+	}
+	if ((err = bt_drops_parse_suppress(suppress, bits)) ||
+	    (err = bt_drops_set_suppress(inst, bits)))
+		return err;
+	if ((err = netns_inode(&o.netns)))
+		return err;
+	if ((lock = lock_root()) < 0)
+		return lock;
+	if (host_open(&h) && ((err = host_load()) || (err = host_open(&h))))
+		goto out;
+	s = slot_of(&h, id);
+	for (__u32 i = 0; s < 0 && i < BT_DROP_SLOTS; i++)
+		if (bpf_map_lookup_elem(h.progs_fd, &i, &v))
+			s = i;
+	if (s < 0) {
+		err = -ENOSPC;
+		bt_err("no room for %s's drops: %d instances record drops already",
+		       inst->name, BT_DROP_SLOTS);
+		goto out_close;
+	}
+	v = s;
+	forget_slot(&h, s);
+	if (bpf_map_update_elem(h.progs_fd, &v, &inst->prog_drop_fd, 0) ||
+	    bpf_map_update_elem(h.owners_fd, &o, &v, 0)) {
+		err = -errno;
+		bt_err_errno(err, "registering the instance's drop program");
+		bpf_map_delete_elem(h.progs_fd, &v);
+	}
+out_close:
+	if (err && owners_empty(&h))
+		host_remove();
+	host_close(&h);
+out:
+	close(lock);
+	return err;
+}
+
+int bt_drops_unregister(const struct bt_instance *inst)
+{
+	__u32 id = prog_id(inst->prog_drop_fd);
+	struct host h;
+	int lock, s;
+
+	if (!id)
+		return 0;
+	if ((lock = lock_root()) < 0)
+		return lock;
+	if (!host_open(&h)) {
+		s = slot_of(&h, id);
+		if (s >= 0) {
+			__u32 v = s;
+
+			forget_slot(&h, v);
+			bpf_map_delete_elem(h.progs_fd, &v);
+		}
+		if (owners_empty(&h))
+			host_remove();
+		host_close(&h);
+	}
+	close(lock);
+	return 0;
+}
+
+bool bt_drops_registered(const struct bt_instance *inst)
+{
+	__u32 id = prog_id(inst->prog_drop_fd);
+	struct host h;
+	bool yes;
+
+	if (!id || host_open(&h))
+		return false;
+	yes = slot_of(&h, id) >= 0;
+	host_close(&h);
+	return yes;
+}
+
+/* ---- counts ---- */
+
+static int cmp_total(const void *a, const void *b)
+{
+	const struct bt_drop_total *x = a, *y = b;
+
+	if (x->packets != y->packets)
+		return x->packets > y->packets ? -1 : 1;
+	return x->code < y->code ? -1 : x->code > y->code;
+}
+
+int bt_drops_totals(int fd, struct bt_drop_total **out)
+{
+	int ncpu = libbpf_num_possible_cpus(), n = 0, cap = 0, own = fd < 0;
+	struct bt_drop_count *v;
+	struct bt_drop_total *t = NULL;
+	__u32 key, *prev = NULL;
+
+	*out = NULL;
+	if (ncpu <= 0)
+		return -EINVAL;
+	if (own && (fd = bpf_obj_get(BT_DROPS_DIR "/drop_host")) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	v = calloc(ncpu, sizeof(*v));
+	while (v && !bpf_map_get_next_key(fd, prev, &key)) {
+		struct bt_drop_total sum = { .code = key };
+
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, v))
+			continue;
+		for (int c = 0; c < ncpu; c++) {
+			sum.packets += v[c].packets;
+			sum.bytes += v[c].bytes;
+		}
+		if (n == cap) {
+			struct bt_drop_total *g = realloc(t, (cap = cap ? 2 * cap : 16) * sizeof(*g));
+
+			if (!g)
+				break;
+			t = g;
+		}
+		t[n++] = sum;
+	}
+	free(v);
+	if (own)
+		close(fd);
+	if (n)
+		qsort(t, n, sizeof(*t), cmp_total);
+	*out = t;
+	return n;
+}
+
+int bt_drops_counters(const struct bt_instance *inst, __u64 out[BT_DROP_CTR_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct bt_drop_counters *v;
+	__u32 zero = 0;
+
+	memset(out, 0, BT_DROP_CTR_MAX * sizeof(*out));
+	if (ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(inst->drop_counters_fd, &zero, v)) {
+		free(v);
+		return -errno;
+	}
+	for (int c = 0; c < ncpu; c++)
+		for (int i = 0; i < BT_DROP_CTR_MAX; i++)
+			out[i] += v[c].c[i];
+	free(v);
+	return 0;
+}
+
+/* ---- window reasons ---- */
+
+void bt_win_reasons_add(struct bt_win_reasons *out, const struct bt_window_drops *d)
+{
+	if (d->other)
+		out->other = true;
+	for (int i = 0; i < BT_WIN_DROP_SLOTS && d->count[i]; i++) {
+		int j;
+
+		for (j = 0; j < out->n && out->code[j] != d->reason[i]; j++)
+			;
+		if (j == out->n) {
+			if (out->n == BT_WIN_REASONS_MAX) {
+				out->other = true;
+				continue;
+			}
+			out->code[out->n] = d->reason[i];
+			out->count[out->n++] = 0;
+		}
+		out->count[j] += d->count[i];
+	}
+}
+
+void bt_window_reasons(const struct bt_instance *inst, int ncpu, __u32 i,
+		       struct bt_win_reasons *out)
+{
+	struct bt_window_drops *v = calloc(ncpu, sizeof(*v));
+
+	memset(out, 0, sizeof(*out));
+	if (!v || bpf_map_lookup_elem(inst->wdrops_fd, &i, v))
+		out->other = !v;	/* cannot tell: try them all */
+	else
+		for (int c = 0; c < ncpu; c++)
+			bt_win_reasons_add(out, &v[c]);
+	free(v);
+}
+
+int bt_win_reasons_try(const struct bt_win_reasons *r, __u32 *codes, int max)
+{
+	int n = 0, nk;
+	const struct bt_drop_reason *k;
+
+	for (int i = 0; i < r->n && n < max; i++)
+		codes[n++] = r->code[i];
+	if (!r->other || !(k = bt_drop_reasons(&nk)))
+		return n;
+	for (int i = 0; i < nk && n < max; i++) {
+		int j;
+
+		for (j = 0; j < r->n && r->code[j] != k[i].code; j++)
+			;
+		if (j == r->n)
+			codes[n++] = k[i].code;
+	}
+	return n;
+}

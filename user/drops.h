@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Drops in user space: the running kernel's reason names (from its BTF,
+ * never a table here), the host's one drop program (loaded with the first
+ * instance attached, removed with the last), the suppression of noisy
+ * reasons, and the counts and window reasons the programs keep. */
+#ifndef BLOOMTAP_DROPS_H
+#define BLOOMTAP_DROPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "bloomtap.h"
+
+struct bt_instance;
+struct bt_spie_maps;
+
+#define BT_DROPS_DIR BT_PIN_ROOT "_drops"	/* beside the instances (bpffs takes no dot in a name) */
+/* The reasons suppressed unless configured otherwise: ordinary TCP close
+ * and teardown, packets for another host, and the unspecified reason. */
+#define BT_DROPS_SUPPRESS_DEFAULT						\
+	"NOT_SPECIFIED,OTHERHOST,SOCKET_CLOSE,QUEUE_PURGE,TCP_CLOSE,"		\
+	"TCP_OLD_DATA,TCP_OLD_ACK,TCP_OLD_SEQUENCE,TCP_ABORT_ON_CLOSE"
+
+#define BT_DROPS_OPT(field)						\
+	{ "drop-suppress", 0, BT_OPT_STRING, &(field), "LIST",		\
+	  "drop reasons counted but not digested: names, 'default' (ordinary TCP " \
+	  "close, OTHERHOST, NOT_SPECIFIED), 'none', -NAME to take one out" }
+
+/* Can this kernel run the drop programs (tp_btf needs its BTF)? */
+bool bt_drops_supported(void);
+
+/* The kernel's enum skb_drop_reason, read once from
+ * /sys/kernel/btf/vmlinux. */
+struct bt_drop_reason {
+	__u32 code;
+	char name[48];	/* without SKB_DROP_REASON_ / SKB_ */
+};
+/* All core reasons, sorted by code; NULL when the BTF cannot be read. */
+const struct bt_drop_reason *bt_drop_reasons(int *n);
+/* The reason's name on this kernel: a core reason's, a subsystem's from
+ * its module's BTF, else "SUBSYSTEM:N" or "subsystem S reason N". */
+const char *bt_drop_reason_name(__u32 code, char *buf, size_t len);
+/* A core reason's code by name (with or without SKB_DROP_REASON_). */
+int bt_drop_reason_code(const char *name, __u32 *code);
+
+/* Parses a suppression list into bits (BT_DROP_REASONS): comma-separated
+ * reason names, "default" for BT_DROPS_SUPPRESS_DEFAULT, "none", and
+ * -NAME to take one out. Default names this kernel lacks are skipped;
+ * an unknown name given by the user is an error (-EINVAL, printed). */
+int bt_drops_parse_suppress(const char *list, __u64 bits[BT_DROP_REASONS / 64]);
+int bt_drops_set_suppress(const struct bt_instance *inst, const __u64 bits[BT_DROP_REASONS / 64]);
+
+/* The instance's drops go to its program from now on (attach): loads the
+ * host's program when it is the first. 0 when done or when this kernel
+ * has no drop program (said once); -errno after a message. */
+int bt_drops_register(const struct bt_instance *inst, const char *suppress);
+/* ...and no more (detach): the last one removes the host's program. */
+int bt_drops_unregister(const struct bt_instance *inst);
+/* Is the instance registered (its program in the host's array)? */
+bool bt_drops_registered(const struct bt_instance *inst);
+
+/* Per reason, summed over the CPUs. */
+struct bt_drop_total {
+	__u32 code;
+	__u64 packets, bytes;
+};
+/* The instance's counts (fd: its drop_counts), or the host's bucket of
+ * drops without an instance (fd -1); *out sorted by packets, descending.
+ * Returns the count, or -errno. */
+int bt_drops_totals(int fd, struct bt_drop_total **out);
+/* The instance's digested drops and causes (enum bt_drop_counter). */
+int bt_drops_counters(const struct bt_instance *inst, __u64 out[BT_DROP_CTR_MAX]);
+extern const char *const bt_drop_counter_names[BT_DROP_CTR_MAX];
+
+/* The reasons of one window's drop digests: per reason its digests, and
+ * whether some found no slot (then every reason must be tried). */
+#define BT_WIN_REASONS_MAX 32
+struct bt_win_reasons {
+	int n;
+	bool other;
+	__u32 code[BT_WIN_REASONS_MAX];
+	__u32 count[BT_WIN_REASONS_MAX];
+};
+/* Window i's, summed over the CPUs' slots. */
+void bt_window_reasons(const struct bt_instance *inst, int ncpu, __u32 i,
+		       struct bt_win_reasons *out);
+/* Merges one CPU's (or one record's) slots into out. */
+void bt_win_reasons_add(struct bt_win_reasons *out, const struct bt_window_drops *d);
+/* The reasons to try for a window's digests: its own, or every reason of
+ * the kernel when some found no slot. Returns how many are in codes. */
+int bt_win_reasons_try(const struct bt_win_reasons *r, __u32 *codes, int max);
+
+#endif /* BLOOMTAP_DROPS_H */

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* drops: what the kernel dropped of an instance's packets, by the running
+ * kernel's reason names; the host's drops that no instance owns; the
+ * reasons this kernel has, and which are suppressed. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "common.h"
+#include "commands.h"
+#include "drops.h"
+#include "options.h"
+
+static struct json_object *totals_json(const struct bt_drop_total *t, int n)
+{
+	struct json_object *a = json_object_new_array();
+	char buf[96];
+
+	for (int i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "reason", json_object_new_string(
+			bt_drop_reason_name(t[i].code, buf, sizeof(buf))));
+		json_object_object_add(o, "code", json_object_new_uint64(t[i].code));
+		json_object_object_add(o, "packets", json_object_new_uint64(t[i].packets));
+		json_object_object_add(o, "bytes", json_object_new_uint64(t[i].bytes));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static void print_totals(const struct bt_drop_total *t, int n)
+{
+	char buf[96];
+
+	if (!n) {
+		printf("  none\n");
+		return;
+	}
+	printf("  %-28s %12s %14s\n", "reason", "packets", "bytes");
+	for (int i = 0; i < n; i++)
+		printf("  %-28s %12" PRIu64 " %14" PRIu64 "\n",
+		       bt_drop_reason_name(t[i].code, buf, sizeof(buf)), (uint64_t)t[i].packets,
+		       (uint64_t)t[i].bytes);
+}
+
+static bool suppressed(const __u64 *bits, __u32 code)
+{
+	return code < BT_DROP_REASONS && (bits[code / 64] >> (code % 64) & 1);
+}
+
+struct json_object *bt_drops_json(const struct bt_instance *inst)
+{
+	struct json_object *o = json_object_new_object(), *nd = json_object_new_object(),
+			   *sup = json_object_new_array();
+	__u64 c[BT_DROP_CTR_MAX], bits[BT_DROP_REASONS / 64] = { 0 };
+	struct bt_drop_total *t;
+	const struct bt_drop_reason *r;
+	int n = bt_drops_totals(inst->drop_counts_fd, &t), nr;
+	__u32 zero = 0;
+
+	json_object_object_add(o, "instance", json_object_new_string(inst->name));
+	json_object_object_add(o, "recording", json_object_new_boolean(bt_drops_registered(inst)));
+	json_object_object_add(o, "reasons", totals_json(t, n > 0 ? n : 0));
+	free(t);
+	bt_drops_counters(inst, c);
+	json_object_object_add(o, "digested", json_object_new_uint64(c[BT_DROP_DIGESTED]));
+	for (int i = BT_DROP_DIGESTED + 1; i < BT_DROP_CTR_MAX; i++)
+		json_object_object_add(nd, bt_drop_counter_names[i], json_object_new_uint64(c[i]));
+	json_object_object_add(o, "not_digested", nd);
+	bpf_map_lookup_elem(inst->drop_suppress_fd, &zero, bits);
+	r = bt_drop_reasons(&nr);
+	for (int i = 0; r && i < nr; i++)
+		if (suppressed(bits, r[i].code))
+			json_object_array_add(sup, json_object_new_string(r[i].name));
+	json_object_object_add(o, "suppressed", sup);
+	return o;
+}
+
+static void print_drops(const struct bt_instance *inst)
+{
+	struct json_object *o = bt_drops_json(inst), *v;
+	struct bt_drop_total *t;
+	int n = bt_drops_totals(inst->drop_counts_fd, &t);
+	const char *sep = "";
+
+	printf("instance %s: drops by reason (this kernel's names)%s\n", inst->name,
+	       json_object_get_boolean(json_object_object_get(o, "recording")) ? ""
+			: " [not recording: not attached, or no drop program]");
+	print_totals(t, n > 0 ? n : 0);
+	free(t);
+	printf("digested %" PRIu64 "; not digested:",
+	       json_object_get_uint64(json_object_object_get(o, "digested")));
+	json_object_object_foreach(json_object_object_get(o, "not_digested"), key, val) {
+		printf("%s %s %" PRIu64, sep, key, json_object_get_uint64(val));
+		sep = ",";
+	}
+	printf("\nsuppressed (counted, no digest):");
+	v = json_object_object_get(o, "suppressed");
+	for (size_t i = 0; i < json_object_array_length(v); i++)
+		printf("%s %s", i ? "," : "", json_object_get_string(json_object_array_get_idx(v, i)));
+	printf("%s\n", json_object_array_length(v) ? "" : " none");
+	json_object_put(o);
+}
+
+static int print_host(void)
+{
+	struct bt_drop_total *t;
+	int n = bt_drops_totals(-1, &t);
+
+	if (n < 0) {
+		bt_err_errno(n, "reading " BT_DROPS_DIR "/drop_host");
+		return n;
+	}
+	if (bt_g.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "unattributed", totals_json(t, n));
+		bt_json_print(o);
+	} else {
+		printf("drops on interfaces without an instance (skbs)\n");
+		print_totals(t, n);
+	}
+	free(t);
+	return 0;
+}
+
+static int print_reasons(void)
+{
+	int n;
+	const struct bt_drop_reason *r = bt_drop_reasons(&n);
+	__u64 def[BT_DROP_REASONS / 64];
+
+	if (!r) {
+		bt_err("cannot read the kernel's drop reasons from /sys/kernel/btf/vmlinux");
+		return -ENOENT;
+	}
+	if (bt_drops_parse_suppress("default", def))
+		return -EINVAL;
+	if (bt_g.json) {
+		struct json_object *a = json_object_new_array();
+
+		for (int i = 0; i < n; i++) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "reason", json_object_new_string(r[i].name));
+			json_object_object_add(o, "code", json_object_new_uint64(r[i].code));
+			json_object_object_add(o, "suppressed_by_default",
+					       json_object_new_boolean(suppressed(def, r[i].code)));
+			json_object_array_add(a, o);
+		}
+		bt_json_print(a);
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		printf("%5u  %s%s\n", r[i].code, r[i].name,
+		       suppressed(def, r[i].code) ? "  (suppressed by default)" : "");
+	return 0;
+}
+
+static struct {
+	const char *instance, *suppress;
+	bool host, reasons;
+} drops_cfg;
+
+static const struct bt_opt drops_opts[] = {
+	BT_INSTANCE_OPT(drops_cfg.instance),
+	{ "host", 0, BT_OPT_FLAG, &drops_cfg.host, NULL,
+	  "the drops on interfaces without an instance, by reason" },
+	{ "reasons", 0, BT_OPT_FLAG, &drops_cfg.reasons, NULL,
+	  "list the running kernel's drop reasons (codes and names, from its BTF)" },
+	{ "suppress", 0, BT_OPT_STRING, &drops_cfg.suppress, "LIST",
+	  "set the instance's suppressed reasons (as attach --drop-suppress)" },
+	{ 0 }
+};
+
+static const struct bt_cmd_spec drops_spec = {
+	"drops", "[IFACE]",
+	"What the kernel dropped of the packets an instance saw, per reason (the\n"
+	"running kernel's names): packets and bytes, how many got a digest and why\n"
+	"the others did not. 'bloomtap trace' says which packets were dropped.",
+	drops_opts, 0, 1,
+};
+
+int cmd_drops(int argc, char **argv)
+{
+	int n = bt_parse_args(&drops_spec, argc, argv), ret = 0;
+	struct bt_instance inst;
+
+	if (n < 0)
+		return BT_EXIT_USAGE;
+	if (n == BT_PARSE_HELP)
+		return 0;
+	if (drops_cfg.reasons)
+		return print_reasons() ? BT_EXIT_FAIL : 0;
+	if (drops_cfg.host)
+		return print_host() ? BT_EXIT_FAIL : 0;
+	if (bt_instance_open_arg(n ? argv[1] : NULL, drops_cfg.instance, &inst))
+		return BT_EXIT_FAIL;
+	if (drops_cfg.suppress) {
+		__u64 bits[BT_DROP_REASONS / 64];
+
+		if (bt_drops_parse_suppress(drops_cfg.suppress, bits) ||
+		    bt_drops_set_suppress(&inst, bits))
+			ret = BT_EXIT_FAIL;
+	}
+	if (!ret && bt_g.json)
+		bt_json_print(bt_drops_json(&inst));
+	else if (!ret)
+		print_drops(&inst);
+	bt_instance_close(&inst);
+	return ret;
+}
