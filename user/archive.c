@@ -202,7 +202,8 @@ static void same_first_window(const char *dir, const char *instance, __u64 key_i
 
 int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
 		     const struct bt_window *const *win,
-		     const struct bt_bloom_block *const *filters, int n, uint64_t bpw,
+		     const struct bt_bloom_block *const *filters,
+		     const struct bt_win_reasons *const *reasons, int n, uint64_t bpw,
 		     char *path_out, size_t len)
 {
 	size_t raw = bpw * sizeof(struct bt_bloom_block);
@@ -213,7 +214,9 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	struct bt_archive_win *recs = calloc(n, sizeof(*recs));
 	uint8_t *tables = malloc(n * table_len), *data = malloc((size_t)n * chunks * bound);
 	uint8_t dict[BT_ARCHIVE_DICT];
-	struct iovec *iov = calloc(3 + 2 * n, sizeof(*iov));
+	struct iovec *iov = calloc(4 + 2 * n, sizeof(*iov));
+	struct bt_archive_drop *drops = NULL;
+	__u32 ndrops = 0;
 	ZSTD_CCtx *cctx = ZSTD_createCCtx();
 	ZSTD_CDict *cdict = NULL;
 	__u64 off;
@@ -223,6 +226,15 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 
 	if (!recs || !tables || !data || !iov || !cctx || !n)
 		goto out;
+	for (int i = 0; reasons && i < n; i++)
+		ndrops += reasons[i] ? reasons[i]->n : 0;
+	if (ndrops && !(drops = calloc(ndrops, sizeof(*drops))))
+		goto out;
+	ndrops = 0;
+	for (int i = 0; reasons && i < n; i++)
+		for (int j = 0; reasons[i] && j < reasons[i]->n; j++)
+			drops[ndrops++] = (struct bt_archive_drop){ i, reasons[i]->code[j],
+								     reasons[i]->count[j] };
 	if (meta->window_bits > BT_ARCHIVE_WINDOW_BITS_MAX) {
 		bt_err("archive: windows of more than 2^34 bits are not archived");
 		err = -EFBIG;
@@ -248,7 +260,7 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
 	if (cdict)
 		ZSTD_CCtx_refCDict(cctx, cdict);
-	off = sizeof(h) + dict_len + (__u64)n * sizeof(*recs);
+	off = sizeof(h) + dict_len + (__u64)n * sizeof(*recs) + ndrops * sizeof(*drops);
 	for (int i = 0; i < n; i++) {
 		uint8_t *t = tables + i * table_len, *d0 = data + used;
 		__u32 *offs = (__u32 *)t, at = 0;
@@ -261,11 +273,13 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 			.flags = win[i]->flags | BT_WIN_ARCHIVED, .table_off = off,
 			.data_off = off + table_len,
 		};
+		if (reasons && reasons[i] && reasons[i]->other)
+			recs[i].flags |= BT_ARCHIVE_DROPS_OTHER;
 		/* nothing recorded: the record alone (format 4) */
 		if (!win[i]->set_bits) {
 			recs[i].table_off = recs[i].data_off = 0;
-			iov[3 + 2 * i] = (struct iovec){ t, 0 };
-			iov[4 + 2 * i] = (struct iovec){ d0, 0 };
+			iov[4 + 2 * i] = (struct iovec){ t, 0 };
+			iov[5 + 2 * i] = (struct iovec){ d0, 0 };
 			continue;
 		}
 		for (__u32 c = 0; c < chunks; c++) {
@@ -282,8 +296,8 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 			at += clen;
 		}
 		offs[chunks] = at;
-		iov[3 + 2 * i] = (struct iovec){ t, table_len };
-		iov[4 + 2 * i] = (struct iovec){ d0, at };
+		iov[4 + 2 * i] = (struct iovec){ t, table_len };
+		iov[5 + 2 * i] = (struct iovec){ d0, at };
 		used += at;
 		off += table_len + at;
 	}
@@ -299,12 +313,15 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	h.chunk_bytes = cbytes;
 	h.chunks = chunks;
 	h.dict_len = dict_len;
-	h.records_crc = crc32(crc(dict, dict_len), (const Bytef *)recs, n * sizeof(*recs));
+	h.reserved[0] = ndrops;
+	h.records_crc = crc32(crc32(crc(dict, dict_len), (const Bytef *)recs, n * sizeof(*recs)),
+			      (const Bytef *)drops, ndrops * sizeof(*drops));
 	h.hdr_crc = hdr3_crc(&h);
 	iov[0] = (struct iovec){ &h, sizeof(h) };
 	iov[1] = (struct iovec){ dict, dict_len };
 	iov[2] = (struct iovec){ recs, n * sizeof(*recs) };
-	nio = 3 + 2 * n;
+	iov[3] = (struct iovec){ drops, ndrops * sizeof(*drops) };
+	nio = 4 + 2 * n;
 	/* names sort by time: the first window's start in ns, then its number */
 	snprintf(name, sizeof(name), "%s-%020llu-%08u%s", instance,
 		 (unsigned long long)recs[0].start_ns, recs[0].seq, BT_ARCHIVE_SUFFIX);
@@ -323,6 +340,7 @@ out:
 	ZSTD_freeCDict(cdict);
 	ZSTD_freeCCtx(cctx);
 	free(recs);
+	free(drops);
 	free(tables);
 	free(data);
 	free(iov);
@@ -378,7 +396,11 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 	    h.chunks != wbytes / h.chunk_bytes || h.dict_len > (1u << 16) ||
 	    !memchr(h.instance, 0, sizeof(h.instance)))
 		return "header fields out of range";
-	recs_end = sizeof(h) + h.dict_len + (__u64)h.windows * sizeof(struct bt_archive_win);
+	if (h.version >= 5 && h.reserved[0] > (__u64)h.windows * BT_WIN_REASONS_MAX)
+		return "header fields out of range";
+	f->ndrops = h.version >= 5 ? h.reserved[0] : 0;
+	recs_end = sizeof(h) + h.dict_len + (__u64)h.windows * sizeof(struct bt_archive_win) +
+		   f->ndrops * sizeof(struct bt_archive_drop);
 	if (size < recs_end)
 		return "truncated";
 	/* the dictionary and the records, read once; then a query reads only
@@ -386,9 +408,10 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 	 * page fault a window, and faults cost 1 to 7 us here) */
 	head = malloc(recs_end - sizeof(h));
 	f->win = malloc(h.windows * sizeof(*f->win));
+	f->drops = malloc((f->ndrops ? f->ndrops : 1) * sizeof(*f->drops));
 	f->raw_buf = malloc(h.chunk_bytes);
 	f->chunk_buf = malloc(ZSTD_compressBound(h.chunk_bytes));
-	if (!head || !f->win || !f->raw_buf || !f->chunk_buf)
+	if (!head || !f->win || !f->drops || !f->raw_buf || !f->chunk_buf)
 		why = "out of memory";
 	else if (!pread_all(f->fd, head, recs_end - sizeof(h), sizeof(h)))
 		why = "truncated";
@@ -396,8 +419,14 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 		why = "window records are corrupt (checksum)";
 	else if (h.dict_len && !(f->ddict = ZSTD_createDDict(head, h.dict_len)))
 		why = "its dictionary does not load";
-	if (!why)
+	if (!why) {
 		memcpy(f->win, head + h.dict_len, h.windows * sizeof(*f->win));
+		memcpy(f->drops, head + h.dict_len + h.windows * sizeof(*f->win),
+		       f->ndrops * sizeof(*f->drops));
+	}
+	for (__u32 i = 0; !why && i < f->ndrops; i++)
+		if (f->drops[i].window >= h.windows)
+			why = "a drop record names a window the file does not have";
 	free(head);
 	if (why)
 		return why;
@@ -485,7 +514,7 @@ struct bt_archive_file *bt_archive_open(const char *dir, const char *name, const
 	f->size = st.st_size;
 	if (memcmp(start.magic, BT_ARCHIVE_MAGIC, 8))
 		*why = "not a bloomtap archive file";
-	else if (start.version == 3 || start.version == BT_ARCHIVE_VERSION)
+	else if (start.version >= 3 && start.version <= BT_ARCHIVE_VERSION)
 		f->version = start.version, *why = open_v3(f, dir, f->size);
 	else if (start.version == 1 || start.version == 2)
 		f->version = start.version, *why = open_v2(f, dir, st.st_size);
@@ -499,6 +528,18 @@ out:
 	return f;
 }
 
+void bt_archive_reasons(const struct bt_archive_file *f, __u32 w, struct bt_win_reasons *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (w < f->nwin && (f->win[w].flags & BT_ARCHIVE_DROPS_OTHER))
+		out->other = true;
+	for (__u32 i = 0; i < f->ndrops; i++)
+		if (f->drops[i].window == w && out->n < BT_WIN_REASONS_MAX) {
+			out->code[out->n] = f->drops[i].reason;
+			out->count[out->n++] = f->drops[i].count;
+		}
+}
+
 void bt_archive_close(struct bt_archive_file *f)
 {
 	if (!f)
@@ -506,6 +547,7 @@ void bt_archive_close(struct bt_archive_file *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	free(f->win);
+	free(f->drops);
 	free(f->raw_buf);
 	free(f->chunk_buf);
 	ZSTD_freeDDict(f->ddict);

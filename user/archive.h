@@ -24,13 +24,20 @@
 #include <linux/types.h>
 #include "bloomtap.h"
 #include "digest.h"
+#include "drops.h"
 
 #define BT_ARCHIVE_MAGIC "BTSPIEW1"
 /* Format 4 is format 3 where a window whose filter is all zeros (an idle
  * link's: nothing was recorded) has no chunk table and no chunks (its
  * record's table_off and data_off are 0): 64 bytes on disk, not 12.6 KiB.
  * Formats 3 and 4 are read alike. */
-#define BT_ARCHIVE_VERSION 4
+/* Format 5 adds the reasons of the windows' drop digests: after the
+ * records, drop_entries (the header's reserved[0]) struct
+ * bt_archive_drop, by window; a window whose drops did not all find a
+ * slot has BT_ARCHIVE_DROPS_OTHER in its flags. A window without drops
+ * costs nothing more. Formats 3, 4 and 5 are read alike. */
+#define BT_ARCHIVE_VERSION 5
+#define BT_ARCHIVE_DROPS_OTHER (1u << 16)
 #define BT_ARCHIVE_SUFFIX ".btw"
 /* Raw filter bytes a chunk holds: 32 blocks (make bench weighs query speed
  * against size: zstd's cost is mostly a frame's, not its bytes'). */
@@ -79,6 +86,14 @@ struct bt_archive_win {
 };
 _Static_assert(sizeof(struct bt_archive_win) == 64, "bt_archive_win must be 64 bytes");
 
+/* One reason of one window's drop digests (format 5). */
+struct bt_archive_drop {
+	__u32 window;		/* index in the file */
+	__u32 reason;		/* the kernel's code when it was written */
+	__u64 count;		/* drop digests with it */
+};
+_Static_assert(sizeof(struct bt_archive_drop) == 16, "bt_archive_drop must be 16 bytes");
+
 /* The key's fingerprint: SipHash of a fixed word under the key. */
 __u64 bt_key_id(const struct bt_hash_key_raw *key);
 
@@ -88,7 +103,8 @@ __u64 bt_key_id(const struct bt_hash_key_raw *key);
  * a message printed. */
 int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
 		     const struct bt_window *const *win,
-		     const struct bt_bloom_block *const *filters, int n, uint64_t bpw,
+		     const struct bt_bloom_block *const *filters,
+		     const struct bt_win_reasons *const *reasons, int n, uint64_t bpw,
 		     char *path_out, size_t len);
 
 /* An archive file opened for queries: its records in memory. */
@@ -100,6 +116,8 @@ struct bt_archive_file {
 	__u64 window_bits;
 	__u32 k, nwin;
 	struct bt_archive_win *win;	/* nwin */
+	struct bt_archive_drop *drops;	/* ndrops, by window (format 5) */
+	__u32 ndrops;
 	/* private */
 	int fd;
 	__u64 size;
@@ -127,6 +145,8 @@ __u64 bt_archive_digest(const struct bt_archive_file *f, const struct bt_spie_pa
  * damaged (*why says how). Decodes one chunk (formats 1 and 2: the whole
  * window, once). */
 int bt_archive_has(struct bt_archive_file *f, __u32 w, __u64 h, const char **why);
+/* The reasons of window w's drop digests. */
+void bt_archive_reasons(const struct bt_archive_file *f, __u32 w, struct bt_win_reasons *out);
 /* Every chunk of window w decompressed, as a query without chunks would
  * (make bench's comparison); 0 or -1. */
 int bt_archive_read_window(struct bt_archive_file *f, __u32 w, struct bt_bloom_block *out);

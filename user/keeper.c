@@ -44,6 +44,10 @@ static void archive(struct bt_keeper *k, bool flush)
 	uint32_t run[BT_KEEPER_FILE_WINDOWS];
 	const struct bt_window *wins[BT_KEEPER_FILE_WINDOWS];
 	const struct bt_bloom_block *filters[BT_KEEPER_FILE_WINDOWS];
+	/* the drop reasons of sealed windows: their slots stay until the
+	 * window is readied again, after it was archived */
+	struct bt_win_reasons reasons[BT_KEEPER_FILE_WINDOWS];	/* 17 KiB */
+	const struct bt_win_reasons *rp[BT_KEEPER_FILE_WINDOWS];
 	int n;
 
 	while ((n = unarchived_run(s, run, BT_KEEPER_FILE_WINDOWS)) > 0) {
@@ -62,8 +66,10 @@ static void archive(struct bt_keeper *k, bool flush)
 		for (int i = 0; i < n; i++) {
 			wins[i] = &s->win[run[i]];
 			filters[i] = bt_window_filter(s, run[i]);
+			bt_window_reasons(s->inst, s->ncpu, run[i], &reasons[i]);
+			rp[i] = &reasons[i];
 		}
-		err = bt_archive_write(k->archive, k->name, s->meta, wins, filters, n, s->bpw,
+		err = bt_archive_write(k->archive, k->name, s->meta, wins, filters, rp, n, s->bpw,
 				       path, sizeof(path));
 		k->last_err = err;
 		if (err) {

@@ -293,7 +293,7 @@ static void warn_file(struct trace_ctx *t, const char *path, const char *why)
 
 static __u64 block_of(const struct bt_archive_file *f, __u64 h)
 {
-	return f->version == 3 ? bt_bloom_block(h, f->window_bits / BT_BLOCK_BITS - 1) : 0;
+	return f->version >= 3 ? bt_bloom_block(h, f->window_bits / BT_BLOCK_BITS - 1) : 0;
 }
 
 static const struct bt_archive_file *sort_file;
@@ -306,11 +306,31 @@ static int cmp_by_block(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+struct file_query {
+	struct bt_archive_file *f;
+	const char *why;	/* the first damage met */
+};
+
+static bool file_has(struct trace_ctx *t, const void *src, __u32 w, __u64 d)
+{
+	struct file_query *q = (struct file_query *)src;
+	const char *why;
+	int r;
+
+	if (q->why)
+		return false;
+	r = bt_archive_has(q->f, w, d, &why);
+	if (r < 0)
+		q->why = why;
+	return r > 0;
+}
+
 /* One archive file: the packets in block order, so that each chunk of a
  * window is read and decompressed at most once. */
 static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tpkt **order)
 {
 	const char *name = intern(t, f->instance), *why;
+	struct bt_win_reasons reasons;
 	size_t m = 0;
 
 	for (size_t i = 0; i < t->n; i++)
@@ -337,6 +357,16 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 				add_hit(t, order[i], &h);
 		}
 		searched(t, h.fpr);
+		bt_archive_reasons(f, w, &reasons);
+		if (reasons.n || reasons.other) {
+			struct file_query fq = { f, NULL };
+
+			query_drops(t, &reasons, h, file_has, &fq, w, order, m);
+			if (fq.why) {
+				warn_file(t, f->path, fq.why);
+				return;
+			}
+		}
 	}
 }
 
