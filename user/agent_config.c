@@ -243,6 +243,12 @@ int bt_agent_config_check(const struct agent_cfg *c)
 			return -EINVAL;
 		}
 	}
+	if (c->drop_suppress && bt_drops_supported()) {
+		__u64 bits[BT_DROP_REASONS / 64];
+
+		if (bt_drops_parse_suppress(c->drop_suppress, bits))
+			return -EINVAL;
+	}
 	return 0;
 }
 

@@ -170,10 +170,24 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	return reply_json(c, MHD_HTTP_OK, o);
 }
 
+static enum MHD_Result route_drops(struct agent *a, struct MHD_Connection *c, struct req *r)
+{
+	struct agent_iface *f = pick_iface(a, c);
+	struct json_object *o;
+
+	if (!f)
+		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
+	o = bt_drops_json(&f->inst);
+	if (!o)
+		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	return reply_json(c, MHD_HTTP_OK, o);
+}
+
 static const struct route routes[] = {
 	{ "/healthz", false, "use GET", route_healthz },
 	{ "/metrics", false, "use GET", route_metrics },
 	{ "/api/v1/heavy", false, "use GET", route_heavy },
+	{ "/api/v1/drops", false, "use GET", route_drops },
 	{ "/api/v1/trace", true, "use POST with packet bytes in hex, or a pcap", route_trace },
 };
 
@@ -220,7 +234,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return routes[i].fn(a, c, r);
 	}
 	return reply_error(a, c, MHD_HTTP_NOT_FOUND,
-			   "no such path (/metrics, /healthz, /api/v1/heavy, /api/v1/trace)");
+			   "no such path (/metrics, /healthz, /api/v1/heavy, /api/v1/drops, /api/v1/trace)");
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,

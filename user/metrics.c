@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "archive.h"
 #include "common.h"
+#include "drops.h"
 #include "flow.h"
 
 struct buf {
@@ -253,6 +254,54 @@ static void section_watch(struct buf *b, const struct agent *a)
 	free(n);
 }
 
+/* Drops: per interface and reason (the running kernel's names: bounded by
+ * the reasons it has), what got no digest by cause, and the host's drops
+ * on interfaces without an instance. */
+static void section_drops(struct buf *b, const struct agent *a)
+{
+	struct bt_drop_total *t[BT_AGENT_MAX_IFACES + 1] = { 0 };
+	int n[BT_AGENT_MAX_IFACES + 1] = { 0 };
+	char rb[96];
+
+	for (int i = 0; i <= a->n; i++)
+		n[i] = bt_drops_totals(i < a->n ? a->ifs[i].inst.drop_counts_fd : -1, &t[i]);
+	for (int k = 0; k < 2; k++) {
+		family(b, k ? "bloomtap_dropped_bytes_total" : "bloomtap_drops_total", "counter",
+		       k ? "Bytes of the packets the kernel dropped after the XDP program saw them, "
+			   "by drop reason."
+			 : "Packets the kernel dropped after the XDP program saw them, by drop "
+			   "reason (a GRO'd skb counts its segments).");
+		for (int i = 0; i < a->n; i++)
+			for (int j = 0; j < n[i]; j++)
+				bprintf(b, "%s{interface=\"%s\",reason=\"%s\"} %llu\n",
+					k ? "bloomtap_dropped_bytes_total" : "bloomtap_drops_total",
+					a->ifs[i].name, bt_drop_reason_name(t[i][j].code, rb, sizeof(rb)),
+					(unsigned long long)(k ? t[i][j].bytes : t[i][j].packets));
+	}
+	family(b, "bloomtap_drops_not_digested_total", "counter",
+	       "Dropped packets without a digest, by cause (suppressed reason, no network "
+	       "header, not IP, headers outside the linear part, GRO segments past the cap or "
+	       "not TCP).");
+	for (int i = 0; i < a->n; i++) {
+		__u64 c[BT_DROP_CTR_MAX];
+
+		if (bt_drops_counters(&a->ifs[i].inst, c))
+			continue;
+		for (int j = BT_DROP_DIGESTED + 1; j < BT_DROP_CTR_MAX; j++)
+			bprintf(b, "bloomtap_drops_not_digested_total{interface=\"%s\",cause=\"%s\"} "
+				"%llu\n", a->ifs[i].name, bt_drop_counter_names[j],
+				(unsigned long long)c[j]);
+	}
+	family(b, "bloomtap_drops_unattributed_total", "counter",
+	       "Drops on this host's interfaces without a bloomtap instance, by reason (skbs).");
+	for (int j = 0; j < n[a->n]; j++)
+		bprintf(b, "bloomtap_drops_unattributed_total{reason=\"%s\"} %llu\n",
+			bt_drop_reason_name(t[a->n][j].code, rb, sizeof(rb)),
+			(unsigned long long)t[a->n][j].packets);
+	for (int i = 0; i <= a->n; i++)
+		free(t[i]);
+}
+
 /* IPFIX export, per collector. */
 static void section_ipfix(struct buf *b, const struct agent *a)
 {
@@ -290,6 +339,7 @@ char *bt_metrics_text(struct agent *a)
 	section_heavy(&b, a);
 	section_spie(&b, a);
 	section_watch(&b, a);
+	section_drops(&b, a);
 	section_ipfix(&b, a);
 	section_archive_http(&b, a);
 	return b.p;
