@@ -16,7 +16,7 @@ DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
 	     prometheus curl python3-yaml systemd libclang-rt-14-dev \
-	     libfixbuf-dev nfdump pmacct man-db bash-completion
+	     libfixbuf-dev nfdump pmacct man-db bash-completion nftables ethtool
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0) -lm -lpthread
 # libfixbuf's headers include glib's: as system headers, out of -Werror's way
@@ -39,7 +39,7 @@ USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
 USER_HDRS := $(OUTPUT)/bloomtap.skel.h $(OUTPUT)/drops_host.skel.h
 
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie $(OUTPUT)/tests/test_watch \
-	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/flowgen
+	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/tc_drop.bpf.o $(OUTPUT)/tests/flowgen
 
 .PHONY: all deps demo test test-mutants test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
 	man install uninstall

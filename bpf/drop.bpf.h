@@ -142,7 +142,7 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	__u16 nh = skb->network_header, mac = skb->mac_header;
 	__be16 proto = skb->protocol;
 	unsigned char *head = skb->head;
-	__u64 hdr, after, addrs, h;
+	__u64 hdr, after, addrs, h, bytes = skb->len;
 	bool v4;
 
 	sh = (struct skb_shared_info *)(head + skb->end);
@@ -153,24 +153,23 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 		bpf_core_read(&gso_type, sizeof(gso_type), &sh->gso_type);
 		segs = s > 1 ? s : 1;
 	}
-	drop_count(reason, segs, skb->len);
 	dctr = bpf_map_lookup_elem(&drop_counters, &zero);
 	c = bpf_map_lookup_elem(&ctl, &zero);
 	if (!dctr || !c)
-		return 0;
+		goto out;
 	if (drop_suppressed(reason)) {
 		dctr->c[BT_DROP_SUPPRESSED] += segs;
-		return 0;
+		goto out;
 	}
 	if (nh == 0xffff || mac == 0xffff) {
 		dctr->c[BT_DROP_NO_NETWORK] += segs;
-		return 0;
+		goto out;
 	}
 	lin = skb->tail > nh ? skb->tail - nh : 0;
 	__builtin_memset(ip, 0, sizeof(ip));
 	if (bpf_probe_read_kernel(ip, lin < sizeof(ip) ? lin : sizeof(ip), head + nh)) {
 		dctr->c[BT_DROP_NO_NETWORK] += segs;
-		return 0;
+		goto out;
 	}
 	__builtin_memset(&key, 0, sizeof(key));
 	v4 = proto == ETH_P_IP_BE;
@@ -179,31 +178,33 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 
 		hl = (ip[0] & 15) * 4;
 		n = tot > hl ? tot - hl : 0;
+		bytes = tot;
 		key_set_v4mapped(key.src, *(__be32 *)&ip[12]);
 		key_set_v4mapped(key.dst, *(__be32 *)&ip[16]);
 		hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
 	} else if (proto == ETH_P_IPV6_BE && ip[0] >> 4 == 6) {
 		hl = 40;
 		n = (__u32)ip[4] << 8 | ip[5];
+		bytes = 40 + n;
 		__builtin_memcpy(key.src, &ip[8], 16);
 		__builtin_memcpy(key.dst, &ip[24], 16);
 		hdr = spie_hdr_v6(*(__u64 *)ip);
 	} else {
 		dctr->c[BT_DROP_NOT_IP] += segs;
-		return 0;
+		goto out;
 	}
 	if (n > 8)
 		n = 8;
 	if (lin < hl + n || hl > HDR_BYTES - 13) {
 		dctr->c[BT_DROP_NONLINEAR] += segs;
-		return 0;
+		goto out;
 	}
 	after = *(__u64 *)&ip[hl & 0x3f];
 	if (n < 8)
 		after &= (1ULL << (n * 8)) - 1;
 	win = c->window;
 	if (win >= cfg_windows)
-		return 0;
+		goto out;
 	addrs = bt_hash_addrs(k, (const __u64 *)&key);
 	if (segs > 1 && (gso_type & GSO_TCP) && n == 8 &&
 	    (v4 ? ip[9] : ip[6]) == IPPROTO_TCP_NUM) {
@@ -219,23 +220,29 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 		if (thl >= 20 && total >= hl + thl + (segs - 1) * gso_size + 1) {
 			g.len = hdrs + gso_size;
 			g.last_len = hdrs + total - hl - thl - (segs - 1) * gso_size;
+			bytes += (segs - 1) * (__u64)(hl + thl);
 			done = drop_segments(c, k, &g);
+			dctr->c[BT_DROP_GRO_SKBS]++;
 			dctr->c[BT_DROP_DIGESTED] += done;
 			if (segs > done)
 				dctr->c[BT_DROP_SEGS_CAPPED] += segs - done;
 			drop_window_reason(win, reason, done);
-			return 0;
+			goto out;
 		}
 		/* not what GRO leaves: digested as it is */
 	} else if (segs > 1) {
 		/* UDP GRO and the like: each segment's checksum is gone */
 		dctr->c[BT_DROP_GSO_NOT_TCP] += segs;
-		return 0;
+		goto out;
 	}
 	h = bt_hash_spie_finish(k, addrs, hdr, after);
 	drop_insert(c, win, h, reason);
 	dctr->c[BT_DROP_DIGESTED]++;
 	drop_window_reason(win, reason, 1);
+out:
+	/* bytes: the IP packets' (a GRO'd skb's headers counted for each
+	 * segment), skb->len when there is no IP header to go by */
+	drop_count(reason, segs, bytes);
 	return 0;
 }
 

@@ -472,13 +472,15 @@ enum bt_drop_counter {
 	BT_DROP_SEGS_CAPPED,	/* GRO segments past BT_DROP_MAX_SEGS */
 	BT_DROP_GSO_NOT_TCP,	/* segments of a GRO'd skb other than TCP (UDP
 				 * GRO: each segment's checksum is gone) */
+	BT_DROP_GRO_SKBS,	/* GRO'd TCP skbs whose segments were rebuilt
+				 * (not a cause: how often GRO was met) */
 	BT_DROP_CTR_MAX,
 };
 
 struct bt_drop_counters {
-	__u64 c[BT_DROP_CTR_MAX];
-	__u64 pad[8 - BT_DROP_CTR_MAX];
+	__u64 c[8];		/* enum bt_drop_counter */
 };
+_Static_assert(BT_DROP_CTR_MAX <= 8, "bt_drop_counters holds 8 counters");
 _Static_assert(sizeof(struct bt_drop_counters) == 64, "bt_drop_counters must be 64 bytes");
 
 /* The reasons of one window's drop digests, per CPU ("wdrops", W

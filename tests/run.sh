@@ -73,6 +73,7 @@ run_build() {	# label, build dir
 	run_suite ${label}keeper-kills tests/keeper_kills.sh
 	run_suite ${label}multihop    tests/multihop.sh
 	run_suite ${label}pathtrace   tests/pathtrace.sh
+	run_suite ${label}drops       tests/drops.sh
 	run_suite ${label}agent       tests/agent.sh
 	run_suite ${label}ipfix       tests/ipfix.sh
 	run_suite ${label}dashboard   tests/dashboard.sh

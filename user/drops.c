@@ -29,6 +29,7 @@ const char *const bt_drop_counter_names[BT_DROP_CTR_MAX] = {
 	[BT_DROP_NONLINEAR] = "nonlinear",
 	[BT_DROP_SEGS_CAPPED] = "segments_capped",
 	[BT_DROP_GSO_NOT_TCP] = "gso_not_tcp",
+	[BT_DROP_GRO_SKBS] = "gro_skbs",
 };
 
 bool bt_drops_supported(void)

@@ -66,9 +66,10 @@ struct json_object *bt_drops_json(const struct bt_instance *inst)
 	free(t);
 	bt_drops_counters(inst, c);
 	json_object_object_add(o, "digested", json_object_new_uint64(c[BT_DROP_DIGESTED]));
-	for (int i = BT_DROP_DIGESTED + 1; i < BT_DROP_CTR_MAX; i++)
+	for (int i = BT_DROP_DIGESTED + 1; i < BT_DROP_GRO_SKBS; i++)
 		json_object_object_add(nd, bt_drop_counter_names[i], json_object_new_uint64(c[i]));
 	json_object_object_add(o, "not_digested", nd);
+	json_object_object_add(o, "gro_skbs", json_object_new_uint64(c[BT_DROP_GRO_SKBS]));
 	bpf_map_lookup_elem(inst->drop_suppress_fd, &zero, bits);
 	r = bt_drop_reasons(&nr);
 	for (int i = 0; r && i < nr; i++)

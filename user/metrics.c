@@ -287,7 +287,7 @@ static void section_drops(struct buf *b, const struct agent *a)
 
 		if (bt_drops_counters(&a->ifs[i].inst, c))
 			continue;
-		for (int j = BT_DROP_DIGESTED + 1; j < BT_DROP_CTR_MAX; j++)
+		for (int j = BT_DROP_DIGESTED + 1; j < BT_DROP_GRO_SKBS; j++)
 			bprintf(b, "bloomtap_drops_not_digested_total{interface=\"%s\",cause=\"%s\"} "
 				"%llu\n", a->ifs[i].name, bt_drop_counter_names[j],
 				(unsigned long long)c[j]);

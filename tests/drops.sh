@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# Drops: each reason of the issue produced deterministically in a lab of
+# three namespaces, sender -- router -- destination, an instance on the
+# router's ingress (btdra) and one on the destination's (btddb): both have
+# ifindex 2 in their namespaces, so a drop attributed by ifindex alone
+# would land in the wrong one. For each reason: the count equals the
+# packets sent, the name is the running kernel's, trace of each sent
+# packet (the frames as sent, tests/drops_lab.py) says seen and dropped
+# here with that reason, at the instance that dropped it only; delivered
+# packets say only seen. A GRO'd TCP transfer dropped by nft counts its
+# segments. One host program, loaded with the first instance and removed
+# with the last.
+source "$(dirname "$0")/lib.sh"
+need_root "drops"
+LAB="python3 $TOP/tests/drops_lab.py"
+WORK=$(mktemp -d /tmp/bt-drops.XXXXXX)
+PIDS=()
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	in_ns bdr "$BLOOMTAP" detach btdra >/dev/null 2>&1
+	in_ns bdd "$BLOOMTAP" detach btddb >/dev/null 2>&1
+	cleanup_netns
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "drops: this kernel has no BTF (tp_btf needs it)"
+command -v nft >/dev/null || { fail "nft is missing (make deps installs nftables)"; summary; exit 1; }
+
+# sender bds (198.18.40.1) -- bdr (40.2 | 41.1) -- bdd (41.2)
+veth_pair bds btdsa bdr btdra 40 || { fail "lab"; summary; exit 1; }
+netns_add bdd
+ip link add btdrb netns bdr type veth peer name btddb netns bdd
+ip -n bdr addr add 198.18.41.1/24 dev btdrb
+ip -n bdd addr add 198.18.41.2/24 dev btddb
+ip -n bdr link set btdrb up
+ip -n bdd link set btddb up
+ip -n bds route add default via 198.18.40.2
+ip -n bdd route add default via 198.18.41.1
+in_ns bdr sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=1 \
+	net.ipv4.conf.btdra.rp_filter=1
+ip -n bdr link set btdrb mtu 1000	# PKT_TOO_BIG: DF frames of 1400 bytes
+in_ns bdd nft -f - <<'NFT'
+table inet btdrops {
+	chain in {
+		type filter hook input priority 0;
+		udp dport 5001 drop
+		tcp dport 5010 meta length > 200 drop
+	}
+}
+NFT
+
+check "attach on the router's ingress" in_ns bdr "$BLOOMTAP" attach btdra
+check "attach on the destination" in_ns bdd "$BLOOMTAP" attach btddb
+eq "one host program on tp_btf/kfree_skb" \
+	"$(bpftool prog show 2>/dev/null | grep -c 'name bloomtap_drops')" 1
+check "the host program's pins" test -e /sys/fs/bpf/bloomtap_drops/link
+eq "the same ifindex in both namespaces (attribution needs the namespace)" \
+	"$(ip -n bdr -j link show btdra | json_get '[0]["ifindex"]')" \
+	"$(ip -n bdd -j link show btddb | json_get '[0]["ifindex"]')"
+
+MAC_SA=$(ip -n bds -j link show btdsa | json_get '[0]["address"]')
+MAC_RA=$(ip -n bdr -j link show btdra | json_get '[0]["address"]')
+MAC_RB=$(ip -n bdr -j link show btdrb | json_get '[0]["address"]')
+MAC_DB=$(ip -n bdd -j link show btddb | json_get '[0]["address"]')
+# neighbours resolved before counting (the router's first frames to the
+# destination would wait for ARP)
+in_ns bds ping -c1 -W2 198.18.41.2 >/dev/null
+
+# reason_count INSTANCE NS NAME: the instance's packets dropped with NAME
+reason_count() {
+	in_ns "$2" "$BLOOMTAP" -j drops "$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(r["packets"] for r in d["reasons"] if r["reason"] == sys.argv[1]))' "$3"
+}
+
+reason_bytes() {
+	in_ns "$2" "$BLOOMTAP" -j drops "$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(r["bytes"] for r in d["reasons"] if r["reason"] == sys.argv[1]))' "$3"
+}
+
+# trace_says INSTANCE NS PCAP REASON [KEPT]: every packet seen; dropped
+# with REASON (or not dropped, REASON "-"); the tags in file KEPT (a sink's
+# reads) are packets delivered: seen only.
+trace_says() {
+	in_ns "$2" "$BLOOMTAP" -j trace "$1" "$3" > "$WORK/trace.json"
+	python3 - "$WORK/trace.json" "$4" "${5:-}" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))
+want, kept = sys.argv[2], set()
+if sys.argv[3]:
+    kept = {int(l) for l in open(sys.argv[3]) if l.strip().isdigit()}
+bad = []
+for i, p in enumerate(res):
+    reasons = {d["reason"] for d in p["drops"]}
+    if not p["seen"]:
+        bad.append("packet %d not seen" % p["packet"])
+    exp = set() if want == "-" else {want}
+    if kept and p["packet"] - 1 in kept:
+        exp = set()
+    if reasons != exp:
+        bad.append("packet %d: drops %s, want %s" % (p["packet"], sorted(reasons), sorted(exp)))
+print("\n".join(bad[:5]) if bad else "%d packets as expected" % len(res))
+sys.exit(1 if bad else 0)
+PY
+}
+
+export BLOOMTAP
+export -f reason_count in_ns
+
+N=20
+# one_reason NAME INSTANCE NS OTHER_INSTANCE OTHER_NS TAG send-args...
+one_reason() {
+	local name=$1 inst=$2 ns=$3 other=$4 ons=$5 tag=$6; shift 6
+	local before after pcap=$WORK/$name.pcap
+	before=$(reason_count "$inst" "$ns" "$name")
+	in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$pcap" $N "$@" --tag "$tag" >/dev/null
+	wait_for "$name counted" 10 bash -c "[ \$(reason_count $inst $ns $name) -ge $((before + N)) ]"
+	after=$(reason_count "$inst" "$ns" "$name")
+	eq "$name: the count equals the packets sent" $((after - before)) $N
+	check "$name: trace says seen and dropped here with $name" trace_says "$inst" "$ns" "$pcap" "$name"
+	check "$name: the other instance saw them, dropped none" trace_says "$other" "$ons" "$pcap" -
+}
+
+# the destination's drops (the router forwarded them)
+one_reason NETFILTER_DROP btddb bdd btdra bdr 1 198.18.40.1 198.18.41.2 5001
+one_reason NO_SOCKET btddb bdd btdra bdr 2 198.18.40.1 198.18.41.2 5002
+one_reason UDP_CSUM btddb bdd btdra bdr 3 198.18.40.1 198.18.41.2 5003 --bad-csum
+in_ns bdd tc qdisc add dev btddb clsact
+# cls_bpf, direct action: this kernel has no cls_matchall or act_gact
+in_ns bdd tc filter add dev btddb ingress protocol ip bpf direct-action \
+	obj "$TOP/${BT_BUILD:-.output}/tests/tc_drop.bpf.o" sec tc
+one_reason TC_INGRESS btddb bdd btdra bdr 4 198.18.40.1 198.18.41.2 5004
+in_ns bdd tc qdisc del dev btddb clsact
+# the router's drops: the destination never saw them
+for r in "IP_INHDR 5 --ttl 1" "PKT_TOO_BIG 6 --df --size 1400" \
+	 "IP_INNOROUTES 7 -" "IP_RPFILTER 8 -"; do
+	set -- $r
+	case $1 in
+	IP_INNOROUTES) args=(198.18.40.1 198.19.77.1 5005) ;;
+	IP_RPFILTER) args=(198.18.99.5 198.18.41.2 5005) ;;
+	*) args=(198.18.40.1 198.18.41.2 5005 "${@:3}") ;;
+	esac
+	name=$1 tag=$2
+	before=$(reason_count btdra bdr "$name")
+	in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/$name.pcap" $N "${args[@]}" --tag "$tag" >/dev/null
+	poll_until 10 bash -c "[ \$(reason_count btdra bdr $name) -ge $((before + N)) ]"
+	eq "$name: the count equals the packets sent" \
+		$(($(reason_count btdra bdr "$name") - before)) $N
+	check "$name: trace says seen and dropped here with $name" \
+		trace_says btdra bdr "$WORK/$name.pcap" "$name"
+done
+
+# SOCKET_RCVBUFF: a socket with the smallest buffer, never read during a
+# burst: what it holds was delivered, the rest dropped
+in_ns bdd $LAB sink 5006 --rcvbuf 1 --hold < <(sleep 3600) > "$WORK/sink.out" &
+PIDS+=($!)
+wait_for "the holding sink is up" 10 grep -qx ready "$WORK/sink.out"
+before=$(reason_count btddb bdd SOCKET_RCVBUFF)
+pk_before=$(in_ns bdd "$BLOOMTAP" -j stats btddb | json_get '["packets"]')
+in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/rcvbuf.pcap" 50 198.18.40.1 198.18.41.2 5006 \
+	--size 600 --tag 9 >/dev/null
+xdp_packets() { in_ns bdd "$BLOOMTAP" -j stats btddb | json_get '["packets"]'; }
+export -f xdp_packets json_get
+wait_for "the burst reached the destination" 10 bash -c "[ \$(xdp_packets) -ge $((pk_before + 50)) ]"
+# the sink reads what it holds when its stdin closes
+pkill -f "sleep 3600" 2>/dev/null
+wait_for "the sink drained" 10 grep -qx done "$WORK/sink.out"
+held=$(grep -cE '^[0-9]+$' "$WORK/sink.out")
+python3 -c 'import sys; [print(int(l) - 9 * 65536) for l in open(sys.argv[1]) if l.strip().isdigit()]' \
+	"$WORK/sink.out" > "$WORK/held.idx"
+dropped=$(($(reason_count btddb bdd SOCKET_RCVBUFF) - before))
+eq "SOCKET_RCVBUFF: dropped + held equals the packets sent (held $held)" $((dropped + held)) 50
+check "SOCKET_RCVBUFF: some dropped" test "$dropped" -gt 0
+check "SOCKET_RCVBUFF: trace says dropped for the rest, seen only for those held" \
+	trace_says btddb bdd "$WORK/rcvbuf.pcap" SOCKET_RCVBUFF "$WORK/held.idx"
+
+# delivered: seen, never dropped
+in_ns bdd $LAB sink 5000 < <(sleep 3600) > "$WORK/open.out" &
+PIDS+=($!)
+wait_for "the open sink is up" 10 grep -qx ready "$WORK/open.out"
+in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/open.pcap" $N 198.18.40.1 198.18.41.2 5000 \
+	--tag 10 >/dev/null
+check "delivered: trace says seen only, at the destination" \
+	trace_says btddb bdd "$WORK/open.pcap" -
+check "delivered: seen only at the router too" trace_says btdra bdr "$WORK/open.pcap" -
+
+# GRO: segments of one TCP flow whose data nft drops, queued behind a
+# throttled tbf on the sender and released at once: they reach each veth
+# in one softirq, and GRO merges them (at the router's ingress, then at the
+# destination's, after the router's GSO cut them again). Sent one by one,
+# each would be its own NAPI poll and nothing would merge.
+# veth leaves GRO off unless asked (it costs a NAPI pass without XDP)
+in_ns bdr ethtool -K btdra gro on
+in_ns bdd ethtool -K btddb gro on
+in_ns bds tc qdisc add dev btdsa root tbf rate 1kbit burst 1600 latency 100s
+before=$(reason_count btddb bdd NETFILTER_DROP)
+bytes_before=$(reason_bytes btddb bdd NETFILTER_DROP)
+gro_before=$(in_ns bdd "$BLOOMTAP" -j drops btddb | json_get '["gro_skbs"]')
+in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/gro1.pcap" 11 198.18.40.1 198.18.41.2 5010 \
+	--tcp --size 600 --tag 11 >/dev/null
+in_ns bds tc qdisc change dev btdsa root tbf rate 10gbit burst 1mb latency 1s
+# the last segment's enqueue runs the qdisc: the queued ones go with it
+in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/gro2.pcap" 1 198.18.40.1 198.18.41.2 5010 \
+	--tcp --size 600 --tag 11 --start 11 >/dev/null
+in_ns bds tc qdisc del dev btdsa root
+mergecap -a -F pcap -w "$WORK/gro.pcap" "$WORK/gro1.pcap" "$WORK/gro2.pcap"
+wait_for "the segments counted" 10 bash -c \
+	"[ \$(reason_count btddb bdd NETFILTER_DROP) -ge $((before + 12)) ]"
+eq "GRO: NETFILTER_DROP counts the segments on the wire" \
+	$(($(reason_count btddb bdd NETFILTER_DROP) - before)) 12
+eq "GRO: the bytes are the segments' IP bytes, headers in each" \
+	$(($(reason_bytes btddb bdd NETFILTER_DROP) - bytes_before)) $((12 * 640))
+gro=$(($(in_ns bdd "$BLOOMTAP" -j drops btddb | json_get '["gro_skbs"]') - gro_before))
+check "GRO: merged skbs were met ($gro)" test "$gro" -gt 0
+check "GRO: trace of each segment says dropped, NETFILTER_DROP" \
+	trace_says btddb bdd "$WORK/gro.pcap" NETFILTER_DROP
+check "GRO: the router saw each segment, dropped none" \
+	trace_says btdra bdr "$WORK/gro.pcap" -
+
+# what got no digest is counted, by cause
+check "drops -j names the causes" bash -c "in_ns bdd $BLOOMTAP -j drops btddb | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert set(d[\"not_digested\"]) >= {\"suppressed\", \"no_network_header\", \"not_ip\", \"nonlinear\"}, d
+assert \"OTHERHOST\" in d[\"suppressed\"] and \"TCP_CLOSE\" in d[\"suppressed\"], d'"
+expect_fail "an unknown reason is refused" "not one of this kernel's" \
+	in_ns bdd "$BLOOMTAP" drops btddb --suppress NO_SUCH_REASON
+
+# detach: the host program goes with the last instance
+in_ns bdr "$BLOOMTAP" detach btdra >/dev/null
+eq "one instance left: the host program stays" \
+	"$(bpftool prog show 2>/dev/null | grep -c 'name bloomtap_drops')" 1
+in_ns bdd "$BLOOMTAP" detach btddb >/dev/null
+# a link's last reference frees the program after a grace period
+wait_for "the last instance gone: no host program" 10 bash -c \
+	"! bpftool prog show 2>/dev/null | grep -q 'name bloomtap_drops'" &&
+	ok "the last instance gone: no host program"
+check "the last instance gone: no host pins" test ! -e /sys/fs/bpf/bloomtap_drops
+
+summary
+[ "$FAIL" = 0 ]
