@@ -158,8 +158,12 @@ done
 
 # SOCKET_RCVBUFF: a socket with the smallest buffer, never read during a
 # burst: what it holds was delivered, the rest dropped
-in_ns bdd $LAB sink 5006 --rcvbuf 1 --hold < <(sleep 3600) > "$WORK/sink.out" &
+# the sink reads what it holds when its stdin (a FIFO this script holds
+# open on fd 7) closes
+mkfifo "$WORK/hold"
+nsenter --net=/var/run/netns/bdd $LAB sink 5006 --rcvbuf 1 --hold < "$WORK/hold" > "$WORK/sink.out" &
 PIDS+=($!)
+exec 7> "$WORK/hold"
 wait_for "the holding sink is up" 10 grep -qx ready "$WORK/sink.out"
 before=$(reason_count btddb bdd SOCKET_RCVBUFF)
 pk_before=$(in_ns bdd "$BLOOMTAP" -j stats btddb | json_get '["packets"]')
@@ -168,8 +172,7 @@ in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/rcvbuf.pcap" 50 198.18.40.1
 xdp_packets() { in_ns bdd "$BLOOMTAP" -j stats btddb | json_get '["packets"]'; }
 export -f xdp_packets json_get
 wait_for "the burst reached the destination" 10 bash -c "[ \$(xdp_packets) -ge $((pk_before + 50)) ]"
-# the sink reads what it holds when its stdin closes
-pkill -f "sleep 3600" 2>/dev/null
+exec 7>&-
 wait_for "the sink drained" 10 grep -qx done "$WORK/sink.out"
 held=$(grep -cE '^[0-9]+$' "$WORK/sink.out")
 python3 -c 'import sys; [print(int(l) - 9 * 65536) for l in open(sys.argv[1]) if l.strip().isdigit()]' \
@@ -181,8 +184,10 @@ check "SOCKET_RCVBUFF: trace says dropped for the rest, seen only for those held
 	trace_says btddb bdd "$WORK/rcvbuf.pcap" SOCKET_RCVBUFF "$WORK/held.idx"
 
 # delivered: seen, never dropped
-in_ns bdd $LAB sink 5000 < <(sleep 3600) > "$WORK/open.out" &
+mkfifo "$WORK/open"
+nsenter --net=/var/run/netns/bdd $LAB sink 5000 < "$WORK/open" > "$WORK/open.out" &
 PIDS+=($!)
+exec 8> "$WORK/open"
 wait_for "the open sink is up" 10 grep -qx ready "$WORK/open.out"
 in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/open.pcap" $N 198.18.40.1 198.18.41.2 5000 \
 	--tag 10 >/dev/null
@@ -231,6 +236,70 @@ assert set(d[\"not_digested\"]) >= {\"suppressed\", \"no_network_header\", \"not
 assert \"OTHERHOST\" in d[\"suppressed\"] and \"TCP_CLOSE\" in d[\"suppressed\"], d'"
 expect_fail "an unknown reason is refused" "not one of this kernel's" \
 	in_ns bdd "$BLOOMTAP" drops btddb --suppress NO_SUCH_REASON
+
+# the path walk across the three namespaces, through agents on the router
+# and the destination (the trace asked from the sender's side): it names
+# the hop that dropped each packet, and why
+FLOWGEN=${FLOWGEN:-$TOP/${BT_BUILD:-.output}/tests/flowgen}
+nsenter --net=/var/run/netns/bdr "$BLOOMTAP" run btdra --listen 198.18.40.2:9482 --archive "$WORK/arch-r" \
+	> "$WORK/agent-r.log" 2>&1 &
+PIDS+=($!)
+nsenter --net=/var/run/netns/bdd "$BLOOMTAP" run btddb --listen 198.18.41.2:9483 --archive "$WORK/arch-d" \
+	> "$WORK/agent-d.log" 2>&1 &
+PIDS+=($!)
+wait_for "the router's agent listens" 30 listening bdr t 9482
+wait_for "the destination's agent listens" 30 listening bdd t 9483
+echo "d: r" > "$WORK/topo"
+AGENTS=r=198.18.40.2:9482,d=198.18.41.2:9483
+OUT=$(in_ns bds "$BLOOMTAP" trace --agents $AGENTS --topology "$WORK/topo" --from d \
+	"$WORK/IP_INHDR.pcap" 2>&1)
+check "path walk: dropped at the router, with its reason" \
+	grep -q "^$N packets: path (source side first): r  dropped at r (reason IP_INHDR)$" <<<"$OUT"
+OUT=$(in_ns bds "$BLOOMTAP" trace --agents $AGENTS --topology "$WORK/topo" --from d \
+	"$WORK/NETFILTER_DROP.pcap" 2>&1)
+check "path walk: through the router, dropped at the destination" \
+	grep -q "^$N packets: path (source side first): r -> d  dropped at d (reason NETFILTER_DROP)$" <<<"$OUT"
+OUT=$(in_ns bds "$BLOOMTAP" -j trace --agents $AGENTS --topology "$WORK/topo" --from d \
+	"$WORK/open.pcap" 2>/dev/null)
+eq "path walk: delivered packets have a path and no drop" "$(python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print([(p["path"], p.get("dropped_at"), len(p["packets"])) for p in d["paths"]])' <<<"$OUT")" \
+	"[(['r', 'd'], None, $N)]"
+
+# under load: a million drops while trace queries run (flowgen's frames,
+# sent from the router, leave the IP checksum zero: IP_CSUM at the
+# destination, after its XDP program saw them) and the agents keep the ring turning and the
+# archive filling; every drop counted, every query answered right
+before=$(reason_count btddb bdd IP_CSUM)
+xdp_before=$(xdp_packets)
+( for i in $(seq 1000); do
+	in_ns bdd "$BLOOMTAP" -j trace btddb --archive "$WORK/arch-d" "$WORK/NETFILTER_DROP.pcap" \
+		> "$WORK/q.json" 2>/dev/null && python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if all(p["seen"] and {d["reason"] for d in p["drops"]} == {"NETFILTER_DROP"} for p in r) else 1)' \
+		"$WORK/q.json" || { echo "query $i wrong"; exit 1; }
+	echo "$i" > "$WORK/queries"
+	[ -e "$WORK/load-done" ] && exit 0
+  done ) > "$WORK/queries.log" 2>&1 &
+QPID=$!
+PIDS+=($QPID)
+SENT=$(in_ns bdr "$FLOWGEN" btdrb "$MAC_DB" 198.18.41.2 1000000 0 0 | awk '{print $1; exit}')
+touch "$WORK/load-done"
+wait "$QPID"; QRC=$?
+eq "load: the traces during the flood answered right" "$QRC" 0
+check "load: traces ran during the flood ($(cat "$WORK/queries" 2>/dev/null) of them)" \
+	test -s "$WORK/queries"
+xdp=$(($(xdp_packets) - xdp_before))
+wait_for "load: the drops counted" 30 bash -c "[ \$(reason_count btddb bdd IP_CSUM) -ge $((before + xdp)) ]"
+eq "load: every packet the XDP program saw was counted dropped (IP_CSUM)" \
+	$(($(reason_count btddb bdd IP_CSUM) - before)) "$xdp"
+eq "load: the XDP program saw every packet sent" "$xdp" "${SENT:-?}"
+eq "load: no window overloaded" \
+	"$(in_ns bdd "$BLOOMTAP" -j stats btddb | json_get '["spie_no_ready_window"]')" 0
+for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+PIDS=()
 
 # detach: the host program goes with the last instance
 in_ns bdr "$BLOOMTAP" detach btdra >/dev/null

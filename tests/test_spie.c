@@ -455,6 +455,10 @@ static void test_archive_every_bit_flip(void **state)
 	const struct bt_window w = { .seq = 3, .start_ns = 1, .end_ns = 2, .packets = 600 };
 	const struct bt_window *wins[1] = { &w };
 	const struct bt_bloom_block *filters[1] = { filter };
+	/* a drop reason too (format 5): its record is under the CRC */
+	const struct bt_win_reasons r = { .n = 1, .code = { 12 }, .count = { 4 } };
+	const struct bt_win_reasons *rp[1] = { &r };
+	struct bt_win_reasons rback;
 	uint64_t seed = 5, named = 0, same = 0, wrong = 0;
 	uint8_t *file, *copy;
 	struct stat st;
@@ -468,7 +472,7 @@ static void test_archive_every_bit_flip(void **state)
 		b->w[1] |= bt_bloom_mask(h, 1, 8);
 	}
 	assert_non_null(mkdtemp(dir));
-	assert_int_equal(bt_archive_write(dir, "flips", &m, wins, filters, NULL, 1, 256, path,
+	assert_int_equal(bt_archive_write(dir, "flips", &m, wins, filters, rp, 1, 256, path,
 					  sizeof(path)), 0);
 	assert_int_equal(stat(path, &st), 0);
 	file = malloc(st.st_size);
@@ -488,9 +492,12 @@ static void test_archive_every_bit_flip(void **state)
 			fwrite(copy, 1, st.st_size, f);
 			fclose(f);
 			a = bt_archive_open(dir, name, &why);
+			if (a)
+				bt_archive_reasons(a, 0, &rback);
 			if (!a || bt_archive_read_window(a, 0, back))
 				named++;
-			else if (!memcmp(back, filter, sizeof(filter)))
+			else if (!memcmp(back, filter, sizeof(filter)) && rback.n == 1 &&
+				 rback.code[0] == 12 && rback.count[0] == 4 && !rback.other)
 				same++;
 			else
 				wrong++;

@@ -30,8 +30,10 @@ struct agent_ref {
 	char name[32], addr[64];
 	bool answered;
 	int seen;		/* IP packets it saw */
+	int ndropped;		/* and dropped */
 	char error[160];
 	uint8_t *saw;		/* one a packet */
+	char **dropped;		/* one a packet: the reason it dropped it with, or NULL */
 	int fp;			/* packets it saw off their walk */
 };
 
@@ -223,17 +225,23 @@ static void ask(struct agent_ref *a, const char *path, const void *body, size_t 
 		set_error(a, "HTTP %d %.100s", status, resp);
 	} else if ((cnt = json_object_array_length(o)) != *np && *np >= 0) {
 		set_error(a, "answered for %d packets, not %d", cnt, *np);
-	} else if (!(a->saw = calloc(cnt ? cnt : 1, 1))) {
+	} else if (!(a->saw = calloc(cnt ? cnt : 1, 1)) ||
+		   !(a->dropped = calloc(cnt ? cnt : 1, sizeof(*a->dropped)))) {
 		snprintf(a->error, sizeof(a->error), "out of memory");
 	} else {
 		*np = cnt;
 		a->answered = true;
 		for (int p = 0; p < cnt; p++) {
-			struct json_object *s;
+			struct json_object *pk = json_object_array_get_idx(o, p), *s, *d, *r;
 
-			a->saw[p] = json_object_object_get_ex(json_object_array_get_idx(o, p),
-							      "seen", &s) && json_object_get_boolean(s);
+			a->saw[p] = json_object_object_get_ex(pk, "seen", &s) &&
+				    json_object_get_boolean(s);
 			a->seen += a->saw[p];
+			/* the first drop it reports (agents before drops had none) */
+			if (json_object_object_get_ex(pk, "drops", &d) &&
+			    json_object_array_length(d) &&
+			    json_object_object_get_ex(json_object_array_get_idx(d, 0), "reason", &r))
+				a->ndropped += !!(a->dropped[p] = strdup(json_object_get_string(r)));
 		}
 	}
 	json_object_put(o);
@@ -282,8 +290,20 @@ static void walk(const struct agent_ref *a, int n, bool adj[BT_MAX_AGENTS][BT_MA
 
 struct group {
 	int parent[BT_MAX_AGENTS];
+	int dropped_at;			/* the agent that dropped them, -1: none */
+	const char *reason;		/* its reason */
 	int *packets, n;		/* packet numbers, from 1 */
 };
+
+/* The agent that dropped packet p, -1 for none: the walk starts there,
+ * since the agents past it never saw the packet. */
+static int dropper(const struct agent_ref *a, int n, int p)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i].answered && a[i].dropped[p])
+			return i;
+	return -1;
+}
 
 /* The paths of a group's walk, source side first, one per leaf. */
 static void group_paths(const struct agent_ref *a, int n, const struct group *g,
@@ -312,6 +332,11 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 			for (int k = 0; k < g->n; k++)
 				json_object_array_add(pk, json_object_new_int(g->packets[k]));
 			json_object_object_add(o, "path", p);
+			if (g->dropped_at >= 0) {
+				json_object_object_add(o, "dropped_at", json_object_new_string(
+						       a[g->dropped_at].name));
+				json_object_object_add(o, "reason", json_object_new_string(g->reason));
+			}
 			json_object_object_add(o, "unknown", u);
 			json_object_object_add(o, "packets", pk);
 			json_object_array_add(jpaths, o);
@@ -321,6 +346,8 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 		for (int k = 0; k < c; k++)
 			printf("%s%s%s", k ? " -> " : " ", a[chain[k]].name,
 			       a[chain[k]].answered ? "" : "?");
+		if (g->dropped_at >= 0)
+			printf("  dropped at %s (reason %s)", a[g->dropped_at].name, g->reason);
 		printf("\n");
 	}
 }
@@ -334,10 +361,10 @@ static int walk_all(struct agent_ref *a, int n, bool adj[BT_MAX_AGENTS][BT_MAX_A
 
 	*no_path = 0;
 	for (int p = 0; p < np; p++) {
-		int k;
+		int k, d = dropper(a, n, p), from = d >= 0 ? d : start;
 
-		walk(a, n, adj, start, p, parent);
-		if (parent[start] == -1) {
+		walk(a, n, adj, from, p, parent);
+		if (parent[from] == -1) {
 			(*no_path)++;
 			continue;
 		}
@@ -345,7 +372,8 @@ static int walk_all(struct agent_ref *a, int n, bool adj[BT_MAX_AGENTS][BT_MAX_A
 			if (a[i].answered && a[i].saw[p] && parent[i] == -1)
 				a[i].fp++;
 		for (k = 0; k < ng; k++)
-			if (!memcmp(g[k].parent, parent, n * sizeof(int)))
+			if (!memcmp(g[k].parent, parent, n * sizeof(int)) && g[k].dropped_at == d &&
+			    (d < 0 || !strcmp(g[k].reason, a[d].dropped[p])))
 				break;
 		if (k == ng) {
 			struct group *more = realloc(g, (ng + 1) * sizeof(*g));
@@ -355,6 +383,8 @@ static int walk_all(struct agent_ref *a, int n, bool adj[BT_MAX_AGENTS][BT_MAX_A
 			g = more;
 			memset(&g[ng], 0, sizeof(g[ng]));
 			memcpy(g[ng].parent, parent, sizeof(parent));
+			g[ng].dropped_at = d;
+			g[ng].reason = d >= 0 ? a[d].dropped[p] : NULL;
 			if (!(g[ng].packets = calloc(np, sizeof(int))))
 				goto err;
 			ng++;
@@ -391,8 +421,9 @@ static void print_plain(const struct agent_ref *a, int n, int start, int np,
 
 	for (int i = 0; i < n; i++) {
 		if (a[i].answered)
-			printf("%-12s %-24s saw %d of %d packets\n", a[i].name, a[i].addr, a[i].seen,
-			       np);
+			printf("%-12s %-24s saw %d of %d packets%s%.0d%s\n", a[i].name, a[i].addr,
+			       a[i].seen, np, a[i].ndropped ? " (dropped " : "", a[i].ndropped,
+			       a[i].ndropped ? ")" : "");
 		else
 			printf("%-12s %-24s no answer: unknown\n", a[i].name, a[i].addr);
 	}
@@ -426,6 +457,7 @@ static void print_json(const struct agent_ref *a, int n, const struct group *g, 
 
 		json_object_object_add(o, "answered", json_object_new_boolean(a[i].answered));
 		json_object_object_add(o, "packets_seen", json_object_new_int(a[i].seen));
+		json_object_object_add(o, "packets_dropped", json_object_new_int(a[i].ndropped));
 		if (a[i].error[0])
 			json_object_object_add(o, "error", json_object_new_string(a[i].error));
 		json_object_object_add(ag, a[i].name, o);
@@ -514,7 +546,11 @@ int bt_trace_agents(const char *agents, const char *topology, const char *from,
 		free(g[k].packets);
 	free(g);
 out:
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		for (int p = 0; a[i].dropped && p < np; p++)
+			free(a[i].dropped[p]);
+		free(a[i].dropped);
 		free(a[i].saw);
+	}
 	return ret;
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* libFuzzer: an archive file as trace and archive read it, in a directory
  * that holds the key file of a fixed test key, so that checks past the
- * header are reached. A real file of three windows (format 4, with its
+ * header are reached. A real file of three windows (format 5, with its
  * dictionary: two filled, the middle one empty, which keeps its record
- * only) is the template. Each input is read four ways: as it is;
+ * only; the first with two drop reasons, the last with one and more than
+ * its slots held) is the template. Each input is read four ways: as it is;
  * with its header's CRC made right (a mutated header would rarely get past
  * the checksum to the fields behind it); as everything behind the
  * template's header, the header's and the records' CRCs made right; and as
@@ -39,6 +40,10 @@ static int make_key_and_template(void)
 	static struct bt_bloom_block filter[3][BLOCKS];
 	const struct bt_window *wins[3] = { &w[0], &w[1], &w[2] };
 	const struct bt_bloom_block *filters[3] = { filter[0], filter[1], filter[2] };
+	struct bt_win_reasons r[3] = { { .n = 2, .code = { 12, 3 }, .count = { 5, 1 } },
+				       { 0 },
+				       { .n = 1, .other = true, .code = { 2 }, .count = { 7 } } };
+	const struct bt_win_reasons *rp[3] = { &r[0], &r[1], &r[2] };
 	char path[512];
 	FILE *f;
 
@@ -47,7 +52,7 @@ static int make_key_and_template(void)
 		for (int j = 0; j < 2; j++)
 			filter[0][i].w[j] = filter[2][i].w[1 - j] =
 				(0x9e3779b97f4a7c15ULL * (2 * i + j + 1)) & (0x9e3779b97f4a7c15ULL * (i + 7));
-	if (bt_archive_write(dir, "f", &m, wins, filters, 3, BLOCKS, path, sizeof(path)))
+	if (bt_archive_write(dir, "f", &m, wins, filters, rp, 3, BLOCKS, path, sizeof(path)))
 		return -1;
 	f = fopen(path, "rb");
 	tmpl = malloc(1 << 20);
@@ -103,7 +108,8 @@ static void fix_crcs(uint8_t *file, size_t len, bool records)
 	if (len < sizeof(h))
 		return;
 	memcpy(&h, file, sizeof(h));
-	rl = h.dict_len + (size_t)h.windows * sizeof(struct bt_archive_win);
+	rl = h.dict_len + (size_t)h.windows * sizeof(struct bt_archive_win) +
+	     (h.reserved[0] < (1u << 20) ? h.reserved[0] * sizeof(struct bt_archive_drop) : 0);
 	if (records && h.windows <= 65536 && rl <= len - sizeof(h))
 		h.records_crc = crc32(0, file + sizeof(h), rl);
 	h.hdr_crc = 0;
@@ -125,10 +131,14 @@ static void query_file(const uint8_t *file, size_t len)
 	fwrite(file, 1, len, out);
 	fclose(out);
 	f = bt_archive_open(dir, NAME, &why);
-	for (__u32 w = 0; f && w < f->nwin; w++)
+	for (__u32 w = 0; f && w < f->nwin; w++) {
+		struct bt_win_reasons r;
+
+		bt_archive_reasons(f, w, &r);
 		for (__u64 h = 0; h < 64; h++)	/* blocks all over the window */
 			if (bt_archive_has(f, w, h * 0x9e3779b97f4a7c15ULL, &why) < 0)
 				break;
+	}
 	bt_archive_close(f);
 	unlink(path);
 }
