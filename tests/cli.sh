@@ -10,7 +10,7 @@ TMP=$(mktemp -d)
 cleanup() { "$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1; rm -rf "$TMP"; }
 trap cleanup EXIT INT TERM
 
-for c in attach detach status stats heavy trace windows archive replay watch demo; do
+for c in attach detach status stats heavy trace drops windows archive replay watch demo; do
 	check "$c --help" bash -c "'$BLOOMTAP' $c --help | grep -q '^Usage: bloomtap $c'"
 done
 check "bloomtap --help lists the commands" bash -c "'$BLOOMTAP' --help | grep -q replay"
@@ -93,6 +93,10 @@ check "demo reports what bloomtap saw" grep -q "bloomtap saw on $DB" <<<"$OUT"
 check "demo: bloomtap heavy found exactly the heavy flows" grep -q "bloomtap found exactly those" <<<"$OUT"
 check "demo: the packet it sent is seen, with its window" bash -c "grep -A1 'a packet the demo sent' <<<\"\$0\" | grep -q 'seen in 1 window'" "$OUT"
 check "demo: the packet nobody sent is not seen" bash -c "grep -A1 'a packet nobody sent' <<<\"\$0\" | grep -q 'not seen'" "$OUT"
+check "demo: the kernel's drops of the flow nft drops, by reason" \
+	grep -qE '^  NETFILTER_DROP +25 ' <<<"$OUT"
+check "demo: a packet of that flow was seen here, then dropped here, NETFILTER_DROP" \
+	bash -c "grep -A3 'a packet of that flow' <<<\"\$0\" | grep -q 'dropped here: .*(reason NETFILTER_DROP)'" "$OUT"
 check "demo counted UDP, TCP and ICMP" bash -c "grep -qE '^  udp +[1-9]' <<<\"\$0\" && grep -qE '^  tcp +[1-9]' <<<\"\$0\" && grep -qE '^  icmp +[1-9]' <<<\"\$0\"" "$OUT"
 check "demo left no namespace" bash -c "! ip netns list | grep -qwE 'btdemo-[ab]-${DB#btdb-}'"
 check "demo left no pins" test ! -e "/sys/fs/bpf/bloomtap/$DB"

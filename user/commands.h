@@ -29,6 +29,8 @@ int cmd_watch(int argc, char **argv);
 int cmd_drops(int argc, char **argv);
 /* drops -j of one instance: per reason, digested, causes, suppressed. */
 struct json_object *bt_drops_json(const struct bt_instance *inst);
+/* drops of one instance, plain or JSON as asked. */
+int bt_print_drops(const struct bt_instance *inst);
 /* Per class of the watch list: entries, packets and bytes (watch show). */
 struct bt_instance;
 int bt_print_watch(const struct bt_instance *inst);

@@ -333,6 +333,78 @@ static int send_traced_packet(char *hex, size_t len)
 	return n == sizeof(p) ? 0 : -1;
 }
 
+/* The demo's dropped flow: nft drops UDP to this port in B. */
+#define DROP_PORT 5999
+#define DROP_PACKETS 25
+
+static int drop_rule(void)
+{
+	return sh("nsenter --net=/var/run/netns/%s nft add table inet btdemo", NS_B) ||
+	       sh("nsenter --net=/var/run/netns/%s nft add chain inet btdemo in "
+		  "'{ type filter hook input priority 0; }'", NS_B) ||
+	       sh("nsenter --net=/var/run/netns/%s nft add rule inet btdemo in udp dport %d drop",
+		  NS_B, DROP_PORT);
+}
+
+/* DROP_PACKETS datagrams of one flow to the dropped port, the last one's
+ * bytes (IP_HDRINCL: the demo chooses each) into hex for the trace. */
+static int send_dropped_flow(char *hex, size_t len)
+{
+	uint8_t p[28 + 8] = {
+		0x45, 0, 0, sizeof(p), 0xd0, 0x00, 0x40, 0x00, 64, IPPROTO_UDP, 0, 0,
+		198, 18, 0, 1, 198, 18, 0, 2,				/* ADDR_A -> ADDR_B */
+		0x9c, 0x41, DROP_PORT >> 8, DROP_PORT & 0xff, 0, 16, 0, 0,	/* 40001 -> 5999 */
+		'd', 'r', 'o', 'p', 'p', 'e', 'd', 0,
+	};
+	struct sockaddr_in b = { .sin_family = AF_INET };
+	int fd, one = 1, sent = 0;
+
+	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
+	if (bt_enter_netns(NS_A))
+		return -1;
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one));
+	for (int i = 0; i < DROP_PACKETS; i++) {
+		p[5] = i;	/* IP ID: each datagram its own digest */
+		p[35] = i;
+		sent += sendto(fd, p, sizeof(p), 0, (void *)&b, sizeof(b)) == sizeof(p);
+	}
+	close(fd);
+	for (size_t i = 0; i < sizeof(p) && 2 * i + 3 < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", p[i]);
+	return sent == DROP_PACKETS ? 0 : -1;
+}
+
+/* The drops by reason, and the trace of one dropped packet: seen here,
+ * dropped here, NETFILTER_DROP. */
+static int show_drops(const struct bt_instance *inst, const char *hex)
+{
+	char *argv[] = { "trace", "--instance", IF_B, "--hex", (char *)hex, NULL }, err[256];
+	struct json_object *o, *p, *d = NULL;
+	const char *reason = NULL;
+
+	if (!bt_g.json)
+		printf("\nbloomtap drops (nft drops the UDP flow to port %d):\n", DROP_PORT);
+	if (bt_print_drops(inst))
+		return -1;
+	if (!bt_g.json)
+		printf("\nbloomtap trace of a packet of that flow:\n");
+	cmd_trace(5, argv);
+	o = bt_trace_buffer(inst, NULL, hex, strlen(hex), 0, 0, err, sizeof(err));
+	p = o ? json_object_array_get_idx(o, 0) : NULL;
+	if (p && json_object_object_get_ex(p, "drops", &d) && json_object_array_length(d))
+		reason = json_object_get_string(
+			json_object_object_get(json_object_array_get_idx(d, 0), "reason"));
+	reason = reason && !strcmp(reason, "NETFILTER_DROP") ? reason : NULL;
+	if (!bt_g.json)
+		printf("demo: that packet was %s\n", reason ? "seen here, then dropped here "
+		       "(NETFILTER_DROP)" : "not found dropped");
+	json_object_put(o);
+	return reason ? 0 : -1;
+}
+
 /* bloomtap trace on the packet the demo sent, and on one it did not send
  * (the same with another IP ID). */
 static int show_trace(const char *hex)
@@ -396,8 +468,8 @@ static const struct bt_cmd_spec demo_spec = {
 	"demo", "",
 	"The built-in lab: namespaces btdemo-a-PID and btdemo-b-PID joined by a veth\n"
 	"pair btda-PID -- btdb-PID (" ADDR_A " -> " ADDR_B "), bloomtap attached to\n"
-	"btdb-PID, a few seconds of UDP, TCP and ICMP from A, then what bloomtap\n"
-	"counted. Everything the demo makes is removed when it ends, also on Ctrl-C;\n"
+	"btdb-PID, a few seconds of UDP, TCP and ICMP from A (and a UDP flow that nft\n"
+	"drops in B), then what bloomtap counted, and what the kernel dropped, why. Everything the demo makes is removed when it ends, also on Ctrl-C;\n"
 	"a lab left by a demo that was killed is removed by the next one.",
 	demo_opts, 0, 0,
 };
@@ -407,7 +479,7 @@ int cmd_demo(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct traffic t = { 0 };
 	struct bt_instance inst;
-	char hex[128] = "";
+	char hex[128] = "", drop_hex[128] = "";
 	int n, home, ret = BT_EXIT_FAIL;
 
 	n = bt_parse_args(&demo_spec, argc, argv);
@@ -436,6 +508,10 @@ int cmd_demo(int argc, char **argv)
 		bt_err("demo: setting up the lab failed (is iproute2 installed? run with -v)");
 		goto out;
 	}
+	if (drop_rule()) {
+		bt_err("demo: the nft rule failed (is nftables installed? run with -v)");
+		goto out;
+	}
 	if (bt_enter_netns(NS_B) || bt_attach(IF_B, BT_MODE_AUTO, false, NULL, NULL, NULL) ||
 	    load_demo_watch())
 		goto out;
@@ -453,6 +529,8 @@ int cmd_demo(int argc, char **argv)
 	traffic_run(&t, demo_seconds);
 	if (send_traced_packet(hex, sizeof(hex)))
 		bt_warn("demo: sending the traced packet failed: %s", strerror(errno));
+	if (send_dropped_flow(drop_hex, sizeof(drop_hex)))
+		bt_warn("demo: sending the dropped flow failed: %s", strerror(errno));
 	setns(home, CLONE_NEWNET);
 	usleep(100000);		/* let the last frames cross the veth */
 	if (stop)
@@ -466,7 +544,7 @@ int cmd_demo(int argc, char **argv)
 	if (bt_instance_open_or_explain(IF_B, &inst))
 		goto out;
 	ret = bt_print_stats(&inst) || show_heavy(&inst, &t) || show_watch(&inst) ||
-	      show_trace(hex) ? BT_EXIT_FAIL : 0;
+	      show_trace(hex) || show_drops(&inst, drop_hex) ? BT_EXIT_FAIL : 0;
 	bt_instance_close(&inst);
 out:
 	traffic_close(&t);

@@ -12,6 +12,8 @@
 #include "drops.h"
 #include "options.h"
 
+static void print_drops(const struct bt_instance *inst);
+
 static struct json_object *totals_json(const struct bt_drop_total *t, int n)
 {
 	struct json_object *a = json_object_new_array();
@@ -77,6 +79,16 @@ struct json_object *bt_drops_json(const struct bt_instance *inst)
 			json_object_array_add(sup, json_object_new_string(r[i].name));
 	json_object_object_add(o, "suppressed", sup);
 	return o;
+}
+
+int bt_print_drops(const struct bt_instance *inst)
+{
+	if (bt_g.json) {
+		bt_json_print(bt_drops_json(inst));
+		return 0;
+	}
+	print_drops(inst);
+	return 0;
 }
 
 static void print_drops(const struct bt_instance *inst)
@@ -206,10 +218,8 @@ int cmd_drops(int argc, char **argv)
 		    bt_drops_set_suppress(&inst, bits))
 			ret = BT_EXIT_FAIL;
 	}
-	if (!ret && bt_g.json)
-		bt_json_print(bt_drops_json(&inst));
-	else if (!ret)
-		print_drops(&inst);
+	if (!ret)
+		bt_print_drops(&inst);
 	bt_instance_close(&inst);
 	return ret;
 }
