@@ -39,7 +39,7 @@ eq "A: found once per packet (ring and archive are one window)" \
 	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sorted({len(p["windows"]) for p in d}))' <<<"$TA")" "[1]"
 eq "trace -j fields (no digest: it would be an oracle for the keyed hash)" \
 	"$(python3 -c 'import json,sys; p=json.load(sys.stdin)[0]; print(sorted(p), sorted(p["windows"][0]))' <<<"$TA")" \
-	"['fpr_combined', 'packet', 'seen', 'windows', 'windows_searched'] ['end', 'fpr', 'instance', 'source', 'start', 'window']"
+	"['drops', 'fpr_combined', 'packet', 'seen', 'windows', 'windows_searched'] ['end', 'fpr', 'instance', 'source', 'start', 'window']"
 eq "two windows searched, the combined rate covers both" "$(python3 -c '
 import json,sys; p=json.load(sys.stdin)[0]
 print(p["windows_searched"], p["fpr_combined"] >= p["windows"][0]["fpr"])' <<<"$TA")" "2 True"
@@ -117,13 +117,14 @@ check "archive lists a format 1 file" bash -c "'$BLOOMTAP' -j archive '$OLD' | g
 rm -rf "$OLD"
 
 # an idle link's windows (nothing recorded) cost their record on disk, not
-# 12.6 KiB of chunk table and empty chunks (format 4)
+# 12.6 KiB of chunk table and empty chunks (format 4; format 5 adds
+# nothing for a window without drops)
 python3 -c 'import struct,sys; open(sys.argv[1],"wb").write(struct.pack("<IHHiIII",0xa1b2c3d4,2,4,0,0,65535,1))' "$ARCH/empty.pcap"
 ARCHE=$ARCH/idle
 check "an instance with nothing in it" "$BLOOMTAP" replay --reset --instance "$INST-idle" "$ARCH/empty.pcap"
 for i in 1 2 3 4; do "$BLOOMTAP" windows --instance "$INST-idle" --rotate --archive "$ARCHE" >/dev/null; done
 J=$("$BLOOMTAP" -j archive "$ARCHE")
-eq "four empty windows archived, format 4" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(len(f["windows"]) for f in d), sorted({f["format"] for f in d}))' <<<"$J")" "4 [4]"
+eq "four empty windows archived, format 5" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(len(f["windows"]) for f in d), sorted({f["format"] for f in d}))' <<<"$J")" "4 [5]"
 check "each file of one empty window under 512 bytes ($(cat "$ARCHE"/*.btw | wc -c) bytes in all)" \
 	test "$(cat "$ARCHE"/*.btw | wc -c)" -lt $((4 * 512))
 "$BLOOMTAP" trace --archive "$ARCHE" --hex 4500001c00010000401100000a0000010a000002d431003500080000 > "$ARCH/idle.out" 2>&1

@@ -314,8 +314,10 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	h.chunks = chunks;
 	h.dict_len = dict_len;
 	h.reserved[0] = ndrops;
-	h.records_crc = crc32(crc32(crc(dict, dict_len), (const Bytef *)recs, n * sizeof(*recs)),
-			      (const Bytef *)drops, ndrops * sizeof(*drops));
+	h.records_crc = crc32(crc(dict, dict_len), (const Bytef *)recs, n * sizeof(*recs));
+	if (ndrops)	/* zlib's crc32() of NULL is its initial value, not a no-op */
+		h.records_crc = crc32(h.records_crc, (const Bytef *)drops,
+				      ndrops * sizeof(*drops));
 	h.hdr_crc = hdr3_crc(&h);
 	iov[0] = (struct iovec){ &h, sizeof(h) };
 	iov[1] = (struct iovec){ dict, dict_len };
