@@ -48,7 +48,7 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 	/* the interval this packet belongs to, read once */
 	if (cfg_heavy) {
 		interval = *(volatile __u32 *)&c->interval;
-		part = heavy_account(ctr, interval, bytes);
+		part = heavy_account(ctr, interval, bytes, 1);
 	}
 	if (!(pi.flags & BT_F_KEYED))
 		return XDP_PASS;
@@ -62,9 +62,12 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 		spie_record(&pi, data, data_end, c, ctr, k, addrs, cfg_flow_table);
 	}
 	/* last: heavy_count() masks the key in place */
-	if (cfg_heavy && part)
-		heavy_count(&pi.key, bytes, c, interval, part, bpf_get_smp_processor_id(), k,
-			    addrs, cfg_spie && cfg_share_hash, ctr);
+	if (cfg_heavy && part) {
+		const struct heavy_maps hm = { &cms, &fm, &fmc, &fc };
+
+		heavy_count(&hm, &pi.key, bytes, 1, c, interval, part, bpf_get_smp_processor_id(),
+			    k, addrs, cfg_spie && cfg_share_hash, ctr);
+	}
 	return XDP_PASS;
 }
 

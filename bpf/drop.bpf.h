@@ -17,6 +17,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "maps.bpf.h"
+#include "heavy.bpf.h"
 #include "spie.bpf.h"
 
 #define ETH_P_IP_BE 0x0008	/* htons(0x0800) */
@@ -129,6 +130,52 @@ static __noinline __u32 drop_segments(struct bt_ctl *c, const struct bt_hash_key
 	return i;
 }
 
+/* The dropped packet's flow key, as bpf/parse.bpf.h keys a packet (ports
+ * of the first fragment of TCP, UDP and SCTP; ICMP's type and code; IPv6
+ * extension headers not walked: the next header is the protocol), with the
+ * reason in the pad bytes (include/bloomtap.h "Drops"). */
+static __always_inline void drop_flow_key(struct bt_flow_key *key, const __u8 *ip, __u32 hl,
+					  __u32 n, bool v4, __u32 reason)
+{
+	__u8 proto = v4 ? ip[9] : ip[6];
+	const __u8 *l4 = &ip[hl & 0x3f];
+
+	key->proto = proto;
+	key->pad[0] = reason;
+	key->pad[1] = reason >> 8;
+	key->pad[2] = reason >> 16;
+	if (v4 && (((__u32)ip[6] << 8 | ip[7]) & 0x1fff))
+		return;		/* a later fragment: no ports */
+	if (n < 4)
+		return;
+	if (proto == 1 || proto == 58) {
+		key->sport = bpf_htons(l4[0]);
+		key->dport = bpf_htons(l4[1]);
+	} else if (proto == 6 || proto == 17 || proto == 132) {
+		__builtin_memcpy(&key->sport, l4, 2);
+		__builtin_memcpy(&key->dport, l4 + 2, 2);
+	}
+}
+
+/* The heavy dropped flows: the XDP program's heavy-flow stage on the drop
+ * maps, in the interval the XDP program counts in. */
+static __always_inline void drop_heavy(struct bt_ctl *c, struct bt_flow_key *key,
+				       const struct bt_hash_keys *k, __u64 addrs, __u64 bytes,
+				       __u32 segs)
+{
+	const struct heavy_maps hm = { &dcms, &dfm, &dfmc, &dfc };
+	__u32 zero = 0, interval;
+	struct bt_counters *dc;
+	struct bt_iv_part *part;
+
+	if (!cfg_heavy || !(dc = bpf_map_lookup_elem(&dcounters, &zero)))
+		return;
+	interval = *(volatile __u32 *)&c->interval;
+	part = heavy_account(dc, interval, bytes, segs);
+	heavy_count(&hm, key, bytes, segs, c, interval, part, bpf_get_smp_processor_id(), k,
+		    addrs, true, dc);
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_reason why)
 {
@@ -205,6 +252,7 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	win = c->window;
 	if (win >= cfg_windows)
 		goto out;
+	drop_flow_key(&key, ip, hl, n, v4, reason);
 	addrs = bt_hash_addrs(k, (const __u64 *)&key);
 	if (segs > 1 && (gso_type & GSO_TCP) && n == 8 &&
 	    (v4 ? ip[9] : ip[6]) == IPPROTO_TCP_NUM) {
@@ -227,6 +275,7 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 			if (segs > done)
 				dctr->c[BT_DROP_SEGS_CAPPED] += segs - done;
 			drop_window_reason(win, reason, done);
+			drop_heavy(c, &key, k, addrs, bytes, segs);
 			goto out;
 		}
 		/* not what GRO leaves: digested as it is */
@@ -239,6 +288,7 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	drop_insert(c, win, h, reason);
 	dctr->c[BT_DROP_DIGESTED]++;
 	drop_window_reason(win, reason, 1);
+	drop_heavy(c, &key, k, addrs, bytes, 1);
 out:
 	/* bytes: the IP packets' (a GRO'd skb's headers counted for each
 	 * segment), skb->len when there is no IP header to go by */

@@ -39,6 +39,13 @@ const volatile __u64 cfg_fc_mult = 1;		/* odd: flow cache index multiplier */
 const volatile __u64 cfg_frac_div = 0;		/* ceil(2 / f) of a fraction
 						 * threshold; 0: bytes or packets */
 
+/* The maps of one heavy-flow stage: the XDP program's (cms, fm, fmc, fc)
+ * or the dropped packets' (bpf/drop.bpf.h). Always a constant where it is
+ * made, so that the inlined lookups name their maps directly. */
+struct heavy_maps {
+	void *cms, *fm, *fmc, *fc;
+};
+
 static __always_inline void key_mask(struct bt_flow_key *k)
 {
 	if (cfg_key_mode == BT_KEY_5TUPLE)
@@ -135,12 +142,13 @@ static __always_inline void fc_fill(struct bt_fc_entry *e, const struct bt_flow_
 	e->slot = slot == BT_FC_REFUSED ? slot : slot + 1;
 }
 
-static __always_inline void fmc_add(struct bt_cm_cell *fmc_mine, __u32 slot, __u64 bytes)
+static __always_inline void fmc_add(struct bt_cm_cell *fmc_mine, __u32 slot, __u64 bytes,
+				    __u32 packets)
 {
 	struct bt_cm_cell *x = &fmc_mine[slot & cfg_fm_mask];
 
 	x->bytes += bytes;	/* this CPU's own counters: plain adds */
-	x->packets++;
+	x->packets += packets;
 }
 
 /* Does a flow with these estimates on this CPU enter the flow memory? */
@@ -157,7 +165,8 @@ static __always_inline bool heavy_nominates(__u64 est_bytes, __u64 est_packets,
  * the interval the packet belongs to (read once, so the flows and the
  * volume agree on it); returns that part. */
 static __always_inline struct bt_iv_part *heavy_account(struct bt_counters *ctr,
-							__u32 interval, __u64 bytes)
+							__u32 interval, __u64 bytes,
+							__u32 packets)
 {
 	struct bt_iv_part *p = &ctr->part[interval & 1];
 
@@ -168,16 +177,18 @@ static __always_inline struct bt_iv_part *heavy_account(struct bt_counters *ctr,
 		p->fm_full = 0;
 	}
 	p->bytes += bytes;
-	p->packets++;
+	p->packets += packets;
 	return p;
 }
 
-/* key: the parsed flow key, masked in place by the key mode. interval:
- * the number heavy_account() read, part: what it returned. addrs:
- * bt_hash_addrs() of the unmasked key when have_addrs (the SPIE stage
- * computed it), which finishes the 5-tuple's hash with one more word. ctr:
- * this CPU's counters. */
-static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
+/* hm: the stage's maps. key: the parsed flow key, masked in place by the
+ * key mode. bytes and packets: what it stands for (packets: 1, or a GRO'd
+ * skb's segments). interval: the number heavy_account() read, part: what
+ * it returned. addrs: bt_hash_addrs() of the unmasked key when have_addrs
+ * (the SPIE stage computed it), which finishes the 5-tuple's hash with one
+ * more word. ctr: this CPU's counters of the stage. */
+static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_flow_key *k,
+					__u64 bytes, __u32 packets,
 					const struct bt_ctl *c, __u32 interval,
 					struct bt_iv_part *part, __u32 cpu,
 					const struct bt_hash_keys *hk, __u64 addrs,
@@ -192,8 +203,8 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 	bool refused = false;
 	int slot;
 
-	fc_mine = bpf_map_lookup_elem(&fc, &cpu);
-	fmc_mine = bpf_map_lookup_elem(&fmc, &region);
+	fc_mine = bpf_map_lookup_elem(hm->fc, &cpu);
+	fmc_mine = bpf_map_lookup_elem(hm->fmc, &region);
 	if (!fc_mine || !fmc_mine)
 		return;
 	key_mask(k);
@@ -204,15 +215,15 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 	e = fc_entry(fc_mine, k);
 	if (e->interval == interval && e->slot && key_equal(&e->key, k)) {
 		if (e->slot != BT_FC_REFUSED) {
-			fmc_add(fmc_mine, e->slot - 1, bytes);
+			fmc_add(fmc_mine, e->slot - 1, bytes, packets);
 			return;
 		}
 		/* refused before: counted in the sketch, no probing again */
 		refused = true;
 	}
 
-	slots = bpf_map_lookup_elem(&fm, &iv);
-	rows = bpf_map_lookup_elem(&cms, &region);
+	slots = bpf_map_lookup_elem(hm->fm, &iv);
+	rows = bpf_map_lookup_elem(hm->cms, &region);
 	if (!slots || !rows)
 		return;
 	if (have_addrs && cfg_key_mode == BT_KEY_5TUPLE)
@@ -222,7 +233,7 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 	slot = refused ? -1 : fm_find(slots, k, h);
 	if (slot >= 0) {
 		fc_fill(e, k, interval, slot);
-		fmc_add(fmc_mine, slot, bytes);
+		fmc_add(fmc_mine, slot, bytes, packets);
 		return;
 	}
 
@@ -240,7 +251,7 @@ static __always_inline void heavy_count(struct bt_flow_key *k, __u64 bytes,
 			min_p = cell[r]->packets;
 	}
 	min_b += bytes;
-	min_p += 1;
+	min_p += packets;
 
 	if (!refused && heavy_nominates(min_b, min_p, c, part) &&
 	    fm_nominate(slots, k, h, cpu, min_b, min_p, ctr) < 0) {

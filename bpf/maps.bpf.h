@@ -214,6 +214,50 @@ struct {
 	__type(value, struct bt_drop_count);
 } drop_counts SEC(".maps");
 
+/* The heavy dropped flows: the heavy-flow stage's maps again, for the
+ * packets the kernel dropped (bpf/drop.bpf.h), keyed by the flow and the
+ * reason (include/bloomtap.h "Drops"); the same shapes, sizes and
+ * intervals (bt_ctl.interval) as cms, fm, fmc and fc above, and their
+ * interval volumes in dcounters (struct bt_counters' parts; c[] holds the
+ * stage's nominated and flow-memory-full counts). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_counters);
+} dcounters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct bt_cm_cell));
+} dcms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct bt_fm_slot));
+} dfm SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct bt_cm_cell));
+} dfmc SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BT_FC_ENTRIES * sizeof(struct bt_fc_entry));
+} dfc SEC(".maps");
+
 /* drop_counters: per CPU, key 0, value struct bt_drop_counters: digested
  * drops and, by cause, the drops that got no digest. */
 struct {

@@ -26,7 +26,8 @@ struct bt_flow_key {
 	__be16 sport;
 	__be16 dport;
 	__u8 proto;
-	__u8 pad[3];		/* explicit: keeps the key 4-byte aligned, zeroed */
+	__u8 pad[3];		/* explicit: keeps the key 4-byte aligned, zeroed;
+				 * a dropped flow's: the drop reason, 24 bits */
 };
 _Static_assert(sizeof(struct bt_flow_key) == 40, "bt_flow_key must be 40 bytes");
 #define BT_FLOW_KEY_WORDS 5

@@ -228,6 +228,43 @@ check "GRO: trace of each segment says dropped, NETFILTER_DROP" \
 check "GRO: the router saw each segment, dropped none" \
 	trace_says btdra bdr "$WORK/gro.pcap" -
 
+# heavy dropped flows: one flow of 200 packets that nft drops among 50
+# one-packet flows to a closed port, in a fresh interval; then the
+# interval ended into IPFIX, which tshark decodes: forwardingStatus Dropped
+# with RFC 7270's closest reason code
+in_ns bdd "$BLOOMTAP" heavy btddb --flip >/dev/null
+before=$(reason_count btddb bdd NO_SOCKET)
+in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/heavy1.pcap" 200 198.18.40.1 198.18.41.2 5001 \
+	--size 300 --flow --tag 12 >/dev/null
+in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/heavy2.pcap" 50 198.18.40.1 198.18.41.2 5002 \
+	--tag 13 >/dev/null
+wait_for "the light drops counted" 10 bash -c "[ \$(reason_count btddb bdd NO_SOCKET) -ge $((before + 50)) ]"
+in_ns bdd "$BLOOMTAP" -j drops btddb -n 1000 > "$WORK/heavy.json"
+eq "heavy dropped flows: the nft-dropped flow, exact, with its reason" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+cur = [f for f in d["heavy"] if f["interval"] == "current"]
+big = [(f["sport"], f["dport"], f["reason"], f["packets"], f["bytes"]) for f in cur if f["sport"] == 30012]
+light = [f for f in cur if f["dport"] == 5002 and f["reason"] == "NO_SOCKET" and f["packets"] == 1]
+print(big, len(light))' "$WORK/heavy.json")" "[(30012, 5001, 'NETFILTER_DROP', 200, 60000)] 50"
+check "heavy dropped flows in the plain output, the reason after the key" bash -c \
+	"in_ns bdd $BLOOMTAP drops btddb | grep -qE '198.18.40.1:30012 -> 198.18.41.2:5001 udp NETFILTER_DROP +60000 +200 '"
+rm -f "$WORK/drops.ipfix"
+check "the interval ended into IPFIX" in_ns bdd "$BLOOMTAP" heavy btddb --flip --ipfix-file "$WORK/drops.ipfix"
+python3 "$TOP/tests/ipfix_check.py" pcap "$WORK/drops.ipfix" "$WORK/drops-ipfix.pcap" >/dev/null
+eq "IPFIX: forwardingStatus Dropped (2), ACL deny (1) for nft, for us (13) for no socket" "$(tshark \
+	-r "$WORK/drops-ipfix.pcap" -d udp.port==4739,cflow -T fields -E occurrence=a -E aggregator=' ' \
+	-e cflow.srcport -e cflow.forwarding_status -e cflow.forwarding_status_drop_code -e cflow.packets \
+	-Y cflow.forwarding_status 2>/dev/null | python3 -c '
+import sys
+rows = []
+for line in sys.stdin:
+    cols = [c.split() for c in line.rstrip("\n").split("\t")]
+    rows += list(zip(*cols))
+big = [r[1:] for r in rows if r[0] == "30012"]
+light = {r[1:3] for r in rows if r[0] != "30012"}
+print(big, sorted(light), len(rows))')" "[('2', '1', '200')] [('2', '13')] 51"
+
 # what got no digest is counted, by cause
 check "drops -j names the causes" bash -c "in_ns bdd $BLOOMTAP -j drops btddb | python3 -c '
 import json, sys
@@ -267,6 +304,16 @@ d = json.load(sys.stdin)
 print([(p["path"], p.get("dropped_at"), len(p["packets"])) for p in d["paths"]])' <<<"$OUT")" \
 	"[(['r', 'd'], None, $N)]"
 
+check "/api/v1/drops: the reasons and the heavy dropped flows" bash -c \
+	"in_ns bds curl -sf http://198.18.41.2:9483/api/v1/drops | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert any(r[\"reason\"] == \"NETFILTER_DROP\" for r in d[\"reasons\"]), d[\"reasons\"]
+assert \"heavy\" in d'"
+check "/metrics: bloomtap_drops_total by interface and reason" bash -c \
+	"in_ns bds curl -sf http://198.18.41.2:9483/metrics | \
+	 grep -qE '^bloomtap_drops_total\\{interface=\"btddb\",reason=\"NETFILTER_DROP\"\\} [1-9]'"
+
 # under load: a million drops while trace queries run (flowgen's frames,
 # sent from the router, leave the IP checksum zero: IP_CSUM at the
 # destination, after its XDP program saw them) and the agents keep the ring turning and the
@@ -279,7 +326,7 @@ xdp_before=$(xdp_packets)
 import json, sys
 r = json.load(open(sys.argv[1]))
 sys.exit(0 if all(p["seen"] and {d["reason"] for d in p["drops"]} == {"NETFILTER_DROP"} for p in r) else 1)' \
-		"$WORK/q.json" || { echo "query $i wrong"; exit 1; }
+		"$WORK/q.json" || { echo "query $i wrong:"; head -c 2000 "$WORK/q.json"; exit 1; }
 	echo "$i" > "$WORK/queries"
 	[ -e "$WORK/load-done" ] && exit 0
   done ) > "$WORK/queries.log" 2>&1 &
@@ -289,6 +336,7 @@ SENT=$(in_ns bdr "$FLOWGEN" btdrb "$MAC_DB" 198.18.41.2 1000000 0 0 | awk '{prin
 touch "$WORK/load-done"
 wait "$QPID"; QRC=$?
 eq "load: the traces during the flood answered right" "$QRC" 0
+[ "$QRC" = 0 ] || sed 's/^/        /' "$WORK/queries.log" | head -20
 check "load: traces ran during the flood ($(cat "$WORK/queries" 2>/dev/null) of them)" \
 	test -s "$WORK/queries"
 xdp=$(($(xdp_packets) - xdp_before))

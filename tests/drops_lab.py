@@ -9,7 +9,8 @@ usage:
       COUNT frames, IP IDs and payloads unique (tag * 65536 + i), one
       after another; prints the count sent. --tcp: segments of one TCP
       flow instead (ACK, consecutive sequence numbers, DF), numbered from
-      --start (to go on with a flow).
+      --start (to go on with a flow). --flow: UDP of one flow (source port
+      30000 + tag) rather than one flow a packet.
   drops_lab.py sink PORT [--rcvbuf BYTES] [--hold]
       a UDP socket bound to PORT: prints "ready"; reads every datagram as
       it comes, or with --hold none until stdin closes; then prints the
@@ -47,12 +48,14 @@ def mac(s):
     return bytes(int(x, 16) for x in s.split(":"))
 
 
-def frame(src_mac, dst_mac, src, dst, dport, ident, tag, ttl, df, size, bad):
+def frame(src_mac, dst_mac, src, dst, dport, ident, tag, ttl, df, size, bad, sport=None):
     payload = struct.pack("!Q", tag)
     payload += bytes((tag + i) & 0xFF for i in range(max(0, size - 28 - len(payload))))
     s, d = socket.inet_aton(src), socket.inet_aton(dst)
     udp_len = 8 + len(payload)
-    udp = struct.pack("!HHHH", 40000 + tag % 20000, dport, udp_len, 0) + payload
+    if sport is None:
+        sport = 40000 + tag % 20000
+    udp = struct.pack("!HHHH", sport, dport, udp_len, 0) + payload
     c = csum(s + d + struct.pack("!BBH", 0, 17, udp_len) + udp) or 0xFFFF
     if bad:
         c = (c + 0x1111) & 0xFFFF or 1
@@ -107,6 +110,7 @@ def send(args):
     tag0 = int(opt(args, "--tag", 1)) * 65536
     tcp = opt(args, "--tcp", False, True)
     start = int(opt(args, "--start", 0))
+    one_flow = opt(args, "--flow", False, True)
     iface, smac, dmac, out, count, src, dst, dport = args
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((iface, 0))
@@ -118,7 +122,8 @@ def send(args):
                                tag0, i, size)
             else:
                 fr = frame(mac(smac), mac(dmac), src, dst, int(dport), (tag0 + i) & 0xFFFF,
-                           tag0 + i, ttl, df, size, bad)
+                           tag0 + i, ttl, df, size, bad,
+                           30000 + (tag0 >> 16) if one_flow else None)
             s.send(fr)
             pcap_write(f, fr)
     print(count)

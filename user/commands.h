@@ -28,9 +28,14 @@ int cmd_archive(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_drops(int argc, char **argv);
 /* drops -j of one instance: per reason, digested, causes, suppressed. */
-struct json_object *bt_drops_json(const struct bt_instance *inst);
-/* drops of one instance, plain or JSON as asked. */
-int bt_print_drops(const struct bt_instance *inst);
+struct json_object *bt_drops_json(const struct bt_instance *inst, size_t n);
+/* drops of one instance, plain or JSON as asked, with its top n heavy
+ * dropped flows of both intervals. */
+int bt_print_drops(const struct bt_instance *inst, size_t n);
+/* The heavy dropped flows (bt_heavy_json's form, each key with its
+ * reason); NULL when the maps cannot be mapped. */
+struct json_object *bt_heavy_dropped_json(const struct bt_instance *inst, size_t n);
+int bt_print_heavy_dropped(const struct bt_instance *inst, size_t n);
 /* Per class of the watch list: entries, packets and bytes (watch show). */
 struct bt_instance;
 int bt_print_watch(const struct bt_instance *inst);

@@ -23,6 +23,8 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 				   skel->maps.watch_counts, skel->maps.watch_classes,
 				   skel->maps.drop_counts, skel->maps.drop_counters,
 				   skel->maps.drop_suppress, skel->maps.wdrops,
+				   skel->maps.dcounters, skel->maps.dcms, skel->maps.dfm,
+				   skel->maps.dfmc, skel->maps.dfc,
 				   skel->maps.meta /* last: marks the instance complete */ };
 	int err;
 
@@ -103,6 +105,11 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	set_shape(skel->maps.fm, shape.fm);
 	set_shape(skel->maps.fmc, shape.fmc);
 	set_shape(skel->maps.fc, shape.fc);
+	/* the heavy dropped flows: the same stage, the same shapes */
+	set_shape(skel->maps.dcms, shape.cms);
+	set_shape(skel->maps.dfm, shape.fm);
+	set_shape(skel->maps.dfmc, shape.fmc);
+	set_shape(skel->maps.dfc, shape.fc);
 	/* SPIE */
 	skel->rodata->cfg_spie = !(cfg->flags & BT_META_NO_SPIE);
 	skel->rodata->cfg_share_hash = !(cfg->flags & BT_META_SEPARATE_HASH);

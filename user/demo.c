@@ -387,7 +387,7 @@ static int show_drops(const struct bt_instance *inst, const char *hex)
 
 	if (!bt_g.json)
 		printf("\nbloomtap drops (nft drops the UDP flow to port %d):\n", DROP_PORT);
-	if (bt_print_drops(inst))
+	if (bt_print_drops(inst, 5))
 		return -1;
 	if (!bt_g.json)
 		printf("\nbloomtap trace of a packet of that flow:\n");

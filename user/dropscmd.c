@@ -12,7 +12,7 @@
 #include "drops.h"
 #include "options.h"
 
-static void print_drops(const struct bt_instance *inst);
+static void print_drops(const struct bt_instance *inst, size_t n);
 
 static struct json_object *totals_json(const struct bt_drop_total *t, int n)
 {
@@ -52,7 +52,7 @@ static bool suppressed(const __u64 *bits, __u32 code)
 	return code < BT_DROP_REASONS && (bits[code / 64] >> (code % 64) & 1);
 }
 
-struct json_object *bt_drops_json(const struct bt_instance *inst)
+struct json_object *bt_drops_json(const struct bt_instance *inst, size_t n_heavy)
 {
 	struct json_object *o = json_object_new_object(), *nd = json_object_new_object(),
 			   *sup = json_object_new_array();
@@ -78,22 +78,23 @@ struct json_object *bt_drops_json(const struct bt_instance *inst)
 		if (suppressed(bits, r[i].code))
 			json_object_array_add(sup, json_object_new_string(r[i].name));
 	json_object_object_add(o, "suppressed", sup);
+	json_object_object_add(o, "heavy", bt_heavy_dropped_json(inst, n_heavy));
 	return o;
 }
 
-int bt_print_drops(const struct bt_instance *inst)
+int bt_print_drops(const struct bt_instance *inst, size_t n)
 {
 	if (bt_g.json) {
-		bt_json_print(bt_drops_json(inst));
+		bt_json_print(bt_drops_json(inst, n));
 		return 0;
 	}
-	print_drops(inst);
+	print_drops(inst, n);
 	return 0;
 }
 
-static void print_drops(const struct bt_instance *inst)
+static void print_drops(const struct bt_instance *inst, size_t n_heavy)
 {
-	struct json_object *o = bt_drops_json(inst), *v;
+	struct json_object *o = bt_drops_json(inst, 0), *v;
 	struct bt_drop_total *t;
 	int n = bt_drops_totals(inst->drop_counts_fd, &t);
 	const char *sep = "";
@@ -115,6 +116,8 @@ static void print_drops(const struct bt_instance *inst)
 		printf("%s %s", i ? "," : "", json_object_get_string(json_object_array_get_idx(v, i)));
 	printf("%s\n", json_object_array_length(v) ? "" : " none");
 	json_object_put(o);
+	printf("\n");
+	bt_print_heavy_dropped(inst, n_heavy);
 }
 
 static int print_host(void)
@@ -175,10 +178,14 @@ static int print_reasons(void)
 static struct {
 	const char *instance, *suppress;
 	bool host, reasons;
-} drops_cfg;
+	uint32_t n;
+} drops_cfg = { .n = 10 };
 
 static const struct bt_opt drops_opts[] = {
 	BT_INSTANCE_OPT(drops_cfg.instance),
+	{ "top", 'n', BT_OPT_U32, &drops_cfg.n, "N",
+	  "heavy dropped flows to show of each interval (default 10)", .min = 1,
+	  .max = 100000 },
 	{ "host", 0, BT_OPT_FLAG, &drops_cfg.host, NULL,
 	  "the drops on interfaces without an instance, by reason" },
 	{ "reasons", 0, BT_OPT_FLAG, &drops_cfg.reasons, NULL,
@@ -192,7 +199,10 @@ static const struct bt_cmd_spec drops_spec = {
 	"drops", "[IFACE]",
 	"What the kernel dropped of the packets an instance saw, per reason (the\n"
 	"running kernel's names): packets and bytes, how many got a digest and why\n"
-	"the others did not. 'bloomtap trace' says which packets were dropped.",
+	"the others did not; then the heavy dropped flows of the last complete and the\n"
+	"current heavy-flow interval, each with its reason (the intervals are the heavy\n"
+	"flows': the agent or 'heavy --interval' ends them). 'bloomtap trace' says which\n"
+	"packets were dropped.",
 	drops_opts, 0, 1,
 };
 
@@ -219,7 +229,7 @@ int cmd_drops(int argc, char **argv)
 			ret = BT_EXIT_FAIL;
 	}
 	if (!ret)
-		bt_print_drops(&inst);
+		bt_print_drops(&inst, drops_cfg.n);
 	bt_instance_close(&inst);
 	return ret;
 }

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include "drops.h"
 #include "flow.h"
 
 static const __u8 v4mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -41,10 +42,21 @@ const char *bt_flow_str(const struct bt_flow_key *k, char *buf, size_t len)
 
 	bt_addr_str(k->src, s, sizeof(s));
 	bt_addr_str(k->dst, d, sizeof(d));
-	snprintf(buf, len, v6 ? "[%s]:%u -> [%s]:%u %s" : "%s:%u -> %s:%u %s",
+	char r[64] = "";
+	__u32 reason = bt_flow_key_reason(k);
+
+	/* a dropped flow's key carries the kernel's reason */
+	if (reason)
+		snprintf(r, sizeof(r), " %s", bt_drop_reason_name(reason, r + 1, sizeof(r) - 1));
+	snprintf(buf, len, v6 ? "[%s]:%u -> [%s]:%u %s%s" : "%s:%u -> %s:%u %s%s",
 		 s, ntohs(k->sport), d, ntohs(k->dport),
-		 bt_proto_name(k->proto, p, sizeof(p)));
+		 bt_proto_name(k->proto, p, sizeof(p)), r);
 	return buf;
+}
+
+__u32 bt_flow_key_reason(const struct bt_flow_key *k)
+{
+	return k->pad[0] | (__u32)k->pad[1] << 8 | (__u32)k->pad[2] << 16;
 }
 
 void bt_flow_key_json(struct json_object *o, const struct bt_flow_key *k)
@@ -56,4 +68,10 @@ void bt_flow_key_json(struct json_object *o, const struct bt_flow_key *k)
 	json_object_object_add(o, "sport", json_object_new_int(ntohs(k->sport)));
 	json_object_object_add(o, "dport", json_object_new_int(ntohs(k->dport)));
 	json_object_object_add(o, "proto", json_object_new_int(k->proto));
+	if (bt_flow_key_reason(k)) {
+		char r[64];
+
+		json_object_object_add(o, "reason", json_object_new_string(
+			bt_drop_reason_name(bt_flow_key_reason(k), r, sizeof(r))));
+	}
 }

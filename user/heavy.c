@@ -149,7 +149,9 @@ static int print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, int 
 	int err = 0;
 
 	bt_watch_names_open(m->inst, &w);
-	printf("instance %s\n", m->inst->name);	/* which one, when several run */
+	/* which one, when several run */
+	printf("instance %s%s\n", m->inst->name,
+	       m->dropped ? ": heavy dropped flows (each key ends with its drop reason)" : "");
 	for (int i = 0; i < nivs && !err; i++) {
 		struct bt_heavy_report r;
 
@@ -179,6 +181,34 @@ struct json_object *bt_heavy_json(const struct bt_heavy_maps *m, size_t n, bool 
 
 	both_intervals(m, ivs);
 	return intervals_json(m, ivs, 2, n, by_packets, thr, false);
+}
+
+struct json_object *bt_heavy_dropped_json(const struct bt_instance *inst, size_t n)
+{
+	struct bt_heavy_maps m;
+	struct json_object *o;
+
+	if (bt_heavy_map(inst, &m))
+		return NULL;
+	o = bt_heavy_json(m.drops, n, false, NULL);
+	bt_heavy_unmap(&m);
+	return o;
+}
+
+int bt_print_heavy_dropped(const struct bt_instance *inst, size_t n)
+{
+	struct bt_heavy_maps m;
+	__u32 ivs[2];
+	int err = bt_heavy_map(inst, &m);
+
+	if (err) {
+		bt_err_errno(err, "mapping the dropped flows' sketch");
+		return err;
+	}
+	both_intervals(m.drops, ivs);
+	err = print_intervals(m.drops, ivs, 2, n, false, NULL);
+	bt_heavy_unmap(&m);
+	return err;
 }
 
 int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,

@@ -177,7 +177,7 @@ static enum MHD_Result route_drops(struct agent *a, struct MHD_Connection *c, st
 
 	if (!f)
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
-	o = bt_drops_json(&f->inst);
+	o = bt_drops_json(&f->inst, 20);
 	if (!o)
 		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	return reply_json(c, MHD_HTTP_OK, o);

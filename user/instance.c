@@ -130,6 +130,11 @@ static const struct pin_ent pins[] = {
 	{ "drop_counters", offsetof(struct bt_instance, drop_counters_fd) },
 	{ "drop_suppress", offsetof(struct bt_instance, drop_suppress_fd) },
 	{ "wdrops", offsetof(struct bt_instance, wdrops_fd) },
+	{ "dcounters", offsetof(struct bt_instance, dcounters_fd) },
+	{ "dcms", offsetof(struct bt_instance, dcms_fd) },
+	{ "dfm", offsetof(struct bt_instance, dfm_fd) },
+	{ "dfmc", offsetof(struct bt_instance, dfmc_fd) },
+	{ "dfc", offsetof(struct bt_instance, dfc_fd) },
 };
 
 static int *pin_fd(struct bt_instance *inst, const struct pin_ent *p)
@@ -346,6 +351,11 @@ int bt_instance_lock_or_explain(const char *name, const char *what, int *fd)
 int bt_instance_counters_cpus(const struct bt_instance *inst, struct bt_counters **out,
 			      int *ncpu_out)
 {
+	return bt_counters_cpus(inst->counters_fd, out, ncpu_out);
+}
+
+int bt_counters_cpus(int fd, struct bt_counters **out, int *ncpu_out)
+{
 	int ncpu = libbpf_num_possible_cpus();
 	struct bt_counters *v;
 	__u32 zero = 0;
@@ -355,7 +365,7 @@ int bt_instance_counters_cpus(const struct bt_instance *inst, struct bt_counters
 	v = calloc(ncpu, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(inst->counters_fd, &zero, v)) {
+	if (bpf_map_lookup_elem(fd, &zero, v)) {
 		int err = -errno;
 
 		free(v);

@@ -38,6 +38,11 @@ struct bt_instance {
 	int drop_counters_fd;
 	int drop_suppress_fd;
 	int wdrops_fd;
+	int dcounters_fd;	/* the heavy dropped flows' stage (maps.bpf.h) */
+	int dcms_fd;
+	int dfm_fd;
+	int dfmc_fd;
+	int dfc_fd;
 	struct bt_meta meta;
 };
 
@@ -84,6 +89,8 @@ int bt_instance_lock_or_explain(const char *name, const char *what, int *fd);
 /* Each CPU's counters as the datapath keeps them; *out is malloc'd. */
 int bt_instance_counters_cpus(const struct bt_instance *inst, struct bt_counters **out,
 			      int *ncpu);
+/* The same from any per-CPU struct bt_counters map (the drop stage's). */
+int bt_counters_cpus(int fd, struct bt_counters **out, int *ncpu_out);
 int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX]);
 
 

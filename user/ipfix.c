@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <fixbuf/public.h>
+#include "drops.h"
 #include "flow.h"
 #include "instance.h"
 #include "ipfix.h"
@@ -26,6 +27,8 @@
 /* Template ids: the data templates by key mode and family, the two
  * options templates. */
 #define TID_DATA(mode, v6) (256 + (mode) * 2 + (v6))
+/* dropped flows: the same with forwardingStatus */
+#define TID_DROPPED(mode, v6) (280 + (mode) * 2 + (v6))
 #define TID_SAMPLING 270
 #define TID_ERROR 271
 #define TID_INTERNAL 300
@@ -38,7 +41,8 @@ struct flow_rec {
 	uint32_t src4, dst4, ifindex;
 	uint16_t sport, dport;
 	uint8_t proto;
-	uint8_t pad[7];
+	uint8_t forwarding;	/* forwardingStatus of a dropped flow */
+	uint8_t pad[6];
 };
 
 static fbInfoElementSpec_t flow_internal[] = {
@@ -54,13 +58,14 @@ static fbInfoElementSpec_t flow_internal[] = {
 	{ "sourceTransportPort", 2, 0 },
 	{ "destinationTransportPort", 2, 0 },
 	{ "protocolIdentifier", 1, 0 },
-	{ "paddingOctets", 7, 0 },
+	{ "forwardingStatus", 1, 0 },
+	{ "paddingOctets", 6, 0 },
 	FB_IESPEC_NULL
 };
 
 /* What a data template holds, by flags: a key mode leaves out the fields
  * it masks (rather than sending zeros). */
-enum { F_V4 = 1, F_V6 = 2, F_SRC = 4, F_DST = 8, F_PORTS = 16 };
+enum { F_V4 = 1, F_V6 = 2, F_SRC = 4, F_DST = 8, F_PORTS = 16, F_DROPPED = 32 };
 
 static fbInfoElementSpec_t flow_external[] = {
 	{ "sourceIPv4Address", 4, F_V4 | F_SRC },
@@ -75,6 +80,8 @@ static fbInfoElementSpec_t flow_external[] = {
 	{ "flowStartMilliseconds", 8, 0 },
 	{ "flowEndMilliseconds", 8, 0 },
 	{ "ingressInterface", 4, 0 },
+	/* RFC 7270's reduced-size encoding (one byte), as exporters send it */
+	{ "forwardingStatus", 1, F_DROPPED },
 	FB_IESPEC_NULL
 };
 
@@ -347,7 +354,9 @@ struct bt_ipfix *bt_ipfix_open(const struct bt_ipfix_dest *d, const struct bt_ip
 	for (int mode = BT_KEY_5TUPLE; ok && mode <= BT_KEY_PAIR; mode++)
 		for (int v6 = 0; ok && v6 <= 1; v6++)
 			ok = add_template(x, flow_external, mode_flags[mode] | (v6 ? F_V6 : F_V4),
-					  0, FALSE, TID_DATA(mode, v6), &gerr);
+					  0, FALSE, TID_DATA(mode, v6), &gerr) &&
+			     add_template(x, flow_external, mode_flags[mode] | F_DROPPED |
+					  (v6 ? F_V6 : F_V4), 0, FALSE, TID_DROPPED(mode, v6), &gerr);
 	if (!ok) {
 		snprintf(err, len, "IPFIX templates: %s", gerr->message);
 		g_clear_error(&gerr);
@@ -549,9 +558,46 @@ static bool tcp_ready(struct bt_ipfix *x)
 	return true;
 }
 
+/* RFC 7270's forwardingStatus for a kernel drop reason: status Dropped
+ * (0b10 in the top two bits) with the closest reason code, by name (the
+ * kernel's values move between versions; its names are what is stable). */
+uint8_t bt_forwarding_status(__u32 reason)
+{
+	static const struct {
+		const char *prefix;
+		uint8_t code;
+	} map[] = {
+		{ "NETFILTER_DROP", 129 },	/* ACL deny */
+		{ "TC_", 130 },			/* ACL drop */
+		{ "IP_INNOROUTES", 131 },	/* unroutable */
+		{ "IP_OUTNOROUTES", 131 },
+		{ "NEIGH_", 132 },		/* adjacency */
+		{ "PKT_TOO_BIG", 133 },		/* fragmentation and DF set */
+		{ "IP_CSUM", 134 },		/* bad header checksum */
+		{ "UDP_CSUM", 134 },
+		{ "TCP_CSUM", 134 },
+		{ "ICMP_CSUM", 134 },
+		{ "PKT_TOO_SMALL", 135 },	/* bad total length */
+		{ "IP_RPFILTER", 140 },		/* RPF */
+		{ "QDISC_", 139 },		/* a queue's drop: WRED is the closest */
+		{ "NO_SOCKET", 141 },		/* for us */
+		{ "SOCKET_", 141 },
+		{ "TCP_", 141 },
+		{ "UDP_", 141 },
+	};
+	char buf[64];
+	const char *name = bt_drop_reason_name(reason, buf, sizeof(buf));
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strncmp(name, map[i].prefix, strlen(map[i].prefix)))
+			return map[i].code;
+	return 128;	/* dropped, reason unknown */
+}
+
 int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_t end_ns,
 		    uint32_t ifindex, int key_mode)
 {
+	bool dropped = r->n && bt_flow_key_reason(&r->flows[0].key);
 	const uint16_t counters[] = { 352, 2 };	/* layer2OctetDeltaCount, packetDeltaCount */
 	uint64_t start_ms = r->start_ns / 1000000, end_ms = end_ns / 1000000;
 	int first_err = 0;
@@ -576,7 +622,9 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 	if (x->send_templates && templates(x, &first_err))
 		return first_err;
 
-	for (size_t i = 0; i < 2 && r->n; i++) {
+	/* the error bounds: of the received flows' report (a dropped flows'
+	 * report has its own bounds, which the records cannot tell apart) */
+	for (size_t i = 0; i < 2 && r->n && !dropped; i++) {
 		struct error_rec e = {
 			.start_ms = start_ms, .end_ms = end_ms, .domain = x->cfg.domain,
 			.ifindex = ifindex, .ie = counters[i],
@@ -592,6 +640,7 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 			.l2_bytes = f->bytes, .ifindex = ifindex,
 			.sport = ntohs(f->key.sport), .dport = ntohs(f->key.dport),
 			.proto = f->key.proto,
+			.forwarding = dropped ? bt_forwarding_status(bt_flow_key_reason(&f->key)) : 0,
 		};
 		/* the family: of the addresses the key mode keeps */
 		bool v4 = (key_mode == BT_KEY_DST || bt_addr_is_v4(f->key.src)) &&
@@ -606,8 +655,8 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 			memcpy(rec.src6, f->key.src, 16);
 			memcpy(rec.dst6, f->key.dst, 16);
 		}
-		append(x, TID_INTERNAL, TID_DATA(key_mode, !v4), &rec, sizeof(rec), true,
-		       &first_err);
+		append(x, TID_INTERNAL, dropped ? TID_DROPPED(key_mode, !v4) : TID_DATA(key_mode, !v4),
+		       &rec, sizeof(rec), true, &first_err);
 	}
 	if (r->n) {
 		int err = emit(x);
@@ -625,15 +674,23 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 int bt_ipfix_export_interval(struct bt_ipfix *const *x, int n, const struct bt_heavy_maps *m,
 			     __u32 iv, const struct bt_threshold *thr, int *err)
 {
-	struct bt_heavy_report r;
-	int rc = bt_heavy_collect(m, iv & 1, thr, false, &r);
+	/* the received heavy flows, then the dropped ones (their own
+	 * template: forwardingStatus) */
+	for (const struct bt_heavy_maps *s = m; s; s = s == m ? m->drops : NULL) {
+		struct bt_heavy_report r;
+		int rc = bt_heavy_collect(s, iv & 1, s == m ? thr : NULL, false, &r);
 
-	if (rc)
-		return rc;
-	for (int i = 0; i < n; i++)
-		err[i] = bt_ipfix_export(x[i], &r, m->ctl->interval_start_ns[!(iv & 1)],
-					 m->inst->meta.ifindex, m->inst->meta.key_mode);
-	bt_heavy_report_free(&r);
+		if (rc)
+			return rc;
+		for (int i = 0; i < n; i++) {
+			int e = bt_ipfix_export(x[i], &r, m->ctl->interval_start_ns[!(iv & 1)],
+						m->inst->meta.ifindex, m->inst->meta.key_mode);
+
+			if (s == m || !err[i])
+				err[i] = e;
+		}
+		bt_heavy_report_free(&r);
+	}
 	return 0;
 }
 

@@ -62,4 +62,8 @@ struct bt_ipfix_stats {
 void bt_ipfix_stats(const struct bt_ipfix *x, struct bt_ipfix_stats *s);
 const char *bt_ipfix_name(const struct bt_ipfix *x);
 
+/* RFC 7270 forwardingStatus of a dropped flow: Dropped, with the reason
+ * code closest to the kernel's drop reason (128: unknown). */
+uint8_t bt_forwarding_status(__u32 reason);
+
 #endif /* BLOOMTAP_IPFIX_H */

@@ -129,29 +129,43 @@ void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
 		 m->fm_slots, mib, m->ncpu, M_E / m->width, 1 - exp(-(double)m->depth));
 }
 
-int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
+/* One stage's arrays, mapped. */
+static int map_stage(const struct bt_instance *inst, struct bt_heavy_maps *m, int cms_fd,
+		     int fm_fd, int fmc_fd, int counters_fd)
 {
 	struct bt_heavy_shape s;
 
-	memset(m, 0, sizeof(*m));
 	m->inst = inst;
 	m->meta = &inst->meta;
+	m->counters_fd = counters_fd;
 	bt_heavy_shape(&inst->meta, &s);
 	m->ctl = bt_mmap_array(inst->ctl_fd, sizeof(struct bt_ctl), &m->ctl_len);
-	m->cms = bt_mmap_array(inst->cms_fd, shape_bytes(s.cms), &m->cms_len);
-	m->fm = bt_mmap_array(inst->fm_fd, shape_bytes(s.fm), &m->fm_len);
-	m->fmc = bt_mmap_array(inst->fmc_fd, shape_bytes(s.fmc), &m->fmc_len);
+	m->cms = bt_mmap_array(cms_fd, shape_bytes(s.cms), &m->cms_len);
+	m->fm = bt_mmap_array(fm_fd, shape_bytes(s.fm), &m->fm_len);
+	m->fmc = bt_mmap_array(fmc_fd, shape_bytes(s.fmc), &m->fmc_len);
 	bt_hash_keys_derive(&inst->meta.hash_key, &m->keys);
-	if (!m->ctl || !m->cms || !m->fm || !m->fmc) {
-		int err = -errno;
-
-		bt_heavy_unmap(m);
-		return err ? err : -ENOMEM;
-	}
-	return 0;
+	return m->ctl && m->cms && m->fm && m->fmc ? 0 : (errno ? -errno : -ENOMEM);
 }
 
-void bt_heavy_unmap(struct bt_heavy_maps *m)
+int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
+{
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	err = map_stage(inst, m, inst->cms_fd, inst->fm_fd, inst->fmc_fd, inst->counters_fd);
+	if (!err && !(m->drops = calloc(1, sizeof(*m->drops))))
+		err = -ENOMEM;
+	if (!err) {
+		m->drops->dropped = true;
+		err = map_stage(inst, m->drops, inst->dcms_fd, inst->dfm_fd, inst->dfmc_fd,
+				inst->dcounters_fd);
+	}
+	if (err)
+		bt_heavy_unmap(m);
+	return err;
+}
+
+static void unmap_stage(struct bt_heavy_maps *m)
 {
 	if (m->ctl)
 		munmap(m->ctl, m->ctl_len);
@@ -161,6 +175,15 @@ void bt_heavy_unmap(struct bt_heavy_maps *m)
 		munmap(m->fm, m->fm_len);
 	if (m->fmc)
 		munmap(m->fmc, m->fmc_len);
+}
+
+void bt_heavy_unmap(struct bt_heavy_maps *m)
+{
+	if (m->drops) {
+		unmap_stage(m->drops);
+		free(m->drops);
+	}
+	unmap_stage(m);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -174,7 +197,7 @@ static void iv_totals(const struct bt_heavy_maps *m, __u32 iv, __u64 *bytes, __u
 	int ncpu;
 
 	*bytes = *packets = *fm_full = 0;
-	if (!m->ctl->interval_start_ns[iv] || bt_instance_counters_cpus(m->inst, &v, &ncpu))
+	if (!m->ctl->interval_start_ns[iv] || bt_counters_cpus(m->counters_fd, &v, &ncpu))
 		return;		/* never started */
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		const struct bt_iv_part *p = &v[cpu].part[num & 1];
@@ -378,13 +401,12 @@ __u64 bt_heavy_frac_div(const struct bt_meta *mt)
 	return (num + mt->threshold - 1) / mt->threshold;
 }
 
-void bt_heavy_flip(struct bt_heavy_maps *m)
+/* Nobody writes the idle interval of a stage: cleared before it is made
+ * current. */
+static void clear_idle(struct bt_heavy_maps *m, __u32 next)
 {
 	const struct bt_meta *mt = m->meta;
-	__u32 cur = m->ctl->interval & 1, next = !cur;
-	struct timespec now;
 
-	/* Nobody writes the idle interval: clear it, then make it current. */
 	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++)
 		memset(&m->cms[(size_t)(cpu * BT_INTERVALS + next) * mt->depth * mt->width], 0,
 		       (size_t)mt->depth * mt->width * sizeof(struct bt_cm_cell));
@@ -392,6 +414,17 @@ void bt_heavy_flip(struct bt_heavy_maps *m)
 	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++)
 		memset(&m->fmc[((size_t)cpu * BT_INTERVALS + next) * mt->fm_slots], 0,
 		       (size_t)mt->fm_slots * sizeof(struct bt_cm_cell));
+}
+
+void bt_heavy_flip(struct bt_heavy_maps *m)
+{
+	__u32 cur = m->ctl->interval & 1, next = !cur;
+	struct timespec now;
+
+	/* both stages count in the interval bt_ctl names */
+	clear_idle(m, next);
+	if (m->drops)
+		clear_idle(m->drops, next);
 	clock_gettime(CLOCK_REALTIME, &now);
 	m->ctl->interval_start_ns[next] = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
 	/* a new number: flow cache entries of the last use of this sketch die */

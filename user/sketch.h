@@ -84,6 +84,10 @@ void bt_heavy_shape(const struct bt_meta *meta, struct bt_heavy_shape *s);
 struct bt_heavy_maps {
 	const struct bt_instance *inst;
 	const struct bt_meta *meta;
+	int counters_fd;		/* the interval volumes (struct bt_counters) */
+	bool dropped;			/* the drop stage's: keys carry a reason */
+	struct bt_heavy_maps *drops;	/* the drop stage's maps (bt_heavy_map
+					 * maps both), flipped with these */
 	struct bt_ctl *ctl;
 	struct bt_cm_cell *cms;
 	struct bt_fm_slot *fm;

@@ -72,6 +72,11 @@ struct trace_ctx {
 	int err;
 	uint64_t searched;
 	double log_clean;		/* sum over searched windows of log(1 - fpr) */
+	struct drop_hit {
+		struct tpkt *p;
+		__u32 reason;
+	} *dh;				/* a window's drop digests found */
+	size_t ndh, capdh;
 	uint32_t *live_seq;		/* live windows searched, by seq */
 	int nlive;
 };
@@ -113,6 +118,7 @@ static void ctx_free(struct trace_ctx *t)
 	batch_reset(t);
 	free(t->p);
 	free(t->live_seq);
+	free(t->dh);
 	bt_strv_free(t->names, t->nnames);
 	bt_strv_free(t->warned, t->nwarned);
 	ZSTD_freeDCtx(t->dctx);
@@ -183,22 +189,49 @@ static void add_hit(struct trace_ctx *t, struct tpkt *p, const struct hit *h)
 /* The window's drop digests: each packet under each reason the window
  * holds (every reason of the kernel when some found no slot); each try
  * is one more chance of a false answer. */
-static void query_drops(struct trace_ctx *t, const struct bt_win_reasons *r, struct hit h,
-			bool (*has)(struct trace_ctx *t, const void *src, __u32 w, __u64 d),
-			const void *src, __u32 w, struct tpkt **pkts, size_t n)
+/* The window's drop digests: each packet under each reason the window
+ * holds (every reason of the kernel when some found no slot). The pairs
+ * found go to t->dh, for commit_drops() once the window is known not to
+ * have been recycled meanwhile; returns the reasons tried (-1: out of
+ * memory, t->err set). */
+static int probe_drops(struct trace_ctx *t, const struct bt_win_reasons *r,
+		       bool (*has)(struct trace_ctx *t, const void *src, __u32 w, __u64 d),
+		       const void *src, __u32 w, struct tpkt **pkts, size_t n)
 {
 	__u32 codes[BT_DROP_REASONS];
 	int nc = bt_win_reasons_try(r, codes, BT_DROP_REASONS);
 
-	h.drop = true;
-	for (int c = 0; c < nc; c++) {
-		for (size_t i = 0; i < n; i++)
-			if (has(t, src, w, bt_hash_drop(pkts[i]->digest, codes[c]))) {
-				h.reason = codes[c];
-				add_hit(t, pkts[i], &h);
+	t->ndh = 0;
+	for (int c = 0; c < nc; c++)
+		for (size_t i = 0; i < n; i++) {
+			if (!has(t, src, w, bt_hash_drop(pkts[i]->digest, codes[c])))
+				continue;
+			if (t->ndh == t->capdh) {
+				size_t cap = t->capdh ? 2 * t->capdh : 64;
+				struct drop_hit *v = realloc(t->dh, cap * sizeof(*v));
+
+				if (!v) {
+					t->err = -ENOMEM;
+					return -1;
+				}
+				t->dh = v;
+				t->capdh = cap;
 			}
-		t->log_clean += log1p(-(h.fpr < 1 ? h.fpr : 1 - 1e-16));
+			t->dh[t->ndh++] = (struct drop_hit){ pkts[i], codes[c] };
+		}
+	return nc;
+}
+
+/* Each reason tried is one more chance of a false answer. */
+static void commit_drops(struct trace_ctx *t, struct hit h, int tries)
+{
+	h.drop = true;
+	for (size_t i = 0; i < t->ndh; i++) {
+		h.reason = t->dh[i].reason;
+		add_hit(t, t->dh[i].p, &h);
 	}
+	for (int c = 0; c < tries; c++)
+		t->log_clean += log1p(-(h.fpr < 1 ? h.fpr : 1 - 1e-16));
 }
 
 static bool live_has(struct trace_ctx *t, const void *src, __u32 w, __u64 d)
@@ -219,6 +252,7 @@ static void query_live(struct trace_ctx *t)
 	struct tpkt **all = malloc((t->n ? t->n : 1) * sizeof(*all));
 	struct bt_win_reasons reasons;
 	size_t np = 0;
+	int tries;
 
 	if (!hit || !all) {
 		free(hit);
@@ -245,8 +279,16 @@ static void query_live(struct trace_ctx *t)
 		for (size_t i = 0; i < t->n; i++)
 			if (t->p[i].ip && bt_bloom_has(f, s->bpw, s->meta->k, t->p[i].digest))
 				hit[nh++] = &t->p[i];
+		/* drops: of every packet (a drop may land in a later window
+		 * than the packet's own digest) */
+		bt_window_reasons(t->inst, s->ncpu, w, &reasons);
+		tries = reasons.n || reasons.other ?
+			probe_drops(t, &reasons, live_has, s, w, all, np) : 0;
+		if (tries < 0)
+			break;
 		/* current -> closed -> sealed leaves the bits; being cleared
-		 * (EMPTY, READY) or a new number means recycled under us */
+		 * (EMPTY, READY) or a new number means recycled under us: what
+		 * was read of it, drops and their reasons too, is dropped */
 		if (__atomic_load_n(&win->state, __ATOMIC_ACQUIRE) < BT_WIN_CURRENT ||
 		    __atomic_load_n(&win->seq, __ATOMIC_ACQUIRE) != seq)
 			continue;
@@ -254,11 +296,8 @@ static void query_live(struct trace_ctx *t)
 		t->live_seq[t->nlive++] = seq;
 		for (size_t i = 0; i < nh; i++)
 			add_hit(t, hit[i], &h);
-		/* drops: of every packet (a drop may land in a later window
-		 * than the packet's own digest) */
-		bt_window_reasons(t->inst, s->ncpu, w, &reasons);
-		if (reasons.n || reasons.other)
-			query_drops(t, &reasons, h, live_has, s, w, all, np);
+		if (tries)
+			commit_drops(t, h, tries);
 	}
 	free(hit);
 	free(all);
@@ -360,8 +399,11 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 		bt_archive_reasons(f, w, &reasons);
 		if (reasons.n || reasons.other) {
 			struct file_query fq = { f, NULL };
+			int tries = probe_drops(t, &reasons, file_has, &fq, w, order, m);
 
-			query_drops(t, &reasons, h, file_has, &fq, w, order, m);
+			if (tries < 0)
+				return;
+			commit_drops(t, h, tries);
 			if (fq.why) {
 				warn_file(t, f->path, fq.why);
 				return;
