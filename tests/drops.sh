@@ -265,6 +265,17 @@ big = [r[1:] for r in rows if r[0] == "30012"]
 light = {r[1:3] for r in rows if r[0] != "30012"}
 print(big, sorted(light), len(rows))')" "[('2', '1', '200')] [('2', '13')] 51"
 
+in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/heavy3.pcap" 30 198.18.40.1 198.18.41.2 5001 \
+	--size 300 --flow --tag 14 >/dev/null
+in_ns bdd "$BLOOMTAP" -j drops btddb --interval 1 --count 1 > "$WORK/iv.json" 2>&1
+eq "drops --interval 1 --count 1: the ended interval's heavy dropped flow" "$(python3 -c '
+import json, sys
+print([(f["sport"], f["reason"], f["packets"], f["interval"]) for f in json.load(open(sys.argv[1]))
+       if f["sport"] == 30014])' "$WORK/iv.json" 2>&1 || head -c 500 "$WORK/iv.json")" \
+	"[(30014, 'NETFILTER_DROP', 30, 'last')]"
+expect_fail "drops --count without --interval" "--count needs --interval" \
+	"$BLOOMTAP" drops btddb --count 2
+
 # what got no digest is counted, by cause
 check "drops -j names the causes" bash -c "in_ns bdd $BLOOMTAP -j drops btddb | python3 -c '
 import json, sys

@@ -178,7 +178,7 @@ static int print_reasons(void)
 static struct {
 	const char *instance, *suppress;
 	bool host, reasons;
-	uint32_t n;
+	uint32_t n, interval, count;
 } drops_cfg = { .n = 10 };
 
 static const struct bt_opt drops_opts[] = {
@@ -186,6 +186,11 @@ static const struct bt_opt drops_opts[] = {
 	{ "top", 'n', BT_OPT_U32, &drops_cfg.n, "N",
 	  "heavy dropped flows to show of each interval (default 10)", .min = 1,
 	  .max = 100000 },
+	{ "interval", 0, BT_OPT_U32, &drops_cfg.interval, "SECONDS",
+	  "end a heavy-flow interval every SECONDS and print its heavy dropped flows "
+	  "(heavy --dropped --interval)", .min = 1, .max = 86400 },
+	{ "count", 'c', BT_OPT_U32, &drops_cfg.count, "K", "with --interval: stop after K",
+	  .min = 1, .max = UINT32_MAX },
 	{ "host", 0, BT_OPT_FLAG, &drops_cfg.host, NULL,
 	  "the drops on interfaces without an instance, by reason" },
 	{ "reasons", 0, BT_OPT_FLAG, &drops_cfg.reasons, NULL,
@@ -201,8 +206,8 @@ static const struct bt_cmd_spec drops_spec = {
 	"running kernel's names): packets and bytes, how many got a digest and why\n"
 	"the others did not; then the heavy dropped flows of the last complete and the\n"
 	"current heavy-flow interval, each with its reason (the intervals are the heavy\n"
-	"flows': the agent or 'heavy --interval' ends them). 'bloomtap trace' says which\n"
-	"packets were dropped.",
+	"flows': the agent, 'heavy --interval' or --interval here ends them). 'bloomtap\n"
+	"trace' says which packets were dropped.",
 	drops_opts, 0, 1,
 };
 
@@ -219,6 +224,32 @@ int cmd_drops(int argc, char **argv)
 		return print_reasons() ? BT_EXIT_FAIL : 0;
 	if (drops_cfg.host)
 		return print_host() ? BT_EXIT_FAIL : 0;
+	if (drops_cfg.count && !drops_cfg.interval) {
+		bt_err("drops: --count needs --interval");
+		return BT_EXIT_USAGE;
+	}
+	if (drops_cfg.interval) {
+		/* the heavy flows' loop, on the dropped flows */
+		char nb[16], ib[16], cb[16], *hv[12] = { "heavy", "--dropped", "-n", nb,
+							 "--interval", ib };
+		int hc = 6;
+
+		snprintf(nb, sizeof(nb), "%u", drops_cfg.n);
+		snprintf(ib, sizeof(ib), "%u", drops_cfg.interval);
+		if (drops_cfg.count) {
+			snprintf(cb, sizeof(cb), "%u", drops_cfg.count);
+			hv[hc++] = "--count";
+			hv[hc++] = cb;
+		}
+		if (drops_cfg.instance) {
+			hv[hc++] = "--instance";
+			hv[hc++] = (char *)drops_cfg.instance;
+		} else if (n) {
+			hv[hc++] = argv[1];
+		}
+		hv[hc] = NULL;
+		return cmd_heavy(hc, hv);
+	}
 	if (bt_instance_open_arg(n ? argv[1] : NULL, drops_cfg.instance, &inst))
 		return BT_EXIT_FAIL;
 	if (drops_cfg.suppress) {

@@ -251,7 +251,7 @@ static struct heavy_cfg {
 	const char *instance, *ipfix_file;
 	uint32_t n, interval, count, ipfix_domain;
 	int by;
-	bool flip;
+	bool flip, dropped;
 	double fraction;
 	uint64_t bytes, packets;
 } hcfg = { .n = 20, .ipfix_domain = 1 };
@@ -260,6 +260,8 @@ static const char *const by_names[] = { "bytes", "packets", NULL };
 
 static const struct bt_opt heavy_opts[] = {
 	BT_INSTANCE_OPT(hcfg.instance),
+	{ "dropped", 0, BT_OPT_FLAG, &hcfg.dropped, NULL,
+	  "the heavy dropped flows instead, each with the kernel's drop reason" },
 	{ "top", 'n', BT_OPT_U32, &hcfg.n, "N", "at most N flows per interval (default 20)",
 	  .min = 1, .max = 1000000 },
 	{ "by", 0, BT_OPT_ENUM, &hcfg.by, "WHAT", "order by", .choices = by_names },
@@ -353,11 +355,15 @@ int cmd_heavy(int argc, char **argv)
 		}
 	}
 
+	/* the stage printed: the XDP program's flows or the dropped ones (both
+	 * end their intervals together, and IPFIX exports both) */
+	const struct bt_heavy_maps *shown = hcfg.dropped ? m.drops : &m;
+
 	if (!hcfg.interval) {
 		__u32 ivs[2];
 
 		both_intervals(&m, ivs);
-		if (print_intervals(&m, ivs, 2, hcfg.n, hcfg.by == 1, thrp))
+		if (print_intervals(shown, ivs, 2, hcfg.n, hcfg.by == 1, thrp))
 			goto out;
 		if (hcfg.flip) {
 			bt_heavy_flip(&m);
@@ -381,7 +387,7 @@ int cmd_heavy(int argc, char **argv)
 			break;
 		done = m.ctl->interval & 1;
 		bt_heavy_flip(&m);
-		if (print_intervals(&m, &done, 1, hcfg.n, hcfg.by == 1, thrp))
+		if (print_intervals(shown, &done, 1, hcfg.n, hcfg.by == 1, thrp))
 			goto out;
 		if (ipfix && export_ipfix(ipfix, &m, done, thrp))
 			goto out;
