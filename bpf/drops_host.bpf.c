@@ -47,12 +47,13 @@ int BPF_PROG(bloomtap_drops, struct sk_buff *skb, void *location, enum skb_drop_
 	struct bt_drop_count *dc, fresh = { 1, skb->len };
 	__u32 reason = why, *slot;
 
-	if (dev) {
-		/* skb_iif: the interface it came in by (0: made on this
-		 * host), in the namespace of the device it is on now */
+	/* skb_iif: the interface it came in by, in the namespace of the
+	 * device it is on now; 0 for a packet made on this host, which no
+	 * XDP program saw: no instance's */
+	if (dev && skb->skb_iif) {
 		struct bt_drop_owner o = {
 			.netns = dev->nd_net.net->ns.inum,
-			.ifindex = skb->skb_iif ? skb->skb_iif : dev->ifindex,
+			.ifindex = skb->skb_iif,
 		};
 
 		slot = bpf_map_lookup_elem(&drop_owners, &o);

@@ -250,7 +250,8 @@ print(big, len(light))' "$WORK/heavy.json")" "[(30012, 5001, 'NETFILTER_DROP', 2
 check "heavy dropped flows in the plain output, the reason after the key" bash -c \
 	"in_ns bdd $BLOOMTAP drops btddb | grep -qE '198.18.40.1:30012 -> 198.18.41.2:5001 udp NETFILTER_DROP +60000 +200 '"
 rm -f "$WORK/drops.ipfix"
-check "the interval ended into IPFIX" in_ns bdd "$BLOOMTAP" heavy btddb --flip --ipfix-file "$WORK/drops.ipfix"
+check "the interval ended into IPFIX" \
+	in_ns bdd "$BLOOMTAP" heavy btddb --dropped --flip --ipfix-file "$WORK/drops.ipfix"
 python3 "$TOP/tests/ipfix_check.py" pcap "$WORK/drops.ipfix" "$WORK/drops-ipfix.pcap" >/dev/null
 eq "IPFIX: forwardingStatus Dropped (2), ACL deny (1) for nft, for us (13) for no socket" "$(tshark \
 	-r "$WORK/drops-ipfix.pcap" -d udp.port==4739,cflow -T fields -E occurrence=a -E aggregator=' ' \
@@ -292,8 +293,14 @@ FLOWGEN=${FLOWGEN:-$TOP/${BT_BUILD:-.output}/tests/flowgen}
 nsenter --net=/var/run/netns/bdr "$BLOOMTAP" run btdra --listen 198.18.40.2:9482 --archive "$WORK/arch-r" \
 	> "$WORK/agent-r.log" 2>&1 &
 PIDS+=($!)
+# the destination's agent exports each interval's heavy flows, the dropped
+# ones too, to a collector on its loopback (a capture stands in for it)
+nsenter --net=/var/run/netns/bdd python3 "$TOP/tests/capture.py" lo "$WORK/agent-ipfix.pcap" 0 \
+	udp:4739 > "$WORK/agent-cap.out" &
+PIDS+=($!)
+capture_ready "$WORK/agent-cap.out"
 nsenter --net=/var/run/netns/bdd "$BLOOMTAP" run btddb --listen 198.18.41.2:9483 --archive "$WORK/arch-d" \
-	> "$WORK/agent-d.log" 2>&1 &
+	--interval 1 --ipfix 127.0.0.1:4739 --ipfix-dropped > "$WORK/agent-d.log" 2>&1 &
 PIDS+=($!)
 wait_for "the router's agent listens" 30 listening bdr t 9482
 wait_for "the destination's agent listens" 30 listening bdd t 9483
@@ -324,6 +331,25 @@ assert \"heavy\" in d'"
 check "/metrics: bloomtap_drops_total by interface and reason" bash -c \
 	"in_ns bds curl -sf http://198.18.41.2:9483/metrics | \
 	 grep -qE '^bloomtap_drops_total\\{interface=\"btddb\",reason=\"NETFILTER_DROP\"\\} [1-9]'"
+
+in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/heavy4.pcap" 50 198.18.40.1 198.18.41.2 5001 \
+	--size 300 --flow --tag 15 >/dev/null
+agent_exported() {
+	tshark -r "$WORK/agent-ipfix.pcap" -d udp.port==4739,cflow -T fields -E occurrence=a \
+		-E aggregator=' ' -e cflow.srcport -e cflow.forwarding_status_drop_code \
+		-e cflow.packets -Y cflow.forwarding_status 2>/dev/null | python3 -c '
+import sys
+rows = []
+for line in sys.stdin:
+    cols = [c.split() for c in line.rstrip("\n").split("\t")]
+    rows += list(zip(*cols))
+print([r for r in rows if r[0] == "30015"])'
+}
+export -f agent_exported
+export WORK
+wait_for "the agent exported the dropped flow" 20 bash -c '[ "$(agent_exported)" != "[]" ]'
+eq "agent --ipfix-dropped: the heavy dropped flow with forwardingStatus, ACL deny" \
+	"$(agent_exported)" "[('30015', '1', '50')]"
 
 # under load: a million drops while trace queries run (flowgen's frames,
 # sent from the router, leave the IP checksum zero: IP_CSUM at the

@@ -17,6 +17,7 @@
 #include "capture.h"
 #include "common.h"
 #include "flow.h"
+#include "drops.h"
 #include "ipfix.h"
 #include "options.h"
 
@@ -402,6 +403,75 @@ static void test_ipfix_dest(void **state)
 	assert_int_equal(bt_ipfix_parse_list(",", d, &n, err, sizeof(err)), -EINVAL);
 }
 
+/* Drop reasons as the running kernel names them (its BTF): a name's code
+ * and back, a subsystem's reason without its module, the suppression
+ * lists, the dropped flow's reason in its key, IPFIX's status codes. */
+static void test_drop_reasons(void **state)
+{
+	__u64 bits[BT_DROP_REASONS / 64];
+	struct bt_flow_key k = { 0 };
+	__u32 nf, code;
+	char buf[96];
+	int n;
+
+	if (!bt_drop_reasons(&n)) {
+		print_message("no kernel BTF: skipped\n");
+		skip();
+	}
+	assert_true(n > 50);
+	assert_int_equal(bt_drop_reason_code("NETFILTER_DROP", &nf), 0);
+	assert_int_equal(bt_drop_reason_code("SKB_DROP_REASON_NETFILTER_DROP", &code), 0);
+	assert_int_equal(code, nf);
+	assert_string_equal(bt_drop_reason_name(nf, buf, sizeof(buf)), "NETFILTER_DROP");
+	assert_int_equal(bt_drop_reason_code("NO_SUCH_REASON", &code), -ENOENT);
+	/* no module BTF for a subsystem: its number, the core's name for it */
+	bt_drop_reason_name(2u << 16 | 3, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "subsystem 2"));
+	assert_non_null(strstr(buf, "reason 3"));
+	bt_drop_reason_name(200u << 16 | 9, buf, sizeof(buf));
+	assert_string_equal(buf, "subsystem 200, reason 9");
+	/* suppression: the default, one taken out, an unknown name refused */
+	assert_int_equal(bt_drops_parse_suppress("default", bits), 0);
+	assert_int_equal(bt_drop_reason_code("OTHERHOST", &code), 0);
+	assert_true(bits[code / 64] >> (code % 64) & 1);
+	assert_false(bits[nf / 64] >> (nf % 64) & 1);
+	assert_int_equal(bt_drops_parse_suppress("default,-OTHERHOST,NETFILTER_DROP", bits), 0);
+	assert_false(bits[code / 64] >> (code % 64) & 1);
+	assert_true(bits[nf / 64] >> (nf % 64) & 1);
+	assert_int_equal(bt_drops_parse_suppress("none", bits), 0);
+	for (int i = 0; i < BT_DROP_REASONS / 64; i++)
+		assert_true(bits[i] == 0);
+	assert_int_equal(bt_drops_parse_suppress("NETFILTER_DROPX", bits), -EINVAL);
+	/* a dropped flow's key and its IPFIX status */
+	k.pad[0] = nf;
+	assert_int_equal(bt_flow_key_reason(&k), nf);
+	assert_non_null(strstr(bt_flow_str(&k, buf, sizeof(buf)), " NETFILTER_DROP"));
+	assert_int_equal(bt_forwarding_status(nf), 129);
+	assert_int_equal(bt_drop_reason_code("IP_INNOROUTES", &code), 0);
+	assert_int_equal(bt_forwarding_status(code), 131);
+	assert_int_equal(bt_forwarding_status(200u << 16 | 9), 128);
+
+	/* a window's reasons: two CPUs' slots merged; a reason that found no
+	 * slot on a CPU makes a query try every reason of the kernel */
+	struct bt_window_drops cpu0 = { .reason = { 12, 3 }, .count = { 5, 1 } };
+	struct bt_window_drops cpu1 = { .reason = { 3, 16 }, .count = { 2, 4 } };
+	struct bt_win_reasons wr = { 0 };
+	__u32 tries[BT_DROP_REASONS];
+
+	bt_win_reasons_add(&wr, &cpu0);
+	bt_win_reasons_add(&wr, &cpu1);
+	assert_int_equal(wr.n, 3);
+	assert_false(wr.other);
+	assert_int_equal(wr.count[0] + wr.count[1] + wr.count[2], 12);
+	assert_int_equal(bt_win_reasons_try(&wr, tries, BT_DROP_REASONS), 3);
+	cpu1.other = 9;
+	bt_win_reasons_add(&wr, &cpu1);
+	assert_true(wr.other);
+	/* its own three first, then every other reason once */
+	assert_int_equal(bt_win_reasons_try(&wr, tries, BT_DROP_REASONS), n);
+	assert_int_equal(tries[0], 12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_flow_json),
 		cmocka_unit_test(test_hex_input),
 		cmocka_unit_test(test_ipfix_dest),
+		cmocka_unit_test(test_drop_reasons),
 	};
 
 	return cmocka_run_group_tests_name("user space units", tests, group_setup, group_teardown);

@@ -303,6 +303,19 @@ static void export_interval(struct agent_iface *f, __u32 iv)
 		       strerror(-rc));
 		return;
 	}
+	/* the dropped ones after them, when asked: a collector that sums
+	 * every record would count a packet received and then dropped twice */
+	if (ag.cfg.ipfix_cfg.dropped && f->hm.drops) {
+		int derr[BT_IPFIX_MAX_DEST];
+
+		if ((rc = bt_ipfix_export_interval(ag.ipfix, ag.nipfix, f->hm.drops, iv, NULL,
+						   derr)))
+			bt_log(BT_LOG_WARNING, "%s: IPFIX: the interval's heavy dropped flows: %s",
+			       f->name, strerror(-rc));
+		for (int i = 0; !rc && i < ag.nipfix; i++)
+			if (!err[i])
+				err[i] = derr[i];
+	}
 	for (int i = 0; i < ag.nipfix; i++) {
 		double *at = &ag.ipfix_logged_at[i];
 		struct bt_ipfix_stats st;

@@ -53,6 +53,9 @@
 	  &(c).ipfix_cfg.template_refresh_s, "SECONDS",			\
 	  "UDP: send the templates again this often (default 60)", .dmin = 0.1,	\
 	  .dmax = 86400 },							\
+	{ "ipfix-dropped", 0, BT_OPT_FLAG, &(c).ipfix_cfg.dropped, NULL,		\
+	  "export the heavy dropped flows too, with forwardingStatus Dropped (a "	\
+	  "collector summing every record counts their packets twice)" },	\
 	{ "mode", 'm', BT_OPT_ENUM, &(c).mode, "MODE", "XDP mode for new attachments", \
 	  .choices = bt_mode_names },						\
 	{ "force", 'f', BT_OPT_FLAG, &(c).force, NULL,				\

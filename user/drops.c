@@ -185,7 +185,7 @@ const char *bt_drop_reason_name(__u32 code, char *buf, size_t len)
 	if (module_reason(code, buf, len))
 		return buf;
 	if (sub < 16 && kr.subsys[sub][0])
-		snprintf(buf, len, "%s:%u", kr.subsys[sub], code & 0xffff);
+		snprintf(buf, len, "subsystem %u (%s), reason %u", sub, kr.subsys[sub], code & 0xffff);
 	else
 		snprintf(buf, len, "subsystem %u, reason %u", sub, code & 0xffff);
 	return buf;

@@ -39,7 +39,8 @@ struct bt_drop_reason {
 /* All core reasons, sorted by code; NULL when the BTF cannot be read. */
 const struct bt_drop_reason *bt_drop_reasons(int *n);
 /* The reason's name on this kernel: a core reason's, a subsystem's from
- * its module's BTF, else "SUBSYSTEM:N" or "subsystem S reason N". */
+ * its module's BTF, else "subsystem S (NAME), reason N" ("subsystem S,
+ * reason N" when the core does not name S either). */
 const char *bt_drop_reason_name(__u32 code, char *buf, size_t len);
 /* A core reason's code by name (with or without SKB_DROP_REASON_). */
 int bt_drop_reason_code(const char *name, __u32 *code);

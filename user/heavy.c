@@ -367,7 +367,7 @@ int cmd_heavy(int argc, char **argv)
 			goto out;
 		if (hcfg.flip) {
 			bt_heavy_flip(&m);
-			if (ipfix && export_ipfix(ipfix, &m, ivs[1], thrp))
+			if (ipfix && export_ipfix(ipfix, shown, ivs[1], thrp))
 				goto out;
 		}
 		ret = 0;
@@ -389,7 +389,7 @@ int cmd_heavy(int argc, char **argv)
 		bt_heavy_flip(&m);
 		if (print_intervals(shown, &done, 1, hcfg.n, hcfg.by == 1, thrp))
 			goto out;
-		if (ipfix && export_ipfix(ipfix, &m, done, thrp))
+		if (ipfix && export_ipfix(ipfix, shown, done, thrp))
 			goto out;
 		fflush(stdout);
 	}

@@ -674,23 +674,15 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 int bt_ipfix_export_interval(struct bt_ipfix *const *x, int n, const struct bt_heavy_maps *m,
 			     __u32 iv, const struct bt_threshold *thr, int *err)
 {
-	/* the received heavy flows, then the dropped ones (their own
-	 * template: forwardingStatus) */
-	for (const struct bt_heavy_maps *s = m; s; s = s == m ? m->drops : NULL) {
-		struct bt_heavy_report r;
-		int rc = bt_heavy_collect(s, iv & 1, s == m ? thr : NULL, false, &r);
+	struct bt_heavy_report r;
+	int rc = bt_heavy_collect(m, iv & 1, thr, false, &r);
 
-		if (rc)
-			return rc;
-		for (int i = 0; i < n; i++) {
-			int e = bt_ipfix_export(x[i], &r, m->ctl->interval_start_ns[!(iv & 1)],
-						m->inst->meta.ifindex, m->inst->meta.key_mode);
-
-			if (s == m || !err[i])
-				err[i] = e;
-		}
-		bt_heavy_report_free(&r);
-	}
+	if (rc)
+		return rc;
+	for (int i = 0; i < n; i++)
+		err[i] = bt_ipfix_export(x[i], &r, m->ctl->interval_start_ns[!(iv & 1)],
+					 m->inst->meta.ifindex, m->inst->meta.key_mode);
+	bt_heavy_report_free(&r);
 	return 0;
 }
 

@@ -24,6 +24,8 @@ struct bt_ipfix_cfg {
 	uint32_t domain;		/* observation domain id */
 	uint32_t mtu;			/* path MTU: messages fit in one datagram */
 	double template_refresh_s;	/* UDP: templates again this often */
+	bool dropped;			/* the agent: the heavy dropped flows too
+					 * (forwardingStatus Dropped) */
 };
 
 #define BT_IPFIX_CFG_DEFAULTS { .domain = 1, .mtu = 1500, .template_refresh_s = 60 }
