@@ -294,7 +294,14 @@ nsenter --net=/var/run/netns/bdr "$BLOOMTAP" run btdra --listen 198.18.40.2:9482
 	> "$WORK/agent-r.log" 2>&1 &
 PIDS+=($!)
 # the destination's agent exports each interval's heavy flows, the dropped
-# ones too, to a collector on its loopback (a capture stands in for it)
+# ones too, to a collector on its loopback: a socket that reads them (a
+# port nobody listens on refuses every datagram after the first), and a
+# capture that tshark decodes
+mkfifo "$WORK/coll"
+nsenter --net=/var/run/netns/bdd $LAB sink 4739 < "$WORK/coll" > "$WORK/coll.out" &
+PIDS+=($!)
+exec 9> "$WORK/coll"
+wait_for "the collector is up" 10 grep -qx ready "$WORK/coll.out"
 nsenter --net=/var/run/netns/bdd python3 "$TOP/tests/capture.py" lo "$WORK/agent-ipfix.pcap" 0 \
 	udp:4739 > "$WORK/agent-cap.out" &
 PIDS+=($!)
