@@ -238,6 +238,39 @@ for line in sys.stdin:
 print(sorted(seen.get("10500", [])), sorted(seen.get("10600", [])))')" "['$OLD'] ['$NEW']"
 stop_pids
 
+# ---- a collector's name is resolved at each (re)connect and each of its
+# addresses tried in turn: a name that is ::1 first, then 127.0.0.1 (a
+# hosts file of the test's own, bind-mounted in a mount namespace of the
+# agent's own), a TCP collector on 127.0.0.1 only. With the first address
+# only, the agent tried ::1 forever. ----
+NAMED=4811
+printf '::1 btcollector\n127.0.0.1 btcollector\n' > "$TMP/hosts"
+# ::1 usable (a resolver puts an address it has no source for last)
+in_ns "$NSB" sysctl -qw net.ipv6.conf.lo.disable_ipv6=0
+eq "the name's first address is ::1" "$(nsenter --net=/var/run/netns/"$NSB" unshare -m sh -c \
+	'mount --bind "$1" /etc/hosts &&
+	 python3 -c "import socket; print(socket.getaddrinfo(\"btcollector\", 1, 0, socket.SOCK_STREAM)[0][4][0])"' \
+	_ "$TMP/hosts")" "::1"
+bg_b python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1)
+c, _ = s.accept()
+print("accepted", flush=True)
+head = c.recv(2)
+print("version %d" % int.from_bytes(head, "big"), flush=True)
+c.recv(65535)' "$NAMED" > "$TMP/named.out"
+wait_for "the named collector listens" 30 listening "$NSB" t "$NAMED"
+nsenter --net=/var/run/netns/"$NSB" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift &&
+	exec "$@"' _ "$TMP/hosts" "$BLOOMTAP" run "$VB" --interval 0.5 --listen "127.0.0.1:$PORT" \
+	--archive "$TMP/archive4" --ipfix "tcp:btcollector:$NAMED" > "$TMP/agent4.log" 2>&1 &
+PIDS+=($!)
+agent_up
+wait_for "the collector on the name's second address gets IPFIX" 30 grep -qx 'version 10' "$TMP/named.out" &&
+	ok "the collector on the name's second address gets IPFIX (::1 refused, 127.0.0.1 taken)"
+stop_pids
+"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+
 # ---- heavy --interval --ipfix-file: an interval without the agent ----
 check "replay a capture" "$BLOOMTAP" replay --instance "$INST" "$PCAPS/pcapplusplus__tls2.pcap"
 check "heavy --interval 1 --count 1 --ipfix-file" "$BLOOMTAP" heavy --instance "$INST" --interval 1 \

@@ -33,6 +33,7 @@
 #define TID_ERROR 271
 #define TID_INTERNAL 300
 #define TCP_PENDING_MAX (1u << 20)	/* bytes a slow TCP collector may owe */
+#define CONNECT_TIMEOUT_S 5.0		/* a TCP connect that neither succeeds nor fails */
 
 /* One flow as libfixbuf reads it (the internal template, in this order). */
 struct flow_rec {
@@ -152,6 +153,8 @@ struct bt_ipfix {
 	socklen_t addrlen;
 	int fd;
 	bool connecting;		/* TCP: connect() not finished */
+	unsigned int next_addr;		/* of the name's addresses, the one to use */
+	double connect_at;		/* TCP: when connect() began (monotonic s) */
 	FILE *file;
 	bool send_templates;
 	double templates_at;		/* CLOCK_MONOTONIC seconds */
@@ -259,23 +262,57 @@ static bool add_template(struct bt_ipfix *x, fbInfoElementSpec_t *spec, uint32_t
 	return true;
 }
 
+/* The collector's address number x->next_addr (wrapping) of its name as
+ * it resolves now: resolved again at each (re)connect, since a name's
+ * addresses change, and each address tried in turn, since a collector may
+ * listen on the second of them only (localhost as ::1 first, a collector
+ * on 127.0.0.1). */
+static int resolve(struct bt_ipfix *x)
+{
+	struct addrinfo hints = { .ai_socktype = x->d.transport == BT_IPFIX_TCP ?
+						 SOCK_STREAM : SOCK_DGRAM,
+				  .ai_flags = AI_NUMERICSERV }, *ai, *a;
+	int rc = getaddrinfo(x->d.host, x->d.port, &hints, &ai), n = 0;
+
+	if (rc)
+		return rc == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+	for (a = ai; a; a = a->ai_next)
+		n++;
+	a = ai;
+	for (int i = x->next_addr % n; i > 0; i--)
+		a = a->ai_next;
+	memcpy(&x->addr, a->ai_addr, a->ai_addrlen);
+	x->addrlen = a->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+/* This address failed: the next one, next time. */
+static void next_address(struct bt_ipfix *x)
+{
+	x->next_addr++;
+}
+
 static int open_socket(struct bt_ipfix *x)
 {
-	int type = x->d.transport == BT_IPFIX_TCP ? SOCK_STREAM : SOCK_DGRAM;
+	int type = x->d.transport == BT_IPFIX_TCP ? SOCK_STREAM : SOCK_DGRAM, err;
 
+	if ((err = resolve(x)))
+		return err;
 	x->fd = socket(x->addr.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (x->fd < 0)
 		return -errno;
 	/* UDP: connected, so that a collector's ICMP unreachable comes back
 	 * as an error of a later send, counted */
 	if (connect(x->fd, (struct sockaddr *)&x->addr, x->addrlen) && errno != EINPROGRESS) {
-		int err = -errno;
-
+		err = -errno;
 		close(x->fd);
 		x->fd = -1;
+		next_address(x);
 		return err;
 	}
 	x->connecting = x->d.transport == BT_IPFIX_TCP;
+	x->connect_at = bt_mono_s();
 	x->send_templates = true;	/* a new stream, or a new start */
 	return 0;
 }
@@ -331,12 +368,12 @@ struct bt_ipfix *bt_ipfix_open(const struct bt_ipfix_dest *d, const struct bt_ip
 					  .ai_flags = AI_NUMERICSERV }, *ai;
 		int rc = getaddrinfo(d->host, d->port, &hints, &ai);
 
+		/* a name that does not resolve at start is a configuration
+		 * error; later it is resolved again at each (re)connect */
 		if (rc) {
 			snprintf(err, len, "collector %s: %s", x->name, gai_strerror(rc));
 			goto fail;
 		}
-		memcpy(&x->addr, ai->ai_addr, ai->ai_addrlen);
-		x->addrlen = ai->ai_addrlen;
 		freeaddrinfo(ai);
 		/* connecting while the interval runs; a collector not there yet
 		 * is tried again at each export (counted) */
@@ -415,8 +452,16 @@ static int put(struct bt_ipfix *x, const uint8_t *p, size_t n)
 			err = -errno;
 		break;
 	case BT_IPFIX_UDP:
+		if (x->fd < 0 && (err = open_socket(x)))
+			break;
 		if (send(x->fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 			err = -errno;
+		/* refused (an ICMP unreachable for an earlier datagram): the
+		 * name resolved again, its next address, at the next message */
+		if (err == -ECONNREFUSED) {
+			close_socket(x);
+			next_address(x);
+		}
 		break;
 	case BT_IPFIX_TCP:
 		if (x->fd < 0 || x->connecting) {
@@ -435,6 +480,7 @@ static int put(struct bt_ipfix *x, const uint8_t *p, size_t n)
 		}
 		if (err) {		/* the connection broke: a new one next time */
 			close_socket(x);
+			next_address(x);
 			break;
 		}
 		if ((size_t)sent < n) {
@@ -547,10 +593,21 @@ static bool tcp_ready(struct bt_ipfix *x)
 		int soerr = 0;
 		socklen_t sl = sizeof(soerr);
 
-		if (poll(&p, 1, 0) <= 0)
+		if (poll(&p, 1, 0) <= 0) {
+			/* an address that answers nothing (no RST, no
+			 * unreachable): the next one after a while */
+			if (bt_mono_s() - x->connect_at >= CONNECT_TIMEOUT_S) {
+				close_socket(x);
+				next_address(x);
+				open_socket(x);
+			}
 			return false;
+		}
 		if (getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
+			/* refused or unreachable: the next address, now */
 			close_socket(x);
+			next_address(x);
+			open_socket(x);		/* connecting: ready at a later export */
 			return false;
 		}
 		x->connecting = false;
