@@ -61,6 +61,10 @@ eq "the same ifindex in both namespaces (attribution needs the namespace)" \
 	"$(ip -n bdr -j link show btdra | json_get '[0]["ifindex"]')" \
 	"$(ip -n bdd -j link show btddb | json_get '[0]["ifindex"]')"
 
+eq "status: both instances' drops recorded" "$("$BLOOMTAP" -j status | python3 -c '
+import json, sys
+print(sorted(i["name"] for i in json.load(sys.stdin)
+             if i.get("drops_recording") and i["name"].startswith("btd")))')" "['btddb', 'btdra']"
 MAC_SA=$(ip -n bds -j link show btdsa | json_get '[0]["address"]')
 MAC_RA=$(ip -n bdr -j link show btdra | json_get '[0]["address"]')
 MAC_RB=$(ip -n bdr -j link show btdrb | json_get '[0]["address"]')

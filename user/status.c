@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "common.h"
+#include "drops.h"
 #include "commands.h"
 #include "options.h"
 
@@ -53,6 +54,8 @@ static void status_one(const char *name, struct json_object *arr)
 	mode = link < 0 ? "-" : inst.meta.flags & BT_META_SKB_MODE ? "skb" : "native";
 	time_t t = inst.meta.created_ns / 1000000000ULL;
 	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	/* the host's drop program hands it this instance's drops */
+	bool drops = bt_drops_registered(&inst);
 
 	if (arr) {
 		struct json_object *o = json_object_new_object();
@@ -66,12 +69,13 @@ static void status_one(const char *name, struct json_object *arr)
 		json_object_object_add(o, "prog_id", json_object_new_int64(prog_id(inst.prog_fd)));
 		json_object_object_add(o, "flow_table", json_object_new_int64(inst.meta.flow_table_size));
 		json_object_object_add(o, "created", json_object_new_string(created));
+		json_object_object_add(o, "drops_recording", json_object_new_boolean(drops));
 		json_object_array_add(arr, o);
 	} else {
-		printf("%-16s %-9s %-16s %-14s %-6s prog %-6u flow table %-8u created %s\n",
+		printf("%-16s %-9s %-16s %-14s %-6s prog %-6u flow table %-8u created %s%s\n",
 		       name, kind, inst.meta.ifname[0] ? inst.meta.ifname : "-",
 		       attach_state(link), mode, prog_id(inst.prog_fd),
-		       inst.meta.flow_table_size, created);
+		       inst.meta.flow_table_size, created, drops ? "  drops recorded" : "");
 	}
 	bt_instance_close(&inst);
 }
