@@ -49,53 +49,56 @@ struct {
 	__type(value, struct bt_ctl);
 } ctl SEC(".maps");
 
-/* cms: the count-min sketches, index cpu * 2 + iv, value d * w struct
- * bt_cm_cell, row-major (through mmap: cell ((cpu * 2 + iv) * d + row) * w +
- * col). Written by the datapath (each CPU its own rows, plain stores); read
- * and cleared through mmap by user space. Sized before load: value sizes
- * here are placeholders. One lookup a packet instead of one a row: an
- * inlined lookup is cheap, but the compiler spills around each "call". */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct bt_cm_cell));
-} cms SEC(".maps");
+/* A heavy-flow stage's four maps, named prefix + cms, fm, fmc, fc: the XDP
+ * program's (no prefix) and the dropped packets' (d, below). Sized before
+ * load from the instance's meta; value sizes here are placeholders.
+ *   cms: the count-min sketches, index cpu * 2 + iv, value d * w struct
+ *        bt_cm_cell, row-major (through mmap: cell ((cpu * 2 + iv) * d +
+ *        row) * w + col). Written by the datapath (each CPU its own rows,
+ *        plain stores); read and cleared through mmap by user space. One
+ *        lookup a packet instead of one a row: an inlined lookup is cheap,
+ *        but the compiler spills around each "call".
+ *   fm:  flow memory, index iv, value fm_slots struct bt_fm_slot. Slots
+ *        claimed by the datapath (compare-and-swap: shared by all CPUs;
+ *        the counts are in fmc); read and cleared through mmap by user
+ *        space.
+ *   fmc: exact counts of the flow memory's flows, per CPU, index cpu * 2 +
+ *        iv, value fm_slots struct bt_cm_cell, one per slot. Written by
+ *        the datapath (each CPU its own, plain adds); summed and cleared
+ *        by user space through mmap.
+ *   fc:  the flow cache, index cpu, value BT_FC_ENTRIES struct
+ *        bt_fc_entry. Read and written by the datapath only, each CPU its
+ *        own entries. */
+#define BT_HEAVY_STAGE_MAPS(prefix)						\
+	struct {								\
+		__uint(type, BPF_MAP_TYPE_ARRAY);				\
+		__uint(map_flags, BPF_F_MMAPABLE);				\
+		__uint(max_entries, 1);						\
+		__uint(key_size, sizeof(__u32));				\
+		__uint(value_size, sizeof(struct bt_cm_cell));			\
+	} prefix##cms SEC(".maps");						\
+	struct {								\
+		__uint(type, BPF_MAP_TYPE_ARRAY);				\
+		__uint(map_flags, BPF_F_MMAPABLE);				\
+		__uint(max_entries, 1);						\
+		__uint(key_size, sizeof(__u32));				\
+		__uint(value_size, sizeof(struct bt_fm_slot));			\
+	} prefix##fm SEC(".maps");						\
+	struct {								\
+		__uint(type, BPF_MAP_TYPE_ARRAY);				\
+		__uint(map_flags, BPF_F_MMAPABLE);				\
+		__uint(max_entries, 1);						\
+		__uint(key_size, sizeof(__u32));				\
+		__uint(value_size, sizeof(struct bt_cm_cell));			\
+	} prefix##fmc SEC(".maps");						\
+	struct {								\
+		__uint(type, BPF_MAP_TYPE_ARRAY);				\
+		__uint(max_entries, 1);						\
+		__uint(key_size, sizeof(__u32));				\
+		__uint(value_size, BT_FC_ENTRIES * sizeof(struct bt_fc_entry));	\
+	} prefix##fc SEC(".maps")
 
-/* fm: flow memory, index iv, value fm_slots struct bt_fm_slot.
- * Slots claimed by the datapath (compare-and-swap: shared by all CPUs; the
- * counts are in fmc); read and cleared through mmap by user space. Sized
- * before load. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct bt_fm_slot));
-} fm SEC(".maps");
-
-/* fmc: exact counts of the flow memory's flows, per CPU, index cpu * 2 + iv,
- * value fm_slots struct bt_cm_cell, one per slot. Written by the
- * datapath (each CPU its own, plain adds); summed and cleared by user space
- * through mmap. Sized before load. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct bt_cm_cell));
-} fmc SEC(".maps");
-
-/* fc: the flow cache, index cpu, value BT_FC_ENTRIES struct bt_fc_entry.
- * Read and written by the datapath only, each CPU its own entries. Sized
- * before load. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, BT_FC_ENTRIES * sizeof(struct bt_fc_entry));
-} fc SEC(".maps");
+BT_HEAVY_STAGE_MAPS();
 
 /* spie: the ring of windows' Bloom filters, index
  * win * blocks_per_window + block, value struct bt_bloom_block (16 bytes:
@@ -227,36 +230,7 @@ struct {
 	__type(value, struct bt_counters);
 } dcounters SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct bt_cm_cell));
-} dcms SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct bt_fm_slot));
-} dfm SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct bt_cm_cell));
-} dfmc SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, BT_FC_ENTRIES * sizeof(struct bt_fc_entry));
-} dfc SEC(".maps");
+BT_HEAVY_STAGE_MAPS(d);
 
 /* drop_counters: per CPU, key 0, value struct bt_drop_counters: digested
  * drops and, by cause, the drops that got no digest. */

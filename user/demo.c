@@ -305,8 +305,28 @@ static int show_heavy(const struct bt_instance *inst, const struct traffic *t)
 	return exact ? 0 : -1;
 }
 
-/* One UDP packet whose every byte the demo chooses (IP_HDRINCL), so that
- * it can be traced afterwards; its hex goes to hex. */
+/* A raw IP socket in A (IP_HDRINCL: the demo chooses every byte of what it
+ * sends, so that it can trace it afterwards), -1 on failure. */
+static int raw_socket_a(void)
+{
+	int fd, one = 1;
+
+	if (bt_enter_netns(NS_A))
+		return -1;
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	if (fd >= 0)
+		setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one));
+	return fd;
+}
+
+/* A packet's bytes as the hex that trace --hex reads. */
+static void packet_hex(const uint8_t *p, size_t n, char *hex, size_t len)
+{
+	for (size_t i = 0; i < n && 2 * i + 3 < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", p[i]);
+}
+
+/* One UDP packet, traced afterwards; its hex goes to hex. */
 static int send_traced_packet(char *hex, size_t len)
 {
 	uint8_t p[28 + 12] = {
@@ -316,20 +336,15 @@ static int send_traced_packet(char *hex, size_t len)
 		'b', 'l', 'o', 'o', 'm', 't', 'a', 'p', ' ', 'd', 'e', 'm',
 	};
 	struct sockaddr_in b = { .sin_family = AF_INET };
-	int fd, one = 1;
+	int fd = raw_socket_a();
 	ssize_t n;
 
-	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
-	if (bt_enter_netns(NS_A))
-		return -1;
-	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
 	if (fd < 0)
 		return -1;
-	setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one));
+	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
 	n = sendto(fd, p, sizeof(p), 0, (void *)&b, sizeof(b));
 	close(fd);
-	for (size_t i = 0; i < sizeof(p) && 2 * i + 3 < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", p[i]);
+	packet_hex(p, sizeof(p), hex, len);
 	return n == sizeof(p) ? 0 : -1;
 }
 
@@ -357,23 +372,18 @@ static int send_dropped_flow(char *hex, size_t len)
 		'd', 'r', 'o', 'p', 'p', 'e', 'd', 0,
 	};
 	struct sockaddr_in b = { .sin_family = AF_INET };
-	int fd, one = 1, sent = 0;
+	int fd = raw_socket_a(), sent = 0;
 
-	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
-	if (bt_enter_netns(NS_A))
-		return -1;
-	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
 	if (fd < 0)
 		return -1;
-	setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one));
+	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
 	for (int i = 0; i < DROP_PACKETS; i++) {
 		p[5] = i;	/* IP ID: each datagram its own digest */
 		p[35] = i;
 		sent += sendto(fd, p, sizeof(p), 0, (void *)&b, sizeof(b)) == sizeof(p);
 	}
 	close(fd);
-	for (size_t i = 0; i < sizeof(p) && 2 * i + 3 < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", p[i]);
+	packet_hex(p, sizeof(p), hex, len);
 	return sent == DROP_PACKETS ? 0 : -1;
 }
 

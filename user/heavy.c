@@ -195,24 +195,9 @@ struct json_object *bt_heavy_dropped_json(const struct bt_instance *inst, size_t
 	return o;
 }
 
-int bt_print_heavy_dropped(const struct bt_instance *inst, size_t n)
-{
-	struct bt_heavy_maps m;
-	__u32 ivs[2];
-	int err = bt_heavy_map(inst, &m);
-
-	if (err) {
-		bt_err_errno(err, "mapping the dropped flows' sketch");
-		return err;
-	}
-	both_intervals(m.drops, ivs);
-	err = print_intervals(m.drops, ivs, 2, n, false, NULL);
-	bt_heavy_unmap(&m);
-	return err;
-}
-
-int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,
-		   const struct bt_threshold *thr)
+/* Both intervals of one stage: the received flows', or the dropped. */
+static int print_stage(const struct bt_instance *inst, bool dropped, size_t n, bool by_packets,
+		       const struct bt_threshold *thr)
 {
 	struct bt_heavy_maps m;
 	__u32 ivs[2];
@@ -223,9 +208,20 @@ int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,
 		return err;
 	}
 	both_intervals(&m, ivs);
-	err = print_intervals(&m, ivs, 2, n, by_packets, thr);
+	err = print_intervals(dropped ? m.drops : &m, ivs, 2, n, by_packets, thr);
 	bt_heavy_unmap(&m);
 	return err;
+}
+
+int bt_print_heavy_dropped(const struct bt_instance *inst, size_t n)
+{
+	return print_stage(inst, true, n, false, NULL);
+}
+
+int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,
+		   const struct bt_threshold *thr)
+{
+	return print_stage(inst, false, n, by_packets, thr);
 }
 
 static int export_ipfix(struct bt_ipfix *x, const struct bt_heavy_maps *m, __u32 iv,
