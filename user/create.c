@@ -225,9 +225,9 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	err = bloomtap_bpf__load(skel);
 	if (err == -ENOMEM || err == -E2BIG)
 		bt_err("cannot allocate the maps (%.1f MiB of SPIE windows, %.1f MiB of "
-		       "heavy-flow sketch): %s; lower --windows, --window-bits or --width",
-		       meta.window_bits / 8.0 * meta.windows / 1048576.0,
-		       bt_sketch_bytes(&meta) / 1048576.0, strerror(-err));
+		       "heavy-flow sketches, received and dropped): %s; lower --windows, "
+		       "--window-bits or --width", meta.window_bits / 8.0 * meta.windows / 1048576.0,
+		       2 * bt_sketch_bytes(&meta) / 1048576.0, strerror(-err));
 	else if (err)
 		bt_err_errno(err, "loading the XDP program (verifier or map creation)");
 	if (!err && (err = publish(skel, name, cfg, &meta)))

@@ -123,7 +123,8 @@ void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
 	double mib = bt_sketch_bytes(m) / 1048576.0;
 
 	snprintf(buf, len, "heavy flows by %s: sketch %u x %u per CPU and interval, "
-		 "flow memory %u slots per interval, %.1f MiB on %u CPUs; estimates "
+		 "flow memory %u slots per interval, %.1f MiB on %u CPUs (as much again "
+		 "for the dropped flows); estimates "
 		 "exceed the truth by at most %.2g of the interval's bytes with "
 		 "probability %.4g", bt_key_mode_names[m->key_mode], m->depth, m->width,
 		 m->fm_slots, mib, m->ncpu, M_E / m->width, 1 - exp(-(double)m->depth));
