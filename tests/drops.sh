@@ -373,8 +373,17 @@ xdp_before=$(xdp_packets)
 		> "$WORK/q.json" 2>/dev/null && python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-sys.exit(0 if all(p["seen"] and {d["reason"] for d in p["drops"]} == {"NETFILTER_DROP"} for p in r) else 1)' \
-		"$WORK/q.json" || { echo "query $i wrong:"; head -c 2000 "$WORK/q.json"; exit 1; }
+# nothing lost: every packet seen, and dropped with its reason. Other hits
+# are false positives, at the rate fpr_combined gives: the flood fills
+# windows to their design load, and each is probed for its reasons (IP_CSUM)
+extra = sum(1 for p in r for d in p["drops"] if d["reason"] != "NETFILTER_DROP")
+open(sys.argv[2], "a").write("%d %g\n" % (extra, r[0]["fpr_combined"]))
+bad = [p for p in r if not (p["seen"] and
+                           "NETFILTER_DROP" in {d["reason"] for d in p["drops"]})]
+for p in bad:
+    print(json.dumps(p)[:1500])
+sys.exit(1 if bad else 0)' \
+		"$WORK/q.json" "$WORK/fp.txt" || { echo "query $i wrong"; exit 1; }
 	echo "$i" > "$WORK/queries"
 	[ -e "$WORK/load-done" ] && exit 0
   done ) > "$WORK/queries.log" 2>&1 &
@@ -387,6 +396,14 @@ eq "load: the traces during the flood answered right" "$QRC" 0
 [ "$QRC" = 0 ] || sed 's/^/        /' "$WORK/queries.log" | head -20
 check "load: traces ran during the flood ($(cat "$WORK/queries" 2>/dev/null) of them)" \
 	test -s "$WORK/queries"
+# the false positives met: few, as the rates said (each query's 20 packets
+# against windows whose combined rate fpr_combined states)
+read -r EXTRA EXPECTED < <(python3 -c '
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+print(sum(int(r[0]) for r in rows), "%.2f" % sum(20 * float(r[1]) for r in rows))' "$WORK/fp.txt")
+check "load: false drop hits within what the rates allow ($EXTRA, $EXPECTED expected)" \
+	python3 -c "import sys; sys.exit(0 if $EXTRA <= 10 * $EXPECTED + 3 else 1)"
 xdp=$(($(xdp_packets) - xdp_before))
 wait_for "load: the drops counted" 30 bash -c "[ \$(reason_count btddb bdd IP_CSUM) -ge $((before + xdp)) ]"
 eq "load: every packet the XDP program saw was counted dropped (IP_CSUM)" \
