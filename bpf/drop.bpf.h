@@ -17,6 +17,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "maps.bpf.h"
+#include "drop_count.bpf.h"
 #include "heavy.bpf.h"
 #include "spie.bpf.h"
 
@@ -29,22 +30,6 @@
 #define GSO_TCP (1u << 0 | 1u << 4)
 #define GSO_FIXEDID (1u << 3 | 1u << 30)
 #define HDR_BYTES 80	/* IPv4 header (60 at most) + TCP's first 13 bytes */
-
-static __always_inline void drop_count(__u32 reason, __u32 segs, __u32 len)
-{
-	struct bt_drop_count *dc = bpf_map_lookup_elem(&drop_counts, &reason), fresh;
-
-	if (dc) {
-		dc->packets += segs;
-		dc->bytes += len;
-		return;
-	}
-	fresh.packets = segs;
-	fresh.bytes = len;
-	/* a race with another CPU's first drop of this reason: theirs and
-	 * ours are per-CPU values, BPF_NOEXIST fails only for this CPU */
-	bpf_map_update_elem(&drop_counts, &reason, &fresh, BPF_NOEXIST);
-}
 
 static __always_inline bool drop_suppressed(__u32 reason)
 {
@@ -292,7 +277,7 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 out:
 	/* bytes: the IP packets' (a GRO'd skb's headers counted for each
 	 * segment), skb->len when there is no IP header to go by */
-	drop_count(reason, segs, bytes);
+	drop_count_add(&drop_counts, reason, segs, bytes);
 	return 0;
 }
 

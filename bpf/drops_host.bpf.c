@@ -12,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "bloomtap.h"
+#include "drop_count.bpf.h"
 
 /* drop_owners: key struct bt_drop_owner, value the instance's slot in
  * drop_progs. Written by user space at attach and detach. */
@@ -44,8 +45,7 @@ SEC("tp_btf/kfree_skb")
 int BPF_PROG(bloomtap_drops, struct sk_buff *skb, void *location, enum skb_drop_reason why)
 {
 	struct net_device *dev = skb->dev;
-	struct bt_drop_count *dc, fresh = { 1, skb->len };
-	__u32 reason = why, *slot;
+	__u32 *slot;
 
 	/* skb_iif: the interface it came in by, in the namespace of the
 	 * device it is on now; 0 for a packet made on this host, which no
@@ -60,13 +60,7 @@ int BPF_PROG(bloomtap_drops, struct sk_buff *skb, void *location, enum skb_drop_
 		if (slot)
 			bpf_tail_call(ctx, &drop_progs, *slot);
 	}
-	dc = bpf_map_lookup_elem(&drop_host, &reason);
-	if (dc) {
-		dc->packets++;
-		dc->bytes += skb->len;
-	} else {
-		bpf_map_update_elem(&drop_host, &reason, &fresh, BPF_NOEXIST);
-	}
+	drop_count_add(&drop_host, why, 1, skb->len);
 	return 0;
 }
 

@@ -78,7 +78,9 @@ struct json_object *bt_drops_json(const struct bt_instance *inst, size_t n_heavy
 		if (suppressed(bits, r[i].code))
 			json_object_array_add(sup, json_object_new_string(r[i].name));
 	json_object_object_add(o, "suppressed", sup);
-	json_object_object_add(o, "heavy", bt_heavy_dropped_json(inst, n_heavy));
+	/* 0: without (the plain output prints them itself) */
+	if (n_heavy)
+		json_object_object_add(o, "heavy", bt_heavy_dropped_json(inst, n_heavy));
 	return o;
 }
 
