@@ -119,10 +119,13 @@ static __noinline void spie_next_window(struct bt_ctl *c, struct bt_window *w, _
 	if (!c || !w || !nw)
 		return;
 	st = nw->state;
-	if (st == BT_WIN_CURRENT)
-		return;		/* another CPU is moving the ring on */
-	if (st != BT_WIN_READY ||
-	    __sync_val_compare_and_swap(&nw->state, BT_WIN_READY, BT_WIN_CURRENT) != BT_WIN_READY) {
+	if (st == BT_WIN_READY)
+		st = __sync_val_compare_and_swap(&nw->state, BT_WIN_READY, BT_WIN_CURRENT);
+	if (st != BT_WIN_READY) {
+		/* Another CPU filled the same window at the same time and won
+		 * the swap: the ring moves on, nothing to flag. */
+		if (st == BT_WIN_CURRENT)
+			return;
 		/* Stay: every digest still lands in a filter, at a higher
 		 * false-positive rate that the window's fill will show. */
 		if (!(w->flags & BT_WIN_OVERLOADED))
