@@ -11,9 +11,12 @@ trap 'rm -rf "$TMP"' EXIT
 command -v systemd-analyze >/dev/null || { fail "systemd-analyze is not installed (make deps installs systemd)"; summary; exit 1; }
 # verify: exit 0 and nothing said but that no system bus runs (a build
 # machine without systemd as init)
+# (Documentation=man:bloomtap(8) is looked up: the page of this build)
+mkdir -p "$TMP/man/man8"
+python3 "$TOP/deploy/bloomtap-man.py" "$BLOOMTAP" > "$TMP/man/man8/bloomtap.8"
 verify() {
 	local out rc
-	out=$(systemd-analyze verify "$1" 2>&1); rc=$?
+	out=$(MANPATH=$TMP/man systemd-analyze verify "$1" 2>&1); rc=$?
 	out=$(grep -v '^Failed to connect to bus' <<<"$out")
 	[ $rc -eq 0 ] && [ -z "$out" ] || { echo "exit $rc: $out"; return 1; }
 }
@@ -22,6 +25,20 @@ sed "s|/usr/local/sbin/bloomtap|$BLOOMTAP|" "$D/bloomtap.service" > "$TMP/bloomt
 check "systemd-analyze verify bloomtap.service" verify "$TMP/bloomtap.service"
 check "unit keeps bpf(2) capabilities only" bash -c \
 	"grep -q '^CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_PERFMON$' '$D/bloomtap.service'"
+check "the unit runs as the user bloomtap, never root" bash -c \
+	"grep -qx 'User=bloomtap' '$D/bloomtap.service' && ! grep -q '^User=root' '$D/bloomtap.service'"
+# the exposure systemd computes: 2.5 at most (it was 4.3 as root)
+EXPOSURE=$(systemd-analyze security --offline=yes "$TMP/bloomtap.service" 2>&1 |
+	sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')
+check "systemd-analyze security: exposure $EXPOSURE, at most 2.5" \
+	python3 -c 'import sys; sys.exit(not 0 < float(sys.argv[1]) <= 2.5)' "${EXPOSURE:-0}"
+# a mount unit the unit names is one systemd has
+for m in $(grep -oE '[a-z0-9-]+\.mount' "$D/bloomtap.service" | sort -u); do
+	check "the unit names $m: it exists" bash -c "systemctl cat '$m' >/dev/null 2>&1 ||
+		ls /lib/systemd/system/$m /usr/lib/systemd/system/$m"
+done
+eq "Documentation= is the man page make install installs" \
+	"$(sed -n 's/^Documentation=//p' "$D/bloomtap.service")" "man:bloomtap(8)"
 # the example, on lo and a scratch archive, checked without attaching
 sed -e 's/^interface = .*/interface = lo/' -e "s|^archive = .*|archive = $TMP/archive|" \
 	"$D/bloomtap.conf" > "$TMP/bloomtap.conf"
@@ -44,7 +61,8 @@ DEST=$TMP/dest
 check "make install DESTDIR=... PREFIX=/usr" make -s -C "$TOP" install DESTDIR="$DEST" PREFIX=/usr
 for f in usr/sbin/bloomtap usr/lib/systemd/system/bloomtap.service usr/share/man/man8/bloomtap.8 \
 	 usr/share/bash-completion/completions/bloomtap usr/share/bloomtap/bloomtap.conf.example \
-	 usr/share/bloomtap/grafana/bloomtap.json etc/bloomtap/bloomtap.conf usr/share/bloomtap/installed; do
+	 usr/share/bloomtap/grafana/bloomtap.json etc/bloomtap/bloomtap.conf usr/share/bloomtap/installed \
+	 usr/lib/sysusers.d/bloomtap.conf; do
 	check "installed: /$f" test -s "$DEST/$f"
 done
 eq "the binary's mode" "$(stat -c %a "$DEST/usr/sbin/bloomtap")" 755
@@ -54,6 +72,9 @@ check "the installed binary runs" "$DEST/usr/sbin/bloomtap" --version
 sed "s|/usr/sbin/bloomtap|$DEST/usr/sbin/bloomtap|" "$DEST/usr/lib/systemd/system/bloomtap.service" \
 	> "$TMP/installed.service"
 check "systemd-analyze verify the installed unit" verify "$TMP/installed.service"
+check "the sysusers file makes the user bloomtap" bash -c \
+	"mkdir -p '$TMP/sysroot/etc' && systemd-sysusers --root='$TMP/sysroot' '$DEST/usr/lib/sysusers.d/bloomtap.conf' &&
+	 grep -q '^bloomtap:x:[0-9]*:[0-9]*:.*:/var/lib/bloomtap:/usr/sbin/nologin' '$TMP/sysroot/etc/passwd'"
 
 # reproducible: SOURCE_DATE_EPOCH sets the page's date
 M1=$(SOURCE_DATE_EPOCH=86400 python3 "$TOP/deploy/bloomtap-man.py" "$BLOOMTAP")

@@ -42,14 +42,35 @@ static struct bt_ctl *map_ctl(const struct bt_instance *inst, size_t *len)
 	return bt_mmap_array(inst->ctl_fd, sizeof(struct bt_ctl), len);
 }
 
+/* Where a slot's cells array is pinned: readers open it by its pin, which
+ * CAP_BPF allows, and not by its id, which takes CAP_SYS_ADMIN (the agent
+ * runs without it). */
+static int cells_pin(const struct bt_instance *inst, __u32 slot, char *buf, size_t len)
+{
+	char obj[32];
+
+	snprintf(obj, sizeof(obj), "watch_cells_%u", slot);
+	return bt_instance_path(inst->name, obj, buf, len);
+}
+
 /* The cells array of slot, as a new fd; -errno when the slot has none. */
 static int slot_cells_fd(const struct bt_instance *inst, __u32 slot)
 {
+	char path[512];
 	__u32 id;
 	int fd;
 
 	if (bpf_map_lookup_elem(inst->watch_cells_fd, &slot, &id))
 		return -errno;
+	if (!cells_pin(inst, slot, path, sizeof(path)) && (fd = bpf_obj_get(path)) >= 0) {
+		struct bpf_map_info info = { 0 };
+		__u32 ilen = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(fd, &info, &ilen) && info.id == id)
+			return fd;
+		close(fd);	/* a pin being replaced: the id decides */
+	}
+	/* a table loaded by a bloomtap before the pins */
 	fd = bpf_map_get_fd_by_id(id);
 	return fd < 0 ? -errno : fd;
 }
@@ -307,6 +328,7 @@ int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_li
 	struct bt_watch_hdr empty = { 0 };
 	struct bt_ctl *ctl = NULL;
 	__u32 ids[BT_WATCH_CLASSES] = { 0 }, gen, cur, next;
+	char pin[512] = "";
 	bool kept[BT_WATCH_CLASSES] = { 0 };
 	size_t ctl_len;
 	double t0;
@@ -343,7 +365,9 @@ int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_li
 		goto out;
 	}
 	/* the slot not in use: cells, header, names; then one store */
-	if ((fd = make_cells(&b.b)) < 0 ||
+	if (!cells_pin(inst, next, pin, sizeof(pin)))
+		unlink(pin);	/* a load that died before it freed its slot */
+	if ((fd = make_cells(&b.b)) < 0 || bpf_obj_pin(fd, pin) ||
 	    bpf_map_update_elem(inst->watch_cells_fd, &next, &fd, 0)) {
 		err = fd < 0 ? fd : -errno;
 		bt_err("making the watch table's map (%u cells): %s", b.b.hdr.cells,
@@ -370,6 +394,8 @@ int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_li
 	 * does not name lose their id */
 	bpf_map_update_elem(inst->watch_hdr_fd, &cur, &empty, 0);
 	bpf_map_delete_elem(inst->watch_cells_fd, &cur);
+	if (!cells_pin(inst, cur, pin, sizeof(pin)))
+		unlink(pin);
 	for (__u32 id = 1; id < BT_WATCH_CLASSES; id++)
 		if (before[id].name[0] && !kept[id])
 			memset(&names[id], 0, sizeof(names[id]));

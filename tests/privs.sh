@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Least privilege (issue 21, item 3): the agent as a user that is not root,
+# with exactly CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON (setpriv), in a lab of
+# namespaces: it attaches, counts, records drops, loads a watch list and
+# names its classes, archives, serves /metrics and answers a trace. Without
+# CAP_BPF it fails and says what it lacks.
+#
+# The test runs in a mount namespace of its own, with a bpffs of its own at
+# /sys/fs/bpf, prepared as the unit's ExecStartPre prepares the host's
+# (mode 0711, the pin directories the user's): nothing of the host's bpffs
+# is changed, and the pins go with the namespace.
+source "$(dirname "$0")/lib.sh"
+need_root "privs"
+if [ -z "$BT_PRIVS_INNER" ]; then
+	exec unshare --mount --propagation private env BT_PRIVS_INNER=1 bash "$0" "$@"
+fi
+
+ID=$$
+NSA=bt-pv-a-$ID NSB=bt-pv-b-$ID
+VA=btpa$ID VB=btpb$ID
+PORT=9485
+U=$((61000 + ID % 1000))	# a UID of no one: numeric, no passwd entry
+CAPS=+bpf,+net_admin,+perfmon
+TMP=$(mktemp -d)
+AGENT=
+cleanup() {
+	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	in_ns "$NSB" "$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	cleanup_netns
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+mount -t bpf bpffs /sys/fs/bpf || { fail "a bpffs of the test's own"; summary; exit 1; }
+chmod 0711 /sys/fs/bpf
+install -d -o $U -g $U -m 0700 /sys/fs/bpf/bloomtap /sys/fs/bpf/bloomtap_drops
+chmod 0755 "$TMP"
+install -d -o $U -g $U -m 0700 "$TMP/archive" "$TMP/run"
+veth_pair "$NSA" "$VA" "$NSB" "$VB" 22 || { fail "namespaces"; summary; exit 1; }
+cat > "$TMP/watch.list" <<EOF
+198.18.22.1 peer
+198.18.22.0/24 lab
+EOF
+chmod 0644 "$TMP/watch.list"
+
+# as_user CAPS command...: the command as UID U, with exactly CAPS
+# (inheritable, ambient, bounding), no supplementary groups, no new privileges
+as_user() {
+	local caps=$1; shift
+	setpriv --reuid=$U --regid=$U --clear-groups --inh-caps=-all,$caps \
+		--ambient-caps=-all,$caps --bounding-set=-all,$caps --no-new-privs "$@"
+}
+
+# ---- without CAP_BPF: refused, said why ----
+expect_fail "without CAP_BPF: the agent fails and names the capability" "CAP_BPF" \
+	in_ns "$NSB" setpriv --reuid=$U --regid=$U --clear-groups --inh-caps=-all,+net_admin,+perfmon \
+	--ambient-caps=-all,+net_admin,+perfmon --bounding-set=-all,+net_admin,+perfmon \
+	--no-new-privs "$BLOOMTAP" run --listen 127.0.0.1:$PORT --archive "$TMP/archive" "$VB"
+check "and nothing attached" bash -c "! ip -n $NSB link show $VB | grep -q prog/xdp"
+
+# ---- with exactly the three ----
+nsenter --net=/var/run/netns/"$NSB" setpriv --reuid=$U --regid=$U --clear-groups \
+	--inh-caps=-all,$CAPS --ambient-caps=-all,$CAPS --bounding-set=-all,$CAPS --no-new-privs \
+	"$BLOOMTAP" run --listen 127.0.0.1:$PORT --api-socket "$TMP/run/api.sock" \
+	--archive "$TMP/archive" --window 0.2 --archive-flush 0.3 --interval 1 \
+	--watch "$TMP/watch.list" "$VB" > "$TMP/agent.log" 2>&1 &
+AGENT=$!
+get() { in_ns "$NSB" curl -s -m 5 "$@"; }
+wait_for "/healthz answers" 30 get "127.0.0.1:$PORT/healthz"
+eq "the agent's UID" "$(awk '/^Uid:/ {print $2 "/" $3}' /proc/$AGENT/status)" "$U/$U"
+eq "its effective capabilities: exactly these three" \
+	"$(capsh --decode=$(awk '/^CapEff:/ {print $2}' /proc/$AGENT/status) | sed 's/.*=//')" \
+	"cap_net_admin,cap_perfmon,cap_bpf"
+check "it attached" bash -c "ip -n $NSB link show $VB | grep -q 'prog/xdp'"
+eq "its pins are its user's" "$(stat -c %u /sys/fs/bpf/bloomtap/$VB/meta)" "$U"
+in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.22.2 >/dev/null
+# a UDP datagram to a closed port of B: NO_SOCKET, the drop program's
+in_ns "$NSA" python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(3): s.sendto(b"x" * 20, ("198.18.22.2", 9))'
+packets() { get 127.0.0.1:$PORT/metrics | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\"}" {print $2}'; }
+wait_for "it counts: the pings and datagrams" 30 bash -c "[ \"\$(nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics |
+	awk '\$1 == \"bloomtap_packets_total{interface=\\\"$VB\\\"}\" {print \$2}')\" -ge 8 ]" &&
+	ok "it counts: $(packets) packets"
+wait_for "it records drops (CAP_PERFMON): NO_SOCKET" 30 bash -c \
+	"nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics | grep -q '^bloomtap_drops_total{interface=\"$VB\",reason=\"NO_SOCKET\"} [1-9]'" &&
+	ok "it records drops (CAP_PERFMON): NO_SOCKET"
+# the watch list's classes, read back by their pins (no CAP_SYS_ADMIN)
+wait_for "the watch list's classes count" 30 bash -c \
+	"nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics | grep -q '^bloomtap_class_packets_total{interface=\"$VB\",class=\"peer\",direction=\"src\"} [1-9]'" &&
+	ok "the watch list's classes count"
+wait_for "heavy flows name their classes" 30 bash -c \
+	"nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/api/v1/heavy | grep -q '\"src_class\":\"peer\"'" &&
+	ok "heavy flows name their classes (the table read by its pin)"
+wait_for "it archives" 30 bash -c "ls '$TMP/archive'/*.btw" && ok "it archives"
+eq "the archive's files are its user's" "$(stat -c %u "$(ls "$TMP"/archive/*.btw | head -1)")" "$U"
+eq "its socket: its user's, mode 0600" "$(stat -c '%u %a' "$TMP/run/api.sock")" "$U 600"
+
+# a packet that passed, captured at B, traced through the API
+in_ns "$NSB" timeout 30 python3 "$TOP/tests/capture.py" "$VB" "$TMP/got.pcap" 3 icmp-echo > "$TMP/cap.out" &
+TS=$!; capture_ready "$TMP/cap.out"
+in_ns "$NSA" ping -q -c 3 -i 0.05 198.18.22.2 >/dev/null
+wait $TS
+T=$(get -X POST --data-binary "@$TMP/got.pcap" "127.0.0.1:$PORT/api/v1/trace")
+eq "it answers a trace: every packet seen" "$(python3 -c 'import json,sys; print({p["seen"] for p in json.load(sys.stdin)})' <<<"$T")" "{True}"
+
+# SIGHUP-free restart: stopped, started again, it adopts its own pins
+kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
+nsenter --net=/var/run/netns/"$NSB" setpriv --reuid=$U --regid=$U --clear-groups \
+	--inh-caps=-all,$CAPS --ambient-caps=-all,$CAPS --bounding-set=-all,$CAPS --no-new-privs \
+	"$BLOOMTAP" run --listen 127.0.0.1:$PORT --archive "$TMP/archive" "$VB" >> "$TMP/agent.log" 2>&1 &
+AGENT=$!
+wait_for "restarted, it adopts its instance" 30 get "127.0.0.1:$PORT/healthz" &&
+	ok "restarted, it adopts its instance"
+check "adopted, not attached again" grep -q "adopt" "$TMP/agent.log"
+kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
+check "nothing logged as an error or a warning" bash -c "! grep -E 'error|warning' '$TMP/agent.log'"
+summary
+[ $FAIL -eq 0 ]
