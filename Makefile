@@ -16,9 +16,10 @@ DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
 	     prometheus curl python3-yaml systemd libclang-rt-14-dev \
-	     libfixbuf-dev nfdump pmacct man-db bash-completion nftables ethtool
+	     libfixbuf-dev nfdump pmacct man-db bash-completion nftables ethtool \
+	     libyaml-dev libgnutls28-dev libcrypt-dev openssl libcap2-bin util-linux
 
-LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0) -lm -lpthread
+LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf yaml-0.1 gnutls libcrypt 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0 -lyaml -lgnutls -lcrypt) -lm -lpthread
 # libfixbuf's headers include glib's: as system headers, out of -Werror's way
 FIXBUF_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libfixbuf 2>/dev/null))
 OPT_CFLAGS ?= -O2 -g
@@ -172,6 +173,7 @@ MANDIR     := $(PREFIX)/share/man
 DATADIR    := $(PREFIX)/share/bloomtap
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 
 # bloomtap(8) from the tool's own --help: one source, no drift
 man: $(OUTPUT)/bloomtap.8
@@ -187,6 +189,7 @@ install: all man
 	put 0644 $(OUTPUT)/bloomtap.service $(UNITDIR)/bloomtap.service; \
 	put 0644 $(OUTPUT)/bloomtap.8 $(MANDIR)/man8/bloomtap.8; \
 	put 0644 deploy/bloomtap.bash-completion $(COMPDIR)/bloomtap; \
+	put 0644 deploy/bloomtap.sysusers $(SYSUSERSDIR)/bloomtap.conf; \
 	put 0644 deploy/bloomtap.conf $(DATADIR)/bloomtap.conf.example; \
 	put 0644 deploy/grafana/bloomtap.json $(DATADIR)/grafana/bloomtap.json; \
 	conf=$(SYSCONFDIR)/bloomtap/bloomtap.conf; \
@@ -194,7 +197,13 @@ install: all man
 	elif grep -qx "$$conf" "$$m" 2>/dev/null; then \
 		echo "$$conf" >> "$$m.tmp"; echo "  kept $$conf (installed before: still ours)"; \
 	else echo "  kept $$conf (not installed by make install)"; fi; \
-	echo "$(DATADIR)/installed" >> "$$m.tmp"; mv "$$m.tmp" "$$m"
+	echo "$(DATADIR)/installed" >> "$$m.tmp"; mv "$$m.tmp" "$$m"; \
+	if [ -z "$(DESTDIR)" ] && ! getent passwd bloomtap >/dev/null; then \
+		if command -v systemd-sysusers >/dev/null; then \
+			systemd-sysusers "$(SYSUSERSDIR)/bloomtap.conf"; \
+		else useradd --system --home-dir /var/lib/bloomtap --no-create-home \
+			--shell /usr/sbin/nologin bloomtap; fi; \
+		echo "  made the system user bloomtap (the service runs as it)"; fi
 
 uninstall:
 	@set -e; m="$(DESTDIR)$(DATADIR)/installed"; \

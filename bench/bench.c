@@ -723,7 +723,7 @@ static void archive_run(FILE *f, const uint32_t *seq)
 		struct json_object *o;
 
 		t0 = now_s();
-		o = bt_trace_buffer(NULL, dir, hex, strlen(hex), 0, 0, err, sizeof(err));
+		o = bt_trace_buffer(NULL, dir, hex, strlen(hex), 0, 0, 0, err, sizeof(err));
 		q[r] = now_s() - t0;
 		if (!o)
 			goto out_unmap;

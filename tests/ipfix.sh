@@ -191,6 +191,50 @@ kill "$AGENT"; wait "$AGENT"
 eq "the agent stops at once, its collector still not reading" "$?" 0
 stop_pids
 
+# ---- the TCP backlog's account: a message counts as sent once its last
+# byte is in the socket; the backlog left at exit is flushed for at most
+# 2 s, the rest counted as not sent. A collector that reads nothing until
+# the agent stops gets exactly what the agent's closing line says it sent
+# (before, a message counted as sent when it entered the backlog, and the
+# backlog was dropped silently at exit). ----
+"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+BACK=4808
+bg_b python3 -c '
+import os, socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1)
+c, _ = s.accept()
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.05)
+with open(sys.argv[3], "wb") as out:
+    while True:
+        b = c.recv(1 << 16)
+        if not b:
+            break
+        out.write(b)' "$BACK" "$TMP/go" "$TMP/stream.bin"
+COLLECTOR=${PIDS[-1]}
+wait_for "the collector that reads later listens" 30 listening "$NSB" t "$BACK"
+bg_b "$BLOOMTAP" run "$VB" --interval 0.5 --packets 1 --listen "127.0.0.1:$PORT" \
+	--archive "$TMP/archive3" --ipfix "tcp:127.0.0.1:$BACK" > "$TMP/agent3.log" 2>&1
+AGENT=${PIDS[-1]}
+agent_up
+metric() { in_ns "$NSB" curl -s "127.0.0.1:$PORT/metrics" | awk -v m="$1{collector=\"$2\"}" '$1 == m { print $2 }'; }
+# bursts until bloomtap's own backlog is full (messages past it dropped):
+# a backlog is there at exit
+dropping() { burst; [ "$(metric bloomtap_ipfix_errors_total "tcp:127.0.0.1:$BACK")" -gt 0 ]; }
+wait_for "a full backlog to the collector that does not read yet" 120 dropping
+touch "$TMP/go"
+kill -TERM "$AGENT"; wait "$AGENT"
+wait "$COLLECTOR"
+LINE=$(grep -o "IPFIX to tcp:127.0.0.1:$BACK: .*" "$TMP/agent3.log" | tail -1)
+echo "        $LINE"
+SAID=$(sed -n 's/.*: \([0-9]*\) messages (\([0-9]*\) records) sent.*/\1 \2/p' <<<"$LINE")
+GOT=$(python3 "$TOP/tests/ipfix_check.py" stream-count "$TMP/stream.bin")
+check "the closing line gives the account ($SAID)" test -n "$SAID"
+eq "what the collector got, messages and records: what the agent says it sent" "$GOT" "$SAID"
+check "the backlog was there to flush: over 1 MB received" test "$(stat -c %s "$TMP/stream.bin")" -gt 1000000
+stop_pids
+
 # ---- the interface deleted and made again under the agent: the records
 # after it carry the new interface's index (they kept the old one until a
 # restart) ----

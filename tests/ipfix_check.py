@@ -249,6 +249,43 @@ def pcap_of_file(ipfix, pcap):
     return off == len(data)
 
 
+def stream_count(path):
+    """A TCP stream's whole IPFIX messages, and the data records in them
+    (records of templates, not of options templates): what a collector
+    that read it got. A message cut at the stream's end is not counted."""
+    data = open(path, "rb").read()
+    lengths, options = {}, set()
+    messages = records = off = 0
+    while off + 16 <= len(data):
+        version, n = struct.unpack("!HH", data[off:off + 4])
+        if version != 10 or n < 16:
+            raise SystemExit("not IPFIX at byte %d" % off)
+        if off + n > len(data):
+            break
+        msg, off, pos = data[off:off + n], off + n, 16
+        messages += 1
+        while pos + 4 <= len(msg):
+            sid, slen = struct.unpack("!HH", msg[pos:pos + 4])
+            body, pos = msg[pos + 4:pos + slen], pos + slen
+            if sid in (2, 3):       # (options) template set
+                b = 0
+                while b + 4 <= len(body):
+                    tid, nf = struct.unpack("!HH", body[b:b + 4])
+                    b += 6 if sid == 3 else 4
+                    size = 0
+                    for _ in range(nf):
+                        fid, flen = struct.unpack("!HH", body[b:b + 4])
+                        b += 8 if fid & 0x8000 else 4
+                        size += flen
+                    lengths[tid] = size
+                    if sid == 3:
+                        options.add(tid)
+            elif sid >= 256 and sid not in options:
+                records += len(body) // lengths[sid]
+    print(messages, records)
+    return 0
+
+
 def intervals(log):
     """How many interval starts the log saw."""
     heavy_intervals(log)
@@ -259,6 +296,8 @@ def intervals(log):
 def main():
     if sys.argv[1] == "intervals":
         return intervals(sys.argv[2])
+    if sys.argv[1] == "stream-count":
+        return stream_count(sys.argv[2])
     if sys.argv[1] == "pcap":
         ok = pcap_of_file(sys.argv[2], sys.argv[3])
         print("whole messages" if ok else "the file ends inside a message")

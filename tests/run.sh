@@ -75,6 +75,8 @@ run_build() {	# label, build dir
 	run_suite ${label}pathtrace   tests/pathtrace.sh
 	run_suite ${label}drops       tests/drops.sh
 	run_suite ${label}agent       tests/agent.sh
+	run_suite ${label}webapi      tests/webapi.sh
+	run_suite ${label}privs       tests/privs.sh
 	run_suite ${label}ipfix       tests/ipfix.sh
 	run_suite ${label}dashboard   tests/dashboard.sh
 	run_suite ${label}watch-cli   tests/watch.sh

@@ -22,6 +22,7 @@
 #include "archive.h"
 #include "commands.h"
 #include "http.h"
+#include "webconfig.h"
 #include "common.h"
 #include "options.h"
 #include "util.h"
@@ -210,6 +211,18 @@ static int mkdir_p(const char *path)
 	return mkdir(buf, 0700) && errno != EEXIST ? -1 : 0;
 }
 
+/* The directory a file goes in, made as mkdir_p makes it. */
+static int mkdir_parent(const char *path)
+{
+	char dir[512];
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || slash == path)
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	return mkdir_p(dir);
+}
+
 static double window_s(const struct agent_iface *f)
 {
 	return ag.cfg.spie.window_s > 0 ? ag.cfg.spie.window_s : f->inst.meta.window_ms / 1000.0;
@@ -276,10 +289,34 @@ static int open_ipfix(const struct agent_cfg *c, struct bt_ipfix **x, int *n)
 	return 0;
 }
 
+/* Collectors closed (at exit, or replaced at a reload): each TCP backlog
+ * sent within IPFIX_FINISH_S in all, the rest counted as not sent; each
+ * collector's account logged. */
+#define IPFIX_FINISH_S 2.0
+
+static void finish_ipfix(struct bt_ipfix **x, int n)
+{
+	double end = bt_mono_s() + IPFIX_FINISH_S;
+
+	for (int i = 0; i < n; i++) {
+		struct bt_ipfix_stats st;
+		uint64_t unsent = 0;
+		double left = end - bt_mono_s();
+
+		bt_ipfix_finish(x[i], left > 0 ? left : 0, &unsent);
+		bt_ipfix_stats(x[i], &st);
+		bt_log(unsent ? BT_LOG_WARNING : BT_LOG_INFO, "IPFIX to %s: %llu messages (%llu "
+		       "records) sent, %llu not sent%s", bt_ipfix_name(x[i]),
+		       (unsigned long long)st.messages, (unsigned long long)st.records,
+		       (unsigned long long)st.errors, unsent ? ", of them the TCP backlog left at "
+		       "the close" : "");
+		bt_ipfix_close(x[i]);
+	}
+}
+
 static void close_ipfix(void)
 {
-	for (int i = 0; i < ag.nipfix; i++)
-		bt_ipfix_close(ag.ipfix[i]);
+	finish_ipfix(ag.ipfix, ag.nipfix);
 	ag.nipfix = 0;
 }
 
@@ -333,6 +370,11 @@ static void export_interval(struct agent_iface *f, __u32 iv)
  * into a new configuration, the command line on top, checked; swapped in
  * under the lock, or nothing changes; then its watch list loaded. What only
  * a start can change (the address, the interfaces) is logged. */
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
 static void reconfigure(void)
 {
 	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ];
@@ -345,11 +387,13 @@ static void reconfigure(void)
 	}
 	if (bt_agent_config_load(ag.argc, ag.argv, &next, names, &n)) {
 		bt_log(BT_LOG_ERR, "%s: not applied, the previous settings stay", ag.cfg.config);
+		bt_agent_config_discard();
 		return;
 	}
-	if (strcmp(next.listen, ag.cfg.listen))
-		bt_log(BT_LOG_WARNING, "%s: listen %s takes effect at the next start", ag.cfg.config,
-		       next.listen);
+	if (strcmp(next.listen, ag.cfg.listen) || !same_str(next.web_config, ag.cfg.web_config) ||
+	    !same_str(next.api_socket, ag.cfg.api_socket))
+		bt_log(BT_LOG_WARNING, "%s: listen, web-config and api-socket take effect at the "
+		       "next start", ag.cfg.config);
 	if (n != ag.n)
 		bt_log(BT_LOG_WARNING, "%s: interfaces are read at start: restart the agent to "
 		       "add or remove one", ag.cfg.config);
@@ -357,6 +401,7 @@ static void reconfigure(void)
 		bt_log(BT_LOG_ERR, "%s: --archive %s: %s; not applied", ag.cfg.config, next.archive,
 		       strerror(errno));
 		bt_watch_list_drop(next.watch_list);
+		bt_agent_config_discard();
 		return;
 	}
 	bool had_watch = ag.cfg.watch;
@@ -367,13 +412,20 @@ static void reconfigure(void)
 	if (new_ipfix && open_ipfix(&next, ipfix, &nipfix)) {
 		bt_log(BT_LOG_ERR, "%s: not applied, the previous settings stay", ag.cfg.config);
 		bt_watch_list_drop(next.watch_list);
+		bt_agent_config_discard();
 		return;
 	}
+	struct bt_ipfix *old_ipfix[BT_IPFIX_MAX_DEST];
+	int nold = 0;
+
 	pthread_mutex_lock(&ag.lock);
 	next.listen = ag.cfg.listen;
+	next.web_config = ag.cfg.web_config;
+	next.api_socket = ag.cfg.api_socket;
 	ag.cfg = next;
 	if (new_ipfix) {
-		close_ipfix();
+		memcpy(old_ipfix, ag.ipfix, sizeof(old_ipfix));
+		nold = ag.nipfix;
 		memcpy(ag.ipfix, ipfix, sizeof(ipfix));
 		ag.nipfix = nipfix;
 		memset(ag.ipfix_logged_at, 0, sizeof(ag.ipfix_logged_at));
@@ -381,6 +433,13 @@ static void reconfigure(void)
 	for (int i = 0; i < ag.n; i++)
 		keeper_settings(&ag.ifs[i]);
 	pthread_mutex_unlock(&ag.lock);
+	/* nothing points into the configurations before the one replaced now
+	 * (the watch list asked for last, and a trace that began before the
+	 * lock, may still use that one) */
+	bt_agent_config_applied();
+	/* the collectors replaced: their backlogs sent, outside the lock (the
+	 * loop turns meanwhile) */
+	finish_ipfix(old_ipfix, nold);
 	/* built on the loader's thread: the loop goes on turning meanwhile */
 	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, had_watch);
 	ag.cfg.watch_list = NULL;
@@ -491,7 +550,9 @@ static int run(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_stop }, sh = { .sa_handler = on_hup };
 	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ], err[512];
 	struct bt_keeper *keepers[BT_AGENT_MAX_IFACES];
-	struct MHD_Daemon *http = NULL;
+	struct bt_http *http = NULL;
+	struct bt_web_cfg web = { 0 };
+	struct bt_http_cfg hc;
 	int n, rc, ret = BT_EXIT_FAIL;
 	bool loopback;
 
@@ -526,6 +587,10 @@ static int run(int argc, char **argv)
 			bt_err("run: %s is taken by another process here", ag.cfg.listen);
 			busy = true;
 		}
+		if (ag.cfg.api_socket && bt_api_socket_check(ag.cfg.api_socket, err, sizeof(err))) {
+			bt_err("run: %s", err);
+			busy = true;
+		}
 		if (busy)
 			return BT_EXIT_FAIL;
 
@@ -546,6 +611,21 @@ static int run(int argc, char **argv)
 	if (ag.cfg.archive)
 		bt_archive_prune(ag.cfg.archive, NULL, 0, 0, NULL);
 
+	if (ag.cfg.web_config && bt_web_config_load(ag.cfg.web_config, &web, err, sizeof(err))) {
+		bt_err("run: %s", err);
+		ret = BT_EXIT_USAGE;
+		goto out;
+	}
+	/* what would stop the HTTP side, before anything is attached */
+	if (ag.cfg.api_socket && bt_api_socket_check(ag.cfg.api_socket, err, sizeof(err))) {
+		bt_err("run: %s", err);
+		goto out;
+	}
+	if (ag.cfg.api_socket && mkdir_parent(ag.cfg.api_socket)) {
+		bt_err("run: --api-socket %s: its directory: %s", ag.cfg.api_socket, strerror(errno));
+		ret = BT_EXIT_USAGE;
+		goto out;
+	}
 	if (open_ipfix(&ag.cfg, ag.ipfix, &ag.nipfix)) {
 		bt_err("run: --ipfix: the collectors could not be set up");
 		goto out;
@@ -554,14 +634,21 @@ static int run(int argc, char **argv)
 		goto out;
 	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, false);
 	ag.cfg.watch_list = NULL;
-	http = bt_http_start(&ag, ag.cfg.listen, err, sizeof(err));
+	hc = (struct bt_http_cfg){ .listen = ag.cfg.listen, .socket = ag.cfg.api_socket,
+				   .web = ag.cfg.web_config ? &web : NULL };
+	http = bt_http_start(&ag, &hc, err, sizeof(err));
 	if (!http) {
 		bt_err("run: %s", err);
 		goto out;
 	}
-	if (!loopback)
-		bt_log(BT_LOG_WARNING, "listening on %s, beyond loopback: anyone who reaches it "
-		       "can read the metrics and query traces", ag.cfg.listen);
+	if (!loopback && !web.nusers)
+		bt_log(BT_LOG_WARNING, "listening on %s, beyond loopback, without users in a "
+		       "--web-config: anyone who reaches it reads the heavy flows (addresses and "
+		       "ports), the dropped flows, the watch lists' class names, the IPFIX "
+		       "collectors, and asks /api/v1/trace whether a packet passed here", ag.cfg.listen);
+	else if (!loopback && !web.cert_pem)
+		bt_log(BT_LOG_WARNING, "listening on %s, beyond loopback, without TLS: passwords "
+		       "and answers cross the network in clear", ag.cfg.listen);
 	bt_log(BT_LOG_INFO, "running on %d interface%s, HTTP on %s, archive %s", ag.n,
 	       ag.n > 1 ? "s" : "", ag.cfg.listen, ag.cfg.archive);
 	sigaction(SIGINT, &sa, NULL);
@@ -587,6 +674,7 @@ out:
 	bt_http_stop(http);
 	stop_ifaces(ag.cfg.detach_on_exit && !ret);
 	close_ipfix();
+	bt_web_config_free(&web);
 	return ret;
 }
 

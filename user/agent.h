@@ -35,6 +35,7 @@ struct agent_iface {
 
 struct agent_cfg {
 	const char *config, *listen, *archive, *watch, *ipfix, *drop_suppress;
+	const char *web_config, *api_socket;
 	double interval_s, archive_flush_s;
 	uint32_t top;
 	uint64_t archive_max_bytes, archive_max_age;
@@ -65,6 +66,11 @@ int bt_agent_config_load(int argc, char **argv, struct agent_cfg *out,
 int bt_agent_config_check(const struct agent_cfg *c);
 /* Frees what configurations read (at exit: the config points into it). */
 void bt_agent_config_free(void);
+/* After a reload: the configuration just loaded is in force; what the loads
+ * before the one it replaced made is freed. */
+void bt_agent_config_applied(void);
+/* After a reload that failed or was not applied: what it made is freed. */
+void bt_agent_config_discard(void);
 
 struct agent {
 	struct agent_cfg cfg;

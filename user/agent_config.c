@@ -14,12 +14,19 @@
 #include "common.h"
 #include "options.h"
 #include "watch.h"
+#include "webconfig.h"
 
 #define RUN_OPTS(c)								\
 	{ "config", 'c', BT_OPT_STRING, &(c).config, "FILE",			\
 	  "read options from FILE (one 'name = value' a line, as the long options)" }, \
 	{ "listen", 'l', BT_OPT_STRING, &(c).listen, "ADDR:PORT",		\
 	  "HTTP address (default 127.0.0.1:9477; another address is logged)" }, \
+	{ "web-config", 0, BT_OPT_STRING, &(c).web_config, "FILE",		\
+	  "TLS and basic auth for --listen, in the Prometheus exporters' web "	\
+	  "configuration format (tls_server_config, basic_auth_users)" },	\
+	{ "api-socket", 0, BT_OPT_STRING, &(c).api_socket, "PATH",		\
+	  "also serve the API on this unix socket, mode 0600 (the packaged "	\
+	  "configuration: /run/bloomtap/api.sock)" },				\
 	{ "interval", 0, BT_OPT_DOUBLE, &(c).interval_s, "SECONDS",		\
 	  "heavy-flow interval (default 10)", .dmin = 0.1, .dmax = 86400 },	\
 	{ "archive", 'a', BT_OPT_STRING, &(c).archive, "DIR",			\
@@ -71,35 +78,75 @@ const struct bt_cmd_spec bt_run_spec = {
 	"run", "IFACE...",
 	"The agent: attach to each IFACE (or adopt its pinned instance), then keep\n"
 	"heavy-flow intervals and SPIE windows turning, seal windows into the\n"
-	"archive, and serve /metrics (Prometheus), /api/v1/heavy, /api/v1/trace\n"
-	"and /healthz. SIGTERM leaves the program attached; SIGHUP re-reads --config\n"
-	"(the command line stays on top of it).",
+	"archive, and serve /metrics (Prometheus), /api/v1/heavy, /api/v1/drops,\n"
+	"/api/v1/trace and /healthz. SIGTERM leaves the program attached; SIGHUP\n"
+	"re-reads --config (the command line stays on top of it; --listen,\n"
+	"--web-config and --api-socket take effect at the next start).",
 	help_opts, 0, BT_AGENT_MAX_IFACES,
 };
 
 /* What the struct agent_cfg strings point into: argument vectors of
- * configuration files (their strings), kept until bt_agent_config_free(). */
-static void **kept;
-static size_t nkept;
+ * configuration files (their strings), each tagged with the load that made
+ * it (a generation: the start is 1, each SIGHUP the next). A reload frees
+ * what loads before the one it replaces made, so memory stays flat over
+ * any number of SIGHUPs; the start's stays (listen, web-config and
+ * api-socket keep pointing into it). */
+struct kept_ptr {
+	void *p;
+	unsigned gen;
+};
+
+static struct kept_ptr *kept;
+static size_t nkept, kept_cap;
+static unsigned generation;
 
 static int keep(void *p)
 {
-	void **more = realloc(kept, (nkept + 1) * sizeof(*more));
+	if (nkept == kept_cap) {
+		size_t cap = kept_cap ? 2 * kept_cap : 64;
+		struct kept_ptr *more = realloc(kept, cap * sizeof(*more));
 
-	if (!more)
-		return -ENOMEM;
-	kept = more;
-	kept[nkept++] = p;
+		if (!more)
+			return -ENOMEM;
+		kept = more;
+		kept_cap = cap;
+	}
+	kept[nkept++] = (struct kept_ptr){ p, generation };
 	return 0;
+}
+
+/* Frees what the loads of generations [from, to] made. */
+static void release(unsigned from, unsigned to)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < nkept; i++) {
+		if (kept[i].gen >= from && kept[i].gen <= to)
+			free(kept[i].p);
+		else
+			kept[j++] = kept[i];
+	}
+	nkept = j;
+}
+
+void bt_agent_config_applied(void)
+{
+	if (generation > 2)
+		release(2, generation - 2);
+}
+
+void bt_agent_config_discard(void)
+{
+	if (generation > 1)
+		release(generation, generation);
 }
 
 void bt_agent_config_free(void)
 {
-	for (size_t i = 0; i < nkept; i++)
-		free(kept[i]);
+	release(0, ~0u);
 	free(kept);
 	kept = NULL;
-	nkept = 0;
+	nkept = kept_cap = 0;
 }
 
 /* argv parsed into c (a copy of the array: the parser moves positional
@@ -189,7 +236,7 @@ static int read_config(const char *path, char ***argv_out, int *argc_out)
 				err = -ENOMEM;
 				break;
 			}
-			kept[slot] = argv = more;
+			kept[slot].p = argv = more;
 			cap *= 2;
 		}
 		if (!strcmp(s, "config")) {
@@ -234,6 +281,20 @@ int bt_agent_config_check(const struct agent_cfg *c)
 		bt_err("run: --listen %s: give ADDR:PORT (127.0.0.1:9477, [::1]:9477)", c->listen);
 		return -EINVAL;
 	}
+	if (c->web_config) {
+		struct bt_web_cfg w;
+		char err[600];
+
+		if (bt_web_config_load(c->web_config, &w, err, sizeof(err))) {
+			bt_err("run: %s", err);
+			return -EINVAL;
+		}
+		bt_web_config_free(&w);
+	}
+	if (c->api_socket && c->api_socket[0] != '/') {
+		bt_err("run: --api-socket %s: give an absolute path", c->api_socket);
+		return -EINVAL;
+	}
 	if (bt_sketch_resolve(&sk, &probe) || bt_spie_resolve(&sp, &probe))
 		return -EINVAL;
 	if (c->ipfix) {
@@ -264,6 +325,7 @@ int bt_agent_config_load(int argc, char **argv, struct agent_cfg *out,
 
 	*out = (struct agent_cfg)AGENT_DEFAULTS;
 	*n = 0;
+	generation++;
 	/* the command line alone first: --config FILE or --config=FILE, --help */
 	if ((err = parse_into(&cli, "run", argc, argv, scratch, &ns)))
 		return err;

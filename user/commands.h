@@ -42,11 +42,11 @@ int bt_print_watch(const struct bt_instance *inst);
 /* The trace of the packets in buf (a pcap or pcapng capture, or hex text)
  * against inst's live windows (inst may be NULL) and its files in the
  * archive (NULL: none), windows overlapping [since, until] (0: open), as
- * trace -j prints it; NULL with err set on bad input. Takes no lock: the
- * ring is read as it turns. */
+ * trace -j prints it; NULL with err set on bad input or past max_packets
+ * packets (0: any number). Takes no lock: the ring is read as it turns. */
 struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
 				    const void *buf, size_t len, __u64 since, __u64 until,
-				    char *err, size_t errlen);
+				    uint64_t max_packets, char *err, size_t errlen);
 /* trace --agents: ask each agent, walk the path back (user/pathtrace.c);
  * since and until as the command line gave them (NULL: open). */
 int bt_trace_agents(const char *agents, const char *topology, const char *from,

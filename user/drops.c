@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,6 @@ bool bt_drops_supported(void)
 /* ---- reason names ---- */
 
 static struct {
-	bool loaded;
 	struct btf *btf;		/* vmlinux */
 	struct bt_drop_reason *r;
 	int n;
@@ -67,15 +67,12 @@ static void strip_into(char *dst, size_t len, const char *name)
 	snprintf(dst, len, "%s", name);
 }
 
-static void load_reasons(void)
+static void load_reasons_once(void)
 {
 	const struct btf_type *t;
 	const struct btf_enum *e;
 	int id;
 
-	if (kr.loaded)
-		return;
-	kr.loaded = true;
 	kr.btf = btf__parse(VMLINUX_BTF, NULL);
 	if (!kr.btf)
 		return;
@@ -109,6 +106,14 @@ static void load_reasons(void)
 		kr.n++;
 	}
 	qsort(kr.r, kr.n, sizeof(*kr.r), cmp_reason);
+}
+
+/* Once, for the agent's HTTP threads too. */
+static void load_reasons(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, load_reasons_once);
 }
 
 const struct bt_drop_reason *bt_drop_reasons(int *n)

@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The agent's HTTP side, with libmicrohttpd: read-only by construction (no
  * route attaches, detaches or changes anything), bodies bounded, requests
- * rate-limited, every refusal a 4xx with a JSON error. */
+ * rate-limited per client, every refusal a 4xx with a JSON error.
+ *
+ * Two doors: ADDR:PORT over TCP (TLS and basic auth with --web-config, the
+ * Prometheus exporters' way), and a unix socket of mode 0600 for the host's
+ * root and the service user. A thread a connection, at most a few a client
+ * address: a slow trace never holds a scrape up. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 #include <microhttpd.h>
 #include "agent.h"
 #include "commands.h"
@@ -14,9 +23,89 @@
 #include "util.h"
 #include "http.h"
 #include "metrics.h"
+#include "webconfig.h"
 
 #define BODY_MAX (1 << 20)		/* a capture of a few hundred packets */
-#define RATE_PER_S 100			/* requests a second, all clients */
+
+/* One server: the TCP port or the unix socket. */
+struct server {
+	struct agent *a;
+	struct bt_web_cfg *web;		/* TCP with --web-config, else NULL */
+	bool local;			/* the unix socket */
+	struct MHD_Daemon *d;
+};
+
+struct bt_http {
+	struct server tcp, unix_sock;
+	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+/* A token bucket per client address (the unix socket is one client): a
+ * scraper keeps its share while another client floods. A table of recent
+ * clients; a new one takes the slot of the longest idle. */
+#define BUCKET_SLOTS 256
+#define BUCKET_PROBE 8
+
+struct bucket {
+	uint8_t addr[17];		/* family byte, then the address */
+	double tokens, last;
+};
+
+static struct bucket buckets[BUCKET_SLOTS];
+static pthread_mutex_t buckets_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void client_key(const struct sockaddr *sa, uint8_t key[17])
+{
+	memset(key, 0, 17);
+	if (!sa || sa->sa_family == AF_UNIX) {
+		key[0] = AF_UNIX;
+	} else if (sa->sa_family == AF_INET) {
+		key[0] = AF_INET;
+		memcpy(key + 1, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else {
+		key[0] = AF_INET6;
+		memcpy(key + 1, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	}
+}
+
+/* Takes cost tokens from the client's bucket; false when it has none. */
+static bool rate_ok(struct MHD_Connection *c, double cost)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	struct bucket *b = NULL, *idle = NULL;
+	double now = bt_mono_s();
+	uint8_t key[17];
+	uint32_t h = 2166136261u;
+	bool ok;
+
+	client_key(ci ? ci->client_addr : NULL, key);
+	for (int i = 0; i < 17; i++)		/* FNV-1a: a table index, no secret */
+		h = (h ^ key[i]) * 16777619u;
+	pthread_mutex_lock(&buckets_lock);
+	for (int i = 0; i < BUCKET_PROBE && !b; i++) {
+		struct bucket *s = &buckets[(h + i) % BUCKET_SLOTS];
+
+		if (s->last && !memcmp(s->addr, key, sizeof(key)))
+			b = s;
+		else if (!idle || s->last < idle->last)
+			idle = s;
+	}
+	if (!b) {
+		b = idle;
+		memcpy(b->addr, key, sizeof(key));
+		b->tokens = BT_HTTP_RATE_PER_CLIENT;
+		b->last = now;
+	}
+	b->tokens += (now - b->last) * BT_HTTP_RATE_PER_CLIENT;
+	if (b->tokens > BT_HTTP_RATE_PER_CLIENT)
+		b->tokens = BT_HTTP_RATE_PER_CLIENT;
+	b->last = now;
+	ok = b->tokens >= 1;
+	b->tokens -= ok ? cost : 0;
+	pthread_mutex_unlock(&buckets_lock);
+	return ok;
+}
 
 struct req {
 	char *body;
@@ -24,25 +113,41 @@ struct req {
 	bool too_large;
 };
 
-static int reply(struct MHD_Connection *c, unsigned status, const char *type, char *text)
+/* text is freed; header: one more "Name: value" header, or NULL */
+static int reply_with(struct MHD_Connection *c, unsigned status, const char *type, char *text,
+		      const char *header, const char *value)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), text,
-								MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *r;
 	int ret;
 
+	if (!text)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(r, "Content-Type", type);
+	if (header)
+		MHD_add_response_header(r, header, value);
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
 }
 
-static int reply_json(struct MHD_Connection *c, unsigned status, struct json_object *o)
+static int reply(struct MHD_Connection *c, unsigned status, const char *type, char *text)
+{
+	return reply_with(c, status, type, text, NULL, NULL);
+}
+
+static char *json_text(struct json_object *o)
 {
 	char *text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 							      JSON_C_TO_STRING_NOSLASHESCAPE));
 
 	json_object_put(o);
-	return reply(c, status, "application/json", text);
+	return text;
+}
+
+static int reply_json(struct MHD_Connection *c, unsigned status, struct json_object *o)
+{
+	return reply(c, status, "application/json", json_text(o));
 }
 
 static int reply_error(struct agent *a, struct MHD_Connection *c, unsigned status,
@@ -50,30 +155,9 @@ static int reply_error(struct agent *a, struct MHD_Connection *c, unsigned statu
 {
 	struct json_object *o = json_object_new_object();
 
-	a->rejected++;
+	__atomic_add_fetch(&a->rejected, 1, __ATOMIC_RELAXED);
 	json_object_object_add(o, "error", json_object_new_string(msg));
 	return reply_json(c, status, o);
-}
-
-/* A token bucket over all clients: a scraper or a few tools fit, a flood
- * does not reach the maps. */
-static bool rate_ok(void)
-{
-	static double tokens = RATE_PER_S, last;
-	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-	double now = bt_mono_s();
-	bool ok;
-
-	pthread_mutex_lock(&mu);
-	tokens += (now - last) * RATE_PER_S;
-	if (tokens > RATE_PER_S)
-		tokens = RATE_PER_S;
-	last = now;
-	ok = tokens >= 1;
-	if (ok)
-		tokens--;
-	pthread_mutex_unlock(&mu);
-	return ok;
 }
 
 /* ?iface=NAME, or the only interface */
@@ -93,6 +177,7 @@ static struct agent_iface *pick_iface(struct agent *a, struct MHD_Connection *c)
 struct route {
 	const char *path;
 	bool post;			/* POST; else GET */
+	bool open;			/* answered without credentials */
 	const char *wrong_method;	/* the 405's message */
 	enum MHD_Result (*fn)(struct agent *a, struct MHD_Connection *c, struct req *r);
 };
@@ -152,7 +237,7 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	struct agent_iface *f = pick_iface(a, c);
 	struct json_object *o;
 	__u64 s_ns = 0, u_ns = 0;
-	char err[600] = "";
+	char err[600] = "", from[40], *archive;
 
 	if (!f)
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
@@ -161,13 +246,30 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	if ((since && bt_parse_time(since, &s_ns)) || (until && bt_parse_time(until, &u_ns)))
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST,
 				   "since and until take epoch seconds, YYYY-MM-DDTHH:MM:SSZ or -N[smhd]");
-	/* no lock: the query reads the ring as it turns, and the archive's
-	 * files, while rotations and flips go on */
-	o = bt_trace_buffer(&f->inst, a->cfg.archive, r->body, r->len, s_ns, u_ns, err,
-			    sizeof(err));
+	/* unless asked, the last hour: a request opens the files of its time
+	 * range only, not a year of archive */
+	if (!since) {
+		char ago[32];
+
+		snprintf(ago, sizeof(ago), "-%ds", BT_HTTP_TRACE_DEFAULT_S);
+		bt_parse_time(ago, &s_ns);
+	}
+	/* the archive's path copied under the lock (a reload frees old
+	 * configurations); then no lock: the query reads the ring as it
+	 * turns, and the archive's files, while rotations and flips go on */
+	pthread_mutex_lock(&a->lock);
+	archive = a->cfg.archive ? strdup(a->cfg.archive) : NULL;
+	pthread_mutex_unlock(&a->lock);
+	if (a->cfg.archive && !archive)
+		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	o = bt_trace_buffer(&f->inst, archive, r->body, r->len, s_ns, u_ns,
+			    BT_HTTP_TRACE_MAX_PACKETS, err, sizeof(err));
+	free(archive);
 	if (!o)
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
-	return reply_json(c, MHD_HTTP_OK, o);
+	/* the range searched from, for the client to see what the hour left out */
+	return reply_with(c, MHD_HTTP_OK, "application/json", json_text(o), "X-Bloomtap-Since",
+			  bt_fmt_ns(s_ns, from, sizeof(from), "-"));
 }
 
 static enum MHD_Result route_drops(struct agent *a, struct MHD_Connection *c, struct req *r)
@@ -184,18 +286,55 @@ static enum MHD_Result route_drops(struct agent *a, struct MHD_Connection *c, st
 }
 
 static const struct route routes[] = {
-	{ "/healthz", false, "use GET", route_healthz },
-	{ "/metrics", false, "use GET", route_metrics },
-	{ "/api/v1/heavy", false, "use GET", route_heavy },
-	{ "/api/v1/drops", false, "use GET", route_drops },
-	{ "/api/v1/trace", true, "use POST with packet bytes in hex, or a pcap", route_trace },
+	{ "/healthz", false, true, "use GET", route_healthz },
+	{ "/metrics", false, false, "use GET", route_metrics },
+	{ "/api/v1/heavy", false, false, "use GET", route_heavy },
+	{ "/api/v1/drops", false, false, "use GET", route_drops },
+	{ "/api/v1/trace", true, false, "use POST with packet bytes in hex, or a pcap",
+	  route_trace },
 };
+
+/* With users in the web config, every route but /healthz wants one of
+ * them (the unix socket's file mode is its credential). */
+static bool authorized(struct server *srv, struct MHD_Connection *c)
+{
+	char *pass = NULL, *user;
+	bool ok;
+
+	if (srv->local || !srv->web || !srv->web->nusers)
+		return true;
+	user = MHD_basic_auth_get_username_password(c, &pass);
+	ok = user && pass && bt_web_auth(srv->web, user, pass);
+	if (pass)
+		explicit_bzero(pass, strlen(pass));
+	MHD_free(user);
+	MHD_free(pass);
+	return ok;
+}
+
+static enum MHD_Result reply_unauthorized(struct server *srv, struct MHD_Connection *c)
+{
+	const char *msg = "{\"error\":\"unauthorized: basic auth with a user of the web "
+			  "config\"}";
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	__atomic_add_fetch(&srv->a->rejected, 1, __ATOMIC_RELAXED);
+	/* a wrong password cost a bcrypt: it costs its client more tokens */
+	rate_ok(c, BT_HTTP_AUTH_FAIL_COST - 1);
+	r = MHD_create_response_from_buffer(strlen(msg), (void *)msg, MHD_RESPMEM_PERSISTENT);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	ret = MHD_queue_basic_auth_fail_response(c, "bloomtap", r);
+	MHD_destroy_response(r);
+	return ret;
+}
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *data,
 			      size_t *size, void **con_cls)
 {
-	struct agent *a = cls;
+	struct server *srv = cls;
+	struct agent *a = srv->a;
 	struct req *r = *con_cls;
 
 	if (!r) {	/* first call: headers only */
@@ -221,14 +360,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*size = 0;
 		return MHD_YES;
 	}
-	a->requests++;
-	if (!rate_ok())
+	__atomic_add_fetch(&a->requests, 1, __ATOMIC_RELAXED);
+	if (!rate_ok(c, 1))
 		return reply_error(a, c, MHD_HTTP_TOO_MANY_REQUESTS, "too many requests");
 	if (r->too_large)
 		return reply_error(a, c, MHD_HTTP_CONTENT_TOO_LARGE, "request body over 1 MiB");
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		if (strcmp(url, routes[i].path))
 			continue;
+		if (!routes[i].open && !authorized(srv, c))
+			return reply_unauthorized(srv, c);
 		if (strcmp(method, routes[i].post ? "POST" : "GET"))
 			return reply_error(a, c, MHD_HTTP_METHOD_NOT_ALLOWED, routes[i].wrong_method);
 		return routes[i].fn(a, c, r);
@@ -313,32 +454,153 @@ int bt_listen_free(const char *s)
 	return err;
 }
 
-struct MHD_Daemon *bt_http_start(struct agent *a, const char *listen, char *err, size_t errlen)
+int bt_api_socket_check(const char *path, char *err, size_t errlen)
 {
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, rc;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "--api-socket %s: an absolute path of at most %zu bytes",
+			 path, sizeof(sun.sun_path) - 1);
+		return -EINVAL;
+	}
+	if (lstat(path, &st))
+		return 0;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "--api-socket %s: exists and is no socket", path);
+		return -EEXIST;
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "--api-socket %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	close(fd);
+	if (!rc) {
+		snprintf(err, errlen, "--api-socket %s: another agent answers on it (give each its "
+			 "own)", path);
+		return -EADDRINUSE;
+	}
+	return 0;
+}
+
+/* The unix socket, made 0600 (the umask covers the moment between bind
+ * and chmod); one left by an agent that died is replaced, one another
+ * agent answers on is not. */
+static int unix_listen(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	mode_t old;
+	int fd, rc;
+
+	if (bt_api_socket_check(path, err, errlen))
+		return -1;
+	unlink(path);	/* a dead agent's */
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
+	old = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (rc || chmod(path, 0600) || listen(fd, 64))
+		goto fail;
+	return fd;
+fail:
+	snprintf(err, errlen, "--api-socket %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static struct MHD_Daemon *start_tcp(struct server *srv, const char *listen, char *err,
+				    size_t errlen)
+{
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
+	struct bt_web_cfg *w = srv->web;
+	bool tls = w && w->cert_pem;
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
 
 	if (parse_listen(listen, &ss)) {
 		snprintf(err, errlen, "--listen %s: give ADDR:PORT (127.0.0.1:9477, [::1]:9477)", listen);
 		return NULL;
 	}
+	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(err, errlen, "--web-config %s: this libmicrohttpd has no TLS", w->path);
+		return NULL;
+	}
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	if (tls)
+		flags |= MHD_USE_TLS;
+	/* the TLS options last: without TLS, the END before them ends the list */
 	d = MHD_start_daemon(flags, ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL,
-			     &handle, a, MHD_OPTION_SOCK_ADDR, &ss,
+			     &handle, srv, MHD_OPTION_SOCK_ADDR, &ss,
 			     MHD_OPTION_NOTIFY_COMPLETED, &completed, NULL,
-			     MHD_OPTION_CONNECTION_LIMIT, 64,
+			     MHD_OPTION_CONNECTION_LIMIT, BT_HTTP_CONNECTIONS,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, BT_HTTP_CONNECTIONS_PER_CLIENT,
 			     MHD_OPTION_CONNECTION_TIMEOUT, 10,
+			     tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, tls ? w->key_pem : NULL,
+			     MHD_OPTION_HTTPS_MEM_CERT, tls ? w->cert_pem : NULL,
 			     MHD_OPTION_END);
 	if (!d)
-		snprintf(err, errlen, "cannot listen on %s: %s (in use, or not an address here)",
-			 listen, strerror(errno));
+		snprintf(err, errlen, "cannot listen on %s%s: %s (in use, or not an address here)",
+			 listen, tls ? " with TLS" : "", strerror(errno));
 	return d;
 }
 
-void bt_http_stop(struct MHD_Daemon *d)
+struct bt_http *bt_http_start(struct agent *a, const struct bt_http_cfg *cfg, char *err,
+			      size_t errlen)
 {
-	if (d)
-		MHD_stop_daemon(d);
+	struct bt_http *h = calloc(1, sizeof(*h));
+	int fd;
+
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	h->tcp = (struct server){ .a = a, .web = cfg->web };
+	if (!(h->tcp.d = start_tcp(&h->tcp, cfg->listen, err, errlen)))
+		goto fail;
+	if (!cfg->socket)
+		return h;
+	if ((fd = unix_listen(cfg->socket, err, errlen)) < 0)
+		goto fail;
+	snprintf(h->socket_path, sizeof(h->socket_path), "%s", cfg->socket);
+	h->unix_sock = (struct server){ .a = a, .local = true };
+	h->unix_sock.d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
+					  MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
+					  &handle, &h->unix_sock, MHD_OPTION_LISTEN_SOCKET, fd,
+					  MHD_OPTION_NOTIFY_COMPLETED, &completed, NULL,
+					  MHD_OPTION_CONNECTION_LIMIT, BT_HTTP_CONNECTIONS,
+					  MHD_OPTION_CONNECTION_TIMEOUT, 10, MHD_OPTION_END);
+	if (!h->unix_sock.d) {
+		snprintf(err, errlen, "--api-socket %s: cannot serve it: %s", cfg->socket,
+			 strerror(errno));
+		close(fd);
+		unlink(cfg->socket);
+		h->socket_path[0] = 0;
+		goto fail;
+	}
+	return h;
+fail:
+	bt_http_stop(h);
+	return NULL;
+}
+
+void bt_http_stop(struct bt_http *h)
+{
+	if (!h)
+		return;
+	if (h->tcp.d)
+		MHD_stop_daemon(h->tcp.d);
+	if (h->unix_sock.d)
+		MHD_stop_daemon(h->unix_sock.d);	/* closes the socket */
+	if (h->socket_path[0])
+		unlink(h->socket_path);
+	free(h);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* The agent's HTTP side (libmicrohttpd): /metrics, /healthz,
- * /api/v1/heavy, /api/v1/trace. */
+ * /api/v1/heavy, /api/v1/drops, /api/v1/trace, over TCP and a unix
+ * socket. */
 #ifndef BLOOMTAP_HTTP_H
 #define BLOOMTAP_HTTP_H
 
@@ -8,10 +9,32 @@
 #include <stddef.h>
 
 struct agent;
-struct MHD_Daemon;
+struct bt_http;
+struct bt_web_cfg;
 
-struct MHD_Daemon *bt_http_start(struct agent *a, const char *listen, char *err, size_t errlen);
-void bt_http_stop(struct MHD_Daemon *d);
+/* Limits, documented in the README's "Operating bloomtap". */
+#define BT_HTTP_RATE_PER_CLIENT 50	/* requests a second a client address */
+#define BT_HTTP_AUTH_FAIL_COST 10	/* tokens a failed login takes (a bcrypt) */
+#define BT_HTTP_CONNECTIONS 64		/* at once, all clients */
+#define BT_HTTP_CONNECTIONS_PER_CLIENT 8
+#define BT_HTTP_TRACE_MAX_PACKETS 4096	/* packets a trace request */
+#define BT_HTTP_TRACE_DEFAULT_S 3600	/* a trace without since: the last hour */
+
+struct bt_http_cfg {
+	const char *listen;		/* ADDR:PORT */
+	struct bt_web_cfg *web;		/* TLS and users, or NULL */
+	const char *socket;		/* the unix socket's path, or NULL */
+};
+
+/* Starts serving: NULL with err set when the port or the socket cannot be
+ * had. */
+struct bt_http *bt_http_start(struct agent *a, const struct bt_http_cfg *cfg, char *err,
+			      size_t errlen);
+void bt_http_stop(struct bt_http *h);
+/* 0 when an agent could serve its API on the unix socket path: nothing
+ * there, or a socket nobody answers on (a dead agent's); else -errno with
+ * err set. */
+int bt_api_socket_check(const char *path, char *err, size_t errlen);
 /* 0 when s is ADDR:PORT; *loopback says whether ADDR is. */
 int bt_listen_check(const char *s, bool *loopback);
 /* 0 when nothing listens on s here (a bind would take it), else -errno

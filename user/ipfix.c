@@ -160,9 +160,30 @@ struct bt_ipfix {
 	double templates_at;		/* CLOCK_MONOTONIC seconds */
 	uint8_t *pending;		/* TCP: bytes the socket has not taken */
 	size_t npending;
+	/* TCP: the messages those bytes belong to, oldest first: a message
+	 * counts as sent once its last byte is in the socket */
+	struct backlog_msg {
+		size_t left;		/* its bytes still in pending */
+		size_t records;
+	} *backlog;
+	size_t nbacklog;
 	size_t msg_records;		/* data records in the message being built */
 	struct bt_ipfix_stats st;
 };
+
+/* The one place a message counts: sent (in the socket, or the file) ... */
+static void delivered(struct bt_ipfix *x, size_t records)
+{
+	x->st.messages++;
+	x->st.records += records;
+}
+
+/* ... or not sent, whatever the cause: the unit of
+ * bloomtap_ipfix_errors_total is a message. */
+static void lost(struct bt_ipfix *x, size_t messages)
+{
+	x->st.errors += messages;
+}
 
 
 int bt_ipfix_parse_dest(const char *s, struct bt_ipfix_dest *d, char *err, size_t len)
@@ -317,12 +338,16 @@ static int open_socket(struct bt_ipfix *x)
 	return 0;
 }
 
+/* The connection gone (broken, reset, or closed at a reload or at exit):
+ * what it still owed will never arrive. */
 static void close_socket(struct bt_ipfix *x)
 {
 	if (x->fd >= 0)
 		close(x->fd);
 	x->fd = -1;
 	x->connecting = false;
+	lost(x, x->nbacklog);
+	x->nbacklog = 0;
 	x->npending = 0;
 }
 
@@ -350,8 +375,12 @@ struct bt_ipfix *bt_ipfix_open(const struct bt_ipfix_dest *d, const struct bt_ip
 	/* a message fits a datagram of the path MTU over IPv6 (40 + 8) */
 	x->msg_size = cfg->mtu - 48;
 	x->msg = malloc(x->msg_size);
-	x->pending = d->transport == BT_IPFIX_TCP ? malloc(TCP_PENDING_MAX) : NULL;
-	if (!x->msg || (d->transport == BT_IPFIX_TCP && !x->pending)) {
+	if (d->transport == BT_IPFIX_TCP) {
+		x->pending = malloc(TCP_PENDING_MAX);
+		/* a message is more than its 16-byte header */
+		x->backlog = calloc(TCP_PENDING_MAX / 16, sizeof(*x->backlog));
+	}
+	if (!x->msg || (d->transport == BT_IPFIX_TCP && (!x->pending || !x->backlog))) {
 		snprintf(err, len, "out of memory");
 		goto fail;
 	}
@@ -422,7 +451,31 @@ void bt_ipfix_close(struct bt_ipfix *x)
 		fclose(x->file);
 	free(x->msg);
 	free(x->pending);
+	free(x->backlog);
 	free(x);
+}
+
+/* TCP: n bytes of the backlog taken by the socket; the messages they end
+ * are sent. */
+static void backlog_sent(struct bt_ipfix *x, size_t n)
+{
+	size_t done = 0;
+
+	memmove(x->pending, x->pending + n, x->npending - n);
+	x->npending -= n;
+	while (n && done < x->nbacklog) {
+		struct backlog_msg *m = &x->backlog[done];
+		size_t take = n < m->left ? n : m->left;
+
+		m->left -= take;
+		n -= take;
+		if (m->left)
+			break;
+		delivered(x, m->records);
+		done++;
+	}
+	memmove(x->backlog, x->backlog + done, (x->nbacklog - done) * sizeof(*x->backlog));
+	x->nbacklog -= done;
 }
 
 /* TCP: what the socket owes sent first; 0 when nothing is left owing. */
@@ -433,8 +486,7 @@ static int flush_pending(struct bt_ipfix *x)
 
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
-		memmove(x->pending, x->pending + n, x->npending - n);
-		x->npending -= n;
+		backlog_sent(x, n);
 	}
 	return 0;
 }
@@ -448,8 +500,8 @@ static int put(struct bt_ipfix *x, const uint8_t *p, size_t n)
 
 	switch (x->d.transport) {
 	case BT_IPFIX_FILE:
-		if (fwrite(p, 1, n, x->file) != n)
-			err = -errno;
+		if (fwrite(p, 1, n, x->file) != n || fflush(x->file))
+			err = errno ? -errno : -EIO;
 		break;
 	case BT_IPFIX_UDP:
 		if (x->fd < 0 && (err = open_socket(x)))
@@ -490,15 +542,16 @@ static int put(struct bt_ipfix *x, const uint8_t *p, size_t n)
 			}
 			memcpy(x->pending + x->npending, p + sent, n - sent);
 			x->npending += n - sent;
+			x->backlog[x->nbacklog++] = (struct backlog_msg){ n - sent, x->msg_records };
+			return 0;	/* sent when its last byte is */
 		}
 		break;
 	}
 	if (err) {
-		x->st.errors++;
+		lost(x, 1);
 		return err;
 	}
-	x->st.messages++;
-	x->st.records += x->msg_records;
+	delivered(x, x->msg_records);
 	return 0;
 }
 
@@ -510,7 +563,7 @@ static int emit(struct bt_ipfix *x)
 
 	if (!fBufEmit(x->fbuf, &gerr)) {
 		g_clear_error(&gerr);
-		x->st.errors++;
+		lost(x, 1);
 		x->msg_records = 0;
 		return -EIO;
 	}
@@ -520,8 +573,22 @@ static int emit(struct bt_ipfix *x)
 	return err;
 }
 
+/* The message being built, ended and never sent (libfixbuf 2 has no
+ * rewind): the sequence number moves past its records, so the collector
+ * sees the loss as a gap, as it would a datagram lost on the way. */
+static void discard(struct bt_ipfix *x)
+{
+	GError *gerr = NULL;
+
+	if (!fBufEmit(x->fbuf, &gerr))
+		g_clear_error(&gerr);
+	x->msg_records = 0;
+	lost(x, 1);
+}
+
 /* Appends one record under the given templates; a full message goes out
- * first. */
+ * first. A record libfixbuf refuses ends the export: the message being
+ * built is dropped (counted), never sent without it. */
 static int append(struct bt_ipfix *x, uint16_t internal, uint16_t external, const void *rec,
 		  size_t len, bool data, int *first_err)
 {
@@ -549,7 +616,7 @@ static int append(struct bt_ipfix *x, uint16_t internal, uint16_t external, cons
 	return 0;
 fail:
 	g_clear_error(&gerr);
-	x->st.errors++;
+	discard(x);
 	if (!*first_err)
 		*first_err = -EIO;
 	return -EIO;
@@ -568,11 +635,12 @@ static int templates(struct bt_ipfix *x, int *first_err)
 	if (!fbSessionExportTemplates(x->session, &gerr)) {
 		g_clear_error(&gerr);
 		fBufSetAutomaticMode(x->fbuf, FALSE);
-		x->st.errors++;
+		discard(x);
 		return *first_err ? *first_err : (*first_err = -EIO);
 	}
 	fBufSetAutomaticMode(x->fbuf, FALSE);
-	append(x, TID_SAMPLING, TID_SAMPLING, &s, sizeof(s), false, first_err);
+	if ((err = append(x, TID_SAMPLING, TID_SAMPLING, &s, sizeof(s), false, first_err)))
+		return err;
 	err = emit(x);
 	if (err && !*first_err)
 		*first_err = err;
@@ -661,23 +729,16 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 
 	if (key_mode < BT_KEY_5TUPLE || key_mode > BT_KEY_PAIR)
 		return -EINVAL;
-	if (x->d.transport == BT_IPFIX_TCP && !tcp_ready(x)) {
-		x->st.errors++;
-		return -ENOTCONN;
-	}
-	if (x->d.transport == BT_IPFIX_UDP && x->fd < 0) {
-		int err = open_socket(x);
-
-		if (err) {
-			x->st.errors++;
-			return err;
-		}
-	}
+	/* TCP down (connecting, or gone): the messages are built all the
+	 * same, and put() counts each as not sent; the templates wait for
+	 * the connection they start */
+	if (x->d.transport == BT_IPFIX_TCP && !tcp_ready(x))
+		first_err = -ENOTCONN;
 	if (x->d.transport == BT_IPFIX_UDP &&
 	    bt_mono_s() - x->templates_at >= x->cfg.template_refresh_s)
 		x->send_templates = true;
-	if (x->send_templates && templates(x, &first_err))
-		return first_err;
+	if (!first_err && x->send_templates)
+		templates(x, &first_err);	/* failed: counted, and tried again next time */
 
 	/* the error bounds: of the received flows' report (a dropped flows'
 	 * report has its own bounds, which the records cannot tell apart) */
@@ -688,7 +749,8 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 			.abs_error = i ? (double)r->error_packets : (double)r->error_bytes,
 		};
 
-		append(x, TID_ERROR, TID_ERROR, &e, sizeof(e), false, &first_err);
+		if (append(x, TID_ERROR, TID_ERROR, &e, sizeof(e), false, &first_err))
+			return first_err;
 	}
 	for (size_t i = 0; i < r->n; i++) {
 		const struct bt_heavy_flow *f = &r->flows[i];
@@ -712,8 +774,9 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 			memcpy(rec.src6, f->key.src, 16);
 			memcpy(rec.dst6, f->key.dst, 16);
 		}
-		append(x, TID_INTERNAL, dropped ? TID_DROPPED(key_mode, !v4) : TID_DATA(key_mode, !v4),
-		       &rec, sizeof(rec), true, &first_err);
+		if (append(x, TID_INTERNAL, dropped ? TID_DROPPED(key_mode, !v4) :
+			   TID_DATA(key_mode, !v4), &rec, sizeof(rec), true, &first_err))
+			return first_err;
 	}
 	if (r->n) {
 		int err = emit(x);
@@ -721,11 +784,26 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 		if (err && !first_err)
 			first_err = err;
 	}
-	if (x->file && fflush(x->file) && !first_err) {
-		first_err = -errno;
-		x->st.errors++;
-	}
 	return first_err;
+}
+
+int bt_ipfix_finish(struct bt_ipfix *x, double timeout_s, uint64_t *unsent)
+{
+	double end = bt_mono_s() + timeout_s;
+
+	while (x->fd >= 0 && !x->connecting && x->npending) {
+		struct pollfd p = { .fd = x->fd, .events = POLLOUT };
+		double left = end - bt_mono_s();
+		int err;
+
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) < 0)
+			break;
+		if ((err = flush_pending(x)) && err != -EAGAIN)
+			break;
+	}
+	*unsent = x->nbacklog;
+	close_socket(x);	/* what is left: counted as not sent */
+	return 0;
 }
 
 int bt_ipfix_export_interval(struct bt_ipfix *const *x, int n, const struct bt_heavy_maps *m,

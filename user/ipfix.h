@@ -42,6 +42,10 @@ struct bt_ipfix;
 struct bt_ipfix *bt_ipfix_open(const struct bt_ipfix_dest *d, const struct bt_ipfix_cfg *cfg,
 			       char *err, size_t len);
 void bt_ipfix_close(struct bt_ipfix *x);
+/* Before a close: TCP's backlog sent for at most timeout_s seconds; what
+ * is still owed then is counted as not sent (*unsent messages) and the
+ * connection closed. */
+int bt_ipfix_finish(struct bt_ipfix *x, double timeout_s, uint64_t *unsent);
 
 /* An interval's heavy flows: r's flows (key mode key_mode), the interval
  * [r->start_ns, end_ns) (CLOCK_REALTIME), seen on ifindex. Never blocks: a
@@ -58,6 +62,8 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 int bt_ipfix_export_interval(struct bt_ipfix *const *x, int n, const struct bt_heavy_maps *m,
 			     __u32 iv, const struct bt_threshold *thr, int *err);
 
+/* Messages, and the records in them, that reached the socket (or the
+ * file) whole; messages that did not, whatever the cause. */
 struct bt_ipfix_stats {
 	uint64_t messages, records, errors;
 };

@@ -308,10 +308,12 @@ static void section_ipfix(struct buf *b, const struct agent *a)
 	static const struct {
 		const char *name, *help;
 	} fam[] = {
-		{ "bloomtap_ipfix_messages_total", "IPFIX messages sent to the collector." },
+		{ "bloomtap_ipfix_messages_total", "IPFIX messages sent to the collector: every "
+		  "byte in the socket (TCP: once the backlog's last byte of it is)." },
 		{ "bloomtap_ipfix_records_total", "Heavy-flow records in those messages." },
-		{ "bloomtap_ipfix_errors_total", "IPFIX messages not sent: collector unreachable, "
-		  "socket buffer full, connection down (never waited for)." },
+		{ "bloomtap_ipfix_errors_total", "IPFIX messages not sent, each counted once: "
+		  "collector unreachable, connection down, backlog full, or left in the TCP "
+		  "backlog when the connection broke or closed (reload, exit)." },
 	};
 
 	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {

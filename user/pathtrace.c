@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include "commands.h"
 #include "common.h"
 #include "pathtrace.h"
@@ -37,7 +38,8 @@ struct agent_ref {
 	int fp;			/* packets it saw off their walk */
 };
 
-/* POST body to http://addr/PATH; the response body in *out. */
+/* POST body to http://addr/PATH, addr ADDR:PORT or the path of an
+ * agent's unix socket (--api-socket); the response body in *out. */
 static int http_post(const char *addr, const char *path, const void *body, size_t len,
 		     char **out, int *status)
 {
@@ -49,6 +51,15 @@ static int http_post(const char *addr, const char *path, const void *body, size_
 	ssize_t n;
 	int fd, port;
 
+	if (addr[0] == '/') {
+		struct sockaddr_un *u = (void *)&ss;
+
+		if (strlen(addr) >= sizeof(u->sun_path))
+			return -ENAMETOOLONG;
+		u->sun_family = AF_UNIX;
+		strcpy(u->sun_path, addr);
+		goto connect;
+	}
 	if (!colon || colon == addr || (size_t)(colon - addr) >= sizeof(host) ||
 	    (port = atoi(colon + 1)) <= 0 || port > 65535)
 		return -EINVAL;
@@ -70,20 +81,23 @@ static int http_post(const char *addr, const char *path, const void *body, size_
 		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
 			return -EINVAL;
 	}
+connect:
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (void *)&ss, sizeof(ss))) {
+	if (connect(fd, (void *)&ss, ss.ss_family == AF_UNIX ? sizeof(struct sockaddr_un) :
+		    ss.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+		    sizeof(struct sockaddr_in))) {
 		int err = -errno;
 
 		close(fd);
 		return err;
 	}
 	snprintf(hdr, sizeof(hdr), "POST %s HTTP/1.0\r\nHost: %s\r\n"
-		 "Content-Type: application/octet-stream\r\nContent-Length: %zu\r\n\r\n", path, addr,
-		 len);
+		 "Content-Type: application/octet-stream\r\nContent-Length: %zu\r\n\r\n", path,
+		 addr[0] == '/' ? "localhost" : addr, len);
 	if (write(fd, hdr, strlen(hdr)) < 0 || write(fd, body, len) != (ssize_t)len) {
 		close(fd);
 		return -EIO;
@@ -501,7 +515,8 @@ int bt_trace_agents(const char *agents, const char *topology, const char *from,
 
 		if (!eq || eq == tok || n == BT_MAX_AGENTS || eq - tok >= (int)sizeof(a[n].name) ||
 		    strlen(eq + 1) >= sizeof(a[n].addr)) {
-			bt_err("--agents: give NAME=ADDR:PORT,... (at most %d; not '%s')",
+			bt_err("--agents: give NAME=ADDR:PORT or NAME=/SOCKET/PATH,... (at most %d; "
+			       "not '%s')",
 			       BT_MAX_AGENTS, tok);
 			free(list);
 			return BT_EXIT_USAGE;

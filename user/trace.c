@@ -541,12 +541,15 @@ static int load_batch(struct trace_ctx *t, struct bt_capture *cap, uint64_t *cou
 
 static int load_hex(struct trace_ctx *t, const char *hex, char *err, size_t errlen)
 {
-	static uint8_t buf[65536];
-	int len = bt_parse_hex(hex, buf, sizeof(buf));
+	/* not static: the agent's HTTP threads trace at the same time */
+	uint8_t *buf = malloc(65536);
+	int len = buf ? bt_parse_hex(hex, buf, 65536) : -ENOMEM;
 	struct tpkt *p = &t->p[0];
 
 	if (len < 0) {
-		snprintf(err, errlen, "not hex bytes (like '45 00 00 54 ...')");
+		snprintf(err, errlen, len == -ENOMEM ? "out of memory" :
+			 "not hex bytes (like '45 00 00 54 ...')");
+		free(buf);
 		return -EINVAL;
 	}
 	batch_reset(t);
@@ -556,6 +559,7 @@ static int load_hex(struct trace_ctx *t, const char *hex, char *err, size_t errl
 	 * 6, while a bare IP packet would need its source address to read as
 	 * an ethertype followed by a valid IP header to pass for a frame. */
 	p->ip = !bt_spie_packet_frame(buf, len, &p->pkt) || !bt_spie_packet_ip(buf, len, &p->pkt);
+	free(buf);
 	return 0;
 }
 
@@ -604,7 +608,7 @@ static const char no_ip_msg[] = "no IP packet that bloomtap records in the input
 
 struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
 				    const void *buf, size_t len, __u64 since, __u64 until,
-				    char *err, size_t errlen)
+				    uint64_t max_packets, char *err, size_t errlen)
 {
 	struct trace_ctx t;
 	struct json_object *arr = NULL;
@@ -630,6 +634,11 @@ struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *
 	arr = json_object_new_array();
 	/* a body is at most 1 MiB: it is answered whole or not at all */
 	while (!cap || (rc = load_batch(&t, cap, &count, "request body", err, errlen)) > 0) {
+		if (max_packets && count > max_packets) {
+			snprintf(err, errlen, "over %" PRIu64 " packets in one request: split the "
+				 "capture", max_packets);
+			goto fail;
+		}
 		if (batch_query(&t)) {
 			snprintf(err, errlen, "querying the windows failed");
 			goto fail;
@@ -669,7 +678,7 @@ static const struct bt_opt trace_opts[] = {
 	{ "until", 0, BT_OPT_STRING, &tcfg.until, "T", "windows that start before T" },
 	{ "archive", 'a', BT_OPT_STRING, &tcfg.archive, "DIR",
 	  "also query the sealed windows archived in DIR" },
-	{ "agents", 0, BT_OPT_STRING, &tcfg.agents, "NAME=ADDR:PORT,...",
+	{ "agents", 0, BT_OPT_STRING, &tcfg.agents, "NAME=ADDR:PORT|/SOCKET,...",
 	  "ask these agents (bloomtap run) instead, and walk the path back" },
 	{ "topology", 0, BT_OPT_STRING, &tcfg.topology, "FILE",
 	  "with --agents: who is whose neighbour ('NAME: NEIGHBOUR ...' lines)" },

@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# The agent's HTTP side hardened (issue 21, item 2): --web-config in the
+# Prometheus exporters' format (TLS through libmicrohttpd's GnuTLS, bcrypt
+# users checked with crypt(3)), a real Prometheus scraping over TLS with
+# basic_auth, curl's 401s, plain HTTP refused on the TLS port, bad
+# certificates refused at start; the API on a unix socket of mode 0600;
+# the trace request's packet cap and default time range; and fairness: one
+# client flooding /api/v1/trace with concurrent requests while Prometheus
+# scrapes every second, every scrape within its 1 s timeout.
+source "$(dirname "$0")/lib.sh"
+need_root "webapi"
+
+ID=$$
+NSA=bt-wa-a-$ID NSB=bt-wa-b-$ID
+VA=btwa$ID VB=btwb$ID
+PORT=9484
+TMP=$(mktemp -d)
+chmod 755 "$TMP"	# the nobody check below reaches the socket's directory
+AGENT= PROM= FLOOD=()
+cleanup() {
+	local p
+	for p in "${FLOOD[@]}"; do kill "$p" 2>/dev/null; done
+	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	[ -n "$PROM" ] && kill "$PROM" 2>/dev/null && wait "$PROM" 2>/dev/null
+	in_ns "$NSB" "$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	cleanup_netns
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+veth_pair "$NSA" "$VA" "$NSB" "$VB" 21 || { fail "namespaces"; summary; exit 1; }
+inb() { in_ns "$NSB" "$@"; }
+
+# ---- a certificate, a user ----
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+	-subj /CN=bloomtap-test -addext subjectAltName=IP:127.0.0.1 \
+	-keyout "$TMP/server.key" -out "$TMP/server.crt" 2>/dev/null
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+	-subj /CN=other -keyout "$TMP/other.key" -out "$TMP/other.crt" 2>/dev/null
+PASSWORD=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+HASH=$(python3 -W ignore -c 'import crypt, sys
+print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))' "$PASSWORD")
+check "a bcrypt hash to put in the file" grep -q '^\$2b\$10\$' <<<"$HASH"
+# relative names: from the file's own directory, as the exporter-toolkit
+cat > "$TMP/web.yml" <<YML
+# TLS and users, as Prometheus' node_exporter takes them
+tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+basic_auth_users:
+  prom: '$HASH'
+YML
+
+# ---- what is refused at start, before anything is attached ----
+webfile() { printf '%s\n' "$@" > "$TMP/bad.yml"; }
+runb() { inb "$BLOOMTAP" run --listen 127.0.0.1:$PORT --archive "$TMP/archive" "$@" "$VB"; }
+head -c 300 /dev/urandom | base64 | sed '1i -----BEGIN CERTIFICATE-----' > "$TMP/junk.crt"
+echo "-----END CERTIFICATE-----" >> "$TMP/junk.crt"
+webfile "tls_server_config:" "  cert_file: $TMP/junk.crt" "  key_file: $TMP/server.key"
+expect_fail "a certificate that does not parse: an error at start" \
+	"the certificate and key do not load" runb --web-config "$TMP/bad.yml"
+webfile "tls_server_config:" "  cert_file: $TMP/other.crt" "  key_file: $TMP/server.key"
+expect_fail "a key of another certificate: an error at start" \
+	"the certificate and key do not load" runb --web-config "$TMP/bad.yml"
+webfile "tls_server_config:" "  cert_file: $TMP/server.crt"
+expect_fail "a certificate without its key: an error" "needs both cert_file and key_file" \
+	runb --web-config "$TMP/bad.yml"
+webfile "tls_server_config:" "  cert_file: nosuch.crt" "  key_file: server.key"
+expect_fail "a missing certificate file: named" "nosuch.crt: No such file" runb --web-config "$TMP/bad.yml"
+webfile "basic_auth_users:" "  prom: plaintext"
+expect_fail "a password that is no bcrypt hash: refused" "prom: not a bcrypt hash" \
+	runb --web-config "$TMP/bad.yml"
+webfile "tls_server_config:" "  cert_file: server.crt" "  key_file: server.key" \
+	"  client_auth_type: RequireAndVerifyClientCert"
+expect_fail "a setting bloomtap does not apply: refused, never ignored" \
+	"client_auth_type is not supported" runb --web-config "$TMP/bad.yml"
+webfile "tls_server_config: [unclosed"
+expect_fail "not YAML: refused with its line" "not YAML" runb --web-config "$TMP/bad.yml"
+expect_fail "run --check reads the web config too" "not YAML" runb --check --web-config "$TMP/bad.yml"
+check "nothing attached after the refusals" test ! -e "/sys/fs/bpf/bloomtap/$VB"
+
+# ---- the agent with TLS, users and the socket ----
+SOCK=$TMP/run/api.sock
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --listen 127.0.0.1:$PORT \
+	--web-config "$TMP/web.yml" --api-socket "$SOCK" --archive "$TMP/archive" \
+	--window 0.2 --archive-flush 0.3 --interval 2 "$VB" > "$TMP/agent.log" 2>&1 &
+AGENT=$!
+S="https://127.0.0.1:$PORT"
+tls() { inb curl -s -m 5 --cacert "$TMP/server.crt" "$@"; }
+code() { tls -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' "$@"; }
+wait_for "/healthz answers over TLS" 30 tls "$S/healthz"
+in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.21.2 >/dev/null
+eq "/metrics with the user's password: 200" "$(code -u "prom:$PASSWORD" "$S/metrics")" 200
+check "and they are bloomtap's metrics" grep -q "^bloomtap_packets_total{interface=\"$VB\"}" "$TMP/body"
+eq "/metrics without credentials: 401" "$(code "$S/metrics")" 401
+check "a 401 asks for basic auth" grep -qi '^WWW-Authenticate: Basic realm="bloomtap"' "$TMP/headers"
+eq "/metrics with a wrong password: 401" "$(code -u "prom:x$PASSWORD" "$S/metrics")" 401
+eq "/metrics as an unknown user: 401" "$(code -u "nobody:$PASSWORD" "$S/metrics")" 401
+eq "/api/v1/heavy without credentials: 401" "$(code "$S/api/v1/heavy")" 401
+eq "/api/v1/trace without credentials: 401" "$(code -X POST --data 00 "$S/api/v1/trace")" 401
+eq "/api/v1/heavy with them: 200" "$(code -u "prom:$PASSWORD" "$S/api/v1/heavy")" 200
+eq "/healthz, for probes, without credentials: 200" "$(code "$S/healthz")" 200
+# plain HTTP to the TLS port: no HTTP answer at all (curl's code 000)
+eq "plain HTTP to the TLS port: refused" "$(inb curl -s -o /dev/null -m 5 -w '%{http_code}' \
+	-u "prom:$PASSWORD" "http://127.0.0.1:$PORT/metrics")" 000
+check "the certificate served is the file's" bash -c "nsenter --net=/var/run/netns/$NSB \
+	openssl s_client -connect 127.0.0.1:$PORT </dev/null 2>/dev/null | grep -q 'subject=CN = bloomtap-test'"
+
+# ---- the unix socket ----
+eq "the socket: mode 0600, root's" "$(stat -c '%a %U %F' "$SOCK")" "600 root socket"
+us() { inb curl -s -m 5 --unix-socket "$SOCK" -o "$TMP/ubody" -w '%{http_code}' "$@"; }
+eq "the API on the socket, no password (the file mode is the credential)" \
+	"$(us http://localhost/api/v1/heavy)" 200
+check "/metrics on the socket too" bash -c "[ \$(nsenter --net=/var/run/netns/$NSB curl -s \
+	--unix-socket '$SOCK' -o /dev/null -w '%{http_code}' http://localhost/metrics) = 200 ]"
+# another local user cannot connect
+check "another user cannot use the socket" bash -c "! setpriv --reuid=65534 --regid=65534 \
+	--clear-groups curl -s -m 5 --unix-socket '$SOCK' http://localhost/healthz"
+expect_fail "a second agent on the same socket: refused, said why" "another agent answers on it" \
+	in_ns "$NSA" "$BLOOMTAP" run --listen 127.0.0.1:$PORT --api-socket "$SOCK" \
+	--archive "$TMP/archive-a" "$VA"
+check "before it attached anything" bash -c "! ip -n $NSA link show $VA | grep -q prog/xdp"
+eq "and the first one still answers on it" "$(us http://localhost/healthz)" 200
+
+# a packet that passed, traced through the socket
+in_ns "$NSB" timeout 30 python3 "$TOP/tests/capture.py" "$VB" "$TMP/got.pcap" 3 icmp-echo > "$TMP/cap.out" &
+TS=$!; capture_ready "$TMP/cap.out"
+in_ns "$NSA" ping -q -c 3 -i 0.05 198.18.21.2 >/dev/null
+wait $TS
+eq "trace through the socket: every packet seen" "$(us -X POST --data-binary "@$TMP/got.pcap" \
+	http://localhost/api/v1/trace; echo; python3 -c 'import json; print({p["seen"] for p in
+	json.load(open("'"$TMP/ubody"'"))})')" "200
+{True}"
+
+echo "b:" > "$TMP/topology"
+eq "trace --agents NAME=SOCKET asks an agent on its unix socket: each packet's path" \
+	"$(in_ns "$NSB" "$BLOOMTAP" trace -j --agents "b=$SOCK" --topology "$TMP/topology" \
+	"$TMP/got.pcap" | python3 -c 'import json, sys; d = json.load(sys.stdin)
+print(d["agents"]["b"]["answered"], [(p["path"], len(p["packets"])) for p in d["paths"]])')" \
+	"True [(['b'], 3)]"
+
+# ---- the trace request's bounds ----
+# one packet more than the cap: refused whole, with the cap named
+python3 - "$TMP/got.pcap" "$TMP/many.pcap" 4097 <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+n = int.from_bytes(d[32:36], "little")
+open(sys.argv[2], "wb").write(d[:24] + d[24:40 + n] * int(sys.argv[3]))
+PY
+eq "4097 packets in one request: 400" "$(us -X POST --data-binary "@$TMP/many.pcap" \
+	http://localhost/api/v1/trace)" 400
+check "the cap named: split the capture" grep -q "over 4096 packets in one request" "$TMP/ubody"
+head -c $((24 + 4096 * ($(stat -c %s "$TMP/many.pcap") - 24) / 4097)) "$TMP/many.pcap" > "$TMP/cap.pcap"
+eq "4096 packets: answered" "$(us -X POST --data-binary "@$TMP/cap.pcap" http://localhost/api/v1/trace)" 200
+# without since, the last hour, said in a header; since given, as given
+HDR=$(inb curl -s -m 5 --unix-socket "$SOCK" -D - -o /dev/null -X POST \
+	--data-binary "@$TMP/got.pcap" http://localhost/api/v1/trace | tr -d '\r')
+SINCE=$(sed -n 's/^X-Bloomtap-Since: //p' <<<"$HDR")
+check "a trace without since searches the last hour, said in X-Bloomtap-Since ($SINCE)" \
+	python3 -c 'import datetime, sys
+t = datetime.datetime.strptime(sys.argv[1], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+age = (datetime.datetime.now(datetime.timezone.utc) - t).total_seconds()
+sys.exit(not 3590 < age < 3700)' "$SINCE"
+HDR=$(inb curl -s -m 5 --unix-socket "$SOCK" -D - -o /dev/null -X POST \
+	--data-binary "@$TMP/got.pcap" "http://localhost/api/v1/trace?since=-2d" | tr -d '\r')
+SINCE=$(sed -n 's/^X-Bloomtap-Since: //p' <<<"$HDR")
+check "?since=-2d: two days ($SINCE)" python3 -c 'import datetime, sys
+t = datetime.datetime.strptime(sys.argv[1], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+age = (datetime.datetime.now(datetime.timezone.utc) - t).total_seconds()
+sys.exit(not 172790 < age < 172900)' "$SINCE"
+
+# ---- a real Prometheus, over TLS with basic_auth ----
+mkdir -p "$TMP/prom"
+printf '%s' "$PASSWORD" > "$TMP/prom/password"
+cat > "$TMP/prom/prom.yml" <<PROMCONF
+global: { scrape_interval: 1s, scrape_timeout: 1s }
+scrape_configs:
+  - job_name: bloomtap
+    scheme: https
+    tls_config: { ca_file: $TMP/server.crt }
+    basic_auth: { username: prom, password_file: $TMP/prom/password }
+    static_configs: [ { targets: ["127.0.0.1:$PORT"] } ]
+  - job_name: wrong_password
+    scheme: https
+    tls_config: { ca_file: $TMP/server.crt }
+    basic_auth: { username: prom, password: not-it }
+    static_configs: [ { targets: ["127.0.0.1:$PORT"] } ]
+PROMCONF
+nsenter --net=/var/run/netns/"$NSB" prometheus --config.file="$TMP/prom/prom.yml" \
+	--storage.tsdb.path="$TMP/prom/data" --web.listen-address=127.0.0.1:9091 \
+	> "$TMP/prom/prom.log" 2>&1 &
+PROM=$!
+q() { inb curl -s -m 5 --data-urlencode "query=$1" http://127.0.0.1:9091/api/v1/query |
+	python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")'; }
+series() { [ "$(q "bloomtap_packets_total{interface=\"$VB\"}")" != none ]; }
+wait_for "Prometheus has bloomtap's series, scraped over TLS with basic_auth" 60 series &&
+	ok "Prometheus has bloomtap's series, scraped over TLS with basic_auth"
+# both jobs' outcome, each as soon as Prometheus has recorded it
+up_is() { [ "$(q "up{job=\"$1\"}")" = "$2" ]; }
+wait_for "up, with the password" 30 up_is bloomtap 1 && ok "up, with the password: 1"
+wait_for "up, with a wrong password" 30 up_is wrong_password 0 &&
+	ok "up, with a wrong password: 0 (the 401 is a failed scrape)"
+
+# ---- fairness: a client floods /api/v1/trace, the scrapes go on ----
+# The flooder, from 127.0.0.2 (an address of its own): 8 threads on
+# kept-alive TLS connections, authenticated, for 20 s: 4 post traces of
+# 4,096 packets over an archive of windows sealed every 0.2 s, 4 post
+# one-packet traces as fast as they are answered. The agent allows an
+# address 8 connections and 50 requests a second, each connection its own
+# thread. Prometheus, from 127.0.0.1, scrapes every second with a 1 s
+# timeout: every scrape must succeed. (With one bucket for all clients,
+# the scrapes met 429; with one thread for all, they waited behind traces.)
+wait_for "an archive of some files to search" 30 bash -c "[ \$(ls '$TMP/archive' | wc -l) -ge 10 ]"
+HEX1=$(python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); n=int.from_bytes(d[32:36],"little"); print(d[40:40+n].hex())' "$TMP/got.pcap")
+T0=$(date +%s)
+in_ns "$NSB" python3 - "$TMP/server.crt" "prom:$PASSWORD" "$PORT" "$TMP/cap.pcap" "$HEX1" \
+	> "$TMP/flood.codes" <<'PY' &
+import base64, collections, http.client, socket, ssl, sys, threading, time
+ca, cred, port, heavy_file, light = sys.argv[1:6]
+heavy = open(heavy_file, "rb").read()
+auth = {"Authorization": "Basic " + base64.b64encode(cred.encode()).decode()}
+ctx = ssl.create_default_context(cafile=ca)
+codes, lock, end = collections.Counter(), threading.Lock(), time.time() + 20
+
+def conn():
+    c = http.client.HTTPSConnection("127.0.0.1", int(port), context=ctx, timeout=30,
+                                    source_address=("127.0.0.2", 0))
+    c.connect()
+    return c
+
+def flood(body):
+    c = None
+    while time.time() < end:
+        try:
+            c = c or conn()
+            c.request("POST", "/api/v1/trace?since=-1d", body=body, headers=auth)
+            r = c.getresponse()
+            r.read()
+            code = r.status
+        except (OSError, http.client.HTTPException):
+            code, c = "refused", None
+            time.sleep(0.05)
+        with lock:
+            codes[code] += 1
+
+ts = [threading.Thread(target=flood, args=(b,)) for b in [heavy] * 4 + [light.encode()] * 4]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+for k, v in sorted(codes.items(), key=str):
+    print(v, k)
+PY
+FLOOD+=($!)
+for p in "${FLOOD[@]}"; do wait "$p"; done
+FLOOD=()
+T1=$(date +%s)
+sed 's/^/        flood: /' "$TMP/flood.codes"
+check "the flood was served its share: 200s" grep -q ' 200$' "$TMP/flood.codes"
+check "and refused past it: 429s" grep -q ' 429$' "$TMP/flood.codes"
+# the scrapes of the flood's seconds, from Prometheus' own record
+R=$(q "count_over_time(up{job=\"bloomtap\"}[$((T1 - T0))s] @ $T1)")
+M=$(q "min_over_time(up{job=\"bloomtap\"}[$((T1 - T0))s] @ $T1)")
+D=$(q "max_over_time(scrape_duration_seconds{job=\"bloomtap\"}[$((T1 - T0))s] @ $T1)")
+echo "        during the flood ($((T1 - T0)) s): $R scrapes, the slowest ${D} s"
+# (a scrape Prometheus itself did not start, on a machine the flood's
+# clients keep busy, is no answer of the agent's: at least half are asked)
+check "scrapes went on during the flood ($R in $((T1 - T0)) s)" \
+	bash -c "[ '$R' != none ] && [ ${R%.*} -ge $(((T1 - T0) / 2)) ]"
+eq "every scrape during the flood succeeded within its 1 s timeout" "$M" 1
+
+kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
+check "the socket is removed at exit" test ! -e "$SOCK"
+check "no error logged" bash -c "! grep -E 'error|ERR' '$TMP/agent.log'"
+summary
+[ $FAIL -eq 0 ]

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* --web-config: the exporter-toolkit's file, read with libyaml, the
+ * certificate checked with GnuTLS (the library libmicrohttpd serves TLS
+ * with), passwords with libxcrypt's crypt(3). */
+#include <crypt.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
+#include <yaml.h>
+#include "webconfig.h"
+
+#define PEM_MAX (1 << 20)
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t mac_key[32];
+static bool mac_key_set;
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* A file named in the config, relative to the config's directory as the
+ * exporter-toolkit has it; read whole, NUL-terminated. */
+static int read_named(const char *config, const char *name, char **out, size_t *len,
+		      char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	const char *slash = strrchr(config, '/');
+	FILE *f;
+	char *buf;
+	size_t n;
+
+	if (name[0] == '/' || !slash)
+		snprintf(path, sizeof(path), "%s", name);
+	else
+		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - config), config, name);
+	if (!(f = fopen(path, "r")))
+		return fail(err, errlen, -errno, "%s: %s: %s", config, path, strerror(errno));
+	buf = malloc(PEM_MAX + 1);
+	n = buf ? fread(buf, 1, PEM_MAX + 1, f) : 0;
+	fclose(f);
+	if (!buf)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	if (n > PEM_MAX) {
+		free(buf);
+		return fail(err, errlen, -EFBIG, "%s: %s: over 1 MiB, not a PEM file", config, path);
+	}
+	buf[n] = 0;
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* The certificate and key parse, and belong together. */
+static int check_tls(struct bt_web_cfg *w, char *err, size_t errlen)
+{
+	gnutls_certificate_credentials_t cred;
+	gnutls_datum_t cert = { (unsigned char *)w->cert_pem, w->cert_len };
+	gnutls_datum_t key = { (unsigned char *)w->key_pem, w->key_len };
+	int rc;
+
+	if (gnutls_certificate_allocate_credentials(&cred) < 0)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	rc = gnutls_certificate_set_x509_key_mem(cred, &cert, &key, GNUTLS_X509_FMT_PEM);
+	gnutls_certificate_free_credentials(cred);
+	if (rc < 0)
+		return fail(err, errlen, -EINVAL, "%s: tls_server_config: the certificate and key do "
+			    "not load: %s", w->path, gnutls_strerror(rc));
+	return 0;
+}
+
+/* crypt(3) takes the hash as its own setting: a hash it cannot parse gives
+ * NULL (crypt_rn), never a match. */
+static bool bcrypt_ok(const char *hash)
+{
+	struct crypt_data cd = { 0 };
+
+	return (!strncmp(hash, "$2a$", 4) || !strncmp(hash, "$2b$", 4) ||
+		!strncmp(hash, "$2y$", 4)) &&
+	       crypt_rn("", hash, &cd, sizeof(cd)) && cd.output[0] == '$';
+}
+
+static const char *scalar(yaml_document_t *d, yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int load_tls(yaml_document_t *d, yaml_node_t *m, struct bt_web_cfg *w, char *err,
+		    size_t errlen)
+{
+	const char *cert = NULL, *key = NULL;
+	int rc;
+
+	if (m->type != YAML_MAPPING_NODE)
+		return fail(err, errlen, -EINVAL, "%s: tls_server_config: expected cert_file and "
+			    "key_file", w->path);
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		const char *k = scalar(d, yaml_document_get_node(d, p->key));
+		const char *v = scalar(d, yaml_document_get_node(d, p->value));
+
+		if (!k || !v)
+			return fail(err, errlen, -EINVAL, "%s: tls_server_config: every entry is "
+				    "'name: value'", w->path);
+		if (!strcmp(k, "cert_file"))
+			cert = v;
+		else if (!strcmp(k, "key_file"))
+			key = v;
+		else
+			return fail(err, errlen, -EINVAL, "%s: tls_server_config: %s is not "
+				    "supported by bloomtap (cert_file and key_file are)", w->path, k);
+	}
+	if (!cert || !key || !*cert || !*key)
+		return fail(err, errlen, -EINVAL, "%s: tls_server_config needs both cert_file and "
+			    "key_file", w->path);
+	if ((rc = read_named(w->path, cert, &w->cert_pem, &w->cert_len, err, errlen)) ||
+	    (rc = read_named(w->path, key, &w->key_pem, &w->key_len, err, errlen)))
+		return rc;
+	return check_tls(w, err, errlen);
+}
+
+static int load_users(yaml_document_t *d, yaml_node_t *m, struct bt_web_cfg *w, char *err,
+		      size_t errlen)
+{
+	if (m->type != YAML_MAPPING_NODE)
+		return fail(err, errlen, -EINVAL, "%s: basic_auth_users: expected 'user: bcrypt "
+			    "hash' lines", w->path);
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		const char *u = scalar(d, yaml_document_get_node(d, p->key));
+		const char *h = scalar(d, yaml_document_get_node(d, p->value));
+
+		if (!u || !h || !*u || strchr(u, ':'))
+			return fail(err, errlen, -EINVAL, "%s: basic_auth_users: every entry is "
+				    "'user: bcrypt hash', the user without ':'", w->path);
+		if (!bcrypt_ok(h))
+			return fail(err, errlen, -EINVAL, "%s: basic_auth_users: %s: not a bcrypt "
+				    "hash ($2b$...; make one with htpasswd -nBC 10 USER)", w->path, u);
+		for (int i = 0; i < w->nusers; i++)
+			if (!strcmp(w->users[i].name, u))
+				return fail(err, errlen, -EINVAL, "%s: basic_auth_users: %s twice",
+					    w->path, u);
+		if (w->nusers == BT_WEB_MAX_USERS)
+			return fail(err, errlen, -E2BIG, "%s: basic_auth_users: at most %d", w->path,
+				    BT_WEB_MAX_USERS);
+		w->users[w->nusers].name = strdup(u);
+		w->users[w->nusers].hash = strdup(h);
+		if (!w->users[w->nusers++].hash || !w->users[w->nusers - 1].name)
+			return fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int bt_web_config_load(const char *path, struct bt_web_cfg *w, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_node_t *root;
+	FILE *f;
+	int rc = 0;
+
+	memset(w, 0, sizeof(*w));
+	if (!(w->path = strdup(path)))
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	if (!(f = fopen(path, "r"))) {
+		rc = fail(err, errlen, -errno, "--web-config %s: %s", path, strerror(errno));
+		bt_web_config_free(w);
+		return rc;
+	}
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &doc)) {
+		rc = fail(err, errlen, -EINVAL, "%s:%zu: not YAML: %s", path,
+			  parser.problem_mark.line + 1, parser.problem ? parser.problem : "?");
+		yaml_parser_delete(&parser);
+		fclose(f);
+		bt_web_config_free(w);
+		return rc;
+	}
+	root = yaml_document_get_root_node(&doc);
+	if (root && root->type != YAML_MAPPING_NODE)
+		rc = fail(err, errlen, -EINVAL, "%s: expected tls_server_config and "
+			  "basic_auth_users", path);
+	for (yaml_node_pair_t *p = root && !rc ? root->data.mapping.pairs.start : NULL;
+	     p && !rc && p < root->data.mapping.pairs.top; p++) {
+		const char *k = scalar(&doc, yaml_document_get_node(&doc, p->key));
+		yaml_node_t *v = yaml_document_get_node(&doc, p->value);
+
+		if (k && !strcmp(k, "tls_server_config"))
+			rc = load_tls(&doc, v, w, err, errlen);
+		else if (k && !strcmp(k, "basic_auth_users"))
+			rc = load_users(&doc, v, w, err, errlen);
+		else
+			rc = fail(err, errlen, -EINVAL, "%s: %s is not supported by bloomtap "
+				  "(tls_server_config and basic_auth_users are)", path, k ? k : "?");
+	}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	fclose(f);
+	if (rc)
+		bt_web_config_free(w);
+	return rc;
+}
+
+void bt_web_config_free(struct bt_web_cfg *w)
+{
+	for (int i = 0; i < w->nusers; i++) {
+		free(w->users[i].name);
+		free(w->users[i].hash);
+	}
+	free(w->cert_pem);
+	if (w->key_pem)
+		explicit_bzero(w->key_pem, w->key_len);
+	free(w->key_pem);
+	free(w->path);
+	memset(w, 0, sizeof(*w));
+}
+
+static bool password_mac(const char *password, uint8_t mac[32])
+{
+	pthread_mutex_lock(&cache_lock);
+	if (!mac_key_set)
+		mac_key_set = getrandom(mac_key, sizeof(mac_key), 0) == sizeof(mac_key);
+	pthread_mutex_unlock(&cache_lock);
+	return mac_key_set && !gnutls_hmac_fast(GNUTLS_MAC_SHA256, mac_key, sizeof(mac_key),
+						 password, strlen(password), mac);
+}
+
+bool bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password)
+{
+	struct bt_web_user *u = NULL;
+	struct crypt_data *cd;
+	uint8_t mac[32];
+	bool have_mac, ok;
+
+	for (int i = 0; i < w->nusers && !u; i++)
+		if (!strcmp(w->users[i].name, user))
+			u = &w->users[i];
+	if (!u)
+		return false;
+	have_mac = password_mac(password, mac);
+	pthread_mutex_lock(&cache_lock);
+	ok = have_mac && u->ok_valid && !gnutls_memcmp(mac, u->ok_mac, sizeof(mac));
+	pthread_mutex_unlock(&cache_lock);
+	if (ok)
+		return true;
+	/* crypt_data is 32 KiB: not on a connection thread's stack */
+	if (!(cd = calloc(1, sizeof(*cd))))
+		return false;
+	ok = crypt_rn(password, u->hash, cd, sizeof(*cd)) &&
+	     strlen(cd->output) == strlen(u->hash) &&
+	     !gnutls_memcmp(cd->output, u->hash, strlen(u->hash));
+	explicit_bzero(cd, sizeof(*cd));
+	free(cd);
+	if (ok && have_mac) {
+		pthread_mutex_lock(&cache_lock);
+		memcpy(u->ok_mac, mac, sizeof(mac));
+		u->ok_valid = true;
+		pthread_mutex_unlock(&cache_lock);
+	}
+	return ok;
+}
