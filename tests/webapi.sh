@@ -141,17 +141,17 @@ print(d["agents"]["b"]["answered"], [(p["path"], len(p["packets"])) for p in d["
 
 # ---- the trace request's bounds ----
 # one packet more than the cap: refused whole, with the cap named
-python3 - "$TMP/got.pcap" "$TMP/many.pcap" 4097 <<'PY'
+python3 - "$TMP/got.pcap" "$TMP/many.pcap" 8193 <<'PY'
 import sys
 d = open(sys.argv[1], "rb").read()
 n = int.from_bytes(d[32:36], "little")
 open(sys.argv[2], "wb").write(d[:24] + d[24:40 + n] * int(sys.argv[3]))
 PY
-eq "4097 packets in one request: 400" "$(us -X POST --data-binary "@$TMP/many.pcap" \
+eq "8193 packets in one request: 400" "$(us -X POST --data-binary "@$TMP/many.pcap" \
 	http://localhost/api/v1/trace)" 400
-check "the cap named: split the capture" grep -q "over 4096 packets in one request" "$TMP/ubody"
-head -c $((24 + 4096 * ($(stat -c %s "$TMP/many.pcap") - 24) / 4097)) "$TMP/many.pcap" > "$TMP/cap.pcap"
-eq "4096 packets: answered" "$(us -X POST --data-binary "@$TMP/cap.pcap" http://localhost/api/v1/trace)" 200
+check "the cap named: split the capture" grep -q "over 8192 packets in one request" "$TMP/ubody"
+head -c $((24 + 8192 * ($(stat -c %s "$TMP/many.pcap") - 24) / 8193)) "$TMP/many.pcap" > "$TMP/cap.pcap"
+eq "8192 packets: answered" "$(us -X POST --data-binary "@$TMP/cap.pcap" http://localhost/api/v1/trace)" 200
 # without since, the last hour, said in a header; since given, as given
 HDR=$(inb curl -s -m 5 --unix-socket "$SOCK" -D - -o /dev/null -X POST \
 	--data-binary "@$TMP/got.pcap" http://localhost/api/v1/trace | tr -d '\r')
@@ -204,7 +204,7 @@ wait_for "up, with a wrong password" 30 up_is wrong_password 0 &&
 # ---- fairness: a client floods /api/v1/trace, the scrapes go on ----
 # The flooder, from 127.0.0.2 (an address of its own): 8 threads on
 # kept-alive TLS connections, authenticated, for 20 s: 4 post traces of
-# 4,096 packets over an archive of windows sealed every 0.2 s, 4 post
+# 8,192 packets over an archive of windows sealed every 0.2 s, 4 post
 # one-packet traces as fast as they are answered. The agent allows an
 # address 8 connections and 50 requests a second, each connection its own
 # thread. Prometheus, from 127.0.0.1, scrapes every second with a 1 s

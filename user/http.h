@@ -17,7 +17,7 @@ struct bt_web_cfg;
 #define BT_HTTP_AUTH_FAIL_COST 10	/* tokens a failed login takes (a bcrypt) */
 #define BT_HTTP_CONNECTIONS 64		/* at once, all clients */
 #define BT_HTTP_CONNECTIONS_PER_CLIENT 8
-#define BT_HTTP_TRACE_MAX_PACKETS 4096	/* packets a trace request */
+#define BT_HTTP_TRACE_MAX_PACKETS 8192	/* packets a trace request (a 1 MiB body of small ones holds more) */
 #define BT_HTTP_TRACE_DEFAULT_S 3600	/* a trace without since: the last hour */
 
 struct bt_http_cfg {
