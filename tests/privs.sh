@@ -43,25 +43,25 @@ cat > "$TMP/watch.list" <<EOF
 EOF
 chmod 0644 "$TMP/watch.list"
 
-# as_user CAPS command...: the command as UID U, with exactly CAPS
-# (inheritable, ambient, bounding), no supplementary groups, no new privileges
+# as_user CAPS command...: in namespace B, the command as UID U with
+# exactly CAPS (inheritable, ambient, bounding), no supplementary groups,
+# no new privileges. It execs: call it in a subshell ($(...), or & whose
+# $! is then the command's PID)
 as_user() {
 	local caps=$1; shift
-	setpriv --reuid=$U --regid=$U --clear-groups --inh-caps=-all,$caps \
-		--ambient-caps=-all,$caps --bounding-set=-all,$caps --no-new-privs "$@"
+	exec nsenter --net=/var/run/netns/"$NSB" setpriv --reuid=$U --regid=$U --clear-groups \
+		--inh-caps=-all,$caps --ambient-caps=-all,$caps --bounding-set=-all,$caps \
+		--no-new-privs "$@"
 }
 
 # ---- without CAP_BPF: refused, said why ----
 expect_fail "without CAP_BPF: the agent fails and names the capability" "CAP_BPF" \
-	in_ns "$NSB" setpriv --reuid=$U --regid=$U --clear-groups --inh-caps=-all,+net_admin,+perfmon \
-	--ambient-caps=-all,+net_admin,+perfmon --bounding-set=-all,+net_admin,+perfmon \
-	--no-new-privs "$BLOOMTAP" run --listen 127.0.0.1:$PORT --archive "$TMP/archive" "$VB"
+	as_user +net_admin,+perfmon "$BLOOMTAP" run --listen 127.0.0.1:$PORT \
+	--archive "$TMP/archive" "$VB"
 check "and nothing attached" bash -c "! ip -n $NSB link show $VB | grep -q prog/xdp"
 
 # ---- with exactly the three ----
-nsenter --net=/var/run/netns/"$NSB" setpriv --reuid=$U --regid=$U --clear-groups \
-	--inh-caps=-all,$CAPS --ambient-caps=-all,$CAPS --bounding-set=-all,$CAPS --no-new-privs \
-	"$BLOOMTAP" run --listen 127.0.0.1:$PORT --api-socket "$TMP/run/api.sock" \
+as_user $CAPS "$BLOOMTAP" run --listen 127.0.0.1:$PORT --api-socket "$TMP/run/api.sock" \
 	--archive "$TMP/archive" --window 0.2 --archive-flush 0.3 --interval 1 \
 	--watch "$TMP/watch.list" "$VB" > "$TMP/agent.log" 2>&1 &
 AGENT=$!
@@ -103,11 +103,10 @@ wait $TS
 T=$(get -X POST --data-binary "@$TMP/got.pcap" "127.0.0.1:$PORT/api/v1/trace")
 eq "it answers a trace: every packet seen" "$(python3 -c 'import json,sys; print({p["seen"] for p in json.load(sys.stdin)})' <<<"$T")" "{True}"
 
-# SIGHUP-free restart: stopped, started again, it adopts its own pins
+# stopped and started again, it adopts its own pins
 kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
-nsenter --net=/var/run/netns/"$NSB" setpriv --reuid=$U --regid=$U --clear-groups \
-	--inh-caps=-all,$CAPS --ambient-caps=-all,$CAPS --bounding-set=-all,$CAPS --no-new-privs \
-	"$BLOOMTAP" run --listen 127.0.0.1:$PORT --archive "$TMP/archive" "$VB" >> "$TMP/agent.log" 2>&1 &
+as_user $CAPS "$BLOOMTAP" run --listen 127.0.0.1:$PORT --archive "$TMP/archive" "$VB" \
+	>> "$TMP/agent.log" 2>&1 &
 AGENT=$!
 wait_for "restarted, it adopts its instance" 30 get "127.0.0.1:$PORT/healthz" &&
 	ok "restarted, it adopts its instance"

@@ -23,6 +23,7 @@ cleanup() {
 	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
 	[ -n "$PROM" ] && kill "$PROM" 2>/dev/null && wait "$PROM" 2>/dev/null
 	in_ns "$NSB" "$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
 	cleanup_netns
 	rm -rf "$TMP"
 }
@@ -269,8 +270,53 @@ check "scrapes went on during the flood ($R in $((T1 - T0)) s)" \
 	bash -c "[ '$R' != none ] && [ ${R%.*} -ge $(((T1 - T0) / 2)) ]"
 eq "every scrape during the flood succeeded within its 1 s timeout" "$M" 1
 
+# ---- 8 connections a client address ----
+eq "connections a client address: 8 taken, the 9th closed; another address still served" \
+	"$(in_ns "$NSB" python3 - "$TMP/server.crt" "$PORT" <<'PY'
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+held, ok = [], 0
+for i in range(9):
+    try:
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=5,
+                                     source_address=("127.0.0.3", 0))
+        t = ctx.wrap_socket(s, server_hostname="127.0.0.1")
+        held.append(t)
+        ok += 1
+    except (OSError, ssl.SSLError):
+        pass
+s = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=5,
+                             source_address=("127.0.0.4", 0))
+t = ctx.wrap_socket(s, server_hostname="127.0.0.1")
+t.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+print(ok, t.recv(100).split(b"\r\n")[0].decode())
+PY
+)" "8 HTTP/1.1 200 OK"
+
 kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
 check "the socket is removed at exit" test ! -e "$SOCK"
+
+# ---- beyond loopback: the warning names what is exposed ----
+agent_a() {	# SCHEME LOG ARGS...: an agent on A's side, until it answers; then stopped
+	local scheme=$1 log=$2 pid; shift 2
+	nsenter --net=/var/run/netns/"$NSA" "$BLOOMTAP" run --listen 198.18.21.1:$PORT \
+		--archive "$TMP/archive-a" "$@" "$VA" > "$log" 2>&1 &
+	pid=$!
+	wait_for "the agent on A answers ($scheme)" 30 \
+		in_ns "$NSA" curl -s -k "$scheme://198.18.21.1:$PORT/healthz"
+	kill -TERM $pid; wait $pid
+}
+agent_a http "$TMP/a1.log"
+check "beyond loopback, no users: a warning naming the flows and the trace oracle" bash -c \
+	"grep warning '$TMP/a1.log' | grep 'heavy flows (addresses and ports)' | grep -q '/api/v1/trace'"
+printf 'basic_auth_users:\n  prom: %s\n' "'$HASH'" > "$TMP/users.yml"
+agent_a http "$TMP/a2.log" --web-config "$TMP/users.yml"
+check "beyond loopback, users without TLS: a warning that passwords cross in clear" \
+	grep -q "warning.*in clear" "$TMP/a2.log"
+agent_a https "$TMP/a3.log" --web-config "$TMP/web.yml"
+check "beyond loopback with TLS and users: no warning" bash -c "! grep -q warning '$TMP/a3.log'"
+in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
+
 check "no error logged" bash -c "! grep -E 'error|ERR' '$TMP/agent.log'"
 summary
 [ $FAIL -eq 0 ]
