@@ -59,10 +59,13 @@ head -c 300 /dev/urandom | base64 | sed '1i -----BEGIN CERTIFICATE-----' > "$TMP
 echo "-----END CERTIFICATE-----" >> "$TMP/junk.crt"
 webfile "tls_server_config:" "  cert_file: $TMP/junk.crt" "  key_file: $TMP/server.key"
 expect_fail "a certificate that does not parse: an error at start" \
-	"the certificate and key do not load" runb --web-config "$TMP/bad.yml"
+	"the certificate does not parse" runb --web-config "$TMP/bad.yml"
 webfile "tls_server_config:" "  cert_file: $TMP/other.crt" "  key_file: $TMP/server.key"
 expect_fail "a key of another certificate: an error at start" \
-	"the certificate and key do not load" runb --web-config "$TMP/bad.yml"
+	"the key is not the certificate's" runb --web-config "$TMP/bad.yml"
+webfile "tls_server_config:" "  cert_file: $TMP/server.crt" "  key_file: $TMP/junk.crt"
+expect_fail "a key that does not parse: an error at start" "the key does not parse" \
+	runb --web-config "$TMP/bad.yml"
 webfile "tls_server_config:" "  cert_file: $TMP/server.crt"
 expect_fail "a certificate without its key: an error" "needs both cert_file and key_file" \
 	runb --web-config "$TMP/bad.yml"

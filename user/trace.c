@@ -335,12 +335,13 @@ static __u64 block_of(const struct bt_archive_file *f, __u64 h)
 	return f->version >= 3 ? bt_bloom_block(h, f->window_bits / BT_BLOCK_BITS - 1) : 0;
 }
 
-static const struct bt_archive_file *sort_file;
-
-static int cmp_by_block(const void *a, const void *b)
+/* qsort_r's comparator: the file comes as an argument, never a global
+ * (the agent's HTTP threads query files at the same time) */
+static int cmp_by_block(const void *a, const void *b, void *file)
 {
-	__u64 x = block_of(sort_file, (*(struct tpkt *const *)a)->digest);
-	__u64 y = block_of(sort_file, (*(struct tpkt *const *)b)->digest);
+	const struct bt_archive_file *f = file;
+	__u64 x = block_of(f, (*(struct tpkt *const *)a)->digest);
+	__u64 y = block_of(f, (*(struct tpkt *const *)b)->digest);
 
 	return x < y ? -1 : x > y;
 }
@@ -377,8 +378,7 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 			t->p[i].digest = bt_archive_digest(f, &t->p[i].pkt);
 			order[m++] = &t->p[i];
 		}
-	sort_file = f;
-	qsort(order, m, sizeof(*order), cmp_by_block);
+	qsort_r(order, m, sizeof(*order), cmp_by_block, f);
 	for (__u32 w = 0; w < f->nwin; w++) {
 		const struct bt_archive_win *aw = &f->win[w];
 		struct hit h = { name, aw->start_ns, aw->end_ns, aw->fpr_e15 / 1e15, aw->seq, true };

@@ -13,6 +13,7 @@
 #include <sys/random.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <yaml.h>
 #include "webconfig.h"
 
@@ -67,22 +68,51 @@ static int read_named(const char *config, const char *name, char **out, size_t *
 	return 0;
 }
 
-/* The certificate and key parse, and belong together. */
+/* The certificate (the first of the file's chain) and the key parse, and
+ * belong together: the same public key. Parsed object by object, not
+ * through a credentials structure (GnuTLS 3.7's leaks a certificate when
+ * the key does not match). */
 static int check_tls(struct bt_web_cfg *w, char *err, size_t errlen)
 {
-	gnutls_certificate_credentials_t cred;
 	gnutls_datum_t cert = { (unsigned char *)w->cert_pem, w->cert_len };
 	gnutls_datum_t key = { (unsigned char *)w->key_pem, w->key_len };
+	unsigned char cid[64], kid[64];
+	size_t clen = sizeof(cid), klen = sizeof(kid);
+	gnutls_x509_crt_t *crts = NULL;
+	gnutls_x509_privkey_t pk = NULL;
+	unsigned int n = 0;
 	int rc;
 
-	if (gnutls_certificate_allocate_credentials(&cred) < 0)
-		return fail(err, errlen, -ENOMEM, "out of memory");
-	rc = gnutls_certificate_set_x509_key_mem(cred, &cert, &key, GNUTLS_X509_FMT_PEM);
-	gnutls_certificate_free_credentials(cred);
-	if (rc < 0)
-		return fail(err, errlen, -EINVAL, "%s: tls_server_config: the certificate and key do "
-			    "not load: %s", w->path, gnutls_strerror(rc));
-	return 0;
+	rc = gnutls_x509_crt_list_import2(&crts, &n, &cert, GNUTLS_X509_FMT_PEM, 0);
+	if (rc < 0 || !n) {
+		snprintf(err, errlen, "%s: tls_server_config: the certificate does not parse: %s",
+			 w->path, rc < 0 ? gnutls_strerror(rc) : "no certificate in the file");
+		rc = -EINVAL;
+		goto out;
+	}
+	if ((rc = gnutls_x509_privkey_init(&pk)) < 0 ||
+	    (rc = gnutls_x509_privkey_import2(pk, &key, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
+		snprintf(err, errlen, "%s: tls_server_config: the key does not parse: %s", w->path,
+			 gnutls_strerror(rc));
+		rc = -EINVAL;
+		goto out;
+	}
+	if (gnutls_x509_crt_get_key_id(crts[0], 0, cid, &clen) < 0 ||
+	    gnutls_x509_privkey_get_key_id(pk, 0, kid, &klen) < 0 || clen != klen ||
+	    memcmp(cid, kid, clen)) {
+		snprintf(err, errlen, "%s: tls_server_config: the key is not the certificate's",
+			 w->path);
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = 0;
+out:
+	for (unsigned int i = 0; i < n; i++)
+		gnutls_x509_crt_deinit(crts[i]);
+	gnutls_free(crts);
+	if (pk)
+		gnutls_x509_privkey_deinit(pk);
+	return rc;
 }
 
 /* crypt(3) takes the hash as its own setting: a hash it cannot parse gives
