@@ -3,6 +3,8 @@
 #   make demo     install what is missing, build, run the built-in lab
 #   make test     install what is missing, build, run every test
 #   make vmlinux  regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
+#   make test-kernels  the BPF_PROG_TEST_RUN suites on each kernel of
+#                 tests/kernels/kernels.list, under QEMU, and on this one
 
 OUTPUT    := .output
 CLANG     ?= clang
@@ -42,7 +44,7 @@ USER_HDRS := $(OUTPUT)/bloomtap.skel.h $(OUTPUT)/drops_host.skel.h
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie $(OUTPUT)/tests/test_watch \
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/tc_drop.bpf.o $(OUTPUT)/tests/flowgen
 
-.PHONY: all deps demo test test-mutants test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
+.PHONY: all deps demo test test-kernels test-mutants test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
 	man install uninstall
 all: $(OUTPUT)/bloomtap
 
@@ -98,6 +100,15 @@ test: deps
 	$(MAKE) all $(TEST_BINS)
 	$(MAKE) asan-build fuzz-build
 	FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) tests/run.sh
+
+# The kernels' matrix (tests/kernels/vmtest.sh): QEMU's software emulation
+# boots Debian's kernels from Debian's mirror; busybox makes the initramfs.
+KERNEL_PKGS := qemu-system-x86 busybox-static kmod xz-utils
+KERNELS ?=
+test-kernels: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(KERNEL_PKGS)"
+	$(MAKE) all $(TEST_BINS)
+	tests/kernels/vmtest.sh $(KERNELS)
 
 # Deliberately broken builds, each of which a suite must catch (not part
 # of make test: a build and a suite run each).

@@ -65,6 +65,17 @@ struct watch_search {
 	__u32 best, cls, known;
 };
 
+/* The search's state, a CPU's own (XDP does not nest on a CPU): on the
+ * stack, watch_class's frame made the main program's, its and watch_step's
+ * 544 bytes as Linux 6.1's verifier counts them (each frame rounded up to
+ * 32), past the limit of 512. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct watch_search);
+} watch_scratch SEC(".maps");
+
 /* Is the best match's class still to be read (a final probe)? Only for a
  * length of the family: a false hit's byte may be anything. */
 static __always_inline int watch_unfinished(const struct watch_search *s)
@@ -141,15 +152,17 @@ __noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
 __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 			   const struct bt_hash_keys *k)
 {
-	struct watch_search s = { .hi = hi, .lo = lo, .slot = slot & 1, .fam = fam,
-				  .best = BT_WATCH_NONE };
+	struct watch_search *s;
 	struct bt_watch_hdr *h;
-	__u32 i;
+	__u32 i = 0;
 
 	slot &= 1;
+	s = bpf_map_lookup_elem(&watch_scratch, &i);
 	h = bpf_map_lookup_elem(&watch_hdr, &slot);
-	if (!h)
+	if (!s || !h)
 		return 0;
+	*s = (struct watch_search){ .hi = hi, .lo = lo, .slot = slot, .fam = fam,
+				    .best = BT_WATCH_NONE };
 	if (fam == 0 && !(h->flags & BT_WATCH_F_FLAT)) {
 		__u32 word = slot * BT_WATCH_DIR + ((lo >> 16) & 0xffff), idx = word / 2, d;
 		__u64 *pair = bpf_map_lookup_elem(&watch_dir, &idx);
@@ -157,19 +170,19 @@ __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 		if (!pair)
 			return 0;
 		d = *pair >> (word % 2 * 32);
-		s.mask = BT_WATCH_DIR_MASK(d);
-		s.best = bt_watch_dir_base(d);
-		s.last = BT_WATCH_DIR_COUNT(d);
-		s.root = s.last ? BT_WATCH_DIR_ROOT(d) : 0;
-		s.root_rank = bt_watch_dir_root_rank(d);
-		s.dir = 1;
+		s->mask = BT_WATCH_DIR_MASK(d);
+		s->best = bt_watch_dir_base(d);
+		s->last = BT_WATCH_DIR_COUNT(d);
+		s->root = s->last ? BT_WATCH_DIR_ROOT(d) : 0;
+		s->root_rank = bt_watch_dir_root_rank(d);
+		s->dir = 1;
 	} else {
-		s.node = h->root[fam & 1];
+		s->node = h->root[fam & 1];
 	}
 	for (i = 0; i < 9; i++)
-		if (watch_step(&s, k))
+		if (watch_step(s, k))
 			break;
-	return s.cls;
+	return s->cls;
 }
 
 /* One rule for the datapath, lists and reports: an address's family is its

@@ -304,7 +304,8 @@ static int frame_case_setup(void **state)
 {
 	const void *fc = *state;
 
-	dp_setup(state);
+	if (dp_setup(state))
+		return -1;	/* *state still holds the row, not an instance */
 	if (*state)
 		((struct dp *)*state)->arg = fc;
 	return 0;

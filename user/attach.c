@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "common.h"
+#include "kernel.h"
 #include "drops.h"
 #include "options.h"
 #include "watch.h"
@@ -171,6 +172,13 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 	 * say it takes them, and then pays for asking the frame's length. */
 	int mtu = iface_mtu(ifname), prog = mtu > BT_LINEAR_MTU ? inst.prog_mb_fd : inst.prog_fd;
 
+	if (prog < 0) {
+		bt_err("%s has MTU %d, above what a linear XDP frame holds (%d), and this kernel "
+		       "(%s) has no multi-buffer XDP (Linux 5.18): lower the MTU to attach",
+		       ifname, mtu, BT_LINEAR_MTU, bt_kernel_release());
+		err = -EOPNOTSUPP;
+		goto out;
+	}
 	if (prog == inst.prog_mb_fd)
 		bt_info("%s has MTU %d: attaching the multi-buffer program", ifname, mtu);
 	link_fd = link_create(prog, ifindex, mode, &skb);

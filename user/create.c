@@ -10,6 +10,7 @@
 #include "create.h"
 #include "digest.h"	/* struct bt_hash_keys, in the skeleton's .bss */
 #include "drops.h"
+#include "kernel.h"
 #include "bloomtap.skel.h"
 
 /* The maps to pin besides the program, by skeleton map. */
@@ -32,7 +33,8 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 	if ((err = bpf_program__pin(skel->progs.bloomtap_xdp, path)))
 		return err;
 	bt_instance_path(name, "prog_mb", path, len);
-	if ((err = bpf_program__pin(skel->progs.bloomtap_xdp_mb, path)))
+	if (bpf_program__autoload(skel->progs.bloomtap_xdp_mb) &&
+	    (err = bpf_program__pin(skel->progs.bloomtap_xdp_mb, path)))
 		return err;
 	bt_instance_path(name, "prog_drop", path, len);
 	if (bpf_program__autoload(skel->progs.bloomtap_drop) &&
@@ -126,10 +128,13 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	bpf_map__set_max_entries(skel->maps.windows, meta->windows);
 	bpf_map__set_max_entries(skel->maps.wcount, meta->windows);
 	bpf_map__set_max_entries(skel->maps.wdrops, meta->windows);
-	/* drops: the program needs the kernel's BTF (tp_btf); without it the
-	 * instance has none, and says so at attach */
+	/* drops: the program needs the kernel's BTF (tp_btf) and kfree_skb's
+	 * reason; without them the instance has none, and says so at attach */
 	if (!bt_drops_supported())
 		bpf_program__set_autoload(skel->progs.bloomtap_drop, false);
+	/* xdp.frags programs load from Linux 5.18; before, frames are linear */
+	if (bt_kernel_has(BT_KF_XDP_FRAGS) == 0)
+		bpf_program__set_autoload(skel->progs.bloomtap_xdp_mb, false);
 }
 
 /* Phase 4: the meta and the control block written, everything pinned. */
@@ -208,8 +213,9 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 		       "'.', '@'; at most %d)", name, BT_NAME_MAX);
 		return -EINVAL;
 	}
-	if ((err = bt_ensure_bpffs()))
+	if ((err = bt_kernel_require()) || (err = bt_ensure_bpffs()))
 		return err;
+	bt_kernel_note_optional();
 	if (bt_instance_exists(name))
 		return -EEXIST;
 	bt_instance_remove(name);	/* leftovers of a create that died midway */
@@ -244,5 +250,30 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	return 0;
 out_remove:
 	bt_instance_remove(name);
+	return err;
+}
+
+int bt_instance_verify(struct json_object *arr)
+{
+	struct bt_instance_cfg cfg = { 0 };
+	struct bt_verifier_logs *logs;
+	struct bloomtap_bpf *skel;
+	struct bt_meta meta = { 0 };
+	__u64 fc_mult;
+	int err;
+
+	if ((err = settle(&cfg, &meta, &fc_mult)))
+		return err;
+	if (!(skel = bloomtap_bpf__open())) {
+		err = -errno;
+		bt_err_errno(err, "opening the BPF object");
+		return err;
+	}
+	configure(skel, &cfg, &meta, fc_mult);
+	logs = bt_verifier_logs_attach(skel->obj);
+	if ((err = bloomtap_bpf__load(skel)))
+		bt_err_errno(err, "loading the XDP program (verifier or map creation)");
+	bt_verifier_logs_read(logs, arr);
+	bloomtap_bpf__destroy(skel);
 	return err;
 }

@@ -24,4 +24,10 @@ struct bt_instance_cfg {
 int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 		       struct bt_instance *inst);
 
+/* Loads the instance's programs as create would at defaults, pins
+ * nothing, and adds the verifier's figures of each to arr
+ * (bt_verifier_logs_read); for 'bloomtap kernel --verifier'. */
+struct json_object;
+int bt_instance_verify(struct json_object *arr);
+
 #endif /* BLOOMTAP_CREATE_H */

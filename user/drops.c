@@ -17,6 +17,7 @@
 #include "common.h"
 #include "drops.h"
 #include "instance.h"
+#include "kernel.h"
 #include "drops_host.skel.h"
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
@@ -35,7 +36,7 @@ const char *const bt_drop_counter_names[BT_DROP_CTR_MAX] = {
 
 bool bt_drops_supported(void)
 {
-	return !access(VMLINUX_BTF, R_OK);
+	return bt_kernel_has(BT_KF_BTF) > 0 && bt_kernel_has(BT_KF_DROP_REASONS) > 0;
 }
 
 /* ---- reason names ---- */
@@ -326,6 +327,25 @@ static void host_remove(void)
 		unlink(path);
 	}
 	rmdir(BT_DROPS_DIR);
+}
+
+int bt_drops_host_verify(struct json_object *arr)
+{
+	struct drops_host_bpf *skel = drops_host_bpf__open();
+	struct bt_verifier_logs *logs;
+	int err;
+
+	if (!skel) {
+		err = -errno;
+		bt_err_errno(err, "opening the host's drop program");
+		return err;
+	}
+	logs = bt_verifier_logs_attach(skel->obj);
+	if ((err = drops_host_bpf__load(skel)))
+		bt_err_errno(err, "loading the host's drop program");
+	bt_verifier_logs_read(logs, arr);
+	drops_host_bpf__destroy(skel);
+	return err;
 }
 
 static int host_load(void)

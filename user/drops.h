@@ -27,8 +27,13 @@ struct bt_spie_maps;
 	  "drop reasons counted but not digested: names, 'default' (ordinary TCP " \
 	  "close, OTHERHOST, NOT_SPECIFIED), 'none', -NAME to take one out" }
 
-/* Can this kernel run the drop programs (tp_btf needs its BTF)? */
+/* Can this kernel run the drop programs (tp_btf needs its BTF, and
+ * kfree_skb its reason)? */
 bool bt_drops_supported(void);
+/* Loads the host's drop program, attaches nothing, and adds the
+ * verifier's figures to arr (bt_verifier_logs_read). */
+struct json_object;
+int bt_drops_host_verify(struct json_object *arr);
 
 /* The kernel's enum skb_drop_reason, read once from
  * /sys/kernel/btf/vmlinux. */

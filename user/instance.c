@@ -107,7 +107,7 @@ struct pin_ent {
 };
 static const struct pin_ent pins[] = {
 	{ "prog", offsetof(struct bt_instance, prog_fd) },
-	{ "prog_mb", offsetof(struct bt_instance, prog_mb_fd) },
+	{ "prog_mb", offsetof(struct bt_instance, prog_mb_fd), true },	/* Linux >= 5.18 */
 	{ "counters", offsetof(struct bt_instance, counters_fd) },
 	{ "flows", offsetof(struct bt_instance, flows_fd) },
 	{ "meta", offsetof(struct bt_instance, meta_fd) },

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "common.h"
 #include "commands.h"
+#include "kernel.h"
 
 struct cmd {
 	const char *name;
@@ -24,6 +25,7 @@ static const struct cmd cmds[] = {
 	{ "run", cmd_run, "the agent: intervals, windows, archive, /metrics and API" },
 	{ "watch", cmd_watch, "watch lists: traffic per class of addresses (Bloomier filter)" },
 	{ "demo", cmd_demo, "the built-in lab: namespaces, traffic, what bloomtap saw" },
+	{ "kernel", cmd_kernel, "what the running kernel offers bloomtap; the verifier's figures" },
 	{ 0 }
 };
 

@@ -290,7 +290,9 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (bt_instance_lock(inst.name, &lock))
 		bt_debug("%s: another process keeps the windows turning", inst.name);
-	err = bt_replay_file(inst.prog_mb_fd, path, lock >= 0 ? &keeper : NULL, &r);
+	/* the multi-buffer program takes frames past a page; before Linux
+	 * 5.18 there is none, and the kernel refuses those frames */
+	err = bt_replay_file(inst.prog_mb_fd >= 0 ? inst.prog_mb_fd : inst.prog_fd, path, lock >= 0 ? &keeper : NULL, &r);
 	if (lock >= 0)
 		close(lock);
 	bt_spie_unmap(&sm);
