@@ -13,13 +13,17 @@ CC        ?= gcc
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 
+# make test-kernels (and make test's 6.1): QEMU's software emulation boots
+# Debian's kernels from Debian's mirror; busybox makes the initramfs.
+KERNEL_PKGS := qemu-system-x86 busybox-static kmod xz-utils
 # Debian packages: build, test oracle (tshark) and test traffic.
 DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
 	     prometheus curl python3-yaml systemd libclang-rt-14-dev \
 	     libfixbuf-dev nfdump pmacct man-db bash-completion nftables ethtool \
-	     libyaml-dev libgnutls28-dev libcrypt-dev openssl libcap2-bin util-linux
+	     libyaml-dev libgnutls28-dev libcrypt-dev openssl libcap2-bin util-linux \
+	     $(KERNEL_PKGS)
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf yaml-0.1 gnutls libcrypt 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0 -lyaml -lgnutls -lcrypt) -lm -lpthread
 # libfixbuf's headers include glib's: as system headers, out of -Werror's way
@@ -101,12 +105,10 @@ test: deps
 	$(MAKE) asan-build fuzz-build
 	FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) tests/run.sh
 
-# The kernels' matrix (tests/kernels/vmtest.sh): QEMU's software emulation
-# boots Debian's kernels from Debian's mirror; busybox makes the initramfs.
-KERNEL_PKGS := qemu-system-x86 busybox-static kmod xz-utils
+# The kernels' matrix (tests/kernels/vmtest.sh); KERNELS="6.1 running"
+# picks some of tests/kernels/kernels.list's.
 KERNELS ?=
 test-kernels: deps
-	@$(MAKE) --no-print-directory deps DEB_PKGS="$(KERNEL_PKGS)"
 	$(MAKE) all $(TEST_BINS)
 	tests/kernels/vmtest.sh $(KERNELS)
 

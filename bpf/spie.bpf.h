@@ -118,6 +118,12 @@ static __noinline void spie_next_window(struct bt_ctl *c, struct bt_window *w, _
 
 	if (!c || !w || !nw)
 		return;
+	/* A CPU late with a window the ring has already left (it read the
+	 * index a window or more ago: a vCPU the host descheduled; Linux 6.1
+	 * under QEMU showed it): the next window may be closed by now, and
+	 * there is nothing to flag. */
+	if (*(volatile __u32 *)&c->window != win)
+		return;
 	st = nw->state;
 	if (st == BT_WIN_READY)
 		st = __sync_val_compare_and_swap(&nw->state, BT_WIN_READY, BT_WIN_CURRENT);

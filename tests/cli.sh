@@ -10,10 +10,26 @@ TMP=$(mktemp -d)
 cleanup() { "$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1; rm -rf "$TMP"; }
 trap cleanup EXIT INT TERM
 
-for c in attach detach status stats heavy trace drops windows archive replay watch demo; do
+for c in attach detach status stats heavy trace drops windows archive replay watch demo kernel; do
 	check "$c --help" bash -c "'$BLOOMTAP' $c --help | grep -q '^Usage: bloomtap $c'"
 done
 check "bloomtap --help lists the commands" bash -c "'$BLOOMTAP' --help | grep -q replay"
+# kernel: every feature answered on this kernel (root can ask), and every
+# program loaded with its verifier's figures, at most half the million
+# instructions (the stack's limit, counted per call chain, is checked by
+# loading on Linux 6.1: make test's kernels suite)
+if [ "$(id -u)" = 0 ]; then
+	eq "kernel -j --verifier: features, programs within the verifier's limits" "$("$BLOOMTAP" -j kernel --verifier | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+bad = [f["name"] for f in d["features"] if f["present"] is None or (f["required"] and not f["present"])]
+progs = {p["program"]: p for p in d["programs"]}
+for p in progs.values():
+    if p["processed"] * 2 > p["limit"]:
+        bad.append("%s processed %d" % (p["program"], p["processed"]))
+want = {"bloomtap_xdp", "bloomtap_xdp_mb", "bloomtap_drop", "bloomtap_drops"}
+print(" ".join(bad) or ("ok" if want <= set(progs) else "programs: %s" % sorted(progs)))')" ok
+fi
 expect_fail "unknown command" "unknown or ambiguous command" "$BLOOMTAP" frobnicate
 expect_fail "ambiguous prefix" "unknown or ambiguous command" "$BLOOMTAP" st
 check "unique prefix works (stat -> status)" "$BLOOMTAP" statu

@@ -19,7 +19,7 @@ Excluded, and why (counted and printed):
   is no agreed "right" key (each is also counted by bloomtap as truncated or
   malformed, which the per-packet datapath tests check).
 """
-import collections, csv, json, os, struct, subprocess, sys, tempfile, concurrent.futures
+import collections, csv, hashlib, json, os, struct, subprocess, sys, tempfile, concurrent.futures
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BLOOMTAP = os.environ.get("BLOOMTAP") or os.path.join(HERE, "..", ".output", "bloomtap")
@@ -112,6 +112,37 @@ def expected_key(row):
     return (src, dst, sport, dport, proto)
 
 
+# TSHARK_CACHE=DIR: tshark's answers kept by the file's bytes and the
+# command. make test-kernels runs the oracles in each emulated kernel, where
+# tshark (user space, the same on every kernel) costs minutes a suite.
+TSHARK_CACHE = os.environ.get("TSHARK_CACHE")
+
+
+def tshark_cached(cmd, path):
+    key = None
+    if TSHARK_CACHE:
+        h = hashlib.sha256("\0".join(c for c in cmd if c != path).encode())
+        with open(path, "rb") as f:
+            h.update(f.read())
+        key = os.path.join(TSHARK_CACHE, h.hexdigest())
+        try:
+            with open(key) as f:
+                return f.read()
+        except OSError:
+            pass
+    out = subprocess.run(cmd, capture_output=True, text=True, errors="replace").stdout
+    if key:
+        try:
+            os.makedirs(TSHARK_CACHE, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=TSHARK_CACHE)
+            with os.fdopen(fd, "w") as f:
+                f.write(out)
+            os.rename(tmp, key)
+        except OSError:
+            pass    # a read-only cache (the guests'): answered all the same
+    return out
+
+
 def tshark_rows(path):
     cmd = ["tshark", "-n", "-r", path, "-T", "fields", "-E", "separator=\t",
            "-E", "occurrence=a", "-E", "aggregator=,",
@@ -120,7 +151,7 @@ def tshark_rows(path):
            "-o", "ip.check_checksum:FALSE"]
     for f in FIELDS:
         cmd += ["-e", f]
-    out = subprocess.run(cmd, capture_output=True, text=True, errors="replace").stdout
+    out = tshark_cached(cmd, path)
     for line in out.splitlines():
         vals = line.split("\t")
         yield dict(zip(FIELDS, vals + [""] * (len(FIELDS) - len(vals))))

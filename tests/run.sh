@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.." || exit 1
 # ONLY_BUILD=DIR runs the suites against that one build alone, and
 # SUITES="unit datapath ..." only the suites named.
 total_pass=0 total_fail=0 total_skip=0 broken=()
+# tshark's dissections kept by file (tests/oracle.py): the ASan pass and
+# the kernels' suites ask for the same ones
+export TSHARK_CACHE=${TSHARK_CACHE:-$PWD/.output/tshark}
 
 add_counts() {	# suite name, its output file, its exit code
 	local name=$1 out=$2 rc=$3 p=0 f=0 s=0 line
@@ -105,6 +108,12 @@ else
 	fi
 	# and every fuzz target for a few seconds, when make test built them
 	[ -x .output/fuzz/fuzz_capture ] && run_suite fuzz tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-8}"
+	# the datapath's suites on Debian 12's kernel, under QEMU: about 7
+	# minutes (make test-kernels runs the whole list, and the oracle over
+	# every capture, 8 minutes more a kernel); TEST_KERNELS= none
+	[ -n "${TEST_KERNELS-6.1}" ] && run_suite kernels env \
+		KERNEL_SUITES="${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,heavy-pcaps,watch-pcaps}" \
+		tests/kernels/vmtest.sh ${TEST_KERNELS-6.1}
 fi
 
 [ ${#broken[@]} -gt 0 ] && echo "suites that exited non-zero without failing a test, or met a sanitizer: ${broken[*]}"

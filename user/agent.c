@@ -22,6 +22,7 @@
 #include "archive.h"
 #include "commands.h"
 #include "http.h"
+#include "kernel.h"
 #include "webconfig.h"
 #include "common.h"
 #include "options.h"
@@ -630,6 +631,10 @@ static int run(int argc, char **argv)
 		bt_err("run: --ipfix: the collectors could not be set up");
 		goto out;
 	}
+	/* a kernel bloomtap cannot run on, by name; what this one goes without */
+	if (bt_kernel_require())
+		goto out;
+	bt_kernel_note_optional();
 	if (start_ifaces(keepers) || bt_watch_loader_start(&ag, reconfigure))
 		goto out;
 	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, false);

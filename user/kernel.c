@@ -156,13 +156,39 @@ int bt_kernel_require(void)
 	return 0;
 }
 
+/* An optional feature the agent goes without (the live-frame runner is
+ * make bench's, not the agent's). */
+static bool off(int f)
+{
+	return !features[f].required && !k.has[f] && f != BT_KF_LIVE_FRAMES;
+}
+
 static void note_optional_once(void)
 {
-	/* the live-frame runner is make bench's, not the agent's */
 	for (int f = 0; f < BT_KF_MAX; f++)
-		if (!features[f].required && !k.has[f] && f != BT_KF_LIVE_FRAMES)
+		if (off(f))
 			bt_info("kernel %s has no %s (Linux %s): %s", k.release,
 				features[f].name, features[f].since, features[f].without);
+}
+
+struct json_object *bt_kernel_off_json(void)
+{
+	struct json_object *a = json_object_new_array();
+
+	probe();
+	for (int f = 0; f < BT_KF_MAX; f++)
+		if (off(f))
+			json_object_array_add(a, json_object_new_string(features[f].name));
+	return a;
+}
+
+void bt_kernel_print_off(void)
+{
+	probe();
+	for (int f = 0; f < BT_KF_MAX; f++)
+		if (off(f))
+			printf("kernel %s: without %s (Linux %s): %s\n", k.release,
+			       features[f].name, features[f].since, features[f].without);
 }
 
 void bt_kernel_note_optional(void)

@@ -32,6 +32,11 @@ int bt_kernel_require(void);
 /* Says once (info) which optional features are off, and what that turns
  * off; nothing when all are there. */
 void bt_kernel_note_optional(void);
+/* The optional features this kernel lacks (but the bench's live frames),
+ * as a JSON array of names; and as one line on stdout, "kernel R: without
+ * F (Linux V): what it turns off", nothing when none is missing. */
+struct json_object *bt_kernel_off_json(void);
+void bt_kernel_print_off(void);
 /* The running kernel: release and each feature, as 'kernel -j' prints
  * it; status adds it to its own. */
 struct json_object *bt_kernel_json(void);

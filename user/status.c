@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include "common.h"
 #include "drops.h"
+#include "kernel.h"
 #include "commands.h"
 #include "options.h"
 
@@ -70,6 +71,8 @@ static void status_one(const char *name, struct json_object *arr)
 		json_object_object_add(o, "flow_table", json_object_new_int64(inst.meta.flow_table_size));
 		json_object_object_add(o, "created", json_object_new_string(created));
 		json_object_object_add(o, "drops_recording", json_object_new_boolean(drops));
+		json_object_object_add(o, "multi_buffer", json_object_new_boolean(inst.prog_mb_fd >= 0));
+		json_object_object_add(o, "kernel_features_off", bt_kernel_off_json());
 		json_object_array_add(arr, o);
 	} else {
 		printf("%-16s %-9s %-16s %-14s %-6s prog %-6u flow table %-8u created %s%s\n",
@@ -107,6 +110,8 @@ int cmd_status(int argc, char **argv)
 		printf("no bloomtap instances (pins under %s)\n", BT_PIN_ROOT);
 	for (int i = 0; i < cnt; i++)
 		status_one(names[i], arr);
+	if (!arr)
+		bt_kernel_print_off();
 	if (arr)
 		bt_json_print(arr);
 	bt_instance_names_free(names, cnt);

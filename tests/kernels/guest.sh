@@ -15,6 +15,14 @@ if [ $$ -eq 1 ]; then
 	ip link set lo up
 	# the oracles' python has its packages under the host's $HOME
 	[ -d /root/.pyenv/shims ] && PATH=/root/.pyenv/shims:$PATH
+	export TSHARK_CACHE=$bt_tshark
+	# the kernel's own modules (nftables, qdiscs) from its unpacked
+	# package: the host's /lib/modules has none of them
+	mkdir -p /tmp/kbin
+	printf '#!/bin/sh\nexec /sbin/modprobe -d %s "$@"\n' "$bt_kdir" >/tmp/kbin/modprobe
+	chmod 755 /tmp/kbin/modprobe
+	echo /tmp/kbin/modprobe >/proc/sys/kernel/modprobe
+	PATH=/tmp/kbin:$PATH
 fi
 cd "$repo" || exit 1
 bt=$repo/$bt_build/bloomtap

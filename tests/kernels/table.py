@@ -51,9 +51,10 @@ def main():
                 why = line[line.index('SKIP'):].lstrip('SKIP: ').strip()
                 if (label, suite, why) not in reasons:
                     reasons.append((label, suite, why))
-        k = read(os.path.join(d, 'kernel.json'))
+        # the last line: an error object may come first
+        k = (read(os.path.join(d, 'kernel.json')) or '').strip().splitlines()
         try:
-            kernels[label] = json.loads(k) if k else None
+            kernels[label] = json.loads(k[-1]) if k else None
         except ValueError:
             kernels[label] = None
         kernels[label] = (kernels[label], (read(os.path.join(d, 'seconds')) or '?').strip())
@@ -80,13 +81,14 @@ def main():
             f['name'], f['since'], ', required' if f['required'] else '') for f in off)
             or 'all present'))
 
-    print('\nverifier: instructions processed (limit 1,000,000)')
+    print('\nverifier: instructions processed (limit 1,000,000), stack a frame')
     for label in labels:
         info = kernels[label][0]
         progs = (info or {}).get('programs') or []
         if progs:
-            print('  %-8s %s' % (label, '  '.join('%s %d' % (p['program'], p['processed'])
-                                                 for p in progs)))
+            print('  %-8s %s' % (label, '  '.join('%s %d (%s)%s' % (
+                p['program'], p['processed'], p.get('stack_depth', '?'),
+                ' REFUSED' if 'refused' in p else '') for p in progs)))
         elif info:
             print('  %-8s (no figures: see kernel.err)' % label)
 

@@ -12,13 +12,17 @@ build=${BT_BUILD:-.output}
 cache=${KERNELS_CACHE:-$build/kernels}
 suites=${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,oracle,heavy-pcaps,watch-pcaps}
 labels=("$@")
-[ ${#labels[@]} -gt 0 ] || labels=($(awk '!/^#/ && NF { print $1 }' "$here/kernels.list") running)
+# the running kernel first: its oracle suites fill tshark's cache
+[ ${#labels[@]} -gt 0 ] || labels=(running $(awk '!/^#/ && NF { print $1 }' "$here/kernels.list"))
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: make test-kernels needs root (bpf(2) in the guests, apt for the kernels)"
 	echo "0 passed, 0 failed, ${#labels[@]} skipped"; exit 0
 fi
 [ -x "$build/bloomtap" ] || { echo "vmtest: build first ($build/bloomtap)" >&2; exit 2; }
 mkdir -p "$cache" && cache=$(cd "$cache" && pwd)
+# tshark's dissections, kept by file (tests/oracle.py): user space, the same
+# on every kernel, and minutes a suite under emulation
+export TSHARK_CACHE=${TSHARK_CACHE:-$cache/tshark}
 results=$cache/results; rm -rf "$results"; mkdir -p "$results"
 
 run_kernel() {	# label; leaves $results/LABEL/{log,kernel.json,done,console.log,seconds}
@@ -34,7 +38,7 @@ run_kernel() {	# label; leaves $results/LABEL/{log,kernel.json,done,console.log,
 		kver=$(cat "$dir/kver")
 		timeout "${VM_TIMEOUT:-1800}" qemu-system-x86_64 -accel tcg -cpu max -M q35 -smp 2 -m 2G \
 			-nographic -no-reboot -kernel "$dir/vmlinuz" -initrd "$dir/initramfs.cpio.gz" \
-			-append "console=ttyS0 panic=-1 quiet bt_kver=$kver bt_kdir=$dir/root bt_run=$here/guest.sh bt_build=$build bt_suites=$suites" \
+			-append "console=ttyS0 panic=-1 quiet bt_kver=$kver bt_kdir=$dir/root bt_run=$here/guest.sh bt_build=$build bt_suites=$suites bt_tshark=$TSHARK_CACHE" \
 			-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 			-virtfs "local,path=$res,mount_tag=results,security_model=none" \
 			</dev/null >"$res/console.log" 2>&1
