@@ -111,7 +111,7 @@ else
 	# the datapath's suites on Debian 12's kernel, under QEMU: about 7
 	# minutes (make test-kernels runs the whole list, and the oracle over
 	# every capture, 8 minutes more a kernel); TEST_KERNELS= none
-	[ -n "${TEST_KERNELS-6.1}" ] && run_suite kernels env \
+	[ -n "${TEST_KERNELS-6.1}" ] && run_suite kernels env BT_BUILD=.output \
 		KERNEL_SUITES="${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,heavy-pcaps,watch-pcaps}" \
 		tests/kernels/vmtest.sh ${TEST_KERNELS-6.1}
 fi

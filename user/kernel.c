@@ -103,14 +103,20 @@ static void probe_once(void)
 
 	if (!uname(&u))
 		snprintf(k.release, sizeof(k.release), "%s", u.release);
-	k.has[BT_KF_BPF] = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_XDP, NULL);
-	if (k.has[BT_KF_BPF] < 0)
-		k.has[BT_KF_BPF] = k.has[BT_KF_BPF] == -EPERM ? -1 : 0;
-	k.has[BT_KF_MMAP_ARRAY] = probe_map_flag(BPF_F_MMAPABLE);
-	k.has[BT_KF_INNER_MAP] = probe_map_flag(BPF_F_INNER_MAP);
-	k.has[BT_KF_BOOT_NS] = probe_helper(BPF_FUNC_ktime_get_boot_ns);
-	k.has[BT_KF_XDP_FRAGS] = probe_helper(BPF_FUNC_xdp_get_buff_len);
-	k.has[BT_KF_ATOMICS] = probe_atomics();
+	/* without the privilege to use bpf(2), its answers say nothing of
+	 * the kernel (libbpf's probes then answer 0): unknown, and the
+	 * command's own error will say it needs root */
+	if (probe_map_flag(0) < 0) {
+		k.has[BT_KF_BPF] = k.has[BT_KF_MMAP_ARRAY] = k.has[BT_KF_INNER_MAP] = -1;
+		k.has[BT_KF_BOOT_NS] = k.has[BT_KF_XDP_FRAGS] = k.has[BT_KF_ATOMICS] = -1;
+	} else {
+		k.has[BT_KF_BPF] = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_XDP, NULL) > 0;
+		k.has[BT_KF_MMAP_ARRAY] = probe_map_flag(BPF_F_MMAPABLE);
+		k.has[BT_KF_INNER_MAP] = probe_map_flag(BPF_F_INNER_MAP);
+		k.has[BT_KF_BOOT_NS] = probe_helper(BPF_FUNC_ktime_get_boot_ns);
+		k.has[BT_KF_XDP_FRAGS] = probe_helper(BPF_FUNC_xdp_get_buff_len);
+		k.has[BT_KF_ATOMICS] = probe_atomics();
+	}
 	/* the rest from the kernel's own types (a link_create cannot tell:
 	 * it says EINVAL for a missing interface as for an unknown attach
 	 * type): XDP links are struct bpf_xdp_link, the tracepoint's reason
@@ -344,6 +350,8 @@ int cmd_kernel(int argc, char **argv)
 		       !features[f].required && !k.has[f] ? ": " : "",
 		       !features[f].required && !k.has[f] ? features[f].without : "");
 	}
+	if (k.has[BT_KF_BPF] < 0)
+		printf("  (unknown: only root, or CAP_BPF, may ask bpf(2))\n");
 	for (size_t i = 0; progs && i < json_object_array_length(progs); i++) {
 		struct json_object *e = json_object_array_get_idx(progs, i), *v;
 		long processed = json_object_object_get_ex(e, "processed", &v) ?

@@ -23,11 +23,11 @@ mkdir -p "$cache" && cache=$(cd "$cache" && pwd)
 # tshark's dissections, kept by file (tests/oracle.py): user space, the same
 # on every kernel, and minutes a suite under emulation
 export TSHARK_CACHE=${TSHARK_CACHE:-$cache/tshark}
-results=$cache/results; rm -rf "$results"; mkdir -p "$results"
+results=$cache/results
 
 run_kernel() {	# label; leaves $results/LABEL/{log,kernel.json,done,console.log,seconds}
 	local label=$1 res=$results/$1 dir kver t0
-	mkdir -p "$res"
+	rm -rf "$res"; mkdir -p "$res"
 	t0=$(date +%s)
 	if [ "$label" = running ]; then
 		bt_out=$res bt_build=$build bt_suites=$suites "$here/guest.sh"
