@@ -12,6 +12,8 @@ if [ $$ -eq 1 ]; then
 	mount -t bpf bpf /sys/fs/bpf
 	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 	mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
+	# what udev would make: bash's <(...) opens /dev/fd/N
+	ln -sf /proc/self/fd /dev/fd
 	ip link set lo up
 	# the oracles' python has its packages under the host's $HOME
 	[ -d /root/.pyenv/shims ] && PATH=/root/.pyenv/shims:$PATH
