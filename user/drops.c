@@ -20,7 +20,6 @@
 #include "kernel.h"
 #include "drops_host.skel.h"
 
-#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 #define SUBSYS_SHIFT 16
 
 const char *const bt_drop_counter_names[BT_DROP_CTR_MAX] = {
@@ -36,7 +35,7 @@ const char *const bt_drop_counter_names[BT_DROP_CTR_MAX] = {
 
 bool bt_drops_supported(void)
 {
-	return bt_kernel_has(BT_KF_BTF) > 0 && bt_kernel_has(BT_KF_DROP_REASONS) > 0;
+	return bt_kernel_has(BT_KF_DROP_REASONS) > 0;	/* read from the BTF: both or neither */
 }
 
 /* ---- reason names ---- */
@@ -74,7 +73,7 @@ static void load_reasons_once(void)
 	const struct btf_enum *e;
 	int id;
 
-	kr.btf = btf__parse(VMLINUX_BTF, NULL);
+	kr.btf = btf__parse(BT_VMLINUX_BTF, NULL);
 	if (!kr.btf)
 		return;
 	id = btf__find_by_name_kind(kr.btf, "skb_drop_reason_subsys", BTF_KIND_ENUM);
@@ -261,7 +260,7 @@ int bt_drops_parse_suppress(const char *list, __u64 bits[BT_DROP_REASONS / 64])
 	memset(bits, 0, BT_DROP_REASONS / 8);
 	load_reasons();
 	if (!kr.n) {
-		bt_err("cannot read the kernel's drop reasons from " VMLINUX_BTF);
+		bt_err("cannot read the kernel's drop reasons from " BT_VMLINUX_BTF);
 		return -ENOENT;
 	}
 	return suppress_list(list ? list : "default", false, bits);
@@ -447,8 +446,9 @@ int bt_drops_register(const struct bt_instance *inst, const char *suppress)
 	__u32 id = prog_id(inst->prog_drop_fd), v;
 
 	if (!id) {
-		bt_info("%s: no drop program (this kernel has no BTF at " VMLINUX_BTF
-			"): drops are not recorded", inst->name);
+		bt_info("%s: no drop program (this kernel has %s): drops are not recorded",
+			inst->name, bt_kernel_has(BT_KF_BTF) > 0 ?
+			"no drop reasons in its BTF: Linux 5.17" : "no BTF at " BT_VMLINUX_BTF);
 		return 0;
 	}
 	if ((err = bt_drops_parse_suppress(suppress, bits)) ||

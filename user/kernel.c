@@ -19,8 +19,6 @@
 #include "kernel.h"
 #include "options.h"
 
-#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
-
 static const struct {
 	const char *name;
 	const char *since;	/* the first mainline release that has it */
@@ -122,7 +120,7 @@ static void probe_once(void)
 	 * type): XDP links are struct bpf_xdp_link, the tracepoint's reason
 	 * an enum skb_drop_reason, the live-frame runner's pages struct
 	 * xdp_page_head. Without BTF, XDP links are not known to be absent. */
-	btf = btf__parse(VMLINUX_BTF, NULL);
+	btf = btf__parse(BT_VMLINUX_BTF, NULL);
 	k.has[BT_KF_BTF] = btf != NULL;
 	k.has[BT_KF_XDP_LINK] = btf ? btf_has(btf, "bpf_xdp_link", BTF_KIND_STRUCT) : -1;
 	k.has[BT_KF_DROP_REASONS] = btf_has(btf, "skb_drop_reason", BTF_KIND_ENUM);
@@ -319,7 +317,7 @@ static const struct bt_cmd_spec kernel_spec = {
 
 int cmd_kernel(int argc, char **argv)
 {
-	struct json_object *o, *progs = NULL, *fs;
+	struct json_object *o, *progs = NULL;
 	int n = bt_parse_args(&kernel_spec, argc, argv), err = 0, missing = 0;
 
 	if (n < 0)
@@ -340,10 +338,7 @@ int cmd_kernel(int argc, char **argv)
 		return missing || err ? BT_EXIT_FAIL : 0;
 	}
 	printf("kernel %s\n", k.release);
-	fs = json_object_object_get(o, "features");
-	for (size_t i = 0; i < json_object_array_length(fs); i++) {
-		int f = (int)i;
-
+	for (int f = 0; f < BT_KF_MAX; f++) {
 		printf("  %-20s %-8s %s, Linux %s%s%s\n", features[f].name,
 		       k.has[f] > 0 ? "yes" : k.has[f] ? "unknown" : "no",
 		       features[f].required ? "required" : "optional", features[f].since,

@@ -48,7 +48,7 @@ def main():
                     suites.append(name)
                 passed, failed, skipped = passed + p, failed + f, skipped + s
             elif suite and 'SKIP' in line:
-                why = line[line.index('SKIP'):].lstrip('SKIP: ').strip()
+                why = re.sub(r'^SKIP:?\s*', '', line[line.index('SKIP'):]).strip()
                 if (label, suite, why) not in reasons:
                     reasons.append((label, suite, why))
         # the last line: an error object may come first
