@@ -80,6 +80,17 @@ struct target {
 
 static struct target targets[P_MAX];
 
+/* The heavy-flow stage's ablation (issue 20): the flow cache's levers
+ * added one at a time, against the plain count-min of the same run. */
+enum { HB_NOMINATED_512, HB_NOMINATED, HB_PENDING, HB_VOTES, HB_LEVERS };
+static const char *const hb_names[HB_LEVERS] = {
+	[HB_NOMINATED_512] = "cache of nominated flows, 512 entries",
+	[HB_NOMINATED] = "the same, 4096 entries",
+	[HB_PENDING] = "+ any flow takes an entry, counted there",
+	[HB_VOTES] = "+ ostracism (lambda 8): bloomtap",
+};
+static struct target hb[HB_LEVERS];
+
 /* The ablation (issue 11): window sizes, and the levers added one at a
  * time; the last row is the real program. */
 #define AB_SIZES 7
@@ -112,6 +123,8 @@ static void cleanup(void)
 	for (int l = 0; l < AB_LEVERS; l++)
 		for (int z = 0; z < AB_SIZES; z++)
 			drop_target(&ab[l][z]);
+	for (int l = 0; l < HB_LEVERS; l++)
+		drop_target(&hb[l]);
 }
 
 static void on_signal(int sig)
@@ -133,12 +146,10 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static int make_bloomtap(struct target *t, const char *what, bool heavy, bool spie, __u32 flags,
-			 uint64_t window_bits, uint32_t windows)
+static int make_bloomtap_cfg(struct target *t, const char *what, bool heavy, bool spie,
+			     struct bt_instance_cfg cfg)
 {
-	struct bt_instance_cfg cfg = { .flags = flags | (heavy ? 0 : BT_META_NO_HEAVY) |
-						(spie ? 0 : BT_META_NO_SPIE),
-				       .spie = { .window_bits = window_bits, .windows = windows } };
+	cfg.flags |= (heavy ? 0 : BT_META_NO_HEAVY) | (spie ? 0 : BT_META_NO_SPIE);
 
 	snprintf(t->name, sizeof(t->name), "bench-%s-%d", what, getpid());
 	if (bt_instance_create(t->name, &cfg, &t->inst)) {
@@ -148,6 +159,38 @@ static int make_bloomtap(struct target *t, const char *what, bool heavy, bool sp
 	t->fd = t->inst.prog_fd;
 	t->heavy = heavy;
 	t->spie = spie;
+	return 0;
+}
+
+static int make_bloomtap(struct target *t, const char *what, bool heavy, bool spie, __u32 flags,
+			 uint64_t window_bits, uint32_t windows)
+{
+	struct bt_instance_cfg cfg = { .flags = flags,
+				       .spie = { .window_bits = window_bits, .windows = windows } };
+
+	return make_bloomtap_cfg(t, what, heavy, spie, cfg);
+}
+
+/* The heavy ablation's instances: the real program with levers taken
+ * away (struct bt_instance_cfg's ablate fields, set in its rodata). */
+static int make_heavy_ablation(void)
+{
+	static const struct { __u32 bits, ablate; } lever[HB_LEVERS] = {
+		[HB_NOMINATED_512] = { 9 + 1, BT_ABLATE_PENDING | BT_ABLATE_VOTES },
+		[HB_NOMINATED] = { 0, BT_ABLATE_PENDING | BT_ABLATE_VOTES },
+		[HB_PENDING] = { 0, BT_ABLATE_VOTES },
+		[HB_VOTES] = { 0, 0 },
+	};
+	char what[16];
+
+	for (int l = 0; l < HB_LEVERS; l++) {
+		struct bt_instance_cfg cfg = { .ablate_fc_bits = lever[l].bits,
+					       .ablate = lever[l].ablate };
+
+		snprintf(what, sizeof(what), "hb%d", l);
+		if (make_bloomtap_cfg(&hb[l], what, true, false, cfg))
+			return -1;
+	}
 	return 0;
 }
 
@@ -1358,6 +1401,46 @@ static void ablation(FILE *f, const uint32_t *seq, double parse_ns)
 	}
 }
 
+/* The heavy stage on top of parsing, each lever, against the plain
+ * count-min's: Zipf IPv4 and IPv6, uniform IPv4. */
+static void heavy_ablation(FILE *f, const uint32_t *seq, const uint32_t *useq)
+{
+	static const char *const traffic[3] = { "Zipf IPv4", "Zipf IPv6", "uniform IPv4" };
+	double stage[HB_LEVERS + 1][3];
+	struct target *t[HB_LEVERS + 2];
+	double med[HB_LEVERS + 2];
+
+	for (int c = 0; c < 3; c++) {
+		struct frame fr;
+		int n = 0;
+
+		if (c == 1)
+			bench_frame_v6_tcp(&fr);
+		else
+			bench_frame_v4_udp(&fr);
+		t[n++] = &targets[P_PARSE];
+		t[n++] = &targets[P_REF_CMS];
+		for (int l = 0; l < HB_LEVERS; l++)
+			t[n++] = &hb[l];
+		if (run_targets(&fr, c == 1, c == 2 ? useq : seq, t, n, med))
+			return;
+		for (int l = 0; l <= HB_LEVERS; l++)
+			stage[l][c] = med[1 + l] - med[0];
+	}
+	out(stdout, f, "\nheavy-flow stage on top of parsing, ns (and its ratio to the plain "
+	    "count-min's), the levers added one at a time\n");
+	out(stdout, f, "  %-44s", "");
+	for (int c = 0; c < 3; c++)
+		out(stdout, f, " %16s", traffic[c]);
+	out(stdout, f, "\n");
+	for (int l = 0; l <= HB_LEVERS; l++) {
+		out(stdout, f, "  %-44s", l ? hb_names[l - 1] : "ref: plain count-min 4 x 65536");
+		for (int c = 0; c < 3; c++)
+			out(stdout, f, "      %+6.1f %4.2f", stage[l][c], stage[l][c] / stage[0][c]);
+		out(stdout, f, "\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : ".output/bench.txt";
@@ -1391,7 +1474,7 @@ int main(int argc, char **argv)
 	    make_bloomtap(&targets[P_SPIE], "spie", false, true, 0, 0, 0) ||
 	    make_bloomtap(&targets[P_ALL], "all", true, true, 0, 0, 0) ||
 	    make_bloomtap(&targets[P_ALL_SEP], "allsep", true, true, BT_META_SEPARATE_HASH, 0, 0) ||
-	    (!quick && make_ablation())) {
+	    make_heavy_ablation() || (!quick && make_ablation())) {
 		fprintf(stderr, "bench: loading bloomtap failed\n");
 		cleanup();
 		return 1;
@@ -1485,6 +1568,7 @@ int main(int argc, char **argv)
 		    med[P_HEAVY] - med[P_PARSE], med[P_REF_CMS] - med[P_PARSE]);
 	}
 
+	heavy_ablation(f, seq, useq);
 	if (quick)
 		goto done;
 	ablation(f, seq, parse_v4);

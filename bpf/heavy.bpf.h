@@ -4,10 +4,11 @@
  * sketch with conservative update, which nominates the flow once its
  * estimate crosses the per-CPU nomination threshold.
  *
- * In front, a per-CPU flow cache remembers where the flow memory holds the
- * flows this CPU found there: the packets of heavy flows, most packets, are
- * counted without the keyed hash and the flow memory probe. Every other
- * packet pays one cache-line probe more.
+ * In front, a per-CPU flow cache (include/bloomtap.h) holds one flow an
+ * entry, found without the keyed hash: the packets of a nominated flow go
+ * straight to its exact counters, those of any other flow are counted in
+ * the entry until it leaves, then added to the sketch at once. Most packets
+ * belong to flows that keep their entry, and cost one cache line.
  *
  * Per-CPU detection and recall. Byte and packet thresholds T: a flow of T
  * spread over n CPUs has at least T/n on one of them, so nominating at T/n
@@ -38,6 +39,13 @@ const volatile __u32 cfg_fm_mask = 0;		/* flow memory slots - 1 */
 const volatile __u64 cfg_fc_mult = 1;		/* odd: flow cache index multiplier */
 const volatile __u64 cfg_frac_div = 0;		/* ceil(2 / f) of a fraction
 						 * threshold; 0: bytes or packets */
+const volatile __u32 cfg_thr_packets = 0;	/* a packet threshold: the flow
+						 * cache's "check" counts packets */
+/* The flow cache's levers, for make bench's ablation: entries used (bits),
+ * whether flows not nominated take entries, whether ostracism decides. */
+const volatile __u32 cfg_fc_bits = BT_FC_BITS;
+const volatile __u32 cfg_fc_pending = 1;
+const volatile __u32 cfg_fc_votes = 1;
 
 /* The maps of one heavy-flow stage: the XDP program's (cms, fm, fmc, fc)
  * or the dropped packets' (bpf/drop.bpf.h). Always a constant where it is
@@ -125,21 +133,25 @@ static __always_inline struct bt_fc_entry *fc_entry(struct bt_fc_entry *fc,
 	const __u64 *w = (const __u64 *)k;
 	__u64 x = (w[0] + w[1]) ^ (w[2] + w[3]) ^ w[4];
 
-	return &fc[(x * cfg_fc_mult) >> (64 - BT_FC_BITS)];
+	return &fc[((x * cfg_fc_mult) >> (64 - cfg_fc_bits)) & (BT_FC_ENTRIES - 1)];
 }
 
 /* Empty while it is written: a program preempted here (BPF_PROG_TEST_RUN
- * may be) leaves no entry that matches half a key. */
-/* slot: the flow memory slot, or BT_FC_REFUSED. */
+ * may be) leaves no entry that matches half a key. slot: the entry's slot
+ * field (include/bloomtap.h). */
 static __always_inline void fc_fill(struct bt_fc_entry *e, const struct bt_flow_key *k,
-				    __u32 interval, __u32 slot)
+				    __u32 slot, __u32 check)
 {
 	e->slot = 0;
 	asm volatile("" ::: "memory");
 	__builtin_memcpy(&e->key, k, sizeof(*k));
-	e->interval = interval;
+	e->votes = 0;
+	e->hits = 1;
+	e->bytes = 0;
+	e->packets = 0;
+	e->check = check;
 	asm volatile("" ::: "memory");
-	e->slot = slot == BT_FC_REFUSED ? slot : slot + 1;
+	e->slot = slot;
 }
 
 static __always_inline void fmc_add(struct bt_cm_cell *fmc_mine, __u32 slot, __u64 bytes,
@@ -151,6 +163,44 @@ static __always_inline void fmc_add(struct bt_cm_cell *fmc_mine, __u32 slot, __u
 	x->packets += packets;
 }
 
+/* Conservative update (Estan & Varghese) of the cells of hash h in this
+ * CPU's rows: each raised only as far as their minimum + (bytes, packets);
+ * returns that estimate in *est_b, *est_p. This CPU's rows only: plain
+ * stores, XDP does not migrate mid-program. Unrolled to BT_MAX_DEPTH, each
+ * row guarded by the runtime depth (>= 1). */
+static __always_inline void cms_add(struct bt_cm_cell *rows, __u64 h, __u64 bytes,
+				    __u64 packets, __u64 *est_b, __u64 *est_p)
+{
+	struct bt_cm_cell *cell[BT_MAX_DEPTH];
+	__u64 min_b = ~0ULL, min_p = ~0ULL;
+	__u32 r;
+
+#pragma unroll
+	for (r = 0; r < BT_MAX_DEPTH; r++) {
+		cell[r] = NULL;
+		if (r >= cfg_depth)
+			continue;
+		cell[r] = &rows[r * (cfg_wmask + 1) + bt_sketch_col(h, r, cfg_wmask)];
+		if (cell[r]->bytes < min_b)
+			min_b = cell[r]->bytes;
+		if (cell[r]->packets < min_p)
+			min_p = cell[r]->packets;
+	}
+	min_b += bytes;
+	min_p += packets;
+#pragma unroll
+	for (r = 0; r < BT_MAX_DEPTH; r++) {
+		if (!cell[r])
+			continue;
+		if (cell[r]->bytes < min_b)
+			cell[r]->bytes = min_b;
+		if (cell[r]->packets < min_p)
+			cell[r]->packets = min_p;
+	}
+	*est_b = min_b;
+	*est_p = min_p;
+}
+
 /* Does a flow with these estimates on this CPU enter the flow memory? */
 static __always_inline bool heavy_nominates(__u64 est_bytes, __u64 est_packets,
 					    const struct bt_ctl *c,
@@ -159,6 +209,26 @@ static __always_inline bool heavy_nominates(__u64 est_bytes, __u64 est_packets,
 	if (cfg_frac_div)	/* est >= f/2 * N_c(t), without a division */
 		return est_bytes * cfg_frac_div >= part->bytes;
 	return est_bytes >= c->nominate_bytes || est_packets >= c->nominate_packets;
+}
+
+/* A pending flow's "check": how far its pending count may rise from 0
+ * before its estimate could meet the rule (the estimate is est + pending,
+ * est bounding its part so far; the rule's level only rises). */
+static __always_inline __u32 fc_check(__u64 est_b, __u64 est_p, const struct bt_ctl *c,
+				      const struct bt_iv_part *part)
+{
+	__u64 level, est = est_b;
+
+	if (cfg_frac_div)	/* the least est with est * div >= N_c(t) */
+		level = (part->bytes + cfg_frac_div - 1) / cfg_frac_div;
+	else if (cfg_thr_packets) {
+		level = c->nominate_packets;
+		est = est_p;
+	} else
+		level = c->nominate_bytes;
+	if (level <= est)
+		return 1;
+	return level - est < BT_FC_PENDING_MAX ? level - est : BT_FC_PENDING_MAX;
 }
 
 /* Every packet, keyed or not, before heavy_count(): this CPU's part of
@@ -181,6 +251,38 @@ static __always_inline struct bt_iv_part *heavy_account(struct bt_counters *ctr,
 	return p;
 }
 
+/* A pending flow meets the rule: its pending count goes to the sketch
+ * (the estimate it returns bounds the flow's whole part on this CPU), and
+ * the flow enters the flow memory, or its entry waits for the next check. */
+static __always_inline void fc_settle(struct bt_fc_entry *e, struct bt_cm_cell *rows,
+				      struct bt_fm_slot *slots, __u64 h, __u32 cpu,
+				      const struct bt_ctl *c, struct bt_iv_part *part,
+				      struct bt_counters *ctr)
+{
+	__u64 est_b, est_p;
+	int slot;
+
+	cms_add(rows, h, e->bytes, e->packets, &est_b, &est_p);
+	e->bytes = 0;
+	e->packets = 0;
+	if (e->slot == BT_FC_REFUSED || !heavy_nominates(est_b, est_p, c, part)) {
+		e->check = e->slot == BT_FC_REFUSED ? BT_FC_PENDING_MAX :
+						       fc_check(est_b, est_p, c, part);
+		return;
+	}
+	/* this CPU's part is the slot's estimate, or, when another CPU was
+	 * first, in this CPU's sketch */
+	slot = fm_nominate(slots, &e->key, h, cpu, est_b, est_p, ctr);
+	if (slot >= 0) {
+		e->slot = slot + 1;
+		return;
+	}
+	ctr->c[BT_CTR_FM_FULL]++;	/* a lost nomination, counted once */
+	part->fm_full++;
+	e->slot = BT_FC_REFUSED;
+	e->check = BT_FC_PENDING_MAX;
+}
+
 /* hm: the stage's maps. key: the parsed flow key, masked in place by the
  * key mode. bytes and packets: what it stands for (packets: 1, or a GRO'd
  * skb's segments). interval: the number heavy_account() read, part: what
@@ -194,84 +296,89 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 					const struct bt_hash_keys *hk, __u64 addrs,
 					bool have_addrs, struct bt_counters *ctr)
 {
-	struct bt_cm_cell *cell[BT_MAX_DEPTH], *rows, *fmc_mine;
+	struct bt_cm_cell *rows, *fmc_mine;
 	struct bt_fm_slot *slots;
 	struct bt_fc_entry *fc_mine, *e;
-	__u64 h, min_b = ~0ULL, min_p = ~0ULL;
+	__u64 h, est_b, est_p;
 	__u32 iv = interval & 1;
-	__u32 region = cpu * BT_INTERVALS + iv, r;
-	bool refused = false;
+	__u32 region = cpu * BT_INTERVALS + iv, state, check = 0;
+	bool take;
 	int slot;
 
-	fc_mine = bpf_map_lookup_elem(hm->fc, &cpu);
+	fc_mine = bpf_map_lookup_elem(hm->fc, &region);
 	fmc_mine = bpf_map_lookup_elem(hm->fmc, &region);
 	if (!fc_mine || !fmc_mine)
 		return;
 	key_mask(k);
 
-	/* Most packets belong to the few heavy flows (that is what makes them
-	 * heavy): this CPU has seen them in the flow memory, count them there
-	 * without hashing, and skip the sketch. */
+	/* Most packets belong to the flows that hold their entry: one
+	 * cache line, no keyed hash, no sketch. */
 	e = fc_entry(fc_mine, k);
-	if (e->interval == interval && e->slot && key_equal(&e->key, k)) {
-		if (e->slot != BT_FC_REFUSED) {
+	if (e->slot && key_equal(&e->key, k)) {
+		if (e->hits != ~0U)
+			e->hits++;
+		if (e->slot <= cfg_fm_mask + 1) {
 			fmc_add(fmc_mine, e->slot - 1, bytes, packets);
 			return;
 		}
-		/* refused before: counted in the sketch, no probing again */
-		refused = true;
+		e->bytes += bytes;
+		e->packets += packets;
+		if ((cfg_thr_packets ? e->packets : e->bytes) < e->check &&
+		    e->bytes < BT_FC_PENDING_MAX)
+			return;
+		slots = bpf_map_lookup_elem(hm->fm, &iv);
+		rows = bpf_map_lookup_elem(hm->cms, &region);
+		if (!slots || !rows)
+			return;
+		fc_settle(e, rows, slots, bt_hash_flow(hk, (const __u64 *)k), cpu, c, part, ctr);
+		return;
 	}
 
 	slots = bpf_map_lookup_elem(hm->fm, &iv);
 	rows = bpf_map_lookup_elem(hm->cms, &region);
 	if (!slots || !rows)
 		return;
+	/* Another flow's entry: it keeps it until the packets of the flows
+	 * that meet it there reach lambda times its own (ostracism). */
+	take = !e->slot || !cfg_fc_votes;
+	if (!take) {
+		e->votes += packets;
+		take = e->votes >= (__u64)BT_FC_LAMBDA * e->hits;
+	}
+
 	if (have_addrs && cfg_key_mode == BT_KEY_5TUPLE)
 		h = bt_hash_flow_finish(hk, addrs, ((const __u64 *)k)[4]);
 	else
 		h = bt_hash_flow(hk, (const __u64 *)k);
-	slot = refused ? -1 : fm_find(slots, k, h);
+	slot = fm_find(slots, k, h);
 	if (slot >= 0) {
-		fc_fill(e, k, interval, slot);
 		fmc_add(fmc_mine, slot, bytes, packets);
+		state = slot + 1;
+	} else {
+		cms_add(rows, h, bytes, packets, &est_b, &est_p);
+		if (!heavy_nominates(est_b, est_p, c, part)) {
+			take = take && cfg_fc_pending;
+			state = BT_FC_PENDING;
+			check = fc_check(est_b, est_p, c, part);
+		} else if ((slot = fm_nominate(slots, k, h, cpu, est_b, est_p, ctr)) >= 0) {
+			state = slot + 1;
+		} else {
+			/* a lost nomination, counted once: the entry
+			 * remembers it, whatever flow held it */
+			ctr->c[BT_CTR_FM_FULL]++;
+			part->fm_full++;
+			state = BT_FC_REFUSED;
+			check = BT_FC_PENDING_MAX;
+			take = true;
+		}
+	}
+	if (!take)
 		return;
-	}
-
-	/* The estimate is the minimum over this CPU's rows (depth >= 1).
-	 * Unrolled to BT_MAX_DEPTH, each row guarded by the runtime depth. */
-#pragma unroll
-	for (r = 0; r < BT_MAX_DEPTH; r++) {
-		cell[r] = NULL;
-		if (r >= cfg_depth)
-			continue;
-		cell[r] = &rows[r * (cfg_wmask + 1) + bt_sketch_col(h, r, cfg_wmask)];
-		if (cell[r]->bytes < min_b)
-			min_b = cell[r]->bytes;
-		if (cell[r]->packets < min_p)
-			min_p = cell[r]->packets;
-	}
-	min_b += bytes;
-	min_p += packets;
-
-	if (!refused && heavy_nominates(min_b, min_p, c, part) &&
-	    fm_nominate(slots, k, h, cpu, min_b, min_p, ctr) < 0) {
-		/* a lost nomination, counted once: the cache remembers it */
-		ctr->c[BT_CTR_FM_FULL]++;
-		part->fm_full++;
-		fc_fill(e, k, interval, BT_FC_REFUSED);
-	}
-	/* Conservative update (Estan & Varghese): raise each cell only as far
-	 * as min + this packet. This CPU's rows only: plain stores, XDP does
-	 * not migrate mid-program. */
-#pragma unroll
-	for (r = 0; r < BT_MAX_DEPTH; r++) {
-		if (!cell[r])
-			continue;
-		if (cell[r]->bytes < min_b)
-			cell[r]->bytes = min_b;
-		if (cell[r]->packets < min_p)
-			cell[r]->packets = min_p;
-	}
+	if (e->slot > cfg_fm_mask + 1 && (e->bytes || e->packets))
+		/* the flow it evicts: its pending count to the sketch */
+		cms_add(rows, bt_hash_flow(hk, (const __u64 *)&e->key), e->bytes, e->packets,
+			&est_b, &est_p);
+	fc_fill(e, k, state, check);
 }
 
 #endif /* BLOOMTAP_HEAVY_BPF_H */

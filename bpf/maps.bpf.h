@@ -66,9 +66,9 @@ struct {
  *        iv, value fm_slots struct bt_cm_cell, one per slot. Written by
  *        the datapath (each CPU its own, plain adds); summed and cleared
  *        by user space through mmap.
- *   fc:  the flow cache, index cpu, value BT_FC_ENTRIES struct
- *        bt_fc_entry. Read and written by the datapath only, each CPU its
- *        own entries. */
+ *   fc:  the flow cache, index cpu * 2 + iv, value BT_FC_ENTRIES struct
+ *        bt_fc_entry. Written by the datapath, each CPU its own entries;
+ *        read (pending counts) and cleared by user space through mmap. */
 #define BT_HEAVY_STAGE_MAPS(prefix)						\
 	struct {								\
 		__uint(type, BPF_MAP_TYPE_ARRAY);				\
@@ -93,6 +93,7 @@ struct {
 	} prefix##fmc SEC(".maps");						\
 	struct {								\
 		__uint(type, BPF_MAP_TYPE_ARRAY);				\
+		__uint(map_flags, BPF_F_MMAPABLE);				\
 		__uint(max_entries, 1);						\
 		__uint(key_size, sizeof(__u32));				\
 		__uint(value_size, BT_FC_ENTRIES * sizeof(struct bt_fc_entry));	\

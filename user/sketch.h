@@ -92,7 +92,8 @@ struct bt_heavy_maps {
 	struct bt_cm_cell *cms;
 	struct bt_fm_slot *fm;
 	struct bt_cm_cell *fmc;
-	size_t ctl_len, cms_len, fm_len, fmc_len;
+	struct bt_fc_entry *fc;
+	size_t ctl_len, cms_len, fm_len, fmc_len, fc_len;
 	struct bt_hash_keys keys;	/* derived from the instance's key */
 };
 int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m);
