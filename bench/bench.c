@@ -82,12 +82,13 @@ static struct target targets[P_MAX];
 
 /* The heavy-flow stage's ablation (issue 20): the flow cache's levers
  * added one at a time, against the plain count-min of the same run. */
-enum { HB_NOMINATED_512, HB_NOMINATED, HB_PENDING, HB_VOTES, HB_LEVERS };
+enum { HB_NOMINATED_512, HB_NOMINATED, HB_PENDING, HB_VOTES, HB_D2, HB_D1, HB_LEVERS };
 static const char *const hb_names[HB_LEVERS] = {
 	[HB_NOMINATED_512] = "cache of nominated flows, 512 entries",
 	[HB_NOMINATED] = "the same, 4096 entries",
 	[HB_PENDING] = "+ any flow takes an entry, counted there",
 	[HB_VOTES] = "+ ostracism (lambda 8): bloomtap",
+	[HB_D2] = "d2", [HB_D1] = "d1",
 };
 static struct target hb[HB_LEVERS];
 
@@ -179,13 +180,15 @@ static int make_heavy_ablation(void)
 		[HB_NOMINATED_512] = { 9 + 1, BT_ABLATE_PENDING | BT_ABLATE_VOTES },
 		[HB_NOMINATED] = { 0, BT_ABLATE_PENDING | BT_ABLATE_VOTES },
 		[HB_PENDING] = { 0, BT_ABLATE_VOTES },
-		[HB_VOTES] = { 0, 0 },
+		[HB_VOTES] = { 0, 0 }, [HB_D2] = {0,0}, [HB_D1] = {0,0},
 	};
 	char what[16];
 
 	for (int l = 0; l < HB_LEVERS; l++) {
 		struct bt_instance_cfg cfg = { .ablate_fc_bits = lever[l].bits,
 					       .ablate = lever[l].ablate };
+		if (l == HB_D2) { cfg.sketch.depth = 4; cfg.sketch.width = 8192; }
+		if (l == HB_D1) { cfg.sketch.depth = 4; cfg.sketch.width = 2048; }
 
 		snprintf(what, sizeof(what), "hb%d", l);
 		if (make_bloomtap_cfg(&hb[l], what, true, false, cfg))
@@ -1464,6 +1467,7 @@ int main(int argc, char **argv)
 	}
 	if (!getenv("BENCH_VERBOSE"))
 		libbpf_set_print(NULL);
+	if (getenv("PIN")) { cpu_set_t cs; CPU_ZERO(&cs); CPU_SET(0, &cs); sched_setaffinity(0, sizeof(cs), &cs); }
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (!seq || !useq)
@@ -1512,6 +1516,14 @@ int main(int argc, char **argv)
 	/* BENCH_WATCH: the watch-list section only */
 	if (getenv("BENCH_WATCH")) {
 		watch_run(f, seq);
+		goto done;
+	}
+
+	/* BENCH_HEAVY: the heavy-flow stage's ablation only */
+	if (getenv("BENCH_HEAVY")) {
+		for (uint32_t i = 0; i < SEQ_LEN; i++)
+			useq[i] = bt_rng(&rng) % FLOWS;
+		heavy_ablation(f, seq, useq);
 		goto done;
 	}
 

@@ -39,6 +39,7 @@ const volatile __u32 cfg_fm_mask = 0;		/* flow memory slots - 1 */
 const volatile __u64 cfg_fc_mult = 1;		/* odd: flow cache index multiplier */
 const volatile __u64 cfg_frac_div = 0;		/* ceil(2 / f) of a fraction
 						 * threshold; 0: bytes or packets */
+const volatile __u32 cfg_frac_shift = 0;		/* ceil(log2(cfg_frac_div)) */
 const volatile __u32 cfg_thr_packets = 0;	/* a packet threshold: the flow
 						 * cache's "check" counts packets */
 /* The flow cache's levers, for make bench's ablation: entries used (bits),
@@ -46,6 +47,7 @@ const volatile __u32 cfg_thr_packets = 0;	/* a packet threshold: the flow
 const volatile __u32 cfg_fc_bits = BT_FC_BITS;
 const volatile __u32 cfg_fc_pending = 1;
 const volatile __u32 cfg_fc_votes = 1;
+const volatile __u32 cfg_dbg = 0;
 
 /* The maps of one heavy-flow stage: the XDP program's (cms, fm, fmc, fc)
  * or the dropped packets' (bpf/drop.bpf.h). Always a constant where it is
@@ -163,6 +165,21 @@ static __always_inline void fmc_add(struct bt_cm_cell *fmc_mine, __u32 slot, __u
 	x->packets += packets;
 }
 
+/* Branch-free minimum and maximum of two counters below 2^63: BPF has no
+ * conditional move, and a branch on a cell just loaded from a random line
+ * is mispredicted half the time, each time waiting for the load. */
+static __always_inline __u64 ctr_min(__u64 a, __u64 b)
+{
+	__u64 a_lt_b = -((a - b) >> 63);	/* all ones when a < b */
+
+	return b ^ ((a ^ b) & a_lt_b);
+}
+
+static __always_inline __u64 ctr_max(__u64 a, __u64 b)
+{
+	return a ^ b ^ ctr_min(a, b);
+}
+
 /* Conservative update (Estan & Varghese) of the cells of hash h in this
  * CPU's rows: each raised only as far as their minimum + (bytes, packets);
  * returns that estimate in *est_b, *est_p. This CPU's rows only: plain
@@ -172,7 +189,7 @@ static __always_inline void cms_add(struct bt_cm_cell *rows, __u64 h, __u64 byte
 				    __u64 packets, __u64 *est_b, __u64 *est_p)
 {
 	struct bt_cm_cell *cell[BT_MAX_DEPTH];
-	__u64 min_b = ~0ULL, min_p = ~0ULL;
+	__u64 min_b = ~0ULL >> 1, min_p = ~0ULL >> 1;
 	__u32 r;
 
 #pragma unroll
@@ -181,10 +198,8 @@ static __always_inline void cms_add(struct bt_cm_cell *rows, __u64 h, __u64 byte
 		if (r >= cfg_depth)
 			continue;
 		cell[r] = &rows[r * (cfg_wmask + 1) + bt_sketch_col(h, r, cfg_wmask)];
-		if (cell[r]->bytes < min_b)
-			min_b = cell[r]->bytes;
-		if (cell[r]->packets < min_p)
-			min_p = cell[r]->packets;
+		min_b = ctr_min(cell[r]->bytes, min_b);
+		min_p = ctr_min(cell[r]->packets, min_p);
 	}
 	min_b += bytes;
 	min_p += packets;
@@ -192,10 +207,8 @@ static __always_inline void cms_add(struct bt_cm_cell *rows, __u64 h, __u64 byte
 	for (r = 0; r < BT_MAX_DEPTH; r++) {
 		if (!cell[r])
 			continue;
-		if (cell[r]->bytes < min_b)
-			cell[r]->bytes = min_b;
-		if (cell[r]->packets < min_p)
-			cell[r]->packets = min_p;
+		cell[r]->bytes = ctr_max(cell[r]->bytes, min_b);
+		cell[r]->packets = ctr_max(cell[r]->packets, min_p);
 	}
 	*est_b = min_b;
 	*est_p = min_p;
@@ -219,8 +232,10 @@ static __always_inline __u32 fc_check(__u64 est_b, __u64 est_p, const struct bt_
 {
 	__u64 level, est = est_b;
 
-	if (cfg_frac_div)	/* the least est with est * div >= N_c(t) */
-		level = (part->bytes + cfg_frac_div - 1) / cfg_frac_div;
+	if (cfg_frac_div)	/* est * div >= N_c(t) needs est >= N_c(t) / div, and
+				 * so est >= N_c(t) >> shift: no division (this is
+				 * early, so it never misses the rule) */
+		level = part->bytes >> cfg_frac_shift;
 	else if (cfg_thr_packets) {
 		level = c->nominate_packets;
 		est = est_p;
@@ -314,7 +329,7 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 	/* Most packets belong to the flows that hold their entry: one
 	 * cache line, no keyed hash, no sketch. */
 	e = fc_entry(fc_mine, k);
-	if (e->slot && key_equal(&e->key, k)) {
+	if (!(cfg_dbg & 8) && e->slot && key_equal(&e->key, k)) {
 		if (e->hits != ~0U)
 			e->hits++;
 		if (e->slot <= cfg_fm_mask + 1) {
@@ -341,7 +356,7 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 	/* Another flow's entry: it keeps it until the packets of the flows
 	 * that meet it there reach lambda times its own (ostracism). */
 	take = !e->slot || !cfg_fc_votes;
-	if (!take) {
+	if (!take && !(cfg_dbg & 8)) {
 		e->votes += packets;
 		take = e->votes >= (__u64)BT_FC_LAMBDA * e->hits;
 	}
@@ -350,16 +365,18 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 		h = bt_hash_flow_finish(hk, addrs, ((const __u64 *)k)[4]);
 	else
 		h = bt_hash_flow(hk, (const __u64 *)k);
-	slot = fm_find(slots, k, h);
+	slot = (cfg_dbg & 1) ? -1 : fm_find(slots, k, h);
 	if (slot >= 0) {
 		fmc_add(fmc_mine, slot, bytes, packets);
 		state = slot + 1;
 	} else {
+		if (cfg_dbg & 2) { est_b = est_p = 0; } else
 		cms_add(rows, h, bytes, packets, &est_b, &est_p);
 		if (!heavy_nominates(est_b, est_p, c, part)) {
 			take = take && cfg_fc_pending;
 			state = BT_FC_PENDING;
-			check = fc_check(est_b, est_p, c, part);
+			if (take)
+				check = fc_check(est_b, est_p, c, part);
 		} else if ((slot = fm_nominate(slots, k, h, cpu, est_b, est_p, ctr)) >= 0) {
 			state = slot + 1;
 		} else {
@@ -372,9 +389,9 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 			take = true;
 		}
 	}
-	if (!take)
+	if (!take || (cfg_dbg & 8))
 		return;
-	if (e->slot > cfg_fm_mask + 1 && (e->bytes || e->packets))
+	if (!(cfg_dbg & 4) && e->slot > cfg_fm_mask + 1 && (e->bytes || e->packets))
 		/* the flow it evicts: its pending count to the sketch */
 		cms_add(rows, bt_hash_flow(hk, (const __u64 *)&e->key), e->bytes, e->packets,
 			&est_b, &est_p);

@@ -102,11 +102,15 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	skel->rodata->cfg_fm_mask = meta->fm_slots - 1;
 	skel->rodata->cfg_fc_mult = fc_mult | 1;
 	skel->rodata->cfg_frac_div = bt_heavy_frac_div(meta);
+	while (skel->rodata->cfg_frac_div >> skel->rodata->cfg_frac_shift > 1 ||
+	       (1ULL << skel->rodata->cfg_frac_shift) < skel->rodata->cfg_frac_div)
+		skel->rodata->cfg_frac_shift++;
 	skel->rodata->cfg_thr_packets = meta->threshold_kind == BT_THR_PACKETS;
 	if (cfg->ablate_fc_bits > 0 && cfg->ablate_fc_bits <= BT_FC_BITS + 1)
 		skel->rodata->cfg_fc_bits = cfg->ablate_fc_bits - 1;
 	skel->rodata->cfg_fc_pending = !(cfg->ablate & BT_ABLATE_PENDING);
 	skel->rodata->cfg_fc_votes = !(cfg->ablate & BT_ABLATE_VOTES);
+	if (getenv("BT_DBG") && !cfg->ablate) skel->rodata->cfg_dbg = atoi(getenv("BT_DBG"));
 	bt_heavy_shape(meta, &shape);
 	set_shape(skel->maps.cms, shape.cms);
 	set_shape(skel->maps.fm, shape.fm);
