@@ -61,7 +61,6 @@ struct {
 #define REF_WIDTH 65536
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, REF_ROWS * REF_WIDTH);
 	__type(key, __u32);
 	__type(value, __u64);

@@ -80,15 +80,17 @@ struct target {
 
 static struct target targets[P_MAX];
 
-/* The heavy-flow stage's ablation (issue 20): the flow cache's levers
- * added one at a time, against the plain count-min of the same run. */
-enum { HB_NOMINATED_512, HB_NOMINATED, HB_PENDING, HB_VOTES, HB_D2, HB_D1, HB_LEVERS };
+/* The heavy-flow stage cut short (issue 20): bloomtap's stage, then with
+ * parts left out (struct bt_instance_cfg.cut) or the sketch made small,
+ * each against the plain count-min of the same run. */
+enum { HB_BLOOMTAP, HB_NO_CACHE, HB_SKETCH, HB_SKETCH_L2, HB_SKETCH_ROW, HB_D2, HB_LEVERS };
 static const char *const hb_names[HB_LEVERS] = {
-	[HB_NOMINATED_512] = "cache of nominated flows, 512 entries",
-	[HB_NOMINATED] = "the same, 4096 entries",
-	[HB_PENDING] = "+ any flow takes an entry, counted there",
-	[HB_VOTES] = "+ ostracism (lambda 8): bloomtap",
-	[HB_D2] = "d2", [HB_D1] = "d1",
+	[HB_BLOOMTAP] = "bloomtap: flow cache, flow memory, sketch",
+	[HB_NO_CACHE] = "- flow cache (every packet keyed)",
+	[HB_SKETCH] = "- flow memory too: the sketch alone",
+	[HB_SKETCH_L2] = "  the same, 4 x 2048 (128 KiB, in L2)",
+	[HB_SKETCH_ROW] = "  the same, 1 x 32768 (one row)",
+	[HB_D2] = "bloomtap, 2 x 65536",
 };
 static struct target hb[HB_LEVERS];
 
@@ -172,23 +174,23 @@ static int make_bloomtap(struct target *t, const char *what, bool heavy, bool sp
 	return make_bloomtap_cfg(t, what, heavy, spie, cfg);
 }
 
-/* The heavy ablation's instances: the real program with levers taken
- * away (struct bt_instance_cfg's ablate fields, set in its rodata). */
-static int make_heavy_ablation(void)
+/* The breakdown's instances: bloomtap's program, parts cut out. */
+static int make_heavy_breakdown(void)
 {
-	static const struct { __u32 bits, ablate; } lever[HB_LEVERS] = {
-		[HB_NOMINATED_512] = { 9 + 1, BT_ABLATE_PENDING | BT_ABLATE_VOTES },
-		[HB_NOMINATED] = { 0, BT_ABLATE_PENDING | BT_ABLATE_VOTES },
-		[HB_PENDING] = { 0, BT_ABLATE_VOTES },
-		[HB_VOTES] = { 0, 0 }, [HB_D2] = {0,0}, [HB_D1] = {0,0},
+	static const struct { __u32 cut, depth, width; } lever[HB_LEVERS] = {
+		[HB_BLOOMTAP] = { 0 },
+		[HB_NO_CACHE] = { BT_CUT_CACHE },
+		[HB_SKETCH] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY },
+		[HB_SKETCH_L2] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY, 4, 2048 },
+		[HB_SKETCH_ROW] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY, 1, 32768 },
+		[HB_D2] = { 0, 2, 65536 },
 	};
 	char what[16];
 
 	for (int l = 0; l < HB_LEVERS; l++) {
-		struct bt_instance_cfg cfg = { .ablate_fc_bits = lever[l].bits,
-					       .ablate = lever[l].ablate };
-		if (l == HB_D2) { cfg.sketch.depth = 4; cfg.sketch.width = 8192; }
-		if (l == HB_D1) { cfg.sketch.depth = 4; cfg.sketch.width = 2048; }
+		struct bt_instance_cfg cfg = { .cut = lever[l].cut,
+					       .sketch = { .depth = lever[l].depth,
+							   .width = lever[l].width } };
 
 		snprintf(what, sizeof(what), "hb%d", l);
 		if (make_bloomtap_cfg(&hb[l], what, true, false, cfg))
@@ -1404,9 +1406,9 @@ static void ablation(FILE *f, const uint32_t *seq, double parse_ns)
 	}
 }
 
-/* The heavy stage on top of parsing, each lever, against the plain
- * count-min's: Zipf IPv4 and IPv6, uniform IPv4. */
-static void heavy_ablation(FILE *f, const uint32_t *seq, const uint32_t *useq)
+/* The heavy stage on top of parsing, whole and cut short, against the
+ * plain count-min's: Zipf IPv4 and IPv6, uniform IPv4. */
+static void heavy_breakdown(FILE *f, const uint32_t *seq, const uint32_t *useq)
 {
 	static const char *const traffic[3] = { "Zipf IPv4", "Zipf IPv6", "uniform IPv4" };
 	double stage[HB_LEVERS + 1][3];
@@ -1431,7 +1433,7 @@ static void heavy_ablation(FILE *f, const uint32_t *seq, const uint32_t *useq)
 			stage[l][c] = med[1 + l] - med[0];
 	}
 	out(stdout, f, "\nheavy-flow stage on top of parsing, ns (and its ratio to the plain "
-	    "count-min's), the levers added one at a time\n");
+	    "count-min's), whole and cut short\n");
 	out(stdout, f, "  %-44s", "");
 	for (int c = 0; c < 3; c++)
 		out(stdout, f, " %16s", traffic[c]);
@@ -1467,7 +1469,6 @@ int main(int argc, char **argv)
 	}
 	if (!getenv("BENCH_VERBOSE"))
 		libbpf_set_print(NULL);
-	if (getenv("PIN")) { cpu_set_t cs; CPU_ZERO(&cs); CPU_SET(0, &cs); sched_setaffinity(0, sizeof(cs), &cs); }
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (!seq || !useq)
@@ -1478,7 +1479,7 @@ int main(int argc, char **argv)
 	    make_bloomtap(&targets[P_SPIE], "spie", false, true, 0, 0, 0) ||
 	    make_bloomtap(&targets[P_ALL], "all", true, true, 0, 0, 0) ||
 	    make_bloomtap(&targets[P_ALL_SEP], "allsep", true, true, BT_META_SEPARATE_HASH, 0, 0) ||
-	    make_heavy_ablation() || (!quick && make_ablation())) {
+	    make_heavy_breakdown() || (!quick && make_ablation())) {
 		fprintf(stderr, "bench: loading bloomtap failed\n");
 		cleanup();
 		return 1;
@@ -1519,11 +1520,11 @@ int main(int argc, char **argv)
 		goto done;
 	}
 
-	/* BENCH_HEAVY: the heavy-flow stage's ablation only */
+	/* BENCH_HEAVY: the heavy-flow stage's breakdown only */
 	if (getenv("BENCH_HEAVY")) {
 		for (uint32_t i = 0; i < SEQ_LEN; i++)
 			useq[i] = bt_rng(&rng) % FLOWS;
-		heavy_ablation(f, seq, useq);
+		heavy_breakdown(f, seq, useq);
 		goto done;
 	}
 
@@ -1580,7 +1581,7 @@ int main(int argc, char **argv)
 		    med[P_HEAVY] - med[P_PARSE], med[P_REF_CMS] - med[P_PARSE]);
 	}
 
-	heavy_ablation(f, seq, useq);
+	heavy_breakdown(f, seq, useq);
 	if (quick)
 		goto done;
 	ablation(f, seq, parse_v4);

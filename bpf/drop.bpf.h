@@ -164,7 +164,7 @@ static __always_inline void drop_heavy(struct bt_ctl *c, struct bt_flow_key *key
 				       const struct bt_hash_keys *k, __u64 addrs, __u64 bytes,
 				       __u32 segs)
 {
-	const struct heavy_maps hm = { &dcms, &dfm, &dfmc, &dfc };
+	const struct heavy_maps hm = { &dcms, &dfm, &dfmc, &dfc, &dfmo };
 	__u32 zero = 0, interval;
 	struct bt_counters *dc;
 	struct bt_iv_part *part;

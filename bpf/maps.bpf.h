@@ -49,7 +49,7 @@ struct {
 	__type(value, struct bt_ctl);
 } ctl SEC(".maps");
 
-/* A heavy-flow stage's four maps, named prefix + cms, fm, fmc, fc: the XDP
+/* A heavy-flow stage's five maps, named prefix + cms, fm, fmc, fc, fmo: the XDP
  * program's (no prefix) and the dropped packets' (d, below). Sized before
  * load from the instance's meta; value sizes here are placeholders.
  *   cms: the count-min sketches, index cpu * 2 + iv, value d * w struct
@@ -66,9 +66,11 @@ struct {
  *        iv, value fm_slots struct bt_cm_cell, one per slot. Written by
  *        the datapath (each CPU its own, plain adds); summed and cleared
  *        by user space through mmap.
- *   fc:  the flow cache, index cpu * 2 + iv, value BT_FC_ENTRIES struct
- *        bt_fc_entry. Written by the datapath, each CPU its own entries;
- *        read (pending counts) and cleared by user space through mmap. */
+ *   fmo: the flow memory's occupancy, index iv, value bt_fmo_words()
+ *        __u64 (include/bloomtap.h).
+ *   fc:  the flow cache, index cpu, value BT_FC_ENTRIES struct
+ *        bt_fc_entry. Read and written by the datapath only, each CPU its
+ *        own entries. */
 #define BT_HEAVY_STAGE_MAPS(prefix)						\
 	struct {								\
 		__uint(type, BPF_MAP_TYPE_ARRAY);				\
@@ -93,11 +95,17 @@ struct {
 	} prefix##fmc SEC(".maps");						\
 	struct {								\
 		__uint(type, BPF_MAP_TYPE_ARRAY);				\
-		__uint(map_flags, BPF_F_MMAPABLE);				\
 		__uint(max_entries, 1);						\
 		__uint(key_size, sizeof(__u32));				\
 		__uint(value_size, BT_FC_ENTRIES * sizeof(struct bt_fc_entry));	\
-	} prefix##fc SEC(".maps")
+	} prefix##fc SEC(".maps");						\
+	struct {								\
+		__uint(type, BPF_MAP_TYPE_ARRAY);				\
+		__uint(map_flags, BPF_F_MMAPABLE);				\
+		__uint(max_entries, 1);						\
+		__uint(key_size, sizeof(__u32));				\
+		__uint(value_size, sizeof(__u64));				\
+	} prefix##fmo SEC(".maps")
 
 BT_HEAVY_STAGE_MAPS();
 

@@ -136,6 +136,16 @@ _Static_assert(sizeof(struct bt_cm_cell) == 16, "bt_cm_cell must be 16 bytes");
 #define BT_FM_PROBES 8
 enum bt_fm_state { BT_FM_EMPTY, BT_FM_CLAIMING, BT_FM_VALID };
 
+/* Flow memory occupancy: per interval (the "fmo" array, index iv), a bit a
+ * slot, set before the slot leaves BT_FM_EMPTY. A flow is looked for only
+ * when the bit of its first slot is set (probing stops at an empty slot):
+ * the keyed path of a flow that was never nominated reads one word, in L1,
+ * instead of a random line of the table. Cleared with its interval. */
+static inline __u32 bt_fmo_words(__u32 fm_slots)
+{
+	return fm_slots < 64 ? 1 : fm_slots / 64;
+}
+
 struct bt_fm_slot {
 	struct bt_flow_key key;	/* masked by the key mode */
 	__u32 state;		/* enum bt_fm_state */
@@ -147,44 +157,30 @@ struct bt_fm_slot {
 };
 _Static_assert(sizeof(struct bt_fm_slot) == 64, "bt_fm_slot must be one cache line");
 
-/* Flow cache: the heavy-flow stage's front, after Elastic Sketch's heavy
- * part (Yang et al., SIGCOMM 2018). Per CPU and interval, direct-mapped,
- * BT_FC_ENTRIES entries in the mmap-able "fc" array (index cpu * 2 + iv,
- * cleared with its interval by user space). An entry holds one flow, any
- * flow, found by a cheap multiplicative hash and an exact key match, so
- * that its packets skip the keyed hash and the sketch: those of a
- * nominated flow go to its exact counters (fmc), the others are counted
- * here, exactly, "pending" until the flow leaves the entry, when they are
- * added to the sketch in one conservative update. A flow keeps its entry
- * against the others that hash there until their packets (negative votes)
- * reach BT_FC_LAMBDA times its own (positive votes): Elastic's ostracism,
- * so a mouse cannot push out an elephant. Every packet still meets the
- * nomination rule: a pending flow's estimate is the sketch's (at most its
- * part before it entered) plus its pending count, and "check" is how far
- * the pending count may rise before that sum could meet the rule, checked
- * again against the sketch then. A collision, crafted or not, only sends
- * packets down the keyed path, and cannot move a count. */
-#define BT_FC_BITS 12
+/* Flow cache: per CPU, direct-mapped, BT_FC_ENTRIES entries in the "fc"
+ * array (index cpu, value BT_FC_ENTRIES entries). It remembers where this
+ * CPU last found a nominated flow in the flow memory, so that the packets
+ * of heavy flows, most packets, skip the keyed hash: a hit is an exact key
+ * match in the same interval. Indexed by a cheap multiplicative hash; a
+ * collision, crafted or not, only sends packets down the keyed path. Only
+ * the datapath reads or writes it. */
+#define BT_FC_BITS 9
 #define BT_FC_ENTRIES (1u << BT_FC_BITS)
-#define BT_FC_LAMBDA 8		/* Elastic Sketch's lambda */
 
-/* slot: 0 empty; fm slot + 1: nominated; or: */
-#define BT_FC_PENDING 0xffffffffu	/* counted here, not yet nominated */
-#define BT_FC_REFUSED 0xfffffffeu	/* as pending; the full flow memory refused
-					 * it (counted once), no rule any more */
-/* The most a pending count may reach before it goes to the sketch: its
- * bytes (and so its packets, each at least a byte) fit 32 bits. */
-#define BT_FC_PENDING_MAX (1u << 31)
+#define BT_FC_REFUSED 0xffffffffu	/* the flow memory had no room for it */
+
+/* make bench's breakdown of the heavy-flow stage (bench/bench.c): parts
+ * of the stage left out of an instance (struct bt_instance_cfg.cut). */
+enum bt_cut {
+	BT_CUT_CACHE = 1,	/* no flow cache: every packet keyed */
+	BT_CUT_FLOW_MEMORY = 2,	/* no flow memory: the sketch alone */
+};
 
 struct bt_fc_entry {
 	struct bt_flow_key key;	/* masked by the key mode */
-	__u32 slot;		/* see above */
-	__u32 votes;		/* negative: packets of other flows that met it */
-	__u32 hits;		/* positive: its packets since it entered */
-	__u32 bytes;		/* pending: counted here since it entered or */
-	__u32 packets;		/* last met the rule, not in the sketch */
-	__u32 check;		/* pending: bytes (packets with a packet threshold)
-				 * at which to meet the nomination rule again */
+	__u32 interval;		/* bt_ctl.interval when it was filled */
+	__u32 slot;		/* flow memory slot + 1; 0: empty; or BT_FC_REFUSED */
+	__u64 reserved[2];
 };
 _Static_assert(sizeof(struct bt_fc_entry) == 64, "bt_fc_entry must be one cache line");
 

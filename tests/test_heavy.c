@@ -3,7 +3,9 @@
  * BPF_PROG_TEST_RUN, compared with the generator's own exact counts.
  * Thresholds from DESIGN.md are assertions: recall 100 %, precision >= 99 %,
  * average relative error of reported bytes <= 1 %, for flows above 0.1 %
- * of the interval's bytes, with the default sketch memory. */
+ * and 0.01 % of the interval's bytes, with the default sketch memory; and
+ * two adversaries: flows crowding the elephants' flow cache entries, and
+ * elephants that come late in an interval. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -55,13 +57,14 @@ static uint32_t flow_of(const struct bt_flow_key *k)
 
 
 struct accuracy {
-	size_t heavy, reported, hits;
+	size_t heavy, reported, hits, lost;
 	double are;
 };
 
 /* Sends `packets` packets whose flows come from pick(), one interval, then
- * compares bloomtap's report with the truth. */
-static void run_interval(struct bt_instance *inst, uint32_t (*pick)(void),
+ * compares bloomtap's report with the truth: heavy means at least fraction
+ * of the bytes (the instance's threshold). */
+static void run_interval(struct bt_instance *inst, uint32_t (*pick)(void), double fraction,
 			 struct accuracy *acc)
 {
 	struct flow_truth *truth = calloc(FLOWS, sizeof(*truth));
@@ -93,11 +96,12 @@ static void run_interval(struct bt_instance *inst, uint32_t (*pick)(void),
 	assert_int_equal(bt_heavy_collect(&m, m.ctl->interval & 1, NULL, false, &r), 0);
 	assert_int_equal(r.total_bytes, total);
 
-	uint64_t thr = (uint64_t)ceil(0.001 * total);
+	uint64_t thr = (uint64_t)ceil(fraction * total);
 	memset(acc, 0, sizeof(*acc));
 	for (uint32_t i = 0; i < FLOWS; i++)
 		acc->heavy += truth[i].bytes >= thr;
 	acc->reported = r.n;
+	acc->lost = r.lost_nominations;
 	for (size_t j = 0; j < r.n; j++) {
 		const struct bt_heavy_flow *h = &r.flows[j];
 		uint32_t i = flow_of(&h->key);
@@ -139,22 +143,28 @@ static int reseed(void **state)
 	return 0;
 }
 
+static void check_accuracy(const char *what, double fraction, const struct accuracy *a)
+{
+	print_message("%s: %zu heavy flows (>= %g%% of bytes), %zu reported, "
+		      "recall %.4f, precision %.4f, average relative error %.2e, %zu nominations "
+		      "lost\n", what, a->heavy, fraction * 100, a->reported,
+		      a->heavy ? (double)a->hits / a->heavy : 1.0,
+		      a->reported ? (double)a->hits / a->reported : 1.0, a->are, a->lost);
+	assert_int_equal(a->hits, a->heavy);			/* recall 100 % */
+	assert_true(a->hits >= 0.99 * a->reported);		/* precision */
+	assert_true(a->are <= 0.01);				/* error */
+}
+
 static void test_zipf_accuracy(void **state)
 {
 	struct accuracy a;
 
 	skip_unless_root();
 	assert_int_equal(zipf_init(&zipf, FLOWS, 1.1), 0);
-	run_interval(*state, pick_zipf, &a);
+	run_interval(*state, pick_zipf, 0.001, &a);
 	zipf_free(&zipf);
-	print_message("zipf(1.1): %zu heavy flows (>= 0.1%% of bytes), %zu reported, "
-		      "recall %.4f, precision %.4f, average relative error %.2e\n",
-		      a.heavy, a.reported, (double)a.hits / a.heavy,
-		      a.reported ? (double)a.hits / a.reported : 1.0, a.are);
+	check_accuracy("zipf(1.1)", 0.001, &a);
 	assert_true(a.heavy > 10);
-	assert_int_equal(a.hits, a.heavy);			/* recall 100 % */
-	assert_true(a.hits >= 0.99 * a.reported);		/* precision */
-	assert_true(a.are <= 0.01);				/* error */
 }
 
 static void test_uniform_reports_nothing(void **state)
@@ -162,10 +172,31 @@ static void test_uniform_reports_nothing(void **state)
 	struct accuracy a;
 
 	skip_unless_root();
-	run_interval(*state, pick_uniform, &a);
+	run_interval(*state, pick_uniform, 0.001, &a);
 	print_message("uniform: %zu heavy flows, %zu reported\n", a.heavy, a.reported);
 	assert_int_equal(a.heavy, 0);
 	assert_int_equal(a.reported, 0);
+}
+
+/* The same traffic against an instance whose threshold is 0.01 %: ten
+ * times the heavy flows, nominated at a tenth of the volume. */
+static void test_accuracy_at_a_hundredth_percent(void **state)
+{
+	struct bt_instance_cfg cfg = { .sketch = { .fraction = 0.0001 } };
+	struct bt_instance inst;
+	struct accuracy a;
+
+	skip_unless_root();
+	assert_int_equal(bt_instance_create(own_instance("frac4"), &cfg, &inst), 0);
+	assert_int_equal(zipf_init(&zipf, FLOWS, 1.1), 0);
+	run_interval(&inst, pick_zipf, 0.0001, &a);
+	zipf_free(&zipf);
+	check_accuracy("zipf(1.1)", 0.0001, &a);
+	assert_true(a.heavy > 100);
+	run_interval(&inst, pick_uniform, 0.0001, &a);
+	check_accuracy("uniform", 0.0001, &a);
+	assert_int_equal(a.heavy, 0);
+	bt_instance_close(&inst);
 }
 
 /* ---- one flow over several CPUs ---- */
@@ -353,6 +384,121 @@ static void test_flow_cache(void **state)
 	bt_instance_close(inst);
 }
 
+/* ---- adversaries ---- */
+
+struct adv_truth {
+	uint64_t bytes[FLOWS];
+};
+
+/* The report of the current interval against the truth: every flow at or
+ * above thr is reported, none below, and each within 1 % (never under). */
+static void check_report(struct bt_heavy_maps *m, const uint64_t *truth, uint64_t thr,
+			 size_t *heavy)
+{
+	struct bt_heavy_report r;
+	size_t found = 0;
+
+	assert_int_equal(bt_heavy_collect(m, m->ctl->interval & 1, NULL, false, &r), 0);
+	*heavy = 0;
+	for (uint32_t i = 0; i < FLOWS; i++)
+		*heavy += truth[i] >= thr;
+	for (size_t j = 0; j < r.n; j++) {
+		uint32_t i = flow_of(&r.flows[j].key);
+
+		assert_true(i < FLOWS);
+		assert_true(r.flows[j].bytes >= truth[i]);
+		if (truth[i] < thr)
+			continue;
+		found++;
+		assert_true(r.flows[j].bytes - truth[i] <= truth[i] / 100);
+	}
+	assert_int_equal(found, *heavy);
+	bt_heavy_report_free(&r);
+}
+
+/* Four elephants among 2,000 flows that are each nominated (a byte
+ * threshold they all pass) and 20,000 one-packet mice, all interleaved on
+ * one CPU: 2,004 nominated flows take turns in the 512 flow cache entries,
+ * so the elephants' entries are taken again and again, and the mice share
+ * their sketch cells. Every flow above the threshold is reported, the
+ * elephants exactly. */
+static void test_crowded_flow_cache(void **state)
+{
+	uint32_t ncpu = libbpf_num_possible_cpus();
+	struct bt_instance_cfg cfg = { .sketch = { .bytes = 2000ULL * ncpu } };
+	struct adv_truth *t = calloc(1, sizeof(*t));
+	struct bt_instance inst;
+	struct bt_heavy_maps m;
+	size_t heavy;
+
+	skip_unless_root();
+	assert_non_null(t);
+	assert_int_equal(bt_instance_create(own_instance("crowd"), &cfg, &inst), 0);
+	assert_int_equal(pin_to_cpu(0), 0);
+	assert_int_equal(bt_heavy_map(&inst, &m), 0);
+	restart(&m);
+	for (uint32_t round = 0; round < 10; round++)
+		for (uint32_t i = 0; i < 2000; i++) {
+			send_flow(inst.prog_fd, 10 + i, 1, 400);	/* 4,000 bytes each */
+			t->bytes[10 + i] += 400;
+			send_flow(inst.prog_fd, 10000 + round * 2000 + i, 1, 100);
+			t->bytes[10000 + round * 2000 + i] += 100;
+			if (i % 20 == 0)
+				for (uint32_t e = 0; e < 4; e++) {
+					send_flow(inst.prog_fd, e, 1, 1000);
+					t->bytes[e] += 1000;
+				}
+		}
+	check_report(&m, t->bytes, 2000ULL * ncpu, &heavy);
+	print_message("crowded flow cache: %zu flows above the threshold, all reported\n", heavy);
+	assert_int_equal(heavy, 2004);
+	bt_heavy_unmap(&m);
+	bt_instance_close(&inst);
+	free(t);
+}
+
+/* Elephants that start in the interval's last tenth, after 180,000
+ * packets of 30,000 other flows: a fraction threshold (0.1 %) has risen
+ * with the interval's bytes by then. Each elephant ends with 0.5 % of the
+ * bytes: every one is reported, within 1 %. */
+static void test_late_elephants(void **state)
+{
+	struct adv_truth *t = calloc(1, sizeof(*t));
+	struct bt_instance *inst = *state;
+	struct bt_heavy_maps m;
+	uint64_t total = 0;
+	size_t heavy;
+
+	skip_unless_root();
+	assert_non_null(t);
+	assert_int_equal(pin_to_cpu(0), 0);
+	assert_int_equal(bt_heavy_map(inst, &m), 0);
+	restart(&m);
+	for (uint32_t i = 0; i < 180000; i++) {
+		uint32_t flow = 100 + (uint32_t)(rng() % 30000), len = 64 + rng() % 1000;
+
+		send_flow(inst->prog_fd, flow, 1, len);
+		t->bytes[flow] += len;
+		total += len;
+	}
+	/* each elephant 0.5 % of the final total: total / 0.97 * 0.005 */
+	uint64_t each = total * 5 / 970;
+
+	for (uint64_t sent = 0; sent < each; sent += 1000)
+		for (uint32_t e = 0; e < 6; e++) {
+			send_flow(inst->prog_fd, e, 1, 1000);
+			t->bytes[e] += 1000;
+		}
+	for (uint32_t e = 0; e < 6; e++)
+		total += t->bytes[e];
+	check_report(&m, t->bytes, (uint64_t)ceil(0.001 * total), &heavy);
+	print_message("late elephants: %zu flows above 0.1 %% of %llu bytes, all reported\n",
+		      heavy, (unsigned long long)total);
+	assert_true(heavy >= 6);
+	bt_heavy_unmap(&m);
+	free(t);
+}
+
 /* ---- a full flow memory is counted and reported ---- */
 
 /* 600 flows of three packets each, every one nominated at its first
@@ -491,6 +637,10 @@ int main(void)
 		cmocka_unit_test(test_user_hash_matches_kernel),
 		cmocka_unit_test_setup(test_zipf_accuracy, reseed),
 		cmocka_unit_test_setup(test_uniform_reports_nothing, reseed),
+		cmocka_unit_test_setup_teardown(test_accuracy_at_a_hundredth_percent, reseed,
+						own_instance_teardown),
+		cmocka_unit_test_teardown(test_crowded_flow_cache, own_instance_teardown),
+		cmocka_unit_test_setup(test_late_elephants, reseed),
 		cmocka_unit_test_teardown(test_flow_cache, own_instance_teardown),
 		cmocka_unit_test_teardown(test_flow_split_across_cpus, own_instance_teardown),
 		cmocka_unit_test_teardown(test_full_flow_memory, own_instance_teardown),

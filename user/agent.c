@@ -80,6 +80,7 @@ static int layout_matches(const struct bt_instance *inst)
 		{ offsetof(struct bt_instance, fm_fd), 4, s.fm.value },
 		{ offsetof(struct bt_instance, fmc_fd), 4, s.fmc.value },
 		{ offsetof(struct bt_instance, fc_fd), 4, s.fc.value },
+		{ offsetof(struct bt_instance, fmo_fd), 4, s.fmo.value },
 		{ offsetof(struct bt_instance, spie_fd), 4, sizeof(struct bt_bloom_block) },
 		{ offsetof(struct bt_instance, windows_fd), 4, sizeof(struct bt_window) },
 		{ offsetof(struct bt_instance, wcount_fd), 4, sizeof(__u64) },

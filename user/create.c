@@ -18,6 +18,7 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 {
 	struct bpf_map *maps[] = { skel->maps.counters, skel->maps.flows, skel->maps.ctl,
 				   skel->maps.cms, skel->maps.fm, skel->maps.fmc, skel->maps.fc,
+				   skel->maps.fmo,
 				   skel->maps.spie,
 				   skel->maps.windows, skel->maps.wcount, skel->maps.digest_log,
 				   skel->maps.watch_hdr, skel->maps.watch_cells, skel->maps.watch_dir,
@@ -25,7 +26,7 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 				   skel->maps.drop_counts, skel->maps.drop_counters,
 				   skel->maps.drop_suppress, skel->maps.wdrops,
 				   skel->maps.dcounters, skel->maps.dcms, skel->maps.dfm,
-				   skel->maps.dfmc, skel->maps.dfc,
+				   skel->maps.dfmc, skel->maps.dfc, skel->maps.dfmo,
 				   skel->maps.meta /* last: marks the instance complete */ };
 	int err;
 
@@ -102,25 +103,19 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	skel->rodata->cfg_fm_mask = meta->fm_slots - 1;
 	skel->rodata->cfg_fc_mult = fc_mult | 1;
 	skel->rodata->cfg_frac_div = bt_heavy_frac_div(meta);
-	while (skel->rodata->cfg_frac_div >> skel->rodata->cfg_frac_shift > 1 ||
-	       (1ULL << skel->rodata->cfg_frac_shift) < skel->rodata->cfg_frac_div)
-		skel->rodata->cfg_frac_shift++;
-	skel->rodata->cfg_thr_packets = meta->threshold_kind == BT_THR_PACKETS;
-	if (cfg->ablate_fc_bits > 0 && cfg->ablate_fc_bits <= BT_FC_BITS + 1)
-		skel->rodata->cfg_fc_bits = cfg->ablate_fc_bits - 1;
-	skel->rodata->cfg_fc_pending = !(cfg->ablate & BT_ABLATE_PENDING);
-	skel->rodata->cfg_fc_votes = !(cfg->ablate & BT_ABLATE_VOTES);
-	if (getenv("BT_DBG") && !cfg->ablate) skel->rodata->cfg_dbg = atoi(getenv("BT_DBG"));
+	skel->rodata->cfg_cut = cfg->cut;
 	bt_heavy_shape(meta, &shape);
 	set_shape(skel->maps.cms, shape.cms);
 	set_shape(skel->maps.fm, shape.fm);
 	set_shape(skel->maps.fmc, shape.fmc);
 	set_shape(skel->maps.fc, shape.fc);
+	set_shape(skel->maps.fmo, shape.fmo);
 	/* the heavy dropped flows: the same stage, the same shapes */
 	set_shape(skel->maps.dcms, shape.cms);
 	set_shape(skel->maps.dfm, shape.fm);
 	set_shape(skel->maps.dfmc, shape.fmc);
 	set_shape(skel->maps.dfc, shape.fc);
+	set_shape(skel->maps.dfmo, shape.fmo);
 	/* SPIE */
 	skel->rodata->cfg_spie = !(cfg->flags & BT_META_NO_SPIE);
 	skel->rodata->cfg_share_hash = !(cfg->flags & BT_META_SEPARATE_HASH);

@@ -17,15 +17,7 @@ struct bt_instance_cfg {
 	__u32 flags;		/* enum bt_meta_flags */
 	struct bt_sketch_cfg sketch;	/* resolved by bt_instance_create() */
 	struct bt_spie_cfg spie;
-	/* make bench's ablation of the flow cache only (0: as built):
-	 * 1 + entries' bits, and the levers taken away */
-	__u32 ablate_fc_bits;
-	__u32 ablate;		/* enum bt_ablate */
-};
-
-enum bt_ablate {
-	BT_ABLATE_PENDING = 1,	/* only nominated flows take an entry */
-	BT_ABLATE_VOTES = 2,	/* a miss takes the entry, no ostracism */
+	__u32 cut;		/* make bench only: enum bt_cut */
 };
 
 /* Loads a fresh program with its maps and pins it all. Fails with -EEXIST

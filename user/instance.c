@@ -116,6 +116,7 @@ static const struct pin_ent pins[] = {
 	{ "fm", offsetof(struct bt_instance, fm_fd) },
 	{ "fmc", offsetof(struct bt_instance, fmc_fd) },
 	{ "fc", offsetof(struct bt_instance, fc_fd) },
+	{ "fmo", offsetof(struct bt_instance, fmo_fd) },
 	{ "spie", offsetof(struct bt_instance, spie_fd) },
 	{ "windows", offsetof(struct bt_instance, windows_fd) },
 	{ "wcount", offsetof(struct bt_instance, wcount_fd) },
@@ -135,6 +136,7 @@ static const struct pin_ent pins[] = {
 	{ "dfm", offsetof(struct bt_instance, dfm_fd) },
 	{ "dfmc", offsetof(struct bt_instance, dfmc_fd) },
 	{ "dfc", offsetof(struct bt_instance, dfc_fd) },
+	{ "dfmo", offsetof(struct bt_instance, dfmo_fd) },
 };
 
 static int *pin_fd(struct bt_instance *inst, const struct pin_ent *p)

@@ -23,6 +23,7 @@ struct bt_instance {
 	int fm_fd;
 	int fmc_fd;
 	int fc_fd;
+	int fmo_fd;
 	int spie_fd;
 	int windows_fd;
 	int wcount_fd;
@@ -43,6 +44,7 @@ struct bt_instance {
 	int dfm_fd;
 	int dfmc_fd;
 	int dfc_fd;
+	int dfmo_fd;
 	struct bt_meta meta;
 };
 

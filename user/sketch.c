@@ -46,6 +46,10 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 		bt_err("--width %u is not a power of two (try %u)", c->width, next_pow2(c->width));
 		return -EINVAL;
 	}
+	if (c->fm_slots > BT_MAX_FM_SLOTS) {
+		bt_err("--flow-memory %u is above %u slots", c->fm_slots, BT_MAX_FM_SLOTS);
+		return -EINVAL;
+	}
 	if (c->fm_slots && !pow2(c->fm_slots)) {
 		bt_err("--flow-memory %u is not a power of two (try %u)", c->fm_slots,
 		       next_pow2(c->fm_slots));
@@ -75,8 +79,24 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 		       BT_MAX_CELLS);
 		return -EINVAL;
 	}
+	/* A fraction f nominates up to 2 / f one-packet flows an interval on
+	 * a CPU (user/sketch.h, BT_NOMINATE_MARGIN): room for twice that, as
+	 * 8 probes refuse flows well before the table is full. At 0.01 % the
+	 * default 16,384 slots lost 124 nominations of a million-packet Zipf
+	 * interval, and one flow above the threshold (tests/test_heavy.c). */
+	uint64_t flood = 0;
+
+	if (!thresholds || c->fraction > 0)
+		flood = (uint64_t)ceil(2 * BT_NOMINATE_MARGIN /
+				       (c->fraction > 0 ? c->fraction : BT_DEFAULT_FRACTION));
 	if (!c->fm_slots)
-		c->fm_slots = BT_DEFAULT_FM_SLOTS;
+		c->fm_slots = flood > BT_DEFAULT_FM_SLOTS && flood <= BT_MAX_FM_SLOTS ?
+				      next_pow2(flood) : BT_DEFAULT_FM_SLOTS;
+	else if (c->fm_slots < flood)
+		bt_warn("--flow-memory %u is below %llu slots, twice the flows a fraction "
+			"threshold of %g may nominate: flows above it may be refused (counted "
+			"as flow_memory_full)", c->fm_slots, (unsigned long long)flood,
+			c->fraction);
 
 	meta->key_mode = c->key_mode;
 	meta->depth = c->depth;
@@ -102,8 +122,8 @@ void bt_heavy_shape(const struct bt_meta *m, struct bt_heavy_shape *s)
 	s->fm = (struct bt_map_shape){ BT_INTERVALS, m->fm_slots * sizeof(struct bt_fm_slot) };
 	s->fmc = (struct bt_map_shape){ m->ncpu * BT_INTERVALS,
 					m->fm_slots * sizeof(struct bt_cm_cell) };
-	s->fc = (struct bt_map_shape){ m->ncpu * BT_INTERVALS,
-				       BT_FC_ENTRIES * sizeof(struct bt_fc_entry) };
+	s->fc = (struct bt_map_shape){ m->ncpu, BT_FC_ENTRIES * sizeof(struct bt_fc_entry) };
+	s->fmo = (struct bt_map_shape){ BT_INTERVALS, bt_fmo_words(m->fm_slots) * sizeof(__u64) };
 }
 
 static size_t shape_bytes(struct bt_map_shape s)
@@ -116,7 +136,8 @@ size_t bt_sketch_bytes(const struct bt_meta *m)
 	struct bt_heavy_shape s;
 
 	bt_heavy_shape(m, &s);
-	return shape_bytes(s.cms) + shape_bytes(s.fm) + shape_bytes(s.fmc) + shape_bytes(s.fc);
+	return shape_bytes(s.cms) + shape_bytes(s.fm) + shape_bytes(s.fmc) + shape_bytes(s.fc) +
+	       shape_bytes(s.fmo);
 }
 
 void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
@@ -133,7 +154,7 @@ void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
 
 /* One stage's arrays, mapped. */
 static int map_stage(const struct bt_instance *inst, struct bt_heavy_maps *m, int cms_fd,
-		     int fm_fd, int fmc_fd, int fc_fd, int counters_fd)
+		     int fm_fd, int fmc_fd, int fmo_fd, int counters_fd)
 {
 	struct bt_heavy_shape s;
 
@@ -145,9 +166,9 @@ static int map_stage(const struct bt_instance *inst, struct bt_heavy_maps *m, in
 	m->cms = bt_mmap_array(cms_fd, shape_bytes(s.cms), &m->cms_len);
 	m->fm = bt_mmap_array(fm_fd, shape_bytes(s.fm), &m->fm_len);
 	m->fmc = bt_mmap_array(fmc_fd, shape_bytes(s.fmc), &m->fmc_len);
-	m->fc = bt_mmap_array(fc_fd, shape_bytes(s.fc), &m->fc_len);
+	m->fmo = bt_mmap_array(fmo_fd, shape_bytes(s.fmo), &m->fmo_len);
 	bt_hash_keys_derive(&inst->meta.hash_key, &m->keys);
-	return m->ctl && m->cms && m->fm && m->fmc && m->fc ? 0 : (errno ? -errno : -ENOMEM);
+	return m->ctl && m->cms && m->fm && m->fmc && m->fmo ? 0 : (errno ? -errno : -ENOMEM);
 }
 
 int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
@@ -155,14 +176,14 @@ int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	err = map_stage(inst, m, inst->cms_fd, inst->fm_fd, inst->fmc_fd, inst->fc_fd,
+	err = map_stage(inst, m, inst->cms_fd, inst->fm_fd, inst->fmc_fd, inst->fmo_fd,
 			inst->counters_fd);
 	if (!err && !(m->drops = calloc(1, sizeof(*m->drops))))
 		err = -ENOMEM;
 	if (!err) {
 		m->drops->dropped = true;
 		err = map_stage(inst, m->drops, inst->dcms_fd, inst->dfm_fd, inst->dfmc_fd,
-				inst->dfc_fd, inst->dcounters_fd);
+				inst->dfmo_fd, inst->dcounters_fd);
 	}
 	if (err)
 		bt_heavy_unmap(m);
@@ -179,8 +200,8 @@ static void unmap_stage(struct bt_heavy_maps *m)
 		munmap(m->fm, m->fm_len);
 	if (m->fmc)
 		munmap(m->fmc, m->fmc_len);
-	if (m->fc)
-		munmap(m->fc, m->fc_len);
+	if (m->fmo)
+		munmap(m->fmo, m->fmo_len);
 }
 
 void bt_heavy_unmap(struct bt_heavy_maps *m)
@@ -356,30 +377,6 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 			f->packets += x->packets;
 		}
 	}
-	/* what the CPUs' flow caches hold for it, in neither the flow
-	 * memory nor the sketch: pending counts */
-	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++) {
-		const struct bt_fc_entry *fc = &m->fc[((size_t)cpu * BT_INTERVALS + iv) *
-						      BT_FC_ENTRIES];
-
-		for (__u32 i = 0; i < BT_FC_ENTRIES; i++) {
-			struct bt_fc_entry e;
-			size_t at;
-
-			if (__atomic_load_n(&fc[i].slot, __ATOMIC_ACQUIRE) < BT_FC_REFUSED)
-				continue;
-			e = fc[i];
-			if (!e.bytes && !e.packets)
-				continue;
-			at = bt_hash_flow(&m->keys, (const __u64 *)&e.key) & (isize - 1);
-			for (; index[at] != SIZE_MAX; at = (at + 1) & (isize - 1))
-				if (!memcmp(&r->flows[index[at]].key, &e.key, sizeof(e.key))) {
-					r->flows[index[at]].bytes += e.bytes;
-					r->flows[index[at]].packets += e.packets;
-					break;
-				}
-		}
-	}
 	/* and on the CPUs that did not nominate it */
 	for (size_t j = 0; j < r->n; j++)
 		sketch_estimate(m, iv, hash[j], nominated + j * mt->ncpu, &r->flows[j].bytes,
@@ -441,12 +438,11 @@ static void clear_idle(struct bt_heavy_maps *m, __u32 next)
 		memset(&m->cms[(size_t)(cpu * BT_INTERVALS + next) * mt->depth * mt->width], 0,
 		       (size_t)mt->depth * mt->width * sizeof(struct bt_cm_cell));
 	memset(&m->fm[(size_t)next * mt->fm_slots], 0, (size_t)mt->fm_slots * sizeof(struct bt_fm_slot));
-	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++) {
+	memset(&m->fmo[(size_t)next * bt_fmo_words(mt->fm_slots)], 0,
+	       bt_fmo_words(mt->fm_slots) * sizeof(__u64));
+	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++)
 		memset(&m->fmc[((size_t)cpu * BT_INTERVALS + next) * mt->fm_slots], 0,
 		       (size_t)mt->fm_slots * sizeof(struct bt_cm_cell));
-		memset(&m->fc[((size_t)cpu * BT_INTERVALS + next) * BT_FC_ENTRIES], 0,
-		       BT_FC_ENTRIES * sizeof(struct bt_fc_entry));
-	}
 }
 
 void bt_heavy_flip(struct bt_heavy_maps *m)

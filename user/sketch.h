@@ -26,6 +26,8 @@ struct bt_sketch_cfg {
 #define BT_DEFAULT_DEPTH 4
 #define BT_DEFAULT_WIDTH 32768
 #define BT_DEFAULT_FM_SLOTS 16384
+/* a flow's first slot is 24 bits of its hash (bpf/heavy.bpf.h) */
+#define BT_MAX_FM_SLOTS (1u << 24)
 /* The sketch of one CPU and interval is one BPF array value, which the
  * verifier lets a program address up to 512 MiB into (BPF_MAX_VAR_OFF). */
 #define BT_MAX_CELLS (1u << 25)
@@ -76,7 +78,7 @@ struct bt_map_shape {
 	__u32 entries, value;	/* value: bytes */
 };
 struct bt_heavy_shape {
-	struct bt_map_shape cms, fm, fmc, fc;
+	struct bt_map_shape cms, fm, fmc, fc, fmo;
 };
 void bt_heavy_shape(const struct bt_meta *meta, struct bt_heavy_shape *s);
 
@@ -92,8 +94,8 @@ struct bt_heavy_maps {
 	struct bt_cm_cell *cms;
 	struct bt_fm_slot *fm;
 	struct bt_cm_cell *fmc;
-	struct bt_fc_entry *fc;
-	size_t ctl_len, cms_len, fm_len, fmc_len, fc_len;
+	__u64 *fmo;
+	size_t ctl_len, cms_len, fm_len, fmc_len, fmo_len;
 	struct bt_hash_keys keys;	/* derived from the instance's key */
 };
 int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m);
