@@ -83,14 +83,16 @@ static struct target targets[P_MAX];
 /* The heavy-flow stage cut short (issue 20): bloomtap's stage, then with
  * parts left out (struct bt_instance_cfg.cut) or the sketch made small,
  * each against the plain count-min of the same run. */
-enum { HB_BLOOMTAP, HB_NO_CACHE, HB_SKETCH, HB_SKETCH_L2, HB_SKETCH_ROW, HB_D2, HB_LEVERS };
+enum { HB_BLOOMTAP, HB_NO_CACHE, HB_SKETCH, HB_SKETCH_L2, HB_SKETCH_ROW, HB_ROWS2, HB_ROWS1,
+       HB_LEVERS };
 static const char *const hb_names[HB_LEVERS] = {
 	[HB_BLOOMTAP] = "bloomtap: flow cache, flow memory, sketch",
 	[HB_NO_CACHE] = "- flow cache (every packet keyed)",
 	[HB_SKETCH] = "- flow memory too: the sketch alone",
 	[HB_SKETCH_L2] = "  the same, 4 x 2048 (128 KiB, in L2)",
 	[HB_SKETCH_ROW] = "  the same, 1 x 32768 (one row)",
-	[HB_D2] = "bloomtap, 2 x 65536",
+	[HB_ROWS2] = "bloomtap, 2 x 65536 (same memory)",
+	[HB_ROWS1] = "bloomtap, 1 x 131072 (same memory)",
 };
 static struct target hb[HB_LEVERS];
 
@@ -183,7 +185,8 @@ static int make_heavy_breakdown(void)
 		[HB_SKETCH] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY },
 		[HB_SKETCH_L2] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY, 4, 2048 },
 		[HB_SKETCH_ROW] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY, 1, 32768 },
-		[HB_D2] = { 0, 2, 65536 },
+		[HB_ROWS2] = { 0, 2, 65536 },
+		[HB_ROWS1] = { 0, 1, 131072 },
 	};
 	char what[16];
 
@@ -1548,16 +1551,21 @@ int main(int argc, char **argv)
 		print_table(f, title, all_progs, med);
 		double spie = med[P_SPIE] - med[P_PARSE], kern = med[P_REF_BLOOM] - med[P_PARSE];
 
+
+		double all = med[P_ALL] - med[P_EMPTY], heavy = med[P_HEAVY] - med[P_PARSE],
+		       ref = med[P_REF_CMS] - med[P_PARSE];
+
 		out(stdout, f, "  targets:\n");
-		out(stdout, f, "  - everything at most 2.0 x the empty program: %.2f: %s\n",
-		    med[P_ALL] / med[P_EMPTY], med[P_ALL] <= 2.0 * med[P_EMPTY] ? "met" : "MISSED");
+		out(stdout, f, "  - everything at most 40 ns on top of the empty program: +%.1f "
+		    "(parsing +%.1f, heavy +%.1f, SPIE +%.1f, the stages meeting %+.1f): %s\n", all,
+		    med[P_PARSE] - med[P_EMPTY], heavy, spie,
+		    all - (med[P_PARSE] - med[P_EMPTY]) - heavy - spie, all <= 40 ? "met" : "MISSED");
 		out(stdout, f, "  - the SPIE stage at most a quarter of the kernel bloom filter map's\n"
 		    "    (k = 5, 2 MiB, the same digest input): +%.1f vs +%.1f ns (%.2f): %s\n",
 		    spie, kern, spie / kern, spie <= kern / 4 ? "met" : "MISSED");
-		out(stdout, f, "  - heavy flows on top of parsing no more than a plain count-min\n"
-		    "    (4 x 65536 shared, one hash) on top of the same parsing: +%.1f vs +%.1f ns: %s\n",
-		    med[P_HEAVY] - med[P_PARSE], med[P_REF_CMS] - med[P_PARSE],
-		    med[P_HEAVY] <= med[P_REF_CMS] ? "met" : "MISSED");
+		out(stdout, f, "  - heavy flows on top of parsing at most half a plain count-min's\n"
+		    "    (4 x 65536 shared, one hash) on top of the same parsing: +%.1f vs +%.1f ns "
+		    "(%.2f): %s\n", heavy, ref, heavy / ref, heavy <= ref / 2 ? "met" : "MISSED");
 		out(stdout, f, "  one hash pass for both stages: everything %.1f ns, hashing apart %.1f ns\n",
 		    med[P_ALL], med[P_ALL_SEP]);
 	}
@@ -1576,9 +1584,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		print_table(f, "64-byte Ethernet/IPv4/UDP frames, uniform over the same flows "
-			    "(no heavy flow; no target)", heavy_progs, med);
-		out(stdout, f, "  heavy flows on top of parsing +%.1f ns, plain count-min +%.1f ns\n",
-		    med[P_HEAVY] - med[P_PARSE], med[P_REF_CMS] - med[P_PARSE]);
+			    "(no heavy flow)", heavy_progs, med);
+		double heavy = med[P_HEAVY] - med[P_PARSE], ref = med[P_REF_CMS] - med[P_PARSE];
+
+		out(stdout, f, "  target: heavy flows on top of parsing no more than the plain "
+		    "count-min: +%.1f vs +%.1f ns (%.2f): %s\n", heavy, ref, heavy / ref,
+		    heavy <= ref ? "met" : "MISSED");
 	}
 
 	heavy_breakdown(f, seq, useq);
