@@ -96,6 +96,12 @@ check "a full flow memory: lost_nominations in heavy -j" bash -c \
 	"'$BLOOMTAP' -j heavy --instance '$INST' 2>/dev/null | python3 -c 'import json,sys; sys.exit(not json.load(sys.stdin)[0][\"lost_nominations\"] > 0)'"
 check "a full flow memory: stats counts it" bash -c \
 	"'$BLOOMTAP' -j stats --instance '$INST' | python3 -c 'import json,sys; sys.exit(not json.load(sys.stdin)[\"flow_memory_full\"] > 0)'"
+check "replay --fraction 0.0001: the flow memory grows to 4/f slots (65,536)" bash -c \
+	"'$BLOOMTAP' replay --reset --instance '$INST' --fraction 0.0001 '$G' >/dev/null 2>&1 &&
+	 bpftool -j map show pinned /sys/fs/bpf/bloomtap/'$INST'/fm | grep -q '\"bytes_value\":4194304'"
+check "replay --fraction 0.0001 --flow-memory 1024: warns that flows may be refused" bash -c \
+	"'$BLOOMTAP' replay --reset --instance '$INST' --fraction 0.0001 --flow-memory 1024 '$G' 2>&1 |
+	 grep -q 'flow-memory 1024 is below 40000 slots'"
 
 # ---- the demo: runs, reports, and removes all it made ----
 expect_fail "trace IFACE without a capture: a usage error that names what is missing" \

@@ -26,8 +26,8 @@ struct bt_sketch_cfg {
 #define BT_DEFAULT_DEPTH 4
 #define BT_DEFAULT_WIDTH 32768
 #define BT_DEFAULT_FM_SLOTS 16384
-/* a flow's first slot is 24 bits of its hash (bpf/heavy.bpf.h) */
-#define BT_MAX_FM_SLOTS (1u << 24)
+/* 256 MiB a table; a flow's first slot is 24 bits of its hash */
+#define BT_MAX_FM_SLOTS (1u << 22)
 /* The sketch of one CPU and interval is one BPF array value, which the
  * verifier lets a program address up to 512 MiB into (BPF_MAX_VAR_OFF). */
 #define BT_MAX_CELLS (1u << 25)
@@ -52,8 +52,8 @@ extern const char *const bt_key_mode_names[];
 	  "probability the error bound fails: d = ln(1/P)", .dmin = 1e-4,	\
 	  .dmax = 0.5 },							\
 	{ "flow-memory", 0, BT_OPT_U32, &(c).fm_slots, "N",			\
-	  "flow memory slots per interval, a power of two (default 16384)",	\
-	  .min = 256, .max = 1 << 22 },						\
+	  "flow memory slots per interval, a power of two (default 16384, "	\
+	  "or 4/F with --fraction F)", .min = 256, .max = BT_MAX_FM_SLOTS },	\
 	{ "fraction", 0, BT_OPT_DOUBLE, &(c).fraction, "F",			\
 	  "heavy: at least F of the interval's bytes (default 0.001)",		\
 	  .dmin = 1e-6, .dmax = 1 },						\
