@@ -1476,6 +1476,8 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	if (!seq || !useq)
 		return 1;
+	for (uint32_t i = 0; i < SEQ_LEN; i++)
+		useq[i] = bt_rng(&rng) % FLOWS;
 
 	if (make_bloomtap(&targets[P_PARSE], "parse", false, false, 0, 0, 0) ||
 	    make_bloomtap(&targets[P_HEAVY], "heavy", true, false, 0, 0, 0) ||
@@ -1525,8 +1527,6 @@ int main(int argc, char **argv)
 
 	/* BENCH_HEAVY: the heavy-flow stage's breakdown only */
 	if (getenv("BENCH_HEAVY")) {
-		for (uint32_t i = 0; i < SEQ_LEN; i++)
-			useq[i] = bt_rng(&rng) % FLOWS;
 		heavy_breakdown(f, seq, useq);
 		goto done;
 	}
@@ -1576,8 +1576,6 @@ int main(int argc, char **argv)
 		struct frame fr;
 		double med[P_MAX];
 
-		for (uint32_t i = 0; i < SEQ_LEN; i++)
-			useq[i] = bt_rng(&rng) % FLOWS;
 		bench_frame_v4_udp(&fr);
 		if (run_case(&fr, false, useq, heavy_progs, med)) {
 			cleanup();

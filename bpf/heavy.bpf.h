@@ -72,22 +72,22 @@ static __always_inline bool key_equal(const struct bt_flow_key *a,
 	       x[4] == y[4];
 }
 
-/* The occupancy bit of slot i (include/bloomtap.h, bt_fmo_words()). */
-static __always_inline bool fmo_test(const __u64 *occ, __u32 i)
+/* The occupancy word of slot i (include/bloomtap.h, bt_fmo_words()); its
+ * bit is 1 << (i & 63). */
+static __always_inline __u64 *fmo_word(__u64 *occ, __u32 i)
 {
-	i &= cfg_fm_mask;
-	return (occ[(i >> 6) & (cfg_fm_mask >> 6)] >> (i & 63)) & 1;
+	return &occ[((i & cfg_fm_mask) >> 6) & (cfg_fm_mask >> 6)];
 }
 
 /* The flow's slot if it was nominated in this interval, else -1. Probing
  * stops at the first empty slot: slots are never freed within an interval;
  * an empty first slot shows in its occupancy bit, without the line. */
-static __always_inline int fm_find(struct bt_fm_slot *slots, const __u64 *occ,
+static __always_inline int fm_find(struct bt_fm_slot *slots, __u64 *occ,
 				   const struct bt_flow_key *k, __u64 h)
 {
 	__u32 start = h >> 40, p;
 
-	if (!fmo_test(occ, start))
+	if (!(*fmo_word(occ, start) >> (start & 63) & 1))
 		return -1;
 
 	for (p = 0; p < BT_FM_PROBES; p++) {
@@ -119,7 +119,7 @@ static __always_inline int fm_nominate(struct bt_fm_slot *slots, __u64 *occ,
 		if (s->state != BT_FM_EMPTY)
 			continue;
 		/* the bit first: a slot that is not empty has its bit */
-		__sync_fetch_and_or(&occ[(i >> 6) & (cfg_fm_mask >> 6)], 1ULL << (i & 63));
+		__sync_fetch_and_or(fmo_word(occ, i), 1ULL << (i & 63));
 		if (__sync_val_compare_and_swap(&s->state, BT_FM_EMPTY, BT_FM_CLAIMING) !=
 		    BT_FM_EMPTY)
 			continue;
