@@ -12,6 +12,9 @@ BPFTOOL   ?= bpftool
 CC        ?= gcc
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
+# The version is the package's: debian/changelog's first entry, the one
+# place it is written (bloomtap --version, the metrics, the .deb, the image).
+VERSION   := $(shell sed -n '1s/^bloomtap .\([^ ]*\). .*/\1/p' debian/changelog)
 
 # make test-kernels (and make test's 6.1): QEMU's software emulation boots
 # Debian's kernels from Debian's mirror; busybox makes the initramfs.
@@ -23,7 +26,12 @@ DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     prometheus curl python3-yaml systemd libclang-rt-14-dev \
 	     libfixbuf-dev nfdump pmacct man-db bash-completion nftables ethtool \
 	     libyaml-dev libgnutls28-dev libcrypt-dev openssl libcap2-bin util-linux \
-	     $(KERNEL_PKGS)
+	     $(KERNEL_PKGS) $(PACKAGE_PKGS)
+# make deb, make image and their test: debhelper and lintian; mmdebstrap
+# makes the image's root file system from Debian's mirror, podman imports
+# and runs it (with runc: Debian's crun fails here), nodejs/npm for the
+# manifests' schema check (tests/manifests.sh).
+PACKAGE_PKGS := debhelper lintian mmdebstrap podman runc nodejs
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf yaml-0.1 gnutls libcrypt 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0 -lyaml -lgnutls -lcrypt) -lm -lpthread
 # libfixbuf's headers include glib's: as system headers, out of -Werror's way
@@ -32,7 +40,7 @@ OPT_CFLAGS ?= -O2 -g
 # -MMD -MP: every object depends on the headers it includes (the .d files
 # included at the end), include/hash.h on both sides among them.
 CFLAGS    := $(OPT_CFLAGS) -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
-	     -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP $(FIXBUF_CFLAGS)
+	     -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP $(FIXBUF_CFLAGS) -DBT_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
 	     -Iinclude -Ivmlinux/$(ARCH) -mcpu=v3 -MMD -MP
 
@@ -49,7 +57,7 @@ TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/t
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/tc_drop.bpf.o $(OUTPUT)/tests/flowgen
 
 .PHONY: all deps demo test test-kernels test-mutants test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
-	man install uninstall
+	man install uninstall deb image package-test print-version
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
@@ -73,8 +81,11 @@ $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) | $(OUTPUT)/user
 $(OUTPUT)/libbloomtap.a: $(USER_LIB_OBJS)
 	ar rcs $@ $^
 
+# the two that print the version are rebuilt when it changes
+$(OUTPUT)/user/main.o $(OUTPUT)/user/metrics.o: debian/changelog
+
 $(OUTPUT)/bloomtap: $(OUTPUT)/user/main.o $(OUTPUT)/libbloomtap.a
-	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(OUTPUT)/tests/%.bpf.o: tests/%.bpf.c | $(OUTPUT)/tests
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -187,6 +198,8 @@ DATADIR    := $(PREFIX)/share/bloomtap
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+# the list uninstall reads; a package leaves it out (dpkg keeps its own)
+INSTALL_MANIFEST ?= yes
 
 # bloomtap(8) from the tool's own --help: one source, no drift
 man: $(OUTPUT)/bloomtap.8
@@ -210,7 +223,8 @@ install: all man
 	elif grep -qx "$$conf" "$$m" 2>/dev/null; then \
 		echo "$$conf" >> "$$m.tmp"; echo "  kept $$conf (installed before: still ours)"; \
 	else echo "  kept $$conf (not installed by make install)"; fi; \
-	echo "$(DATADIR)/installed" >> "$$m.tmp"; mv "$$m.tmp" "$$m"; \
+	if [ "$(INSTALL_MANIFEST)" = yes ]; then echo "$(DATADIR)/installed" >> "$$m.tmp"; mv "$$m.tmp" "$$m"; \
+	else rm -f "$$m.tmp"; fi; \
 	if [ -z "$(DESTDIR)" ] && ! getent passwd bloomtap >/dev/null; then \
 		if command -v systemd-sysusers >/dev/null; then \
 			systemd-sysusers "$(SYSUSERSDIR)/bloomtap.conf"; \
@@ -233,8 +247,37 @@ uninstall:
 	rmdir --ignore-fail-on-non-empty "$(DESTDIR)$(DATADIR)/grafana" "$(DESTDIR)$(DATADIR)" \
 		"$(DESTDIR)$(SYSCONFDIR)/bloomtap" 2>/dev/null || true
 
+# The Debian package, built by dpkg-buildpackage in a copy of the tree
+# (its build writes next to the source, and cleans it first): the .deb,
+# its lintian report and build log land in $(OUTPUT)/.
+DEB      := $(OUTPUT)/bloomtap_$(VERSION)_$(shell dpkg --print-architecture 2>/dev/null).deb
+deb: deps
+	$(MAKE) $(DEB)
+$(DEB): $(shell git ls-files 2>/dev/null) | $(OUTPUT)
+	rm -rf $(OUTPUT)/deb && mkdir -p $(OUTPUT)/deb/bloomtap-$(VERSION)
+	tar -c --exclude=./.output* --exclude=./.git . | tar -x -C $(OUTPUT)/deb/bloomtap-$(VERSION)
+	cd $(OUTPUT)/deb/bloomtap-$(VERSION) && dpkg-buildpackage -us -uc -b > ../build.log 2>&1 || \
+		{ tail -40 ../build.log; exit 1; }
+	cp $(OUTPUT)/deb/bloomtap_$(VERSION)_*.deb $(OUTPUT)/
+	lintian --info --display-info --pedantic $(OUTPUT)/deb/bloomtap_$(VERSION)_*.changes \
+		> $(OUTPUT)/lintian.txt 2>&1 || true
+	cat $(OUTPUT)/lintian.txt
+
+# The container image from Debian's packages alone (deploy/image.sh):
+# bloomtap:$(VERSION) in podman's store and $(OUTPUT)/bloomtap_$(VERSION).oci.tar.
+image: deb
+	deploy/image.sh $(DEB) $(VERSION) $(OUTPUT)/bloomtap_$(VERSION).oci.tar
+
+# The package and the image, installed and run (also part of make test).
+package-test: deps
+	$(MAKE) all deb image
+	tests/run.sh --only package
+
 print-pcaps:
 	@echo $(BT_PCAPS)
+
+print-version:
+	@echo $(VERSION)
 
 print-fuzz-targets:
 	@echo $(FUZZ_TARGETS)

@@ -47,7 +47,8 @@ expect_fail "windows --every refused too" "keeps instance '$VB' turning" \
 # a second agent: one message, naming the holder, and nothing else said
 # (it said "adopted", then "keeps this instance turning", then "could not
 # attach or adopt")
-OUT=$(timeout 30 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --listen 127.0.0.1:$((PORT + 1)) 2>&1); RC=$?
+OUT=$(timeout 30 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --listen 127.0.0.1:$((PORT + 1)) \
+	--archive "$TMP/archive2" 2>&1); RC=$?
 eq "a second agent refused: exit 1, one line, the first agent's PID" "$RC/$(wc -l <<<"$OUT")/$(grep -c "the instance is held by another bloomtap process (PID $AGENT:" <<<"$OUT")" "1/1/1"
 OUT=$(nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --check "$VB" --listen 127.0.0.1:$PORT 2>&1); RC=$?
 check "run --check beside it: not OK (exit $RC): the instance held, the port taken" bash -c \

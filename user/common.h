@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 
-#define BT_VERSION "0.1.0"
+/* BT_VERSION: debian/changelog's, from the Makefile (-DBT_VERSION) */
 #define BT_PIN_ROOT "/sys/fs/bpf/bloomtap"
 
 /* Exit codes, as bpftool and xdp-tools use them: 0 success, 1 failure.

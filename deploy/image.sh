@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The container image bloomtap:VERSION, from Debian's packages alone:
+# mmdebstrap makes a bookworm root file system (the Essential set, merged
+# /usr) from Debian's mirror with the .deb and its runtime libraries
+# installed by apt, and podman imports it. No base image from a registry.
+#
+# usage: deploy/image.sh PATH/TO/bloomtap_VERSION_ARCH.deb VERSION [OCI_ARCHIVE]
+#   MIRROR=http://deb.debian.org  the mirror (debian and debian-security)
+set -euo pipefail
+DEB=$(realpath "$1") VERSION=$2 OCI=${3:-}
+MIRROR=${MIRROR:-http://deb.debian.org}
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# Reproducible: file times and the image's date are the changelog's.
+SOURCE_DATE_EPOCH=$(dpkg-parsechangelog -l "$TOP/debian/changelog" -S Timestamp)
+export SOURCE_DATE_EPOCH
+
+# Documentation, manual pages, locales and iconv modules left out (the
+# copyright files stay): nothing in the image reads them.
+mmdebstrap --variant=essential --mode=root --quiet \
+	--aptopt='Acquire::Check-Valid-Until "false"' \
+	--dpkgopt='path-exclude=/usr/share/man/*' \
+	--dpkgopt='path-exclude=/usr/share/info/*' \
+	--dpkgopt='path-exclude=/usr/share/locale/*' \
+	--dpkgopt='path-exclude=/usr/share/doc/*' \
+	--dpkgopt='path-include=/usr/share/doc/*/copyright' \
+	--dpkgopt='path-exclude=/usr/lib/*/gconv/*' \
+	--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+	--hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
+	--include="$DEB" \
+	bookworm "$TMP/rootfs.tar" \
+	"deb $MIRROR/debian bookworm main" \
+	"deb $MIRROR/debian bookworm-updates main" \
+	"deb $MIRROR/debian-security bookworm-security main"
+
+# As root in the container: Kubernetes gives capabilities to UID 0 alone
+# (deploy/daemonset.yaml drops all but CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON).
+podman import --quiet \
+	--change 'ENTRYPOINT ["/usr/sbin/bloomtap"]' \
+	--change 'CMD ["run", "--config", "/etc/bloomtap/bloomtap.conf"]' \
+	--change 'EXPOSE 9477/tcp' \
+	--change "LABEL org.opencontainers.image.title=bloomtap" \
+	--change "LABEL org.opencontainers.image.version=$VERSION" \
+	--change "LABEL org.opencontainers.image.description=XDP observability agent (Debian bookworm packages)" \
+	"$TMP/rootfs.tar" "localhost/bloomtap:$VERSION" >/dev/null
+echo "image: localhost/bloomtap:$VERSION, $(podman image inspect --format '{{.Size}}' "localhost/bloomtap:$VERSION") bytes"
+if [ -n "$OCI" ]; then
+	rm -f "$OCI"
+	podman save --quiet --format oci-archive -o "$OCI" "localhost/bloomtap:$VERSION"
+	echo "OCI archive: $OCI, $(stat -c %s "$OCI") bytes"
+fi

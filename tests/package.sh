@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# The Debian package (make deb): lintian finds no error or warning; it
+# installs with apt, prints its version, makes the user bloomtap and
+# enables nothing; the installed agent runs as the unit runs it (that
+# user, three capabilities, the unit's own ExecStartPre) on a namespace
+# lab: attaches, counts, archives, serves /metrics and answers a trace;
+# and dpkg --purge leaves the file system as it found it.
+#
+# It installs into this machine's root (what an operator does): refused
+# when bloomtap is installed already. The agent's bpffs is the test's own
+# (a mount namespace, as tests/privs.sh), so the host's pins are untouched.
+source "$(dirname "$0")/lib.sh"
+need_root "package"
+if [ -z "$BT_PKG_INNER" ]; then
+	exec unshare --mount --propagation private env BT_PKG_INNER=1 bash "$0" "$@"
+fi
+
+VERSION=$(make -s -C "$TOP" print-version)
+DEB=${BT_DEB:-$TOP/.output/bloomtap_${VERSION}_$(dpkg --print-architecture).deb}
+ID=$$
+NSA=bt-pk-a-$ID NSB=bt-pk-b-$ID
+VA=btka$ID VB=btkb$ID
+PORT=9486
+CAPS=+bpf,+net_admin,+perfmon
+TMP=$(mktemp -d)
+AGENT=
+INSTALLED=
+cleanup() {
+	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	cleanup_netns
+	# a failed run does not leave the package behind
+	[ -n "$INSTALLED" ] && dpkg --purge bloomtap >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+[ -f "$DEB" ] || { fail "no package at $DEB (make deb builds it)"; summary; exit 1; }
+if dpkg-query -W -f='${Status}' bloomtap 2>/dev/null | grep -q 'ok installed'; then
+	fail "bloomtap is installed on this machine already: the test would replace it"; summary; exit 1
+fi
+for d in /var/lib/bloomtap /run/bloomtap /etc/bloomtap; do
+	[ -e "$d" ] && { fail "$d exists before the install: not the package's to purge"; summary; exit 1; }
+done
+
+# ---- lintian ----
+CHANGES=$(ls "$(dirname "$DEB")"/deb/bloomtap_"$VERSION"_*.changes 2>/dev/null | head -1)
+lintian --pedantic --fail-on none "${CHANGES:-$DEB}" > "$TMP/lintian.txt" 2>&1
+sed 's/^/        /' "$TMP/lintian.txt"
+eq "lintian: no error" "$(grep -c '^E:' "$TMP/lintian.txt")" 0
+eq "lintian: no warning but those overridden with a reason" "$(grep -c '^W:' "$TMP/lintian.txt")" 0
+check "lintian: every override has its comment" python3 - "$TOP/debian/bloomtap.lintian-overrides" <<'EOF'
+import sys
+prev = ""
+for line in open(sys.argv[1]):
+    if line.strip() and not line.startswith("#") and not prev.startswith("#"):
+        sys.exit("no comment above: " + line.strip())
+    prev = line
+EOF
+
+# ---- what the machine holds before ----
+snapshot() {	# every path on the root file system but the volatile ones
+	find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp \
+		-o -path /var/tmp -o -path /var/log -o -path /var/cache -o -path "$TOP" -o -path /root \
+		-o -path /var/lib/apt/lists -o -path /var/lib/containers \) -prune -o -print | sort
+}
+snapshot > "$TMP/before"
+
+# ---- install ----
+check "apt-get install the .deb" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$DEB"
+dpkg-query -W -f='${Status}' bloomtap 2>/dev/null | grep -q 'ok installed' && INSTALLED=1
+eq "dpkg knows its version" "$(dpkg-query -W -f='${Version}' bloomtap)" "$VERSION"
+eq "bloomtap --version prints the package's version" "$(/usr/sbin/bloomtap --version)" "bloomtap $VERSION"
+check "its runtime dependencies are computed (libbpf1, libpcap0.8 among them)" bash -c \
+	"dpkg-query -W -f='\${Depends}' bloomtap | grep -q 'libbpf1 (>=' &&
+	 dpkg-query -W -f='\${Depends}' bloomtap | grep -q 'libpcap0.8 (>='"
+check "the configuration is a conffile" bash -c \
+	"dpkg-query -W -f='\${Conffiles}' bloomtap | grep -q '^ /etc/bloomtap/bloomtap.conf '"
+IFS=: read -r _ _ UID_ GID_ _ HOME_ SHELL_ < <(getent passwd bloomtap)
+check "postinst made the system user bloomtap (uid $UID_)" test -n "$UID_" -a "${UID_:-1000}" -lt 1000
+eq "its home is the archive's directory, no login" "$HOME_ $SHELL_" "/var/lib/bloomtap /usr/sbin/nologin"
+eq "and its group" "$(getent group bloomtap | cut -d: -f3)" "$GID_"
+eq "the unit is not enabled" "$(systemctl --root=/ is-enabled bloomtap.service 2>&1)" "disabled"
+check "the unit runs the installed binary" grep -qx \
+	'ExecStart=/usr/sbin/bloomtap run --config /etc/bloomtap/bloomtap.conf' /lib/systemd/system/bloomtap.service
+check "systemd-analyze verify the installed unit" bash -c \
+	"out=\$(systemd-analyze verify /lib/systemd/system/bloomtap.service 2>&1 | grep -v '^Failed to connect to bus'); [ -z \"\$out\" ] || { echo \"\$out\"; exit 1; }"
+eq "man bloomtap finds the page" "$(man -w bloomtap)" /usr/share/man/man8/bloomtap.8.gz
+check "the page documents run" bash -c "MANPAGER=cat MANWIDTH=100 man 8 bloomtap 2>/dev/null | grep -q 'bloomtap run \\[options\\] IFACE'"
+check "bash completion is loaded for bloomtap" bash -c \
+	"source /usr/share/bash-completion/bash_completion; _completion_loader bloomtap; complete -p bloomtap | grep -q _bloomtap"
+check "the Grafana dashboard is JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' \
+	/usr/share/bloomtap/grafana/bloomtap.json
+
+# ---- the agent from the installed files, as the unit runs it ----
+mount -t bpf bpffs /sys/fs/bpf || { fail "a bpffs of the test's own"; summary; exit 1; }
+# the unit's ExecStartPre (its + runs as root), read from the installed unit
+PRE=$(python3 - /lib/systemd/system/bloomtap.service <<'EOF'
+import shlex, sys
+text = open(sys.argv[1]).read().replace("\\\n", " ")
+for line in text.splitlines():
+    if line.startswith("ExecStartPre=+"):
+        print(shlex.split(line[len("ExecStartPre=+"):])[2])
+EOF
+)
+check "the unit's ExecStartPre prepares bpffs" /bin/sh -c "$PRE"
+# what systemd makes for StateDirectory= and RuntimeDirectory=
+install -d -o bloomtap -g bloomtap -m 0700 /var/lib/bloomtap /run/bloomtap
+veth_pair "$NSA" "$VA" "$NSB" "$VB" 23 || { fail "namespaces"; summary; exit 1; }
+sed -e "s/^interface = .*/interface = $VB/" -e "s/^listen = .*/listen = 127.0.0.1:$PORT/" \
+	/etc/bloomtap/bloomtap.conf > "$TMP/bloomtap.conf"
+echo "archive-flush = 0.3" >> "$TMP/bloomtap.conf"
+chmod 0755 "$TMP"; chmod 0644 "$TMP/bloomtap.conf"
+nsenter --net=/var/run/netns/"$NSB" setpriv --reuid=bloomtap --regid=bloomtap --init-groups \
+	--inh-caps=-all,$CAPS --ambient-caps=-all,$CAPS --bounding-set=-all,$CAPS --no-new-privs \
+	/usr/sbin/bloomtap run --config "$TMP/bloomtap.conf" > "$TMP/agent.log" 2>&1 &
+AGENT=$!
+get() { in_ns "$NSB" curl -s -m 5 "$@"; }
+wait_for "/healthz answers" 30 get -f "127.0.0.1:$PORT/healthz" && ok "/healthz answers"
+eq "the agent runs as bloomtap" "$(awk '/^Uid:/ {print $2}' /proc/$AGENT/status)" "$UID_"
+check "it attached" bash -c "ip -n $NSB link show $VB | grep -q 'prog/xdp'"
+in_ns "$NSB" timeout 30 python3 "$TOP/tests/capture.py" "$VB" "$TMP/got.pcap" 5 icmp-echo > "$TMP/cap.out" &
+TS=$!; capture_ready "$TMP/cap.out"
+in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.23.2 >/dev/null
+wait $TS
+packets() { get "127.0.0.1:$PORT/metrics" | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\"}" {print $2}'; }
+wait_for "it counts the pings" 30 bash -c "[ \"\$(nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics |
+	awk '\$1 == \"bloomtap_packets_total{interface=\\\"$VB\\\"}\" {print \$2}')\" -ge 5 ]" &&
+	ok "it counts: $(packets) packets"
+eq "the metrics name the package's version" \
+	"$(get "127.0.0.1:$PORT/metrics" | grep -c "^bloomtap_build_info{version=\"$VERSION\"} 1")" 1
+wait_for "it archives into /var/lib/bloomtap" 30 bash -c "ls /var/lib/bloomtap/archive/*.btw" &&
+	ok "it archives into /var/lib/bloomtap"
+T=$(get -X POST --data-binary "@$TMP/got.pcap" "127.0.0.1:$PORT/api/v1/trace")
+eq "it answers a trace: the 5 pings seen" \
+	"$(python3 -c 'import json,sys; print(sum(p["seen"] for p in json.load(sys.stdin)))' <<<"$T" 2>&1)" 5
+kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
+check "detached by the installed tool" in_ns "$NSB" /usr/sbin/bloomtap detach "$VB"
+check "nothing logged as an error or a warning" bash -c "! grep -E 'error|warning' '$TMP/agent.log'"
+cleanup_netns
+umount /sys/fs/bpf
+
+# ---- purge ----
+check "dpkg --purge bloomtap" dpkg --purge bloomtap
+dpkg-query -W -f='${Status}' bloomtap 2>/dev/null | grep -q 'ok installed' || INSTALLED=
+snapshot > "$TMP/after"
+diff "$TMP/before" "$TMP/after" > "$TMP/diff"
+eq "purge leaves no file behind (paths before and after: $(wc -l < "$TMP/before"))" \
+	"$(grep -c '^[<>]' "$TMP/diff")" 0
+sed 's/^/        /' "$TMP/diff" | head -20
+eq "nor the user and group bloomtap" "$(getent passwd bloomtap; getent group bloomtap)" ""
+check "nor /run/bloomtap" test ! -e /run/bloomtap
+summary
+[ $FAIL -eq 0 ]
