@@ -113,7 +113,7 @@ demo: deps
 
 test: deps
 	$(MAKE) all $(TEST_BINS)
-	$(MAKE) asan-build fuzz-build
+	$(MAKE) asan-build fuzz-build deb image
 	FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) tests/run.sh
 
 # The kernels' matrix (tests/kernels/vmtest.sh); KERNELS="6.1 running"
@@ -265,13 +265,16 @@ $(DEB): $(shell git ls-files 2>/dev/null) | $(OUTPUT)
 
 # The container image from Debian's packages alone (deploy/image.sh):
 # bloomtap:$(VERSION) in podman's store and $(OUTPUT)/bloomtap_$(VERSION).oci.tar.
+# Also its seccomp profile: the runtime's default with bpf(2) and
+# perf_event_open(2) allowed (deploy/seccomp.py).
 image: deb
 	deploy/image.sh $(DEB) $(VERSION) $(OUTPUT)/bloomtap_$(VERSION).oci.tar
+	python3 deploy/seccomp.py > $(OUTPUT)/bloomtap-seccomp.json
 
 # The package and the image, installed and run (also part of make test).
 package-test: deps
 	$(MAKE) all deb image
-	tests/run.sh --only package
+	SUITES="package image manifests" tests/run.sh
 
 print-pcaps:
 	@echo $(BT_PCAPS)

@@ -33,7 +33,8 @@ mmdebstrap --variant=essential --mode=root --quiet \
 	bookworm "$TMP/rootfs.tar" \
 	"deb $MIRROR/debian bookworm main" \
 	"deb $MIRROR/debian bookworm-updates main" \
-	"deb $MIRROR/debian-security bookworm-security main"
+	"deb $MIRROR/debian-security bookworm-security main" \
+	> "$TMP/mmdebstrap.log" 2>&1 || { tail -30 "$TMP/mmdebstrap.log"; exit 1; }
 
 # As root in the container: Kubernetes gives capabilities to UID 0 alone
 # (deploy/daemonset.yaml drops all but CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON).

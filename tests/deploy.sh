@@ -43,17 +43,7 @@ eq "Documentation= is the man page make install installs" \
 sed -e 's/^interface = .*/interface = lo/' -e "s|^archive = .*|archive = $TMP/archive|" \
 	"$D/bloomtap.conf" > "$TMP/bloomtap.conf"
 check "example configuration passes bloomtap run --check" "$BLOOMTAP" run --check --config "$TMP/bloomtap.conf"
-check "prometheus-kubernetes.yml parses" /usr/bin/python3 -c 'import sys, yaml; yaml.safe_load(open(sys.argv[1]))' "$D/prometheus-kubernetes.yml"
-check "daemonset.yaml parses, with hostNetwork and the capabilities" /usr/bin/python3 -c '
-import sys, yaml
-d = yaml.safe_load(open(sys.argv[1]))
-s = d["spec"]["template"]["spec"]
-c = s["containers"][0]
-assert d["kind"] == "DaemonSet" and s["hostNetwork"] is True
-assert set(c["securityContext"]["capabilities"]["add"]) == {"BPF", "NET_ADMIN", "PERFMON"}
-assert any(v["hostPath"]["path"] == "/sys/fs/bpf" for v in s["volumes"] if "hostPath" in v)
-assert d["spec"]["template"]["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
-' "$D/daemonset.yaml"
+# prometheus-kubernetes.yml and daemonset.yaml: tests/manifests.sh
 check "promtool check config prometheus.yml" promtool check config "$D/prometheus.yml"
 
 # ---- make install into a DESTDIR, then uninstall ----

@@ -106,6 +106,11 @@ else
 			UBSAN_OPTIONS=print_stacktrace=1:log_path=$SAN_DIR/ubsan run_build asan/ .output/asan
 		rmdir "$SAN_DIR"; SAN_DIR=
 	fi
+	# the Debian package and the container image (make deb, make image),
+	# installed and run; the Kubernetes manifests checked offline
+	run_suite package     tests/package.sh
+	run_suite image       tests/image.sh
+	run_suite manifests   tests/manifests.sh
 	# and every fuzz target for a few seconds, when make test built them
 	[ -x .output/fuzz/fuzz_capture ] && run_suite fuzz tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-8}"
 	# the datapath's suites on Debian 12's kernel, under QEMU: about 7
