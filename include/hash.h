@@ -82,7 +82,7 @@ __u64 bt_siphash13(const struct bt_hash_key *key, const __u64 *w, const int nwor
  * The sum, plus a final key word, goes through MurmurHash3's 64-bit
  * finalizer: a bijection, so it adds no collision, and it spreads every
  * input bit over every output bit that the sketch columns, the flow memory
- * slot and the Bloom block and bits are taken from. SECURITY.md has the
+ * slot and the Bloom block and bits are taken from. docs/security.md has the
  * argument and what it assumes (nobody outside sees a hash value).
  *
  * The flow key and the SPIE digest both start with the two addresses

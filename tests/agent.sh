@@ -66,11 +66,11 @@ check "promtool check metrics" bash -c "promtool check metrics < '$TMP/metrics.t
 check "per-interface counters" grep -q "^bloomtap_packets_total{interface=\"$VB\"} [1-9]" "$TMP/metrics.txt"
 check "one HELP and TYPE per family" bash -c "[ \$(grep -c '^# TYPE bloomtap_l4_packets_total' '$TMP/metrics.txt') = 1 ]"
 check "archive gauge" grep -q "^bloomtap_archive_bytes [0-9]" "$TMP/metrics.txt"
-# every family the agent exports is in the README's metrics table, and
-# every family the README names is exported (IPFIX's and the classes' come
-# with collectors and lists: the README names them, agent.sh's agent has
-# neither, and ipfix.sh and watch.sh scrape them)
-eq "the README's metrics and the agent's, the same families" "$(python3 - "$TMP/metrics.txt" "$TOP/README.md" <<'PY'
+# every family the agent exports is in the manual's metrics table
+# (docs/operating.md), and every family it names is exported (IPFIX's and
+# the classes' come with collectors and lists: the manual names them,
+# agent.sh's agent has neither, and ipfix.sh and watch.sh scrape them)
+eq "the manual's metrics and the agent's, the same families" "$(python3 - "$TMP/metrics.txt" "$TOP/docs/operating.md" <<'PY'
 import re, sys
 exported = set(re.findall(r"^# TYPE (bloomtap_\w+)", open(sys.argv[1]).read(), re.M))
 readme = open(sys.argv[2]).read()

@@ -111,6 +111,7 @@ else
 	run_suite package     tests/package.sh
 	run_suite image       tests/image.sh
 	run_suite manifests   tests/manifests.sh
+	run_suite docs        python3 tests/docs.py
 	# and every fuzz target for a few seconds, when make test built them
 	[ -x .output/fuzz/fuzz_capture ] && run_suite fuzz tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-8}"
 	# the datapath's suites on Debian 12's kernel, under QEMU: about 7
