@@ -31,7 +31,7 @@ DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 # makes the image's root file system from Debian's mirror, podman imports
 # and runs it (with runc: Debian's crun fails here), nodejs/npm for the
 # manifests' schema check (tests/manifests.sh).
-PACKAGE_PKGS := debhelper lintian mmdebstrap podman runc nodejs
+PACKAGE_PKGS := build-essential debhelper lintian mmdebstrap podman runc nodejs
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf yaml-0.1 gnutls libcrypt 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0 -lyaml -lgnutls -lcrypt) -lm -lpthread
 # libfixbuf's headers include glib's: as system headers, out of -Werror's way
