@@ -36,6 +36,9 @@ mmdebstrap --variant=essential --mode=root --quiet \
 	"deb $MIRROR/debian-security bookworm-security main" \
 	> "$TMP/mmdebstrap.log" 2>&1 || { tail -30 "$TMP/mmdebstrap.log"; exit 1; }
 
+# the image this one replaces, removed once untagged (unless in use)
+OLD=$(podman image inspect --format '{{.Id}}' "localhost/bloomtap:$VERSION" 2>/dev/null || true)
+
 # As root in the container: Kubernetes gives capabilities to UID 0 alone
 # (deploy/daemonset.yaml drops all but CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON).
 podman import --quiet \
@@ -46,6 +49,8 @@ podman import --quiet \
 	--change "LABEL org.opencontainers.image.version=$VERSION" \
 	--change "LABEL org.opencontainers.image.description=XDP observability agent (Debian bookworm packages)" \
 	"$TMP/rootfs.tar" "localhost/bloomtap:$VERSION" >/dev/null
+NEW=$(podman image inspect --format '{{.Id}}' "localhost/bloomtap:$VERSION")
+if [ -n "$OLD" ] && [ "$OLD" != "$NEW" ]; then podman rmi "$OLD" >/dev/null 2>&1 || true; fi
 echo "image: localhost/bloomtap:$VERSION, $(podman image inspect --format '{{.Size}}' "localhost/bloomtap:$VERSION") bytes"
 if [ -n "$OCI" ]; then
 	rm -f "$OCI"
