@@ -63,6 +63,12 @@ refs = [m.get("annotations", {}).get("org.opencontainers.image.ref.name")
 assert any(r and sys.argv[2].endswith(r) or r == sys.argv[2] for r in refs), refs
 EOF
 
+# the archive alone: loaded into a store of its own, it runs
+check "the OCI archive loads into another store and runs" bash -c \
+	"podman --root '$TMP/store' --runroot '$TMP/runroot' load -q -i '$OCI' >/dev/null &&
+	 podman --root '$TMP/store' --runroot '$TMP/runroot' run --rm '$IMAGE' --version | grep -qx 'bloomtap $VERSION'"
+podman --root "$TMP/store" --runroot "$TMP/runroot" rmi -a -f >/dev/null 2>&1
+
 # ---- the image against a namespace lab ----
 veth_pair "$NSA" "$VA" "$NSB" "$VB" 24 || { fail "namespaces"; summary; exit 1; }
 mkdir -p "$TMP/etc" "$TMP/state"

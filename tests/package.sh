@@ -139,6 +139,26 @@ check "nothing logged as an error or a warning" bash -c "! grep -E 'error|warnin
 cleanup_netns
 umount /sys/fs/bpf
 
+# ---- an upgrade keeps the admin's configuration ----
+# the same tree, one changelog entry newer, built as make deb builds
+NEXT=$VERSION+upgradetest1
+mkdir -p "$TMP/src"
+(cd "$TOP" && tar -c --exclude=./.output* --exclude=./.git .) | tar -x -C "$TMP/src"
+{ printf 'bloomtap (%s) unstable; urgency=medium\n\n  * An upgrade, for tests/package.sh.\n\n' "$NEXT"
+  printf ' -- %s  %s\n\n' "$(sed -n 's/^Maintainer: //p' "$TOP/debian/control")" "$(date -R)"
+  cat "$TOP/debian/changelog"; } > "$TMP/src/debian/changelog"
+if (cd "$TMP/src" && dpkg-buildpackage -us -uc -b > "$TMP/build.log" 2>&1); then
+	echo "# the admin's line" >> /etc/bloomtap/bloomtap.conf
+	check "apt-get install the next version over it" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q "$TMP"/bloomtap_"$NEXT"_*.deb
+	eq "upgraded: bloomtap --version" "$(/usr/sbin/bloomtap --version)" "bloomtap $NEXT"
+	check "the admin's edit of the conffile kept" grep -qx "# the admin's line" /etc/bloomtap/bloomtap.conf
+	eq "the same user" "$(getent passwd bloomtap | cut -d: -f3)" "$UID_"
+	eq "and still not enabled" "$(systemctl --root=/ is-enabled bloomtap.service 2>&1)" "disabled"
+else
+	fail "the next version's package builds"; tail -20 "$TMP/build.log" | sed 's/^/        /'
+fi
+
 # ---- purge ----
 check "dpkg --purge bloomtap" dpkg --purge bloomtap
 dpkg-query -W -f='${Status}' bloomtap 2>/dev/null | grep -q 'ok installed' || INSTALLED=
