@@ -136,6 +136,8 @@ run_lab "privileged" --privileged
 THREE="--cap-drop=all --cap-add=bpf,net_admin,perfmon --read-only"
 xdp_probe() { podman run --rm $THREE "$@" "$IMAGE" kernel | awk '$1 == "bpf_xdp_programs" {print $2}'; }
 eq "three capabilities under the runtime's default seccomp profile: bpf(2) refused" "$(xdp_probe)" unknown
+check "and bloomtap kernel says a seccomp filter may be why" bash -c \
+	"podman run --rm $THREE '$IMAGE' kernel | grep -q 'a seccomp filter is on here'"
 eq "under bloomtap's profile: bpf(2) answers" "$(xdp_probe --security-opt seccomp="$SECCOMP")" yes
 run_lab "three capabilities" $THREE --security-opt seccomp="$SECCOMP"
 summary

@@ -29,6 +29,7 @@ void bt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bt_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An errno from a bpf(2) or netlink call, turned into advice. */
 void bt_err_errno(int err, const char *what);
+const char *bt_seccomp_hint(void);
 /* An interface that does not exist here, with the hint for another
  * network namespace; who: the command ("run"), or NULL. */
 void bt_err_no_iface(const char *who, const char *ifname);

@@ -224,7 +224,8 @@ int bt_instance_open_or_explain(const char *name, struct bt_instance *inst)
 		       "with 'bloomtap attach IFACE' or 'bloomtap replay FILE')", name);
 	else if (err == -EACCES || err == -EPERM)
 		bt_err("cannot open the pins of instance '%s': %s: bloomtap needs root, "
-		       "or CAP_BPF and read access to " BT_PIN_ROOT, name, strerror(-err));
+		       "or CAP_BPF and read access to " BT_PIN_ROOT "%s", name, strerror(-err),
+		       bt_seccomp_hint());
 	else if (err == -EPROTO)
 		bt_err("instance '%s' was made by an incompatible bloomtap; remove it "
 		       "with 'bloomtap detach --instance %s'", name, name);

@@ -346,7 +346,7 @@ int cmd_kernel(int argc, char **argv)
 		       !features[f].required && !k.has[f] ? features[f].without : "");
 	}
 	if (k.has[BT_KF_BPF] < 0)
-		printf("  (unknown: only root, or CAP_BPF, may ask bpf(2))\n");
+		printf("  (unknown: only root, or CAP_BPF, may ask bpf(2)%s)\n", bt_seccomp_hint());
 	for (size_t i = 0; progs && i < json_object_array_length(progs); i++) {
 		struct json_object *e = json_object_array_get_idx(progs, i), *v;
 		long processed = json_object_object_get_ex(e, "processed", &v) ?

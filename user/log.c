@@ -2,6 +2,7 @@
 /* Messages and JSON output. Diagnostics go to stderr (stdout stays clean
  * for data) except errors in JSON mode, which are data too. */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,12 +65,34 @@ void bt_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* What to add to "bloomtap needs CAP_BPF" when a seccomp filter is on
+ * (/proc/self/status, Seccomp: 2): a container runtime's default profile
+ * refuses bpf(2) to CAP_BPF, which then looks like a missing capability. */
+const char *bt_seccomp_hint(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	bool filtered = false;
+
+	if (!f)
+		return "";
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Seccomp:", 8)) {
+			filtered = atoi(line + 8) == 2;
+			break;
+		}
+	fclose(f);
+	return filtered ? "; a seccomp filter is on here, and a container runtime's default "
+			  "refuses bpf(2) without CAP_SYS_ADMIN (docs/install.md: its profile)" : "";
+}
+
 void bt_err_errno(int err, const char *what)
 {
 	err = err < 0 ? -err : err;
 	if (err == EPERM)
 		bt_err("%s: %s: bloomtap needs root, or CAP_BPF, CAP_NET_ADMIN "
-		       "and CAP_PERFMON (run it with sudo)", what, strerror(err));
+		       "and CAP_PERFMON (run it with sudo)%s", what, strerror(err),
+		       bt_seccomp_hint());
 	else if (err == EACCES)	/* from BPF_PROG_LOAD: the verifier said no */
 		bt_err("%s: rejected by the verifier (%s); run with -v for its log",
 		       what, strerror(err));
