@@ -85,33 +85,15 @@ LIMIT=$(python3 -c 'import sys, yaml
 ds = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d["kind"] == "DaemonSet")
 print(ds["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"])' "$TOP/deploy/daemonset.yaml")
 LIMIT_BYTES=$(numfmt --from=iec-i "$LIMIT")
-get() { in_ns "$NSB" curl -s -m 5 "$@"; }
-packets() { get "127.0.0.1:$PORT/metrics" | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\"}" {print $2}'; }
 
 run_lab() {	# label, podman options...: the agent's image on the lab, checked, stopped
-	local label=$1 got; shift
+	local label=$1; shift
 	rm -rf "$TMP/state"/*
 	in_ns "$NSB" podman run -d --name "$CTR" --network host "$@" \
 		-v /sys/fs/bpf:/sys/fs/bpf -v "$TMP/state:/var/lib/bloomtap" \
 		-v "$TMP/etc:/etc/bloomtap:ro" "$IMAGE" > /dev/null ||
 		{ fail "$label: podman run"; return; }
-	wait_for "$label: /healthz answers" 30 get -f "127.0.0.1:$PORT/healthz" &&
-		ok "$label: /healthz answers"
-	check "$label: it attached" bash -c "ip -n $NSB link show $VB | grep -q 'prog/xdp'"
-	in_ns "$NSB" timeout 30 python3 "$TOP/tests/capture.py" "$VB" "$TMP/got.pcap" 5 icmp-echo \
-		> "$TMP/cap.out" &
-	local ts=$!; capture_ready "$TMP/cap.out"
-	in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.24.2 >/dev/null
-	wait $ts
-	poll_until 30 bash -c "[ \"\$(nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics |
-		awk '\$1 == \"bloomtap_packets_total{interface=\\\"$VB\\\"}\" {print \$2}')\" -ge 5 ]"
-	got=$(packets)
-	check "$label: it counts the pings (${got:-none})" test "${got:-0}" -ge 5
-	wait_for "$label: it archives to the host's directory" 30 bash -c "ls '$TMP'/state/archive/*.btw" &&
-		ok "$label: it archives to the host's directory"
-	got=$(get -X POST --data-binary "@$TMP/got.pcap" "127.0.0.1:$PORT/api/v1/trace" |
-		python3 -c 'import json,sys; print(sum(p["seen"] for p in json.load(sys.stdin)))' 2>&1)
-	eq "$label: it answers a trace: the 5 pings seen" "$got" 5
+	agent_on_lab "$label" "$NSA" "$NSB" "$VB" 198.18.24.2 "$PORT" "$TMP/state/archive"
 	# the memory cgroup's peak: the agent and the maps the kernel charged
 	# to it; what the DaemonSet's limit must hold
 	local cg peak=

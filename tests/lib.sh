@@ -111,6 +111,41 @@ cleanup_netns() {
 	NETNS=()
 }
 
+# packets_counted NS PORT IFACE: bloomtap_packets_total of IFACE as the
+# agent in namespace NS serves it on 127.0.0.1:PORT (empty when none)
+packets_counted() {
+	in_ns "$1" curl -s -m 5 "127.0.0.1:$2/metrics" |
+		awk -v k="bloomtap_packets_total{interface=\"$3\"}" '$1 == k {print $2}'
+}
+counted_at_least() { local n; n=$(packets_counted "$1" "$2" "$3"); [ "${n:-0}" -ge "$4" ]; }
+
+# agent_on_lab LABEL NSA NSB IFACE ADDR PORT ARCHIVE: what an agent just
+# started in namespace NSB on IFACE (HTTP on 127.0.0.1:PORT, archive in
+# ARCHIVE) must do, however it was installed: answer /healthz, attach,
+# count 5 pings from NSA to ADDR, archive a window, and see every one of
+# the pings (captured at IFACE) through /api/v1/trace.
+agent_on_lab() {
+	local l=${1:+$1: } nsa=$2 nsb=$3 ifc=$4 addr=$5 port=$6 archive=$7 tmp ts got
+	tmp=$(mktemp -d)
+	wait_for "${l}/healthz answers" 30 in_ns "$nsb" curl -sf -m 5 "127.0.0.1:$port/healthz" &&
+		ok "${l}/healthz answers"
+	check "${l}it attached" bash -c "ip -n $nsb link show $ifc | grep -q 'prog/xdp'"
+	in_ns "$nsb" timeout 30 python3 "$TOP/tests/capture.py" "$ifc" "$tmp/got.pcap" 5 icmp-echo \
+		> "$tmp/cap.out" &
+	ts=$!; capture_ready "$tmp/cap.out"
+	in_ns "$nsa" ping -q -c 5 -i 0.05 "$addr" >/dev/null
+	wait $ts
+	poll_until 30 counted_at_least "$nsb" "$port" "$ifc" 5
+	got=$(packets_counted "$nsb" "$port" "$ifc")
+	check "${l}it counts the pings (${got:-none})" test "${got:-0}" -ge 5
+	wait_for "${l}it archives into $archive" 30 bash -c "ls '$archive'/*.btw" &&
+		ok "${l}it archives into $archive"
+	got=$(in_ns "$nsb" curl -s -m 5 -X POST --data-binary "@$tmp/got.pcap" "127.0.0.1:$port/api/v1/trace" |
+		python3 -c 'import json,sys; print(sum(p["seen"] for p in json.load(sys.stdin)))' 2>&1)
+	eq "${l}it answers a trace: the 5 pings seen" "$got" 5
+	rm -rf "$tmp"
+}
+
 json_get() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
 
 # prometheus_start NS TARGET LISTEN DIR: a real Prometheus in namespace NS

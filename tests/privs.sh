@@ -77,10 +77,8 @@ in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.22.2 >/dev/null
 # a UDP datagram to a closed port of B: NO_SOCKET, the drop program's
 in_ns "$NSA" python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(3): s.sendto(b"x" * 20, ("198.18.22.2", 9))'
-packets() { get 127.0.0.1:$PORT/metrics | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\"}" {print $2}'; }
-wait_for "it counts: the pings and datagrams" 30 bash -c "[ \"\$(nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics |
-	awk '\$1 == \"bloomtap_packets_total{interface=\\\"$VB\\\"}\" {print \$2}')\" -ge 8 ]" &&
-	ok "it counts: $(packets) packets"
+wait_for "it counts: the pings and datagrams" 30 counted_at_least "$NSB" "$PORT" "$VB" 8 &&
+	ok "it counts: $(packets_counted "$NSB" "$PORT" "$VB") packets"
 wait_for "it records drops (CAP_PERFMON): NO_SOCKET" 30 bash -c \
 	"nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics | grep -q '^bloomtap_drops_total{interface=\"$VB\",reason=\"NO_SOCKET\"} [1-9]'" &&
 	ok "it records drops (CAP_PERFMON): NO_SOCKET"
