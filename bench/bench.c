@@ -1092,8 +1092,8 @@ out:
 	return err;
 }
 
-/* The one line an operator reads before loading a list (README "Watch
- * lists": what a list costs). */
+/* The one line an operator reads before loading a list (docs/watch-lists.md,
+ * "What a list costs"). */
 static void watch_cost_line(FILE *f, const char *what, const struct watch_cost *c)
 {
 	out(stdout, f, "  cost of %s: +%.0f ns a packet (both addresses; the LPM trie +%.0f), "

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The README's "A first lab", run line for line as it stands, with its
-# names made unique to this run (namespaces, interfaces, the archive) and
-# B pointed at the build under test: every line must succeed, and the lab
-# must show what the README says it shows.
+# The README's first lab (its five-minute tour), run line for line as it
+# stands, with its names made unique to this run (namespaces, interfaces,
+# the archive) and B pointed at the build under test: every line must
+# succeed, and the lab must show what the README says it shows.
 source "$(dirname "$0")/lib.sh"
 need_root "first lab"
 

@@ -109,7 +109,7 @@ check "no XDP program left on $VB" bash -c "! ip -n $NSB link show $VB | grep -q
 # native mode veth makes the sender segment, so bloomtap counts the wire's
 # packets; in skb mode the generic hook sees the stack's aggregates (GSO,
 # GRO), one "packet" for many segments, exactly what the peer sent as skbs,
-# the bytes exact (README, "skb mode") ----
+# the bytes exact (docs/datapath.md, "skb (generic) mode") ----
 check "attach in skb mode" in_ns "$NSB" "$BLOOMTAP" attach --mode skb "$VB"
 txs() { ip -n "$NSA" -s -j link show "$VA" | python3 -c 'import json,sys; s=json.load(sys.stdin)[0]["stats64"]["tx"]; print(s["packets"], s["bytes"])'; }
 read -r TP0 TB0 <<<"$(txs)"

@@ -7,7 +7,7 @@ bytes. tshark dissects the same file independently; from its fields this
 script computes the key that DESIGN.md's rules give for each packet, sums per
 flow, and compares flow by flow. Zero disagreements is the pass mark.
 
-Key rules (DESIGN.md, README "Flow key"): the outer IP header after Ethernet
+Key rules (DESIGN.md, docs/datapath.md): the outer IP header after Ethernet
 and at most two VLAN tags; IPv6 after its extension headers (hop-by-hop,
 routing, fragment, destination options, AH); ports of TCP, UDP, SCTP; type and
 code of ICMP/ICMPv6; no ports in later fragments; tunnels keyed by the outer
