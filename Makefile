@@ -57,7 +57,7 @@ TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/t
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/tc_drop.bpf.o $(OUTPUT)/tests/flowgen
 
 .PHONY: all deps demo test test-kernels test-mutants test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
-	man install uninstall deb image package-test print-version
+	man install uninstall deb image package-test print-version print-deb
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
@@ -281,6 +281,10 @@ print-pcaps:
 
 print-version:
 	@echo $(VERSION)
+
+# the .deb make deb writes, from the top of the tree (the tests' default)
+print-deb:
+	@echo $(DEB)
 
 print-fuzz-targets:
 	@echo $(FUZZ_TARGETS)

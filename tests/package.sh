@@ -16,7 +16,7 @@ if [ -z "$BT_PKG_INNER" ]; then
 fi
 
 VERSION=$(make -s -C "$TOP" print-version)
-DEB=${BT_DEB:-$TOP/.output/bloomtap_${VERSION}_$(dpkg --print-architecture).deb}
+DEB=${BT_DEB:-$TOP/$(make -s -C "$TOP" print-deb)}
 ID=$$
 NSA=bt-pk-a-$ID NSB=bt-pk-b-$ID
 VA=btka$ID VB=btkb$ID
