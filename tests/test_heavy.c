@@ -391,12 +391,17 @@ struct adv_truth {
 };
 
 /* The report of the current interval against the truth: every flow at or
- * above thr is reported, none below, and each within 1 % (never under). */
+ * above thr is reported, none below, never under its truth and never over
+ * it by more than the report's error bound (the sketch's eps * N: a flow's
+ * estimate is exact since its nomination, the sketch's before). Within 1 %
+ * for all but 1 % of them: an error needs another flow in each of the
+ * flow's rows before its nomination (a 100-byte mouse in all four is seen
+ * about once in ten runs of the crowded test: 4,100 of 4,000 bytes). */
 static void check_report(struct bt_heavy_maps *m, const uint64_t *truth, uint64_t thr,
 			 size_t *heavy)
 {
 	struct bt_heavy_report r;
-	size_t found = 0;
+	size_t found = 0, over = 0;
 
 	assert_int_equal(bt_heavy_collect(m, m->ctl->interval & 1, NULL, false, &r), 0);
 	*heavy = 0;
@@ -410,9 +415,14 @@ static void check_report(struct bt_heavy_maps *m, const uint64_t *truth, uint64_
 		if (truth[i] < thr)
 			continue;
 		found++;
-		assert_true(r.flows[j].bytes - truth[i] <= truth[i] / 100);
+		assert_true(r.flows[j].bytes - truth[i] <= r.error_bytes);
+		over += r.flows[j].bytes - truth[i] > truth[i] / 100;
 	}
 	assert_int_equal(found, *heavy);
+	if (over)
+		print_message("%zu of %zu flows more than 1 %% over (within the bound, %llu bytes)\n",
+			      over, found, (unsigned long long)r.error_bytes);
+	assert_true(over <= found / 100);
 	bt_heavy_report_free(&r);
 }
 
@@ -420,8 +430,8 @@ static void check_report(struct bt_heavy_maps *m, const uint64_t *truth, uint64_
  * threshold they all pass) and 20,000 one-packet mice, all interleaved on
  * one CPU: 2,004 nominated flows take turns in the 512 flow cache entries,
  * so the elephants' entries are taken again and again, and the mice share
- * their sketch cells. Every flow above the threshold is reported, the
- * elephants exactly. */
+ * their sketch cells. Every flow above the threshold is reported, within
+ * the bounds of check_report(). */
 static void test_crowded_flow_cache(void **state)
 {
 	uint32_t ncpu = libbpf_num_possible_cpus();
