@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include <linux/if_link.h>
 #include "bloomtap.h"
 #include "common.h"
 #include "hash.h"
@@ -84,7 +85,7 @@ static struct target targets[P_MAX];
  * parts left out (struct bt_instance_cfg.cut) or the sketch made small,
  * each against the plain count-min of the same run. */
 enum { HB_BLOOMTAP, HB_NO_CACHE, HB_SKETCH, HB_SKETCH_L2, HB_SKETCH_ROW, HB_ROWS2, HB_ROWS1,
-       HB_LEVERS };
+       HB_NO_ROWS, HB_CACHE_HASH, HB_LEVERS };
 static const char *const hb_names[HB_LEVERS] = {
 	[HB_BLOOMTAP] = "bloomtap: flow cache, flow memory, sketch",
 	[HB_NO_CACHE] = "- flow cache (every packet keyed)",
@@ -93,6 +94,8 @@ static const char *const hb_names[HB_LEVERS] = {
 	[HB_SKETCH_ROW] = "  the same, 1 x 32768 (one row)",
 	[HB_ROWS2] = "bloomtap, 2 x 65536 (same memory)",
 	[HB_ROWS1] = "bloomtap, 1 x 131072 (same memory)",
+	[HB_NO_ROWS] = "bloomtap without the sketch's rows",
+	[HB_CACHE_HASH] = "  and without the flow memory",
 };
 static struct target hb[HB_LEVERS];
 
@@ -187,6 +190,8 @@ static int make_heavy_breakdown(void)
 		[HB_SKETCH_ROW] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY, 1, 32768 },
 		[HB_ROWS2] = { 0, 2, 65536 },
 		[HB_ROWS1] = { 0, 1, 131072 },
+		[HB_NO_ROWS] = { BT_CUT_SKETCH },
+		[HB_CACHE_HASH] = { BT_CUT_SKETCH | BT_CUT_FLOW_MEMORY },
 	};
 	char what[16];
 
@@ -497,70 +502,117 @@ static int live_up(int home, struct bench_bpf **skel, const uint32_t *seq)
 	       load_driver(skel, false, seq) ? -1 : 0;
 }
 
+/* One live measurement with a bench instance's program at B (no drop
+ * programs), its ring kept turning: -1 when it cannot be attached. */
+static double live_target(struct bench_bpf *skel, int home, const struct frame *fr,
+			  const struct target *t)
+{
+	struct live_keeper lk = { .name = t->name };
+	pthread_t th;
+	double rate;
+	int ifindex;
+
+	if (bt_enter_netns(LIVE_NS_B) || !(ifindex = if_nametoindex(LIVE_IF_B)) ||
+	    bpf_xdp_attach(ifindex, t->fd, XDP_FLAGS_DRV_MODE, NULL)) {
+		setns(home, CLONE_NEWNET);
+		return -1;
+	}
+	setns(home, CLONE_NEWNET);
+	if (t->spie)
+		pthread_create(&th, NULL, keep_ring, &lk);
+	rate = live_once(skel, home, fr);
+	if (t->spie) {
+		lk.stop = true;
+		pthread_join(th, NULL);
+	}
+	if (bt_enter_netns(LIVE_NS_B) || bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL))
+		rate = -1;
+	setns(home, CLONE_NEWNET);
+	return rate;
+}
+
+/* The live run's programs at B, measured in turn in each round. */
+enum { LV_EMPTY, LV_PARSE, LV_SPIE, LV_HEAVY, LV_ALL, LV_XDP, LV_WITH, LV_N };
+#define LIVE_ROUNDS 5
+
 static void live_run(FILE *f, const uint32_t *seq)
 {
 	struct bench_bpf *skel = NULL;
 	struct frame fr;
-	double with[3], without[3], xdp_only[3];
+	double rate[LV_N][LIVE_ROUNDS], m[LV_N];
 	__u64 counted = 0;
 	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	char cmd[256];
 
 	if (live_up(home, &skel, seq)) {
 		out(stdout, f, "\nlive run: skipped (could not set up the veth pair)\n");
 		goto out;
 	}
 	bench_frame_v4_udp(&fr);
-	for (int r = 0; r < 3; r++) {
+	for (int r = 0; r < LIVE_ROUNDS; r++) {
+		struct target empty = { .fd = bpf_program__fd(skel->progs.bench_empty) };
 		struct live_keeper lk = { .name = LIVE_IF_B };
+		struct bt_instance inst = { .prog_drop_fd = -1 };
 		pthread_t th;
 
-		/* without: the empty program at B (veth needs one for XDP_TX) */
-		snprintf(cmd, sizeof(cmd), "ip -n %s link set %s xdpdrv obj %s sec xdp", LIVE_NS_B,
-			 LIVE_IF_B, ".output/tests/xdp_pass.bpf.o");
-		if (sh(cmd))
-			goto fail;
-		without[r] = live_once(skel, home, &fr);
-		sh("ip -n " LIVE_NS_B " link set " LIVE_IF_B " xdpdrv off");
-		/* with bloomtap, its ring kept turning as the agent would */
+		/* the bench's instances (no drop programs); veth needs a
+		 * program at B for XDP_TX, so "without" is the empty one */
+		rate[LV_EMPTY][r] = live_target(skel, home, &fr, &empty);
+		rate[LV_PARSE][r] = live_target(skel, home, &fr, &targets[P_PARSE]);
+		rate[LV_SPIE][r] = live_target(skel, home, &fr, &targets[P_SPIE]);
+		rate[LV_HEAVY][r] = live_target(skel, home, &fr, &targets[P_HEAVY]);
+		rate[LV_ALL][r] = live_target(skel, home, &fr, &targets[P_ALL]);
+		/* bloomtap attached as a user would, its ring kept turning */
 		if (bt_enter_netns(LIVE_NS_B) || bt_attach(LIVE_IF_B, BT_MODE_NATIVE, false, NULL, NULL, NULL))
 			goto fail;
 		setns(home, CLONE_NEWNET);
 		pthread_create(&th, NULL, keep_ring, &lk);
-		with[r] = live_once(skel, home, &fr);
-		xdp_only[r] = -1;
-		{
-			struct bt_instance inst = { .prog_drop_fd = -1 };
+		rate[LV_WITH][r] = live_once(skel, home, &fr);
+		rate[LV_XDP][r] = -1;
+		if (!bt_instance_open(LIVE_IF_B, &inst)) {
 			__u64 c[BT_CTR_MAX];
 
-			if (!bt_instance_open(LIVE_IF_B, &inst)) {
-				if (!bt_instance_counters(&inst, c))
-					counted = c[BT_CTR_PACKETS];
-				/* B's stack drops every frame (not addressed to
-				 * it: OTHERHOST), so the drop programs run once a
-				 * frame; the XDP program alone, without them */
-				bt_drops_unregister(&inst);
-				xdp_only[r] = live_once(skel, home, &fr);
-				bt_instance_close(&inst);
-			}
+			if (!bt_instance_counters(&inst, c))
+				counted = c[BT_CTR_PACKETS];
+			/* B's stack drops every frame (not addressed to it:
+			 * OTHERHOST), so the drop programs run once a frame;
+			 * the XDP program alone, without them */
+			bt_drops_unregister(&inst);
+			rate[LV_XDP][r] = live_once(skel, home, &fr);
+			bt_instance_close(&inst);
 		}
 		lk.stop = true;
 		pthread_join(th, NULL);
 		bt_detach(LIVE_IF_B, false);
-		if (with[r] < 0 || without[r] < 0 || xdp_only[r] < 0)
-			goto fail;
+		for (int v = 0; v < LV_N; v++)
+			if (rate[v][r] < 0)
+				goto fail;
 	}
-	double mw = median(with, 3), mo = median(without, 3), mx = median(xdp_only, 3);
-
+	for (int v = 0; v < LV_N; v++)
+		m[v] = median(rate[v], LIVE_ROUNDS);
+	/* ns a frame over the empty program's */
+#define LIVE_NS(v) (1e9 / m[v] - 1e9 / m[LV_EMPTY])
 	out(stdout, f, "\nlive run: %d frames (64-byte IPv4/UDP, Zipf flows) generated with "
 	    "BPF_F_TEST_XDP_LIVE_FRAMES into a veth pair, received at the far end (and dropped "
-	    "there by its stack, OTHERHOST):\n"
-	    "  without bloomtap (empty program): %.2f Mpps\n"
-	    "  with bloomtap attached:           %.2f Mpps (last run: %llu packets counted by it)\n"
-	    "  the XDP program alone (its drops not recorded): %.2f Mpps, %.0f %%\n"
+	    "there by its stack, OTHERHOST); medians of %d rounds, the programs in turn:\n"
+	    "  empty program:                      %.2f Mpps (%.0f ns a frame)\n"
+	    "  parsing and counters:               %.2f Mpps, %3.0f %% (%+.0f ns a frame)\n"
+	    "  parsing and SPIE:                   %.2f Mpps, %3.0f %% (%+.0f ns)\n"
+	    "  parsing and heavy flows:            %.2f Mpps, %3.0f %% (%+.0f ns)\n"
+	    "  everything (the bench's instance):  %.2f Mpps, %3.0f %% (%+.0f ns)\n"
+	    "  bloomtap attached, drops not recorded: %.2f Mpps, %3.0f %% (%+.0f ns)\n"
+	    "  bloomtap attached:                  %.2f Mpps, %3.0f %% (%+.0f ns; last round: %llu "
+	    "packets counted by it)\n"
 	    "  target: with bloomtap at least 90 %% of the empty program's rate: %.0f %%: %s\n",
-	    LIVE_FRAMES, mo / 1e6, mw / 1e6, (unsigned long long)counted, mx / 1e6, 100 * mx / mo,
-	    100 * mw / mo, mw >= 0.9 * mo ? "met" : "MISSED");
+	    LIVE_FRAMES, LIVE_ROUNDS, m[LV_EMPTY] / 1e6, 1e9 / m[LV_EMPTY],
+	    m[LV_PARSE] / 1e6, 100 * m[LV_PARSE] / m[LV_EMPTY], LIVE_NS(LV_PARSE),
+	    m[LV_SPIE] / 1e6, 100 * m[LV_SPIE] / m[LV_EMPTY], LIVE_NS(LV_SPIE),
+	    m[LV_HEAVY] / 1e6, 100 * m[LV_HEAVY] / m[LV_EMPTY], LIVE_NS(LV_HEAVY),
+	    m[LV_ALL] / 1e6, 100 * m[LV_ALL] / m[LV_EMPTY], LIVE_NS(LV_ALL),
+	    m[LV_XDP] / 1e6, 100 * m[LV_XDP] / m[LV_EMPTY], LIVE_NS(LV_XDP),
+	    m[LV_WITH] / 1e6, 100 * m[LV_WITH] / m[LV_EMPTY], LIVE_NS(LV_WITH),
+	    (unsigned long long)counted, 100 * m[LV_WITH] / m[LV_EMPTY],
+	    m[LV_WITH] >= 0.9 * m[LV_EMPTY] ? "met" : "MISSED");
+#undef LIVE_NS
 	goto out;
 fail:
 	setns(home, CLONE_NEWNET);
@@ -1418,15 +1470,27 @@ static void ablation(FILE *f, const uint32_t *seq, double parse_ns)
 }
 
 /* The heavy stage on top of parsing, whole and cut short, against the
- * plain count-min's: Zipf IPv4 and IPv6, uniform IPv4. */
+ * plain count-min's: Zipf IPv4 and IPv6, uniform IPv4, and few flows
+ * (HB_FEW_FLOWS, each one heavy: nearly every packet a flow cache hit, so
+ * that column is what a hit costs). */
+#define HB_FEW_FLOWS 64
+#define HB_TRAFFIC 4
 static void heavy_breakdown(FILE *f, const uint32_t *seq, const uint32_t *useq)
 {
-	static const char *const traffic[3] = { "Zipf IPv4", "Zipf IPv6", "uniform IPv4" };
-	double stage[HB_LEVERS + 1][3];
+	static const char *const traffic[HB_TRAFFIC] = { "Zipf IPv4", "Zipf IPv6", "uniform IPv4",
+							 "64 flows IPv4" };
+	double stage[HB_LEVERS + 1][HB_TRAFFIC];
 	struct target *t[HB_LEVERS + 2];
 	double med[HB_LEVERS + 2];
+	uint32_t *fseq = malloc(SEQ_LEN * sizeof(*fseq));
+	uint64_t rng = 0xfe3;
 
-	for (int c = 0; c < 3; c++) {
+	if (!fseq)
+		return;
+	for (uint32_t i = 0; i < SEQ_LEN; i++)
+		fseq[i] = bt_rng(&rng) % HB_FEW_FLOWS;
+	for (int c = 0; c < HB_TRAFFIC; c++) {
+		const uint32_t *s = c == 3 ? fseq : c == 2 ? useq : seq;
 		struct frame fr;
 		int n = 0;
 
@@ -1438,20 +1502,23 @@ static void heavy_breakdown(FILE *f, const uint32_t *seq, const uint32_t *useq)
 		t[n++] = &targets[P_REF_CMS];
 		for (int l = 0; l < HB_LEVERS; l++)
 			t[n++] = &hb[l];
-		if (run_targets(&fr, c == 1, c == 2 ? useq : seq, t, n, med))
+		if (run_targets(&fr, c == 1, s, t, n, med)) {
+			free(fseq);
 			return;
+		}
 		for (int l = 0; l <= HB_LEVERS; l++)
 			stage[l][c] = med[1 + l] - med[0];
 	}
+	free(fseq);
 	out(stdout, f, "\nheavy-flow stage on top of parsing, ns (and its ratio to the plain "
 	    "count-min's), whole and cut short\n");
 	out(stdout, f, "  %-44s", "");
-	for (int c = 0; c < 3; c++)
+	for (int c = 0; c < HB_TRAFFIC; c++)
 		out(stdout, f, " %16s", traffic[c]);
 	out(stdout, f, "\n");
 	for (int l = 0; l <= HB_LEVERS; l++) {
 		out(stdout, f, "  %-44s", l ? hb_names[l - 1] : "ref: plain count-min 4 x 65536");
-		for (int c = 0; c < 3; c++)
+		for (int c = 0; c < HB_TRAFFIC; c++)
 			out(stdout, f, "      %+6.1f %4.2f", stage[l][c], stage[l][c] / stage[0][c]);
 		out(stdout, f, "\n");
 	}

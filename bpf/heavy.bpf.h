@@ -264,7 +264,7 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 #pragma unroll
 	for (r = 0; r < BT_MAX_DEPTH; r++) {
 		cell[r] = NULL;
-		if (r >= cfg_depth)
+		if (r >= cfg_depth || (cfg_cut & BT_CUT_SKETCH))
 			continue;
 		cell[r] = &rows[r * (cfg_wmask + 1) + bt_sketch_col(h, r, cfg_wmask)];
 		if (cell[r]->bytes < min_b)
@@ -272,6 +272,8 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 		if (cell[r]->packets < min_p)
 			min_p = cell[r]->packets;
 	}
+	if (cfg_cut & BT_CUT_SKETCH)
+		min_b = min_p = 0;	/* no rows: the packet alone */
 	min_b += bytes;
 	min_p += packets;
 

@@ -174,6 +174,7 @@ _Static_assert(sizeof(struct bt_fm_slot) == 64, "bt_fm_slot must be one cache li
 enum bt_cut {
 	BT_CUT_CACHE = 1,	/* no flow cache: every packet keyed */
 	BT_CUT_FLOW_MEMORY = 2,	/* no flow memory: the sketch alone */
+	BT_CUT_SKETCH = 4,	/* no sketch rows: estimates are the packet's */
 };
 
 struct bt_fc_entry {
