@@ -1470,15 +1470,16 @@ static void ablation(FILE *f, const uint32_t *seq, double parse_ns)
 }
 
 /* The heavy stage on top of parsing, whole and cut short, against the
- * plain count-min's: Zipf IPv4 and IPv6, uniform IPv4, and few flows
+ * plain count-min's: Zipf and uniform, IPv4 and IPv6, and few flows
  * (HB_FEW_FLOWS, each one heavy: nearly every packet a flow cache hit, so
  * that column is what a hit costs). */
 #define HB_FEW_FLOWS 64
-#define HB_TRAFFIC 4
+#define HB_TRAFFIC 5
 static void heavy_breakdown(FILE *f, const uint32_t *seq, const uint32_t *useq)
 {
 	static const char *const traffic[HB_TRAFFIC] = { "Zipf IPv4", "Zipf IPv6", "uniform IPv4",
-							 "64 flows IPv4" };
+							 "uniform IPv6", "64 flows IPv4" };
+	static const bool v6[HB_TRAFFIC] = { false, true, false, true, false };
 	double stage[HB_LEVERS + 1][HB_TRAFFIC];
 	struct target *t[HB_LEVERS + 2];
 	double med[HB_LEVERS + 2];
@@ -1490,11 +1491,11 @@ static void heavy_breakdown(FILE *f, const uint32_t *seq, const uint32_t *useq)
 	for (uint32_t i = 0; i < SEQ_LEN; i++)
 		fseq[i] = bt_rng(&rng) % HB_FEW_FLOWS;
 	for (int c = 0; c < HB_TRAFFIC; c++) {
-		const uint32_t *s = c == 3 ? fseq : c == 2 ? useq : seq;
+		const uint32_t *s = c == 4 ? fseq : c >= 2 ? useq : seq;
 		struct frame fr;
 		int n = 0;
 
-		if (c == 1)
+		if (v6[c])
 			bench_frame_v6_tcp(&fr);
 		else
 			bench_frame_v4_udp(&fr);
@@ -1502,7 +1503,7 @@ static void heavy_breakdown(FILE *f, const uint32_t *seq, const uint32_t *useq)
 		t[n++] = &targets[P_REF_CMS];
 		for (int l = 0; l < HB_LEVERS; l++)
 			t[n++] = &hb[l];
-		if (run_targets(&fr, c == 1, s, t, n, med)) {
+		if (run_targets(&fr, v6[c], s, t, n, med)) {
 			free(fseq);
 			return;
 		}
