@@ -47,6 +47,20 @@ static void build(struct frame *f, uint32_t flow, uint32_t len)
 	fr_ipv4_done(f, ip);
 }
 
+/* The flow key build() sends for a flow, as the datapath keys it. */
+static void flow_key(uint32_t flow, struct bt_flow_key *k)
+{
+	uint32_t a = htonl(0xc6120000 + flow), b = htonl(0xc613fffe);
+
+	memset(k, 0, sizeof(*k));
+	k->proto = 17;
+	k->sport = htons(1024 + flow % 50000);
+	k->dport = htons(443);
+	k->src[10] = k->src[11] = k->dst[10] = k->dst[11] = 0xff;
+	memcpy(k->src + 12, &a, 4);
+	memcpy(k->dst + 12, &b, 4);
+}
+
 static uint32_t flow_of(const struct bt_flow_key *k)
 {
 	uint32_t a;
@@ -287,13 +301,10 @@ static void test_user_hash_matches_kernel(void **state)
 	assert_int_equal(bt_run_frame(inst->prog_fd, f.b, f.len, &act), 0);
 
 	const struct bt_meta *mt = &inst->meta;
-	struct bt_flow_key k = { .proto = 17, .sport = htons(1024 + 4242), .dport = htons(443) };
-	uint32_t a = htonl(0xc6120000 + 4242), b = htonl(0xc613fffe);
+	struct bt_flow_key k;
 	__u32 iv = m.ctl->interval & 1;
 
-	k.src[10] = k.src[11] = k.dst[10] = k.dst[11] = 0xff;
-	memcpy(k.src + 12, &a, 4);
-	memcpy(k.dst + 12, &b, 4);
+	flow_key(4242, &k);
 	__u64 h = bt_hash_flow(&m.keys, (const __u64 *)&k);
 
 	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++)
@@ -457,6 +468,22 @@ static void check_report(struct bt_heavy_maps *m, const uint64_t *truth, uint64_
 	bt_heavy_report_free(&r);
 }
 
+/* The adversaries' instance: a byte threshold of 2,000 bytes a CPU,
+ * this thread on CPU 0, both intervals clean; returns the threshold. */
+#define ADV_CPU_BYTES 2000ULL
+static uint64_t adversary_instance(const char *what, struct bt_instance *inst,
+				   struct bt_heavy_maps *m)
+{
+	uint64_t thr = ADV_CPU_BYTES * libbpf_num_possible_cpus();
+	struct bt_instance_cfg cfg = { .sketch = { .bytes = thr } };
+
+	assert_int_equal(bt_instance_create(own_instance(what), &cfg, inst), 0);
+	assert_int_equal(pin_to_cpu(0), 0);
+	assert_int_equal(bt_heavy_map(inst, m), 0);
+	restart(m);
+	return thr;
+}
+
 /* Four elephants among 2,000 flows that are each nominated (a byte
  * threshold they all pass) and 20,000 one-packet mice, all interleaved on
  * one CPU: 2,004 nominated flows take turns in the 512 flow cache entries,
@@ -465,19 +492,15 @@ static void check_report(struct bt_heavy_maps *m, const uint64_t *truth, uint64_
  * the bounds of check_report(). */
 static void test_crowded_flow_cache(void **state)
 {
-	uint32_t ncpu = libbpf_num_possible_cpus();
-	struct bt_instance_cfg cfg = { .sketch = { .bytes = 2000ULL * ncpu } };
 	struct adv_truth *t = calloc(1, sizeof(*t));
 	struct bt_instance inst;
 	struct bt_heavy_maps m;
+	uint64_t thr;
 	size_t heavy;
 
 	skip_unless_root();
 	assert_non_null(t);
-	assert_int_equal(bt_instance_create(own_instance("crowd"), &cfg, &inst), 0);
-	assert_int_equal(pin_to_cpu(0), 0);
-	assert_int_equal(bt_heavy_map(&inst, &m), 0);
-	restart(&m);
+	thr = adversary_instance("crowd", &inst, &m);
 	for (uint32_t round = 0; round < 10; round++)
 		for (uint32_t i = 0; i < 2000; i++) {
 			send_flow(inst.prog_fd, 10 + i, 1, 400);	/* 4,000 bytes each */
@@ -490,26 +513,12 @@ static void test_crowded_flow_cache(void **state)
 					t->bytes[e] += 1000;
 				}
 		}
-	check_report(&m, t->bytes, 2000ULL * ncpu, &heavy);
+	check_report(&m, t->bytes, thr, &heavy);
 	print_message("crowded flow cache: %zu flows above the threshold, all reported\n", heavy);
 	assert_int_equal(heavy, 2004);
 	bt_heavy_unmap(&m);
 	bt_instance_close(&inst);
 	free(t);
-}
-
-/* The flow key build() sends for a flow, as the datapath keys it. */
-static void flow_key(uint32_t flow, struct bt_flow_key *k)
-{
-	uint32_t a = htonl(0xc6120000 + flow), b = htonl(0xc613fffe);
-
-	memset(k, 0, sizeof(*k));
-	k->proto = 17;
-	k->sport = htons(1024 + flow % 50000);
-	k->dport = htons(443);
-	k->src[10] = k->src[11] = k->dst[10] = k->dst[11] = 0xff;
-	memcpy(k->src + 12, &a, 4);
-	memcpy(k->dst + 12, &b, 4);
 }
 
 /* 24 flows whose flow memory slots start within 4 of each other (found
@@ -522,21 +531,18 @@ static void flow_key(uint32_t flow, struct bt_flow_key *k)
  * missed a heavy flow. */
 static void test_crowded_probe_range(void **state)
 {
-	uint32_t ncpu = libbpf_num_possible_cpus(), *bin, best = 0, n = 0;
-	struct bt_instance_cfg cfg = { .sketch = { .bytes = 2000ULL * ncpu } };
+	uint32_t *bin, best = 0, n = 0;
 	struct adv_truth *t = calloc(1, sizeof(*t));
 	struct bt_instance inst;
 	struct bt_heavy_maps m;
 	struct bt_heavy_report r;
 	struct bt_flow_key k;
+	uint64_t thr;
 	size_t heavy;
 
 	skip_unless_root();
 	assert_non_null(t);
-	assert_int_equal(bt_instance_create(own_instance("probes"), &cfg, &inst), 0);
-	assert_int_equal(pin_to_cpu(0), 0);
-	assert_int_equal(bt_heavy_map(&inst, &m), 0);
-	restart(&m);
+	thr = adversary_instance("probes", &inst, &m);
 	uint32_t mask = inst.meta.fm_slots - 1;
 
 	bin = calloc(inst.meta.fm_slots / 4, sizeof(*bin));
@@ -559,7 +565,7 @@ static void test_crowded_probe_range(void **state)
 	free(bin);
 	print_message("%u flows starting in slots %u to %u\n", n, best * 4, best * 4 + 3);
 	assert_int_equal(n, 24);	/* the fullest of 4,096 bins: 24 flows on average */
-	check_report(&m, t->bytes, 2000ULL * ncpu, &heavy);
+	check_report(&m, t->bytes, thr, &heavy);
 	assert_int_equal(heavy, n);
 	assert_int_equal(bt_heavy_collect(&m, m.ctl->interval & 1, NULL, false, &r), 0);
 	assert_int_equal(r.lost_nominations, 0);
