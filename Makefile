@@ -147,7 +147,7 @@ $(OUTPUT)/bench.bpf.o: bench/bench.bpf.c | $(OUTPUT)
 $(OUTPUT)/bench.skel.h: $(OUTPUT)/bench.bpf.o
 	$(BPFTOOL) gen skeleton $< name bench_bpf > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/bench: bench/bench.c bench/driver.c tests/bgp_shape.h $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS) $(OUTPUT)/tests/xdp_pass.bpf.o
+$(OUTPUT)/bench: bench/bench.c bench/driver.c tests/bgp_shape.h $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS)
 	$(CC) $(CFLAGS) bench/bench.c bench/driver.c $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
 
 $(OUTPUT)/soakgen: bench/soakgen.c bench/driver.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS)
