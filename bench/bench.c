@@ -1477,13 +1477,15 @@ static void ablation(FILE *f, const uint32_t *seq, double parse_ns)
 #define HB_TRAFFIC 5
 static void heavy_breakdown(FILE *f, const uint32_t *seq, const uint32_t *useq)
 {
-	static const char *const traffic[HB_TRAFFIC] = { "Zipf IPv4", "Zipf IPv6", "uniform IPv4",
-							 "uniform IPv6", "64 flows IPv4" };
-	static const bool v6[HB_TRAFFIC] = { false, true, false, true, false };
+	uint32_t *fseq = malloc(SEQ_LEN * sizeof(*fseq));
+	const struct { const char *name; bool v6; const uint32_t *seq; } traffic[HB_TRAFFIC] = {
+		{ "Zipf IPv4", false, seq }, { "Zipf IPv6", true, seq },
+		{ "uniform IPv4", false, useq }, { "uniform IPv6", true, useq },
+		{ "64 flows IPv4", false, fseq },
+	};
 	double stage[HB_LEVERS + 1][HB_TRAFFIC];
 	struct target *t[HB_LEVERS + 2];
 	double med[HB_LEVERS + 2];
-	uint32_t *fseq = malloc(SEQ_LEN * sizeof(*fseq));
 	uint64_t rng = 0xfe3;
 
 	if (!fseq)
@@ -1491,11 +1493,10 @@ static void heavy_breakdown(FILE *f, const uint32_t *seq, const uint32_t *useq)
 	for (uint32_t i = 0; i < SEQ_LEN; i++)
 		fseq[i] = bt_rng(&rng) % HB_FEW_FLOWS;
 	for (int c = 0; c < HB_TRAFFIC; c++) {
-		const uint32_t *s = c == 4 ? fseq : c >= 2 ? useq : seq;
 		struct frame fr;
 		int n = 0;
 
-		if (v6[c])
+		if (traffic[c].v6)
 			bench_frame_v6_tcp(&fr);
 		else
 			bench_frame_v4_udp(&fr);
@@ -1503,7 +1504,7 @@ static void heavy_breakdown(FILE *f, const uint32_t *seq, const uint32_t *useq)
 		t[n++] = &targets[P_REF_CMS];
 		for (int l = 0; l < HB_LEVERS; l++)
 			t[n++] = &hb[l];
-		if (run_targets(&fr, v6[c], s, t, n, med)) {
+		if (run_targets(&fr, traffic[c].v6, traffic[c].seq, t, n, med)) {
 			free(fseq);
 			return;
 		}
@@ -1515,7 +1516,7 @@ static void heavy_breakdown(FILE *f, const uint32_t *seq, const uint32_t *useq)
 	    "count-min's), whole and cut short\n");
 	out(stdout, f, "  %-44s", "");
 	for (int c = 0; c < HB_TRAFFIC; c++)
-		out(stdout, f, " %16s", traffic[c]);
+		out(stdout, f, " %16s", traffic[c].name);
 	out(stdout, f, "\n");
 	for (int l = 0; l <= HB_LEVERS; l++) {
 		out(stdout, f, "  %-44s", l ? hb_names[l - 1] : "ref: plain count-min 4 x 65536");

@@ -61,6 +61,16 @@ static void flow_key(uint32_t flow, struct bt_flow_key *k)
 	memcpy(k->dst + 12, &b, 4);
 }
 
+/* The flow memory slot where the datapath starts probing for a flow
+ * (bpf/heavy.bpf.h fm_find: the hash's bits from 40 up). */
+static uint32_t fm_start(const struct bt_heavy_maps *m, uint32_t flow)
+{
+	struct bt_flow_key k;
+
+	flow_key(flow, &k);
+	return (bt_hash_flow(&m->keys, (const __u64 *)&k) >> 40) & (m->meta->fm_slots - 1);
+}
+
 static uint32_t flow_of(const struct bt_flow_key *k)
 {
 	uint32_t a;
@@ -525,44 +535,39 @@ static void test_crowded_flow_cache(void **state)
  * with user space's copy of the hash): linear probing lays them out in a
  * run of at most 27 consecutive slots, the last one 26 past its start,
  * within BT_FM_PROBES (32). Each is heavy: each must be nominated and
- * reported, none lost. With 8 probes (until ABI 11) every flow past the
+ * reported, none lost. With 8 probes (until 2026-11-27) every flow past the
  * eleventh was refused; a crowd like that happened by chance in about one
  * run in a hundred of the crowded flow cache test at 12 % occupancy, and
  * missed a heavy flow. */
 static void test_crowded_probe_range(void **state)
 {
-	uint32_t *bin, best = 0, n = 0;
+	uint32_t *start = malloc(FLOWS * sizeof(*start)), *bin, best = 0, n = 0;
 	struct adv_truth *t = calloc(1, sizeof(*t));
 	struct bt_instance inst;
 	struct bt_heavy_maps m;
 	struct bt_heavy_report r;
-	struct bt_flow_key k;
 	uint64_t thr;
 	size_t heavy;
 
 	skip_unless_root();
 	assert_non_null(t);
+	assert_non_null(start);
 	thr = adversary_instance("probes", &inst, &m);
-	uint32_t mask = inst.meta.fm_slots - 1;
-
 	bin = calloc(inst.meta.fm_slots / 4, sizeof(*bin));
 	assert_non_null(bin);
-	for (uint32_t i = 0; i < FLOWS; i++) {
-		flow_key(i, &k);
-		bin[((bt_hash_flow(&m.keys, (const __u64 *)&k) >> 40) & mask) / 4]++;
-	}
+	for (uint32_t i = 0; i < FLOWS; i++)
+		bin[(start[i] = fm_start(&m, i)) / 4]++;
 	for (uint32_t b = 1; b < inst.meta.fm_slots / 4; b++)
 		best = bin[b] > bin[best] ? b : best;
-	for (uint32_t i = 0; i < FLOWS; i++) {
-		flow_key(i, &k);
-		if (n == 24 ||
-		    ((bt_hash_flow(&m.keys, (const __u64 *)&k) >> 40) & mask) / 4 != best)
+	for (uint32_t i = 0; i < FLOWS && n < 24; i++) {
+		if (start[i] / 4 != best)
 			continue;
 		send_flow(inst.prog_fd, i, 10, 400);	/* nominated at its fifth */
 		t->bytes[i] += 4000;
 		n++;
 	}
 	free(bin);
+	free(start);
 	print_message("%u flows starting in slots %u to %u\n", n, best * 4, best * 4 + 3);
 	assert_int_equal(n, 24);	/* the fullest of 4,096 bins: 24 flows on average */
 	check_report(&m, t->bytes, thr, &heavy);
