@@ -16,22 +16,29 @@ VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 # place it is written (bloomtap --version, the metrics, the .deb, the image).
 VERSION   := $(shell sed -n '1s/^bloomtap .\([^ ]*\). .*/\1/p' debian/changelog)
 
-# make test-kernels (and make test's 6.1): QEMU's software emulation boots
-# Debian's kernels from Debian's mirror; busybox makes the initramfs.
-KERNEL_PKGS := qemu-system-x86 busybox-static kmod xz-utils
-# Debian packages: build, test oracle (tshark) and test traffic.
-DEB_PKGS  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
+# Every Debian package make test calls a command of, listed once here:
+# tests/deps.sh fails when a suite calls a command from a package that
+# is neither here nor in a fresh Debian's required set. Lists are
+# recursive (=) so each may name the ones defined after it.
+# make test-kernels (and make test's guests): QEMU's software emulation
+# boots Debian's kernels from Debian's mirror; busybox makes the
+# initramfs, mmdebstrap the systemd guest's root file system.
+KERNEL_PKGS = qemu-system-x86 busybox-static kmod xz-utils
+# make deb, make image and their test: debhelper and lintian; mmdebstrap
+# makes the image's root file system from Debian's mirror, podman imports
+# and runs it (with runc: Debian's crun fails here); node and npm for the
+# manifests' schema check (tests/manifests.sh). A node that already has
+# npm (nodesource's nodejs provides and conflicts with Debian's npm)
+# counts as npm: see deps below.
+PACKAGE_PKGS = build-essential debhelper lintian mmdebstrap podman runc nodejs npm
+# Build, test oracle (tshark) and test traffic.
+DEB_PKGS  = clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
 	     prometheus curl python3-yaml systemd libclang-rt-14-dev \
 	     libfixbuf-dev nfdump pmacct man-db bash-completion nftables ethtool \
 	     libyaml-dev libgnutls28-dev libcrypt-dev openssl libcap2-bin util-linux \
 	     $(KERNEL_PKGS) $(PACKAGE_PKGS)
-# make deb, make image and their test: debhelper and lintian; mmdebstrap
-# makes the image's root file system from Debian's mirror, podman imports
-# and runs it (with runc: Debian's crun fails here), nodejs/npm for the
-# manifests' schema check (tests/manifests.sh).
-PACKAGE_PKGS := build-essential debhelper lintian mmdebstrap podman runc nodejs
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf yaml-0.1 gnutls libcrypt 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0 -lyaml -lgnutls -lcrypt) -lm -lpthread
 # libfixbuf's headers include glib's: as system headers, out of -Werror's way
@@ -96,10 +103,14 @@ $(OUTPUT)/tests/flowgen: tests/flowgen.c | $(OUTPUT)/tests
 $(OUTPUT)/tests/%: tests/%.c $(OUTPUT)/libbloomtap.a $(USER_HDRS) | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) -DBT_PCAPS='"$(BT_PCAPS)"' -Itests $< $(OUTPUT)/libbloomtap.a $(LIBS) -lcmocka -lpthread -o $@
 
-# Installs only what is missing, so a second run costs nothing.
+# Installs only what is missing, so a second run costs nothing. A
+# package counts as there when it is installed or an installed package
+# provides it (nodesource's nodejs provides npm).
 deps:
-	@missing=""; for p in $(DEB_PKGS); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	@have=$$(dpkg-query -W -f='$${db:Status-Abbrev}|$${Package} $${Provides}\n' 2>/dev/null | \
+		sed -n 's/^ii *|//p' | sed -E 's/ \([^)]*\)//g; s/,/ /g; s/:[a-z0-9]+//g'); \
+	missing=""; for p in $(DEB_PKGS); do \
+		printf '%s\n' $$have | grep -qx -- "$$p" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \

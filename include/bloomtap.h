@@ -325,7 +325,13 @@ struct bt_meta {
 	__u32 k;		/* bits set per packet, even, <= 8 */
 	__u32 fpr_target_ppb;	/* rotate early past this false-positive rate */
 	__u32 window_ms;	/* rotate at least this often (agent) */
-	__u64 reserved[4];
+	__u32 holder_pid;	/* the process that last took the instance's lock
+				 * (flock on its pin directory), as its PID
+				 * namespace sees it: named when the lock is
+				 * refused, where /proc/locks is hidden (a unit's
+				 * ProcSubset=pid); 0 if an older bloomtap took it */
+	__u32 reserved32;
+	__u64 reserved[3];
 };
 _Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
 

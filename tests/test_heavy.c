@@ -478,20 +478,31 @@ static void check_report(struct bt_heavy_maps *m, const uint64_t *truth, uint64_
 	bt_heavy_report_free(&r);
 }
 
-/* The adversaries' instance: a byte threshold of 2,000 bytes a CPU,
- * this thread on CPU 0, both intervals clean; returns the threshold. */
+/* The adversaries' instance: a byte threshold of 2,000 bytes a CPU, so
+ * the datapath nominates at 2,000 bytes whatever the machine's CPU count
+ * (a 100-byte mouse never); this thread on CPU 0, both intervals clean.
+ * Returns the report's threshold, T = 2,000 x the instance's CPUs: the
+ * tests size their flows from it (a flow of 4,000 bytes is heavy on two
+ * CPUs only). */
 #define ADV_CPU_BYTES 2000ULL
 static uint64_t adversary_instance(const char *what, struct bt_instance *inst,
 				   struct bt_heavy_maps *m)
 {
-	uint64_t thr = ADV_CPU_BYTES * libbpf_num_possible_cpus();
-	struct bt_instance_cfg cfg = { .sketch = { .bytes = thr } };
+	struct bt_instance_cfg cfg = { .sketch = { .bytes = ADV_CPU_BYTES *
+							    libbpf_num_possible_cpus() } };
 
 	assert_int_equal(bt_instance_create(own_instance(what), &cfg, inst), 0);
 	assert_int_equal(pin_to_cpu(0), 0);
 	assert_int_equal(bt_heavy_map(inst, m), 0);
 	restart(m);
-	return thr;
+	assert_int_equal(m->ctl->nominate_bytes, ADV_CPU_BYTES);
+	return inst->meta.threshold;
+}
+
+/* Packets of len bytes a flow needs to reach the threshold thr. */
+static uint32_t packets_to(uint64_t thr, uint32_t len)
+{
+	return (uint32_t)((thr + len - 1) / len);
 }
 
 /* Four elephants among 2,000 flows that are each nominated (a byte
@@ -499,24 +510,32 @@ static uint64_t adversary_instance(const char *what, struct bt_instance *inst,
  * one CPU: 2,004 nominated flows take turns in the 512 flow cache entries,
  * so the elephants' entries are taken again and again, and the mice share
  * their sketch cells. Every flow above the threshold is reported, within
- * the bounds of check_report(). */
+ * the bounds of check_report(). A medium flow sends one 400-byte packet a
+ * round until it reaches the threshold (10 rounds on two CPUs, 20 on
+ * four); the 20,000 mice are spread over the rounds. */
 static void test_crowded_flow_cache(void **state)
 {
 	struct adv_truth *t = calloc(1, sizeof(*t));
 	struct bt_instance inst;
 	struct bt_heavy_maps m;
+	uint32_t rounds, mice;
 	uint64_t thr;
 	size_t heavy;
 
 	skip_unless_root();
 	assert_non_null(t);
 	thr = adversary_instance("crowd", &inst, &m);
-	for (uint32_t round = 0; round < 10; round++)
+	rounds = packets_to(thr, 400);
+	mice = (20000 + rounds - 1) / rounds;	/* a round's */
+	assert_true(10000 + rounds * mice <= FLOWS);
+	for (uint32_t round = 0; round < rounds; round++)
 		for (uint32_t i = 0; i < 2000; i++) {
-			send_flow(inst.prog_fd, 10 + i, 1, 400);	/* 4,000 bytes each */
+			send_flow(inst.prog_fd, 10 + i, 1, 400);
 			t->bytes[10 + i] += 400;
-			send_flow(inst.prog_fd, 10000 + round * 2000 + i, 1, 100);
-			t->bytes[10000 + round * 2000 + i] += 100;
+			if (i < mice) {
+				send_flow(inst.prog_fd, 10000 + round * mice + i, 1, 100);
+				t->bytes[10000 + round * mice + i] += 100;
+			}
 			if (i % 20 == 0)
 				for (uint32_t e = 0; e < 4; e++) {
 					send_flow(inst.prog_fd, e, 1, 1000);
@@ -524,7 +543,8 @@ static void test_crowded_flow_cache(void **state)
 				}
 		}
 	check_report(&m, t->bytes, thr, &heavy);
-	print_message("crowded flow cache: %zu flows above the threshold, all reported\n", heavy);
+	print_message("crowded flow cache: %zu flows above the threshold (%llu bytes, %u rounds), "
+		      "all reported\n", heavy, (unsigned long long)thr, rounds);
 	assert_int_equal(heavy, 2004);
 	bt_heavy_unmap(&m);
 	bt_instance_close(&inst);
@@ -562,8 +582,9 @@ static void test_crowded_probe_range(void **state)
 	for (uint32_t i = 0; i < FLOWS && n < 24; i++) {
 		if (start[i] / 4 != best)
 			continue;
-		send_flow(inst.prog_fd, i, 10, 400);	/* nominated at its fifth */
-		t->bytes[i] += 4000;
+		/* nominated at its fifth, heavy at its last */
+		send_flow(inst.prog_fd, i, packets_to(thr, 400), 400);
+		t->bytes[i] += 400ULL * packets_to(thr, 400);
 		n++;
 	}
 	free(bin);

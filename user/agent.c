@@ -453,11 +453,12 @@ static void reconfigure(void)
 static bool held_elsewhere(const char *name)
 {
 	int pid = bt_instance_lock_holder(name);
+	char who[32];
 
 	if (!pid)
 		return false;
-	bt_err("run: %s: the instance is held by another bloomtap process (PID %d: an agent, "
-	       "or windows --every); one at a time", name, pid);
+	bt_err("run: %s: the instance is held by another bloomtap process (%s: an agent, "
+	       "or windows --every); one at a time", name, bt_holder_str(pid, who, sizeof(who)));
 	return true;
 }
 

@@ -101,6 +101,24 @@ static int link_create(int prog_fd, int ifindex, enum bt_xdp_mode mode, bool *sk
 	return fd < 0 ? -errno : fd;
 }
 
+/* The link's pin, removed; an error says why it stays (a read-only
+ * /sys/fs/bpf under a sandbox): a pin left behind would make the next
+ * attach think the interface still had bloomtap. */
+static int unlink_link_pin(const char *name)
+{
+	char path[256];
+	int err;
+
+	bt_instance_path(name, "link", path, sizeof(path));
+	if (!unlink(path) || errno == ENOENT)
+		return 0;
+	err = -errno;
+	bt_err("removing the link pin %s: %s%s", path, strerror(-err),
+	       err == -EROFS ? " (is /sys/fs/bpf read-only for this process, as under a "
+			       "unit's ProtectKernelTunables=yes without ReadWritePaths?)" : "");
+	return err;
+}
+
 int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 	      const struct bt_sketch_cfg *sketch, const struct bt_spie_cfg *spie,
 	      const char *drop_suppress)
@@ -123,11 +141,16 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 	}
 	if ((err = bt_ensure_bpffs()))
 		return err;
-	if (bt_instance_link_ifindex(ifname) >= 0) {
+	if (bt_instance_link_ifindex(ifname) > 0) {
 		bt_err("'%s' already has bloomtap attached (instance %s): 'bloomtap "
 		       "detach %s' first", ifname, ifname, ifname);
 		return -EEXIST;
 	}
+	/* ifindex 0: a link pin whose attachment is gone (a detach that could
+	 * not unlink it, or its interface was deleted): it holds nothing */
+	if (!bt_instance_link_ifindex(ifname) &&
+	    (err = unlink_link_pin(ifname)))
+		return err;
 	id = xdp_prog_on(ifindex, other, sizeof(other));
 	/* bloomtap's own program whose pins this process cannot see: never
 	 * advise --force over it, which would replace a live instance */
@@ -250,12 +273,12 @@ int bt_detach(const char *name, bool keep_maps)
 		if (bpf_link_detach(fd) && errno != ENOLINK && errno != EINVAL)
 			err = -errno;
 		close(fd);
-		if (!err)
-			unlink(path);
-	}
-	if (err) {
-		bt_err_errno(err, "detaching XDP");
-		return err;
+		if (err) {
+			bt_err_errno(err, "detaching XDP");
+			return err;
+		}
+		if ((err = unlink_link_pin(name)))
+			return err;
 	}
 	if (!keep_maps && (err = bt_instance_remove(name))) {
 		bt_err("removing the pins under %s/%s: %s", BT_PIN_ROOT, name, strerror(-err));

@@ -288,6 +288,24 @@ void bt_instance_names_free(char **names, int n)
 	bt_strv_free(names, n);
 }
 
+/* The holder's PID in the instance's meta: a field no datapath reads and
+ * only attach otherwise writes (before it takes the lock). */
+static void record_holder(const char *name)
+{
+	struct bt_meta meta;
+	char path[256];
+	__u32 zero = 0;
+	int fd;
+
+	if (bt_instance_path(name, "meta", path, sizeof(path)) || (fd = bpf_obj_get(path)) < 0)
+		return;
+	if (!bpf_map_lookup_elem(fd, &zero, &meta)) {
+		meta.holder_pid = getpid();
+		bpf_map_update_elem(fd, &zero, &meta, BPF_EXIST);
+	}
+	close(fd);
+}
+
 int bt_instance_lock(const char *name, int *fd)
 {
 	char dir[256];
@@ -299,8 +317,10 @@ int bt_instance_lock(const char *name, int *fd)
 	*fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (*fd < 0)
 		return -errno;
-	if (!flock(*fd, LOCK_EX | LOCK_NB))
+	if (!flock(*fd, LOCK_EX | LOCK_NB)) {
+		record_holder(name);
 		return 0;
+	}
 	err = errno == EWOULDBLOCK ? -EBUSY : -errno;
 	close(*fd);
 	*fd = -1;
@@ -314,17 +334,17 @@ int bt_instance_reread_meta(struct bt_instance *inst)
 	return bpf_map_lookup_elem(inst->meta_fd, &zero, &inst->meta) ? -errno : 0;
 }
 
-int bt_instance_lock_holder(const char *name)
+/* The lock's holder from /proc/locks, for a holder older than the meta's
+ * field: "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF" (proc(5)). */
+static int holder_from_proc_locks(const char *dir)
 {
-	char dir[256], line[256];
+	char line[256];
 	struct stat st;
 	FILE *f;
 	int pid = 0;
 
-	if (bt_instance_path(name, NULL, dir, sizeof(dir)) || stat(dir, &st) ||
-	    !(f = fopen("/proc/locks", "r")))
+	if (stat(dir, &st) || !(f = fopen("/proc/locks", "r")))
 		return 0;
-	/* "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF" (proc(5)) */
 	while (!pid && fgets(line, sizeof(line), f)) {
 		unsigned maj, min;
 		unsigned long ino;
@@ -338,14 +358,54 @@ int bt_instance_lock_holder(const char *name)
 	return pid;
 }
 
+int bt_instance_lock_holder(const char *name)
+{
+	struct bt_meta meta;
+	char dir[256], path[256];
+	__u32 zero = 0;
+	int fd, pid = 0;
+
+	if (bt_instance_path(name, NULL, dir, sizeof(dir)))
+		return 0;
+	/* held at all? the lock says, whoever can see whom */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (!flock(fd, LOCK_SH | LOCK_NB) || errno != EWOULDBLOCK) {
+		close(fd);	/* free (our shared lock goes with the fd) */
+		return 0;
+	}
+	close(fd);
+	if (!bt_instance_path(name, "meta", path, sizeof(path)) && (fd = bpf_obj_get(path)) >= 0) {
+		if (!bpf_map_lookup_elem(fd, &zero, &meta))
+			pid = meta.holder_pid;
+		close(fd);
+	}
+	if (!pid)
+		pid = holder_from_proc_locks(dir);
+	/* held, by a process nobody could name: still held */
+	return pid ? pid : -1;
+}
+
+const char *bt_holder_str(int pid, char *buf, size_t len)
+{
+	if (pid > 0)
+		snprintf(buf, len, "PID %d", pid);
+	else
+		snprintf(buf, len, "PID unknown");
+	return buf;
+}
+
 int bt_instance_lock_or_explain(const char *name, const char *what, int *fd)
 {
 	int err = bt_instance_lock(name, fd);
+	char who[32];
 
 	if (err == -EBUSY)
-		bt_err("another bloomtap process (PID %d: an agent, or windows --every) keeps "
+		bt_err("another bloomtap process (%s: an agent, or windows --every) keeps "
 		       "instance '%s' turning: it cannot %s by hand meanwhile; stop that process "
-		       "first", bt_instance_lock_holder(name), name, what);
+		       "first", bt_holder_str(bt_instance_lock_holder(name), who, sizeof(who)),
+		       name, what);
 	else if (err)
 		bt_err("locking instance '%s': %s", name, strerror(-err));
 	return err;

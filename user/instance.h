@@ -83,8 +83,12 @@ int bt_instance_lock(const char *name, int *fd);
  * for the message ("rotate windows", "end the interval"). */
 /* inst->meta read again from its pin (attach rewrites the interface's). */
 int bt_instance_reread_meta(struct bt_instance *inst);
-/* The PID holding instance name's lock, 0 when none (or not told). */
+/* Who holds instance name's lock: its PID (as recorded in the meta by
+ * bt_instance_lock, else from /proc/locks), -1 when held by a process
+ * neither names, 0 when free. */
 int bt_instance_lock_holder(const char *name);
+/* "PID 1234" or "PID unknown" for a holder, into buf. */
+const char *bt_holder_str(int pid, char *buf, size_t len);
 int bt_instance_lock_or_explain(const char *name, const char *what, int *fd);
 
 /* Counters summed over all possible CPUs. */
