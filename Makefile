@@ -37,7 +37,7 @@ DEB_PKGS  = clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
 	     prometheus curl python3-yaml systemd libclang-rt-14-dev \
 	     libfixbuf-dev nfdump pmacct man-db bash-completion nftables ethtool \
-	     libyaml-dev libgnutls28-dev libcrypt-dev openssl libcap2-bin util-linux \
+	     libyaml-dev libgnutls28-dev libcrypt-dev openssl libcap2-bin util-linux git \
 	     $(KERNEL_PKGS) $(PACKAGE_PKGS)
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf yaml-0.1 gnutls libcrypt 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0 -lyaml -lgnutls -lcrypt) -lm -lpthread
@@ -64,7 +64,7 @@ TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/t
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/tc_drop.bpf.o $(OUTPUT)/tests/flowgen
 
 .PHONY: all deps demo test test-kernels test-mutants test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
-	man install uninstall deb image package-test print-version print-deb
+	man install uninstall deb image package-test print-version print-deb print-deb-pkgs
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
@@ -296,6 +296,10 @@ print-version:
 # the .deb make deb writes, from the top of the tree (the tests' default)
 print-deb:
 	@echo $(DEB)
+
+# the packages make deps installs (tests/deps.py checks the run needs no other)
+print-deb-pkgs:
+	@echo $(DEB_PKGS)
 
 print-fuzz-targets:
 	@echo $(FUZZ_TARGETS)

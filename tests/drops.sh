@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Drops: each reason of the issue produced deterministically in a lab of
 # three namespaces, sender -- router -- destination, an instance on the
-# router's ingress (btdra) and one on the destination's (btddb): both have
+# router's ingress (IF_RA) and one on the destination's (IF_DB): both have
 # ifindex 2 in their namespaces, so a drop attributed by ifindex alone
 # would land in the wrong one. For each reason: the count equals the
 # packets sent, the name is the running kernel's, trace of each sent
@@ -10,8 +10,23 @@
 # packets say only seen. A GRO'd TCP transfer dropped by nft counts its
 # segments. One host program, loaded with the first instance and removed
 # with the last.
+#
+# Nothing here depends on the machine: the names carry the test's PID, and
+# the pins are in a bpffs of the test's own (a mount namespace, as
+# tests/package.sh), so an agent of the host's changes no count here.
 source "$(dirname "$0")/lib.sh"
 need_root "drops"
+if [ -z "$BT_DROPS_INNER" ]; then
+	exec unshare --mount --propagation private env BT_DROPS_INNER=1 bash "$0" "$@"
+fi
+mount -t bpf bpffs /sys/fs/bpf || { fail "a bpffs of the test's own"; summary; exit 1; }
+ID=$$
+NS_S=bt-ds-$ID NS_R=bt-dr-$ID NS_D=bt-dd-$ID
+IF_SA=btdsa$ID IF_RA=btdra$ID IF_RB=btdrb$ID IF_DB=btddb$ID
+# exported: the functions that bash -c runs name them
+export NS_S NS_R NS_D IF_SA IF_RA IF_RB IF_DB BLOOMTAP
+# the host program, by the id its link pin names (the host may run others)
+host_prog() { bpftool -j link show pinned /sys/fs/bpf/bloomtap_drops/link 2>/dev/null | json_get '["prog_id"]'; }
 LAB="python3 $TOP/tests/drops_lab.py"
 WORK=$(mktemp -d /tmp/bt-drops.XXXXXX)
 PIDS=()
@@ -19,8 +34,8 @@ PIDS=()
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	in_ns bdr "$BLOOMTAP" detach btdra >/dev/null 2>&1
-	in_ns bdd "$BLOOMTAP" detach btddb >/dev/null 2>&1
+	in_ns $NS_R "$BLOOMTAP" detach $IF_RA >/dev/null 2>&1
+	in_ns $NS_D "$BLOOMTAP" detach $IF_DB >/dev/null 2>&1
 	cleanup_netns
 	rm -rf "$WORK"
 }
@@ -29,20 +44,20 @@ trap cleanup EXIT
 [ -r /sys/kernel/btf/vmlinux ] || skip_all "drops: this kernel has no BTF (tp_btf needs it)"
 command -v nft >/dev/null || { fail "nft is missing (make deps installs nftables)"; summary; exit 1; }
 
-# sender bds (198.18.40.1) -- bdr (40.2 | 41.1) -- bdd (41.2)
-veth_pair bds btdsa bdr btdra 40 || { fail "lab"; summary; exit 1; }
-netns_add bdd
-ip link add btdrb netns bdr type veth peer name btddb netns bdd
-ip -n bdr addr add 198.18.41.1/24 dev btdrb
-ip -n bdd addr add 198.18.41.2/24 dev btddb
-ip -n bdr link set btdrb up
-ip -n bdd link set btddb up
-ip -n bds route add default via 198.18.40.2
-ip -n bdd route add default via 198.18.41.1
-in_ns bdr sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=1 \
-	net.ipv4.conf.btdra.rp_filter=1
-ip -n bdr link set btdrb mtu 1000	# PKT_TOO_BIG: DF frames of 1400 bytes
-in_ns bdd nft -f - <<'NFT'
+# sender $NS_S (198.18.40.1) -- $NS_R (40.2 | 41.1) -- $NS_D (41.2)
+veth_pair $NS_S $IF_SA $NS_R $IF_RA 40 || { fail "lab"; summary; exit 1; }
+netns_add $NS_D
+ip link add $IF_RB netns $NS_R type veth peer name $IF_DB netns $NS_D
+ip -n $NS_R addr add 198.18.41.1/24 dev $IF_RB
+ip -n $NS_D addr add 198.18.41.2/24 dev $IF_DB
+ip -n $NS_R link set $IF_RB up
+ip -n $NS_D link set $IF_DB up
+ip -n $NS_S route add default via 198.18.40.2
+ip -n $NS_D route add default via 198.18.41.1
+in_ns $NS_R sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=1 \
+	net.ipv4.conf.$IF_RA.rp_filter=1
+ip -n $NS_R link set $IF_RB mtu 1000	# PKT_TOO_BIG: DF frames of 1400 bytes
+in_ns $NS_D nft -f - <<'NFT'
 table inet btdrops {
 	chain in {
 		type filter hook input priority 0;
@@ -52,26 +67,27 @@ table inet btdrops {
 }
 NFT
 
-check "attach on the router's ingress" in_ns bdr "$BLOOMTAP" attach btdra
-check "attach on the destination" in_ns bdd "$BLOOMTAP" attach btddb
-eq "one host program on tp_btf/kfree_skb" \
-	"$(bpftool prog show 2>/dev/null | grep -c 'name bloomtap_drops')" 1
+check "attach on the router's ingress" in_ns $NS_R "$BLOOMTAP" attach $IF_RA
+check "attach on the destination" in_ns $NS_D "$BLOOMTAP" attach $IF_DB
+HOST_PROG=$(host_prog)
+check "one host program on tp_btf/kfree_skb (id ${HOST_PROG:-none})" bash -c \
+	"[ -n '$HOST_PROG' ] && [ \"\$(bpftool -j prog show id '$HOST_PROG' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"name\"])')\" = bloomtap_drops ]"
 check "the host program's pins" test -e /sys/fs/bpf/bloomtap_drops/link
 eq "the same ifindex in both namespaces (attribution needs the namespace)" \
-	"$(ip -n bdr -j link show btdra | json_get '[0]["ifindex"]')" \
-	"$(ip -n bdd -j link show btddb | json_get '[0]["ifindex"]')"
+	"$(ip -n $NS_R -j link show $IF_RA | json_get '[0]["ifindex"]')" \
+	"$(ip -n $NS_D -j link show $IF_DB | json_get '[0]["ifindex"]')"
 
 eq "status: both instances' drops recorded" "$("$BLOOMTAP" -j status | python3 -c '
 import json, sys
 print(sorted(i["name"] for i in json.load(sys.stdin)
-             if i.get("drops_recording") and i["name"].startswith("btd")))')" "['btddb', 'btdra']"
-MAC_SA=$(ip -n bds -j link show btdsa | json_get '[0]["address"]')
-MAC_RA=$(ip -n bdr -j link show btdra | json_get '[0]["address"]')
-MAC_RB=$(ip -n bdr -j link show btdrb | json_get '[0]["address"]')
-MAC_DB=$(ip -n bdd -j link show btddb | json_get '[0]["address"]')
+             if i.get("drops_recording") and i["name"] in sys.argv[1:]))' "$IF_DB" "$IF_RA")" "['$IF_DB', '$IF_RA']"
+MAC_SA=$(ip -n $NS_S -j link show $IF_SA | json_get '[0]["address"]')
+MAC_RA=$(ip -n $NS_R -j link show $IF_RA | json_get '[0]["address"]')
+MAC_RB=$(ip -n $NS_R -j link show $IF_RB | json_get '[0]["address"]')
+MAC_DB=$(ip -n $NS_D -j link show $IF_DB | json_get '[0]["address"]')
 # neighbours resolved before counting (the router's first frames to the
 # destination would wait for ARP)
-in_ns bds ping -c1 -W2 198.18.41.2 >/dev/null
+in_ns $NS_S ping -c1 -W2 198.18.41.2 >/dev/null
 
 # reason_count INSTANCE NS NAME: the instance's packets dropped with NAME
 reason_count() {
@@ -123,7 +139,7 @@ one_reason() {
 	local name=$1 inst=$2 ns=$3 other=$4 ons=$5 tag=$6; shift 6
 	local before after pcap=$WORK/$name.pcap
 	before=$(reason_count "$inst" "$ns" "$name")
-	in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$pcap" $N "$@" --tag "$tag" >/dev/null
+	in_ns $NS_S $LAB send $IF_SA "$MAC_SA" "$MAC_RA" "$pcap" $N "$@" --tag "$tag" >/dev/null
 	wait_for "$name counted" 10 bash -c "[ \$(reason_count $inst $ns $name) -ge $((before + N)) ]"
 	after=$(reason_count "$inst" "$ns" "$name")
 	eq "$name: the count equals the packets sent" $((after - before)) $N
@@ -132,15 +148,15 @@ one_reason() {
 }
 
 # the destination's drops (the router forwarded them)
-one_reason NETFILTER_DROP btddb bdd btdra bdr 1 198.18.40.1 198.18.41.2 5001
-one_reason NO_SOCKET btddb bdd btdra bdr 2 198.18.40.1 198.18.41.2 5002
-one_reason UDP_CSUM btddb bdd btdra bdr 3 198.18.40.1 198.18.41.2 5003 --bad-csum
-in_ns bdd tc qdisc add dev btddb clsact
+one_reason NETFILTER_DROP $IF_DB $NS_D $IF_RA $NS_R 1 198.18.40.1 198.18.41.2 5001
+one_reason NO_SOCKET $IF_DB $NS_D $IF_RA $NS_R 2 198.18.40.1 198.18.41.2 5002
+one_reason UDP_CSUM $IF_DB $NS_D $IF_RA $NS_R 3 198.18.40.1 198.18.41.2 5003 --bad-csum
+in_ns $NS_D tc qdisc add dev $IF_DB clsact
 # cls_bpf, direct action: this kernel has no cls_matchall or act_gact
-in_ns bdd tc filter add dev btddb ingress protocol ip bpf direct-action \
+in_ns $NS_D tc filter add dev $IF_DB ingress protocol ip bpf direct-action \
 	obj "$TOP/${BT_BUILD:-.output}/tests/tc_drop.bpf.o" sec tc
-one_reason TC_INGRESS btddb bdd btdra bdr 4 198.18.40.1 198.18.41.2 5004
-in_ns bdd tc qdisc del dev btddb clsact
+one_reason TC_INGRESS $IF_DB $NS_D $IF_RA $NS_R 4 198.18.40.1 198.18.41.2 5004
+in_ns $NS_D tc qdisc del dev $IF_DB clsact
 # the router's drops: the destination never saw them
 for r in "IP_INHDR 5 --ttl 1" "PKT_TOO_BIG 6 --df --size 1400" \
 	 "IP_INNOROUTES 7 -" "IP_RPFILTER 8 -"; do
@@ -151,13 +167,13 @@ for r in "IP_INHDR 5 --ttl 1" "PKT_TOO_BIG 6 --df --size 1400" \
 	*) args=(198.18.40.1 198.18.41.2 5005 "${@:3}") ;;
 	esac
 	name=$1 tag=$2
-	before=$(reason_count btdra bdr "$name")
-	in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/$name.pcap" $N "${args[@]}" --tag "$tag" >/dev/null
-	poll_until 10 bash -c "[ \$(reason_count btdra bdr $name) -ge $((before + N)) ]"
+	before=$(reason_count $IF_RA $NS_R "$name")
+	in_ns $NS_S $LAB send $IF_SA "$MAC_SA" "$MAC_RA" "$WORK/$name.pcap" $N "${args[@]}" --tag "$tag" >/dev/null
+	poll_until 10 bash -c "[ \$(reason_count $IF_RA $NS_R $name) -ge $((before + N)) ]"
 	eq "$name: the count equals the packets sent" \
-		$(($(reason_count btdra bdr "$name") - before)) $N
+		$(($(reason_count $IF_RA $NS_R "$name") - before)) $N
 	check "$name: trace says seen and dropped here with $name" \
-		trace_says btdra bdr "$WORK/$name.pcap" "$name"
+		trace_says $IF_RA $NS_R "$WORK/$name.pcap" "$name"
 done
 
 # SOCKET_RCVBUFF: a socket with the smallest buffer, never read during a
@@ -165,15 +181,15 @@ done
 # the sink reads what it holds when its stdin (a FIFO this script holds
 # open on fd 7) closes
 mkfifo "$WORK/hold"
-nsenter --net=/var/run/netns/bdd $LAB sink 5006 --rcvbuf 1 --hold < "$WORK/hold" > "$WORK/sink.out" &
+nsenter --net=/var/run/netns/$NS_D $LAB sink 5006 --rcvbuf 1 --hold < "$WORK/hold" > "$WORK/sink.out" &
 PIDS+=($!)
 exec 7> "$WORK/hold"
 wait_for "the holding sink is up" 10 grep -qx ready "$WORK/sink.out"
-before=$(reason_count btddb bdd SOCKET_RCVBUFF)
-pk_before=$(in_ns bdd "$BLOOMTAP" -j stats btddb | json_get '["packets"]')
-in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/rcvbuf.pcap" 50 198.18.40.1 198.18.41.2 5006 \
+before=$(reason_count $IF_DB $NS_D SOCKET_RCVBUFF)
+pk_before=$(in_ns $NS_D "$BLOOMTAP" -j stats $IF_DB | json_get '["packets"]')
+in_ns $NS_S $LAB send $IF_SA "$MAC_SA" "$MAC_RA" "$WORK/rcvbuf.pcap" 50 198.18.40.1 198.18.41.2 5006 \
 	--size 600 --tag 9 >/dev/null
-xdp_packets() { in_ns bdd "$BLOOMTAP" -j stats btddb | json_get '["packets"]'; }
+xdp_packets() { in_ns $NS_D "$BLOOMTAP" -j stats $IF_DB | json_get '["packets"]'; }
 export -f xdp_packets json_get
 wait_for "the burst reached the destination" 10 bash -c "[ \$(xdp_packets) -ge $((pk_before + 50)) ]"
 exec 7>&-
@@ -181,23 +197,23 @@ wait_for "the sink drained" 10 grep -qx done "$WORK/sink.out"
 held=$(grep -cE '^[0-9]+$' "$WORK/sink.out")
 python3 -c 'import sys; [print(int(l) - 9 * 65536) for l in open(sys.argv[1]) if l.strip().isdigit()]' \
 	"$WORK/sink.out" > "$WORK/held.idx"
-dropped=$(($(reason_count btddb bdd SOCKET_RCVBUFF) - before))
+dropped=$(($(reason_count $IF_DB $NS_D SOCKET_RCVBUFF) - before))
 eq "SOCKET_RCVBUFF: dropped + held equals the packets sent (held $held)" $((dropped + held)) 50
 check "SOCKET_RCVBUFF: some dropped" test "$dropped" -gt 0
 check "SOCKET_RCVBUFF: trace says dropped for the rest, seen only for those held" \
-	trace_says btddb bdd "$WORK/rcvbuf.pcap" SOCKET_RCVBUFF "$WORK/held.idx"
+	trace_says $IF_DB $NS_D "$WORK/rcvbuf.pcap" SOCKET_RCVBUFF "$WORK/held.idx"
 
 # delivered: seen, never dropped
 mkfifo "$WORK/open"
-nsenter --net=/var/run/netns/bdd $LAB sink 5000 < "$WORK/open" > "$WORK/open.out" &
+nsenter --net=/var/run/netns/$NS_D $LAB sink 5000 < "$WORK/open" > "$WORK/open.out" &
 PIDS+=($!)
 exec 8> "$WORK/open"
 wait_for "the open sink is up" 10 grep -qx ready "$WORK/open.out"
-in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/open.pcap" $N 198.18.40.1 198.18.41.2 5000 \
+in_ns $NS_S $LAB send $IF_SA "$MAC_SA" "$MAC_RA" "$WORK/open.pcap" $N 198.18.40.1 198.18.41.2 5000 \
 	--tag 10 >/dev/null
 check "delivered: trace says seen only, at the destination" \
-	trace_says btddb bdd "$WORK/open.pcap" -
-check "delivered: seen only at the router too" trace_says btdra bdr "$WORK/open.pcap" -
+	trace_says $IF_DB $NS_D "$WORK/open.pcap" -
+check "delivered: seen only at the router too" trace_says $IF_RA $NS_R "$WORK/open.pcap" -
 
 # GRO: segments of one TCP flow whose data nft drops, queued behind a
 # throttled tbf on the sender and released at once: they reach each veth
@@ -205,45 +221,45 @@ check "delivered: seen only at the router too" trace_says btdra bdr "$WORK/open.
 # destination's, after the router's GSO cut them again). Sent one by one,
 # each would be its own NAPI poll and nothing would merge.
 # veth leaves GRO off unless asked (it costs a NAPI pass without XDP)
-in_ns bdr ethtool -K btdra gro on
-in_ns bdd ethtool -K btddb gro on
-in_ns bds tc qdisc add dev btdsa root tbf rate 1kbit burst 1600 latency 100s
-before=$(reason_count btddb bdd NETFILTER_DROP)
-bytes_before=$(reason_bytes btddb bdd NETFILTER_DROP)
-gro_before=$(in_ns bdd "$BLOOMTAP" -j drops btddb | json_get '["gro_skbs"]')
-in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/gro1.pcap" 11 198.18.40.1 198.18.41.2 5010 \
+in_ns $NS_R ethtool -K $IF_RA gro on
+in_ns $NS_D ethtool -K $IF_DB gro on
+in_ns $NS_S tc qdisc add dev $IF_SA root tbf rate 1kbit burst 1600 latency 100s
+before=$(reason_count $IF_DB $NS_D NETFILTER_DROP)
+bytes_before=$(reason_bytes $IF_DB $NS_D NETFILTER_DROP)
+gro_before=$(in_ns $NS_D "$BLOOMTAP" -j drops $IF_DB | json_get '["gro_skbs"]')
+in_ns $NS_S $LAB send $IF_SA "$MAC_SA" "$MAC_RA" "$WORK/gro1.pcap" 11 198.18.40.1 198.18.41.2 5010 \
 	--tcp --size 600 --tag 11 >/dev/null
-in_ns bds tc qdisc change dev btdsa root tbf rate 10gbit burst 1mb latency 1s
+in_ns $NS_S tc qdisc change dev $IF_SA root tbf rate 10gbit burst 1mb latency 1s
 # the last segment's enqueue runs the qdisc: the queued ones go with it
-in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/gro2.pcap" 1 198.18.40.1 198.18.41.2 5010 \
+in_ns $NS_S $LAB send $IF_SA "$MAC_SA" "$MAC_RA" "$WORK/gro2.pcap" 1 198.18.40.1 198.18.41.2 5010 \
 	--tcp --size 600 --tag 11 --start 11 >/dev/null
-in_ns bds tc qdisc del dev btdsa root
+in_ns $NS_S tc qdisc del dev $IF_SA root
 mergecap -a -F pcap -w "$WORK/gro.pcap" "$WORK/gro1.pcap" "$WORK/gro2.pcap"
 wait_for "the segments counted" 10 bash -c \
-	"[ \$(reason_count btddb bdd NETFILTER_DROP) -ge $((before + 12)) ]"
+	"[ \$(reason_count $IF_DB $NS_D NETFILTER_DROP) -ge $((before + 12)) ]"
 eq "GRO: NETFILTER_DROP counts the segments on the wire" \
-	$(($(reason_count btddb bdd NETFILTER_DROP) - before)) 12
+	$(($(reason_count $IF_DB $NS_D NETFILTER_DROP) - before)) 12
 eq "GRO: the bytes are the segments' IP bytes, headers in each" \
-	$(($(reason_bytes btddb bdd NETFILTER_DROP) - bytes_before)) $((12 * 640))
-gro=$(($(in_ns bdd "$BLOOMTAP" -j drops btddb | json_get '["gro_skbs"]') - gro_before))
+	$(($(reason_bytes $IF_DB $NS_D NETFILTER_DROP) - bytes_before)) $((12 * 640))
+gro=$(($(in_ns $NS_D "$BLOOMTAP" -j drops $IF_DB | json_get '["gro_skbs"]') - gro_before))
 check "GRO: merged skbs were met ($gro)" test "$gro" -gt 0
 check "GRO: trace of each segment says dropped, NETFILTER_DROP" \
-	trace_says btddb bdd "$WORK/gro.pcap" NETFILTER_DROP
+	trace_says $IF_DB $NS_D "$WORK/gro.pcap" NETFILTER_DROP
 check "GRO: the router saw each segment, dropped none" \
-	trace_says btdra bdr "$WORK/gro.pcap" -
+	trace_says $IF_RA $NS_R "$WORK/gro.pcap" -
 
 # heavy dropped flows: one flow of 200 packets that nft drops among 50
 # one-packet flows to a closed port, in a fresh interval; then the
 # interval ended into IPFIX, which tshark decodes: forwardingStatus Dropped
 # with RFC 7270's closest reason code
-in_ns bdd "$BLOOMTAP" heavy btddb --flip >/dev/null
-before=$(reason_count btddb bdd NO_SOCKET)
-in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/heavy1.pcap" 200 198.18.40.1 198.18.41.2 5001 \
+in_ns $NS_D "$BLOOMTAP" heavy $IF_DB --flip >/dev/null
+before=$(reason_count $IF_DB $NS_D NO_SOCKET)
+in_ns $NS_S $LAB send $IF_SA "$MAC_SA" "$MAC_RA" "$WORK/heavy1.pcap" 200 198.18.40.1 198.18.41.2 5001 \
 	--size 300 --flow --tag 12 >/dev/null
-in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/heavy2.pcap" 50 198.18.40.1 198.18.41.2 5002 \
+in_ns $NS_S $LAB send $IF_SA "$MAC_SA" "$MAC_RA" "$WORK/heavy2.pcap" 50 198.18.40.1 198.18.41.2 5002 \
 	--tag 13 >/dev/null
-wait_for "the light drops counted" 10 bash -c "[ \$(reason_count btddb bdd NO_SOCKET) -ge $((before + 50)) ]"
-in_ns bdd "$BLOOMTAP" -j drops btddb -n 1000 > "$WORK/heavy.json"
+wait_for "the light drops counted" 10 bash -c "[ \$(reason_count $IF_DB $NS_D NO_SOCKET) -ge $((before + 50)) ]"
+in_ns $NS_D "$BLOOMTAP" -j drops $IF_DB -n 1000 > "$WORK/heavy.json"
 eq "heavy dropped flows: the nft-dropped flow, exact, with its reason" "$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -252,10 +268,10 @@ big = [(f["sport"], f["dport"], f["reason"], f["packets"], f["bytes"]) for f in 
 light = [f for f in cur if f["dport"] == 5002 and f["reason"] == "NO_SOCKET" and f["packets"] == 1]
 print(big, len(light))' "$WORK/heavy.json")" "[(30012, 5001, 'NETFILTER_DROP', 200, 60000)] 50"
 check "heavy dropped flows in the plain output, the reason after the key" bash -c \
-	"in_ns bdd $BLOOMTAP drops btddb | grep -qE '198.18.40.1:30012 -> 198.18.41.2:5001 udp NETFILTER_DROP +60000 +200 '"
+	"in_ns $NS_D $BLOOMTAP drops $IF_DB | grep -qE '198.18.40.1:30012 -> 198.18.41.2:5001 udp NETFILTER_DROP +60000 +200 '"
 rm -f "$WORK/drops.ipfix"
 check "the interval ended into IPFIX" \
-	in_ns bdd "$BLOOMTAP" heavy btddb --dropped --flip --ipfix-file "$WORK/drops.ipfix"
+	in_ns $NS_D "$BLOOMTAP" heavy $IF_DB --dropped --flip --ipfix-file "$WORK/drops.ipfix"
 python3 "$TOP/tests/ipfix_check.py" pcap "$WORK/drops.ipfix" "$WORK/drops-ipfix.pcap" >/dev/null
 eq "IPFIX: forwardingStatus Dropped (2), ACL deny (1) for nft, for us (13) for no socket" "$(tshark \
 	-r "$WORK/drops-ipfix.pcap" -d udp.port==4739,cflow -T fields -E occurrence=a -E aggregator=' ' \
@@ -270,31 +286,31 @@ big = [r[1:] for r in rows if r[0] == "30012"]
 light = {r[1:3] for r in rows if r[0] != "30012"}
 print(big, sorted(light), len(rows))')" "[('2', '1', '200')] [('2', '13')] 51"
 
-in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/heavy3.pcap" 30 198.18.40.1 198.18.41.2 5001 \
+in_ns $NS_S $LAB send $IF_SA "$MAC_SA" "$MAC_RA" "$WORK/heavy3.pcap" 30 198.18.40.1 198.18.41.2 5001 \
 	--size 300 --flow --tag 14 >/dev/null
-in_ns bdd "$BLOOMTAP" -j drops btddb --interval 1 --count 1 > "$WORK/iv.json" 2>&1
+in_ns $NS_D "$BLOOMTAP" -j drops $IF_DB --interval 1 --count 1 > "$WORK/iv.json" 2>&1
 eq "drops --interval 1 --count 1: the ended interval's heavy dropped flow" "$(python3 -c '
 import json, sys
 print([(f["sport"], f["reason"], f["packets"], f["interval"]) for f in json.load(open(sys.argv[1]))
        if f["sport"] == 30014])' "$WORK/iv.json" 2>&1 || head -c 500 "$WORK/iv.json")" \
 	"[(30014, 'NETFILTER_DROP', 30, 'last')]"
 expect_fail "drops --count without --interval" "--count needs --interval" \
-	"$BLOOMTAP" drops btddb --count 2
+	"$BLOOMTAP" drops $IF_DB --count 2
 
 # what got no digest is counted, by cause
-check "drops -j names the causes" bash -c "in_ns bdd $BLOOMTAP -j drops btddb | python3 -c '
+check "drops -j names the causes" bash -c "in_ns $NS_D $BLOOMTAP -j drops $IF_DB | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 assert set(d[\"not_digested\"]) >= {\"suppressed\", \"no_network_header\", \"not_ip\", \"nonlinear\"}, d
 assert \"OTHERHOST\" in d[\"suppressed\"] and \"TCP_CLOSE\" in d[\"suppressed\"], d'"
 expect_fail "an unknown reason is refused" "not one of this kernel's" \
-	in_ns bdd "$BLOOMTAP" drops btddb --suppress NO_SUCH_REASON
+	in_ns $NS_D "$BLOOMTAP" drops $IF_DB --suppress NO_SUCH_REASON
 
 # the path walk across the three namespaces, through agents on the router
 # and the destination (the trace asked from the sender's side): it names
 # the hop that dropped each packet, and why
 FLOWGEN=${FLOWGEN:-$TOP/${BT_BUILD:-.output}/tests/flowgen}
-nsenter --net=/var/run/netns/bdr "$BLOOMTAP" run btdra --listen 198.18.40.2:9482 --archive "$WORK/arch-r" \
+nsenter --net=/var/run/netns/$NS_R "$BLOOMTAP" run $IF_RA --listen 198.18.40.2:9482 --archive "$WORK/arch-r" \
 	> "$WORK/agent-r.log" 2>&1 &
 PIDS+=($!)
 # the destination's agent exports each interval's heavy flows, the dropped
@@ -302,30 +318,30 @@ PIDS+=($!)
 # port nobody listens on refuses every datagram after the first), and a
 # capture that tshark decodes
 mkfifo "$WORK/coll"
-nsenter --net=/var/run/netns/bdd $LAB sink 4739 < "$WORK/coll" > "$WORK/coll.out" &
+nsenter --net=/var/run/netns/$NS_D $LAB sink 4739 < "$WORK/coll" > "$WORK/coll.out" &
 PIDS+=($!)
 exec 9> "$WORK/coll"
 wait_for "the collector is up" 10 grep -qx ready "$WORK/coll.out"
-nsenter --net=/var/run/netns/bdd python3 "$TOP/tests/capture.py" lo "$WORK/agent-ipfix.pcap" 0 \
+nsenter --net=/var/run/netns/$NS_D python3 "$TOP/tests/capture.py" lo "$WORK/agent-ipfix.pcap" 0 \
 	udp:4739 > "$WORK/agent-cap.out" &
 PIDS+=($!)
 capture_ready "$WORK/agent-cap.out"
-nsenter --net=/var/run/netns/bdd "$BLOOMTAP" run btddb --listen 198.18.41.2:9483 --archive "$WORK/arch-d" \
+nsenter --net=/var/run/netns/$NS_D "$BLOOMTAP" run $IF_DB --listen 198.18.41.2:9483 --archive "$WORK/arch-d" \
 	--interval 1 --ipfix 127.0.0.1:4739 --ipfix-dropped > "$WORK/agent-d.log" 2>&1 &
 PIDS+=($!)
-wait_for "the router's agent listens" 30 listening bdr t 9482
-wait_for "the destination's agent listens" 30 listening bdd t 9483
+wait_for "the router's agent listens" 30 listening $NS_R t 9482
+wait_for "the destination's agent listens" 30 listening $NS_D t 9483
 echo "d: r" > "$WORK/topo"
 AGENTS=r=198.18.40.2:9482,d=198.18.41.2:9483
-OUT=$(in_ns bds "$BLOOMTAP" trace --agents $AGENTS --topology "$WORK/topo" --from d \
+OUT=$(in_ns $NS_S "$BLOOMTAP" trace --agents $AGENTS --topology "$WORK/topo" --from d \
 	"$WORK/IP_INHDR.pcap" 2>&1)
 check "path walk: dropped at the router, with its reason" \
 	grep -q "^$N packets: path (source side first): r  dropped at r (reason IP_INHDR)$" <<<"$OUT"
-OUT=$(in_ns bds "$BLOOMTAP" trace --agents $AGENTS --topology "$WORK/topo" --from d \
+OUT=$(in_ns $NS_S "$BLOOMTAP" trace --agents $AGENTS --topology "$WORK/topo" --from d \
 	"$WORK/NETFILTER_DROP.pcap" 2>&1)
 check "path walk: through the router, dropped at the destination" \
 	grep -q "^$N packets: path (source side first): r -> d  dropped at d (reason NETFILTER_DROP)$" <<<"$OUT"
-OUT=$(in_ns bds "$BLOOMTAP" -j trace --agents $AGENTS --topology "$WORK/topo" --from d \
+OUT=$(in_ns $NS_S "$BLOOMTAP" -j trace --agents $AGENTS --topology "$WORK/topo" --from d \
 	"$WORK/open.pcap" 2>/dev/null)
 eq "path walk: delivered packets have a path and no drop" "$(python3 -c '
 import json, sys
@@ -334,16 +350,16 @@ print([(p["path"], p.get("dropped_at"), len(p["packets"])) for p in d["paths"]])
 	"[(['r', 'd'], None, $N)]"
 
 check "/api/v1/drops: the reasons and the heavy dropped flows" bash -c \
-	"in_ns bds curl -sf http://198.18.41.2:9483/api/v1/drops | python3 -c '
+	"in_ns $NS_S curl -sf http://198.18.41.2:9483/api/v1/drops | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 assert any(r[\"reason\"] == \"NETFILTER_DROP\" for r in d[\"reasons\"]), d[\"reasons\"]
 assert \"heavy\" in d'"
 check "/metrics: bloomtap_drops_total by interface and reason" bash -c \
-	"in_ns bds curl -sf http://198.18.41.2:9483/metrics | \
-	 grep -qE '^bloomtap_drops_total\\{interface=\"btddb\",reason=\"NETFILTER_DROP\"\\} [1-9]'"
+	"in_ns $NS_S curl -sf http://198.18.41.2:9483/metrics | \
+	 grep -qE '^bloomtap_drops_total\\{interface=\"$IF_DB\",reason=\"NETFILTER_DROP\"\\} [1-9]'"
 
-in_ns bds $LAB send btdsa "$MAC_SA" "$MAC_RA" "$WORK/heavy4.pcap" 50 198.18.40.1 198.18.41.2 5001 \
+in_ns $NS_S $LAB send $IF_SA "$MAC_SA" "$MAC_RA" "$WORK/heavy4.pcap" 50 198.18.40.1 198.18.41.2 5001 \
 	--size 300 --flow --tag 15 >/dev/null
 agent_exported() {
 	tshark -r "$WORK/agent-ipfix.pcap" -d udp.port==4739,cflow -T fields -E occurrence=a \
@@ -366,10 +382,10 @@ eq "agent --ipfix-dropped: the heavy dropped flow with forwardingStatus, ACL den
 # sent from the router, leave the IP checksum zero: IP_CSUM at the
 # destination, after its XDP program saw them) and the agents keep the ring turning and the
 # archive filling; every drop counted, every query answered right
-before=$(reason_count btddb bdd IP_CSUM)
+before=$(reason_count $IF_DB $NS_D IP_CSUM)
 xdp_before=$(xdp_packets)
 ( for i in $(seq 1000); do
-	in_ns bdd "$BLOOMTAP" -j trace btddb --archive "$WORK/arch-d" "$WORK/NETFILTER_DROP.pcap" \
+	in_ns $NS_D "$BLOOMTAP" -j trace $IF_DB --archive "$WORK/arch-d" "$WORK/NETFILTER_DROP.pcap" \
 		> "$WORK/q.json" 2>/dev/null && python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -395,7 +411,7 @@ sys.exit(1 if bad else 0)' \
   done ) > "$WORK/queries.log" 2>&1 &
 QPID=$!
 PIDS+=($QPID)
-SENT=$(in_ns bdr "$FLOWGEN" btdrb "$MAC_DB" 198.18.41.2 1000000 0 0 | awk '{print $1; exit}')
+SENT=$(in_ns $NS_R "$FLOWGEN" $IF_RB "$MAC_DB" 198.18.41.2 1000000 0 0 | awk '{print $1; exit}')
 touch "$WORK/load-done"
 wait "$QPID"; QRC=$?
 eq "load: the traces during the flood answered right" "$QRC" 0
@@ -415,23 +431,21 @@ print(len(hits), "%.2f" % sum(20 * float(r[1]) for r in rows if r[0] == "rate"))
 check "load: false drop hits within what the rates allow ($EXTRA, $EXPECTED expected)" \
 	python3 -c "import sys; sys.exit(0 if $EXTRA <= 10 * $EXPECTED + 3 else 1)"
 xdp=$(($(xdp_packets) - xdp_before))
-wait_for "load: the drops counted" 30 bash -c "[ \$(reason_count btddb bdd IP_CSUM) -ge $((before + xdp)) ]"
+wait_for "load: the drops counted" 30 bash -c "[ \$(reason_count $IF_DB $NS_D IP_CSUM) -ge $((before + xdp)) ]"
 eq "load: every packet the XDP program saw was counted dropped (IP_CSUM)" \
-	$(($(reason_count btddb bdd IP_CSUM) - before)) "$xdp"
+	$(($(reason_count $IF_DB $NS_D IP_CSUM) - before)) "$xdp"
 eq "load: the XDP program saw every packet sent" "$xdp" "${SENT:-?}"
 eq "load: no window overloaded" \
-	"$(in_ns bdd "$BLOOMTAP" -j stats btddb | json_get '["spie_no_ready_window"]')" 0
+	"$(in_ns $NS_D "$BLOOMTAP" -j stats $IF_DB | json_get '["spie_no_ready_window"]')" 0
 for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 PIDS=()
 
 # detach: the host program goes with the last instance
-in_ns bdr "$BLOOMTAP" detach btdra >/dev/null
-eq "one instance left: the host program stays" \
-	"$(bpftool prog show 2>/dev/null | grep -c 'name bloomtap_drops')" 1
-in_ns bdd "$BLOOMTAP" detach btddb >/dev/null
+in_ns $NS_R "$BLOOMTAP" detach $IF_RA >/dev/null
+eq "one instance left: the host program stays, the same" "$(host_prog)" "$HOST_PROG"
+in_ns $NS_D "$BLOOMTAP" detach $IF_DB >/dev/null
 # a link's last reference frees the program after a grace period
-wait_for "the last instance gone: no host program" 10 bash -c \
-	"! bpftool prog show 2>/dev/null | grep -q 'name bloomtap_drops'" &&
+wait_for "the last instance gone: no host program" 10 bash -c "! bpftool prog show id '$HOST_PROG' >/dev/null 2>&1" &&
 	ok "the last instance gone: no host program"
 check "the last instance gone: no host pins" test ! -e /sys/fs/bpf/bloomtap_drops
 

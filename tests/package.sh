@@ -25,11 +25,13 @@ CAPS=+bpf,+net_admin,+perfmon
 TMP=$(mktemp -d)
 AGENT=
 INSTALLED=
+SAVED=()
 cleanup() {
 	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
 	cleanup_netns
 	# a failed run does not leave the package behind
 	[ -n "$INSTALLED" ] && dpkg --purge bloomtap >/dev/null 2>&1
+	for d in "${SAVED[@]}"; do rm -rf "$d"; mv "$d.package-test-$ID" "$d"; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
@@ -38,8 +40,14 @@ trap cleanup EXIT INT TERM
 if dpkg-query -W -f='${Status}' bloomtap 2>/dev/null | grep -q 'ok installed'; then
 	fail "bloomtap is installed on this machine already: the test would replace it"; summary; exit 1
 fi
+# What an earlier run or install left (any `bloomtap run` makes
+# /var/lib/bloomtap) is set aside for the test and put back after it:
+# purge must find the paths as the package made them, and the machine's
+# own stay as they were.
 for d in /var/lib/bloomtap /run/bloomtap /etc/bloomtap; do
-	[ -e "$d" ] && { fail "$d exists before the install: not the package's to purge"; summary; exit 1; }
+	[ -e "$d" ] || continue
+	mv "$d" "$d.package-test-$ID" || { fail "setting $d aside"; summary; exit 1; }
+	SAVED+=("$d")
 done
 
 # ---- lintian ----

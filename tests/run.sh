@@ -30,18 +30,33 @@ add_counts() {	# suite name, its output file, its exit code
 	printf '== %-17s %s passed, %s failed, %s skipped\n' "$name" "$p" "$f" "$s"
 }
 
+# Each suite's time, and every skip with its reason, for the closing report.
+times=() skips=()
+
 run_suite() {	# name, command...
-	local name=$1 out rc; shift
+	local name=$1 out rc t0 limit; shift
 	# SUITES="a b": only these (make test-kernels runs a subset in each VM)
 	[ -z "$SUITES" ] || [[ " $SUITES " == *" $name "* ]] || return 0
+	# a suite that hangs is ended and named; the guests' suites boot QEMU
+	case $name in kernels) limit=2700 ;; *) limit=${SUITE_TIMEOUT:-1200} ;; esac
 	out=$(mktemp)
 	echo "== $name: $*"
-	"$@" 2>&1 | tee "$out"
+	t0=$(date +%s)
+	timeout -k 30 "$limit" "$@" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "== $name: ended after its time limit of $limit s (SUITE_TIMEOUT)" | tee -a "$out"
+		echo "  FAIL  $name: timed out" >>"$out"
+		timed_out+=("$name")
+	fi
+	times+=("$(printf '%-18s %5d s' "$name" $(($(date +%s) - t0)))")
+	while IFS= read -r line; do skips+=("$name: $line"); done < <(
+		sed -n 's/^ *SKIP:\{0,1\} *//p; s/^\[  SKIPPED \] \(test_.*\)/\1/p' "$out" | sort -u)
 	add_counts "$name" "$out" "$rc"
 	rm -f "$out"
 	sanitizer_reports "$name"
 }
+timed_out=()
 
 # Under the sanitizers every report goes to a file of SAN_DIR (log_path),
 # whoever ran the program: a report in a $(...) capture, a background job
@@ -112,6 +127,10 @@ else
 	run_suite image       tests/image.sh
 	run_suite manifests   tests/manifests.sh
 	run_suite docs        python3 tests/docs.py
+	# every command the run calls comes from a package make deps installs
+	run_suite deps        python3 tests/deps.py
+	# the .deb under systemd as PID 1, in a Debian 12 guest (QEMU)
+	run_suite systemd     tests/systemd.sh
 	# and every fuzz target for a few seconds, when make test built them
 	[ -x .output/fuzz/fuzz_capture ] && run_suite fuzz tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-8}"
 	# the datapath's suites on Debian 12's kernel, under QEMU: about 7
@@ -122,6 +141,14 @@ else
 		tests/kernels/vmtest.sh ${TEST_KERNELS-6.1}
 fi
 
+echo
+echo "each suite's time:"
+printf '  %s\n' "${times[@]}"
+[ ${#timed_out[@]} -gt 0 ] && echo "suites ended at their time limit: ${timed_out[*]}"
+if [ ${#skips[@]} -gt 0 ]; then
+	echo "skips, and why:"
+	printf '  %s\n' "${skips[@]}"
+fi
 [ ${#broken[@]} -gt 0 ] && echo "suites that exited non-zero without failing a test, or met a sanitizer: ${broken[*]}"
 echo
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"

@@ -11,6 +11,13 @@ pattern=$(awk -v l="$label" '$1 == l { print $2 }' "$here/kernels.list")
 [ -n "$pattern" ] || { echo "fetch: no kernel '$label' in kernels.list" >&2; exit 2; }
 mkdir -p "$cache/apt/lists/partial" "$cache/apt/cache/archives/partial"
 cache=$(cd "$cache" && pwd)
+dir=$cache/$label
+# One download, not one a run: a kernel fetched before is used as it is,
+# without asking the mirror (KERNELS_REFRESH=1 asks for its newest build).
+if [ -z "$KERNELS_REFRESH" ] && [ -s "$dir/vmlinuz" ] && [ -s "$dir/initramfs.cpio.gz" ] &&
+   [ -s "$dir/kver" ] && [ "$(cat "$dir/initramfs.sum" 2>/dev/null)" = "$(sha256sum <"$here/init")" ]; then
+	echo "$dir"; exit 0
+fi
 apt_opts=(-o "Dir::Etc::sourcelist=$here/sources.list" -o Dir::Etc::sourceparts=-
 	  -o "Dir::State::lists=$cache/apt/lists" -o "Dir::Cache=$cache/apt/cache"
 	  -o APT::Sandbox::User=root -q)
@@ -22,8 +29,8 @@ fi
 pkg=$(apt-cache "${apt_opts[@]}" pkgnames linux-image- | grep -E "$pattern" | sort -V | tail -1)
 [ -n "$pkg" ] || { echo "fetch: nothing on the mirror matches $pattern" >&2; exit 1; }
 kver=${pkg#linux-image-}
-dir=$cache/$label
-if [ "$(cat "$dir/kver" 2>/dev/null)" != "$kver" ] || [ ! -s "$dir/initramfs.cpio.gz" ]; then
+if [ "$(cat "$dir/kver" 2>/dev/null)" != "$kver" ] || [ ! -s "$dir/initramfs.cpio.gz" ] ||
+   [ "$(cat "$dir/initramfs.sum" 2>/dev/null)" != "$(sha256sum <"$here/init")" ]; then
 	rm -rf "$dir"; mkdir -p "$dir/root"
 	(cd "$dir" && apt-get "${apt_opts[@]}" download "$pkg" >/dev/null) ||
 		{ echo "fetch: apt-get download $pkg failed" >&2; exit 1; }
@@ -46,5 +53,6 @@ if [ "$(cat "$dir/kver" 2>/dev/null)" != "$kver" ] || [ ! -s "$dir/initramfs.cpi
 	cp "$here/init" "$ird/init"; chmod 755 "$ird/init"
 	(cd "$ird" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1) >"$dir/initramfs.cpio.gz"
 	echo "$kver" >"$dir/kver"
+	sha256sum <"$here/init" >"$dir/initramfs.sum"
 fi
 echo "$dir"

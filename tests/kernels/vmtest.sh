@@ -5,11 +5,13 @@
 # BPF_PROG_TEST_RUN in it, and prints one table, kernel x suite.
 # Usage: vmtest.sh [LABEL...]   (default: every kernel of the list, then
 # the running kernel natively). Env: BT_BUILD (.output), KERNELS_CACHE,
-# KERNEL_SUITES, VM_TIMEOUT (seconds a kernel, default 1800).
+# KERNEL_SUITES, VM_TIMEOUT (seconds a kernel, default 1800), VM_CPUS (4:
+# more than this machine's two, so no test leans on the host's count).
 cd "$(dirname "$0")/../.." || exit 1
 repo=$PWD here=$repo/tests/kernels
 build=${BT_BUILD:-.output}
-cache=${KERNELS_CACHE:-$build/kernels}
+# the kernels outlive the checkout: a new clone fetches nothing fetched before
+cache=${KERNELS_CACHE:-${BT_TEST_CACHE:-/var/cache/bloomtap-tests}/kernels}
 suites=${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,oracle,heavy-pcaps,watch-pcaps}
 labels=("$@")
 # the running kernel first: its oracle suites fill tshark's cache
@@ -23,7 +25,7 @@ mkdir -p "$cache" && cache=$(cd "$cache" && pwd)
 # tshark's dissections, kept by file (tests/oracle.py): user space, the same
 # on every kernel, and minutes a suite under emulation
 export TSHARK_CACHE=${TSHARK_CACHE:-$cache/tshark}
-results=$cache/results
+results=$repo/$build/kernels-results
 
 run_kernel() {	# label; leaves $results/LABEL/{log,kernel.json,done,console.log,seconds}
 	local label=$1 res=$results/$1 dir kver t0
@@ -33,10 +35,12 @@ run_kernel() {	# label; leaves $results/LABEL/{log,kernel.json,done,console.log,
 		bt_out=$res bt_build=$build bt_suites=$suites "$here/guest.sh"
 	else
 		if ! dir=$("$here/fetch.sh" "$label" "$cache" 2>"$res/fetch.err"); then
-			echo "skip: $(tail -1 "$res/fetch.err")" >"$res/skip"; return
+			# under CI a kernel the README promises is never skipped
+			echo "$([ -n "$CI" ] && echo fail || echo skip): $(tail -1 "$res/fetch.err")" >"$res/skip"
+			return
 		fi
 		kver=$(cat "$dir/kver")
-		timeout "${VM_TIMEOUT:-1800}" qemu-system-x86_64 -accel tcg -cpu max -M q35 -smp 2 -m 2G \
+		timeout "${VM_TIMEOUT:-1800}" qemu-system-x86_64 -accel tcg -cpu max -M q35 -smp "${VM_CPUS:-4}" -m 2G \
 			-nographic -no-reboot -kernel "$dir/vmlinuz" -initrd "$dir/initramfs.cpio.gz" \
 			-append "console=ttyS0 panic=-1 quiet bt_kver=$kver bt_kdir=$dir/root bt_run=$here/guest.sh bt_build=$build bt_suites=$suites bt_tshark=$TSHARK_CACHE" \
 			-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
