@@ -104,18 +104,27 @@ d = json.load(sys.stdin)
 print(sum(r["bytes"] for r in d["reasons"] if r["reason"] == sys.argv[1]))' "$3"
 }
 
-# trace_says INSTANCE NS PCAP REASON [KEPT]: every packet seen; dropped
-# with REASON (or not dropped, REASON "-"); the tags in file KEPT (a sink's
-# reads) are packets delivered: seen only.
+# trace_says INSTANCE NS PCAP REASON [KEPT]: an answer for every packet of
+# the capture, each seen; dropped with REASON (or not dropped, REASON
+# "-"); the tags in file KEPT (a sink's reads) are packets delivered: seen
+# only.
 trace_says() {
 	in_ns "$2" "$BLOOMTAP" -j trace "$1" "$3" > "$WORK/trace.json"
-	python3 - "$WORK/trace.json" "$4" "${5:-}" <<'PY'
-import json, sys
+	python3 - "$WORK/trace.json" "$4" "${5:-}" "$3" <<'PY'
+import json, struct, sys
 res = json.load(open(sys.argv[1]))
 want, kept = sys.argv[2], set()
 if sys.argv[3]:
     kept = {int(l) for l in open(sys.argv[3]) if l.strip().isdigit()}
-bad = []
+# the capture's packets (classic pcap, as drops_lab.py writes it)
+with open(sys.argv[4], 'rb') as f:
+    end = '<' if f.read(4) in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+    f.read(20)
+    sent = 0
+    while len(h := f.read(16)) == 16:
+        f.seek(struct.unpack(end + 'IIII', h)[2], 1)
+        sent += 1
+bad = [] if len(res) == sent else ["%d answers for the capture's %d packets" % (len(res), sent)]
 for i, p in enumerate(res):
     reasons = {d["reason"] for d in p["drops"]}
     if not p["seen"]:
