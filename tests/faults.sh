@@ -18,7 +18,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 crashed() { [ "$1" -ge 128 ]; }	# killed by a signal
 
-pair() { veth_pair "$NSA" "$VA" "$NSB" "$VB" 9; }
+# no ARP on the link: "the program counts every packet" counts the pings
+pair() { veth_pair "$NSA" "$VA" "$NSB" "$VB" 9 && static_neighbours "$NSA" "$VA" "$NSB" "$VB" 9; }
 
 # meta_abi PIN N: rewrites the pinned meta's abi_version (bytes 8..11) to N,
 # as an instance of another bloomtap version would have it

@@ -114,6 +114,17 @@ veth_pair() {
 	ip -n "$nsb" link set "$vb" up
 }
 
+# static_neighbours NSA VA NSB VB N: each end of veth_pair's link knows the
+# other's MAC for good (nud permanent), so no ARP crosses it: a count of
+# frames is the count of what the test sent.
+static_neighbours() {
+	local nsa=$1 va=$2 nsb=$3 vb=$4 n=$5 mac_a mac_b
+	mac_a=$(ip -n "$nsa" -br link show "$va" | awk '{print $3}')
+	mac_b=$(ip -n "$nsb" -br link show "$vb" | awk '{print $3}')
+	ip -n "$nsa" neigh replace "198.18.$n.2" lladdr "$mac_b" dev "$va" nud permanent &&
+		ip -n "$nsb" neigh replace "198.18.$n.1" lladdr "$mac_a" dev "$vb" nud permanent
+}
+
 cleanup_netns() {
 	local ns
 	for ns in "${NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
