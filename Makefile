@@ -17,7 +17,7 @@ VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 VERSION   := $(shell sed -n '1s/^bloomtap .\([^ ]*\). .*/\1/p' debian/changelog)
 
 # Every Debian package make test calls a command of, listed once here:
-# tests/deps.sh fails when a suite calls a command from a package that
+# tests/deps.py fails when a suite calls a command from a package that
 # is neither here nor in a fresh Debian's required set. Lists are
 # recursive (=) so each may name the ones defined after it.
 # make test-kernels (and make test's guests): QEMU's software emulation

@@ -30,8 +30,9 @@ add_counts() {	# suite name, its output file, its exit code
 	printf '== %-17s %s passed, %s failed, %s skipped\n' "$name" "$p" "$f" "$s"
 }
 
-# Each suite's time, and every skip with its reason, for the closing report.
-times=() skips=()
+# Each suite's time, every skip with its reason, and the suites ended at
+# their time limit, for the closing report.
+times=() skips=() timed_out=()
 
 run_suite() {	# name, command...
 	local name=$1 out rc t0 limit; shift
@@ -56,7 +57,6 @@ run_suite() {	# name, command...
 	rm -f "$out"
 	sanitizer_reports "$name"
 }
-timed_out=()
 
 # Under the sanitizers every report goes to a file of SAN_DIR (log_path),
 # whoever ran the program: a report in a $(...) capture, a background job

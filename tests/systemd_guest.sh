@@ -25,10 +25,10 @@ lab() {
 		ip addr add "$ADDR/24" dev "$VH" && ip link set "$VH" up &&
 		ip -n "$NSA" addr add "$PEER/24" dev "$VP" && ip -n "$NSA" link set "$VP" up
 }
+trap 'cleanup_netns; ip netns delete "$ROOTNS" 2>/dev/null' EXIT
 netns_add "$NSA" || { fail "namespace $NSA"; summary; exit 1; }
 ip netns attach "$ROOTNS" 1 || { fail "naming the guest's namespace"; summary; exit 1; }
 check "the lab: $VH ($ADDR) -- $VP ($PEER) in $NSA" lab
-trap 'cleanup_netns; ip netns delete "$ROOTNS" 2>/dev/null' EXIT
 
 unit() { systemctl show -p "$1" --value bloomtap.service; }
 metric() {	# the value of a /metrics line that starts with $1

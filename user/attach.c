@@ -126,7 +126,7 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
 	struct bt_instance inst;
 	char path[256], other[BPF_OBJ_NAME_LEN];
-	int ifindex, link_fd, err;
+	int ifindex, link_fd, linked, err;
 	bool created = false, skb;
 	__u32 id, zero = 0;
 
@@ -141,15 +141,15 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 	}
 	if ((err = bt_ensure_bpffs()))
 		return err;
-	if (bt_instance_link_ifindex(ifname) > 0) {
+	linked = bt_instance_link_ifindex(ifname);
+	if (linked > 0) {
 		bt_err("'%s' already has bloomtap attached (instance %s): 'bloomtap "
 		       "detach %s' first", ifname, ifname, ifname);
 		return -EEXIST;
 	}
 	/* ifindex 0: a link pin whose attachment is gone (a detach that could
 	 * not unlink it, or its interface was deleted): it holds nothing */
-	if (!bt_instance_link_ifindex(ifname) &&
-	    (err = unlink_link_pin(ifname)))
+	if (!linked && (err = unlink_link_pin(ifname)))
 		return err;
 	id = xdp_prog_on(ifindex, other, sizeof(other));
 	/* bloomtap's own program whose pins this process cannot see: never

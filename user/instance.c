@@ -288,21 +288,35 @@ void bt_instance_names_free(char **names, int n)
 	bt_strv_free(names, n);
 }
 
-/* The holder's PID in the instance's meta: a field no datapath reads and
- * only attach otherwise writes (before it takes the lock). */
-static void record_holder(const char *name)
+/* Instance name's meta map, opened by its pin and read into *meta: its
+ * fd, or -1 when there is none to read. */
+static int meta_pin_read(const char *name, struct bt_meta *meta)
 {
-	struct bt_meta meta;
 	char path[256];
 	__u32 zero = 0;
 	int fd;
 
 	if (bt_instance_path(name, "meta", path, sizeof(path)) || (fd = bpf_obj_get(path)) < 0)
-		return;
-	if (!bpf_map_lookup_elem(fd, &zero, &meta)) {
-		meta.holder_pid = getpid();
-		bpf_map_update_elem(fd, &zero, &meta, BPF_EXIST);
+		return -1;
+	if (bpf_map_lookup_elem(fd, &zero, meta)) {
+		close(fd);
+		return -1;
 	}
+	return fd;
+}
+
+/* The holder's PID in the instance's meta: a field no datapath reads and
+ * only attach otherwise writes (before it takes the lock). */
+static void record_holder(const char *name)
+{
+	struct bt_meta meta;
+	__u32 zero = 0;
+	int fd = meta_pin_read(name, &meta);
+
+	if (fd < 0)
+		return;
+	meta.holder_pid = getpid();
+	bpf_map_update_elem(fd, &zero, &meta, BPF_EXIST);
 	close(fd);
 }
 
@@ -361,8 +375,7 @@ static int holder_from_proc_locks(const char *dir)
 int bt_instance_lock_holder(const char *name)
 {
 	struct bt_meta meta;
-	char dir[256], path[256];
-	__u32 zero = 0;
+	char dir[256];
 	int fd, pid = 0;
 
 	if (bt_instance_path(name, NULL, dir, sizeof(dir)))
@@ -376,9 +389,8 @@ int bt_instance_lock_holder(const char *name)
 		return 0;
 	}
 	close(fd);
-	if (!bt_instance_path(name, "meta", path, sizeof(path)) && (fd = bpf_obj_get(path)) >= 0) {
-		if (!bpf_map_lookup_elem(fd, &zero, &meta))
-			pid = meta.holder_pid;
+	if ((fd = meta_pin_read(name, &meta)) >= 0) {
+		pid = meta.holder_pid;
 		close(fd);
 	}
 	if (!pid)
