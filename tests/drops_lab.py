@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The drops test's packets: each frame built here, sent with AF_PACKET and
 written to a pcap as sent, so that `bloomtap trace` is asked about exactly
-those packets. IPv4 and UDP only, addresses from 198.18.0.0/15.
+those packets. IPv4 and UDP (IPv6 and UDP with IPv6 addresses), addresses
+from 198.18.0.0/15 and 2001:db8::/32.
 
 usage:
   drops_lab.py send IFACE SRC_MAC DST_MAC OUT.pcap COUNT SRC DST DPORT
@@ -66,6 +67,19 @@ def frame(src_mac, dst_mac, src, dst, dport, ident, tag, ttl, df, size, bad, spo
     return dst_mac + src_mac + b"\x08\x00" + ip + udp
 
 
+def frame6(src_mac, dst_mac, src, dst, dport, tag, hops, size):
+    """IPv6 and UDP: the tag in the payload and the flow label."""
+    payload = struct.pack("!Q", tag)
+    payload += bytes((tag + i) & 0xFF for i in range(max(0, size - 48 - len(payload))))
+    s, d = socket.inet_pton(socket.AF_INET6, src), socket.inet_pton(socket.AF_INET6, dst)
+    udp_len = 8 + len(payload)
+    udp = struct.pack("!HHHH", 40000 + tag % 20000, dport, udp_len, 0) + payload
+    c = csum(s + d + struct.pack("!IxxxB", udp_len, 17) + udp) or 0xFFFF
+    udp = udp[:6] + struct.pack("!H", c) + udp[8:]
+    ip = struct.pack("!IHBB16s16s", 6 << 28 | (tag & 0xFFFFF), udp_len, 17, hops, s, d)
+    return dst_mac + src_mac + b"\x86\xdd" + ip + udp
+
+
 def frame_tcp(src_mac, dst_mac, src, dst, dport, ident, tag, i, size):
     """Segment i of a TCP flow: ACK, consecutive sequence numbers and IP
     IDs, DF: what GRO merges."""
@@ -117,7 +131,9 @@ def send(args):
     with open(out, "wb") as f:
         pcap_header(f)
         for i in range(start, start + int(count)):
-            if tcp:
+            if ":" in src:
+                fr = frame6(mac(smac), mac(dmac), src, dst, int(dport), tag0 + i, ttl, size)
+            elif tcp:
                 fr = frame_tcp(mac(smac), mac(dmac), src, dst, int(dport), (tag0 + i) & 0xFFFF,
                                tag0, i, size)
             else:

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # make test-mutants: each mutant is a deliberately broken bloomtap (one
 # change to the source); the suite that should catch it must fail. A
-# mutant that passes its suite is a check that cannot fail. Not part of
-# make test: every mutant is a build and a suite run.
+# mutant that passes its suite is a check that cannot fail. Each suite
+# first runs once unmutated: a mutant counts as caught only by a suite
+# that passed without it. Not part of make test: every mutant is a build
+# and a suite run.
 #   tests/mutants.sh [NAME...]   (all when none is named)
 source "$(dirname "$0")/lib.sh"
 need_root "mutants"
 PCAPS_DIR=$(cd "$PCAPS" && pwd)
 
 # name | file | the text | its replacement | the suite that must fail
+# (no "|" inside a field)
 MUTANTS=(
 'rotate-no-repair|user/windows.c|		bt_keeper_turn(&k, false, true);
 		if (bt_spie_close_current(&s)) {|		if (bt_spie_close_current(&s)) {|tests/keeper_kills.sh'
@@ -34,6 +37,12 @@ MUTANTS=(
 		const struct bt_heavy_flow *f = &r->flows[i];
 		struct flow_rec rec = {|tests/ipfix.sh'
 'api-ignores-n|user/http.c|	o = bt_heavy_json(&f->hm, top, false, NULL);|	o = bt_heavy_json(&f->hm, 100000, false, NULL);|tests/agent.sh'
+'auth-only-with-tls|user/http.c|!srv->web->nusers)|!srv->web->cert_pem)|tests/webapi.sh'
+'login-costs-one|user/http.c|	rate_ok(c, BT_HTTP_AUTH_FAIL_COST - 1);|	rate_ok(c, 0);|tests/webapi.sh'
+'drop-v6-raw-word|bpf/drop.bpf.h|		hdr = spie_hdr_v6(*(__u64 *)ip);|		hdr = *(__u64 *)ip;|tests/drops.sh'
+'suppressed-as-not-ip|bpf/drop.bpf.h|		dctr->c[BT_DROP_SUPPRESSED] += segs;|		dctr->c[BT_DROP_NOT_IP] += segs;|tests/drops.sh'
+'window-other-never-set|bpf/drop.bpf.h|	d->other += n;|	(void)n;|tests/drops.sh'
+'remove-purges|debian/bloomtap.postrm|if [ "$1" = purge ]; then|if [ "$1" = purge -o "$1" = remove ]; then|tests/package.sh'
 'heavy-json-hides-tcp|user/heavy.c|		const struct bt_heavy_flow *f = &r->flows[i];
 		struct json_object *o = json_object_new_object();|		const struct bt_heavy_flow *f = &r->flows[i];
 		if (f->key.proto == 6)
@@ -41,11 +50,43 @@ MUTANTS=(
 		struct json_object *o = json_object_new_object();|tests/cli.sh'
 )
 
+# run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary
+# under .output/) against the build in TREE; its exit code
+run_suite() {
+	local suite=$1 tree=$2 log=$3 run=(bash "$TOP/$1")
+	[[ $suite == .output/* ]] && run=("$tree/$suite")
+	BLOOMTAP=$tree/.output/bloomtap BT_PCAPS=$PCAPS_DIR KEEPER_KILL_ROUNDS=40 \
+		BT_DEB=$tree/$(make -s -C "$tree" print-deb) BT_SRC=$tree timeout 900 "${run[@]}" > "$log" 2>&1
+}
+
 only=" $* "
+selected=() suites=()
 for m in "${MUTANTS[@]}"; do
 	IFS='|' read -r -d '' name file old new suite <<<"$m" || true
 	suite=${suite%$'\n'}
 	[ -n "$*" ] && [[ "$only" != *" $name "* ]] && continue
+	selected+=("$m")
+	[[ " ${suites[*]} " == *" $suite "* ]] || suites+=("$suite")
+done
+
+# each suite once unmutated, against this tree's build (the package suite
+# against its .deb): its mutants are judged only if it passes
+declare -A clean
+make -s -C "$TOP" all deb $(printf '%s\n' "${suites[@]}" | grep '^\.output/') >/dev/null 2>&1 ||
+	{ fail "the unmutated tree does not build"; summary; exit 1; }
+for suite in "${suites[@]}"; do
+	if run_suite "$suite" "$TOP" "$TOP/.output/mutants-clean.log"; then
+		clean[$suite]=1; ok "unmutated, $suite passes"
+	else
+		fail "unmutated, $suite fails: its mutants prove nothing"
+		grep '^  FAIL' "$TOP/.output/mutants-clean.log" | head -5
+	fi
+done
+
+for m in "${selected[@]}"; do
+	IFS='|' read -r -d '' name file old new suite <<<"$m" || true
+	suite=${suite%$'\n'}
+	[ -n "${clean[$suite]}" ] || continue
 	dir=$(mktemp -d)
 	tar -C "$TOP" --exclude='./.output*' --exclude=./.git -cf - . | tar -C "$dir" -xf -
 	if ! python3 - "$dir/$file" "$old" "$new" <<'PY'
@@ -59,14 +100,14 @@ PY
 	then
 		fail "mutant $name: could not apply"; rm -rf "$dir"; continue
 	fi
-	# a suite is a script of tests/, or a C test binary the mutant's tree builds
-	targets="all" run=(bash "$TOP/$suite")
-	[[ $suite == .output/* ]] && targets="all $suite" run=("$dir/$suite")
+	# what the suite runs: the tool, a C test binary, or the .deb
+	targets="all"
+	[[ $suite == .output/* ]] && targets="all $suite"
+	[ "$suite" = tests/package.sh ] && targets="all deb"
 	if ! make -s -C "$dir" BT_PCAPS="$PCAPS_DIR" $targets >"$dir/build.log" 2>&1; then
 		fail "mutant $name: does not build"; tail -5 "$dir/build.log"; rm -rf "$dir"; continue
 	fi
-	BLOOMTAP=$dir/.output/bloomtap BT_PCAPS=$PCAPS_DIR KEEPER_KILL_ROUNDS=40 \
-		timeout 900 "${run[@]}" > "$dir/suite.log" 2>&1
+	run_suite "$suite" "$dir" "$dir/suite.log"
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		ok "mutant $name caught by $suite ($(grep -c '^  FAIL' "$dir/suite.log") checks failed)"

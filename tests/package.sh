@@ -133,10 +133,11 @@ cleanup_netns
 umount /sys/fs/bpf
 
 # ---- an upgrade keeps the admin's configuration ----
-# the same tree, one changelog entry newer, built as make deb builds
+# the same tree (BT_SRC, the .deb's: a mutant's under make test-mutants),
+# one changelog entry newer, built as make deb builds
 NEXT=$VERSION+upgradetest1
 mkdir -p "$TMP/src"
-(cd "$TOP" && tar -c --exclude=./.output* --exclude=./.git .) | tar -x -C "$TMP/src"
+(cd "${BT_SRC:-$TOP}" && tar -c --exclude=./.output* --exclude=./.git .) | tar -x -C "$TMP/src"
 { printf 'bloomtap (%s) unstable; urgency=medium\n\n  * An upgrade, for tests/package.sh.\n\n' "$NEXT"
   printf ' -- %s  %s\n\n' "$(sed -n 's/^Maintainer: //p' "$TOP/debian/control")" "$(date -R)"
   cat "$TOP/debian/changelog"; } > "$TMP/src/debian/changelog"
@@ -152,7 +153,14 @@ else
 	fail "the next version's package builds"; tail -20 "$TMP/build.log" | sed 's/^/        /'
 fi
 
-# ---- purge ----
+# ---- remove, then purge ----
+# remove takes the program and keeps what an operator would miss: the
+# archive, the user (the archive's owner) and the configuration
+check "dpkg --remove bloomtap" dpkg --remove bloomtap
+check "removed: the program is gone" test ! -e /usr/sbin/bloomtap
+check "removed: the archive stays (the agent's windows)" bash -c "ls /var/lib/bloomtap/archive/*.btw >/dev/null"
+eq "removed: the user stays" "$(getent passwd bloomtap | cut -d: -f3)" "$UID_"
+check "removed: the configuration stays" grep -qx "# the admin's line" /etc/bloomtap/bloomtap.conf
 check "dpkg --purge bloomtap" dpkg --purge bloomtap
 dpkg-query -W -f='${Status}' bloomtap 2>/dev/null | grep -q 'ok installed' || INSTALLED=
 snapshot > "$TMP/after"

@@ -82,6 +82,11 @@ static uint32_t flow_of(const struct bt_flow_key *k)
 
 struct accuracy {
 	size_t heavy, reported, hits, lost;
+	size_t near;		/* false positives within the report's error
+				 * bound below the threshold: what the sketch
+				 * allows (its estimate exceeds the truth by up
+				 * to eps x N) */
+	size_t beyond;		/* false positives below even that */
 	double are;
 };
 
@@ -138,6 +143,10 @@ static void run_interval(struct bt_instance *inst, uint32_t (*pick)(void), doubl
 			acc->hits++;
 			acc->are += (double)(h->bytes - truth[i].bytes) / truth[i].bytes;
 		} else {
+			if (truth[i].bytes + r.error_bytes >= thr)
+				acc->near++;
+			else
+				acc->beyond++;
 			print_message("false positive: %llu bytes reported (%llu exact), truth %llu, "
 				      "threshold %llu, bound %llu\n", (unsigned long long)h->bytes,
 				      (unsigned long long)h->exact_bytes,
@@ -176,12 +185,17 @@ static int reseed(void **state)
 static void check_accuracy(const char *what, double fraction, const struct accuracy *a)
 {
 	print_message("%s: %zu heavy flows (>= %g%% of bytes), %zu reported, "
-		      "recall %.4f, precision %.4f, average relative error %.2e, %zu nominations "
-		      "lost\n", what, a->heavy, fraction * 100, a->reported,
-		      a->heavy ? (double)a->hits / a->heavy : 1.0,
-		      a->reported ? (double)a->hits / a->reported : 1.0, a->are, a->lost);
+		      "recall %.4f, precision %.4f (%zu false positives within the bound), "
+		      "average relative error %.2e, %zu nominations lost\n", what, a->heavy,
+		      fraction * 100, a->reported, a->heavy ? (double)a->hits / a->heavy : 1.0,
+		      a->reported ? (double)a->hits / a->reported : 1.0, a->near, a->are, a->lost);
 	assert_int_equal(a->hits, a->heavy);			/* recall 100 % */
-	assert_true(a->hits >= 0.99 * a->reported);		/* precision */
+	/* a false positive only where the bound allows it: within eps x N
+	 * under the threshold (a run met one 696 bytes under it, its
+	 * estimate 781 over the truth, bound 65,422: 87 heavy flows, 88
+	 * reported, 0.989 precision); and 99 % precision over the rest */
+	assert_int_equal(a->beyond, 0);
+	assert_true(a->hits >= 0.99 * (a->reported - a->near));	/* precision */
 	assert_true(a->are <= 0.01);				/* error */
 }
 

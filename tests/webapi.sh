@@ -101,6 +101,19 @@ check "a 401 asks for basic auth" grep -qi '^WWW-Authenticate: Basic realm="bloo
 eq "/metrics with a wrong password: 401" "$(code -u "prom:x$PASSWORD" "$S/metrics")" 401
 eq "/metrics as an unknown user: 401" "$(code -u "nobody:$PASSWORD" "$S/metrics")" 401
 eq "/api/v1/heavy without credentials: 401" "$(code "$S/api/v1/heavy")" 401
+# failed logins cost a client 10 tokens each (BT_HTTP_AUTH_FAIL_COST, a
+# bcrypt's worth) of a bucket of 50 that refills 50 a second: 30 at once
+# from one address (127.0.0.7, a bucket no other check uses) are refused
+# with 429 past (50 + 50 x their seconds) / 10 of them; at 1 token each all
+# 30 would be 401s
+urls=(); for i in $(seq 30); do urls+=(-o /dev/null "$S/metrics"); done
+t0=$(date +%s%N)
+tls --interface 127.0.0.7 -u "nobody:x" -w '%{http_code}\n' "${urls[@]}" > "$TMP/logins.codes"
+ms=$((($(date +%s%N) - t0) / 1000000))
+n401=$(grep -cx 401 "$TMP/logins.codes") n429=$(grep -cx 429 "$TMP/logins.codes")
+allowed=$(( (50 + 50 * ms / 1000) / 10 + 1 ))
+check "failed logins cost 10 tokens: $n401 answered 401 of 30 in $ms ms (at most $allowed), then 429 ($n429)" \
+	test "$n401" -le "$allowed" -a "$n429" -ge 1 -a $((n401 + n429)) -eq 30
 eq "/api/v1/trace without credentials: 401" "$(code -X POST --data 00 "$S/api/v1/trace")" 401
 eq "/api/v1/heavy with them: 200" "$(code -u "prom:$PASSWORD" "$S/api/v1/heavy")" 200
 eq "/healthz, for probes, without credentials: 200" "$(code "$S/healthz")" 200
@@ -313,20 +326,32 @@ kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
 check "the socket is removed at exit" test ! -e "$SOCK"
 
 # ---- beyond loopback: the warning names what is exposed ----
-agent_a() {	# SCHEME LOG ARGS...: an agent on A's side, until it answers; then stopped
+agent_a() {	# SCHEME LOG ARGS...: an agent on A's side, until it answers; then
+	# $WHILE_UP (a command, if set) runs against it; then it is stopped
 	local scheme=$1 log=$2 pid; shift 2
 	nsenter --net=/var/run/netns/"$NSA" "$BLOOMTAP" run --listen 198.18.21.1:$PORT \
 		--archive "$TMP/archive-a" "$@" "$VA" > "$log" 2>&1 &
 	pid=$!
 	wait_for "the agent on A answers ($scheme)" 30 \
 		in_ns "$NSA" curl -s -k "$scheme://198.18.21.1:$PORT/healthz"
+	[ -n "$WHILE_UP" ] && $WHILE_UP
 	kill -TERM $pid; wait $pid
+}
+# users without TLS still guard the API: a request without them is refused
+users_in_clear() {
+	local u=http://198.18.21.1:$PORT
+	eq "users without TLS: /metrics without a user: 401" \
+		"$(in_ns "$NSA" curl -s -o /dev/null -w '%{http_code}' "$u/metrics")" 401
+	eq "users without TLS: /api/v1/heavy without a user: 401" \
+		"$(in_ns "$NSA" curl -s -o /dev/null -w '%{http_code}' "$u/api/v1/heavy")" 401
+	eq "users without TLS: /metrics with the user's password: 200" \
+		"$(in_ns "$NSA" curl -s -o /dev/null -w '%{http_code}' -u "prom:$PASSWORD" "$u/metrics")" 200
 }
 agent_a http "$TMP/a1.log"
 check "beyond loopback, no users: a warning naming the flows and the trace oracle" bash -c \
 	"grep warning '$TMP/a1.log' | grep 'heavy flows (addresses and ports)' | grep -q '/api/v1/trace'"
 printf 'basic_auth_users:\n  prom: %s\n' "'$HASH'" > "$TMP/users.yml"
-agent_a http "$TMP/a2.log" --web-config "$TMP/users.yml"
+WHILE_UP=users_in_clear agent_a http "$TMP/a2.log" --web-config "$TMP/users.yml"
 check "beyond loopback, users without TLS: a warning that passwords cross in clear" \
 	grep -q "warning.*in clear" "$TMP/a2.log"
 agent_a https "$TMP/a3.log" --web-config "$TMP/web.yml"
