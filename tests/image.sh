@@ -40,15 +40,25 @@ SIZE=$(podman image inspect --format '{{.Size}}' "$IMAGE")
 check "the image is small: $((SIZE / 1000000)) MB, at most 80" test "$SIZE" -le 80000000
 in_image() { podman run --rm --entrypoint "$1" "$IMAGE" "${@:2}"; }
 eq "bloomtap --version in the image" "$(podman run --rm "$IMAGE" --version)" "bloomtap $VERSION"
-in_image /usr/bin/dpkg-query -W -f='${Package}\n' | sed 's/:.*//' | sort > "$TMP/pkgs"
-# the runtime closure: the .deb's dependencies, recursively (apt's view
-# of the same mirror)
+in_image /usr/bin/dpkg-query -W -f='${Package} ${Essential}\n' | sed 's/:[^ ]*//' |
+	sort > "$TMP/pkgs-ess"
+cut -d' ' -f1 "$TMP/pkgs-ess" > "$TMP/pkgs"
+# what apt installs with these packages, recursively (its view of the same
+# mirror)
+closure() {
+	apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+		--no-replaces --no-enhances "$@" 2>/dev/null | grep -v '^ ' | sed 's/:.*//; s/[<>]//g'
+}
+# the runtime closure: the .deb's dependencies
 DEPS=$(dpkg-deb -f "$DEB" Depends | sed 's/([^)]*)//g; s/|/,/g; s/,/ /g')
-apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
-	--no-replaces --no-enhances $DEPS 2>/dev/null | grep -v '^ ' | sed 's/:.*//; s/[<>]//g' |
-	sort -u > "$TMP/closure"
+closure $DEPS | sort -u > "$TMP/closure"
 BEYOND=$(comm -23 "$TMP/pkgs" "$TMP/closure" | grep -vx bloomtap | tr '\n' ' ')
 echo "        $(wc -l < "$TMP/pkgs") packages; beyond the runtime closure: $BEYOND"
+# and the rest is Debian's Essential set (mmdebstrap's essential variant)
+# with what it depends on: nothing else came in
+{ cat "$TMP/closure"; closure $(awk '$2 == "yes" { print $1 }' "$TMP/pkgs-ess"); } | sort -u > "$TMP/allowed"
+eq "nothing in the image beyond the runtime closure and the Essential set's" \
+	"$(comm -23 "$TMP/pkgs" "$TMP/allowed" | grep -vx bloomtap | tr '\n' ' ')" ""
 for p in apt perl libperl5.36 usrmerge; do
 	check "not in the image: $p" bash -c "! grep -qx '$p' '$TMP/pkgs'"
 done
