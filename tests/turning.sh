@@ -189,7 +189,14 @@ d = [t(w["end"]) - t(w["start"]) for w in json.load(sys.stdin)
 print(len(d), "%.3f" % max(d or [9]))' "$HUP" "$DONE")"
 echo "        the reload took $(python3 -c "print('%.2f' % ($DONE - $HUP))") s; windows meanwhile: $NW, the longest $MAX s"
 check "windows turned during the reload ($NW)" test "$NW" -ge 2
-check "no window held past 3 x 100 ms during the reload ($MAX s)" python3 -c "import sys; sys.exit(not $MAX <= 0.3)"
+# The loop must not wait for the reload: a reload on the loop holds one
+# window for the whole reload (7 s here). A busy host also delays a loop
+# that never waits (a run beside two CPU hogs held one 0.568 s of a 7.2 s
+# reload, another under ASan 0.352 s): the bound is 3 periods, or a
+# quarter of the reload on a machine slow enough to stretch it
+BOUND=$(python3 -c "print('%.3f' % max(0.3, ($DONE - $HUP) / 4))")
+check "no window held past max(3 x 100 ms, a quarter of the reload) = $BOUND s during the reload ($MAX s)" \
+	python3 -c "import sys; sys.exit(not $MAX <= $BOUND)"
 kill -TERM $AGENT; wait $AGENT; AGENT=
 "$BLOOMTAP" detach "${VB}x" >/dev/null 2>&1
 cleanup
