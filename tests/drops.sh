@@ -195,15 +195,78 @@ veth_pair $NS_6A $IF_6A $NS_6B $IF_6B 42 || fail "the IPv6 pair"
 in_ns $NS_6B sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.$IF_6B.disable_ipv6=0
 ip -n $NS_6B addr add 2001:db8:42::2/64 dev $IF_6B nodad
 check "attach on the IPv6 pair" in_ns $NS_6B "$BLOOMTAP" attach $IF_6B
+MAC_6A=$(ip -n $NS_6A -j link show $IF_6A | json_get '[0]["address"]')
 MAC_6B=$(ip -n $NS_6B -j link show $IF_6B | json_get '[0]["address"]')
+# every send of this pair from one CPU: its drops land in that CPU's
+# record of the window's reasons (the section after this one needs it)
+CPU0=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 before=$(reason_count $IF_6B $NS_6B NO_SOCKET)
-in_ns $NS_6A $LAB send $IF_6A "$(ip -n $NS_6A -j link show $IF_6A | json_get '[0]["address"]')" \
+in_ns $NS_6A taskset -c $CPU0 $LAB send $IF_6A "$MAC_6A" \
 	"$MAC_6B" "$WORK/v6.pcap" $N 2001:db8:42::1 2001:db8:42::2 5020 --tag 17 >/dev/null
 wait_for "IPv6 NO_SOCKET counted" 10 bash -c "[ \$(reason_count $IF_6B $NS_6B NO_SOCKET) -ge $((before + N)) ]"
 eq "IPv6 NO_SOCKET: the count equals the packets sent" \
 	$(($(reason_count $IF_6B $NS_6B NO_SOCKET) - before)) $N
 check "IPv6 NO_SOCKET: trace says seen and dropped here with NO_SOCKET" \
 	trace_says $IF_6B $NS_6B "$WORK/v6.pcap" NO_SOCKET
+
+# More reasons than a CPU's record of a window holds (BT_WIN_DROP_SLOTS,
+# 7): all from one CPU into the pair's one window, each a burst of its own.
+# The reasons past the seventh mark the window "other", and trace, which
+# then tries every reason of the kernel, still finds them. Each burst's
+# reason is the one whose count grew by the burst (the kernel names it).
+ip -n $NS_6B addr add 198.18.42.2/24 dev $IF_6B
+in_ns $NS_6B sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.drop_unicast_in_l2_multicast=1 \
+	net.ipv4.conf.$IF_6B.drop_unicast_in_l2_multicast=1
+in_ns $NS_6B nft -f - <<'NFT' || fail "the pair's nft rule"
+table inet btmany {
+	chain in {
+		type filter hook input priority 0;
+		udp dport 5023 drop
+	}
+}
+NFT
+reasons_now() { in_ns $NS_6B "$BLOOMTAP" -j drops $IF_6B > "$WORK/many-$1.json"; }
+burst() {	# NAME DST_MAC DST PORT [send options]: sent, then its reason found
+	local name=$1 dmac=$2 dst=$3 port=$4 tag; shift 4
+	tag=$((20 + ${#MANY[@]}))
+	reasons_now before
+	in_ns $NS_6A taskset -c $CPU0 $LAB send $IF_6A "$MAC_6A" "$dmac" "$WORK/many-$name.pcap" $N \
+		198.18.42.1 "$dst" "$port" --tag $tag "$@" >/dev/null
+	grew() {
+		reasons_now after
+		python3 - "$WORK/many-before.json" "$WORK/many-after.json" $N > "$WORK/many-$name.reason" <<'PY'
+import json, sys
+count = lambda f: {r["reason"]: r["packets"] for r in json.load(open(f))["reasons"]}
+b, a, n = count(sys.argv[1]), count(sys.argv[2]), int(sys.argv[3])
+grown = [r for r in a if a[r] - b.get(r, 0) >= n]
+print(grown[0] if grown else "")
+sys.exit(not grown)
+PY
+	}
+	if wait_for "$name: a reason counted the burst" 10 grew; then
+		MANY+=("$name:$(cat "$WORK/many-$name.reason")")
+	fi
+}
+MANY=()
+burst udp-csum "$MAC_6B" 198.18.42.2 5022 --bad-csum
+burst nft "$MAC_6B" 198.18.42.2 5023
+burst no-proto "$MAC_6B" 198.18.42.2 5024 --proto 253
+burst ip-csum "$MAC_6B" 198.18.42.2 5025 --bad-ipcsum
+burst l2-broadcast ff:ff:ff:ff:ff:ff 198.18.42.2 5026
+burst ttl-1 "$MAC_6B" 198.18.42.9 5027 --ttl 1
+burst no-route "$MAC_6B" 198.18.43.9 5028
+in_ns $NS_6B tc qdisc add dev $IF_6B clsact
+in_ns $NS_6B tc filter add dev $IF_6B ingress protocol ip bpf direct-action \
+	obj "$TOP/${BT_BUILD:-.output}/tests/tc_drop.bpf.o" sec tc
+burst tc "$MAC_6B" 198.18.42.2 5029
+in_ns $NS_6B tc qdisc del dev $IF_6B clsact
+echo "        the bursts' reasons: NO_SOCKET (IPv6) ${MANY[*]}"
+DISTINCT=$(printf '%s\n' NO_SOCKET "${MANY[@]#*:}" | sort -u | wc -l)
+check "more distinct reasons in the window than its 7 slots ($DISTINCT)" test "$DISTINCT" -gt 7
+for m in "${MANY[@]}"; do
+	check "${m%%:*}: trace says dropped here with ${m#*:}" \
+		trace_says $IF_6B $NS_6B "$WORK/many-${m%%:*}.pcap" "${m#*:}"
+done
 in_ns $NS_6B "$BLOOMTAP" detach $IF_6B >/dev/null
 
 # SOCKET_RCVBUFF: a socket with the smallest buffer, never read during a

@@ -7,11 +7,14 @@ from 198.18.0.0/15 and 2001:db8::/32.
 usage:
   drops_lab.py send IFACE SRC_MAC DST_MAC OUT.pcap COUNT SRC DST DPORT
                [--ttl N] [--df] [--size BYTES] [--bad-csum] [--tag N]
+               [--bad-ipcsum] [--proto N]
       COUNT frames, IP IDs and payloads unique (tag * 65536 + i), one
       after another; prints the count sent. --tcp: segments of one TCP
       flow instead (ACK, consecutive sequence numbers, DF), numbered from
       --start (to go on with a flow). --flow: UDP of one flow (source port
-      30000 + tag) rather than one flow a packet.
+      30000 + tag) rather than one flow a packet. --bad-ipcsum: a wrong
+      IPv4 header checksum; --proto N: the IPv4 protocol field (the UDP
+      datagram behind it all the same).
   drops_lab.py sink PORT [--rcvbuf BYTES] [--hold]
       a UDP socket bound to PORT: prints "ready"; reads every datagram as
       it comes, or with --hold none until stdin closes; then prints the
@@ -49,7 +52,8 @@ def mac(s):
     return bytes(int(x, 16) for x in s.split(":"))
 
 
-def frame(src_mac, dst_mac, src, dst, dport, ident, tag, ttl, df, size, bad, sport=None):
+def frame(src_mac, dst_mac, src, dst, dport, ident, tag, ttl, df, size, bad, sport=None,
+          bad_ip=False, proto=17):
     payload = struct.pack("!Q", tag)
     payload += bytes((tag + i) & 0xFF for i in range(max(0, size - 28 - len(payload))))
     s, d = socket.inet_aton(src), socket.inet_aton(dst)
@@ -62,8 +66,8 @@ def frame(src_mac, dst_mac, src, dst, dport, ident, tag, ttl, df, size, bad, spo
         c = (c + 0x1111) & 0xFFFF or 1
     udp = udp[:6] + struct.pack("!H", c) + udp[8:]
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, ident, 0x4000 if df else 0,
-                     ttl, 17, 0, s, d)
-    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+                     ttl, proto, 0, s, d)
+    ip = ip[:10] + struct.pack("!H", csum(ip) ^ (0x1111 if bad_ip else 0)) + ip[12:]
     return dst_mac + src_mac + b"\x08\x00" + ip + udp
 
 
@@ -125,6 +129,8 @@ def send(args):
     tcp = opt(args, "--tcp", False, True)
     start = int(opt(args, "--start", 0))
     one_flow = opt(args, "--flow", False, True)
+    bad_ip = opt(args, "--bad-ipcsum", False, True)
+    proto = int(opt(args, "--proto", 17))
     iface, smac, dmac, out, count, src, dst, dport = args
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((iface, 0))
@@ -139,7 +145,7 @@ def send(args):
             else:
                 fr = frame(mac(smac), mac(dmac), src, dst, int(dport), (tag0 + i) & 0xFFFF,
                            tag0 + i, ttl, df, size, bad,
-                           30000 + (tag0 >> 16) if one_flow else None)
+                           30000 + (tag0 >> 16) if one_flow else None, bad_ip, proto)
             s.send(fr)
             pcap_write(f, fr)
     print(count)
