@@ -278,8 +278,10 @@ $(DEB): $(shell git ls-files 2>/dev/null) | $(OUTPUT)
 # bloomtap:$(VERSION) in podman's store and $(OUTPUT)/bloomtap_$(VERSION).oci.tar.
 # Also its seccomp profile: the runtime's default with bpf(2) and
 # perf_event_open(2) allowed (deploy/seccomp.py).
+# The packages it downloads are kept in IMAGE_APT_CACHE for the next build.
+IMAGE_APT_CACHE ?= /var/cache/bloomtap-build/debs
 image: deb
-	deploy/image.sh $(DEB) $(VERSION) $(OUTPUT)/bloomtap_$(VERSION).oci.tar
+	APT_CACHE=$(IMAGE_APT_CACHE) deploy/image.sh $(DEB) $(VERSION) $(OUTPUT)/bloomtap_$(VERSION).oci.tar
 	python3 deploy/seccomp.py > $(OUTPUT)/bloomtap-seccomp.json
 
 # The package and the image, installed and run (also part of make test).

@@ -6,6 +6,9 @@
 #
 # usage: deploy/image.sh PATH/TO/bloomtap_VERSION_ARCH.deb VERSION [OCI_ARCHIVE]
 #   MIRROR=http://deb.debian.org  the mirror (debian and debian-security)
+#   APT_CACHE=DIR  the .debs downloaded kept there and used again (apt checks
+#                  each one's hash): a second build fetches the indexes
+#                  alone (about 9 MB), so the image has the mirror's newest
 set -euo pipefail
 DEB=$(realpath "$1") VERSION=$2 OCI=${3:-}
 MIRROR=${MIRROR:-http://deb.debian.org}
@@ -19,7 +22,18 @@ export SOURCE_DATE_EPOCH
 
 # Documentation, manual pages, locales and iconv modules left out (the
 # copyright files stay): nothing in the image reads them.
-mmdebstrap --variant=essential --mode=root --quiet \
+# the cache's hooks (mmdebstrap(1), "EXAMPLES"), the .debs taken out of
+# the image after
+CACHE_OPTS=()
+if [ -n "${APT_CACHE:-}" ]; then
+	mkdir -p "$APT_CACHE"
+	CACHE_OPTS=(--skip=essential/unlink
+		--setup-hook='mkdir -p "$1"/var/cache/apt/archives/'
+		--setup-hook="sync-in $APT_CACHE /var/cache/apt/archives/"
+		--customize-hook="sync-out /var/cache/apt/archives $APT_CACHE"
+		--customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb')
+fi
+mmdebstrap --variant=essential --mode=root --quiet "${CACHE_OPTS[@]}" \
 	--aptopt='Acquire::Check-Valid-Until "false"' \
 	--dpkgopt='path-exclude=/usr/share/man/*' \
 	--dpkgopt='path-exclude=/usr/share/info/*' \
