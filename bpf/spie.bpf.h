@@ -22,6 +22,36 @@ const volatile __u32 cfg_block_mask = 0;	/* blocks per window - 1 */
 const volatile __u32 cfg_windows = 1;		/* W */
 const volatile __u64 cfg_design_load = ~0ULL;	/* digests a window is sized for */
 const volatile __u32 cfg_batch_mask = BT_SPIE_BATCH - 1;
+const volatile __u8 cfg_test_hold = 0;		/* tests only: enum bt_test_gate */
+
+struct test_hold_ctx {
+	struct bt_ctl *c;
+};
+
+/* 256 looks at the gate a call, so that bpf_loop's bound (2^23 calls)
+ * spans a second or more. */
+static long test_gate_held(__u64 i, void *arg)
+{
+	struct test_hold_ctx *x = arg;
+
+	for (int j = 0; j < 256; j++)
+		if (*(volatile __u32 *)&x->c->test_gate != BT_TEST_GATE_HELD)
+			return 1;
+	return 0;
+}
+
+/* Tests only: the rotation that finds the gate armed waits here until the
+ * test opens it, or gives up after bpf_loop's bound. */
+static __noinline void test_hold(struct bt_ctl *c)
+{
+	struct test_hold_ctx x = { .c = c };
+
+	if (!c || __sync_val_compare_and_swap(&c->test_gate, BT_TEST_GATE_ARMED,
+					      BT_TEST_GATE_HELD) != BT_TEST_GATE_ARMED)
+		return;
+	bpf_loop(1 << 23, test_gate_held, &x, 0);
+	__sync_val_compare_and_swap(&c->test_gate, BT_TEST_GATE_HELD, BT_TEST_GATE_TIMED_OUT);
+}
 
 /* The digest's header word (include/bloomtap.h "SPIE digests") from the
  * first 8 bytes of the IP header, loaded little-endian. */
@@ -106,30 +136,46 @@ static __always_inline bool spie_insert(__u64 h, __u32 win)
 	return b ? bloom_set(b, h, cfg_k) : false;
 }
 
-/* The current window w (index win) has reached its design load: make the
- * next one current if user space has it READY. Once a window, so the
- * clock read (45 ns) stays off the per-packet path. */
+/* The rotation claimed: the next window made CURRENT, the index stored,
+ * the old window closed (user/spie.c finish_rotation takes the same steps
+ * for a keeper). */
+static __always_inline void spie_finish_rotation(struct bt_ctl *c, struct bt_window *w,
+						 struct bt_window *nw, __u32 next)
+{
+	__u64 now = bpf_ktime_get_boot_ns();
+
+	if (__sync_val_compare_and_swap(&nw->state, BT_WIN_READY, BT_WIN_CURRENT) ==
+	    BT_WIN_READY) {
+		nw->start_ns = now;
+		w->end_ns = now;
+	}
+	__sync_lock_test_and_set(&c->window, next);
+	__sync_val_compare_and_swap(&w->state, BT_WIN_CURRENT, BT_WIN_CLOSED);
+}
+
+/* The current window w (index win) has reached its design load: move the
+ * ring to the next one if user space has it READY (include/bloomtap.h,
+ * "Life of a window"). Once a window, so the clock read (45 ns) stays off
+ * the per-packet path. */
 static __noinline void spie_next_window(struct bt_ctl *c, struct bt_window *w, __u32 win)
 {
 	__u32 next = win + 1 < cfg_windows ? win + 1 : 0;
 	struct bt_window *nw = bpf_map_lookup_elem(&windows, &next);
+	__u64 ring;
 	__u32 st;
-	__u64 now;
 
 	if (!c || !w || !nw)
 		return;
-	/* A CPU late with a window the ring has already left (it read the
-	 * index a window or more ago: a vCPU the host descheduled; Linux 6.1
-	 * under QEMU showed it): the next window may be closed by now, and
-	 * there is nothing to flag. */
-	if (*(volatile __u32 *)&c->window != win)
+	/* A rotation under way (the index not moved yet, or a keeper's), or
+	 * a CPU late with a window the ring has left (it read the index a
+	 * window or more ago: a vCPU the host descheduled): nothing to do. */
+	ring = *(volatile __u64 *)&c->ring;
+	if ((ring & BT_RING_KEEPER) || ring % cfg_windows != win ||
+	    *(volatile __u32 *)&c->window != win)
 		return;
-	st = nw->state;
-	if (st == BT_WIN_READY)
-		st = __sync_val_compare_and_swap(&nw->state, BT_WIN_READY, BT_WIN_CURRENT);
+	st = *(volatile __u32 *)&nw->state;
 	if (st != BT_WIN_READY) {
-		/* Another CPU filled the same window at the same time and won
-		 * the swap: the ring moves on, nothing to flag. */
+		/* the rotation before this one still closing its window */
 		if (st == BT_WIN_CURRENT)
 			return;
 		/* Stay: every digest still lands in a filter, at a higher
@@ -139,12 +185,12 @@ static __noinline void spie_next_window(struct bt_ctl *c, struct bt_window *w, _
 		count_event(BT_CTR_SPIE_NO_READY);
 		return;
 	}
-	now = bpf_ktime_get_boot_ns();
-	nw->start_ns = now;
-	w->end_ns = now;
-	/* only the CPU that won the swap above writes the index */
-	__sync_lock_test_and_set(&c->window, next);
-	__sync_val_compare_and_swap(&w->state, BT_WIN_CURRENT, BT_WIN_CLOSED);
+	/* one claimant wins; the others see the ring busy until it is done */
+	if (__sync_val_compare_and_swap(&c->ring, ring, ring + 1) != ring)
+		return;
+	if (cfg_test_hold)
+		test_hold(c);
+	spie_finish_rotation(c, w, nw, next);
 }
 
 /* This CPU's exact count for the window, and every batch of digests the

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 11
+#define BT_ABI_VERSION 12
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -194,16 +194,33 @@ _Static_assert(sizeof(struct bt_fc_entry) == 64, "bt_fc_entry must be one cache 
  * space (agent, heavy --interval, replay), read by the datapath per packet. */
 struct bt_ctl {
 	__u32 interval;		/* heavy-flow interval number; its low bit is the sketch */
-	__u32 window;		/* current SPIE window */
+	__u32 window;		/* current SPIE window: ring % windows, once the
+				 * rotation that claimed ring has stored it */
 	__u64 nominate_bytes;	/* per-CPU estimate that nominates a flow (byte and */
 	__u64 nominate_packets;	/* packet thresholds; fractions: the datapath's rule) */
 	__u64 interval_start_ns[BT_INTERVALS];	/* CLOCK_REALTIME, user space */
 	__u32 watch;		/* loads of watch lists so far: its low bit is the
 				 * slot in use ("Watch lists") */
-	__u32 pad;
-	__u64 reserved[10];	/* until ABI 6: volumes as counter snapshots */
+	__u32 test_gate;	/* tests only: enum bt_test_gate */
+	__u64 ring;		/* SPIE rotations since the ring started; each is
+				 * claimed by a compare-and-swap of this word;
+				 * BT_RING_KEEPER: user space's, under way */
+	__u64 reserved[9];	/* until ABI 6: volumes as counter snapshots */
 };
 _Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
+#define BT_RING_KEEPER (1ULL << 63)
+
+/* Tests only (struct bt_instance_cfg.test_hold): the first window
+ * rotation whose claim a CPU wins after a test armed the gate stops there,
+ * before its other steps, until the test opens the gate (tests/test_spie.c:
+ * a CPU stalled mid-rotation, as a vCPU the host deschedules is). */
+enum bt_test_gate {
+	BT_TEST_GATE_OFF,
+	BT_TEST_GATE_ARMED,	/* test: hold the next rotation */
+	BT_TEST_GATE_HELD,	/* datapath: holding, between claim and steps */
+	BT_TEST_GATE_OPEN,	/* test: go on */
+	BT_TEST_GATE_TIMED_OUT,	/* datapath: nobody opened it (a second or more) */
+};
 
 /* ---- SPIE digests (DESIGN.md "SPIE digests"; Snoeren et al. 2001) ----
  *
@@ -242,9 +259,17 @@ _Static_assert(sizeof(struct bt_bloom_block) == 16, "bt_bloom_block must be 16 b
  *
  * Life of a window: user space clears it and marks it READY, ahead of the
  * datapath. The datapath moves from the CURRENT window to the next when
- * the current one's fill reaches the design load, if the next is READY
- * (compare-and-swap READY -> CURRENT, so one CPU wins; then CURRENT ->
- * CLOSED for the old one). User space does the same on time. It seals a
+ * the current one's fill reaches the design load, if the next is READY;
+ * user space does the same on time. A rotation is claimed by one
+ * compare-and-swap of bt_ctl.ring from r to r + 1, made only while the
+ * index is r % windows, so one claimant wins each rotation and no late
+ * one can act on a ring that has moved. The winner then makes the next
+ * window CURRENT, stores the index and closes the old window; others see
+ * the ring busy until the index moves. A BPF program always finishes its
+ * steps; a keeper may be killed among them, so its claim carries
+ * BT_RING_KEEPER until it is done, and the next keeper finishes what a
+ * marked claim left (bt_spie_repair). tests/test_spie.c checks every
+ * interleaving of these steps (ring_model). User space seals a
  * CLOSED window once no program can still be writing it (an RCU grace
  * period: membarrier), counting its packets and bits, archives it, and
  * much later clears it again. If the next window is not READY, the

@@ -447,6 +447,132 @@ static void test_windows_change_while_cpus_race(void **state)
 	bt_instance_close(&inst);
 }
 
+/* One thread's packets (insert_on_cpu) not in any live window. */
+static uint64_t missing_of(const struct bt_spie_maps *s, const struct bt_hash_keys *keys,
+			   uint32_t n, uint64_t seed)
+{
+	uint64_t missing = 0, r = seed;
+	struct frame f;
+
+	for (uint32_t j = 0; j < n; j++) {
+		random_packet(&f, &r);
+		missing += !in_ring(s, keys, &f);
+	}
+	return missing;
+}
+
+static void *run_inserter(void *arg)
+{
+	insert_on_cpu(arg);
+	return NULL;
+}
+
+struct turn_thread {
+	struct bt_keeper *k;
+	volatile bool done;
+};
+
+static void *turn_on_cpu1(void *arg)
+{
+	struct turn_thread *t = arg;
+
+	pin_to_cpu(1);
+	bt_keeper_turn(t->k, true, false);	/* and the window due: close it */
+	t->done = true;
+	return NULL;
+}
+
+/* Polls cond (an expression) for up to 10 s; false if it never held. */
+#define poll_until(cond) ({							\
+	bool ok_ = false;							\
+	for (int i_ = 0; i_ < 10000 && !(ok_ = (cond)); i_++)			\
+		usleep(1000);							\
+	ok_;									\
+})
+
+/* A CPU stalled in the middle of a window rotation, as a vCPU the host
+ * deschedules is: CPU 0 fills window 0, wins the claim on window 1 and is
+ * held there (the test hook, enum bt_test_gate) while the keeper takes a
+ * turn that would close the window on time and CPU 1 sends two windows'
+ * worth; then CPU 0 goes on. After it the ring must keep turning, with
+ * one CURRENT window, the one the index names, and lose no packet. The
+ * ring of ABI 11 lost a third of CPU 1's packets here, every run: its
+ * repair took the two CURRENT windows for a killed keeper's and moved the
+ * index, and CPU 0's late store moved it back (tests/test_ring.c finds
+ * the same steps jamming the ring for good). */
+static void test_rotation_held_mid_way(void **state)
+{
+	struct bt_instance_cfg cfg = { .spie = { .window_bits = 4096, .windows = 64 },
+				       .test_hold = true };
+	struct bt_hash_keys keys;
+	struct bt_spie_maps s;
+	struct bt_instance inst;
+	struct bt_keeper k = { .name = "held" };
+	struct turn_thread tt = { .k = &k };
+	struct inserter a, b;
+	pthread_t ta, tb, tk;
+	uint32_t per, rounds = 8, current = 0, cur;
+	__u32 held = BT_TEST_GATE_HELD;
+	uint64_t missing;
+	cpu_set_t all;
+
+	skip_unless_root();
+	skip_unless_two_cpus();
+	assert_int_equal(bt_instance_create(own_instance("held"), &cfg, &inst), 0);
+	bt_hash_keys_derive(&inst.meta.hash_key, &keys);
+	assert_int_equal(bt_spie_map(&inst, &s), 0);
+	k.sm = &s;
+	/* one CPU alone: a window's load and a batch more moves the ring */
+	per = inst.meta.design_load + BT_SPIE_BATCH;
+
+	/* this thread polls from CPU 1: CPU 0 is held in the kernel */
+	assert_true(sched_getaffinity(0, sizeof(all), &all) == 0);
+	assert_int_equal(pin_to_cpu(1), 0);
+	__atomic_store_n(&s.ctl->test_gate, BT_TEST_GATE_ARMED, __ATOMIC_RELEASE);
+	a = (struct inserter){ .cpu = 0, .fd = inst.prog_fd, .seed = 1, .n = per };
+	pthread_create(&ta, NULL, run_inserter, &a);
+	assert_true(poll_until(__atomic_load_n(&s.ctl->test_gate, __ATOMIC_ACQUIRE) ==
+			       BT_TEST_GATE_HELD));
+	/* the keeper's turn: it may wait for CPU 0 (a grace period) */
+	pthread_create(&tk, NULL, turn_on_cpu1, &tt);
+	assert_true(poll_until(tt.done || bt_spie_current(&s) != 0));
+	b = (struct inserter){ .cpu = 1, .fd = inst.prog_fd, .seed = 2, .n = 2 * per };
+	pthread_create(&tb, NULL, run_inserter, &b);
+	pthread_join(tb, NULL);
+	/* CPU 0 must still be held: the gate opened by this test, not timed out */
+	assert_true(__atomic_compare_exchange_n(&s.ctl->test_gate, &held, BT_TEST_GATE_OPEN,
+						false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	pthread_join(ta, NULL);
+	pthread_join(tk, NULL);
+	assert_int_equal(a.err | b.err, 0);
+	sched_setaffinity(0, sizeof(all), &all);
+
+	/* then CPU 1 alone, a window's worth and a keeper's turn at a time */
+	for (uint32_t r = 0; r < rounds; r++) {
+		b = (struct inserter){ .cpu = 1, .fd = inst.prog_fd, .seed = 10 + r, .n = per };
+		pthread_create(&tb, NULL, run_inserter, &b);
+		pthread_join(tb, NULL);
+		assert_int_equal(b.err, 0);
+		bt_keeper_turn(&k, false, false);
+	}
+	cur = bt_spie_current(&s);
+	for (uint32_t w = 0; w < inst.meta.windows; w++)
+		current += s.win[w].state == BT_WIN_CURRENT;
+	missing = missing_of(&s, &keys, per, 1) + missing_of(&s, &keys, 2 * per, 2);
+	for (uint32_t r = 0; r < rounds; r++)
+		missing += missing_of(&s, &keys, per, 10 + r);
+	print_message("held mid-rotation, then %u windows' worth: the index at window %u (%s), "
+		      "%u CURRENT, %llu packets missing\n", rounds, cur,
+		      bt_window_state_name(s.win[cur].state), current,
+		      (unsigned long long)missing);
+	assert_true(cur >= rounds);
+	assert_int_equal(s.win[cur].state, BT_WIN_CURRENT);
+	assert_int_equal(current, 1);
+	assert_int_equal(missing, 0);
+	bt_spie_unmap(&s);
+	bt_instance_close(&inst);
+}
+
 /* Nobody keeps the ring: the datapath uses the windows user space left
  * ready, then stays in the last one, past its load, flagged, counting the
  * batches that found no ready window, and still loses no packet. */
@@ -575,6 +701,7 @@ int main(void)
 					  own_instance_teardown),
 		cmocka_unit_test_teardown(test_no_false_negative_while_user_space_lags,
 					  own_instance_teardown),
+		cmocka_unit_test_teardown(test_rotation_held_mid_way, own_instance_teardown),
 		cmocka_unit_test(test_archive_every_bit_flip),
 	};
 	/* one CPU, the first allowed: the digest log is indexed by that CPU's

@@ -122,6 +122,7 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	skel->rodata->cfg_k = meta->k;
 	skel->rodata->cfg_block_mask = meta->window_bits / BT_BLOCK_BITS - 1;
 	skel->rodata->cfg_windows = meta->windows;
+	skel->rodata->cfg_test_hold = cfg->test_hold;
 	skel->rodata->cfg_design_load = meta->design_load;
 	/* a CPU adds its digests to the shared fill a batch at a time: at
 	 * most 64, and small against the load for tiny windows */

@@ -18,6 +18,7 @@ struct bt_instance_cfg {
 	struct bt_sketch_cfg sketch;	/* resolved by bt_instance_create() */
 	struct bt_spie_cfg spie;
 	__u32 cut;		/* make bench only: enum bt_cut */
+	bool test_hold;		/* tests only: enum bt_test_gate */
 };
 
 /* Loads a fresh program with its maps and pins it all. Fails with -EEXIST

@@ -273,6 +273,7 @@ void bt_spie_start(struct bt_spie_maps *s)
 	ready_window(s, 0, 0);
 	s->win[0].start_ns = bt_boot_ns();
 	__atomic_store_n(&s->win[0].state, BT_WIN_CURRENT, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->ctl->ring, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->ctl->window, 0, __ATOMIC_RELEASE);
 	bt_spie_ready_ahead(s, false, &dropped);
 }
@@ -284,47 +285,56 @@ void bt_spie_reset(struct bt_spie_maps *s)
 	bt_spie_start(s);
 }
 
-int bt_spie_close_current(struct bt_spie_maps *s)
+/* The steps after a claim of rotation pos - 1 -> pos, as
+ * spie_finish_rotation() in bpf/spie.bpf.h takes them. Each is a
+ * compare-and-swap or the store of the one value pos allows, so a keeper
+ * finishing a killed keeper's claim takes them again safely. */
+static void finish_rotation(struct bt_spie_maps *s, uint64_t pos)
 {
-	uint32_t cur = bt_spie_current(s), next = (cur + 1) % s->meta->windows;
+	uint32_t W = s->meta->windows, cur = (pos - 1) % W, next = pos % W;
 	__u32 ready = BT_WIN_READY, current = BT_WIN_CURRENT;
-	__u64 now;
 
-	/* the same steps as spie_next_window() in bpf/spie.bpf.h */
-	if (!__atomic_compare_exchange_n(&s->win[next].state, &ready, BT_WIN_CURRENT, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return -EAGAIN;
-	now = bt_boot_ns();
-	s->win[next].start_ns = now;
-	s->win[cur].end_ns = now;
+	if (__atomic_compare_exchange_n(&s->win[next].state, &ready, BT_WIN_CURRENT, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__u64 now = bt_boot_ns();
+
+		s->win[next].start_ns = now;
+		s->win[cur].end_ns = now;
+	}
 	bt_test_kill_point("close");
 	__atomic_store_n(&s->ctl->window, next, __ATOMIC_RELEASE);
 	__atomic_compare_exchange_n(&s->win[cur].state, &current, BT_WIN_CLOSED, false,
 				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+int bt_spie_close_current(struct bt_spie_maps *s)
+{
+	uint64_t ring = __atomic_load_n(&s->ctl->ring, __ATOMIC_ACQUIRE);
+	uint32_t W = s->meta->windows, cur = ring % W, next = (cur + 1) % W;
+
+	/* the claim as spie_next_window() makes it, marked as a keeper's */
+	if ((ring & BT_RING_KEEPER) || __atomic_load_n(&s->ctl->window, __ATOMIC_ACQUIRE) != cur ||
+	    __atomic_load_n(&s->win[next].state, __ATOMIC_ACQUIRE) != BT_WIN_READY ||
+	    !__atomic_compare_exchange_n(&s->ctl->ring, &ring, (ring + 1) | BT_RING_KEEPER, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -EAGAIN;
+	finish_rotation(s, ring + 1);
+	__atomic_store_n(&s->ctl->ring, ring + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
 bool bt_spie_repair(struct bt_spie_maps *s)
 {
-	uint32_t cur = bt_spie_current(s), next = (cur + 1) % s->meta->windows;
-	__u32 current = BT_WIN_CURRENT;
-	__u64 now;
+	uint64_t ring = __atomic_load_n(&s->ctl->ring, __ATOMIC_ACQUIRE);
 
-	/* Two CURRENT windows: a rotation that won the swap of the next one
-	 * never stored the index (a keeper killed there). Finish its steps;
-	 * each is what the rotation itself would have written, so a datapath
-	 * CPU finishing the same rotation at the same moment agrees. */
-	if (__atomic_load_n(&s->win[next].state, __ATOMIC_ACQUIRE) != BT_WIN_CURRENT ||
-	    __atomic_load_n(&s->win[cur].state, __ATOMIC_ACQUIRE) != BT_WIN_CURRENT)
+	/* Only a keeper's claim can be left half done: a BPF program runs to
+	 * its end, however late, and finishes its own rotation. Whoever
+	 * calls this holds the instance's lock, so a marked claim is a
+	 * killed keeper's. */
+	if (!(ring & BT_RING_KEEPER))
 		return false;
-	now = bt_boot_ns();
-	if (!s->win[next].start_ns)
-		s->win[next].start_ns = now;
-	if (!s->win[cur].end_ns)
-		s->win[cur].end_ns = now;
-	__atomic_store_n(&s->ctl->window, next, __ATOMIC_RELEASE);
-	__atomic_compare_exchange_n(&s->win[cur].state, &current, BT_WIN_CLOSED, false,
-				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	finish_rotation(s, ring & ~BT_RING_KEEPER);
+	__atomic_store_n(&s->ctl->ring, ring & ~BT_RING_KEEPER, __ATOMIC_RELEASE);
 	return true;
 }
 

@@ -109,10 +109,12 @@ void bt_spie_start(struct bt_spie_maps *s);
  * fresh instance does not need it; make bench does between runs). */
 void bt_spie_reset(struct bt_spie_maps *s);
 /* Closes the current window now, as the datapath does when it is full:
- * the next becomes current. -EAGAIN when the next is not READY. */
+ * the next becomes current. -EAGAIN when the next is not READY or a
+ * rotation is under way. The caller holds the instance's lock. */
 int bt_spie_close_current(struct bt_spie_maps *s);
-/* Finishes a rotation that a killed keeper left half done (the next
- * window CURRENT, the index not moved to it). True when there was one. */
+/* Finishes a rotation that a killed keeper claimed (BT_RING_KEEPER) and
+ * left half done; a CPU's is never touched. True when there was one. The
+ * caller holds the instance's lock. */
 bool bt_spie_repair(struct bt_spie_maps *s);
 /* The CLOSED windows (at most max into idx[]); how many. */
 int bt_spie_closed(const struct bt_spie_maps *s, uint32_t *idx, int max);
