@@ -69,8 +69,12 @@ static __always_inline void drop_window_reason(__u32 win, __u32 reason, __u32 n)
 	d->other += n;
 }
 
+/* Two digests a drop: "dropped" (BT_DROP_ANY), and "dropped for this
+ * reason"; both count towards the window's load. */
 static __always_inline void drop_insert(struct bt_ctl *c, __u32 win, __u64 h, __u32 reason)
 {
+	spie_insert(bt_hash_drop(h, BT_DROP_ANY), win);
+	spie_count(c, win);
 	spie_insert(bt_hash_drop(h, reason), win);
 	spie_count(c, win);
 }

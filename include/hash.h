@@ -153,6 +153,11 @@ __u64 bt_hash_spie_finish(const struct bt_hash_keys *k, __u64 addrs, __u64 hdr, 
  * "dropped with reason r" (bt_hash_drop(h, r)); fmix64 is a bijection, so
  * no two reasons of one packet share a digest. */
 #define BT_DROP_TAG 0x64726f7000000000ULL	/* "drop" */
+/* The reason of a drop's first digest, "dropped" whatever the reason: a
+ * query probes it first and each reason only when it is there, so that a
+ * packet never dropped is called dropped at f (1 - (1 - f)^R), not at
+ * 1 - (1 - f)^R, for R reasons tried (user/trace.c). No reason's code. */
+#define BT_DROP_ANY 0xffffffffU
 static inline __attribute__((always_inline)) __u64 bt_hash_drop(__u64 h, __u32 reason)
 {
 	return bt_fmix64(h ^ (BT_DROP_TAG | reason));

@@ -18,6 +18,9 @@
 #include "keeper.h"
 #include "spie.h"
 #include "zipf.h"
+#include "commands.h"
+#include "drops.h"
+#include <json-c/json.h>
 
 #define PCAPS BT_PCAPS	/* from the Makefile */
 
@@ -573,6 +576,114 @@ static void test_rotation_held_mid_way(void **state)
 	bt_instance_close(&inst);
 }
 
+/* User space's insert, as bloom_set() in bpf/spie.bpf.h does it. */
+static void bloom_add(struct bt_bloom_block *f, uint64_t bpw, uint32_t k, __u64 h)
+{
+	struct bt_bloom_block *b = &f[bt_bloom_block(h, bpw - 1)];
+
+	b->w[0] |= bt_bloom_mask(h, 0, k);
+	b->w[1] |= bt_bloom_mask(h, 1, k);
+}
+
+/* A capture in memory: n random packets (random_packet) from seed. */
+static uint8_t *random_capture(uint32_t n, uint64_t seed, size_t *len)
+{
+	size_t cap = 24 + (size_t)n * (16 + sizeof(((struct frame *)0)->b)), at = 24;
+	uint8_t *buf = malloc(cap);
+	const uint32_t hdr[6] = { 0xa1b2c3d4, 2 | 4 << 16, 0, 0, 65535, 1 };
+	struct frame f;
+
+	assert_non_null(buf);
+	memcpy(buf, hdr, sizeof(hdr));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t rec[4] = { 1, i, 0, 0 };
+
+		random_packet(&f, &seed);
+		rec[2] = rec[3] = f.len;
+		memcpy(buf + at, rec, sizeof(rec));
+		memcpy(buf + at + sizeof(rec), f.b, f.len);
+		at += sizeof(rec) + f.len;
+	}
+	*len = at;
+	return buf;
+}
+
+/* "Dropped here" for packets never dropped, in a window whose drops carry
+ * 7 reasons, then one whose drops found no slot at some point (every
+ * reason of the kernel is tried): 100,000 packets traced each time, the
+ * window filled to a false-positive rate f near 0.03 so that false answers
+ * are common enough to count. Each must come within 20 % of
+ * f (1 - (1 - f)^R), the rate each such answer reports. Until the
+ * reason-less digest, a trace probed each reason alone: 1 - (1 - f)^R,
+ * 0.19 and 0.98 of the packets here. */
+static void test_false_dropped_here(void **state)
+{
+	struct bt_instance_cfg cfg = { .spie = { .window_bits = 1 << 16, .windows = 4 } };
+	struct bt_spie_maps s;
+	struct bt_instance inst;
+	uint64_t seed = 4242;
+	__u64 set;
+	uint32_t n = 100000;
+	double f = 0;
+	size_t len;
+	uint8_t *cap;
+
+	skip_unless_root();
+	assert_int_equal(bt_instance_create(own_instance("falsedrop"), &cfg, &inst), 0);
+	assert_int_equal(bt_spie_map(&inst, &s), 0);
+	while (f < 0.03) {
+		for (int i = 0; i < 256; i++)
+			bloom_add(bt_window_filter(&s, 0), s.bpw, inst.meta.k, bt_rng(&seed));
+		bt_bloom_fill(bt_window_filter(&s, 0), s.bpw, inst.meta.k, &set, &f);
+	}
+	cap = random_capture(n, 777, &len);
+	for (int other = 0; other < 2; other++) {
+		struct bt_window_drops *d = calloc(s.ncpu, sizeof(*d));
+		struct bt_win_reasons r = { .n = 7, .other = other };
+		__u32 codes[BT_DROP_REASONS], key = 0;
+		struct json_object *arr;
+		uint64_t falsely = 0;
+		double expect, reported = -1;
+		char err[256];
+		int tries;
+
+		assert_non_null(d);
+		for (int i = 0; i < 7; i++) {
+			d[0].reason[i] = r.code[i] = 2 + i;
+			d[0].count[i] = r.count[i] = 1;
+		}
+		d[0].other = other;
+		assert_int_equal(bpf_map_update_elem(inst.wdrops_fd, &key, d, 0), 0);
+		free(d);
+		tries = bt_win_reasons_try(&r, codes, BT_DROP_REASONS);
+		arr = bt_trace_buffer(&inst, NULL, cap, len, 0, 0, 0, err, sizeof(err));
+		assert_non_null(arr);
+		assert_int_equal(json_object_array_length(arr), n);
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *p = json_object_array_get_idx(arr, i), *drops, *fpr;
+
+			assert_true(json_object_object_get_ex(p, "drops", &drops));
+			if (!json_object_array_length(drops))
+				continue;
+			falsely++;
+			assert_true(json_object_object_get_ex(json_object_array_get_idx(drops, 0),
+							      "fpr", &fpr));
+			reported = json_object_get_double(fpr);
+		}
+		json_object_put(arr);
+		expect = f * -expm1(tries * log1p(-f));
+		print_message("window at f = %.4f, %d reasons tried%s: %llu of %u packets never "
+			      "dropped called dropped (%.3g), f (1 - (1 - f)^R) = %.3g, each answer "
+			      "reporting %.3g\n", f, tries, other ? " (some found no slot)" : "",
+			      (unsigned long long)falsely, n, (double)falsely / n, expect, reported);
+		assert_true(fabs((double)falsely / n - expect) <= 0.2 * expect);
+		assert_true(fabs(reported - expect) <= 1e-9);
+	}
+	free(cap);
+	bt_spie_unmap(&s);
+	bt_instance_close(&inst);
+}
+
 /* Nobody keeps the ring: the datapath uses the windows user space left
  * ready, then stays in the last one, past its load, flagged, counting the
  * batches that found no ready window, and still loses no packet. */
@@ -702,6 +813,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_no_false_negative_while_user_space_lags,
 					  own_instance_teardown),
 		cmocka_unit_test_teardown(test_rotation_held_mid_way, own_instance_teardown),
+		cmocka_unit_test_teardown(test_false_dropped_here, own_instance_teardown),
 		cmocka_unit_test(test_archive_every_bit_flip),
 	};
 	/* one CPU, the first allowed: the digest log is indexed by that CPU's

@@ -36,7 +36,9 @@
  * bt_archive_drop, by window; a window whose drops did not all find a
  * slot has BT_ARCHIVE_DROPS_OTHER in its flags. A window without drops
  * costs nothing more. Formats 3, 4 and 5 are read alike. */
-#define BT_ARCHIVE_VERSION 5
+/* Format 6 is format 5 whose windows hold two digests a drop, the first
+ * without its reason (BT_DROP_ANY): a query probes it first. */
+#define BT_ARCHIVE_VERSION 6
 #define BT_ARCHIVE_DROPS_OTHER (1u << 16)
 #define BT_ARCHIVE_SUFFIX ".btw"
 /* Raw filter bytes a chunk holds: 32 blocks (make bench weighs query speed
@@ -111,7 +113,7 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 struct bt_archive_file {
 	char path[512];
 	char instance[BT_ARCHIVE_NAME_MAX + 1];
-	int version;			/* 1, 2 or 3 */
+	int version;			/* 1 to BT_ARCHIVE_VERSION */
 	__u64 key_id;			/* the instance's key fingerprint */
 	__u64 window_bits;
 	__u32 k, nwin;

@@ -186,24 +186,35 @@ static void add_hit(struct trace_ctx *t, struct tpkt *p, const struct hit *h)
 	p->nseen += !h->drop;
 }
 
-/* The window's drop digests: each packet under each reason the window
- * holds (every reason of the kernel when some found no slot); each try
- * is one more chance of a false answer. */
-/* The window's drop digests: each packet under each reason the window
- * holds (every reason of the kernel when some found no slot). The pairs
- * found go to t->dh, for commit_drops() once the window is known not to
- * have been recycled meanwhile; returns the reasons tried (-1: out of
- * memory, t->err set). */
+/* The chance that a packet never dropped is called dropped in a window at
+ * false-positive rate f, R reasons tried: with the reason-less digest
+ * probed first (any), both it and one of the R must be false positives;
+ * archive files before format 6 have none, and any of the R will do. */
+static double false_drop_rate(double f, int tries, bool any)
+{
+	double some = -expm1(tries * log1p(-(f < 1 ? f : 1 - 1e-16)));
+
+	return any ? f * some : some;
+}
+
+/* The window's drop digests: for each packet, "dropped" (BT_DROP_ANY)
+ * first, when the window has it (any), then each reason the window holds
+ * (every reason of the kernel when some found no slot). The pairs found
+ * go to t->dh, for commit_drops() once the window is known not to have
+ * been recycled meanwhile; returns the reasons tried (-1: out of memory,
+ * t->err set). */
 static int probe_drops(struct trace_ctx *t, const struct bt_win_reasons *r,
 		       bool (*has)(struct trace_ctx *t, const void *src, __u32 w, __u64 d),
-		       const void *src, __u32 w, struct tpkt **pkts, size_t n)
+		       const void *src, __u32 w, struct tpkt **pkts, size_t n, bool any)
 {
 	__u32 codes[BT_DROP_REASONS];
 	int nc = bt_win_reasons_try(r, codes, BT_DROP_REASONS);
 
 	t->ndh = 0;
-	for (int c = 0; c < nc; c++)
-		for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
+		if (any && !has(t, src, w, bt_hash_drop(pkts[i]->digest, BT_DROP_ANY)))
+			continue;
+		for (int c = 0; c < nc; c++) {
 			if (!has(t, src, w, bt_hash_drop(pkts[i]->digest, codes[c])))
 				continue;
 			if (t->ndh == t->capdh) {
@@ -219,19 +230,21 @@ static int probe_drops(struct trace_ctx *t, const struct bt_win_reasons *r,
 			}
 			t->dh[t->ndh++] = (struct drop_hit){ pkts[i], codes[c] };
 		}
+	}
 	return nc;
 }
 
-/* Each reason tried is one more chance of a false answer. */
-static void commit_drops(struct trace_ctx *t, struct hit h, int tries)
+/* A drop found reports the chance that the window would call a packet
+ * never dropped dropped: the probes' rate, not the window's. */
+static void commit_drops(struct trace_ctx *t, struct hit h, int tries, bool any)
 {
 	h.drop = true;
+	h.fpr = false_drop_rate(h.fpr, tries, any);
 	for (size_t i = 0; i < t->ndh; i++) {
 		h.reason = t->dh[i].reason;
 		add_hit(t, t->dh[i].p, &h);
 	}
-	for (int c = 0; c < tries; c++)
-		t->log_clean += log1p(-(h.fpr < 1 ? h.fpr : 1 - 1e-16));
+	t->log_clean += log1p(-(h.fpr < 1 ? h.fpr : 1 - 1e-16));
 }
 
 static bool live_has(struct trace_ctx *t, const void *src, __u32 w, __u64 d)
@@ -283,7 +296,7 @@ static void query_live(struct trace_ctx *t)
 		 * than the packet's own digest) */
 		bt_window_reasons(t->inst, s->ncpu, w, &reasons);
 		tries = reasons.n || reasons.other ?
-			probe_drops(t, &reasons, live_has, s, w, all, np) : 0;
+			probe_drops(t, &reasons, live_has, s, w, all, np, true) : 0;
 		if (tries < 0)
 			break;
 		/* current -> closed -> sealed leaves the bits; being cleared
@@ -297,7 +310,7 @@ static void query_live(struct trace_ctx *t)
 		for (size_t i = 0; i < nh; i++)
 			add_hit(t, hit[i], &h);
 		if (tries)
-			commit_drops(t, h, tries);
+			commit_drops(t, h, tries, true);
 	}
 	free(hit);
 	free(all);
@@ -399,11 +412,12 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 		bt_archive_reasons(f, w, &reasons);
 		if (reasons.n || reasons.other) {
 			struct file_query fq = { f, NULL };
-			int tries = probe_drops(t, &reasons, file_has, &fq, w, order, m);
+			bool any = f->version >= 6;
+			int tries = probe_drops(t, &reasons, file_has, &fq, w, order, m, any);
 
 			if (tries < 0)
 				return;
-			commit_drops(t, h, tries);
+			commit_drops(t, h, tries, any);
 			if (fq.why) {
 				warn_file(t, f->path, fq.why);
 				return;
