@@ -26,6 +26,7 @@ AGENT=
 cleanup() {
 	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
 	in_ns "$NSB" "$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
 	cleanup_netns
 	rm -rf "$TMP"
 }
@@ -111,5 +112,34 @@ wait_for "restarted, it adopts its instance" 30 get "127.0.0.1:$PORT/healthz" &&
 check "adopted, not attached again" grep -q "adopt" "$TMP/agent.log"
 kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
 check "nothing logged as an error or a warning" bash -c "! grep -E 'error|warning' '$TMP/agent.log'"
+
+# ---- the host's drop program pinned by root in the directory the user
+# owns (an operator's 'bloomtap attach' beside the unit): the user cannot
+# open those pins. Its attach must fail saying so, load no second program
+# and unlink nothing; root's instance goes on recording drops. ----
+in_ns "$NSB" "$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+# the last detach took the host's directory: the unit's ExecStartPre makes it
+install -d -o $U -g $U -m 0700 /sys/fs/bpf/bloomtap_drops
+check "root attaches to $VA: the host's drop program pinned by root" \
+	in_ns "$NSA" "$BLOOMTAP" attach "$VA"
+eq "the host's link pin is root's, in the user's directory" \
+	"$(stat -c %u /sys/fs/bpf/bloomtap_drops/link) $(stat -c %u /sys/fs/bpf/bloomtap_drops)" "0 $U"
+link_id() { bpftool -j link show pinned /sys/fs/bpf/bloomtap_drops/link |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'; }
+LINK=$(link_id)
+expect_fail "the user's attach fails: it cannot open root's pins, and says so" \
+	"nothing was changed" as_user $CAPS "$BLOOMTAP" attach "$VB"
+check "nothing attached to $VB" bash -c "! ip -n $NSB link show $VB | grep -q prog/xdp"
+check "root's four pins are all there" bash -c 'cd /sys/fs/bpf/bloomtap_drops &&
+	test -e link -a -e drop_owners -a -e drop_progs -a -e drop_host'
+eq "the same link holds the host's program" "$(link_id)" "$LINK"
+no_socket_drops() { in_ns "$NSA" "$BLOOMTAP" -j drops "$VA" | python3 -c 'import json,sys
+print(sum(r["packets"] for r in json.load(sys.stdin)["reasons"] if r["reason"] == "NO_SOCKET"))'; }
+DROPS=$(no_socket_drops)
+in_ns "$NSB" python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(3): s.sendto(b"x" * 20, ("198.18.22.1", 9))'
+drops_at_least() { [ "$(no_socket_drops)" -ge "$1" ]; }
+wait_for "root's instance still records drops" 30 drops_at_least $((DROPS + 3)) &&
+	ok "root's instance still records drops (NO_SOCKET: $DROPS, then $(no_socket_drops))"
 summary
 [ $FAIL -eq 0 ]

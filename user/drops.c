@@ -296,17 +296,26 @@ struct host {
 	int owners_fd, progs_fd;
 };
 
+/* The host's pins; -ENOENT only when neither is there (no host program
+ * yet): any other error (EACCES on pins root made in a directory the
+ * agent's user owns) is the caller's to report, never a reason to load a
+ * second program. */
 static int host_open(struct host *h)
 {
+	int err;
+
 	h->owners_fd = bpf_obj_get(BT_DROPS_DIR "/drop_owners");
+	err = h->owners_fd < 0 ? -errno : 0;
 	h->progs_fd = bpf_obj_get(BT_DROPS_DIR "/drop_progs");
-	if (h->owners_fd >= 0 && h->progs_fd >= 0)
+	if (!err && h->progs_fd < 0)
+		err = -errno;
+	if (!err)
 		return 0;
 	if (h->owners_fd >= 0)
 		close(h->owners_fd);
 	if (h->progs_fd >= 0)
 		close(h->progs_fd);
-	return -ENOENT;
+	return err;
 }
 
 static void host_close(struct host *h)
@@ -315,16 +324,25 @@ static void host_close(struct host *h)
 	close(h->progs_fd);
 }
 
-static void host_remove(void)
+static const char *const host_pins[] = { "link", "drop_owners", "drop_progs", "drop_host" };
+
+/* Unlinks the host's pins (those of mask, by host_pins' index), the
+ * link's first: its last reference detaches the program. */
+static void host_unpin(unsigned int mask)
 {
-	static const char *const pins[] = { "link", "drop_owners", "drop_progs", "drop_host" };
 	char path[256];
 
-	/* the link's pin first: its last reference detaches the program */
-	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
-		snprintf(path, sizeof(path), BT_DROPS_DIR "/%s", pins[i]);
+	for (size_t i = 0; i < sizeof(host_pins) / sizeof(host_pins[0]); i++) {
+		if (!(mask & 1u << i))
+			continue;
+		snprintf(path, sizeof(path), BT_DROPS_DIR "/%s", host_pins[i]);
 		unlink(path);
 	}
+}
+
+static void host_remove(void)
+{
+	host_unpin(~0u);
 	rmdir(BT_DROPS_DIR);
 }
 
@@ -351,7 +369,8 @@ static int host_load(void)
 {
 	struct drops_host_bpf *skel = drops_host_bpf__open_and_load();
 	struct bpf_link *link;
-	int err;
+	unsigned int pinned = 0;
+	int err = 0;
 
 	if (!skel) {
 		err = -errno;
@@ -369,12 +388,23 @@ static int host_load(void)
 		bt_err_errno(err, "making " BT_DROPS_DIR);
 		goto out;
 	}
-	if ((err = bpf_map__pin(skel->maps.drop_owners, BT_DROPS_DIR "/drop_owners")) ||
-	    (err = bpf_map__pin(skel->maps.drop_progs, BT_DROPS_DIR "/drop_progs")) ||
-	    (err = bpf_map__pin(skel->maps.drop_host, BT_DROPS_DIR "/drop_host")) ||
-	    (err = bpf_link__pin(link, BT_DROPS_DIR "/link"))) {
-		bt_err_errno(err, "pinning the drop program under " BT_DROPS_DIR);
-		host_remove();
+	/* the maps, then the link (host_pins' order, shifted by one); on a
+	 * failure only what this call pinned is unlinked: a pin that was
+	 * there already (EEXIST) is another program's */
+	for (size_t j = 1; j <= sizeof(host_pins) / sizeof(host_pins[0]) && !err; j++) {
+		size_t i = j % (sizeof(host_pins) / sizeof(host_pins[0]));
+		struct bpf_map *m[] = { NULL, skel->maps.drop_owners, skel->maps.drop_progs,
+					skel->maps.drop_host };
+		char path[256];
+
+		snprintf(path, sizeof(path), BT_DROPS_DIR "/%s", host_pins[i]);
+		err = i ? bpf_map__pin(m[i], path) : bpf_link__pin(link, path);
+		if (err) {
+			bt_err("pinning the drop program at %s: %s", path, strerror(-err));
+			host_unpin(pinned);
+		} else {
+			pinned |= 1u << i;
+		}
 	}
 out:
 	bpf_link__destroy(link);	/* the pin keeps it attached */
@@ -443,6 +473,7 @@ int bt_drops_register(const struct bt_instance *inst, const char *suppress)
 	struct bt_drop_owner o = { .ifindex = inst->meta.ifindex };
 	struct host h;
 	int lock, err, s;
+	bool loaded = false;
 	__u32 id = prog_id(inst->prog_drop_fd), v;
 
 	if (!id) {
@@ -458,8 +489,15 @@ int bt_drops_register(const struct bt_instance *inst, const char *suppress)
 		return err;
 	if ((lock = lock_root()) < 0)
 		return lock;
-	if (host_open(&h) && ((err = host_load()) || (err = host_open(&h))))
+	err = host_open(&h);
+	if (err == -ENOENT && !(err = host_load()) && !(err = host_open(&h)))
+		loaded = true;
+	if (err) {
+		if (!loaded && err != -ENOENT)
+			bt_err_errno(err, "opening the host's drop program at " BT_DROPS_DIR
+				     " (pinned by another user?); nothing was changed");
 		goto out;
+	}
 	s = slot_of(&h, id);
 	for (__u32 i = 0; s < 0 && i < BT_DROP_SLOTS; i++)
 		if (bpf_map_lookup_elem(h.progs_fd, &i, &v))
@@ -479,7 +517,8 @@ int bt_drops_register(const struct bt_instance *inst, const char *suppress)
 		bpf_map_delete_elem(h.progs_fd, &v);
 	}
 out_close:
-	if (err && owners_empty(&h))
+	/* a host program this call loaded, left without owners */
+	if (err && loaded && owners_empty(&h))
 		host_remove();
 	host_close(&h);
 out:
