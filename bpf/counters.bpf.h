@@ -42,8 +42,10 @@ static __always_inline void count_event(enum bt_counter which)
 	__u32 zero = 0;
 	struct bt_counters *ctr = bpf_map_lookup_elem(&counters, &zero);
 
+	/* atomic: the drop program, interrupted by XDP's softirq on its
+	 * CPU, counts here too (rare events: no cost per packet) */
 	if (ctr)
-		ctr->c[which]++;
+		__sync_fetch_and_add(&ctr->c[which], 1);
 }
 
 #endif /* BLOOMTAP_COUNTERS_BPF_H */

@@ -46,8 +46,10 @@ static __always_inline bool drop_suppressed(__u32 reason)
 	return bits[word & (BT_DROP_REASONS / 64 - 1)] >> (reason % 64) & 1;
 }
 
-/* This window's slot for the reason, on this CPU (a program does not nest
- * on its CPU: plain stores). */
+/* This window's slot for the reason, on this CPU. Plain stores: only the
+ * drop program writes wdrops, and a tracing program does not nest on its
+ * CPU (the kernel's per-program recursion guard). XDP may interrupt it,
+ * so what both write is kept apart (wcount) or atomic (count_event). */
 static __always_inline void drop_window_reason(__u32 win, __u32 reason, __u32 n)
 {
 	struct bt_window_drops *d = bpf_map_lookup_elem(&wdrops, &win);
@@ -74,9 +76,9 @@ static __always_inline void drop_window_reason(__u32 win, __u32 reason, __u32 n)
 static __always_inline void drop_insert(struct bt_ctl *c, __u32 win, __u64 h, __u32 reason)
 {
 	spie_insert(bt_hash_drop(h, BT_DROP_ANY), win);
-	spie_count(c, win);
+	spie_count(c, win, win + cfg_windows);
 	spie_insert(bt_hash_drop(h, reason), win);
-	spie_count(c, win);
+	spie_count(c, win, win + cfg_windows);
 }
 
 /* A GRO'd TCP skb's segments, the first one's included: each one's length

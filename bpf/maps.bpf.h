@@ -133,9 +133,12 @@ struct {
 	__type(value, struct bt_window);
 } windows SEC(".maps");
 
-/* wcount: per CPU, W entries of __u64: the digests this CPU recorded in
- * each window, exact (plain adds). Summed by user space when it seals a
- * window, zeroed when it readies one. */
+/* wcount: per CPU, 2W entries of __u64: the digests this CPU recorded in
+ * each window, exact (plain adds), the XDP program's at [0, W) and the
+ * drop program's at [W, 2W). Apart because the drop program may run in
+ * process context (a socket's backlog) and be interrupted on its CPU by
+ * XDP's softirq: a shared slot would lose increments. Summed by user space
+ * when it seals a window, zeroed when it readies one. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

@@ -193,11 +193,12 @@ static __noinline void spie_next_window(struct bt_ctl *c, struct bt_window *w, _
 	spie_finish_rotation(c, w, nw, next);
 }
 
-/* This CPU's exact count for the window, and every batch of digests the
+/* This CPU's exact count for the window (the drop program's in slots of
+ * its own: slot = win + W, maps.bpf.h), and every batch of digests the
  * shared fill (one locked add per batch, not per packet). */
-static __always_inline void spie_count(struct bt_ctl *c, __u32 win)
+static __always_inline void spie_count(struct bt_ctl *c, __u32 win, __u32 slot)
 {
-	__u64 *mine = bpf_map_lookup_elem(&wcount, &win);
+	__u64 *mine = bpf_map_lookup_elem(&wcount, &slot);
 	struct bt_window *w;
 
 	if (!mine || (++*mine & cfg_batch_mask))
@@ -231,7 +232,7 @@ static __always_inline void spie_record(const struct pkt_info *pi, void *data,
 	if (spie_insert(h, win))
 		ctr->c[BT_CTR_SPIE_PRESENT]++;
 	ctr->c[BT_CTR_SPIE_INSERTED]++;
-	spie_count(c, win);
+	spie_count(c, win, win);
 }
 
 #endif /* BLOOMTAP_SPIE_BPF_H */

@@ -131,7 +131,7 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	skel->rodata->cfg_batch_mask = batch - 1;
 	bpf_map__set_max_entries(skel->maps.spie, meta->window_bits / BT_BLOCK_BITS * meta->windows);
 	bpf_map__set_max_entries(skel->maps.windows, meta->windows);
-	bpf_map__set_max_entries(skel->maps.wcount, meta->windows);
+	bpf_map__set_max_entries(skel->maps.wcount, 2 * meta->windows);	/* XDP's, drops' */
 	bpf_map__set_max_entries(skel->maps.wdrops, meta->windows);
 	/* drops: the program needs the kernel's BTF (tp_btf) and kfree_skb's
 	 * reason; without them the instance has none, and says so at attach */

@@ -209,14 +209,16 @@ uint32_t bt_spie_current(const struct bt_spie_maps *s)
 	return __atomic_load_n(&s->ctl->window, __ATOMIC_ACQUIRE) % s->meta->windows;
 }
 
-/* The CPUs' counts of window i, summed. */
+/* The CPUs' counts of window i, the XDP program's (slot i) and the drop
+ * program's (slot i + W), summed. */
 static uint64_t counted(const struct bt_spie_maps *s, uint32_t i)
 {
 	__u64 *v = calloc(s->ncpu, sizeof(*v)), sum = 0;
 
-	if (v && !bpf_map_lookup_elem(s->inst->wcount_fd, &i, v))
-		for (int c = 0; c < s->ncpu; c++)
-			sum += v[c];
+	for (uint32_t slot = i; v && slot < 2 * s->meta->windows; slot += s->meta->windows)
+		if (!bpf_map_lookup_elem(s->inst->wcount_fd, &slot, v))
+			for (int c = 0; c < s->ncpu; c++)
+				sum += v[c];
 	free(v);
 	return sum;
 }
@@ -253,8 +255,8 @@ static void ready_window(struct bt_spie_maps *s, uint32_t i, uint32_t seq)
 	__atomic_store_n(&w->state, BT_WIN_EMPTY, __ATOMIC_RELEASE);
 	memset(bt_window_filter(s, i), 0, s->bpw * sizeof(struct bt_bloom_block));
 	bt_test_kill_point("ready");
-	if (zero)
-		bpf_map_update_elem(s->inst->wcount_fd, &i, zero, 0);
+	for (uint32_t slot = i; zero && slot < 2 * s->meta->windows; slot += s->meta->windows)
+		bpf_map_update_elem(s->inst->wcount_fd, &slot, zero, 0);
 	free(zero);
 	zero = calloc(s->ncpu, sizeof(struct bt_window_drops));
 	if (zero)
