@@ -313,6 +313,7 @@ _Static_assert(sizeof(struct bt_window) == 64, "bt_window must be 64 bytes");
  */
 #define BT_META_MAGIC 0x626c6f6f6d746170ULL /* "bloomtap" */
 #define BT_IFNAME_LEN 16
+#define BT_META_ARCHIVE_LEN 256
 
 enum bt_meta_flags {
 	BT_META_FLOW_TABLE = 1 << 0,	/* exact flow table on */
@@ -357,8 +358,12 @@ struct bt_meta {
 				 * ProcSubset=pid); 0 if an older bloomtap took it */
 	__u32 reserved32;
 	__u64 reserved[3];
+	char archive[BT_META_ARCHIVE_LEN];	/* where the instance's agent archives
+						 * sealed windows (an absolute path,
+						 * NUL-terminated; empty: none known):
+						 * trace searches it */
 };
-_Static_assert(sizeof(struct bt_meta) == 176, "bt_meta must be 176 bytes");
+_Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 
 /* ---- Watch lists (DESIGN.md "Watch lists"; Chazelle, Kilian, Rubinfeld
  * and Tal, "The Bloomier Filter", SODA 2004) ----

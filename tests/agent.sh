@@ -51,6 +51,7 @@ cat > "$TMP/agent.conf" <<CONF
 interface = $VB
 interval = 2
 window = 0.5
+windows = 8
 archive = $TMP/archive
 archive-flush = 1
 listen = 127.0.0.1:$PORT
@@ -105,6 +106,25 @@ in_ns "$NSA" ping -q -c 3 -i 0.05 198.18.8.2 >/dev/null
 wait $TS
 T=$(inb curl -s -m 5 -X POST --data-binary "@$TMP/got.pcap" "127.0.0.1:$PORT/api/v1/trace")
 eq "/api/v1/trace (pcap): every packet seen" "$(python3 -c 'import json,sys; print({p["seen"] for p in json.load(sys.stdin)})' <<<"$T")" "{True}"
+# the windows that held those pings leave the ring of 8 windows of 0.5 s
+# within seconds: 'trace IFACE FILE' without --archive then finds them in
+# the archive the agent recorded in the instance
+from_archive() {
+	TA=$(inb "$BLOOMTAP" -j trace "$VB" "$TMP/got.pcap") || return 1
+	python3 -c 'import json,sys; d = json.load(sys.stdin)
+sys.exit(not all(p["seen"] and all(w["source"] == "archive" for w in p["windows"]) for p in d))' <<<"$TA"
+}
+wait_for "trace IFACE FILE without --archive: seen, in the agent's archive" 60 from_archive &&
+	ok "trace IFACE FILE without --archive: seen, in the agent's archive, once the ring left them"
+eq "its JSON names the archive searched" \
+	"$(python3 -c 'import json,sys; print({p["archive"] for p in json.load(sys.stdin)})' <<<"$TA")" \
+	"{'$(realpath "$TMP/archive")'}"
+check "its summary says so" bash -c "nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' trace '$VB' '$TMP/got.pcap' |
+	grep -q 'the live ring and the archive $(realpath "$TMP/archive")'"
+check "trace --agents with one agent needs no --topology" \
+	inb "$BLOOMTAP" trace --agents "b=127.0.0.1:$PORT" "$TMP/got.pcap"
+expect_fail "with two it does" "needs --topology" \
+	inb "$BLOOMTAP" trace --agents "b=127.0.0.1:$PORT,c=127.0.0.1:1" "$TMP/got.pcap"
 HEX=$(python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); n=int.from_bytes(d[32:36],"little"); print(d[40:40+n].hex())' "$TMP/got.pcap")
 T=$(inb curl -s -m 5 -X POST --data "${HEX:0:36}ffff${HEX:40}" "127.0.0.1:$PORT/api/v1/trace")
 eq "/api/v1/trace (hex): a packet never sent is not seen" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["seen"])' <<<"$T")" "False"

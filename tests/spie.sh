@@ -19,6 +19,9 @@ check "replay A" "$BLOOMTAP" replay --reset --instance "$INST" "$A"
 check "trace A: every IP packet seen (exit 0)" bash -c "'$BLOOMTAP' trace --instance '$INST' '$A' | tail -1 | grep -q ', 0 not seen'"
 "$BLOOMTAP" trace --instance "$INST" "$B" >/dev/null; eq "trace B (never replayed): exit 1" "$?" 1
 expect_fail "trace: no input" "give a capture FILE or --hex" "$BLOOMTAP" trace --instance "$INST"
+eq "trace of an instance no agent archives: no archive searched, and it says so" \
+	"$("$BLOOMTAP" -j trace --instance "$INST" "$A" | python3 -c 'import json,sys; print({p["archive"] for p in json.load(sys.stdin)})') $("$BLOOMTAP" trace --instance "$INST" "$A" | tail -1 | grep -c 'the live ring alone, no archive')" \
+	"{None} 1"
 expect_fail "trace: bad --since" "--since/--until take" "$BLOOMTAP" trace --instance "$INST" --since yesterday "$A"
 # the first frame of A that holds an IP packet (the very first is a runt)
 F=$(python3 -c '
@@ -39,7 +42,7 @@ eq "A: found once per packet (ring and archive are one window)" \
 	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sorted({len(p["windows"]) for p in d}))' <<<"$TA")" "[1]"
 eq "trace -j fields (no digest: it would be an oracle for the keyed hash)" \
 	"$(python3 -c 'import json,sys; p=json.load(sys.stdin)[0]; print(sorted(p), sorted(p["windows"][0]))' <<<"$TA")" \
-	"['drops', 'fpr_combined', 'packet', 'seen', 'windows', 'windows_searched'] ['end', 'fpr', 'instance', 'source', 'start', 'window']"
+	"['archive', 'drops', 'fpr_combined', 'packet', 'seen', 'windows', 'windows_searched'] ['end', 'fpr', 'instance', 'source', 'start', 'window']"
 eq "two windows searched, the combined rate covers both" "$(python3 -c '
 import json,sys; p=json.load(sys.stdin)[0]
 print(p["windows_searched"], p["fpr_combined"] >= p["windows"][0]["fpr"])' <<<"$TA")" "2 True"

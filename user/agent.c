@@ -234,7 +234,13 @@ static double window_s(const struct agent_iface *f)
  * every reload). */
 static void keeper_settings(struct agent_iface *f)
 {
+	int err;
+
 	f->keeper.archive = ag.cfg.archive;
+	/* where trace looks when not told (its windows leave the ring) */
+	if (ag.cfg.archive && (err = bt_instance_set_archive(&f->inst, ag.cfg.archive)))
+		bt_warn("%s: could not record the archive %s in the instance (%s): trace "
+			"will need --archive", f->name, ag.cfg.archive, strerror(-err));
 	f->keeper.max_bytes = ag.cfg.archive_max_bytes;
 	f->keeper.max_age_s = ag.cfg.archive_max_age;
 	f->keeper.window_s = window_s(f);

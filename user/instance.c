@@ -341,6 +341,22 @@ int bt_instance_lock(const char *name, int *fd)
 	return err;
 }
 
+int bt_instance_set_archive(struct bt_instance *inst, const char *dir)
+{
+	char real[PATH_MAX];
+	__u32 zero = 0;
+	int err;
+
+	if (!realpath(dir, real))
+		return -errno;
+	if (strlen(real) >= sizeof(inst->meta.archive))
+		return -ENAMETOOLONG;
+	if ((err = bt_instance_reread_meta(inst)) || !strcmp(inst->meta.archive, real))
+		return err;
+	snprintf(inst->meta.archive, sizeof(inst->meta.archive), "%s", real);
+	return bpf_map_update_elem(inst->meta_fd, &zero, &inst->meta, BPF_EXIST) ? -errno : 0;
+}
+
 int bt_instance_reread_meta(struct bt_instance *inst)
 {
 	__u32 zero = 0;

@@ -74,6 +74,10 @@ void bt_instance_names_free(char **names, int n);
 /* Digest log entries kept by instances with the flow table (replay). */
 #define BT_DIGEST_LOG 65536
 
+/* Records in the instance's meta where its agent archives (realpath of
+ * dir), for trace to search. 0, or -errno (-ENAMETOOLONG past
+ * BT_META_ARCHIVE_LEN). */
+int bt_instance_set_archive(struct bt_instance *inst, const char *dir);
 /* The right to turn an instance's SPIE windows and heavy-flow intervals
  * (rotate, seal, ready, flip): one process at a time, an flock on its pin
  * directory, held until *fd is closed. -EBUSY when another process (an

@@ -533,7 +533,8 @@ int bt_trace_agents(const char *agents, const char *topology, const char *from,
 		n++;
 	}
 	free(list);
-	if (!n || !topology || read_topology(topology, names, n, adj))
+	/* one agent is its own path: no topology needed */
+	if (!n || (topology ? read_topology(topology, names, n, adj) : n > 1))
 		return BT_EXIT_USAGE;
 	start = from ? find(a, n, from) : 0;
 	if (start < 0) {

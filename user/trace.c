@@ -612,6 +612,9 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 	json_object_object_add(o, "windows", ws);
 	json_object_object_add(o, "drops", drops);
 	json_object_object_add(o, "windows_searched", json_object_new_int64(t->searched));
+	/* the archive searched besides the live ring; null: none, so a
+	 * window that left the ring was not looked at */
+	json_object_object_add(o, "archive", t->archive ? json_object_new_string(t->archive) : NULL);
 	/* the chance that at least one searched window answers falsely */
 	json_object_object_add(o, "fpr_combined", json_object_new_double(combined_fpr(t)));
 	return o;
@@ -695,7 +698,8 @@ static const struct bt_opt trace_opts[] = {
 	{ "agents", 0, BT_OPT_STRING, &tcfg.agents, "NAME=ADDR:PORT|/SOCKET,...",
 	  "ask these agents (bloomtap run) instead, and walk the path back" },
 	{ "topology", 0, BT_OPT_STRING, &tcfg.topology, "FILE",
-	  "with --agents: who is whose neighbour ('NAME: NEIGHBOUR ...' lines)" },
+	  "with --agents: who is whose neighbour ('NAME: NEIGHBOUR ...' lines; "
+	  "not needed for one agent)" },
 	{ "from", 0, BT_OPT_STRING, &tcfg.from, "NAME",
 	  "with --agents: the agent nearest the victim (default: the first)" },
 	{ 0 }
@@ -707,7 +711,8 @@ static const struct bt_cmd_spec trace_spec = {
 	"archived, whose Bloom filter holds its digest: the window's time range and\n"
 	"false-positive rate; or 'not seen'; and the chance that at least one of the\n"
 	"windows searched answers falsely. With an instance, only its own archive\n"
-	"files are searched; with --archive alone, every instance's. A digest covers\n"
+	"files are searched (without --archive, in the directory its agent archives\n"
+	"into); with --archive alone, every instance's. A digest covers\n"
 	"the packet's invariant bytes: identical packets (a retransmitted datagram\n"
 	"with the same IP ID and payload) are one to SPIE, seen in each window any\n"
 	"of them passed in. Exit status: 0 when every IP packet was seen, 1 when\n"
@@ -748,8 +753,8 @@ static int trace_agents(const char *file)
 	FILE *f;
 	int ret;
 
-	if (!tcfg.topology) {
-		bt_err("trace: --agents needs --topology FILE");
+	if (!tcfg.topology && strchr(tcfg.agents, ',')) {
+		bt_err("trace: --agents with more than one agent needs --topology FILE");
 		return BT_EXIT_USAGE;
 	}
 	if (tcfg.hex) {
@@ -832,8 +837,10 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 		puts("]");
 	else
 		printf("%" PRIu64 " IP packets: %" PRIu64 " seen, %" PRIu64 " not seen; %" PRIu64
-		       " windows searched, a false positive among them for a packet: %.2g\n",
-		       ip, ip - unseen, unseen, searched_max, fpr_max);
+		       " windows searched (%s%s), a false positive among them for a packet: "
+		       "%.2g\n", ip, ip - unseen, unseen, searched_max,
+		       t->archive ? "the live ring and the archive " : "the live ring alone, no archive",
+		       t->archive ? t->archive : "", fpr_max);
 	if (rc < 0) {
 		/* what was printed stands; the rest was not answered */
 		bt_err("trace: %s", msg);
@@ -849,7 +856,7 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 int cmd_trace(int argc, char **argv)
 {
 	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE;
-	const char *iface = NULL, *file = NULL;
+	const char *iface = NULL, *file = NULL, *archive;
 	struct bt_capture *cap = NULL;
 	struct trace_ctx t = { 0 };
 	struct bt_instance inst;
@@ -897,7 +904,17 @@ int cmd_trace(int argc, char **argv)
 			goto out;
 		have_inst = true;
 	}
-	if (ctx_init(&t, have_inst ? &inst : NULL, tcfg.archive, have_inst ? inst.name : NULL,
+	/* the archive its agent records, when none is given: the windows that
+	 * left the live ring are there */
+	archive = tcfg.archive;
+	if (!archive && have_inst && inst.meta.archive[0]) {
+		if (!access(inst.meta.archive, R_OK | X_OK))
+			archive = inst.meta.archive;
+		else
+			bt_warn("trace: the agent's archive %s: %s; not searched (the live ring "
+				"alone)", inst.meta.archive, strerror(errno));
+	}
+	if (ctx_init(&t, have_inst ? &inst : NULL, archive, have_inst ? inst.name : NULL,
 		     since, until)) {
 		bt_err("trace: out of memory, or the instance's windows cannot be mapped");
 		goto out;
