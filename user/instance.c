@@ -353,7 +353,7 @@ int bt_instance_set_archive(struct bt_instance *inst, const char *dir)
 		return -ENAMETOOLONG;
 	if ((err = bt_instance_reread_meta(inst)) || !strcmp(inst->meta.archive, real))
 		return err;
-	snprintf(inst->meta.archive, sizeof(inst->meta.archive), "%s", real);
+	memcpy(inst->meta.archive, real, strlen(real) + 1);	/* its length checked above */
 	return bpf_map_update_elem(inst->meta_fd, &zero, &inst->meta, BPF_EXIST) ? -errno : 0;
 }
 

@@ -311,7 +311,7 @@ static void finish_rotation(struct bt_spie_maps *s, uint64_t pos)
 
 int bt_spie_close_current(struct bt_spie_maps *s)
 {
-	uint64_t ring = __atomic_load_n(&s->ctl->ring, __ATOMIC_ACQUIRE);
+	__u64 ring = __atomic_load_n(&s->ctl->ring, __ATOMIC_ACQUIRE);
 	uint32_t W = s->meta->windows, cur = ring % W, next = (cur + 1) % W;
 
 	/* the claim as spie_next_window() makes it, marked as a keeper's */
@@ -327,7 +327,7 @@ int bt_spie_close_current(struct bt_spie_maps *s)
 
 bool bt_spie_repair(struct bt_spie_maps *s)
 {
-	uint64_t ring = __atomic_load_n(&s->ctl->ring, __ATOMIC_ACQUIRE);
+	__u64 ring = __atomic_load_n(&s->ctl->ring, __ATOMIC_ACQUIRE);
 
 	/* Only a keeper's claim can be left half done: a BPF program runs to
 	 * its end, however late, and finishes its own rotation. Whoever
