@@ -128,8 +128,10 @@ with open(sys.argv[4], 'rb') as f:
         f.seek(struct.unpack(end + 'IIII', h)[2], 1)
         sent += 1
 bad = [] if len(res) == sent else ["%d answers for the capture's %d packets" % (len(res), sent)]
+first = {p["packet"]: p for p in res}
 for i, p in enumerate(res):
-    reasons = {d["reason"] for d in p["drops"]}
+    # a repeat of an earlier packet is answered there
+    reasons = {d["reason"] for d in first[p.get("same_as", p["packet"])]["drops"]}
     if not p["seen"]:
         bad.append("packet %d not seen" % p["packet"])
     exp = set() if want == "-" else {want}
@@ -517,11 +519,12 @@ r = json.load(open(sys.argv[1]))
 with open(sys.argv[2], "a") as f:
     f.write("rate %g\n" % r[0]["fpr_combined"])
     for p in r:
-        for d in p["drops"]:
+        for d in p.get("drops", []):
             if d["reason"] != "NETFILTER_DROP":
                 f.write("hit %s %s %s\n" % (p["packet"], d["window"], d["reason"]))
-bad = [p for p in r if not (p["seen"] and
-                           "NETFILTER_DROP" in {d["reason"] for d in p["drops"]})]
+first = {p["packet"]: p for p in r}
+bad = [p for p in r if not (p["seen"] and "NETFILTER_DROP" in
+                           {d["reason"] for d in first[p.get("same_as", p["packet"])]["drops"]})]
 for p in bad:
     print(json.dumps(p)[:1500])
 sys.exit(1 if bad else 0)' \

@@ -432,7 +432,7 @@ def report(soak, seq, stats, metrics, rx, downtime, seconds, results):
     by = collections.Counter()
     missed = []
     for kind, n, t, ans in soak.samples:
-        src = {w["source"] for w in ans["windows"]}
+        src = {w["source"] for w in ans.get("windows", [])}
         by[(kind, "archive" if src == {"archive"} else "live")] += 1
         if not ans["seen"]:
             missed.append((kind, n, t))

@@ -9,7 +9,7 @@ INST=spie-$ID
 A=$PCAPS/ndpi__gnutella.pcap B=$PCAPS/pcapplusplus__tls2.pcap
 ARCH=$(mktemp -d)
 cleanup() {
-	for i in "$INST" "$INST-lan" "$INST-ov" "$INST-idle" "${LONG:-}"; do
+	for i in "$INST" "$INST-lan" "$INST-ov" "$INST-idle" "$INST-rep" "${LONG:-}"; do
 		[ -n "$i" ] && "$BLOOMTAP" detach --instance "$i" >/dev/null 2>&1; done
 	rm -rf "$ARCH"
 }
@@ -20,7 +20,7 @@ check "trace A: every IP packet seen (exit 0)" bash -c "'$BLOOMTAP' trace --inst
 "$BLOOMTAP" trace --instance "$INST" "$B" >/dev/null; eq "trace B (never replayed): exit 1" "$?" 1
 expect_fail "trace: no input" "give a capture FILE or --hex" "$BLOOMTAP" trace --instance "$INST"
 eq "trace of an instance no agent archives: no archive searched, and it says so" \
-	"$("$BLOOMTAP" -j trace --instance "$INST" "$A" | python3 -c 'import json,sys; print({p["archive"] for p in json.load(sys.stdin)})') $("$BLOOMTAP" trace --instance "$INST" "$A" | tail -1 | grep -c 'the live ring alone, no archive')" \
+	"$("$BLOOMTAP" -j trace --instance "$INST" "$A" | python3 -c 'import json,sys; print({p["archive"] for p in json.load(sys.stdin) if "same_as" not in p})') $("$BLOOMTAP" trace --instance "$INST" "$A" | tail -1 | grep -c 'the live ring alone, no archive')" \
 	"{None} 1"
 expect_fail "trace: bad --since" "--since/--until take" "$BLOOMTAP" trace --instance "$INST" --since yesterday "$A"
 # the first frame of A that holds an IP packet (the very first is a runt)
@@ -39,16 +39,16 @@ eq "archive file is 0600" "$(stat -c %a "$ARCH"/*.btw)" 600
 check "replay B into window 1" "$BLOOMTAP" replay --instance "$INST" "$B"
 TA=$("$BLOOMTAP" -j trace --instance "$INST" --archive "$ARCH" "$A")
 eq "A: found once per packet (ring and archive are one window)" \
-	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sorted({len(p["windows"]) for p in d}))' <<<"$TA")" "[1]"
+	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sorted({len(p["windows"]) for p in d if "same_as" not in p}))' <<<"$TA")" "[1]"
 eq "trace -j fields (no digest: it would be an oracle for the keyed hash)" \
 	"$(python3 -c 'import json,sys; p=json.load(sys.stdin)[0]; print(sorted(p), sorted(p["windows"][0]))' <<<"$TA")" \
-	"['archive', 'drops', 'fpr_combined', 'packet', 'seen', 'windows', 'windows_searched'] ['end', 'fpr', 'instance', 'source', 'start', 'window']"
+	"['archive', 'archive_cut', 'drops', 'fpr_combined', 'hits_cut', 'packet', 'seen', 'windows', 'windows_searched'] ['end', 'fpr', 'instance', 'source', 'start', 'window']"
 eq "two windows searched, the combined rate covers both" "$(python3 -c '
 import json,sys; p=json.load(sys.stdin)[0]
 print(p["windows_searched"], p["fpr_combined"] >= p["windows"][0]["fpr"])' <<<"$TA")" "2 True"
 check "plain trace prints no digest" bash -c "! '$BLOOMTAP' trace --instance '$INST' '$A' | grep -qi digest"
 TB=$("$BLOOMTAP" -j trace --instance "$INST" "$B")
-eq "B: in the current window (no end yet)" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print({(w["window"], w["end"]) for p in d for w in p["windows"]})' <<<"$TB")" "{(1, None)}"
+eq "B: in the current window (no end yet)" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print({(w["window"], w["end"]) for p in d for w in p.get("windows", [])})' <<<"$TB")" "{(1, None)}"
 "$BLOOMTAP" trace --instance "$INST" --archive "$ARCH" --until 2000-01-01T00:00:00Z "$A" >/dev/null
 eq "--until before A: not seen" "$?" 1
 
@@ -174,7 +174,7 @@ eq "archive --instance $INST lists its own file only, not $INSTL's" \
 eq "A, only in $INSTL's archive, is not seen by $INST (exit 1)" "$?" 1
 TL=$("$BLOOMTAP" -j trace --instance "$INSTL" --archive "$ARCH3" "$A" 2>/dev/null)
 eq "A is seen by $INSTL, each window naming it" "$(python3 -c '
-import json,sys; d=json.load(sys.stdin); print(all(p["seen"] for p in d), sorted({w["instance"] for p in d for w in p["windows"]}))' <<<"$TL")" "True ['$INSTL']"
+import json,sys; d=json.load(sys.stdin); print(all(p["seen"] for p in d), sorted({w["instance"] for p in d for w in p.get("windows", [])}))' <<<"$TL")" "True ['$INSTL']"
 "$BLOOMTAP" windows --instance "$INSTL" --rotate --archive "$ARCH3" >/dev/null
 "$BLOOMTAP" windows --instance "$INST" --rotate --archive "$ARCH3" >/dev/null
 TOTAL=$(cat "$ARCH3"/*.btw | wc -c)
@@ -255,6 +255,42 @@ eq "trace answered for every capture (errors)" "$ERRS" 0
 check "captures with IP packets traced: $FILES (and $NOIP without any), most of the $(ls "$PCAPS"/*.pcap* | wc -l)" \
 	test "$FILES" -gt $(( $(ls "$PCAPS"/*.pcap* | wc -l) / 2 ))
 eq "every IP packet of every capture found ($PKTS packets, $FILES files, both CPUs)" "$MISSED" 0
+
+# ---- answers with bounds: a packet repeated, one seen in more windows
+# than an answer holds, an archive searched under a budget ----
+python3 - "$ARCH" <<'PY'
+import struct, sys
+ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 28, 7, 0, 64, 17, 0, bytes([198, 18, 60, 1]), bytes([198, 18, 61, 1]))
+d = b'\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00' + ip + struct.pack('!HHHH', 4000, 9, 8, 0) + bytes(18)
+for name, n in (('one', 1), ('rep', 8192)):
+    with open(f'{sys.argv[1]}/{name}.pcap', 'wb') as f:
+        f.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+        for i in range(n):
+            f.write(struct.pack('<IIII', 1, i, len(d), len(d)) + d)
+PY
+REPA=$ARCH/rep-archive
+"$BLOOMTAP" replay --reset --instance "$INST-rep" --windows 128 "$ARCH/one.pcap" >/dev/null
+for i in $(seq 70); do
+	"$BLOOMTAP" windows --instance "$INST-rep" --rotate --archive "$REPA" >/dev/null &&
+		"$BLOOMTAP" replay --instance "$INST-rep" "$ARCH/one.pcap" >/dev/null || break
+done
+"$BLOOMTAP" -j trace --instance "$INST-rep" "$ARCH/rep.pcap" > "$ARCH/rep.json"
+eq "a packet repeated 8,192 times: answered once, the rest name it" "$(python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(len(d), d[0].get("same_as"), {p.get("same_as") for p in d[1:]}, {p["seen"] for p in d})' "$ARCH/rep.json")" "8192 None {1} {True}"
+check "and the answer is small ($(stat -c %s "$ARCH/rep.json") bytes; 64 windows each, it was 60 MB)" \
+	test "$(stat -c %s "$ARCH/rep.json")" -lt 1000000
+eq "seen in 71 windows: 64 in the answer, and it says some were cut" "$(python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))[0]; print(len(p["windows"]), p["hits_cut"])' "$ARCH/rep.json")" "64 True"
+check "the plain answer says so too" bash -c "'$BLOOMTAP' trace --instance '$INST-rep' '$ARCH/one.pcap' | grep -q 'and more: an answer holds at most 64'"
+"$BLOOMTAP" -j trace --archive "$REPA" --budget 5 "$ARCH/one.pcap" > "$ARCH/cut.json"
+eq "the archive under a budget of 5 probes: the 5 newest windows searched, and where it stopped" \
+	"$(python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))[0]; w = p["windows"]
+print(len(w), p["archive_cut"] is not None, p["archive_cut"] <= min(x["start"] for x in w))' "$ARCH/cut.json")" "5 True True"
+check "the plain answer names the cut" bash -c "'$BLOOMTAP' trace --archive '$REPA' --budget 5 '$ARCH/one.pcap' | grep -q 'were not searched (--budget)'"
+eq "without a budget: all 64 the answer holds, no cut" "$("$BLOOMTAP" -j trace --archive "$REPA" "$ARCH/one.pcap" |
+	python3 -c 'import json,sys; p = json.load(sys.stdin)[0]; print(len(p["windows"]), p["archive_cut"])')" "64 None"
 
 summary
 [ $FAIL -eq 0 ]

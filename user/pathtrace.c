@@ -247,10 +247,18 @@ static void ask(struct agent_ref *a, const char *path, const void *body, size_t 
 		a->answered = true;
 		for (int p = 0; p < cnt; p++) {
 			struct json_object *pk = json_object_array_get_idx(o, p), *s, *d, *r;
+			int64_t first;
 
 			a->saw[p] = json_object_object_get_ex(pk, "seen", &s) &&
 				    json_object_get_boolean(s);
 			a->seen += a->saw[p];
+			/* a repeat of an earlier packet: its answer is that one's */
+			if (json_object_object_get_ex(pk, "same_as", &s) &&
+			    (first = json_object_get_int64(s)) >= 1 && first <= p) {
+				if (a->dropped[first - 1])
+					a->ndropped += !!(a->dropped[p] = strdup(a->dropped[first - 1]));
+				continue;
+			}
 			/* the first drop it reports (agents before drops had none) */
 			if (json_object_object_get_ex(pk, "drops", &d) &&
 			    json_object_array_length(d) &&

@@ -27,6 +27,12 @@
 
 #define BATCH 65536	/* packets queried at once: ~120 bytes each */
 #define MAX_HITS 64
+/* An API answer's bounds (a request body is one batch): the hits it holds,
+ * and the archive's work, in archived window x packet probes, newest
+ * window first: a packet alone searches 64 M windows, 15,000 of them (a
+ * full 1 MiB body) the newest 4,473. */
+#define API_HITS (1 << 17)
+#define API_BUDGET (1ULL << 26)
 
 struct hit {
 	const char *instance;	/* the trace's or the archive file's copy */
@@ -48,7 +54,20 @@ struct tpkt {
 	struct hit *hits;
 	int nhits, cap;
 	int nseen;		/* hits that are not drops */
+	bool cut;		/* hits left out: MAX_HITS, or the answer's bound */
+	uint64_t same_as;	/* the number of an earlier packet with the same
+				 * invariant bytes (answered there), or 0 */
+	int64_t uniq;		/* its entry in trace_ctx.uniq, or -1 */
 };
+
+/* A packet's invariant bytes seen earlier in the input: its number, and
+ * whether it was seen (once its batch was queried). */
+struct uniq_pkt {
+	struct bt_spie_packet pkt;
+	uint64_t number;
+	bool seen;
+};
+#define MAX_UNIQ (1 << 20)	/* packets remembered for the repeats after them */
 
 /* What a batch was searched against, and the answers. */
 struct trace_ctx {
@@ -79,6 +98,16 @@ struct trace_ctx {
 	size_t ndh, capdh;
 	uint32_t *live_seq;		/* live windows searched, by seq */
 	int nlive;
+	/* the whole input: repeats answered once */
+	struct uniq_pkt *uniq;
+	uint32_t *uslot;		/* open addressing: index + 1 */
+	size_t nuniq, nuslots;
+	/* bounds of an answer (the API's; the CLI streams unbounded) */
+	bool bounded;
+	uint64_t hits_left;		/* hits it may still hold */
+	uint64_t budget, probes;	/* archived window x packet probes */
+	__u64 archive_cut_ns;		/* archived windows ending at or before
+					 * this were not searched (budget) */
 };
 
 static void batch_reset(struct trace_ctx *t)
@@ -87,11 +116,82 @@ static void batch_reset(struct trace_ctx *t)
 		free(t->p[i].hits);
 		t->p[i].hits = NULL;
 		t->p[i].nhits = t->p[i].cap = t->p[i].nseen = 0;
+		t->p[i].cut = false;
+		t->p[i].same_as = 0;
+		t->p[i].uniq = -1;
 	}
 	t->n = 0;
 	t->searched = 0;
 	t->log_clean = 0;
 	t->nlive = 0;
+	t->probes = 0;		/* the budget is a batch's */
+	t->archive_cut_ns = 0;
+}
+
+/* Queried: an IP packet that does not repeat an earlier one. */
+static bool queried(const struct tpkt *p)
+{
+	return p->ip && !p->same_as;
+}
+
+static uint64_t pkt_hash(const struct bt_spie_packet *p)
+{
+	uint64_t h = 0;
+
+	for (int w = 0; w < BT_SPIE_WORDS; w++)
+		h = (h ^ p->w[w]) * 0x9e3779b97f4a7c15ULL;
+	return h ^ h >> 29;
+}
+
+/* Marks p a repeat of an earlier packet of the input with the same
+ * invariant bytes (the same digest under any key: one answer serves),
+ * or remembers it as the first. Past MAX_UNIQ, packets are queried each. */
+static void dedup(struct trace_ctx *t, struct tpkt *p)
+{
+	size_t i;
+
+	if (!p->ip)
+		return;
+	if (t->nuniq * 2 >= t->nuslots) {
+		size_t n = t->nuslots ? 2 * t->nuslots : 1024;
+		uint32_t *slots;
+
+		if (t->nuniq >= MAX_UNIQ || !(slots = calloc(n, sizeof(*slots))))
+			return;
+		free(t->uslot);
+		t->uslot = slots;
+		t->nuslots = n;
+		for (size_t u = 0; u < t->nuniq; u++) {
+			for (i = pkt_hash(&t->uniq[u].pkt) & (n - 1); slots[i]; i = (i + 1) & (n - 1))
+				;
+			slots[i] = u + 1;
+		}
+	}
+	for (i = pkt_hash(&p->pkt) & (t->nuslots - 1); t->uslot[i]; i = (i + 1) & (t->nuslots - 1)) {
+		struct uniq_pkt *u = &t->uniq[t->uslot[i] - 1];
+
+		if (!memcmp(&u->pkt, &p->pkt, sizeof(p->pkt))) {
+			p->same_as = u->number;
+			p->uniq = t->uslot[i] - 1;
+			return;
+		}
+	}
+	if (!(t->nuniq & (t->nuniq + 1))) {	/* 0, 1, 3, 7...: grow to the next power */
+		struct uniq_pkt *v = realloc(t->uniq, 2 * (t->nuniq + 1) * sizeof(*v));
+
+		if (!v)
+			return;
+		t->uniq = v;
+	}
+	t->uniq[t->nuniq] = (struct uniq_pkt){ p->pkt, p->number, false };
+	p->uniq = t->nuniq;
+	t->uslot[i] = ++t->nuniq;
+}
+
+/* Whether a packet was seen: its own hits, or its first's. */
+static bool was_seen(const struct trace_ctx *t, const struct tpkt *p)
+{
+	return p->same_as ? t->uniq[p->uniq].seen : p->nseen > 0;
 }
 
 /* A stable copy of an instance name for the hits. */
@@ -119,6 +219,8 @@ static void ctx_free(struct trace_ctx *t)
 	free(t->p);
 	free(t->live_seq);
 	free(t->dh);
+	free(t->uniq);
+	free(t->uslot);
 	bt_strv_free(t->names, t->nnames);
 	bt_strv_free(t->warned, t->nwarned);
 	ZSTD_freeDCtx(t->dctx);
@@ -169,8 +271,12 @@ static void searched(struct trace_ctx *t, double fpr)
 
 static void add_hit(struct trace_ctx *t, struct tpkt *p, const struct hit *h)
 {
-	if (p->nhits == MAX_HITS)
+	if (p->nhits == MAX_HITS || (t->bounded && !t->hits_left)) {
+		p->cut = true;	/* said in the answer */
 		return;
+	}
+	if (t->bounded)
+		t->hits_left--;
 	if (p->nhits == p->cap) {
 		int cap = p->cap ? 2 * p->cap : 2;
 		struct hit *v = realloc(p->hits, cap * sizeof(*v));
@@ -274,7 +380,7 @@ static void query_live(struct trace_ctx *t)
 		return;
 	}
 	for (size_t i = 0; i < t->n; i++)
-		if (t->p[i].ip)
+		if (queried(&t->p[i]))
 			all[np++] = &t->p[i];
 	for (uint32_t w = 0; w < s->meta->windows; w++) {
 		const struct bt_window *win = &s->win[w];
@@ -290,7 +396,7 @@ static void query_live(struct trace_ctx *t)
 			continue;
 		h.fpr = bt_window_fpr(s, w);
 		for (size_t i = 0; i < t->n; i++)
-			if (t->p[i].ip && bt_bloom_has(f, s->bpw, s->meta->k, t->p[i].digest))
+			if (queried(&t->p[i]) && bt_bloom_has(f, s->bpw, s->meta->k, t->p[i].digest))
 				hit[nh++] = &t->p[i];
 		/* drops: of every packet (a drop may land in a later window
 		 * than the packet's own digest) */
@@ -387,17 +493,23 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 	size_t m = 0;
 
 	for (size_t i = 0; i < t->n; i++)
-		if (t->p[i].ip) {
+		if (queried(&t->p[i])) {
 			t->p[i].digest = bt_archive_digest(f, &t->p[i].pkt);
 			order[m++] = &t->p[i];
 		}
 	qsort_r(order, m, sizeof(*order), cmp_by_block, f);
-	for (__u32 w = 0; w < f->nwin; w++) {
+	/* newest first: a budget that runs out leaves the oldest unsearched */
+	for (__u32 w = f->nwin; w-- > 0;) {
 		const struct bt_archive_win *aw = &f->win[w];
 		struct hit h = { name, aw->start_ns, aw->end_ns, aw->fpr_e15 / 1e15, aw->seq, true };
 
 		if (!in_range(t, aw->start_ns, aw->end_ns) || searched_live(t, f, aw->seq))
 			continue;
+		if (t->budget && t->probes + m > t->budget) {
+			t->archive_cut_ns = aw->end_ns;	/* this one and older: not searched */
+			return;
+		}
+		t->probes += m;
 		for (size_t i = 0; i < m; i++) {
 			int r = bt_archive_has(f, w, order[i]->digest, &why);
 
@@ -442,14 +554,15 @@ static void query_archive(struct trace_ctx *t)
 		free(order);
 		return;
 	}
-	for (int i = 0; i < n && !t->err; i++) {
+	/* newest file first (names sort by their first window's start) */
+	for (int i = n - 1; i >= 0 && !t->err && !t->archive_cut_ns; i--) {
 		__u64 start;
 		__u32 seq;
 		char inst[BT_ARCHIVE_NAME_MAX + 1];
 		struct bt_archive_file *f;
 		const char *why;
 
-		/* names sort by their first window's start: none after until */
+		/* a file's windows all start after its name's: none after until */
 		bt_archive_name_parse(names[i], inst, sizeof(inst), &start, &seq);
 		if (t->until && start > t->until)
 			continue;
@@ -487,7 +600,7 @@ static int batch_query(struct trace_ctx *t)
 {
 	if (t->inst) {
 		for (size_t i = 0; i < t->n; i++)
-			if (t->p[i].ip)
+			if (queried(&t->p[i]))
 				t->p[i].digest = bt_spie_digest(&t->keys, &t->p[i].pkt);
 		query_live(t);
 	}
@@ -495,9 +608,14 @@ static int batch_query(struct trace_ctx *t)
 		query_archive(t);
 	if (t->err)
 		return t->err;
-	for (size_t i = 0; i < t->n; i++)
-		if (t->p[i].nhits > 1)	/* hits is NULL until the first */
-			qsort(t->p[i].hits, t->p[i].nhits, sizeof(t->p[i].hits[0]), cmp_hit);
+	for (size_t i = 0; i < t->n; i++) {
+		struct tpkt *p = &t->p[i];
+
+		if (p->nhits > 1)	/* hits is NULL until the first */
+			qsort(p->hits, p->nhits, sizeof(p->hits[0]), cmp_hit);
+		if (p->ip && !p->same_as && p->uniq >= 0)
+			t->uniq[p->uniq].seen = p->nseen > 0;	/* for its repeats */
+	}
 	return 0;
 }
 
@@ -543,7 +661,9 @@ static int load_batch(struct trace_ctx *t, struct bt_capture *cap, uint64_t *cou
 		struct tpkt *p = &t->p[t->n++];
 
 		p->number = ++*count;
+		p->uniq = -1;
 		p->ip = !pk.skip && !bt_spie_packet_frame(pk.data, pk.len, &p->pkt);
+		dedup(t, p);
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: capture breaks off after %" PRIu64 " packets (%s)", what,
@@ -569,6 +689,7 @@ static int load_hex(struct trace_ctx *t, const char *hex, char *err, size_t errl
 	batch_reset(t);
 	t->n = 1;
 	p->number = 1;
+	p->uniq = -1;
 	/* An Ethernet frame first: a MAC address may well start with a 4 or a
 	 * 6, while a bare IP packet would need its source address to read as
 	 * an ethertype followed by a valid IP header to pass for a frame. */
@@ -585,7 +706,14 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 	char a[40], b[40];
 
 	json_object_object_add(o, "packet", json_object_new_int64(p->number));
-	json_object_object_add(o, "seen", json_object_new_boolean(p->nseen > 0));
+	json_object_object_add(o, "seen", json_object_new_boolean(was_seen(t, p)));
+	if (p->same_as) {
+		/* answered at its first: the windows are the same */
+		json_object_put(ws);
+		json_object_put(drops);
+		json_object_object_add(o, "same_as", json_object_new_int64(p->same_as));
+		return o;
+	}
 	for (int h = 0; h < p->nhits; h++) {
 		struct json_object *w = json_object_new_object();
 		const struct hit *x = &p->hits[h];
@@ -611,6 +739,15 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 	}
 	json_object_object_add(o, "windows", ws);
 	json_object_object_add(o, "drops", drops);
+	/* windows and drops left out: more than MAX_HITS, or the answer's
+	 * bound on hits */
+	json_object_object_add(o, "hits_cut", json_object_new_boolean(p->cut));
+	if (t->archive_cut_ns) {
+		bt_fmt_ns(t->archive_cut_ns, a, sizeof(a), "now");
+		json_object_object_add(o, "archive_cut", json_object_new_string(a));
+	} else {
+		json_object_object_add(o, "archive_cut", NULL);
+	}
 	json_object_object_add(o, "windows_searched", json_object_new_int64(t->searched));
 	/* the archive searched besides the live ring; null: none, so a
 	 * window that left the ring was not looked at */
@@ -637,6 +774,9 @@ struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	t.bounded = true;
+	t.hits_left = API_HITS;
+	t.budget = API_BUDGET;
 	if (bt_is_capture(buf, len)) {
 		if (bt_capture_open_mem(buf, len, &cap, err, errlen))
 			goto out;
@@ -684,6 +824,7 @@ out:
 
 static struct trace_cfg {
 	const char *instance, *hex, *since, *until, *archive, *agents, *topology, *from;
+	uint64_t budget;
 } tcfg;
 
 static const struct bt_opt trace_opts[] = {
@@ -695,6 +836,10 @@ static const struct bt_opt trace_opts[] = {
 	{ "until", 0, BT_OPT_STRING, &tcfg.until, "T", "windows that start before T" },
 	{ "archive", 'a', BT_OPT_STRING, &tcfg.archive, "DIR",
 	  "also query the sealed windows archived in DIR" },
+	{ "budget", 0, BT_OPT_U64, &tcfg.budget, "N",
+	  "search the archive newest window first, at most N window x packet probes "
+	  "for each 65,536 packets, and say where it stopped (default: no bound; the "
+	  "API's is 67,108,864)", .max = UINT64_MAX },
 	{ "agents", 0, BT_OPT_STRING, &tcfg.agents, "NAME=ADDR:PORT|/SOCKET,...",
 	  "ask these agents (bloomtap run) instead, and walk the path back" },
 	{ "topology", 0, BT_OPT_STRING, &tcfg.topology, "FILE",
@@ -720,10 +865,15 @@ static const struct bt_cmd_spec trace_spec = {
 	trace_opts, 0, 2,
 };
 
-static void print_packet(const struct tpkt *p)
+static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
 {
 	char a[40], b[40], rb[96];
 
+	if (p->same_as) {
+		printf("packet %" PRIu64 ": the same as packet %" PRIu64 " (%s)\n", p->number,
+		       p->same_as, was_seen(t, p) ? "seen" : "not seen");
+		return;
+	}
 	if (!p->nseen)
 		printf("packet %" PRIu64 ": not seen\n", p->number);
 	else
@@ -743,6 +893,8 @@ static void print_packet(const struct tpkt *p)
 			printf("  %s window %u  %s .. %s  false-positive rate %.2g  (%s)\n",
 			       x->instance, x->seq, a, b, x->fpr, x->archived ? "archive" : "live");
 	}
+	if (p->cut)
+		printf("  (and more: an answer holds at most %d windows a packet)\n", MAX_HITS);
 }
 
 /* --agents: the packets go to the agents as they are, a capture or hex */
@@ -787,6 +939,7 @@ static int trace_agents(const char *file)
 static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char *file)
 {
 	uint64_t unseen = 0, ip = 0, count = 0, searched_max = 0;
+	__u64 cut_ns = 0;	/* the newest archived window left out by --budget */
 	bool first = true;
 	double fpr_max = 0;
 	char msg[600];
@@ -806,6 +959,8 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 		}
 		if (t->searched > searched_max)
 			searched_max = t->searched;
+		if (t->archive_cut_ns > cut_ns)
+			cut_ns = t->archive_cut_ns;
 		if (combined_fpr(t) > fpr_max)
 			fpr_max = combined_fpr(t);
 		for (size_t i = 0; i < t->n; i++) {
@@ -818,7 +973,7 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 				continue;
 			}
 			ip++;
-			unseen += !p->nseen;
+			unseen += !was_seen(t, p);
 			if (bt_g.json) {
 				struct json_object *o = packet_json(t, p);
 
@@ -827,7 +982,7 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 				       JSON_C_TO_STRING_NOSLASHESCAPE));
 				json_object_put(o);
 			} else {
-				print_packet(p);
+				print_packet(t, p);
 			}
 			first = false;
 		}
@@ -841,6 +996,13 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 		       "%.2g\n", ip, ip - unseen, unseen, searched_max,
 		       t->archive ? "the live ring and the archive " : "the live ring alone, no archive",
 		       t->archive ? t->archive : "", fpr_max);
+	if (cut_ns && !bt_g.json) {
+		char when[40];
+
+		bt_fmt_ns(cut_ns, when, sizeof(when), "now");
+		printf("archived windows that end at or before %s were not searched (--budget)\n",
+		       when);
+	}
 	if (rc < 0) {
 		/* what was printed stands; the rest was not answered */
 		bt_err("trace: %s", msg);
@@ -919,6 +1081,7 @@ int cmd_trace(int argc, char **argv)
 		bt_err("trace: out of memory, or the instance's windows cannot be mapped");
 		goto out;
 	}
+	t.budget = tcfg.budget;
 	ret = trace_stream(&t, cap, file);
 out:
 	bt_capture_close(cap);
