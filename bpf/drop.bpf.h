@@ -24,6 +24,7 @@
 #define ETH_P_IP_BE 0x0008	/* htons(0x0800) */
 #define ETH_P_IPV6_BE 0xdd86	/* htons(0x86dd) */
 #define IPPROTO_TCP_NUM 6
+#define IPPROTO_UDP_NUM 17
 /* SKB_GSO_TCP_FIXEDID: bit 3 until 6.17, bit 30 since (bit 3 kept as
  * __SKB_GSO_TCP_FIXEDID); the enum is anonymous, so no CO-RE relocation:
  * either bit says the segments share one IPv4 ID */
@@ -183,6 +184,15 @@ static __always_inline void drop_heavy(struct bt_ctl *c, struct bt_flow_key *key
 		    addrs, true, dc);
 }
 
+/* The skb's bytes from its network header (nh, from skb->head) on. */
+static __always_inline __u64 l3_bytes(const struct sk_buff *skb, __u16 nh)
+{
+	__u64 data_off = (__u64)skb->data - (__u64)skb->head;
+	__s64 n = (__s64)skb->len + (__s64)data_off - nh;
+
+	return n > 0 ? n : skb->len;
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_reason why)
 {
@@ -212,12 +222,17 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	c = bpf_map_lookup_elem(&ctl, &zero);
 	if (!dctr || !c)
 		goto out;
-	if (drop_suppressed(reason)) {
-		dctr->c[BT_DROP_SUPPRESSED] += segs;
+	if (nh == 0xffff || mac == 0xffff) {
+		/* nothing to measure from: the skb's bytes, wherever its data is */
+		dctr->c[drop_suppressed(reason) ? BT_DROP_SUPPRESSED : BT_DROP_NO_NETWORK] += segs;
 		goto out;
 	}
-	if (nh == 0xffff || mac == 0xffff) {
-		dctr->c[BT_DROP_NO_NETWORK] += segs;
+	/* bytes from the network header on: an IP packet's own length (a
+	 * GRO'd one's merged length), whether skb->data is at L2, L3 or the
+	 * payload where it died */
+	bytes = l3_bytes(skb, nh);
+	if (drop_suppressed(reason)) {
+		dctr->c[BT_DROP_SUPPRESSED] += segs;
 		goto out;
 	}
 	lin = skb->tail > nh ? skb->tail - nh : 0;
@@ -286,8 +301,15 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 		}
 		/* not what GRO leaves: digested as it is */
 	} else if (segs > 1) {
-		/* UDP GRO and the like: each segment's checksum is gone */
+		/* UDP GRO and the like: each segment's checksum is gone, so no
+		 * digest; the heavy stage still counts every segment, and the
+		 * IP bytes of each: the merged packet's, and the headers of
+		 * the segments after the first (UDP's 8 bytes included) */
+		__u32 l4h = (v4 ? ip[9] : ip[6]) == IPPROTO_UDP_NUM ? 8 : 0;
+
 		dctr->c[BT_DROP_GSO_NOT_TCP] += segs;
+		bytes += (segs - 1) * (__u64)(hl + l4h);
+		drop_heavy(c, &key, k, addrs, bytes, segs);
 		goto out;
 	}
 	h = bt_hash_spie_finish(k, addrs, hdr, after);
@@ -300,7 +322,8 @@ count:
 	drop_heavy(c, &key, k, addrs, bytes, hsegs);
 out:
 	/* bytes: the IP packets' (a GRO'd skb's headers counted for each
-	 * segment), skb->len when there is no IP header to go by */
+	 * segment); without an IP header, those from the network header on;
+	 * without one, skb->len */
 	drop_count_add(&drop_counts, reason, segs, bytes);
 	return 0;
 }
