@@ -279,7 +279,11 @@ static enum MHD_Result route_drops(struct agent *a, struct MHD_Connection *c, st
 
 	if (!f)
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
+	/* under the lock, as /api/v1/heavy: the flip clears the idle
+	 * interval of the dropped-flow sketches this reads */
+	pthread_mutex_lock(&a->lock);
 	o = bt_drops_json(&f->inst, 20);
+	pthread_mutex_unlock(&a->lock);
 	if (!o)
 		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	return reply_json(c, MHD_HTTP_OK, o);

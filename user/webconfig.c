@@ -280,8 +280,17 @@ bool bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password)
 	for (int i = 0; i < w->nusers && !u; i++)
 		if (!strcmp(w->users[i].name, user))
 			u = &w->users[i];
-	if (!u)
+	if (!u) {
+		/* as dear as a known user's wrong password (a bcrypt of the
+		 * first user's cost), so that the time does not tell which
+		 * names exist */
+		if (w->nusers && (cd = calloc(1, sizeof(*cd)))) {
+			crypt_rn(password, w->users[0].hash, cd, sizeof(*cd));
+			explicit_bzero(cd, sizeof(*cd));
+			free(cd);
+		}
 		return false;
+	}
 	have_mac = password_mac(password, mac);
 	pthread_mutex_lock(&cache_lock);
 	ok = have_mac && u->ok_valid && !gnutls_memcmp(mac, u->ok_mac, sizeof(mac));
