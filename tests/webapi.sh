@@ -135,6 +135,20 @@ eq "plain HTTP to the TLS port: refused" "$(inb curl -s -o /dev/null -m 5 -w '%{
 	-u "prom:$PASSWORD" "http://127.0.0.1:$PORT/metrics")" 000
 check "the certificate served is the file's" bash -c "nsenter --net=/var/run/netns/$NSB \
 	openssl s_client -connect 127.0.0.1:$PORT </dev/null 2>/dev/null | grep -q 'subject=CN = bloomtap-test'"
+# TLS 1.2 at least, AEAD suites only: the client offers the old ones too
+# (SECLEVEL=0), and the server must refuse them
+tls_handshake() {	# s_client's options...
+	nsenter --net=/var/run/netns/$NSB openssl s_client -connect 127.0.0.1:$PORT "$@" </dev/null 2>&1
+}
+for v in tls1 tls1_1; do
+	check "TLS: -$v refused" bash -c "! nsenter --net=/var/run/netns/$NSB openssl s_client \
+		-connect 127.0.0.1:$PORT -$v -cipher 'DEFAULT@SECLEVEL=0' </dev/null 2>&1 | grep -q '^New, TLS'"
+done
+check "TLS 1.2 with CBC and SHA-1 (ECDHE-ECDSA-AES128-SHA): refused" bash -c "! nsenter --net=/var/run/netns/$NSB \
+	openssl s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher 'ECDHE-ECDSA-AES128-SHA@SECLEVEL=0' </dev/null 2>&1 |
+	grep -q '^New, TLS'"
+eq "TLS 1.2: an AEAD suite" "$(tls_handshake -tls1_2 | sed -n 's/^New, \(TLSv1.2\), Cipher is \(.*GCM.*\)$/\1 AEAD/p')" "TLSv1.2 AEAD"
+eq "TLS 1.3" "$(tls_handshake -tls1_3 | sed -n 's/^New, \(TLSv1.3\), Cipher is .*$/\1/p')" "TLSv1.3"
 
 # ---- the unix socket ----
 eq "the socket: mode 0600, root's" "$(stat -c '%a %U %F' "$SOCK")" "600 root socket"

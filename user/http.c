@@ -52,6 +52,12 @@ struct bucket {
 };
 
 static struct bucket buckets[BUCKET_SLOTS];
+/* GnuTLS priorities: TLS 1.2 and 1.3 only, AEAD suites only (AES-GCM,
+ * ChaCha20-Poly1305), forward-secret key exchange only: what the
+ * Prometheus exporter toolkit accepts by default. */
+#define BT_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:" \
+	"+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
+
 static pthread_mutex_t buckets_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void client_key(const struct sockaddr *sa, uint8_t key[17])
@@ -550,6 +556,7 @@ static struct MHD_Daemon *start_tcp(struct server *srv, const char *listen, char
 			     MHD_OPTION_CONNECTION_TIMEOUT, 10,
 			     tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, tls ? w->key_pem : NULL,
 			     MHD_OPTION_HTTPS_MEM_CERT, tls ? w->cert_pem : NULL,
+			     MHD_OPTION_HTTPS_PRIORITIES, BT_TLS_PRIORITIES,
 			     MHD_OPTION_END);
 	if (!d)
 		snprintf(err, errlen, "cannot listen on %s%s: %s (in use, or not an address here)",
