@@ -344,6 +344,23 @@ kill -TERM $AGENT; wait $AGENT; AGENT=
 check "--detach-on-exit: detached" bash -c "! ip -n $NSB link show $VB | grep -q 'prog/xdp'"
 check "--detach-on-exit: no pins" test ! -e "/sys/fs/bpf/bloomtap/$VB"
 
+# ---- drop-suppress from the file: on an adopted instance, and on reload
+# (it used to take effect only when the agent attached itself) ----
+check "attached by hand, nothing suppressed" inb "$BLOOMTAP" attach "$VB" --drop-suppress none
+suppressed() { inb "$BLOOMTAP" -j drops "$VB" |
+	python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["suppressed"])) or "-")'; }
+eq "nothing suppressed" "$(suppressed)" "-"
+sed 's/^interface = .*/&\ndrop-suppress = NO_SOCKET/' "$TMP/agent.conf" > "$TMP/suppress.conf"
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/suppress.conf" >> "$TMP/agent.log" 2>&1 &
+AGENT=$!
+wait_for "/healthz answers" 30 get "127.0.0.1:$PORT/healthz"
+eq "adopted: the file's drop-suppress applied" "$(suppressed)" "NO_SOCKET"
+sed -i 's/^drop-suppress = .*/drop-suppress = OTHERHOST,NO_SOCKET/' "$TMP/suppress.conf"
+sighup_then $AGENT "$TMP/agent.log"
+eq "reloaded: the new list applied" "$(suppressed)" "NO_SOCKET OTHERHOST"
+kill -TERM $AGENT; wait $AGENT; AGENT=
+inb "$BLOOMTAP" detach "$VB" >/dev/null
+
 cleanup
 trap - EXIT
 summary

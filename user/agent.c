@@ -241,6 +241,16 @@ static void keeper_settings(struct agent_iface *f)
 	if (ag.cfg.archive && (err = bt_instance_set_archive(&f->inst, ag.cfg.archive)))
 		bt_warn("%s: could not record the archive %s in the instance (%s): trace "
 			"will need --archive", f->name, ag.cfg.archive, strerror(-err));
+	/* drop-suppress, when the file sets it: on an adopted instance too
+	 * (every restart and upgrade), and again at each reload */
+	if (ag.cfg.drop_suppress && f->inst.drop_suppress_fd >= 0) {
+		__u64 bits[BT_DROP_REASONS / 64];
+
+		if ((err = bt_drops_parse_suppress(ag.cfg.drop_suppress, bits)) ||
+		    (err = bt_drops_set_suppress(&f->inst, bits)))
+			bt_warn("%s: drop-suppress %s not applied (%s)", f->name,
+				ag.cfg.drop_suppress, strerror(-err));
+	}
 	f->keeper.max_bytes = ag.cfg.archive_max_bytes;
 	f->keeper.max_age_s = ag.cfg.archive_max_age;
 	f->keeper.window_s = window_s(f);
