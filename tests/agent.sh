@@ -35,7 +35,7 @@ expect_fail "run IFACE from another namespace: the nsenter hint, as attach gives
 expect_fail "bad --listen" "give ADDR:PORT" inb "$BLOOMTAP" run --listen nowhere "$VB"
 expect_fail "bad --interval" "out of range" inb "$BLOOMTAP" run --interval 0 "$VB"
 printf 'interval = 1\nbogus = 3\n' > "$TMP/bad.conf"
-expect_fail "unknown key in the config file" "unknown option '--bogus'" inb "$BLOOMTAP" run --config "$TMP/bad.conf" "$VB"
+expect_fail "unknown key in the config file: named, and run's help pointed to" "unknown option '--bogus' (see bloomtap run --help)" inb "$BLOOMTAP" run --config "$TMP/bad.conf" "$VB"
 printf 'window-bits = 5000\n' > "$TMP/bad2.conf"
 expect_fail "bad value in the config file" "not a power of two" inb "$BLOOMTAP" run --config "$TMP/bad2.conf" "$VB"
 check "nothing attached after the refusals" test ! -e "/sys/fs/bpf/bloomtap/$VB"

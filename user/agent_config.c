@@ -166,6 +166,7 @@ static int parse_into(struct agent_cfg *c, const char *name, int argc, char **ar
 	memcpy(v, argv, argc * sizeof(*v));
 	v[argc] = NULL;
 	spec.name = name;	/* a file's errors say "FILE: --x ..." */
+	spec.command = "run";	/* and point to bloomtap run --help */
 	spec.opts = opts;
 	npos = bt_parse_args(&spec, argc, v);
 	if (npos < 0 || npos == BT_PARSE_HELP)

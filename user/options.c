@@ -209,7 +209,7 @@ int bt_parse_args(const struct bt_cmd_spec *spec, int argc, char **argv)
 		}
 		if (!o) {
 			bt_err("%s: unknown option '%s' (see bloomtap %s --help)",
-			       spec->name, a, spec->name);
+			       spec->name, a, spec->command ? spec->command : spec->name);
 			return -EINVAL;
 		}
 		if (o->type == BT_OPT_FLAG) {
@@ -232,7 +232,7 @@ int bt_parse_args(const struct bt_cmd_spec *spec, int argc, char **argv)
 		bt_err("%s: expected %s%s (see bloomtap %s --help)", spec->name,
 		       spec->args && *spec->args ? spec->args : "no arguments",
 		       npos > spec->max_pos ? ", got too many arguments" : "",
-		       spec->name);
+		       spec->command ? spec->command : spec->name);
 		return -EINVAL;
 	}
 	return npos;

@@ -36,6 +36,8 @@ struct bt_cmd_spec {
 	const char *summary;
 	const struct bt_opt *opts;	/* terminated by an entry with no name */
 	int min_pos, max_pos;
+	const char *command;		/* whose --help to point to when name is
+					 * not a command (a file's); NULL: name */
 };
 
 /* --instance NAME, as every command that reads an instance takes it. */
