@@ -297,6 +297,10 @@ eq "and after SIGHUP too" "$(ival)" 9
 check "--config=FILE --check: the file's address and interface, both in use here" bash -c \
 	"! nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --config='$TMP/agent.conf' --check > '$TMP/check.out' 2>&1 &&
 	 grep -q '127.0.0.1:$PORT is taken' '$TMP/check.out' && grep -q \"$VB: the instance is held\" '$TMP/check.out'"
+check "a second agent is refused, and makes nothing (no archive directory)" bash -c \
+	"! nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --listen 127.0.0.1:$((PORT + 7)) \
+	 --archive '$TMP/second-archive' '$VB' > '$TMP/second.out' 2>&1 &&
+	 grep -q \"$VB: the instance is held\" '$TMP/second.out' && test ! -e '$TMP/second-archive'"
 
 # ---- the interface deleted and made again, while the agent runs and
 # while it does not: attached again, the instance kept ----

@@ -591,9 +591,15 @@ static int run(int argc, char **argv)
 			bt_err_no_iface("run", names[i]);
 			return BT_EXIT_USAGE;
 		}
-	if (ag.cfg.archive && !ag.cfg.check && mkdir_p(ag.cfg.archive)) {
-		bt_err("run: --archive %s: %s", ag.cfg.archive, strerror(errno));
-		return BT_EXIT_USAGE;
+	if (!ag.cfg.check) {
+		/* a second agent is refused before it makes anything */
+		for (int i = 0; i < n; i++)
+			if (bt_instance_exists(names[i]) && held_elsewhere(names[i]))
+				return BT_EXIT_FAIL;
+		if (ag.cfg.archive && mkdir_p(ag.cfg.archive)) {
+			bt_err("run: --archive %s: %s", ag.cfg.archive, strerror(errno));
+			return BT_EXIT_USAGE;
+		}
 	}
 	if (ag.cfg.check) {
 		char budget[32] = "no budget";
