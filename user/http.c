@@ -40,6 +40,12 @@ struct bt_http {
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
+/* GnuTLS priorities: TLS 1.2 and 1.3 only, AEAD suites only (AES-GCM,
+ * ChaCha20-Poly1305), forward-secret key exchange only: what the
+ * Prometheus exporter toolkit accepts by default. */
+#define BT_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:" \
+	"+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
+
 /* A token bucket per client address (the unix socket is one client): a
  * scraper keeps its share while another client floods. A table of recent
  * clients; a new one takes the slot of the longest idle. */
@@ -52,12 +58,6 @@ struct bucket {
 };
 
 static struct bucket buckets[BUCKET_SLOTS];
-/* GnuTLS priorities: TLS 1.2 and 1.3 only, AEAD suites only (AES-GCM,
- * ChaCha20-Poly1305), forward-secret key exchange only: what the
- * Prometheus exporter toolkit accepts by default. */
-#define BT_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:" \
-	"+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
-
 static pthread_mutex_t buckets_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void client_key(const struct sockaddr *sa, uint8_t key[17])
