@@ -385,6 +385,38 @@ agent_a https "$TMP/a3.log" --web-config "$TMP/web.yml"
 check "beyond loopback with TLS and users: no warning" bash -c "! grep -q warning '$TMP/a3.log'"
 in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
 
+# ---- one IPv6 /64 is one client: 50 addresses of 2001:db8:21::/64 on
+# A's lo, two wrong passwords each, share one bucket of 50 tokens that
+# refills 50 a second, 10 a failed login. A bucket per address let all
+# 100 through as 401s, a bcrypt each ----
+in_ns "$NSA" sysctl -qw net.ipv6.conf.lo.disable_ipv6=0
+for i in $(seq 100 149); do ip -n "$NSA" addr add "2001:db8:21::$i/64" dev lo nodad; done
+ip -n "$NSA" addr add 2001:db8:21::1/64 dev lo nodad
+in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
+nsenter --net=/var/run/netns/"$NSA" "$BLOOMTAP" run --listen "[2001:db8:21::1]:$PORT" \
+	--archive "$TMP/archive-a" --web-config "$TMP/users.yml" "$VA" > "$TMP/a6.log" 2>&1 &
+A6=$!
+wait_for "the agent on [2001:db8:21::1] answers" 30 \
+	in_ns "$NSA" curl -s -g "http://[2001:db8:21::1]:$PORT/healthz"
+# all 50 at once (one after another, the refill kept up with them)
+t0=$(date +%s%N) curls=()
+for i in $(seq 100 149); do
+	in_ns "$NSA" curl -s -g -w '%{http_code}\n' --interface "2001:db8:21::$i" \
+		-u "prom:wrong" "http://[2001:db8:21::1]:$PORT/metrics" -o /dev/null \
+		"http://[2001:db8:21::1]:$PORT/metrics" -o /dev/null \
+		> "$TMP/v6.$i" &
+	curls+=($!)
+done
+wait "${curls[@]}"
+ms=$((($(date +%s%N) - t0) / 1000000))
+cat "$TMP"/v6.1?? > "$TMP/v6.codes"
+kill -TERM $A6; wait $A6
+in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
+n401=$(grep -cx 401 "$TMP/v6.codes") n429=$(grep -cx 429 "$TMP/v6.codes")
+allowed=$(( (50 + 50 * ms / 1000) / 10 + 1 ))
+check "one /64, 50 addresses: $n401 of 100 failed logins answered 401 in $ms ms (at most $allowed), the rest 429 ($n429)" \
+	test "$n401" -le "$allowed" -a "$n429" -ge 1 -a $((n401 + n429)) -eq 100
+
 check "no error logged" bash -c "! grep -E 'error|ERR' '$TMP/agent.log'"
 summary
 [ $FAIL -eq 0 ]

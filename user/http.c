@@ -46,7 +46,8 @@ struct bt_http {
 #define BT_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:" \
 	"+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
 
-/* A token bucket per client address (the unix socket is one client): a
+/* A token bucket per client (the unix socket is one client; an IPv4
+ * address, or an IPv6 /64, which one host usually holds whole): a
  * scraper keeps its share while another client floods. A table of recent
  * clients; a new one takes the slot of the longest idle. */
 #define BUCKET_SLOTS 256
@@ -69,9 +70,36 @@ static void client_key(const struct sockaddr *sa, uint8_t key[17])
 		key[0] = AF_INET;
 		memcpy(key + 1, &((const struct sockaddr_in *)sa)->sin_addr, 4);
 	} else {
-		key[0] = AF_INET6;
-		memcpy(key + 1, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a)) {	/* an IPv4 client of a [::] listener */
+			key[0] = AF_INET;
+			memcpy(key + 1, &a->s6_addr[12], 4);
+		} else {
+			key[0] = AF_INET6;
+			memcpy(key + 1, a, 8);	/* its /64 */
+		}
 	}
+}
+
+/* One bcrypt more this second, for all clients: many addresses (a whole
+ * /48) cannot make the agent spend more than this on logins. */
+static bool bcrypt_ok(void)
+{
+	static double tokens = BT_HTTP_BCRYPTS_PER_S, last;
+	double now = bt_mono_s();
+	bool ok;
+
+	pthread_mutex_lock(&buckets_lock);
+	if (last)
+		tokens += (now - last) * BT_HTTP_BCRYPTS_PER_S;
+	if (tokens > BT_HTTP_BCRYPTS_PER_S)
+		tokens = BT_HTTP_BCRYPTS_PER_S;
+	last = now;
+	ok = tokens >= 1;
+	tokens -= ok;
+	pthread_mutex_unlock(&buckets_lock);
+	return ok;
 }
 
 /* Takes cost tokens from the client's bucket; false when it has none. */
@@ -305,16 +333,26 @@ static const struct route routes[] = {
 };
 
 /* With users in the web config, every route but /healthz wants one of
- * them (the unix socket's file mode is its credential). */
-static bool authorized(struct server *srv, struct MHD_Connection *c)
+ * them (the unix socket's file mode is its credential): 1, 0, or -EBUSY
+ * when the check needs a bcrypt and its client has no tokens left for it
+ * or all clients together have had their BT_HTTP_BCRYPTS_PER_S. */
+static int authorized(struct server *srv, struct MHD_Connection *c)
 {
 	char *pass = NULL, *user;
-	bool ok;
+	int ok = 0;
 
 	if (srv->local || !srv->web || !srv->web->nusers)
-		return true;
+		return 1;
 	user = MHD_basic_auth_get_username_password(c, &pass);
-	ok = user && pass && bt_web_auth(srv->web, user, pass);
+	if (user && pass && (ok = bt_web_auth(srv->web, user, pass, false)) == -EAGAIN) {
+		/* a bcrypt: its client pays for it before it runs (so that
+		 * concurrent attempts cannot all start on one bucket's last
+		 * token), then all clients' bound */
+		if (!rate_ok(c, BT_HTTP_AUTH_FAIL_COST - 1) || !bcrypt_ok())
+			ok = -EBUSY;
+		else
+			ok = bt_web_auth(srv->web, user, pass, true);
+	}
 	if (pass)
 		explicit_bzero(pass, strlen(pass));
 	MHD_free(user);
@@ -330,8 +368,6 @@ static enum MHD_Result reply_unauthorized(struct server *srv, struct MHD_Connect
 	enum MHD_Result ret;
 
 	__atomic_add_fetch(&srv->a->rejected, 1, __ATOMIC_RELAXED);
-	/* a wrong password cost a bcrypt: it costs its client more tokens */
-	rate_ok(c, BT_HTTP_AUTH_FAIL_COST - 1);
 	r = MHD_create_response_from_buffer(strlen(msg), (void *)msg, MHD_RESPMEM_PERSISTENT);
 	MHD_add_response_header(r, "Content-Type", "application/json");
 	ret = MHD_queue_basic_auth_fail_response(c, "bloomtap", r);
@@ -346,6 +382,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	struct server *srv = cls;
 	struct agent *a = srv->a;
 	struct req *r = *con_cls;
+	int auth;
 
 	if (!r) {	/* first call: headers only */
 		r = calloc(1, sizeof(*r));
@@ -378,7 +415,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		if (strcmp(url, routes[i].path))
 			continue;
-		if (!routes[i].open && !authorized(srv, c))
+		if (!routes[i].open && (auth = authorized(srv, c)) == -EBUSY)
+			return reply_error(a, c, MHD_HTTP_TOO_MANY_REQUESTS,
+					   "too many logins to check at once: try again");
+		if (!routes[i].open && auth != 1)
 			return reply_unauthorized(srv, c);
 		if (strcmp(method, routes[i].post ? "POST" : "GET"))
 			return reply_error(a, c, MHD_HTTP_METHOD_NOT_ALLOWED, routes[i].wrong_method);

@@ -15,6 +15,7 @@ struct bt_web_cfg;
 /* Limits, documented in the README's "Operating bloomtap". */
 #define BT_HTTP_RATE_PER_CLIENT 50	/* requests a second a client address */
 #define BT_HTTP_AUTH_FAIL_COST 10	/* tokens a failed login takes (a bcrypt) */
+#define BT_HTTP_BCRYPTS_PER_S 10	/* bcrypts a second, all clients together */
 #define BT_HTTP_CONNECTIONS 64		/* at once, all clients */
 #define BT_HTTP_CONNECTIONS_PER_CLIENT 8
 #define BT_HTTP_TRACE_MAX_PACKETS 8192	/* packets a trace request (a 1 MiB body of small ones holds more) */

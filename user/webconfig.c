@@ -270,7 +270,7 @@ static bool password_mac(const char *password, uint8_t mac[32])
 						 password, strlen(password), mac);
 }
 
-bool bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password)
+int bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password, bool may_bcrypt)
 {
 	struct bt_web_user *u = NULL;
 	struct crypt_data *cd;
@@ -284,22 +284,26 @@ bool bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password)
 		/* as dear as a known user's wrong password (a bcrypt of the
 		 * first user's cost), so that the time does not tell which
 		 * names exist */
+		if (!may_bcrypt)
+			return -EAGAIN;
 		if (w->nusers && (cd = calloc(1, sizeof(*cd)))) {
 			crypt_rn(password, w->users[0].hash, cd, sizeof(*cd));
 			explicit_bzero(cd, sizeof(*cd));
 			free(cd);
 		}
-		return false;
+		return 0;
 	}
 	have_mac = password_mac(password, mac);
 	pthread_mutex_lock(&cache_lock);
 	ok = have_mac && u->ok_valid && !gnutls_memcmp(mac, u->ok_mac, sizeof(mac));
 	pthread_mutex_unlock(&cache_lock);
 	if (ok)
-		return true;
+		return 1;
+	if (!may_bcrypt)
+		return -EAGAIN;
 	/* crypt_data is 32 KiB: not on a connection thread's stack */
 	if (!(cd = calloc(1, sizeof(*cd))))
-		return false;
+		return 0;
 	ok = crypt_rn(password, u->hash, cd, sizeof(*cd)) &&
 	     strlen(cd->output) == strlen(u->hash) &&
 	     !gnutls_memcmp(cd->output, u->hash, strlen(u->hash));

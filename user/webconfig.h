@@ -42,8 +42,10 @@ struct bt_web_cfg {
  * -errno with a message in err naming the file and the key. */
 int bt_web_config_load(const char *path, struct bt_web_cfg *w, char *err, size_t errlen);
 void bt_web_config_free(struct bt_web_cfg *w);
-/* Whether user and password match an entry. Thread-safe: the bcrypt runs
- * outside the cache's lock. */
-bool bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password);
+/* Whether user and password match an entry: 1, or 0. Thread-safe: the
+ * bcrypt runs outside the cache's lock. When the answer needs a bcrypt
+ * (anything but a password already checked) and may_bcrypt is false,
+ * -EAGAIN without running it. */
+int bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password, bool may_bcrypt);
 
 #endif /* BLOOMTAP_WEBCONFIG_H */
