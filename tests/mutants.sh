@@ -39,7 +39,7 @@ MUTANTS=(
 'api-ignores-n|user/http.c|	o = bt_heavy_json(&f->hm, top, false, NULL);|	o = bt_heavy_json(&f->hm, 100000, false, NULL);|tests/agent.sh'
 'claim-without-position|bpf/spie.bpf.h|ring % cfg_windows != win|0|.output/tests/test_spie'
 'auth-only-with-tls|user/http.c|!srv->web->nusers)|!srv->web->cert_pem)|tests/webapi.sh'
-'login-costs-one|user/http.c|	rate_ok(c, BT_HTTP_AUTH_FAIL_COST - 1);|	rate_ok(c, 0);|tests/webapi.sh'
+'login-costs-one|user/http.c|rate_ok(c, BT_HTTP_AUTH_FAIL_COST - 1)|rate_ok(c, 0)|tests/webapi.sh'
 'drop-v6-raw-word|bpf/drop.bpf.h|		hdr = spie_hdr_v6(*(__u64 *)ip);|		hdr = *(__u64 *)ip;|tests/drops.sh'
 'suppressed-as-not-ip|bpf/drop.bpf.h|		dctr->c[BT_DROP_SUPPRESSED] += segs;|		dctr->c[BT_DROP_NOT_IP] += segs;|tests/drops.sh'
 'window-other-never-set|bpf/drop.bpf.h|	d->other += n;|	(void)n;|tests/drops.sh'
