@@ -83,7 +83,10 @@ kver=$(ls "$root/lib/modules" | sort -V | tail -1)
 cp "$root/boot/vmlinuz-$kver" "$dir.tmp/vmlinuz"
 cp "$root/boot/initrd.img-$kver" "$dir.tmp/initrd.img"
 # an ext4 image made from the directory (no loop device): 3 GiB, sparse
-mkfs.ext4 -q -F -L btroot -d "$root" "$dir.tmp/disk.img" 3G
+# (its "Creating regular file" goes to stdout even with -q: stdout is
+# this script's answer, the directory, so mkfs talks to a log)
+mkfs.ext4 -q -F -L btroot -d "$root" "$dir.tmp/disk.img" 3G >"$dir.tmp/mkfs.log" 2>&1 ||
+	{ cat "$dir.tmp/mkfs.log" >&2; exit 1; }
 rm -rf "$root"
 echo "$kver" >"$dir.tmp/kver"
 mv "$dir.tmp" "$dir"
