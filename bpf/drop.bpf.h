@@ -77,9 +77,9 @@ static __always_inline void drop_window_reason(__u32 win, __u32 reason, __u32 n)
 static __always_inline void drop_insert(struct bt_ctl *c, __u32 win, __u64 h, __u32 reason)
 {
 	spie_insert(bt_hash_drop(h, BT_DROP_ANY), win);
-	spie_count(c, win, win + cfg_windows);
+	spie_count(c, win, win + cfg_windows, false);
 	spie_insert(bt_hash_drop(h, reason), win);
-	spie_count(c, win, win + cfg_windows);
+	spie_count(c, win, win + cfg_windows, false);
 }
 
 /* A GRO'd TCP skb's segments, the first one's included: each one's length

@@ -153,11 +153,12 @@ static __always_inline void spie_finish_rotation(struct bt_ctl *c, struct bt_win
 	__sync_val_compare_and_swap(&w->state, BT_WIN_CURRENT, BT_WIN_CLOSED);
 }
 
-/* The current window w (index win) has reached its design load: move the
- * ring to the next one if user space has it READY (include/bloomtap.h,
- * "Life of a window"). Once a window, so the clock read (45 ns) stays off
- * the per-packet path. */
-static __noinline void spie_next_window(struct bt_ctl *c, struct bt_window *w, __u32 win)
+/* The current window w (index win) has reached its design load: claim
+ * the move to the next one if user space has it READY (include/bloomtap.h,
+ * "Life of a window"). True when this CPU won the claim; the caller then
+ * takes the steps after it. Once a window, so the clock read (45 ns) stays
+ * off the per-packet path. */
+static __noinline bool spie_claim_rotation(struct bt_ctl *c, struct bt_window *w, __u32 win)
 {
 	__u32 next = win + 1 < cfg_windows ? win + 1 : 0;
 	struct bt_window *nw = bpf_map_lookup_elem(&windows, &next);
@@ -165,38 +166,34 @@ static __noinline void spie_next_window(struct bt_ctl *c, struct bt_window *w, _
 	__u32 st;
 
 	if (!c || !w || !nw)
-		return;
+		return false;
 	/* A rotation under way (the index not moved yet, or a keeper's), or
 	 * a CPU late with a window the ring has left (it read the index a
 	 * window or more ago: a vCPU the host descheduled): nothing to do. */
 	ring = *(volatile __u64 *)&c->ring;
 	if ((ring & BT_RING_KEEPER) || ring % cfg_windows != win ||
 	    *(volatile __u32 *)&c->window != win)
-		return;
+		return false;
 	st = *(volatile __u32 *)&nw->state;
 	if (st != BT_WIN_READY) {
 		/* the rotation before this one still closing its window */
 		if (st == BT_WIN_CURRENT)
-			return;
+			return false;
 		/* Stay: every digest still lands in a filter, at a higher
 		 * false-positive rate that the window's fill will show. */
 		if (!(w->flags & BT_WIN_OVERLOADED))
 			__sync_fetch_and_or(&w->flags, BT_WIN_OVERLOADED);
 		count_event(BT_CTR_SPIE_NO_READY);
-		return;
+		return false;
 	}
 	/* one claimant wins; the others see the ring busy until it is done */
-	if (__sync_val_compare_and_swap(&c->ring, ring, ring + 1) != ring)
-		return;
-	if (cfg_test_hold)
-		test_hold(c);
-	spie_finish_rotation(c, w, nw, next);
+	return __sync_val_compare_and_swap(&c->ring, ring, ring + 1) == ring;
 }
 
 /* This CPU's exact count for the window (the drop program's in slots of
  * its own: slot = win + W, maps.bpf.h), and every batch of digests the
  * shared fill (one locked add per batch, not per packet). */
-static __always_inline void spie_count(struct bt_ctl *c, __u32 win, __u32 slot)
+static __always_inline void spie_count(struct bt_ctl *c, __u32 win, __u32 slot, bool may_hold)
 {
 	__u64 *mine = bpf_map_lookup_elem(&wcount, &slot);
 	struct bt_window *w;
@@ -206,7 +203,19 @@ static __always_inline void spie_count(struct bt_ctl *c, __u32 win, __u32 slot)
 	w = bpf_map_lookup_elem(&windows, &win);
 	if (w && __sync_fetch_and_add(&w->fill, cfg_batch_mask + 1) + cfg_batch_mask + 1 >=
 	    cfg_design_load)
-		spie_next_window(c, w, win);
+		if (spie_claim_rotation(c, w, win)) {
+			__u32 next = win + 1 < cfg_windows ? win + 1 : 0;
+			struct bt_window *nw = bpf_map_lookup_elem(&windows, &next);
+
+			/* the XDP program's alone (may_hold, a constant): the
+			 * drop program's call graph stays without the gate's
+			 * frames, whose stack Linux 6.1 adds to the bpf_loop
+			 * callback it already runs in, past 512 bytes */
+			if (may_hold && cfg_test_hold)
+				test_hold(c);
+			if (nw)
+				spie_finish_rotation(c, w, nw, next);
+		}
 }
 
 /* addrs: bt_hash_addrs() of the packet's flow key, computed once for both
@@ -232,7 +241,7 @@ static __always_inline void spie_record(const struct pkt_info *pi, void *data,
 	if (spie_insert(h, win))
 		ctr->c[BT_CTR_SPIE_PRESENT]++;
 	ctr->c[BT_CTR_SPIE_INSERTED]++;
-	spie_count(c, win, win);
+	spie_count(c, win, win, true);
 }
 
 #endif /* BLOOMTAP_SPIE_BPF_H */
