@@ -82,22 +82,29 @@ static void client_key(const struct sockaddr *sa, uint8_t key[17])
 	}
 }
 
+/* Refills b at rate a second (at most rate held), then takes cost when it
+ * holds a token; false when it holds none. Under buckets_lock. */
+static bool bucket_take(struct bucket *b, double rate, double cost, double now)
+{
+	b->tokens += (now - b->last) * rate;
+	if (b->tokens > rate)
+		b->tokens = rate;
+	b->last = now;
+	if (b->tokens < 1)
+		return false;
+	b->tokens -= cost;
+	return true;
+}
+
 /* One bcrypt more this second, for all clients: many addresses (a whole
  * /48) cannot make the agent spend more than this on logins. */
 static bool bcrypt_ok(void)
 {
-	static double tokens = BT_HTTP_BCRYPTS_PER_S, last;
-	double now = bt_mono_s();
+	static struct bucket logins = { .tokens = BT_HTTP_BCRYPTS_PER_S };
 	bool ok;
 
 	pthread_mutex_lock(&buckets_lock);
-	if (last)
-		tokens += (now - last) * BT_HTTP_BCRYPTS_PER_S;
-	if (tokens > BT_HTTP_BCRYPTS_PER_S)
-		tokens = BT_HTTP_BCRYPTS_PER_S;
-	last = now;
-	ok = tokens >= 1;
-	tokens -= ok;
+	ok = bucket_take(&logins, BT_HTTP_BCRYPTS_PER_S, 1, bt_mono_s());
 	pthread_mutex_unlock(&buckets_lock);
 	return ok;
 }
@@ -131,12 +138,7 @@ static bool rate_ok(struct MHD_Connection *c, double cost)
 		b->tokens = BT_HTTP_RATE_PER_CLIENT;
 		b->last = now;
 	}
-	b->tokens += (now - b->last) * BT_HTTP_RATE_PER_CLIENT;
-	if (b->tokens > BT_HTTP_RATE_PER_CLIENT)
-		b->tokens = BT_HTTP_RATE_PER_CLIENT;
-	b->last = now;
-	ok = b->tokens >= 1;
-	b->tokens -= ok ? cost : 0;
+	ok = bucket_take(b, BT_HTTP_RATE_PER_CLIENT, cost, now);
 	pthread_mutex_unlock(&buckets_lock);
 	return ok;
 }
