@@ -702,6 +702,55 @@ static void test_false_dropped_here(void **state)
 	bt_instance_close(&inst);
 }
 
+/* An API answer holds at most BT_TRACE_API_HITS hits; past it, windows
+ * are left out (hits_cut) but every packet is still seen. The bound once
+ * skipped the count too, and the packets past it came back "not seen"
+ * (CI's turning suite: 2 of 74 answers). */
+static void test_bound_on_hits_keeps_seen(void **state)
+{
+	struct bt_instance_cfg cfg = { .spie = { .window_bits = 1 << 23 } };
+	uint32_t n = BT_TRACE_API_HITS + 5000, cut = 0, unseen = 0, held = 0;
+	struct bt_instance inst;
+	uint64_t seed = 31337;
+	struct json_object *arr;
+	struct frame f;
+	char err[256];
+	size_t len;
+	uint8_t *cap;
+
+	skip_unless_root();
+	assert_int_equal(bt_instance_create(own_instance("hitsbound"), &cfg, &inst), 0);
+	assert_true(n < inst.meta.design_load);	/* one window holds them all */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t act;
+
+		random_packet(&f, &seed);
+		assert_int_equal(bt_run_frame(inst.prog_fd, f.b, f.len, &act), 0);
+	}
+	cap = random_capture(n, 31337, &len);
+	arr = bt_trace_buffer(&inst, NULL, cap, len, 0, 0, 0, err, sizeof(err));
+	assert_non_null(arr);
+	assert_int_equal(json_object_array_length(arr), n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(arr, i), *v;
+
+		assert_true(json_object_object_get_ex(p, "seen", &v));
+		unseen += !json_object_get_boolean(v);
+		assert_true(json_object_object_get_ex(p, "hits_cut", &v));
+		cut += json_object_get_boolean(v);
+		assert_true(json_object_object_get_ex(p, "windows", &v));
+		held += json_object_array_length(v);
+	}
+	print_message("%u packets, one window each: %u windows held, %u packets cut, %u not "
+		      "seen\n", n, held, cut, unseen);
+	assert_int_equal(held, BT_TRACE_API_HITS);
+	assert_int_equal(cut, n - BT_TRACE_API_HITS);
+	assert_int_equal(unseen, 0);
+	json_object_put(arr);
+	free(cap);
+	bt_instance_close(&inst);
+}
+
 /* Nobody keeps the ring: the datapath uses the windows user space left
  * ready, then stays in the last one, past its load, flagged, counting the
  * batches that found no ready window, and still loses no packet. */
@@ -832,6 +881,7 @@ int main(void)
 					  own_instance_teardown),
 		cmocka_unit_test_teardown(test_rotation_held_mid_way, own_instance_teardown),
 		cmocka_unit_test_teardown(test_false_dropped_here, own_instance_teardown),
+		cmocka_unit_test_teardown(test_bound_on_hits_keeps_seen, own_instance_teardown),
 		cmocka_unit_test(test_archive_every_bit_flip),
 	};
 	/* one CPU, the first allowed: the digest log is indexed by that CPU's

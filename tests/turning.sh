@@ -83,9 +83,17 @@ api_client() {	# queries until $END, prints one line per wrong answer
 		in_ns "$NSB" curl -s -m 20 -X POST --data-binary "@$TMP/big.pcap" \
 			"127.0.0.1:$PORT/api/v1/trace" > "$TMP/ans.$1"
 		python3 -c '
-import json,sys; d=json.load(open(sys.argv[1]))
-ip = [p for p in d]
-sys.exit(0 if len(ip) == 7468 and all(p["seen"] and p["windows_searched"] >= 1000 for p in ip) else 1)' "$TMP/ans.$1" || echo wrong
+import json,sys
+try:
+    d = json.load(open(sys.argv[1]))
+except ValueError:
+    print("not JSON: %r" % open(sys.argv[1]).read()[:200]); sys.exit()
+if not isinstance(d, list) or len(d) != 7468:
+    print("not 7,468 packets: %r" % (d if isinstance(d, dict) else len(d))); sys.exit()
+unseen = sum(not p["seen"] for p in d)
+few = min(p["windows_searched"] for p in d)
+if unseen or few < 1000:
+    print("%d not seen, %d cut, windows searched at least %d" % (unseen, sum(p["hits_cut"] for p in d), few))' "$TMP/ans.$1"
 		echo query >&2
 	done
 }
@@ -95,7 +103,8 @@ api_client 1 > "$TMP/bad1" 2> "$TMP/n1" & C1=$!
 api_client 2 > "$TMP/bad2" 2> "$TMP/n2" & C2=$!
 Q=0 BAD=0
 while [ "$(date +%s)" -lt "$END" ]; do
-	"$BLOOMTAP" trace "$VB" --archive "$TMP/archive" "$TMP/q.pcap" >/dev/null 2>&1 || BAD=$((BAD + 1))
+	"$BLOOMTAP" trace "$VB" --archive "$TMP/archive" "$TMP/q.pcap" >"$TMP/cli.out" 2>&1 ||
+		{ BAD=$((BAD + 1)); tail -n 3 "$TMP/cli.out" | sed 's/^/cli: /' >> "$TMP/bad0"; }
 	Q=$((Q + 1))
 done
 wait $C1 $C2
@@ -103,6 +112,7 @@ BAD=$((BAD + $(cat "$TMP/bad1" "$TMP/bad2" | wc -l)))
 Q=$((Q + $(cat "$TMP/n1" "$TMP/n2" | wc -l)))
 STOP=$(date +%s.%N)
 eq "every answer right: every packet seen, 1,000+ windows searched ($Q queries, $(cat "$TMP/n1" "$TMP/n2" | wc -l) of 7,468 packets)" "$BAD" 0
+cat "$TMP/bad0" "$TMP/bad1" "$TMP/bad2" 2>/dev/null | sort | uniq -c | head -n 5 | sed 's/^/        wrong: /'
 # the windows that began while the queries ran, from the ring
 PERIOD=$("$BLOOMTAP" -j windows "$VB" | python3 -c '
 import json, sys, datetime

@@ -39,6 +39,9 @@ int bt_print_heavy_dropped(const struct bt_instance *inst, size_t n);
 /* Per class of the watch list: entries, packets and bytes (watch show). */
 struct bt_instance;
 int bt_print_watch(const struct bt_instance *inst);
+/* The hits (windows and drops) one answer of bt_trace_buffer holds at
+ * most; a packet's "seen" counts them all. */
+#define BT_TRACE_API_HITS (1 << 17)
 /* The trace of the packets in buf (a pcap or pcapng capture, or hex text)
  * against inst's live windows (inst may be NULL) and its files in the
  * archive (NULL: none), windows overlapping [since, until] (0: open), as

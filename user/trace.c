@@ -27,11 +27,10 @@
 
 #define BATCH 65536	/* packets queried at once: ~120 bytes each */
 #define MAX_HITS 64
-/* An API answer's bounds (a request body is one batch): the hits it holds,
- * and the archive's work, in archived window x packet probes, newest
+/* An API answer's bound besides BT_TRACE_API_HITS (a request body is one
+ * batch): the archive's work, in archived window x packet probes, newest
  * window first: a packet alone searches 64 M windows, 15,000 of them (a
  * full 1 MiB body) the newest 4,473. */
-#define API_HITS (1 << 17)
 #define API_BUDGET (1ULL << 26)
 
 struct hit {
@@ -271,6 +270,9 @@ static void searched(struct trace_ctx *t, double fpr)
 
 static void add_hit(struct trace_ctx *t, struct tpkt *p, const struct hit *h)
 {
+	/* counted before any bound: a hit left out of the answer is still a
+	 * window that saw the packet (the bound once made it "not seen") */
+	p->nseen += !h->drop;
 	if (p->nhits == MAX_HITS || (t->bounded && !t->hits_left)) {
 		p->cut = true;	/* said in the answer */
 		return;
@@ -289,7 +291,6 @@ static void add_hit(struct trace_ctx *t, struct tpkt *p, const struct hit *h)
 		p->cap = cap;
 	}
 	p->hits[p->nhits++] = *h;
-	p->nseen += !h->drop;
 }
 
 /* The chance that a packet never dropped is called dropped in a window at
@@ -775,7 +776,7 @@ struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *
 		goto out;
 	}
 	t.bounded = true;
-	t.hits_left = API_HITS;
+	t.hits_left = BT_TRACE_API_HITS;
 	t.budget = API_BUDGET;
 	if (bt_is_capture(buf, len)) {
 		if (bt_capture_open_mem(buf, len, &cap, err, errlen))
