@@ -69,22 +69,27 @@ def builtins():
     return set(out.split())
 
 
-def owner(path):
-    """The package that ships path (or the file a link of it names)."""
+def candidates(path):
+    """The names dpkg may know path by: itself, the file a link of it
+    names, and each under merged /usr's other spelling."""
     tries = [path, os.path.realpath(path)]
     for p in list(tries):
-        # merged /usr: dpkg may know the file under /bin or /usr/bin
-        if p.startswith('/usr/'):
-            tries.append(p[4:])
-        else:
-            tries.append('/usr' + p)
-    for p in tries:
-        r = subprocess.run(['dpkg', '-S', p], capture_output=True, text=True)
-        if r.returncode == 0:
-            line = r.stdout.splitlines()[0]
-            if not line.startswith('diversion'):
-                return line.split(':')[0].split(',')[0].strip()
-    return None
+        tries.append(p[4:] if p.startswith('/usr/') else '/usr' + p)
+    return tries
+
+
+def owners(paths):
+    """{path: the package that ships it, or None}, from one dpkg -S (a
+    call reads every package's file list: one per path took a minute)."""
+    names = sorted({c for p in paths for c in candidates(p)})
+    out = subprocess.run(['dpkg', '-S'] + names, capture_output=True, text=True).stdout
+    pkg = {}
+    for line in out.splitlines():
+        if line.startswith('diversion') or ': ' not in line:
+            continue
+        pkgs, name = line.split(': ', 1)
+        pkg.setdefault(name.strip(), pkgs.split(',')[0].split(':')[0].strip())
+    return {p: next((pkg[c] for c in candidates(p) if c in pkg), None) for p in paths}
 
 
 def base_packages():
@@ -112,7 +117,7 @@ def closure(pkgs):
 
 def uses():
     """{package: [(file, command or module, path)]} of everything called."""
-    found, seen, modules, skip = {}, {}, {}, builtins() | set(NOT_COMMANDS)
+    found, calls, modules, skip = {}, [], {}, builtins() | set(NOT_COMMANDS)
     python3 = shutil.which('python3', path=PATH)
     for f in sources():
         text = open(os.path.join(TOP, f), errors='replace').read()
@@ -125,13 +130,11 @@ def uses():
                     modules[m] = r.stdout.strip() if r.returncode == 0 else ''
                 if modules[m]:
                     names.append(('import ' + m, modules[m]))
-        for name, path in names:
-            if not path:
-                continue
-            if path not in seen:
-                seen[path] = owner(path)
-            if seen[path]:
-                found.setdefault(seen[path], []).append((f, name, path))
+        calls += [(f, name, path) for name, path in names if path]
+    pkg = owners({path for _, _, path in calls})
+    for f, name, path in calls:
+        if pkg[path]:
+            found.setdefault(pkg[path], []).append((f, name, path))
     return found
 
 
