@@ -44,7 +44,8 @@ STEPS=(close seal write archived ready)
 killed=0 unkilled=() rot_fail=() damaged=() per_step=()
 for ((r = 0; r < ROUNDS; r++)); do
 	[ $r -gt 0 ] && "$BLOOMTAP" replay --instance "$INST" "$WORK/round-$r.pcap" >/dev/null 2>&1
-	step=${STEPS[$((RANDOM % ${#STEPS[@]}))]} nth=$((RANDOM % 3 + 1))
+	# every step and every nth in turn: each pair comes every 15 rounds
+	step=${STEPS[$((r % ${#STEPS[@]}))]} nth=$((r / ${#STEPS[@]} % 3 + 1))
 	# --count bounds it: a keeper that never reaches its step ends by itself
 	# (and timeout one that cannot turn the ring at all: exit 124)
 	{ BLOOMTAP_TEST_KILL=$step:$nth timeout 20 "$BLOOMTAP" windows --instance "$INST" --every 0.01 \
