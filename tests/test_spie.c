@@ -603,12 +603,14 @@ static void bloom_add(struct bt_bloom_block *f, uint64_t bpw, uint32_t k, __u64 
 	b->w[1] |= bt_bloom_mask(h, 1, k);
 }
 
-/* A capture in memory: n random packets (random_packet) from seed. */
+/* A capture in memory: n random packets (random_packet) from seed. The
+ * buffer grows as it fills (a frame's room, 16 KiB, times n was 2 GiB
+ * for the hits bound's test: more than a guest has). */
 static uint8_t *random_capture(uint32_t n, uint64_t seed, size_t *len)
 {
-	size_t cap = 24 + (size_t)n * (16 + sizeof(((struct frame *)0)->b)), at = 24;
-	uint8_t *buf = malloc(cap);
 	const uint32_t hdr[6] = { 0xa1b2c3d4, 2 | 4 << 16, 0, 0, 65535, 1 };
+	size_t cap = 1 << 20, at = sizeof(hdr);
+	uint8_t *buf = malloc(cap);
 	struct frame f;
 
 	assert_non_null(buf);
@@ -617,6 +619,10 @@ static uint8_t *random_capture(uint32_t n, uint64_t seed, size_t *len)
 		uint32_t rec[4] = { 1, i, 0, 0 };
 
 		random_packet(&f, &seed);
+		if (at + sizeof(rec) + f.len > cap) {
+			buf = realloc(buf, cap *= 2);
+			assert_non_null(buf);
+		}
 		rec[2] = rec[3] = f.len;
 		memcpy(buf + at, rec, sizeof(rec));
 		memcpy(buf + at + sizeof(rec), f.b, f.len);
