@@ -209,7 +209,7 @@ static void test_members_exact(void **state)
 	free(r.k);
 }
 
-/* With 8 check bits, ten million addresses outside a list whose searches
+/* With 8 check bits, a million addresses outside a list whose searches
  * take several probes and markers (DEEP): the rate of addresses answered a
  * class within 20 % of the formula for the probes the lookups made (each
  * probe 2^-8 / 2 * entries/cells: a false hit is a marker half the time,
@@ -228,7 +228,10 @@ static void test_non_members_rate(void **state)
 	assert_int_equal(bt_watch_build(&hk, r.k, r.n, 8, 7, 0, &b), 0);
 	v = bt_watch_built_view(&b);
 	p = bt_bloomier_probe_fpr(&b.b.hdr);
-	while (queries < 10000000) {
+	/* 1,000,000 lookups: about 7,700 false answers expected, so that the
+	 * 20 % margin is 17 standard deviations (10,000,000 took 54 s of the
+	 * suite's 76, and four minutes in the 6.1 guest) */
+	while (queries < 1000000) {
 		struct bt_watch_how how;
 		uint8_t a[16];
 		bool v4 = rng() % 2;
