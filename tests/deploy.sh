@@ -42,7 +42,17 @@ eq "Documentation= is the man page make install installs" \
 # the example, on lo and a scratch archive, checked without attaching
 sed -e 's/^interface = .*/interface = lo/' -e "s|^archive = .*|archive = $TMP/archive|" \
 	"$D/bloomtap.conf" > "$TMP/bloomtap.conf"
-check "example configuration passes bloomtap run --check" "$BLOOMTAP" run --check --config "$TMP/bloomtap.conf"
+OUT=$("$BLOOMTAP" run --check --config "$TMP/bloomtap.conf" 2>&1); RC=$?
+eq "example configuration passes bloomtap run --check" "$RC" 0
+# safe as shipped: the port (loopback) serves /metrics alone; the API is on
+# the socket, mode 0600 (it served the API to every local user)
+check "the packaged configuration: $(tail -1 <<<"$OUT")" grep -q \
+	'^HTTP on 127.0.0.1:9477 (loopback, .*): /metrics and /healthz alone; the API on the socket /run/bloomtap/api.sock' <<<"$OUT"
+# and the same check says so of an open one
+sed -e '/^listen-metrics-only/d' "$TMP/bloomtap.conf" > "$TMP/open.conf"
+OUT=$("$BLOOMTAP" run --check --config "$TMP/open.conf" --listen 0.0.0.0:9477 2>&1)
+check "a configuration that opens the API to the network: run --check warns" grep -q \
+	'warning: the API is open to the network: HTTP on 0.0.0.0:9477 (beyond loopback, no password' <<<"$OUT"
 # prometheus-kubernetes.yml and daemonset.yaml: tests/manifests.sh
 check "promtool check config prometheus.yml" promtool check config "$D/prometheus.yml"
 

@@ -140,13 +140,16 @@ packets_counted() {
 }
 counted_at_least() { local n; n=$(packets_counted "$1" "$2" "$3"); [ "${n:-0}" -ge "$4" ]; }
 
-# agent_on_lab LABEL NSA NSB IFACE ADDR PORT ARCHIVE: what an agent just
-# started in namespace NSB on IFACE (HTTP on 127.0.0.1:PORT, archive in
-# ARCHIVE) must do, however it was installed: answer /healthz, attach,
-# count 5 pings from NSA to ADDR, archive a window, and see every one of
-# the pings (captured at IFACE) through /api/v1/trace.
+# agent_on_lab LABEL NSA NSB IFACE ADDR PORT ARCHIVE [SOCKET]: what an
+# agent just started in namespace NSB on IFACE (HTTP on 127.0.0.1:PORT,
+# archive in ARCHIVE) must do, however it was installed: answer /healthz,
+# attach, count 5 pings from NSA to ADDR, archive a window, and see every
+# one of the pings (captured at IFACE) through /api/v1/trace: on the API
+# socket SOCKET when given (the packaged configuration: the port serves
+# /metrics and /healthz alone, and refuses the API).
 agent_on_lab() {
-	local l=${1:+$1: } nsa=$2 nsb=$3 ifc=$4 addr=$5 port=$6 archive=$7 tmp ts got
+	local l=${1:+$1: } nsa=$2 nsb=$3 ifc=$4 addr=$5 port=$6 archive=$7 sock=$8 tmp ts got
+	local api=(127.0.0.1:$port)
 	tmp=$(mktemp -d)
 	wait_for "${l}/healthz answers" 30 in_ns "$nsb" curl -sf -m 5 "127.0.0.1:$port/healthz" &&
 		ok "${l}/healthz answers"
@@ -161,7 +164,13 @@ agent_on_lab() {
 	check "${l}it counts the pings (${got:-none})" test "${got:-0}" -ge 5
 	wait_for "${l}it archives into $archive" 30 bash -c "ls '$archive'/*.btw" &&
 		ok "${l}it archives into $archive"
-	got=$(in_ns "$nsb" curl -s -m 5 -X POST --data-binary "@$tmp/got.pcap" "127.0.0.1:$port/api/v1/trace" |
+	if [ -n "$sock" ]; then
+		eq "${l}the port refuses the API (listen-metrics-only): 403" "$(in_ns "$nsb" curl -s \
+			-o /dev/null -w '%{http_code}' -m 5 -X POST --data-binary "@$tmp/got.pcap" \
+			"127.0.0.1:$port/api/v1/trace")" 403
+		api=(--unix-socket "$sock" http://localhost)
+	fi
+	got=$(in_ns "$nsb" curl -s -m 5 -X POST --data-binary "@$tmp/got.pcap" "${api[@]}/api/v1/trace" |
 		python3 -c 'import json,sys; print(sum(p["seen"] for p in json.load(sys.stdin)))' 2>&1)
 	eq "${l}it answers a trace: the 5 pings seen" "$got" 5
 	rm -rf "$tmp"

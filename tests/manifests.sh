@@ -39,8 +39,10 @@ scrape = yaml.safe_load(open(sys.argv[2]))
 version = sys.argv[3]
 ds = next(d for d in docs if d["kind"] == "DaemonSet")
 cm = next(d for d in docs if d["kind"] == "ConfigMap")
-conf = dict(re.match(r"\s*([\w-]+)\s*=\s*(.*?)\s*$", l).groups()
-            for l in cm["data"]["bloomtap.conf"].splitlines() if l.strip() and not l.strip().startswith("#"))
+# "name = value" lines, and flags alone on theirs ("listen-metrics-only")
+conf = dict((l.split("=", 1) + [""])[:2] for l in cm["data"]["bloomtap.conf"].splitlines()
+            if l.strip() and not l.strip().startswith("#"))
+conf = {k.strip(): v.strip() for k, v in conf.items()}
 pod = ds["spec"]["template"]
 spec = pod["spec"]
 c = spec["containers"][0]
@@ -63,11 +65,24 @@ need([p["containerPort"] for p in c["ports"]] == [port], f"containerPort is the 
 ann = pod["metadata"]["annotations"]
 need(ann.get("prometheus.io/scrape") == "true" and ann.get("prometheus.io/port") == str(port)
      and ann.get("prometheus.io/path") == "/metrics", "scrape annotations: true, the listen port, /metrics")
+mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+vols = {v["name"]: v for v in spec["volumes"]}
+# safe as shipped: beyond loopback, the API wants a user, so a web config
+# from a Secret the pods wait for (not optional), or none of the API
+web = conf.get("web-config", "")
+wdir = web.rsplit("/", 1)[0]
+secret = vols.get(mounts.get(wdir), {}).get("secret")
+need("listen-metrics-only" in conf or (web and secret and not secret.get("optional")),
+     "the API beyond loopback without users: give web-config from a Secret the pods wait for, or listen-metrics-only")
 for probe in ("readinessProbe", "livenessProbe"):
     g = c.get(probe, {}).get("httpGet", {})
     need(g.get("path") == "/healthz" and g.get("port") == port and "host" not in g, f"{probe}: GET /healthz on {port}")
-mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
-vols = {v["name"]: v for v in spec["volumes"]}
+    need(g.get("scheme") == ("HTTPS" if web else "HTTP") or (not web and "scheme" not in g),
+         f"{probe}: HTTPS, as the web config's TLS wants")
+job = scrape["scrape_configs"][0]
+need(not web or (job.get("scheme") == "https" and job.get("basic_auth", {}).get("username")
+                 and job.get("tls_config", {}).get("ca_file")),
+     "the scrape config: https, a user and the certificate, as the web config wants")
 def host_path(mount):
     v = vols.get(mounts.get(mount), {})
     return v.get("hostPath", {}).get("path")
@@ -125,5 +140,17 @@ expect_fail "privileged: the consistency check refuses it" "privileged" \
 broken port 's/listen = 0.0.0.0:9477/listen = 0.0.0.0:9478/'
 expect_fail "the agent listening elsewhere than the probes look: refused" "containerPort" \
 	consistent "$TMP/port.yaml" "$D/prometheus-kubernetes.yml"
+broken open '/web-config = /d'
+expect_fail "the API on the node's addresses without a web config: refused" "without users" \
+	consistent "$TMP/open.yaml" "$D/prometheus-kubernetes.yml"
+broken optional 's/secretName: bloomtap-web,/secretName: bloomtap-web, optional: true,/'
+expect_fail "the web config's Secret optional (pods would start open): refused" "without users" \
+	consistent "$TMP/optional.yaml" "$D/prometheus-kubernetes.yml"
+broken plainprobe 's/, scheme: HTTPS//'
+expect_fail "probes in plain HTTP to the TLS port: refused" "HTTPS" \
+	consistent "$TMP/plainprobe.yaml" "$D/prometheus-kubernetes.yml"
+sed '/^    scheme: https$/d' "$D/prometheus-kubernetes.yml" > "$TMP/plainscrape.yml"
+expect_fail "a scrape config in plain HTTP: refused" "the scrape config: https" \
+	consistent "$D/daemonset.yaml" "$TMP/plainscrape.yml"
 summary
 [ $FAIL -eq 0 ]

@@ -122,7 +122,7 @@ nsenter --net=/var/run/netns/"$NSB" setpriv --reuid=bloomtap --regid=bloomtap --
 	--inh-caps=-all,$CAPS --ambient-caps=-all,$CAPS --bounding-set=-all,$CAPS --no-new-privs \
 	/usr/sbin/bloomtap run --config "$TMP/bloomtap.conf" > "$TMP/agent.log" 2>&1 &
 AGENT=$!
-agent_on_lab "" "$NSA" "$NSB" "$VB" 198.18.23.2 "$PORT" /var/lib/bloomtap/archive
+agent_on_lab "" "$NSA" "$NSB" "$VB" 198.18.23.2 "$PORT" /var/lib/bloomtap/archive /run/bloomtap/api.sock
 eq "the agent runs as bloomtap" "$(awk '/^Uid:/ {print $2}' /proc/$AGENT/status)" "$UID_"
 eq "the metrics name the package's version" "$(in_ns "$NSB" curl -s -m 5 "127.0.0.1:$PORT/metrics" |
 	grep -c "^bloomtap_build_info{version=\"$VERSION\"} 1")" 1

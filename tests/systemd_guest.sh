@@ -45,7 +45,7 @@ check "systemctl enable --now bloomtap" systemctl enable --now bloomtap.service
 wait_for "the unit is active" 60 bash -c '[ "$(systemctl is-active bloomtap.service)" = active ]' &&
 	ok "the unit is active"
 PID=$(unit MainPID)
-agent_on_lab "" "$NSA" "$ROOTNS" "$VH" "$ADDR" "$PORT" /var/lib/bloomtap/archive
+agent_on_lab "" "$NSA" "$ROOTNS" "$VH" "$ADDR" "$PORT" /var/lib/bloomtap/archive "$SOCK"
 eq "the agent runs as the user bloomtap" "$(ps -o user= -p "$PID")" bloomtap
 
 # a datagram to a port nobody listens on: the kernel drops it, NO_SOCKET

@@ -128,6 +128,31 @@ allowed=$(( (50 + 50 * ms / 1000) / 10 + 1 ))
 check "failed logins cost 10 tokens: $n401 answered 401 of 30 in $ms ms (at most $allowed), then 429 ($n429)" \
 	test "$n401" -le "$allowed" -a "$n429" -ge 1 -a $((n401 + n429)) -eq 30
 eq "/api/v1/trace without credentials: 401" "$(code -X POST --data 00 "$S/api/v1/trace")" 401
+# refused on the headers alone: a body of 1 MiB announced and never sent
+# is answered at once, not waited for (until now the agent buffered it
+# first, whoever sent it); with the password, the agent waits for it
+announce() {	# USER:PASSWORD or "", Content-Length: prints "CODE" or "waits"
+	nsenter --net=/var/run/netns/$NSB python3 - "$TMP/server.crt" "$PORT" "$1" "$2" <<'PY'
+import base64, socket, ssl, sys
+crt, port, auth, length = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+ctx = ssl.create_default_context(cafile=crt)
+ctx.check_hostname = False
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)))
+h = "POST /api/v1/trace HTTP/1.1\r\nHost: bloomtap\r\nContent-Length: %s\r\n" % length
+if auth:
+    h += "Authorization: Basic %s\r\n" % base64.b64encode(auth.encode()).decode()
+s.sendall((h + "\r\n").encode() + bytes(100))
+s.settimeout(3)
+try:
+    print(s.recv(64).split()[1].decode())
+except socket.timeout:
+    print("waits")
+PY
+}
+eq "1 MiB announced without credentials: 401 before the body" "$(announce "" 1048576)" 401
+eq "1 MiB announced with a wrong password: 401 before the body" "$(announce "prom:x$PASSWORD" 1048576)" 401
+eq "over 1 MiB announced with the password: 413 before the body" "$(announce "prom:$PASSWORD" 1048577)" 413
+eq "1 MiB announced with the password: the agent waits for the body" "$(announce "prom:$PASSWORD" 1048576)" waits
 eq "/api/v1/heavy with them: 200" "$(code -u "prom:$PASSWORD" "$S/api/v1/heavy")" 200
 eq "/healthz, for probes, without credentials: 200" "$(code "$S/healthz")" 200
 # plain HTTP to the TLS port: no HTTP answer at all (curl's code 000)

@@ -564,10 +564,18 @@ static void stop_ifaces(bool detach)
 	}
 }
 
+/* The HTTP side as the configuration gives it; web: loaded, or empty. */
+static struct bt_http_cfg http_cfg(struct bt_web_cfg *web)
+{
+	return (struct bt_http_cfg){ .listen = ag.cfg.listen, .socket = ag.cfg.api_socket,
+				     .web = ag.cfg.web_config ? web : NULL,
+				     .metrics_only = ag.cfg.listen_metrics_only };
+}
+
 static int run(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_stop }, sh = { .sa_handler = on_hup };
-	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ], err[512];
+	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ], err[512], line[512];
 	struct bt_keeper *keepers[BT_AGENT_MAX_IFACES];
 	struct bt_http *http = NULL;
 	struct bt_web_cfg web = { 0 };
@@ -622,8 +630,15 @@ static int run(int argc, char **argv)
 		if (ag.cfg.archive_max_bytes)
 			snprintf(budget, sizeof(budget), "at most %.1f MiB",
 				 ag.cfg.archive_max_bytes / 1048576.0);
-		printf("configuration OK: %d interface%s, HTTP on %s, archive %s (%s)\n", n,
-		       n > 1 ? "s" : "", ag.cfg.listen, ag.cfg.archive, budget);
+		/* bt_agent_config_check read the web config already */
+		if (ag.cfg.web_config && bt_web_config_load(ag.cfg.web_config, &web, err, sizeof(err)))
+			return BT_EXIT_USAGE;
+		hc = http_cfg(&web);
+		if (bt_http_exposure(&hc, line, sizeof(line)))
+			bt_log(BT_LOG_WARNING, "the API is open to the network: %s", line);
+		bt_web_config_free(&web);
+		printf("configuration OK: %d interface%s, archive %s (%s)\n%s\n", n,
+		       n > 1 ? "s" : "", ag.cfg.archive, budget, line);
 		return 0;
 	}
 	ag.argc = argc;
@@ -663,19 +678,20 @@ static int run(int argc, char **argv)
 		goto out;
 	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, false);
 	ag.cfg.watch_list = NULL;
-	hc = (struct bt_http_cfg){ .listen = ag.cfg.listen, .socket = ag.cfg.api_socket,
-				   .web = ag.cfg.web_config ? &web : NULL };
+	hc = http_cfg(&web);
 	http = bt_http_start(&ag, &hc, err, sizeof(err));
 	if (!http) {
 		bt_err("run: %s", err);
 		goto out;
 	}
-	if (!loopback && !web.nusers)
-		bt_log(BT_LOG_WARNING, "listening on %s, beyond loopback, without users in a "
-		       "--web-config: anyone who reaches it reads the heavy flows (addresses and "
-		       "ports), the dropped flows, the watch lists' class names, the IPFIX "
-		       "collectors, and asks /api/v1/trace whether a packet passed here", ag.cfg.listen);
-	else if (!loopback && !web.cert_pem)
+	if (bt_http_exposure(&hc, line, sizeof(line)))
+		bt_log(BT_LOG_WARNING, "%s: anyone who reaches it reads the heavy flows (addresses "
+		       "and ports), the dropped flows, the watch lists' class names, the IPFIX "
+		       "collectors, and asks /api/v1/trace whether a packet passed here (give "
+		       "--web-config with users, or --listen-metrics-only)", line);
+	else
+		bt_log(BT_LOG_INFO, "%s", line);
+	if (!loopback && !web.cert_pem && (web.nusers || !ag.cfg.listen_metrics_only))
 		bt_log(BT_LOG_WARNING, "listening on %s, beyond loopback, without TLS: passwords "
 		       "and answers cross the network in clear", ag.cfg.listen);
 	bt_log(BT_LOG_INFO, "running on %d interface%s, HTTP on %s, archive %s", ag.n,

@@ -24,6 +24,9 @@
 	{ "web-config", 0, BT_OPT_STRING, &(c).web_config, "FILE",		\
 	  "TLS and basic auth for --listen, in the Prometheus exporters' web "	\
 	  "configuration format (tls_server_config, basic_auth_users)" },	\
+	{ "listen-metrics-only", 0, BT_OPT_FLAG, &(c).listen_metrics_only, NULL, \
+	  "--listen serves /metrics and /healthz alone; the API (traces, "	\
+	  "flows, drops) only on --api-socket (the packaged configuration)" },	\
 	{ "api-socket", 0, BT_OPT_STRING, &(c).api_socket, "PATH",		\
 	  "also serve the API on this unix socket, mode 0600 (the packaged "	\
 	  "configuration: /run/bloomtap/api.sock)" },				\
@@ -81,7 +84,8 @@ const struct bt_cmd_spec bt_run_spec = {
 	"archive, and serve /metrics (Prometheus), /api/v1/heavy, /api/v1/drops,\n"
 	"/api/v1/trace and /healthz. SIGTERM leaves the program attached; SIGHUP\n"
 	"re-reads --config (the command line stays on top of it; --listen,\n"
-	"--web-config and --api-socket take effect at the next start).",
+	"--listen-metrics-only, --web-config and --api-socket take effect at the next\n"
+	"start).",
 	help_opts, 0, BT_AGENT_MAX_IFACES,
 };
 

@@ -32,6 +32,7 @@ struct server {
 	struct agent *a;
 	struct bt_web_cfg *web;		/* TCP with --web-config, else NULL */
 	bool local;			/* the unix socket */
+	bool metrics_only;		/* /metrics and /healthz, not the API */
 	struct MHD_Daemon *d;
 };
 
@@ -143,7 +144,11 @@ static bool rate_ok(struct MHD_Connection *c, double cost)
 	return ok;
 }
 
+struct route;
+
 struct req {
+	const struct route *route;	/* set by admit() */
+	bool admitted;			/* else refused on its headers */
 	char *body;
 	size_t len;
 	bool too_large;
@@ -214,6 +219,7 @@ struct route {
 	const char *path;
 	bool post;			/* POST; else GET */
 	bool open;			/* answered without credentials */
+	bool api;			/* /api/v1/: not on a metrics-only door */
 	const char *wrong_method;	/* the 405's message */
 	enum MHD_Result (*fn)(struct agent *a, struct MHD_Connection *c, struct req *r);
 };
@@ -326,11 +332,11 @@ static enum MHD_Result route_drops(struct agent *a, struct MHD_Connection *c, st
 }
 
 static const struct route routes[] = {
-	{ "/healthz", false, true, "use GET", route_healthz },
-	{ "/metrics", false, false, "use GET", route_metrics },
-	{ "/api/v1/heavy", false, false, "use GET", route_heavy },
-	{ "/api/v1/drops", false, false, "use GET", route_drops },
-	{ "/api/v1/trace", true, false, "use POST with packet bytes in hex, or a pcap",
+	{ "/healthz", false, true, false, "use GET", route_healthz },
+	{ "/metrics", false, false, false, "use GET", route_metrics },
+	{ "/api/v1/heavy", false, false, true, "use GET", route_heavy },
+	{ "/api/v1/drops", false, false, true, "use GET", route_drops },
+	{ "/api/v1/trace", true, false, true, "use POST with packet bytes in hex, or a pcap",
 	  route_trace },
 };
 
@@ -377,23 +383,69 @@ static enum MHD_Result reply_unauthorized(struct server *srv, struct MHD_Connect
 	return ret;
 }
 
+/* The route of url, or NULL. */
+static const struct route *route_of(const char *url)
+{
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (!strcmp(url, routes[i].path))
+			return &routes[i];
+	return NULL;
+}
+
+/* Everything that can refuse a request, from its headers alone: the
+ * client's rate, the path, the credentials, the method and the announced
+ * length. A refusal is queued before any byte of the body is read (MHD
+ * then closes the connection): an unknown client can no longer make the
+ * agent buffer 1 MiB a connection first. */
+static enum MHD_Result admit(struct server *srv, struct MHD_Connection *c, const char *url,
+			     const char *method, struct req *r)
+{
+	struct agent *a = srv->a;
+	const char *length;
+	int auth;
+
+	__atomic_add_fetch(&a->requests, 1, __ATOMIC_RELAXED);
+	if (!rate_ok(c, 1))
+		return reply_error(a, c, MHD_HTTP_TOO_MANY_REQUESTS, "too many requests");
+	if (!(r->route = route_of(url)))
+		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such path (/metrics, /healthz, "
+				   "/api/v1/heavy, /api/v1/drops, /api/v1/trace)");
+	if (r->route->api && srv->metrics_only)
+		return reply_error(a, c, MHD_HTTP_FORBIDDEN, "the API is not served on this "
+				   "address (listen-metrics-only): use the agent's --api-socket");
+	if (!r->route->open && (auth = authorized(srv, c)) == -EBUSY)
+		return reply_error(a, c, MHD_HTTP_TOO_MANY_REQUESTS,
+				   "too many logins to check at once: try again");
+	if (!r->route->open && auth != 1)
+		return reply_unauthorized(srv, c);
+	if (strcmp(method, r->route->post ? "POST" : "GET"))
+		return reply_error(a, c, MHD_HTTP_METHOD_NOT_ALLOWED, r->route->wrong_method);
+	length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (length && strtoull(length, NULL, 10) > BODY_MAX)
+		return reply_error(a, c, MHD_HTTP_CONTENT_TOO_LARGE, "request body over 1 MiB");
+	r->admitted = true;
+	return MHD_YES;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *data,
 			      size_t *size, void **con_cls)
 {
 	struct server *srv = cls;
-	struct agent *a = srv->a;
 	struct req *r = *con_cls;
-	int auth;
 
 	if (!r) {	/* first call: headers only */
 		r = calloc(1, sizeof(*r));
 		if (!r)
 			return MHD_NO;
 		*con_cls = r;
+		return admit(srv, c, url, method, r);
+	}
+	if (!r->admitted) {	/* refused, answered: the body is not kept */
+		*size = 0;
 		return MHD_YES;
 	}
-	if (*size) {	/* body, piece by piece, bounded */
+	if (*size) {	/* body, piece by piece, bounded (chunked has no length) */
 		if (r->len + *size > BODY_MAX) {
 			r->too_large = true;
 		} else {
@@ -409,25 +461,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*size = 0;
 		return MHD_YES;
 	}
-	__atomic_add_fetch(&a->requests, 1, __ATOMIC_RELAXED);
-	if (!rate_ok(c, 1))
-		return reply_error(a, c, MHD_HTTP_TOO_MANY_REQUESTS, "too many requests");
 	if (r->too_large)
-		return reply_error(a, c, MHD_HTTP_CONTENT_TOO_LARGE, "request body over 1 MiB");
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (strcmp(url, routes[i].path))
-			continue;
-		if (!routes[i].open && (auth = authorized(srv, c)) == -EBUSY)
-			return reply_error(a, c, MHD_HTTP_TOO_MANY_REQUESTS,
-					   "too many logins to check at once: try again");
-		if (!routes[i].open && auth != 1)
-			return reply_unauthorized(srv, c);
-		if (strcmp(method, routes[i].post ? "POST" : "GET"))
-			return reply_error(a, c, MHD_HTTP_METHOD_NOT_ALLOWED, routes[i].wrong_method);
-		return routes[i].fn(a, c, r);
-	}
-	return reply_error(a, c, MHD_HTTP_NOT_FOUND,
-			   "no such path (/metrics, /healthz, /api/v1/heavy, /api/v1/drops, /api/v1/trace)");
+		return reply_error(srv->a, c, MHD_HTTP_CONTENT_TOO_LARGE, "request body over 1 MiB");
+	return r->route->fn(srv->a, c, r);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -606,6 +642,27 @@ static struct MHD_Daemon *start_tcp(struct server *srv, const char *listen, char
 	return d;
 }
 
+bool bt_http_exposure(const struct bt_http_cfg *cfg, char *buf, size_t len)
+{
+	int nusers = cfg->web ? cfg->web->nusers : 0;
+	bool tls = cfg->web && cfg->web->cert_pem, loopback = false;
+	char sock[160] = "";
+
+	bt_listen_check(cfg->listen, &loopback);
+	if (cfg->socket)
+		snprintf(sock, sizeof(sock), "; %s on the socket %s (mode 0600)",
+			 cfg->metrics_only ? "the API" : "all", cfg->socket);
+	else if (cfg->metrics_only)
+		snprintf(sock, sizeof(sock), "; the API nowhere (no --api-socket)");
+	snprintf(buf, len, "HTTP on %s (%s%s, %s): %s%s", cfg->listen,
+		 loopback ? "loopback" : "beyond loopback", tls ? ", TLS" : "",
+		 nusers ? "a user's password but for /healthz" :
+		 loopback ? "no password: every local user" : "no password: anyone who reaches it",
+		 cfg->metrics_only ? "/metrics and /healthz alone" : "/metrics, /healthz and the API",
+		 sock);
+	return !loopback && !nusers && !cfg->metrics_only;
+}
+
 struct bt_http *bt_http_start(struct agent *a, const struct bt_http_cfg *cfg, char *err,
 			      size_t errlen)
 {
@@ -616,7 +673,7 @@ struct bt_http *bt_http_start(struct agent *a, const struct bt_http_cfg *cfg, ch
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	h->tcp = (struct server){ .a = a, .web = cfg->web };
+	h->tcp = (struct server){ .a = a, .web = cfg->web, .metrics_only = cfg->metrics_only };
 	if (!(h->tcp.d = start_tcp(&h->tcp, cfg->listen, err, errlen)))
 		goto fail;
 	if (!cfg->socket)

@@ -25,7 +25,13 @@ struct bt_http_cfg {
 	const char *listen;		/* ADDR:PORT */
 	struct bt_web_cfg *web;		/* TLS and users, or NULL */
 	const char *socket;		/* the unix socket's path, or NULL */
+	bool metrics_only;		/* listen: /metrics and /healthz alone */
 };
+
+/* What listen serves, and to whom, in one line (run --check and the
+ * agent's start say it); true when the API is open beyond loopback
+ * without users: anyone who reaches it traces packets and reads flows. */
+bool bt_http_exposure(const struct bt_http_cfg *cfg, char *buf, size_t len);
 
 /* Starts serving: NULL with err set when the port or the socket cannot be
  * had. */
