@@ -402,7 +402,7 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *c, const
 {
 	struct agent *a = srv->a;
 	const char *length;
-	int auth;
+	int auth = 1;	/* an open route's */
 
 	__atomic_add_fetch(&a->requests, 1, __ATOMIC_RELAXED);
 	if (!rate_ok(c, 1))
@@ -413,10 +413,12 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *c, const
 	if (r->route->api && srv->metrics_only)
 		return reply_error(a, c, MHD_HTTP_FORBIDDEN, "the API is not served on this "
 				   "address (listen-metrics-only): use the agent's --api-socket");
-	if (!r->route->open && (auth = authorized(srv, c)) == -EBUSY)
+	if (!r->route->open)
+		auth = authorized(srv, c);
+	if (auth == -EBUSY)
 		return reply_error(a, c, MHD_HTTP_TOO_MANY_REQUESTS,
 				   "too many logins to check at once: try again");
-	if (!r->route->open && auth != 1)
+	if (auth != 1)
 		return reply_unauthorized(srv, c);
 	if (strcmp(method, r->route->post ? "POST" : "GET"))
 		return reply_error(a, c, MHD_HTTP_METHOD_NOT_ALLOWED, r->route->wrong_method);
