@@ -276,9 +276,13 @@ wait_for "up, with a wrong password" 30 up_is wrong_password 0 &&
 # 8,192 packets over an archive of windows sealed every 0.2 s, 4 post
 # one-packet traces as fast as they are answered. The agent allows an
 # address 8 connections and 50 requests a second, each connection its own
-# thread. Prometheus, from 127.0.0.1, scrapes every second with a 1 s
-# timeout: every scrape must succeed. (With one bucket for all clients,
-# the scrapes met 429; with one thread for all, they waited behind traces.)
+# thread. A scraper from 127.0.0.1 asks /metrics every 0.2 s meanwhile:
+# every scrape is answered 200, and their median takes at most half the
+# median of the flood's heavy traces (same run, same load: scrapes that
+# waited behind traces would take one at least). Prometheus scrapes too.
+# (With one bucket for all clients, the scrapes met 429; with one thread
+# for all, they waited behind traces. Prometheus' own 1 s timeout was the
+# check once: a fresh machine's run beside two CPU hogs went past it.)
 wait_for "an archive of some files to search" 30 bash -c "[ \$(ls '$TMP/archive' | wc -l) -ge 10 ]"
 HEX1=$(python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); n=int.from_bytes(d[32:36],"little"); print(d[40:40+n].hex())' "$TMP/got.pcap")
 T0=$(date +%s)
@@ -300,6 +304,7 @@ def conn():
 def flood(body):
     c = None
     while time.time() < end:
+        t = time.time()
         try:
             c = c or conn()
             c.request("POST", "/api/v1/trace?since=-1d", body=body, headers=auth)
@@ -311,21 +316,50 @@ def flood(body):
             time.sleep(0.05)
         with lock:
             codes[code] += 1
+            if code == 200 and body is heavy:
+                heavy_s.append(time.time() - t)
 
+def scrape():
+    c = http.client.HTTPSConnection("127.0.0.1", int(port), context=ctx, timeout=60)
+    while time.time() < end:
+        t = time.time()
+        try:
+            c.request("GET", "/metrics", headers=auth)
+            r = c.getresponse()
+            r.read()
+            code = r.status
+        except (OSError, http.client.HTTPException) as e:
+            code, c = type(e).__name__, http.client.HTTPSConnection(
+                "127.0.0.1", int(port), context=ctx, timeout=60)
+        with lock:
+            scrapes.append((code, time.time() - t))
+        time.sleep(0.2)
+
+scrapes, heavy_s = [], []
 ts = [threading.Thread(target=flood, args=(b,)) for b in [heavy] * 4 + [light.encode()] * 4]
+ts.append(threading.Thread(target=scrape))
 for t in ts:
     t.start()
 for t in ts:
     t.join()
 for k, v in sorted(codes.items(), key=str):
     print(v, k)
+bad = [c for c, _ in scrapes if c != 200]
+med = lambda v: sorted(v)[len(v) // 2] if v else 0
+print("scrapes %d %d %.3f %.3f %.3f" % (len(scrapes), len(bad), med([d for _, d in scrapes]),
+      max(d for _, d in scrapes), med(heavy_s)))
 PY
 FLOOD+=($!)
 for p in "${FLOOD[@]}"; do wait "$p"; done
 FLOOD=()
 T1=$(date +%s)
+read -r _ NSCRAPE NBAD MEDIAN SLOWEST HEAVY_MEDIAN < <(grep '^scrapes ' "$TMP/flood.codes")
+sed -i '/^scrapes /d' "$TMP/flood.codes"
 sed 's/^/        flood: /' "$TMP/flood.codes"
 check "the flood was served its share: 200s" grep -q ' 200$' "$TMP/flood.codes"
+eq "a scraper beside the flood: every scrape answered 200 ($NSCRAPE scrapes)" "$NBAD" 0
+check "and they did not wait behind traces: their median ${MEDIAN} s (slowest ${SLOWEST}), at most half the heavy traces' ${HEAVY_MEDIAN} s" \
+	python3 -c "import sys; sys.exit(not ($NSCRAPE >= 10 and 0 < $MEDIAN <= 0.5 * $HEAVY_MEDIAN))"
 # the rate (50 a second and a burst of 50, for the flood's 20 s and the
 # answer of its last requests): never more served; past it, 429s. How
 # much the flood offers depends on the machine (a slow day's ASan build
@@ -349,7 +383,7 @@ echo "        during the flood ($((T1 - T0)) s): $R scrapes, the slowest ${D} s"
 # clients keep busy, is no answer of the agent's: at least half are asked)
 check "scrapes went on during the flood ($R in $((T1 - T0)) s)" \
 	bash -c "[ '$R' != none ] && [ ${R%.*} -ge $(((T1 - T0) / 2)) ]"
-eq "every scrape during the flood succeeded within its 1 s timeout" "$M" 1
+echo "        Prometheus' scrapes (1 s timeout) during the flood: the fewest up ${M}"
 
 # ---- 8 connections a client address ----
 eq "connections a client address: 8 taken, the 9th closed; another address still served" \
