@@ -205,6 +205,21 @@ cp "$TMP/good.conf" "$TMP/agent.conf"
 echo "ipfix = 127.0.0.1:4830" >> "$TMP/agent.conf"
 sighup_then $AGENT "$TMP/agent.log"
 check "SIGHUP: a collector added" bash -c "curl_out=\$(nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics); grep -q '^bloomtap_ipfix_messages_total{collector=\"udp:127.0.0.1:4830\"}' <<<\"\$curl_out\""
+# a collector that stays in the list is kept as it is, its session and
+# counters with it (it was closed and opened again: 24 messages, then 4)
+sent() {	# COLLECTOR: its messages sent and not sent, together
+	get 127.0.0.1:$PORT/metrics | awk -v c="collector=\"$1\"}" '
+		/^bloomtap_ipfix_(messages|errors)_total\{/ && index($1, c) { s += $2 } END { print s + 0 }'
+}
+some_sent() { [ "$(sent udp:127.0.0.1:4830)" -gt 0 ]; }
+wait_for "the collector's first interval ends" 30 some_sent
+BEFORE=$(sent udp:127.0.0.1:4830)
+sed -i 's/^ipfix = .*/ipfix = 127.0.0.1:4830,127.0.0.1:4831/' "$TMP/agent.conf"
+sighup_then $AGENT "$TMP/agent.log"
+AFTER=$(sent udp:127.0.0.1:4830)
+check "SIGHUP, a collector added beside it: the one that stays keeps its counts ($BEFORE, then $AFTER)" \
+	test "$AFTER" -ge "$BEFORE" -a "$BEFORE" -gt 0
+check "and the new one is there" bash -c "curl_out=\$(nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics); grep -q 'collector=\"udp:127.0.0.1:4831\"' <<<\"\$curl_out\""
 sed -i 's/^ipfix = .*/ipfix = 127.0.0.1:99999/' "$TMP/agent.conf"
 sighup_then $AGENT "$TMP/agent.log"
 check "SIGHUP, a bad collector: said so" grep -q "the port is 1..65535" "$TMP/agent.log"
@@ -293,10 +308,12 @@ eq "--config=FILE read at start (its listen, its interface)" "$(get 127.0.0.1:$P
 eq "the command line's interval over the file's" "$(ival)" 9
 sighup_then $AGENT "$TMP/agent.log"
 eq "and after SIGHUP too" "$(ival)" 9
-# --check reads the file's listen and interface: both held by this agent
-check "--config=FILE --check: the file's address and interface, both in use here" bash -c \
-	"! nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --config='$TMP/agent.conf' --check > '$TMP/check.out' 2>&1 &&
-	 grep -q '127.0.0.1:$PORT is taken' '$TMP/check.out' && grep -q \"$VB: the instance is held\" '$TMP/check.out'"
+# --check reads the file's listen and interface: both held by this agent,
+# which it names (it failed on them, so a running agent's file could not
+# be checked)
+check "--config=FILE --check beside the agent: the file OK, the agent named as the holder" bash -c \
+	"nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --config='$TMP/agent.conf' --check > '$TMP/check.out' 2>&1 &&
+	 grep -q '^configuration OK' '$TMP/check.out' && grep -q 'held now by another bloomtap process (PID $AGENT' '$TMP/check.out'"
 check "a second agent is refused, and makes nothing (no archive directory)" bash -c \
 	"! nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --listen 127.0.0.1:$((PORT + 7)) \
 	 --archive '$TMP/second-archive' '$VB' > '$TMP/second.out' 2>&1 &&
@@ -347,6 +364,16 @@ wait_for "/healthz answers" 30 get "127.0.0.1:$PORT/healthz"
 kill -TERM $AGENT; wait $AGENT; AGENT=
 check "--detach-on-exit: detached" bash -c "! ip -n $NSB link show $VB | grep -q 'prog/xdp'"
 check "--detach-on-exit: no pins" test ! -e "/sys/fs/bpf/bloomtap/$VB"
+# detached under it, then stopped: said so, and no error (it logged
+# "error: no bloomtap instance")
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" --detach-on-exit > "$TMP/doe.log" 2>&1 &
+AGENT=$!
+wait_for "/healthz answers" 30 get "127.0.0.1:$PORT/healthz"
+check "detach --force under an agent with --detach-on-exit" inb "$BLOOMTAP" detach --force "$VB"
+wait_for "the agent sees it" 30 grep -q "$VB: detached under the agent" "$TMP/doe.log"
+kill -TERM $AGENT; wait $AGENT; RC=$?; AGENT=
+eq "then stopped: exit 0, 'detached already', no error but the detach's own" \
+	"$RC/$(grep -c "$VB: detached already" "$TMP/doe.log")/$(grep -i error "$TMP/doe.log" | grep -vc "detached under the agent")" "0/1/0"
 
 # ---- drop-suppress from the file: on an adopted instance, and on reload
 # (it used to take effect only when the agent attached itself) ----

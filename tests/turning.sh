@@ -50,9 +50,13 @@ expect_fail "windows --every refused too" "keeps instance '$VB' turning" \
 OUT=$(timeout 30 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --listen 127.0.0.1:$((PORT + 1)) \
 	--archive "$TMP/archive2" 2>&1); RC=$?
 eq "a second agent refused: exit 1, one line, the first agent's PID" "$RC/$(wc -l <<<"$OUT")/$(grep -c "the instance is held by another bloomtap process (PID $AGENT:" <<<"$OUT")" "1/1/1"
+# run --check beside it: the file checked, the rest said to be the running
+# agent's (it refused: the instance held, the port taken)
 OUT=$(nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --check "$VB" --listen 127.0.0.1:$PORT 2>&1); RC=$?
-check "run --check beside it: not OK (exit $RC): the instance held, the port taken" bash -c \
-	"[ $RC -ne 0 ] && grep -q 'held by another bloomtap process (PID $AGENT' <<<\"\$0\" && grep -q '127.0.0.1:$PORT is taken' <<<\"\$0\" && ! grep -q 'configuration OK' <<<\"\$0\"" "$OUT"
+check "run --check beside it: OK (exit $RC), the holder named, the port not called taken" bash -c \
+	"[ $RC -eq 0 ] && grep -q '^configuration OK' <<<\"\$0\" && grep -q 'held now by another bloomtap process (PID $AGENT' <<<\"\$0\" && ! grep -q 'is taken' <<<\"\$0\"" "$OUT"
+expect_fail "and a bad value is still refused beside it" "interval" nsenter --net=/var/run/netns/"$NSB" \
+	"$BLOOMTAP" run --check "$VB" --listen 127.0.0.1:$PORT --interval 0
 check "the first agent still runs" kill -0 $AGENT
 
 # ---- 1,000+ windows into the archive: the capture replayed into the

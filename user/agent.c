@@ -280,11 +280,15 @@ static void count_archive(void)
 	__atomic_store_n(&ag.archive_files, (uint64_t)n, __ATOMIC_RELAXED);
 }
 
-/* The collectors of c, opened into x[*n]: 0, or -1 after a message (none
- * kept). */
-static int open_ipfix(const struct agent_cfg *c, struct bt_ipfix **x, int *n)
+/* The collectors of c into x[*n]: those of keep[nkeep] that go to the same
+ * place the same way taken over (NULL left in keep: a reload keeps their
+ * sessions and counters), the others opened. 0, or -1 after a message
+ * (nothing opened kept, keep untouched). */
+static int open_ipfix(const struct agent_cfg *c, struct bt_ipfix **keep, int nkeep,
+		      struct bt_ipfix **x, int *n)
 {
 	struct bt_ipfix_dest d[BT_IPFIX_MAX_DEST];
+	int from[BT_IPFIX_MAX_DEST];	/* x[i]'s index in keep, or -1 */
 	char err[512];
 	int nd = 0;
 
@@ -296,13 +300,26 @@ static int open_ipfix(const struct agent_cfg *c, struct bt_ipfix **x, int *n)
 		return -1;
 	}
 	for (int i = 0; i < nd; i++) {
-		if (!(x[i] = bt_ipfix_open(&d[i], &c->ipfix_cfg, err, sizeof(err)))) {
+		from[i] = -1;
+		for (int j = 0; j < nkeep && from[i] < 0; j++)
+			if (keep[j] && bt_ipfix_same(keep[j], &d[i], &c->ipfix_cfg))
+				from[i] = j;
+		for (int k = 0; k < i && from[i] >= 0; k++)
+			if (from[k] == from[i])	/* named twice: one of them kept */
+				from[i] = -1;
+		x[i] = from[i] >= 0 ? keep[from[i]] : bt_ipfix_open(&d[i], &c->ipfix_cfg, err,
+								       sizeof(err));
+		if (!x[i]) {
 			bt_log(BT_LOG_ERR, "--ipfix: %s", err);
 			while (i--)
-				bt_ipfix_close(x[i]);
+				if (from[i] < 0)
+					bt_ipfix_close(x[i]);
 			return -1;
 		}
 	}
+	for (int i = 0; i < nd; i++)
+		if (from[i] >= 0)
+			keep[from[i]] = NULL;
 	*n = nd;
 	return 0;
 }
@@ -320,6 +337,9 @@ static void finish_ipfix(struct bt_ipfix **x, int n)
 		struct bt_ipfix_stats st;
 		uint64_t unsent = 0;
 		double left = end - bt_mono_s();
+
+		if (!x[i])	/* kept by a reload */
+			continue;
 
 		bt_ipfix_finish(x[i], left > 0 ? left : 0, &unsent);
 		bt_ipfix_stats(x[i], &st);
@@ -427,23 +447,23 @@ static void reconfigure(void)
 	int nipfix = 0;
 	bool new_ipfix = ipfix_changed(&ag.cfg, &next);
 
-	if (new_ipfix && open_ipfix(&next, ipfix, &nipfix)) {
+	/* ag.ipfix is the loop's: read here, changed below under the lock */
+	struct bt_ipfix *old_ipfix[BT_IPFIX_MAX_DEST];
+	int nold = ag.nipfix;
+
+	memcpy(old_ipfix, ag.ipfix, sizeof(old_ipfix));
+	if (new_ipfix && open_ipfix(&next, old_ipfix, nold, ipfix, &nipfix)) {
 		bt_log(BT_LOG_ERR, "%s: not applied, the previous settings stay", ag.cfg.config);
 		bt_watch_list_drop(next.watch_list);
 		bt_agent_config_discard();
 		return;
 	}
-	struct bt_ipfix *old_ipfix[BT_IPFIX_MAX_DEST];
-	int nold = 0;
-
 	pthread_mutex_lock(&ag.lock);
 	next.listen = ag.cfg.listen;
 	next.web_config = ag.cfg.web_config;
 	next.api_socket = ag.cfg.api_socket;
 	ag.cfg = next;
 	if (new_ipfix) {
-		memcpy(old_ipfix, ag.ipfix, sizeof(old_ipfix));
-		nold = ag.nipfix;
 		memcpy(ag.ipfix, ipfix, sizeof(ipfix));
 		ag.nipfix = nipfix;
 		memset(ag.ipfix_logged_at, 0, sizeof(ag.ipfix_logged_at));
@@ -455,9 +475,10 @@ static void reconfigure(void)
 	 * (the watch list asked for last, and a trace that began before the
 	 * lock, may still use that one) */
 	bt_agent_config_applied();
-	/* the collectors replaced: their backlogs sent, outside the lock (the
-	 * loop turns meanwhile) */
-	finish_ipfix(old_ipfix, nold);
+	/* the collectors dropped: their backlogs sent, outside the lock (the
+	 * loop turns meanwhile); those kept are NULL there */
+	if (new_ipfix)
+		finish_ipfix(old_ipfix, nold);
 	/* built on the loader's thread: the loop goes on turning meanwhile */
 	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, had_watch);
 	ag.cfg.watch_list = NULL;
@@ -559,7 +580,11 @@ static void stop_ifaces(bool detach)
 		if (f->lock_fd > 0)
 			close(f->lock_fd);
 		bt_instance_close(&f->inst);
-		if (detach)
+		/* an instance detached under the agent is gone: nothing to do,
+		 * and no "no bloomtap instance" error at a clean stop */
+		if (detach && !bt_instance_exists(f->name))
+			bt_log(BT_LOG_INFO, "%s: detached already (under the agent)", f->name);
+		else if (detach)
 			bt_detach(f->name, false);
 	}
 }
@@ -610,19 +635,30 @@ static int run(int argc, char **argv)
 		}
 	}
 	if (ag.cfg.check) {
-		char budget[32] = "no budget";
+		char budget[32] = "no budget", who[32] = "";
 		bool busy = false;
+		int holder = 0;
 
-		/* what would stop the start: an instance kept, the port taken */
-		for (int i = 0; i < n; i++)
-			busy |= bt_instance_exists(names[i]) && held_elsewhere(names[i]);
-		if (bt_listen_free(ag.cfg.listen) == -EADDRINUSE) {
-			bt_err("run: %s is taken by another process here", ag.cfg.listen);
-			busy = true;
-		}
-		if (ag.cfg.api_socket && bt_api_socket_check(ag.cfg.api_socket, err, sizeof(err))) {
-			bt_err("run: %s", err);
-			busy = true;
+		/* What would stop the start: an instance kept, the port taken,
+		 * the socket answered. Beside a running agent (it holds the
+		 * instances) the file is what is checked: the port and the
+		 * socket are that agent's, and a SIGHUP or a restart with this
+		 * file takes them over. */
+		for (int i = 0; i < n && !holder; i++)
+			if (bt_instance_exists(names[i]))
+				holder = bt_instance_lock_holder(names[i]);
+		if (holder) {
+			bt_holder_str(holder, who, sizeof(who));
+		} else {
+			if (bt_listen_free(ag.cfg.listen) == -EADDRINUSE) {
+				bt_err("run: %s is taken by another process here", ag.cfg.listen);
+				busy = true;
+			}
+			if (ag.cfg.api_socket &&
+			    bt_api_socket_check(ag.cfg.api_socket, err, sizeof(err))) {
+				bt_err("run: %s", err);
+				busy = true;
+			}
 		}
 		if (busy)
 			return BT_EXIT_FAIL;
@@ -639,6 +675,10 @@ static int run(int argc, char **argv)
 		bt_web_config_free(&web);
 		printf("configuration OK: %d interface%s, archive %s (%s)\n%s\n", n,
 		       n > 1 ? "s" : "", ag.cfg.archive, budget, line);
+		if (holder)
+			printf("held now by another bloomtap process (%s: an agent, or windows "
+			       "--every): the instance, and so the port and the socket were not "
+			       "checked\n", who);
 		return 0;
 	}
 	ag.argc = argc;
@@ -666,7 +706,7 @@ static int run(int argc, char **argv)
 		ret = BT_EXIT_USAGE;
 		goto out;
 	}
-	if (open_ipfix(&ag.cfg, ag.ipfix, &ag.nipfix)) {
+	if (open_ipfix(&ag.cfg, NULL, 0, ag.ipfix, &ag.nipfix)) {
 		bt_err("run: --ipfix: the collectors could not be set up");
 		goto out;
 	}

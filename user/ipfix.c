@@ -830,3 +830,10 @@ const char *bt_ipfix_name(const struct bt_ipfix *x)
 {
 	return x->name;
 }
+
+bool bt_ipfix_same(const struct bt_ipfix *x, const struct bt_ipfix_dest *d,
+		   const struct bt_ipfix_cfg *cfg)
+{
+	return x->d.transport == d->transport && !strcmp(x->d.host, d->host) &&
+	       !strcmp(x->d.port, d->port) && !memcmp(&x->cfg, cfg, sizeof(*cfg));
+}

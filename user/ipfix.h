@@ -69,6 +69,10 @@ struct bt_ipfix_stats {
 };
 void bt_ipfix_stats(const struct bt_ipfix *x, struct bt_ipfix_stats *s);
 const char *bt_ipfix_name(const struct bt_ipfix *x);
+/* Whether x exports to d with cfg: a reload keeps it, with its session,
+ * its connection and its counters. */
+bool bt_ipfix_same(const struct bt_ipfix *x, const struct bt_ipfix_dest *d,
+		   const struct bt_ipfix_cfg *cfg);
 
 /* RFC 7270 forwardingStatus of a dropped flow: Dropped, with the reason
  * code closest to the kernel's drop reason (128: unknown). */
