@@ -430,6 +430,21 @@ static void test_drop_reasons(void **state)
 	assert_non_null(strstr(buf, "reason 3"));
 	bt_drop_reason_name(200u << 16 | 9, buf, sizeof(buf));
 	assert_string_equal(buf, "subsystem 200, reason 9");
+	/* each subsystem code's name looked for in the modules' BTF once: a
+	 * scrape named each reason twice, a full parse each time */
+	{
+		unsigned long scans = bt_drop_reason_scans();
+
+		for (int i = 0; i < 3; i++) {
+			bt_drop_reason_name(200u << 16 | 9, buf, sizeof(buf));
+			assert_string_equal(buf, "subsystem 200, reason 9");
+			bt_drop_reason_name(2u << 16 | 3, buf, sizeof(buf));
+			assert_non_null(strstr(buf, "subsystem 2"));
+		}
+		assert_int_equal(bt_drop_reason_scans(), scans);
+		bt_drop_reason_name(200u << 16 | 10, buf, sizeof(buf));
+		assert_int_equal(bt_drop_reason_scans(), scans + 1);
+	}
 	/* suppression: the default, one taken out, an unknown name refused */
 	assert_int_equal(bt_drops_parse_suppress("default", bits), 0);
 	assert_int_equal(bt_drop_reason_code("OTHERHOST", &code), 0);

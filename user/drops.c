@@ -173,12 +173,55 @@ static bool module_reason(__u32 code, char *buf, size_t len)
 	return found;
 }
 
-const char *bt_drop_reason_name(__u32 code, char *buf, size_t len)
+/* Subsystem reasons' names by code, found once: module_reason() parses
+ * every module's BTF (a kernel with 150 modules: tens of ms), and a scrape
+ * names each reason twice, an IPFIX record once, under the agent's lock.
+ * A name not found is kept too (a module loaded later is not looked at:
+ * restart the agent). */
+#define SUB_NAMES 64
+static struct { __u32 code; char name[64]; } sub_names[SUB_NAMES];
+static int nsub_names;
+static unsigned long module_scans;
+static pthread_mutex_t sub_names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+unsigned long bt_drop_reason_scans(void)
+{
+	return __atomic_load_n(&module_scans, __ATOMIC_RELAXED);
+}
+
+static void subsystem_reason(__u32 code, char *buf, size_t len)
 {
 	__u32 sub = code >> SUBSYS_SHIFT;
+	bool found = false;
 
+	pthread_mutex_lock(&sub_names_lock);
+	for (int i = 0; i < nsub_names && !found; i++)
+		if ((found = sub_names[i].code == code))
+			snprintf(buf, len, "%s", sub_names[i].name);
+	pthread_mutex_unlock(&sub_names_lock);
+	if (found)
+		return;
+	__atomic_add_fetch(&module_scans, 1, __ATOMIC_RELAXED);
+	if (!module_reason(code, buf, len)) {
+		if (sub < 16 && kr.subsys[sub][0])
+			snprintf(buf, len, "subsystem %u (%s), reason %u", sub, kr.subsys[sub],
+				 code & 0xffff);
+		else
+			snprintf(buf, len, "subsystem %u, reason %u", sub, code & 0xffff);
+	}
+	pthread_mutex_lock(&sub_names_lock);
+	if (nsub_names < SUB_NAMES) {	/* two threads may both have looked: one is kept */
+		sub_names[nsub_names].code = code;
+		snprintf(sub_names[nsub_names].name, sizeof(sub_names[0].name), "%s", buf);
+		nsub_names++;
+	}
+	pthread_mutex_unlock(&sub_names_lock);
+}
+
+const char *bt_drop_reason_name(__u32 code, char *buf, size_t len)
+{
 	load_reasons();
-	if (!sub) {
+	if (!(code >> SUBSYS_SHIFT)) {
 		struct bt_drop_reason key = { .code = code }, *r;
 
 		r = kr.n ? bsearch(&key, kr.r, kr.n, sizeof(*r), cmp_reason) : NULL;
@@ -187,12 +230,7 @@ const char *bt_drop_reason_name(__u32 code, char *buf, size_t len)
 		snprintf(buf, len, "reason %u", code);
 		return buf;
 	}
-	if (module_reason(code, buf, len))
-		return buf;
-	if (sub < 16 && kr.subsys[sub][0])
-		snprintf(buf, len, "subsystem %u (%s), reason %u", sub, kr.subsys[sub], code & 0xffff);
-	else
-		snprintf(buf, len, "subsystem %u, reason %u", sub, code & 0xffff);
+	subsystem_reason(code, buf, len);
 	return buf;
 }
 

@@ -47,6 +47,9 @@ const struct bt_drop_reason *bt_drop_reasons(int *n);
  * its module's BTF, else "subsystem S (NAME), reason N" ("subsystem S,
  * reason N" when the core does not name S either). */
 const char *bt_drop_reason_name(__u32 code, char *buf, size_t len);
+/* How many times a subsystem reason's name was looked for in the modules'
+ * BTF (once a code: the names are kept). */
+unsigned long bt_drop_reason_scans(void);
 /* A core reason's code by name (with or without SKB_DROP_REASON_). */
 int bt_drop_reason_code(const char *name, __u32 *code);
 
