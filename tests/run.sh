@@ -131,6 +131,7 @@ run_build() {	# label, build dir
 	run_suite ${label}webapi      tests/webapi.sh
 	run_suite ${label}privs       tests/privs.sh
 	run_suite ${label}ipfix       tests/ipfix.sh
+	run_suite ${label}slow-resolver tests/slow_resolver.sh
 	run_suite ${label}dashboard   tests/dashboard.sh
 	run_suite ${label}watch-cli   tests/watch.sh
 	run_suite ${label}turning     tests/turning.sh

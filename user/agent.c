@@ -399,7 +399,9 @@ static void export_interval(struct agent_iface *f, __u32 iv)
 			continue;
 		bt_ipfix_stats(ag.ipfix[i], &st);
 		bt_log(BT_LOG_WARNING, "%s: IPFIX to %s: %s (%llu errors so far)", f->name,
-		       bt_ipfix_name(ag.ipfix[i]), strerror(-err[i]), (unsigned long long)st.errors);
+		       bt_ipfix_name(ag.ipfix[i]), err[i] == -EINPROGRESS ? "its name is still "
+		       "being resolved (a slow resolver: the message waits for no answer)" :
+		       strerror(-err[i]), (unsigned long long)st.errors);
 		*at = bt_mono_s();
 	}
 }

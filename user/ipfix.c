@@ -152,6 +152,9 @@ struct bt_ipfix {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	int fd;
+	struct gaicb gai;		/* the name's resolution (resolve()) */
+	struct addrinfo hints;
+	bool resolving;			/* gai under way */
 	bool connecting;		/* TCP: connect() not finished */
 	unsigned int next_addr;		/* of the name's addresses, the one to use */
 	double connect_at;		/* TCP: when connect() began (monotonic s) */
@@ -287,25 +290,67 @@ static bool add_template(struct bt_ipfix *x, fbInfoElementSpec_t *spec, uint32_t
  * it resolves now: resolved again at each (re)connect, since a name's
  * addresses change, and each address tried in turn, since a collector may
  * listen on the second of them only (localhost as ::1 first, a collector
- * on 127.0.0.1). */
+ * on 127.0.0.1).
+ *
+ * Resolved by glibc's getaddrinfo_a on its own thread, waited for
+ * RESOLVE_WAIT_S at most: this runs inside an interval's export, under
+ * the agent's lock, and a resolver that answers in 5 s held the windows
+ * and the scrapes that long. A name not resolved by then is -EINPROGRESS
+ * (this message not sent, counted); the next (re)connect takes the answer. */
+#define RESOLVE_WAIT_S 0.02
+
 static int resolve(struct bt_ipfix *x)
 {
-	struct addrinfo hints = { .ai_socktype = x->d.transport == BT_IPFIX_TCP ?
-						 SOCK_STREAM : SOCK_DGRAM,
-				  .ai_flags = AI_NUMERICSERV }, *ai, *a;
-	int rc = getaddrinfo(x->d.host, x->d.port, &hints, &ai), n = 0;
+	struct timespec wait = { 0, (long)(RESOLVE_WAIT_S * 1e9) };
+	const struct gaicb *wait_list[1] = { &x->gai };
+	struct addrinfo *a;
+	int rc, n = 0;
 
+	if (!x->resolving) {
+		struct gaicb *list[1] = { &x->gai };
+
+		x->hints = (struct addrinfo){ .ai_socktype = x->d.transport == BT_IPFIX_TCP ?
+							     SOCK_STREAM : SOCK_DGRAM,
+					      .ai_flags = AI_NUMERICSERV };
+		x->gai = (struct gaicb){ .ar_name = x->d.host, .ar_service = x->d.port,
+					 .ar_request = &x->hints };
+		if ((rc = getaddrinfo_a(GAI_NOWAIT, list, 1, NULL)))
+			return rc == EAI_SYSTEM ? -errno : -EAGAIN;
+		x->resolving = true;
+		gai_suspend(wait_list, 1, &wait);	/* EAI_AGAIN past the wait */
+	}
+	rc = gai_error(&x->gai);
+	if (rc == EAI_INPROGRESS)
+		return -EINPROGRESS;
+	x->resolving = false;
 	if (rc)
-		return rc == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
-	for (a = ai; a; a = a->ai_next)
+		return rc == EAI_SYSTEM ? -EIO : -EHOSTUNREACH;
+	for (a = x->gai.ar_result; a; a = a->ai_next)
 		n++;
-	a = ai;
+	a = x->gai.ar_result;
 	for (int i = x->next_addr % n; i > 0; i--)
 		a = a->ai_next;
 	memcpy(&x->addr, a->ai_addr, a->ai_addrlen);
 	x->addrlen = a->ai_addrlen;
-	freeaddrinfo(ai);
+	freeaddrinfo(x->gai.ar_result);
+	x->gai.ar_result = NULL;
 	return 0;
+}
+
+/* A resolution still under way holds pointers into x: cancelled, or
+ * waited for (at a close: a reload's or the exit's, outside the lock). */
+static void resolve_end(struct bt_ipfix *x)
+{
+	const struct gaicb *list[1] = { &x->gai };
+
+	if (!x->resolving)
+		return;
+	if (gai_cancel(&x->gai) != EAI_CANCELED)
+		while (gai_error(&x->gai) == EAI_INPROGRESS)
+			gai_suspend(list, 1, NULL);
+	if (x->gai.ar_result)
+		freeaddrinfo(x->gai.ar_result);
+	x->resolving = false;
 }
 
 /* This address failed: the next one, next time. */
@@ -447,6 +492,7 @@ void bt_ipfix_close(struct bt_ipfix *x)
 	if (x->model)
 		fbInfoModelFree(x->model);
 	close_socket(x);
+	resolve_end(x);
 	if (x->file)
 		fclose(x->file);
 	free(x->msg);
