@@ -711,7 +711,8 @@ static void test_false_dropped_here(void **state)
 /* An API answer holds at most BT_TRACE_API_HITS hits; past it, windows
  * are left out (hits_cut) but every packet is still seen. The bound once
  * skipped the count too, and the packets past it came back "not seen"
- * (CI's turning suite: 2 of 74 answers). */
+ * (CI's turning suite: 2 of 74 answers). The API's text is the same
+ * answer as the array. */
 static void test_bound_on_hits_keeps_seen(void **state)
 {
 	struct bt_instance_cfg cfg = { .spie = { .window_bits = 1 << 23 } };
@@ -720,7 +721,7 @@ static void test_bound_on_hits_keeps_seen(void **state)
 	uint64_t seed = 31337;
 	struct json_object *arr;
 	struct frame f;
-	char err[256];
+	char err[256], *text;
 	size_t len;
 	uint8_t *cap;
 
@@ -752,6 +753,12 @@ static void test_bound_on_hits_keeps_seen(void **state)
 	assert_int_equal(held, BT_TRACE_API_HITS);
 	assert_int_equal(cut, n - BT_TRACE_API_HITS);
 	assert_int_equal(unseen, 0);
+	/* the API's text, serialized a packet at a time, is the same answer */
+	text = bt_trace_text(&inst, NULL, cap, len, 0, 0, 0, err, sizeof(err));
+	assert_non_null(text);
+	assert_string_equal(text, json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+	free(text);
 	json_object_put(arr);
 	free(cap);
 	bt_instance_close(&inst);

@@ -50,6 +50,11 @@ int bt_print_watch(const struct bt_instance *inst);
 struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
 				    const void *buf, size_t len, __u64 since, __u64 until,
 				    uint64_t max_packets, char *err, size_t errlen);
+/* The same answer as JSON text (the API's), serialized a packet at a
+ * time; NULL with err set as above. */
+char *bt_trace_text(const struct bt_instance *inst, const char *archive, const void *buf,
+		    size_t len, __u64 since, __u64 until, uint64_t max_packets, char *err,
+		    size_t errlen);
 /* trace --agents: ask each agent, walk the path back (user/pathtrace.c);
  * since and until as the command line gave them (NULL: open). */
 int bt_trace_agents(const char *agents, const char *topology, const char *from,

@@ -277,9 +277,8 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
 	const char *until = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "until");
 	struct agent_iface *f = pick_iface(a, c);
-	struct json_object *o;
 	__u64 s_ns = 0, u_ns = 0;
-	char err[600] = "", from[40], *archive;
+	char err[600] = "", from[40], *archive, *text;
 
 	if (!f)
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
@@ -304,13 +303,13 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	pthread_mutex_unlock(&a->lock);
 	if (a->cfg.archive && !archive)
 		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-	o = bt_trace_buffer(&f->inst, archive, r->body, r->len, s_ns, u_ns,
-			    BT_HTTP_TRACE_MAX_PACKETS, err, sizeof(err));
+	text = bt_trace_text(&f->inst, archive, r->body, r->len, s_ns, u_ns,
+			     BT_HTTP_TRACE_MAX_PACKETS, err, sizeof(err));
 	free(archive);
-	if (!o)
+	if (!text)
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
 	/* the range searched from, for the client to see what the hour left out */
-	return reply_with(c, MHD_HTTP_OK, "application/json", json_text(o), "X-Bloomtap-Since",
+	return reply_with(c, MHD_HTTP_OK, "application/json", text, "X-Bloomtap-Since",
 			  bt_fmt_ns(s_ns, from, sizeof(from), "-"));
 }
 

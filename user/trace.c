@@ -761,15 +761,62 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 /* The CLI's error (exit 2) and the API's (400) when nothing was traceable. */
 static const char no_ip_msg[] = "no IP packet that bloomtap records in the input";
 
-struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
-				    const void *buf, size_t len, __u64 since, __u64 until,
-				    uint64_t max_packets, char *err, size_t errlen)
+/* Where an answer's packets go, one at a time: into an array
+ * (bt_trace_buffer), or straight into JSON text (bt_trace_text, the API's:
+ * each packet's object serialized and freed as it comes, so that a large
+ * answer is never held twice, as objects and as text). */
+struct answer {
+	struct json_object *arr;	/* or NULL: text */
+	char *text;
+	size_t len, cap, n;
+	bool oom;
+};
+
+static void answer_add(struct answer *ans, struct json_object *p)
+{
+	const char *s;
+	size_t l;
+
+	if (!p) {
+		ans->oom = true;
+		return;
+	}
+	ans->n++;
+	if (ans->arr) {
+		json_object_array_add(ans->arr, p);
+		return;
+	}
+	s = json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	l = strlen(s);
+	if (ans->len + l + 2 > ans->cap) {	/* a comma or '[', and the closing ']' */
+		size_t cap = ans->cap ? ans->cap : 4096;
+		char *t;
+
+		while (ans->len + l + 2 > cap)
+			cap *= 2;
+		if (!(t = realloc(ans->text, cap))) {
+			ans->oom = true;
+			json_object_put(p);
+			return;
+		}
+		ans->text = t;
+		ans->cap = cap;
+	}
+	ans->text[ans->len++] = ans->n > 1 ? ',' : '[';
+	memcpy(ans->text + ans->len, s, l);
+	ans->len += l;
+	json_object_put(p);
+}
+
+/* The trace of buf into ans: 0, or -1 with err set. */
+static int trace_into(const struct bt_instance *inst, const char *archive, const void *buf,
+		      size_t len, __u64 since, __u64 until, uint64_t max_packets,
+		      struct answer *ans, char *err, size_t errlen)
 {
 	struct trace_ctx t;
-	struct json_object *arr = NULL;
 	struct bt_capture *cap = NULL;
 	uint64_t count = 0;
-	int rc;
+	int rc, ret = -1;
 
 	if (ctx_init(&t, inst, archive, inst ? inst->name : NULL, since, until)) {
 		snprintf(err, errlen, "out of memory");
@@ -789,38 +836,67 @@ struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *
 		if (rc)
 			goto out;
 	}
-	arr = json_object_new_array();
 	/* a body is at most 1 MiB: it is answered whole or not at all */
 	while (!cap || (rc = load_batch(&t, cap, &count, "request body", err, errlen)) > 0) {
 		if (max_packets && count > max_packets) {
 			snprintf(err, errlen, "over %" PRIu64 " packets in one request: split the "
 				 "capture", max_packets);
-			goto fail;
+			goto out;
 		}
 		if (batch_query(&t)) {
 			snprintf(err, errlen, "querying the windows failed");
-			goto fail;
+			goto out;
 		}
 		for (size_t i = 0; i < t.n; i++)
 			if (t.p[i].ip)
-				json_object_array_add(arr, packet_json(&t, &t.p[i]));
+				answer_add(ans, packet_json(&t, &t.p[i]));
 		if (!cap)
 			break;
 	}
 	if (cap && rc < 0)
-		goto fail;
-	if (!json_object_array_length(arr)) {
+		goto out;
+	if (ans->oom)
+		snprintf(err, errlen, "out of memory");
+	else if (!ans->n)
 		snprintf(err, errlen, "%s", no_ip_msg);
-		goto fail;
-	}
-	goto out;
-fail:
-	json_object_put(arr);
-	arr = NULL;
+	else
+		ret = 0;
 out:
 	bt_capture_close(cap);
 	ctx_free(&t);
-	return arr;
+	return ret;
+}
+
+struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
+				    const void *buf, size_t len, __u64 since, __u64 until,
+				    uint64_t max_packets, char *err, size_t errlen)
+{
+	struct answer ans = { .arr = json_object_new_array() };
+
+	if (!ans.arr) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (trace_into(inst, archive, buf, len, since, until, max_packets, &ans, err, errlen)) {
+		json_object_put(ans.arr);
+		return NULL;
+	}
+	return ans.arr;
+}
+
+char *bt_trace_text(const struct bt_instance *inst, const char *archive, const void *buf,
+		    size_t len, __u64 since, __u64 until, uint64_t max_packets, char *err,
+		    size_t errlen)
+{
+	struct answer ans = { 0 };
+
+	if (trace_into(inst, archive, buf, len, since, until, max_packets, &ans, err, errlen)) {
+		free(ans.text);
+		return NULL;
+	}
+	ans.text[ans.len++] = ']';	/* answer_add left room for it */
+	ans.text[ans.len] = 0;
+	return ans.text;
 }
 
 static struct trace_cfg {
