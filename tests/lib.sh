@@ -74,11 +74,11 @@ count_of() { grep -c -- "$1" "$2" 2>/dev/null || true; }
 
 # sighup_then PID LOG: SIGHUP, then wait until LOG has one more line saying
 # the reload's outcome ("re-read" or "not applied")
-sighup_then() {
-	local pid=$1 log=$2 n
-	n=$(grep -cE 're-read|not applied' "$log")
+sighup_then() {	# PID LOG [PATTERN: the outcome's line, default a reload's]
+	local pid=$1 log=$2 pat=${3:-re-read|not applied} n
+	n=$(grep -cE -- "$pat" "$log")
 	kill -HUP "$pid"
-	wait_for "SIGHUP's outcome logged" 30 bash -c "[ \$(grep -cE 're-read|not applied' '$log') -gt $n ]"
+	wait_for "SIGHUP's outcome logged ($pat)" 30 bash -c "[ \$(grep -cE -- '$pat' '$log') -gt $n ]"
 }
 
 # capture_ready FILE: tests/capture.py (its stdout in FILE) is live

@@ -358,6 +358,28 @@ static void close_ipfix(void)
 	ag.nipfix = 0;
 }
 
+/* The HTTP side, for the web config's reloads (SIGHUP, the loop). */
+static struct bt_http *http_door;
+
+/* The web config read again: said when it changed, or when it does not
+ * load (once for each reason, not every look). */
+#define WEB_CHECK_S 5.0
+
+static void reload_web(bool hup)
+{
+	static char last_err[700];
+	char msg[700];
+	int rc = bt_http_reload_web(http_door, msg, sizeof(msg));
+
+	if (rc > 0) {
+		bt_log(BT_LOG_INFO, "%s%s", msg, hup ? "" : " (the files changed)");
+		last_err[0] = 0;
+	} else if (rc < 0 && (hup || strcmp(msg, last_err))) {
+		bt_log(BT_LOG_ERR, "%s", msg);
+		snprintf(last_err, sizeof(last_err), "%s", msg);
+	}
+}
+
 static bool ipfix_changed(const struct agent_cfg *a, const struct agent_cfg *b)
 {
 	return (!a->ipfix != !b->ipfix) || (a->ipfix && strcmp(a->ipfix, b->ipfix)) ||
@@ -421,6 +443,7 @@ static void reconfigure(void)
 	struct agent_cfg next;
 	int n;
 
+	reload_web(true);	/* its own file, with or without --config */
 	if (!ag.cfg.config) {
 		bt_log(BT_LOG_WARNING, "SIGHUP: no --config to re-read");
 		return;
@@ -534,7 +557,7 @@ static int start_ifaces(struct bt_keeper **keepers)
  * size. */
 static void loop(struct bt_keeper **keepers)
 {
-	double next_check = 0;
+	double next_check = 0, next_web = bt_mono_s() + WEB_CHECK_S;
 
 	while (!stop) {
 		double now;
@@ -545,6 +568,12 @@ static void loop(struct bt_keeper **keepers)
 			bt_watch_loader_reload();	/* on the reload thread */
 		}
 		now = bt_mono_s();
+		/* a renewed certificate or a revoked user, written to the
+		 * files (a Secret's update, certbot): no SIGHUP needed */
+		if (now >= next_web) {
+			reload_web(false);
+			next_web = now + WEB_CHECK_S;
+		}
 		pthread_mutex_lock(&ag.lock);	/* the settings a reload swaps */
 		if (now >= next_check) {
 			for (int i = 0; i < ag.n; i++)
@@ -726,6 +755,7 @@ static int run(int argc, char **argv)
 		bt_err("run: %s", err);
 		goto out;
 	}
+	http_door = http;
 	if (bt_http_exposure(&hc, line, sizeof(line)))
 		bt_log(BT_LOG_WARNING, "%s: anyone who reaches it reads the heavy flows (addresses "
 		       "and ports), the dropped flows, the watch lists' class names, the IPFIX "
@@ -758,6 +788,7 @@ static int run(int argc, char **argv)
 	ret = 0;
 out:
 	bt_watch_loader_stop();
+	http_door = NULL;
 	bt_http_stop(http);
 	stop_ifaces(ag.cfg.detach_on_exit && !ret);
 	close_ipfix();

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
 #include "agent.h"
 #include "commands.h"
 #include "common.h"
@@ -27,10 +29,23 @@
 
 #define BODY_MAX (1 << 20)		/* a capture of a few hundred packets */
 
+/* A web config in use: its users, and its certificate and key as GnuTLS
+ * takes them for a handshake. A reload swaps in a new one whole; the one
+ * it replaces is kept until the agent stops (a connection thread may
+ * still read it: a reload is rare, a renewal or a revocation). */
+struct web_state {
+	struct bt_web_cfg cfg;
+	gnutls_pcert_st pcert[8];	/* the chain, the server's first */
+	unsigned npcert;
+	gnutls_privkey_t key;
+	struct web_state *retired;	/* the one it replaced */
+};
+
 /* One server: the TCP port or the unix socket. */
 struct server {
 	struct agent *a;
-	struct bt_web_cfg *web;		/* TCP with --web-config, else NULL */
+	struct web_state *web;		/* TCP with --web-config, else NULL;
+					 * swapped by bt_http_reload_web() */
 	bool local;			/* the unix socket */
 	bool metrics_only;		/* /metrics and /healthz, not the API */
 	struct MHD_Daemon *d;
@@ -345,20 +360,22 @@ static const struct route routes[] = {
  * or all clients together have had their BT_HTTP_BCRYPTS_PER_S. */
 static int authorized(struct server *srv, struct MHD_Connection *c)
 {
+	struct web_state *ws = __atomic_load_n(&srv->web, __ATOMIC_ACQUIRE);
+	struct bt_web_cfg *w = ws ? &ws->cfg : NULL;
 	char *pass = NULL, *user;
 	int ok = 0;
 
-	if (srv->local || !srv->web || !srv->web->nusers)
+	if (srv->local || !w || !w->nusers)
 		return 1;
 	user = MHD_basic_auth_get_username_password(c, &pass);
-	if (user && pass && (ok = bt_web_auth(srv->web, user, pass, false)) == -EAGAIN) {
+	if (user && pass && (ok = bt_web_auth(w, user, pass, false)) == -EAGAIN) {
 		/* a bcrypt: its client pays for it before it runs (so that
 		 * concurrent attempts cannot all start on one bucket's last
 		 * token), then all clients' bound */
 		if (!rate_ok(c, BT_HTTP_AUTH_FAIL_COST - 1) || !bcrypt_ok())
 			ok = -EBUSY;
 		else
-			ok = bt_web_auth(srv->web, user, pass, true);
+			ok = bt_web_auth(w, user, pass, true);
 	}
 	if (pass)
 		explicit_bzero(pass, strlen(pass));
@@ -605,11 +622,79 @@ fail:
 	return -1;
 }
 
+/* The certificate of a handshake: the web config's in use now, so that a
+ * renewed one serves the next connection without a restart. One TCP door
+ * an agent: GnuTLS's callback takes no pointer of ours, so a static. */
+static struct web_state *tls_web;
+
+static int tls_certificate(gnutls_session_t session, const gnutls_datum_t *req_ca_dn,
+			   int nreqs, const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+			   gnutls_pcert_st **pcert, unsigned int *pcert_length,
+			   gnutls_privkey_t *pkey)
+{
+	struct web_state *ws = __atomic_load_n(&tls_web, __ATOMIC_ACQUIRE);
+
+	if (!ws || !ws->npcert)
+		return -1;
+	*pcert = ws->pcert;
+	*pcert_length = ws->npcert;
+	*pkey = ws->key;
+	return 0;
+}
+
+static void web_state_free(struct web_state *ws)
+{
+	while (ws) {
+		struct web_state *next = ws->retired;
+
+		for (unsigned i = 0; i < ws->npcert; i++)
+			gnutls_pcert_deinit(&ws->pcert[i]);
+		if (ws->key)
+			gnutls_privkey_deinit(ws->key);
+		bt_web_config_free(&ws->cfg);
+		free(ws);
+		ws = next;
+	}
+}
+
+/* A loaded web config (taken over: w is emptied) as a state, its
+ * certificate and key imported for the handshakes; NULL with err set. */
+static struct web_state *web_state_new(struct bt_web_cfg *w, char *err, size_t errlen)
+{
+	struct web_state *ws = calloc(1, sizeof(*ws));
+	gnutls_datum_t cert, key;
+	int rc = 0;
+
+	if (!ws) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	ws->cfg = *w;
+	memset(w, 0, sizeof(*w));
+	if (!ws->cfg.cert_pem)
+		return ws;
+	cert = (gnutls_datum_t){ (unsigned char *)ws->cfg.cert_pem, ws->cfg.cert_len };
+	key = (gnutls_datum_t){ (unsigned char *)ws->cfg.key_pem, ws->cfg.key_len };
+	ws->npcert = sizeof(ws->pcert) / sizeof(ws->pcert[0]);
+	if ((rc = gnutls_pcert_list_import_x509_raw(ws->pcert, &ws->npcert, &cert,
+						    GNUTLS_X509_FMT_PEM, 0)) < 0)
+		ws->npcert = 0;
+	else if ((rc = gnutls_privkey_init(&ws->key)) >= 0)
+		rc = gnutls_privkey_import_x509_raw(ws->key, &key, GNUTLS_X509_FMT_PEM, NULL, 0);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: the certificate or key: %s", ws->cfg.path,
+			 gnutls_strerror(rc));
+		web_state_free(ws);
+		return NULL;
+	}
+	return ws;
+}
+
 static struct MHD_Daemon *start_tcp(struct server *srv, const char *listen, char *err,
 				    size_t errlen)
 {
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
-	struct bt_web_cfg *w = srv->web;
+	struct bt_web_cfg *w = srv->web ? &srv->web->cfg : NULL;
 	bool tls = w && w->cert_pem;
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
@@ -618,10 +703,14 @@ static struct MHD_Daemon *start_tcp(struct server *srv, const char *listen, char
 		snprintf(err, errlen, "--listen %s: give ADDR:PORT (127.0.0.1:9477, [::1]:9477)", listen);
 		return NULL;
 	}
-	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-		snprintf(err, errlen, "--web-config %s: this libmicrohttpd has no TLS", w->path);
+	if (tls && (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES ||
+		    MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK) != MHD_YES)) {
+		snprintf(err, errlen, "--web-config %s: this libmicrohttpd has no TLS, or no "
+			 "certificate callback", w->path);
 		return NULL;
 	}
+	if (tls)
+		__atomic_store_n(&tls_web, srv->web, __ATOMIC_RELEASE);
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	if (tls)
@@ -633,8 +722,7 @@ static struct MHD_Daemon *start_tcp(struct server *srv, const char *listen, char
 			     MHD_OPTION_CONNECTION_LIMIT, BT_HTTP_CONNECTIONS,
 			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, BT_HTTP_CONNECTIONS_PER_CLIENT,
 			     MHD_OPTION_CONNECTION_TIMEOUT, 10,
-			     tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, tls ? w->key_pem : NULL,
-			     MHD_OPTION_HTTPS_MEM_CERT, tls ? w->cert_pem : NULL,
+			     tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END, &tls_certificate,
 			     MHD_OPTION_HTTPS_PRIORITIES, BT_TLS_PRIORITIES,
 			     MHD_OPTION_END);
 	if (!d)
@@ -674,7 +762,17 @@ struct bt_http *bt_http_start(struct agent *a, const struct bt_http_cfg *cfg, ch
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	h->tcp = (struct server){ .a = a, .web = cfg->web, .metrics_only = cfg->metrics_only };
+	h->tcp = (struct server){ .a = a, .metrics_only = cfg->metrics_only };
+	if (cfg->web) {
+		struct bt_web_cfg copy;
+
+		/* the state owns its copy: the caller keeps and frees its own */
+		if (bt_web_config_load(cfg->web->path, &copy, err, errlen) ||
+		    !(h->tcp.web = web_state_new(&copy, err, errlen))) {
+			bt_web_config_free(&copy);
+			goto fail;
+		}
+	}
 	if (!(h->tcp.d = start_tcp(&h->tcp, cfg->listen, err, errlen)))
 		goto fail;
 	if (!cfg->socket)
@@ -703,12 +801,78 @@ fail:
 	return NULL;
 }
 
+/* Whether two web configs say the same: users and hashes, certificate
+ * and key. */
+static bool same_web(const struct bt_web_cfg *a, const struct bt_web_cfg *b)
+{
+	if (a->nusers != b->nusers || a->cert_len != b->cert_len || a->key_len != b->key_len ||
+	    (a->cert_len && memcmp(a->cert_pem, b->cert_pem, a->cert_len)) ||
+	    (a->key_len && memcmp(a->key_pem, b->key_pem, a->key_len)))
+		return false;
+	for (int i = 0; i < a->nusers; i++)
+		if (strcmp(a->users[i].name, b->users[i].name) ||
+		    strcmp(a->users[i].hash, b->users[i].hash))
+			return false;
+	return true;
+}
+
+static int reload_web(struct bt_http *h, char *msg, size_t len)
+{
+	struct web_state *cur = h ? h->tcp.web : NULL, *ws;
+	struct bt_web_cfg w;
+	char err[600];
+
+	if (!cur)
+		return 0;
+	if (bt_web_config_load(cur->cfg.path, &w, err, sizeof(err))) {
+		snprintf(msg, len, "%s; the web config in use stays", err);
+		return -EINVAL;
+	}
+	if (same_web(&w, &cur->cfg)) {
+		bt_web_config_free(&w);
+		return 0;
+	}
+	if (!w.cert_pem != !cur->cfg.cert_pem) {
+		snprintf(msg, len, "%s: TLS turned %s: that takes effect at the next start; the "
+			 "web config in use stays", cur->cfg.path, w.cert_pem ? "on" : "off");
+		bt_web_config_free(&w);
+		return -EINVAL;
+	}
+	if (!(ws = web_state_new(&w, err, sizeof(err)))) {
+		bt_web_config_free(&w);
+		snprintf(msg, len, "%s; the web config in use stays", err);
+		return -EINVAL;
+	}
+	ws->retired = cur;
+	/* under reload_lock: handshakes and logins only read these */
+	__atomic_store_n(&h->tcp.web, ws, __ATOMIC_RELEASE);
+	if (ws->npcert)
+		__atomic_store_n(&tls_web, ws, __ATOMIC_RELEASE);
+	snprintf(msg, len, "re-read %s: %d user%s%s", ws->cfg.path, ws->cfg.nusers,
+		 ws->cfg.nusers == 1 ? "" : "s", ws->npcert ? ", its certificate" : "");
+	return 1;
+}
+
+/* SIGHUP's reload thread and the loop's look at the files, one at a time */
+int bt_http_reload_web(struct bt_http *h, char *msg, size_t len)
+{
+	static pthread_mutex_t reload_lock = PTHREAD_MUTEX_INITIALIZER;
+	int rc;
+
+	pthread_mutex_lock(&reload_lock);
+	rc = reload_web(h, msg, len);
+	pthread_mutex_unlock(&reload_lock);
+	return rc;
+}
+
 void bt_http_stop(struct bt_http *h)
 {
 	if (!h)
 		return;
 	if (h->tcp.d)
 		MHD_stop_daemon(h->tcp.d);
+	__atomic_store_n(&tls_web, NULL, __ATOMIC_RELEASE);
+	web_state_free(h->tcp.web);
 	if (h->unix_sock.d)
 		MHD_stop_daemon(h->unix_sock.d);	/* closes the socket */
 	if (h->socket_path[0])

@@ -38,6 +38,11 @@ bool bt_http_exposure(const struct bt_http_cfg *cfg, char *buf, size_t len);
 struct bt_http *bt_http_start(struct agent *a, const struct bt_http_cfg *cfg, char *err,
 			      size_t errlen);
 void bt_http_stop(struct bt_http *h);
+/* The web config read again from its file: 1 when swapped in (msg says
+ * what it holds), 0 when it says what the one in use says, -EINVAL when
+ * it does not load or turns TLS on or off (msg says why; the one in use
+ * stays). For SIGHUP, and for the loop's look at the files. */
+int bt_http_reload_web(struct bt_http *h, char *msg, size_t len);
 /* 0 when an agent could serve its API on the unix socket path: nothing
  * there, or a socket nobody answers on (a dead agent's); else -errno with
  * err set. */
