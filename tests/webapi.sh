@@ -78,6 +78,13 @@ webfile "tls_server_config:" "  cert_file: server.crt" "  key_file: server.key" 
 	"  client_auth_type: RequireAndVerifyClientCert"
 expect_fail "a setting bloomtap does not apply: refused, never ignored" \
 	"client_auth_type is not supported" runb --web-config "$TMP/bad.yml"
+webfile "tls_server_config:" "  cert_file: server.crt" "  key_file: server.key" "  min_version: TLS11"
+expect_fail "min_version below TLS12: refused" "TLS 1.0 and 1.1 are never offered" \
+	runb --web-config "$TMP/bad.yml"
+webfile "tls_server_config:" "  cert_file: server.crt" "  key_file: server.key" \
+	"  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA]"
+expect_fail "a CBC suite in cipher_suites: refused, named" \
+	"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA is not offered" runb --web-config "$TMP/bad.yml"
 webfile "tls_server_config: [unclosed"
 expect_fail "not YAML: refused with its line" "not YAML" runb --web-config "$TMP/bad.yml"
 expect_fail "run --check reads the web config too" "not YAML" runb --check --web-config "$TMP/bad.yml"
@@ -479,6 +486,28 @@ check "beyond loopback, users without TLS: a warning that passwords cross in cle
 	grep -q "warning.*in clear" "$TMP/a2.log"
 agent_a https "$TMP/a3.log" --web-config "$TMP/web.yml"
 check "beyond loopback with TLS and users: no warning" bash -c "! grep -q warning '$TMP/a3.log'"
+# min_version and cipher_suites, as the exporter toolkit reads them (they
+# were refused as unknown keys)
+handshake_a() {	# s_client's options: "TLSv1.x CIPHER", or "refused"
+	nsenter --net=/var/run/netns/$NSA openssl s_client -connect 198.18.21.1:$PORT "$@" </dev/null 2>&1 |
+		sed -n 's/^New, \(TLSv1\.[23]\), Cipher is \(.*\)$/\1 \2/p; s/^New, (NONE).*/refused/p' | head -1
+}
+tls13_only() {
+	eq "min_version TLS13: TLS 1.2 refused" "$(handshake_a -tls1_2)" refused
+	eq "min_version TLS13: TLS 1.3 taken" "$(handshake_a -tls1_3 | cut -d' ' -f1)" TLSv1.3
+}
+printf 'tls_server_config:\n  cert_file: %s\n  key_file: %s\n  min_version: TLS13\n' \
+	"$TMP/server.crt" "$TMP/server.key" > "$TMP/tls13.yml"
+WHILE_UP=tls13_only agent_a https "$TMP/a4.log" --web-config "$TMP/tls13.yml"
+aes256_only() {
+	eq "cipher_suites [ECDSA AES-256-GCM]: AES-128-GCM refused" \
+		"$(handshake_a -tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256)" refused
+	eq "cipher_suites [ECDSA AES-256-GCM]: AES-256-GCM taken" \
+		"$(handshake_a -tls1_2 -cipher ECDHE-ECDSA-AES256-GCM-SHA384)" "TLSv1.2 ECDHE-ECDSA-AES256-GCM-SHA384"
+}
+printf 'tls_server_config:\n  cert_file: %s\n  key_file: %s\n  cipher_suites:\n    - TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384\n' \
+	"$TMP/server.crt" "$TMP/server.key" > "$TMP/aes256.yml"
+WHILE_UP=aes256_only agent_a https "$TMP/a5.log" --web-config "$TMP/aes256.yml"
 in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
 
 # ---- one IPv6 /64 is one client: 50 addresses of 2001:db8:21::/64 on

@@ -56,12 +56,6 @@ struct bt_http {
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
-/* GnuTLS priorities: TLS 1.2 and 1.3 only, AEAD suites only (AES-GCM,
- * ChaCha20-Poly1305), forward-secret key exchange only: what the
- * Prometheus exporter toolkit accepts by default. */
-#define BT_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:" \
-	"+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
-
 /* A token bucket per client (the unix socket is one client; an IPv4
  * address, or an IPv6 /64, which one host usually holds whole): a
  * scraper keeps its share while another client floods. A table of recent
@@ -723,7 +717,7 @@ static struct MHD_Daemon *start_tcp(struct server *srv, const char *listen, char
 			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, BT_HTTP_CONNECTIONS_PER_CLIENT,
 			     MHD_OPTION_CONNECTION_TIMEOUT, 10,
 			     tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END, &tls_certificate,
-			     MHD_OPTION_HTTPS_PRIORITIES, BT_TLS_PRIORITIES,
+			     MHD_OPTION_HTTPS_PRIORITIES, tls ? w->priorities : NULL,
 			     MHD_OPTION_END);
 	if (!d)
 		snprintf(err, errlen, "cannot listen on %s%s: %s (in use, or not an address here)",
@@ -806,6 +800,7 @@ fail:
 static bool same_web(const struct bt_web_cfg *a, const struct bt_web_cfg *b)
 {
 	if (a->nusers != b->nusers || a->cert_len != b->cert_len || a->key_len != b->key_len ||
+	    strcmp(a->priorities, b->priorities) ||
 	    (a->cert_len && memcmp(a->cert_pem, b->cert_pem, a->cert_len)) ||
 	    (a->key_len && memcmp(a->key_pem, b->key_pem, a->key_len)))
 		return false;
@@ -820,6 +815,7 @@ static int reload_web(struct bt_http *h, char *msg, size_t len)
 {
 	struct web_state *cur = h ? h->tcp.web : NULL, *ws;
 	struct bt_web_cfg w;
+	bool prio_changed;
 	char err[600];
 
 	if (!cur)
@@ -838,6 +834,8 @@ static int reload_web(struct bt_http *h, char *msg, size_t len)
 		bt_web_config_free(&w);
 		return -EINVAL;
 	}
+	/* the daemon's priorities are set at its start */
+	prio_changed = strcmp(w.priorities, cur->cfg.priorities) != 0;
 	if (!(ws = web_state_new(&w, err, sizeof(err)))) {
 		bt_web_config_free(&w);
 		snprintf(msg, len, "%s; the web config in use stays", err);
@@ -848,8 +846,10 @@ static int reload_web(struct bt_http *h, char *msg, size_t len)
 	__atomic_store_n(&h->tcp.web, ws, __ATOMIC_RELEASE);
 	if (ws->npcert)
 		__atomic_store_n(&tls_web, ws, __ATOMIC_RELEASE);
-	snprintf(msg, len, "re-read %s: %d user%s%s", ws->cfg.path, ws->cfg.nusers,
-		 ws->cfg.nusers == 1 ? "" : "s", ws->npcert ? ", its certificate" : "");
+	snprintf(msg, len, "re-read %s: %d user%s%s%s", ws->cfg.path, ws->cfg.nusers,
+		 ws->cfg.nusers == 1 ? "" : "s", ws->npcert ? ", its certificate" : "",
+		 prio_changed ? " (min_version and cipher_suites take effect at the next "
+		 "start)" : "");
 	return 1;
 }
 

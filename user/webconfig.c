@@ -131,10 +131,83 @@ static const char *scalar(yaml_document_t *d, yaml_node_t *n)
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+/* The exporter toolkit's names (Go's) of the TLS 1.2 suites bloomtap
+ * offers, as GnuTLS's key exchange and cipher: AEAD with ECDHE only. */
+static const struct suite {
+	const char *go, *kx, *cipher;
+} suites[] = {
+	{ "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "ECDHE-ECDSA", "AES-128-GCM" },
+	{ "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA", "AES-128-GCM" },
+	{ "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA", "AES-256-GCM" },
+	{ "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "ECDHE-RSA", "AES-256-GCM" },
+	{ "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", "ECDHE-ECDSA", "CHACHA20-POLY1305" },
+	{ "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", "ECDHE-RSA", "CHACHA20-POLY1305" },
+	{ "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA", "CHACHA20-POLY1305" },
+	{ "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA", "CHACHA20-POLY1305" },
+};
+
+/* Appends "+item" to buf unless it is there already. */
+static void add_item(char *buf, size_t len, const char *item)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), ":+%s:", item);
+	if (!strstr(buf, want) && strlen(buf) + strlen(want) < len)
+		snprintf(buf + strlen(buf), len - strlen(buf), "+%s:", item);
+}
+
+/* min_version (TLS12, TLS13) and cipher_suites (a list of suites' names)
+ * as GnuTLS priorities. Go applies cipher_suites to TLS 1.2 alone; with
+ * GnuTLS the ciphers chosen bound TLS 1.3's too. */
+static int tls_priorities(yaml_document_t *d, const char *min, yaml_node_t *list,
+			  struct bt_web_cfg *w, char *err, size_t errlen)
+{
+	char kx[128] = ":", ciphers[128] = ":";
+	const char *vers = "+VERS-TLS1.3:+VERS-TLS1.2";
+
+	if (min && !strcmp(min, "TLS13"))
+		vers = "+VERS-TLS1.3";
+	else if (min && strcmp(min, "TLS12"))
+		return fail(err, errlen, -EINVAL, "%s: tls_server_config: min_version %s: bloomtap "
+			    "offers TLS12 or TLS13 (TLS 1.0 and 1.1 are never offered)", w->path, min);
+	if (!list) {
+		snprintf(kx, sizeof(kx), ":+ECDHE-ECDSA:+ECDHE-RSA:");
+		snprintf(ciphers, sizeof(ciphers), ":+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:");
+	} else if (list->type != YAML_SEQUENCE_NODE || list->data.sequence.items.start ==
+		   list->data.sequence.items.top) {
+		return fail(err, errlen, -EINVAL, "%s: tls_server_config: cipher_suites: a list "
+			    "of suites' names", w->path);
+	} else {
+		for (yaml_node_item_t *i = list->data.sequence.items.start;
+		     i < list->data.sequence.items.top; i++) {
+			const char *name = scalar(d, yaml_document_get_node(d, *i));
+			const struct suite *s = NULL;
+
+			for (size_t j = 0; name && j < sizeof(suites) / sizeof(suites[0]) && !s; j++)
+				if (!strcmp(name, suites[j].go))
+					s = &suites[j];
+			if (!s)
+				return fail(err, errlen, -EINVAL, "%s: tls_server_config: cipher_suites: "
+					    "%s is not offered by bloomtap (AEAD suites with ECDHE "
+					    "only: TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, ...)",
+					    w->path, name ? name : "?");
+			add_item(kx, sizeof(kx), s->kx);
+			add_item(ciphers, sizeof(ciphers), s->cipher);
+		}
+	}
+	/* kx and ciphers begin with ':' and end with ':' */
+	kx[strlen(kx) - 1] = 0;
+	ciphers[strlen(ciphers) - 1] = 0;
+	snprintf(w->priorities, sizeof(w->priorities), "NORMAL:-VERS-ALL:%s:-CIPHER-ALL%s:"
+		 "-MAC-ALL:+AEAD:-KX-ALL%s", vers, ciphers, kx);
+	return 0;
+}
+
 static int load_tls(yaml_document_t *d, yaml_node_t *m, struct bt_web_cfg *w, char *err,
 		    size_t errlen)
 {
-	const char *cert = NULL, *key = NULL;
+	const char *cert = NULL, *key = NULL, *min = NULL;
+	yaml_node_t *list = NULL;
 	int rc;
 
 	if (m->type != YAML_MAPPING_NODE)
@@ -142,8 +215,13 @@ static int load_tls(yaml_document_t *d, yaml_node_t *m, struct bt_web_cfg *w, ch
 			    "key_file", w->path);
 	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
 		const char *k = scalar(d, yaml_document_get_node(d, p->key));
-		const char *v = scalar(d, yaml_document_get_node(d, p->value));
+		yaml_node_t *vn = yaml_document_get_node(d, p->value);
+		const char *v = scalar(d, vn);
 
+		if (k && !strcmp(k, "cipher_suites")) {
+			list = vn;
+			continue;
+		}
 		if (!k || !v)
 			return fail(err, errlen, -EINVAL, "%s: tls_server_config: every entry is "
 				    "'name: value'", w->path);
@@ -151,13 +229,18 @@ static int load_tls(yaml_document_t *d, yaml_node_t *m, struct bt_web_cfg *w, ch
 			cert = v;
 		else if (!strcmp(k, "key_file"))
 			key = v;
+		else if (!strcmp(k, "min_version"))
+			min = v;
 		else
 			return fail(err, errlen, -EINVAL, "%s: tls_server_config: %s is not "
-				    "supported by bloomtap (cert_file and key_file are)", w->path, k);
+				    "supported by bloomtap (cert_file, key_file, min_version and "
+				    "cipher_suites are)", w->path, k);
 	}
 	if (!cert || !key || !*cert || !*key)
 		return fail(err, errlen, -EINVAL, "%s: tls_server_config needs both cert_file and "
 			    "key_file", w->path);
+	if ((rc = tls_priorities(d, min, list, w, err, errlen)))
+		return rc;
 	if ((rc = read_named(w->path, cert, &w->cert_pem, &w->cert_len, err, errlen)) ||
 	    (rc = read_named(w->path, key, &w->key_pem, &w->key_len, err, errlen)))
 		return rc;
