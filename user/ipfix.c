@@ -880,6 +880,9 @@ const char *bt_ipfix_name(const struct bt_ipfix *x)
 bool bt_ipfix_same(const struct bt_ipfix *x, const struct bt_ipfix_dest *d,
 		   const struct bt_ipfix_cfg *cfg)
 {
+	/* field by field: a struct's padding is not its value */
 	return x->d.transport == d->transport && !strcmp(x->d.host, d->host) &&
-	       !strcmp(x->d.port, d->port) && !memcmp(&x->cfg, cfg, sizeof(*cfg));
+	       !strcmp(x->d.port, d->port) && x->cfg.domain == cfg->domain &&
+	       x->cfg.mtu == cfg->mtu && x->cfg.template_refresh_s == cfg->template_refresh_s &&
+	       x->cfg.dropped == cfg->dropped;
 }
