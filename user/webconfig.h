@@ -36,7 +36,7 @@ struct bt_web_cfg {
 	/* GnuTLS priorities from tls_server_config's min_version and
 	 * cipher_suites: TLS 1.2 and 1.3, AEAD suites with ECDHE only, the
 	 * Prometheus exporter toolkit's defaults, unless they narrow them */
-	char priorities[256];
+	char priorities[512];
 	struct bt_web_user users[BT_WEB_MAX_USERS];
 	int nusers;
 };
