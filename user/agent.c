@@ -637,7 +637,7 @@ static int run(int argc, char **argv)
 	struct bt_web_cfg web = { 0 };
 	struct bt_http_cfg hc;
 	int n, rc, ret = BT_EXIT_FAIL;
-	bool loopback;
+	bool loopback, open_api, in_clear;
 
 	/* Phase 1: the configuration, every value checked before anything is
 	 * attached */
@@ -749,21 +749,25 @@ static int run(int argc, char **argv)
 		goto out;
 	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, false);
 	ag.cfg.watch_list = NULL;
+	/* what the door serves, said once it is open: the web config passes
+	 * to bt_http_start (it keeps it, for its reloads) */
 	hc = http_cfg(&web);
+	open_api = bt_http_exposure(&hc, line, sizeof(line));
+	in_clear = !loopback && !web.cert_pem && (web.nusers || !ag.cfg.listen_metrics_only);
 	http = bt_http_start(&ag, &hc, err, sizeof(err));
 	if (!http) {
 		bt_err("run: %s", err);
 		goto out;
 	}
 	http_door = http;
-	if (bt_http_exposure(&hc, line, sizeof(line)))
+	if (open_api)
 		bt_log(BT_LOG_WARNING, "%s: anyone who reaches it reads the heavy flows (addresses "
 		       "and ports), the dropped flows, the watch lists' class names, the IPFIX "
 		       "collectors, and asks /api/v1/trace whether a packet passed here (give "
 		       "--web-config with users, or --listen-metrics-only)", line);
 	else
 		bt_log(BT_LOG_INFO, "%s", line);
-	if (!loopback && !web.cert_pem && (web.nusers || !ag.cfg.listen_metrics_only))
+	if (in_clear)
 		bt_log(BT_LOG_WARNING, "listening on %s, beyond loopback, without TLS: passwords "
 		       "and answers cross the network in clear", ag.cfg.listen);
 	bt_log(BT_LOG_INFO, "running on %d interface%s, HTTP on %s, archive %s", ag.n,

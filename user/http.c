@@ -757,16 +757,10 @@ struct bt_http *bt_http_start(struct agent *a, const struct bt_http_cfg *cfg, ch
 		return NULL;
 	}
 	h->tcp = (struct server){ .a = a, .metrics_only = cfg->metrics_only };
-	if (cfg->web) {
-		struct bt_web_cfg copy;
-
-		/* the state owns its copy: the caller keeps and frees its own */
-		if (bt_web_config_load(cfg->web->path, &copy, err, errlen) ||
-		    !(h->tcp.web = web_state_new(&copy, err, errlen))) {
-			bt_web_config_free(&copy);
-			goto fail;
-		}
-	}
+	/* the config the caller loaded, taken over (not read from the files
+	 * again: what the caller checked is what is served) */
+	if (cfg->web && !(h->tcp.web = web_state_new(cfg->web, err, errlen)))
+		goto fail;
 	if (!(h->tcp.d = start_tcp(&h->tcp, cfg->listen, err, errlen)))
 		goto fail;
 	if (!cfg->socket)

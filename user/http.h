@@ -23,7 +23,8 @@ struct bt_web_cfg;
 
 struct bt_http_cfg {
 	const char *listen;		/* ADDR:PORT */
-	struct bt_web_cfg *web;		/* TLS and users, or NULL */
+	struct bt_web_cfg *web;		/* TLS and users, or NULL; bt_http_start
+					 * takes it over (it is emptied) */
 	const char *socket;		/* the unix socket's path, or NULL */
 	bool metrics_only;		/* listen: /metrics and /healthz alone */
 };
