@@ -170,9 +170,11 @@ static int tls_priorities(yaml_document_t *d, const char *min, yaml_node_t *list
 	else if (min && strcmp(min, "TLS12"))
 		return fail(err, errlen, -EINVAL, "%s: tls_server_config: min_version %s: bloomtap "
 			    "offers TLS12 or TLS13 (TLS 1.0 and 1.1 are never offered)", w->path, min);
-	if (!list) {
-		snprintf(kx, sizeof(kx), ":+ECDHE-ECDSA:+ECDHE-RSA:");
-		snprintf(ciphers, sizeof(ciphers), ":+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:");
+	if (!list) {	/* every suite of the table: the toolkit's default */
+		for (size_t j = 0; j < sizeof(suites) / sizeof(suites[0]); j++) {
+			add_item(kx, sizeof(kx), suites[j].kx);
+			add_item(ciphers, sizeof(ciphers), suites[j].cipher);
+		}
 	} else if (list->type != YAML_SEQUENCE_NODE || list->data.sequence.items.start ==
 		   list->data.sequence.items.top) {
 		return fail(err, errlen, -EINVAL, "%s: tls_server_config: cipher_suites: a list "
