@@ -454,9 +454,10 @@ static void reconfigure(void)
 		return;
 	}
 	if (strcmp(next.listen, ag.cfg.listen) || !same_str(next.web_config, ag.cfg.web_config) ||
-	    !same_str(next.api_socket, ag.cfg.api_socket))
-		bt_log(BT_LOG_WARNING, "%s: listen, web-config and api-socket take effect at the "
-		       "next start", ag.cfg.config);
+	    !same_str(next.api_socket, ag.cfg.api_socket) ||
+	    next.listen_metrics_only != ag.cfg.listen_metrics_only)
+		bt_log(BT_LOG_WARNING, "%s: listen, listen-metrics-only, web-config and api-socket "
+		       "take effect at the next start", ag.cfg.config);
 	if (n != ag.n)
 		bt_log(BT_LOG_WARNING, "%s: interfaces are read at start: restart the agent to "
 		       "add or remove one", ag.cfg.config);
@@ -487,6 +488,7 @@ static void reconfigure(void)
 	next.listen = ag.cfg.listen;
 	next.web_config = ag.cfg.web_config;
 	next.api_socket = ag.cfg.api_socket;
+	next.listen_metrics_only = ag.cfg.listen_metrics_only;	/* the door's, as started */
 	ag.cfg = next;
 	if (new_ipfix) {
 		memcpy(ag.ipfix, ipfix, sizeof(ipfix));
