@@ -25,6 +25,11 @@ const volatile struct bt_hash_key cfg_key = {};
 const volatile struct bt_hash_keys cfg_nh_keys = {};
 
 __u64 cursor = 0;
+/* The live run's accepted traffic (IPv4/UDP only): each frame a datagram
+ * B's stack delivers to a socket: the packet's number in the payload (not
+ * in the UDP length and checksum), no UDP checksum, the IPv4 checksum
+ * right. Set by user space between runs. */
+__u32 gen_accepted = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -66,6 +71,27 @@ struct {
 	__type(value, __u64);
 } ref_cms SEC(".maps");
 
+/* gen_accepted's frame: number n in the first payload bytes, the UDP
+ * length from the IP header's, checksums as a receiver wants them. */
+static __always_inline int accepted_v4(void *data, void *data_end, __u32 l3, __u32 l4, __u64 n)
+{
+	__u16 *w = data + l3;
+	__u32 sum = 0;
+
+	if (data + l4 + 12 > data_end)
+		return -1;
+	*(__be32 *)(data + l4 + 8) = bpf_htonl((__u32)n);
+	*(__be16 *)(data + l4 + 4) = bpf_htons(bpf_ntohs(w[1]) - (l4 - l3));
+	*(__be16 *)(data + l4 + 6) = 0;
+	w[5] = 0;
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	w[5] = ~sum;
+	return 0;
+}
+
 /* The next packet of the sequence, written into the frame; -1 on error. */
 static __always_inline int next_packet(struct xdp_md *ctx)
 {
@@ -101,6 +127,8 @@ static __always_inline int next_packet(struct xdp_md *ctx)
 		}
 	}
 	*(__be16 *)(data + l4) = bpf_htons(1024 + *flow % 50000);
+	if (gen_accepted && !cfg_ipv6)
+		return accepted_v4(data, data_end, l3, l4, n);
 	/* every packet distinct, as on a real link: its number (the low 32
 	 * bits) in L4 bytes 4..7 (UDP length and checksum, TCP sequence) */
 	*(__be32 *)(data + l4 + 4) = bpf_htonl((__u32)n);
@@ -129,6 +157,22 @@ SEC("xdp")
 int bench_empty(struct xdp_md *ctx)
 {
 	return XDP_PASS;
+}
+
+/* Tap mode's reference: an empty program that drops every frame. */
+SEC("xdp")
+int bench_empty_drop(struct xdp_md *ctx)
+{
+	return XDP_DROP;
+}
+
+/* The floor of recording drops: an empty program on the kernel's drop
+ * tracepoint, which costs the tracepoint's call into BPF (attached by the
+ * live run, never by the skeleton). */
+SEC("tp_btf/kfree_skb")
+int bench_kfree_empty(void *ctx)
+{
+	return 0;
 }
 
 SEC("xdp")

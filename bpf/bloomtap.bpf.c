@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* bloomtap's XDP program: parse, key, count; always XDP_PASS.
+/* bloomtap's XDP program: parse, key, count; then XDP_PASS, or XDP_DROP in
+ * tap mode (a mirror port's frames, which nobody on this host wants).
  * The stages live in the headers beside this file, one concern each. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -38,6 +39,7 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 	struct bt_ctl *c;
 	__u32 zero = 0, interval = 0;
 	__u64 addrs = 0;
+	int verdict;
 
 	__builtin_memset(&pi, 0, sizeof(pi));
 	parse_packet(ctx, data, data_end, &pi);
@@ -45,13 +47,16 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 	c = bpf_map_lookup_elem(&ctl, &zero);
 	if (!ctr || !c)
 		return XDP_PASS;
+	/* tap mode: recorded, then dropped before the stack (and so before
+	 * the drop programs) sees the frame; read once, with the ctl line */
+	verdict = c->tap ? XDP_DROP : XDP_PASS;
 	/* the interval this packet belongs to, read once */
 	if (cfg_heavy) {
 		interval = *(volatile __u32 *)&c->interval;
 		part = heavy_account(ctr, interval, bytes, 1);
 	}
 	if (!(pi.flags & BT_F_KEYED))
-		return XDP_PASS;
+		return verdict;
 
 	if (cfg_flow_table)
 		flow_table_add(&pi.key, bytes);
@@ -68,7 +73,7 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 		heavy_count(&hm, &pi.key, bytes, 1, c, interval, part, bpf_get_smp_processor_id(),
 			    k, addrs, cfg_spie && cfg_share_hash, ctr);
 	}
-	return XDP_PASS;
+	return verdict;
 }
 
 /* Attached to interfaces: frames are linear (a driver will not raise the

@@ -193,16 +193,51 @@ static __always_inline __u64 l3_bytes(const struct sk_buff *skb, __u16 nh)
 	return n > 0 ? n : skb->len;
 }
 
+/* The skb's GRO segments (1 for a plain packet) and its gso fields. */
+static __always_inline __u32 drop_skb_segs(const struct sk_buff *skb, __u32 *gso_size,
+					   __u32 *gso_type)
+{
+	struct skb_shared_info *sh = (struct skb_shared_info *)(skb->head + skb->end);
+	__u16 s = 0;
+
+	*gso_size = *gso_type = 0;
+	if (bpf_core_read(gso_size, sizeof(__u16), &sh->gso_size) || !*gso_size)
+		return 1;
+	bpf_core_read(&s, sizeof(s), &sh->gso_segs);
+	bpf_core_read(gso_type, sizeof(*gso_type), &sh->gso_type);
+	return s > 1 ? s : 1;
+}
+
+/* A suppressed reason (a mirror port's OTHERHOST, every frame): its
+ * count, and nothing the digest or the flow key needs. Only a skb with
+ * fragments can be a GRO'd one, so a linear skb skips the probe read of
+ * its shared info and counts one packet. */
+static __always_inline void drop_count_suppressed(const struct sk_buff *skb, __u32 reason)
+{
+	__u16 nh = skb->network_header, mac = skb->mac_header;
+	__u32 zero = 0, segs = 1, gso_size, gso_type;
+	struct bt_drop_counters *dctr;
+	__u64 bytes = skb->len;
+
+	if (skb->data_len)
+		segs = drop_skb_segs(skb, &gso_size, &gso_type);
+	if (nh != 0xffff && mac != 0xffff)
+		bytes = l3_bytes(skb, nh);
+	dctr = bpf_map_lookup_elem(&drop_counters, &zero);
+	if (dctr)
+		dctr->c[BT_DROP_SUPPRESSED] += segs;
+	drop_count_add(&drop_counts, &drop_counts_subsys, reason, segs, bytes);
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_reason why)
 {
 	const struct bt_hash_keys *k = &cfg_keys;
 	struct bt_drop_counters *dctr;
-	struct skb_shared_info *sh;
 	struct bt_flow_key key;
 	struct bt_ctl *c;
 	__u8 ip[HDR_BYTES];
-	__u32 zero = 0, reason = why, segs = 1, win, lin, hl, n, gso_type = 0, gso_size = 0;
+	__u32 zero = 0, reason = why, segs, win, lin, hl, n, gso_type, gso_size;
 	__u32 digested, hsegs = 1;	/* digests made, segments the heavy stage counts */
 	__u16 nh = skb->network_header, mac = skb->mac_header;
 	__be16 proto = skb->protocol;
@@ -210,31 +245,25 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	__u64 hdr, after, addrs, h, bytes = skb->len;
 	bool v4;
 
-	sh = (struct skb_shared_info *)(head + skb->end);
-	if (bpf_core_read(&gso_size, sizeof(__u16), &sh->gso_size) == 0 && gso_size) {
-		__u16 s = 0;
-
-		bpf_core_read(&s, sizeof(s), &sh->gso_segs);
-		bpf_core_read(&gso_type, sizeof(gso_type), &sh->gso_type);
-		segs = s > 1 ? s : 1;
+	/* first: a suppressed drop costs a count and nothing else */
+	if (drop_suppressed(reason)) {
+		drop_count_suppressed(skb, reason);
+		return 0;
 	}
+	segs = drop_skb_segs(skb, &gso_size, &gso_type);
 	dctr = bpf_map_lookup_elem(&drop_counters, &zero);
 	c = bpf_map_lookup_elem(&ctl, &zero);
 	if (!dctr || !c)
 		goto out;
 	if (nh == 0xffff || mac == 0xffff) {
 		/* nothing to measure from: the skb's bytes, wherever its data is */
-		dctr->c[drop_suppressed(reason) ? BT_DROP_SUPPRESSED : BT_DROP_NO_NETWORK] += segs;
+		dctr->c[BT_DROP_NO_NETWORK] += segs;
 		goto out;
 	}
 	/* bytes from the network header on: an IP packet's own length (a
 	 * GRO'd one's merged length), whether skb->data is at L2, L3 or the
 	 * payload where it died */
 	bytes = l3_bytes(skb, nh);
-	if (drop_suppressed(reason)) {
-		dctr->c[BT_DROP_SUPPRESSED] += segs;
-		goto out;
-	}
 	lin = skb->tail > nh ? skb->tail - nh : 0;
 	__builtin_memset(ip, 0, sizeof(ip));
 	if (bpf_probe_read_kernel(ip, lin < sizeof(ip) ? lin : sizeof(ip), head + nh)) {
@@ -324,7 +353,7 @@ out:
 	/* bytes: the IP packets' (a GRO'd skb's headers counted for each
 	 * segment); without an IP header, those from the network header on;
 	 * without one, skb->len */
-	drop_count_add(&drop_counts, reason, segs, bytes);
+	drop_count_add(&drop_counts, &drop_counts_subsys, reason, segs, bytes);
 	return 0;
 }
 

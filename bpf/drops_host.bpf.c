@@ -31,15 +31,22 @@ struct {
 	__type(value, __u32);
 } drop_progs SEC(".maps");
 
-/* drop_host: per CPU, key the reason, value struct bt_drop_count: the
- * drops no instance owns (skbs, not GRO segments: the bucket stays
- * cheap). */
+/* drop_host: per CPU, index a core reason, value struct bt_drop_count:
+ * the drops no instance owns (skbs, not GRO segments: the bucket stays
+ * cheap); a subsystem's reasons in drop_host_subsys. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 512);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BT_DROP_REASONS);
 	__type(key, __u32);
 	__type(value, struct bt_drop_count);
 } drop_host SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct bt_drop_count);
+} drop_host_subsys SEC(".maps");
 
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(bloomtap_drops, struct sk_buff *skb, void *location, enum skb_drop_reason why)
@@ -60,7 +67,7 @@ int BPF_PROG(bloomtap_drops, struct sk_buff *skb, void *location, enum skb_drop_
 		if (slot)
 			bpf_tail_call(ctx, &drop_progs, *slot);
 	}
-	drop_count_add(&drop_host, why, 1, skb->len);
+	drop_count_add(&drop_host, &drop_host_subsys, why, 1, skb->len);
 	return 0;
 }
 

@@ -219,15 +219,24 @@ struct {
 	__type(value, __u64);
 } digest_log SEC(".maps");
 
-/* drop_counts: per CPU, key the kernel's drop reason, value struct
+/* drop_counts: per CPU, index a core drop reason, value struct
  * bt_drop_count: every drop the host's program attributed to this
- * instance (bpf/drop.bpf.h). Summed by user space. */
+ * instance (bpf/drop.bpf.h). An array, not a hash: a suppressed drop costs
+ * this count and nothing else. A subsystem's reasons (upper 16 bits set)
+ * go to drop_counts_subsys. Summed by user space. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 512);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BT_DROP_REASONS);
 	__type(key, __u32);
 	__type(value, struct bt_drop_count);
 } drop_counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct bt_drop_count);
+} drop_counts_subsys SEC(".maps");
 
 /* The heavy dropped flows: the heavy-flow stage's maps again, for the
  * packets the kernel dropped (bpf/drop.bpf.h), keyed by the flow and the

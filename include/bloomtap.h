@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 12
+#define BT_ABI_VERSION 13
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -205,7 +205,10 @@ struct bt_ctl {
 	__u64 ring;		/* SPIE rotations since the ring started; each is
 				 * claimed by a compare-and-swap of this word;
 				 * BT_RING_KEEPER: user space's, under way */
-	__u64 reserved[9];	/* until ABI 6: volumes as counter snapshots */
+	__u32 tap;		/* 1: every frame dropped once recorded
+				 * (attach --tap, ABI 13): a mirror port's */
+	__u32 reserved32;
+	__u64 reserved[8];	/* until ABI 6: volumes as counter snapshots */
 };
 _Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
 #define BT_RING_KEEPER (1ULL << 63)

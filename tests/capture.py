@@ -8,7 +8,8 @@ test that sends right after it loses its first packets.
 usage: capture.py IFACE OUT.pcap COUNT MATCH[,MATCH...]
   COUNT 0: until SIGTERM, each frame written as it comes.
   MATCH: icmp-echo (IPv4 echo requests), udp:PORT (IPv4, destination) or
-  port:PORT (IPv4 UDP or TCP, either end). On lo each frame is captured
+  port:PORT (IPv4 UDP or TCP, either end); "sent" among them: the frames
+  IFACE sends instead of those it receives. On lo each frame is captured
   once (the incoming copy)."""
 import signal
 import socket
@@ -40,6 +41,7 @@ def matches(frame, wanted):
 
 def main():
     iface, out, count, wanted = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split(",")
+    sent = "sent" in wanted
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
     s.bind((iface, 0))
@@ -50,7 +52,7 @@ def main():
         n = 0
         while not count or n < count:
             frame, addr = s.recvfrom(65535)
-            if addr[2] == PACKET_OUTGOING or not matches(frame, wanted):
+            if (addr[2] == PACKET_OUTGOING) != sent or not matches(frame, wanted):
                 continue
             t = time.time()
             f.write(struct.pack("<IIII", int(t), int(t % 1 * 1e6), len(frame), len(frame)) + frame)

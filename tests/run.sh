@@ -136,6 +136,7 @@ run_build() {	# label, build dir
 	run_suite ${label}watch-cli   tests/watch.sh
 	run_suite ${label}turning     tests/turning.sh
 	run_suite ${label}heavy-live  tests/heavy_live.sh
+	run_suite ${label}tap         tests/tap.sh
 	run_suite ${label}deploy      tests/deploy.sh
 	run_suite ${label}faults      tests/faults.sh
 	# the oracle checks the datapath (one BPF object for both builds)

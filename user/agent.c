@@ -108,7 +108,28 @@ static int reattach(const char *name)
 {
 	int err = bt_detach(name, true);
 
-	return err ? err : bt_attach(name, ag.cfg.mode, ag.cfg.force, NULL, NULL, ag.cfg.drop_suppress);
+	struct bt_attach_opts o = { .mode = ag.cfg.mode, .force = ag.cfg.force, .tap = ag.cfg.tap,
+				    .drop_suppress = ag.cfg.drop_suppress };
+
+	return err ? err : bt_attach(name, &o);
+}
+
+/* An adopted instance in the mode the configuration asks; drops recorded
+ * unless in tap mode (no frame of a tap port reaches the stack). */
+static int adopt_tap(const struct agent_iface *f)
+{
+	int was = bt_tap_get(&f->inst), err;
+
+	if (was < 0 || was == ag.cfg.tap)
+		return 0;
+	if ((err = bt_tap_set(&f->inst, f->name, ag.cfg.tap, ag.cfg.force)))
+		return err;
+	if (ag.cfg.tap)
+		bt_drops_unregister(&f->inst);
+	else if ((err = bt_drops_register(&f->inst, ag.cfg.drop_suppress)))
+		return err;
+	bt_log(BT_LOG_INFO, "%s: tap mode %s, as configured", f->name, ag.cfg.tap ? "on" : "off");
+	return 0;
 }
 
 static int adopt_or_attach(struct agent_iface *f)
@@ -141,10 +162,13 @@ static int adopt_or_attach(struct agent_iface *f)
 		if (!f->reattached)
 			bt_log(BT_LOG_INFO, "%s: adopted the attached instance (%s)", f->name,
 			       BT_PIN_ROOT);
-		return 0;
+		return adopt_tap(f);
 	}
-	err = bt_attach(f->name, ag.cfg.mode, ag.cfg.force, &ag.cfg.sketch, &ag.cfg.spie,
-			ag.cfg.drop_suppress);
+	struct bt_attach_opts o = { .mode = ag.cfg.mode, .force = ag.cfg.force, .tap = ag.cfg.tap,
+				    .sketch = &ag.cfg.sketch, .spie = &ag.cfg.spie,
+				    .drop_suppress = ag.cfg.drop_suppress };
+
+	err = bt_attach(f->name, &o);
 	if (err)
 		return err;
 	err = bt_instance_open_or_explain(f->name, &f->inst);
@@ -455,9 +479,9 @@ static void reconfigure(void)
 	}
 	if (strcmp(next.listen, ag.cfg.listen) || !same_str(next.web_config, ag.cfg.web_config) ||
 	    !same_str(next.api_socket, ag.cfg.api_socket) ||
-	    next.listen_metrics_only != ag.cfg.listen_metrics_only)
-		bt_log(BT_LOG_WARNING, "%s: listen, listen-metrics-only, web-config and api-socket "
-		       "take effect at the next start", ag.cfg.config);
+	    next.listen_metrics_only != ag.cfg.listen_metrics_only || next.tap != ag.cfg.tap)
+		bt_log(BT_LOG_WARNING, "%s: listen, listen-metrics-only, web-config, api-socket "
+		       "and tap take effect at the next start", ag.cfg.config);
 	if (n != ag.n)
 		bt_log(BT_LOG_WARNING, "%s: interfaces are read at start: restart the agent to "
 		       "add or remove one", ag.cfg.config);
@@ -489,6 +513,7 @@ static void reconfigure(void)
 	next.web_config = ag.cfg.web_config;
 	next.api_socket = ag.cfg.api_socket;
 	next.listen_metrics_only = ag.cfg.listen_metrics_only;	/* the door's, as started */
+	next.tap = ag.cfg.tap;		/* the interfaces' mode, as started */
 	ag.cfg = next;
 	if (new_ipfix) {
 		memcpy(ag.ipfix, ipfix, sizeof(ipfix));

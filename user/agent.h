@@ -40,6 +40,7 @@ struct agent_cfg {
 	uint32_t top;
 	uint64_t archive_max_bytes, archive_max_age;
 	bool detach_on_exit, force, check;
+	bool tap;			/* attach --tap: a mirror port's mode */
 	bool listen_metrics_only;	/* --listen: /metrics and /healthz alone */
 	int mode;
 	struct bt_ipfix_cfg ipfix_cfg;

@@ -69,7 +69,10 @@
 	{ "mode", 'm', BT_OPT_ENUM, &(c).mode, "MODE", "XDP mode for new attachments", \
 	  .choices = bt_mode_names },						\
 	{ "force", 'f', BT_OPT_FLAG, &(c).force, NULL,				\
-	  "replace an XDP program that is not bloomtap's" },			\
+	  "replace an XDP program that is not bloomtap's; allow tap on an "	\
+	  "interface with addresses" },						\
+	{ "tap", 0, BT_OPT_FLAG, &(c).tap, NULL,					\
+	  "tap mode, for mirror (SPAN) ports: record every frame, then drop it" }, \
 	BT_DROPS_OPT((c).drop_suppress),					\
 	BT_SKETCH_OPTS((c).sketch),						\
 	BT_SPIE_OPTS((c).spie)
@@ -84,8 +87,8 @@ const struct bt_cmd_spec bt_run_spec = {
 	"archive, and serve /metrics (Prometheus), /api/v1/heavy, /api/v1/drops,\n"
 	"/api/v1/trace and /healthz. SIGTERM leaves the program attached; SIGHUP\n"
 	"re-reads --config (the command line stays on top of it; --listen,\n"
-	"--listen-metrics-only, --web-config and --api-socket take effect at the next\n"
-	"start).",
+	"--listen-metrics-only, --web-config, --api-socket and --tap take effect at the\n"
+	"next start).",
 	help_opts, 0, BT_AGENT_MAX_IFACES,
 };
 

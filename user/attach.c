@@ -2,9 +2,13 @@
 /* attach and detach: the XDP link is a pinned bpf_link, so the program stays
  * attached after the tool exits and nobody replaces it by accident. */
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netdb.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/if_link.h>
@@ -17,7 +21,7 @@
 #include "watch.h"
 #include "commands.h"
 #include "create.h"
-#include "options.h"
+#include "util.h"
 
 const char *const bt_mode_names[] = { "auto", "native", "skb", NULL };
 
@@ -119,9 +123,76 @@ static int unlink_link_pin(const char *name)
 	return err;
 }
 
-int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
-	      const struct bt_sketch_cfg *sketch, const struct bt_spie_cfg *spie,
-	      const char *drop_suppress)
+/* An address of ifname the host uses (IPv4, or IPv6 other than link-local,
+ * which the kernel gives every interface that is up), as text in buf:
+ * false when it has none. */
+static bool iface_host_address(const char *ifname, char *buf, size_t len)
+{
+	struct ifaddrs *all, *a;
+	bool found = false;
+
+	if (getifaddrs(&all))
+		return false;
+	for (a = all; a && !found; a = a->ifa_next) {
+		const struct sockaddr *sa = a->ifa_addr;
+
+		if (!sa || strcmp(a->ifa_name, ifname) ||
+		    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+			continue;
+		if (sa->sa_family == AF_INET6 &&
+		    IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)sa)->sin6_addr))
+			continue;
+		found = !getnameinfo(sa, sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+								   : sizeof(struct sockaddr_in6),
+				     buf, len, NULL, 0, NI_NUMERICHOST);
+	}
+	freeifaddrs(all);
+	return found;
+}
+
+static int tap_refused(const char *ifname, bool force)
+{
+	char addr[NI_MAXHOST];
+
+	if (force || !iface_host_address(ifname, addr, sizeof(addr)))
+		return 0;
+	bt_err("'%s' has address %s, which this host uses: tap mode drops every frame the "
+	       "interface receives once recorded, so the host would lose that traffic; it is "
+	       "meant for a mirror (SPAN) port without addresses: remove the address, or add "
+	       "--force", ifname, addr);
+	return -EADDRINUSE;
+}
+
+int bt_tap_get(const struct bt_instance *inst)
+{
+	struct bt_ctl c;
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(inst->ctl_fd, &zero, &c) ? -errno : !!c.tap;
+}
+
+int bt_tap_set(const struct bt_instance *inst, const char *ifname, bool tap, bool force)
+{
+	struct bt_ctl *c;
+	size_t len;
+	int err;
+
+	if (tap && (err = tap_refused(ifname, force)))
+		return err;
+	/* one word of the live ctl, through its mapping: a read-modify-write of
+	 * the whole value would undo the datapath's rotations meanwhile */
+	c = bt_mmap_array(inst->ctl_fd, sizeof(*c), &len);
+	if (!c) {
+		err = -errno;
+		bt_err_errno(err, "setting tap mode");
+		return err;
+	}
+	__atomic_store_n(&c->tap, tap, __ATOMIC_RELAXED);
+	munmap(c, len);
+	return 0;
+}
+
+int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 {
 	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
 	struct bt_instance inst;
@@ -139,6 +210,8 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 		bt_err("interface name '%s' cannot name an instance", ifname);
 		return -EINVAL;
 	}
+	if (o->tap && (err = tap_refused(ifname, o->force)))
+		return err;
 	if ((err = bt_ensure_bpffs()))
 		return err;
 	linked = bt_instance_link_ifindex(ifname);
@@ -154,7 +227,7 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 	id = xdp_prog_on(ifindex, other, sizeof(other));
 	/* bloomtap's own program whose pins this process cannot see: never
 	 * advise --force over it, which would replace a live instance */
-	if (id && !force && !strcmp(other, "bloomtap_xdp")) {
+	if (id && !o->force && !strcmp(other, "bloomtap_xdp")) {
 		bt_err("'%s' already runs bloomtap's program (id %u), but its pins are not "
 		       "visible here%s: run bloomtap where they are, in the network namespace with "
 		       "nsenter --net=/var/run/netns/NAME", ifname, id,
@@ -162,7 +235,7 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 					     "under ip netns exec)" : "");
 		return -EEXIST;
 	}
-	if (id && !force) {
+	if (id && !o->force) {
 		bt_err("'%s' already runs XDP program '%s' (id %u) that is not bloomtap's: "
 		       "add --force to replace it", ifname, other, id);
 		return -EBUSY;
@@ -177,10 +250,10 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 
 	/* An instance kept by 'detach --keep-maps' is attached again with its
 	 * counters; otherwise a fresh one is loaded. */
-	if (sketch)
-		cfg.sketch = *sketch;
-	if (spie)
-		cfg.spie = *spie;
+	if (o->sketch)
+		cfg.sketch = *o->sketch;
+	if (o->spie)
+		cfg.spie = *o->spie;
 	err = bt_instance_open(ifname, &inst);
 	if (err == -ENOENT) {
 		err = bt_instance_create(ifname, &cfg, &inst);
@@ -204,7 +277,10 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 	}
 	if (prog == inst.prog_mb_fd)
 		bt_info("%s has MTU %d: attaching the multi-buffer program", ifname, mtu);
-	link_fd = link_create(prog, ifindex, mode, &skb);
+	/* the mode before the link: no frame passes that tap mode should drop */
+	if ((err = bt_tap_set(&inst, ifname, o->tap, true)))
+		goto out;
+	link_fd = link_create(prog, ifindex, o->mode, &skb);
 	if (link_fd < 0) {
 		err = link_fd;
 		if (err == -EBUSY || err == -EEXIST)
@@ -228,7 +304,8 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 			  (skb ? BT_META_SKB_MODE : 0);
 	snprintf(inst.meta.ifname, sizeof(inst.meta.ifname), "%s", ifname);
 	bpf_map_update_elem(inst.meta_fd, &zero, &inst.meta, 0);
-	if ((err = bt_drops_register(&inst, drop_suppress))) {
+	/* tap mode: no frame reaches the stack, so none can be dropped there */
+	if (!o->tap && (err = bt_drops_register(&inst, o->drop_suppress))) {
 		bt_detach(ifname, !created);
 		bt_instance_close(&inst);
 		return err;
@@ -242,6 +319,9 @@ int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
 		bt_info("%s", desc);
 		bt_spie_describe(&inst.meta, desc, sizeof(desc));
 		bt_info("%s", desc);
+		if (o->tap)
+			bt_info("tap mode: every frame is recorded, then dropped before the stack "
+				"(no drops to record there)");
 	}
 	bt_instance_close(&inst);
 	return 0;
@@ -289,7 +369,7 @@ int bt_detach(const char *name, bool keep_maps)
 
 static struct attach_cfg {
 	int mode;
-	bool force;
+	bool force, tap;
 	const char *watch, *drop_suppress;
 	struct bt_sketch_cfg sketch;
 	struct bt_spie_cfg spie;
@@ -299,7 +379,11 @@ static const struct bt_opt attach_opts[] = {
 	{ "mode", 'm', BT_OPT_ENUM, &attach_cfg.mode, "MODE",
 	  "XDP mode: auto tries native, then skb", .choices = bt_mode_names },
 	{ "force", 'f', BT_OPT_FLAG, &attach_cfg.force, NULL,
-	  "replace an XDP program that is not bloomtap's" },
+	  "replace an XDP program that is not bloomtap's; allow --tap on an interface "
+	  "with addresses" },
+	{ "tap", 0, BT_OPT_FLAG, &attach_cfg.tap, NULL,
+	  "tap mode, for a mirror (SPAN) port: record every frame, then drop it, so "
+	  "neither the stack nor the drop programs pay for it" },
 	BT_WATCH_OPT(attach_cfg.watch),
 	BT_DROPS_OPT(attach_cfg.drop_suppress),
 	BT_SKETCH_OPTS(attach_cfg.sketch),
@@ -326,18 +410,24 @@ int cmd_attach(int argc, char **argv)
 	/* a bad list is refused before anything is attached */
 	if (attach_cfg.watch && bt_watch_list_read_or_explain(attach_cfg.watch, &wl))
 		return BT_EXIT_FAIL;
-	if (bt_attach(argv[1], attach_cfg.mode, attach_cfg.force, &attach_cfg.sketch,
-		      &attach_cfg.spie, attach_cfg.drop_suppress) ||
+	struct bt_attach_opts o = {
+		.mode = attach_cfg.mode, .force = attach_cfg.force, .tap = attach_cfg.tap,
+		.sketch = &attach_cfg.sketch, .spie = &attach_cfg.spie,
+		.drop_suppress = attach_cfg.drop_suppress,
+	};
+
+	if (bt_attach(argv[1], &o) ||
 	    (attach_cfg.watch && bt_watch_load_named(argv[1], &wl))) {
 		bt_watch_list_free(&wl);
 		return BT_EXIT_FAIL;
 	}
 	bt_watch_list_free(&wl);
 	if (bt_g.json) {
-		struct json_object *o = json_object_new_object();
+		struct json_object *j = json_object_new_object();
 
-		json_object_object_add(o, "attached", json_object_new_string(argv[1]));
-		bt_json_print(o);
+		json_object_object_add(j, "attached", json_object_new_string(argv[1]));
+		json_object_object_add(j, "tap", json_object_new_boolean(attach_cfg.tap));
+		bt_json_print(j);
 	}
 	return 0;
 }

@@ -65,10 +65,23 @@ int bt_parse_time(const char *s, __u64 *ns);
 enum bt_xdp_mode { BT_MODE_AUTO, BT_MODE_NATIVE, BT_MODE_SKB };
 extern const char *const bt_mode_names[];
 
+/* attach's settings; a zeroed struct is attach IFACE with no option. */
+struct bt_attach_opts {
+	enum bt_xdp_mode mode;
+	bool force;	/* replace a foreign XDP program; tap mode on an
+			 * interface with addresses */
+	bool tap;	/* record every frame, then drop it (a mirror port) */
+	const struct bt_sketch_cfg *sketch;	/* NULL: the defaults */
+	const struct bt_spie_cfg *spie;
+	const char *drop_suppress;		/* NULL: the default list */
+};
 /* attach IFACE: create (or reuse a kept) instance named after it, attach. */
-int bt_attach(const char *ifname, enum bt_xdp_mode mode, bool force,
-	      const struct bt_sketch_cfg *sketch, const struct bt_spie_cfg *spie,
-	      const char *drop_suppress);
+int bt_attach(const char *ifname, const struct bt_attach_opts *o);
+/* Tap mode of an attached instance (bt_ctl.tap): on, off, or -errno. */
+int bt_tap_get(const struct bt_instance *inst);
+/* Tap mode on or off; on is refused for an interface with an address the
+ * host uses, unless force. 0, or -errno after a message. */
+int bt_tap_set(const struct bt_instance *inst, const char *ifname, bool tap, bool force);
 /* detach: drop the XDP link; unless keep_maps, remove every pin. */
 int bt_detach(const char *name, bool keep_maps);
 

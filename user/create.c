@@ -16,20 +16,35 @@
 /* The maps to pin besides the program, by skeleton map. */
 static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, size_t len)
 {
-	struct bpf_map *maps[] = { skel->maps.counters, skel->maps.flows, skel->maps.ctl,
-				   skel->maps.cms, skel->maps.fm, skel->maps.fmc, skel->maps.fc,
-				   skel->maps.fmo,
-				   skel->maps.spie,
-				   skel->maps.windows, skel->maps.wcount, skel->maps.digest_log,
-				   skel->maps.watch_hdr, skel->maps.watch_cells, skel->maps.watch_dir,
-				   skel->maps.watch_counts, skel->maps.watch_classes,
-				   skel->maps.drop_counts, skel->maps.drop_counters,
-				   skel->maps.drop_suppress, skel->maps.wdrops,
-				   skel->maps.dcounters, skel->maps.dcms, skel->maps.dfm,
-				   skel->maps.dfmc, skel->maps.dfc, skel->maps.dfmo,
-				   skel->maps.meta /* last: marks the instance complete */ };
+	struct bpf_map *maps[] = {
+#define BT_MAP_OF(m) skel->maps.m,
+		BT_INSTANCE_MAPS(BT_MAP_OF)
+#undef BT_MAP_OF
+	};
+	const struct bpf_map *scratch[] = {
+#define BT_MAP_OF(m) skel->maps.m,
+		BT_INSTANCE_SCRATCH_MAPS(BT_MAP_OF)
+#undef BT_MAP_OF
+	};
+	const size_t n = sizeof(maps) / sizeof(maps[0]);
+	struct bpf_map *m;
 	int err;
 
+	/* every map of the object is in the list, or one would go unpinned */
+	bpf_object__for_each_map(m, skel->obj) {
+		size_t i = 0, j = 0;
+
+		while (i < n && maps[i] != m)
+			i++;
+		while (j < sizeof(scratch) / sizeof(scratch[0]) && scratch[j] != m)
+			j++;
+		if (i == n && j == sizeof(scratch) / sizeof(scratch[0]) && !bpf_map__is_internal(m)) {
+			bt_err("map '%s' of the BPF object is in neither BT_INSTANCE_MAPS nor "
+			       "BT_INSTANCE_SCRATCH_MAPS (user/instance.h)", bpf_map__name(m));
+			snprintf(path, len, "map %s", bpf_map__name(m));
+			return -EINVAL;
+		}
+	}
 	bt_instance_path(name, "prog", path, len);
 	if ((err = bpf_program__pin(skel->progs.bloomtap_xdp, path)))
 		return err;
@@ -41,7 +56,7 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 	if (bpf_program__autoload(skel->progs.bloomtap_drop) &&
 	    (err = bpf_program__pin(skel->progs.bloomtap_drop, path)))
 		return err;
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		bt_instance_path(name, bpf_map__name(maps[i]), path, len);
 		if ((err = bpf_map__pin(maps[i], path)))
 			return err;

@@ -522,7 +522,7 @@ int cmd_demo(int argc, char **argv)
 		bt_err("demo: the nft rule failed (is nftables installed? run with -v)");
 		goto out;
 	}
-	if (bt_enter_netns(NS_B) || bt_attach(IF_B, BT_MODE_AUTO, false, NULL, NULL, NULL) ||
+	if (bt_enter_netns(NS_B) || bt_attach(IF_B, &(struct bt_attach_opts){ 0 }) ||
 	    load_demo_watch())
 		goto out;
 	setns(home, CLONE_NEWNET);

@@ -362,7 +362,8 @@ static void host_close(struct host *h)
 	close(h->progs_fd);
 }
 
-static const char *const host_pins[] = { "link", "drop_owners", "drop_progs", "drop_host" };
+static const char *const host_pins[] = { "link", "drop_owners", "drop_progs", "drop_host",
+					  "drop_host_subsys" };
 
 /* Unlinks the host's pins (those of mask, by host_pins' index), the
  * link's first: its last reference detaches the program. */
@@ -432,7 +433,7 @@ static int host_load(void)
 	for (size_t j = 1; j <= sizeof(host_pins) / sizeof(host_pins[0]) && !err; j++) {
 		size_t i = j % (sizeof(host_pins) / sizeof(host_pins[0]));
 		struct bpf_map *m[] = { NULL, skel->maps.drop_owners, skel->maps.drop_progs,
-					skel->maps.drop_host };
+					skel->maps.drop_host, skel->maps.drop_host_subsys };
 		char path[256];
 
 		snprintf(path, sizeof(path), BT_DROPS_DIR "/%s", host_pins[i]);
@@ -614,20 +615,18 @@ static int cmp_total(const void *a, const void *b)
 	return x->code < y->code ? -1 : x->code > y->code;
 }
 
-int bt_drops_totals(int fd, struct bt_drop_total **out)
+/* Adds one count map's reasons to t (n of cap): the array of core reasons
+ * or the hash of a subsystem's (get_next_key walks both; an unused reason
+ * reads zero and is left out). */
+static int totals_add(int fd, struct bt_drop_total **t, int *n, int *cap)
 {
-	int ncpu = libbpf_num_possible_cpus(), n = 0, cap = 0, own = fd < 0;
-	struct bt_drop_count *v;
-	struct bt_drop_total *t = NULL;
+	int ncpu = libbpf_num_possible_cpus();
+	struct bt_drop_count *v = ncpu > 0 ? calloc(ncpu, sizeof(*v)) : NULL;
 	__u32 key, *prev = NULL;
 
-	*out = NULL;
-	if (ncpu <= 0)
-		return -EINVAL;
-	if (own && (fd = bpf_obj_get(BT_DROPS_DIR "/drop_host")) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	v = calloc(ncpu, sizeof(*v));
-	while (v && !bpf_map_get_next_key(fd, prev, &key)) {
+	if (!v)
+		return -ENOMEM;
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
 		struct bt_drop_total sum = { .code = key };
 
 		prev = &key;
@@ -637,18 +636,47 @@ int bt_drops_totals(int fd, struct bt_drop_total **out)
 			sum.packets += v[c].packets;
 			sum.bytes += v[c].bytes;
 		}
-		if (n == cap) {
-			struct bt_drop_total *g = realloc(t, (cap = cap ? 2 * cap : 16) * sizeof(*g));
+		if (!sum.packets && !sum.bytes)
+			continue;
+		if (*n == *cap) {
+			struct bt_drop_total *g = realloc(*t, (*cap = *cap ? 2 * *cap : 16) * sizeof(*g));
 
 			if (!g)
 				break;
-			t = g;
+			*t = g;
 		}
-		t[n++] = sum;
+		(*t)[(*n)++] = sum;
 	}
 	free(v);
-	if (own)
-		close(fd);
+	return 0;
+}
+
+int bt_drops_totals(const struct bt_instance *inst, struct bt_drop_total **out)
+{
+	int fd[2] = { -1, -1 }, n = 0, cap = 0, err = 0;
+	struct bt_drop_total *t = NULL;
+
+	*out = NULL;
+	if (inst) {
+		fd[0] = inst->drop_counts_fd;
+		fd[1] = inst->drop_counts_subsys_fd;
+	} else if ((fd[0] = bpf_obj_get(BT_DROPS_DIR "/drop_host")) < 0) {
+		return errno == ENOENT ? 0 : -errno;
+	} else {
+		/* a host program loaded by bloomtap before 0.3 has no such pin */
+		fd[1] = bpf_obj_get(BT_DROPS_DIR "/drop_host_subsys");
+	}
+	for (int i = 0; i < 2 && !err; i++)
+		if (fd[i] >= 0)
+			err = totals_add(fd[i], &t, &n, &cap);
+	if (!inst)
+		for (int i = 0; i < 2; i++)
+			if (fd[i] >= 0)
+				close(fd[i]);
+	if (err) {
+		free(t);
+		return err;
+	}
 	if (n)
 		qsort(t, n, sizeof(*t), cmp_total);
 	*out = t;

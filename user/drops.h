@@ -74,10 +74,10 @@ struct bt_drop_total {
 	__u32 code;
 	__u64 packets, bytes;
 };
-/* The instance's counts (fd: its drop_counts), or the host's bucket of
- * drops without an instance (fd -1); *out sorted by packets, descending.
- * Returns the count, or -errno. */
-int bt_drops_totals(int fd, struct bt_drop_total **out);
+/* The instance's counts, or the host's bucket of drops without an
+ * instance (inst NULL); *out sorted by packets, descending. Returns the
+ * count, or -errno. */
+int bt_drops_totals(const struct bt_instance *inst, struct bt_drop_total **out);
 /* The instance's digested drops and causes (enum bt_drop_counter). */
 int bt_drops_counters(const struct bt_instance *inst, __u64 out[BT_DROP_CTR_MAX]);
 extern const char *const bt_drop_counter_names[BT_DROP_CTR_MAX];

@@ -59,7 +59,7 @@ struct json_object *bt_drops_json(const struct bt_instance *inst, size_t n_heavy
 	__u64 c[BT_DROP_CTR_MAX], bits[BT_DROP_REASONS / 64] = { 0 };
 	struct bt_drop_total *t;
 	const struct bt_drop_reason *r;
-	int n = bt_drops_totals(inst->drop_counts_fd, &t), nr;
+	int n = bt_drops_totals(inst, &t), nr;
 	__u32 zero = 0;
 
 	json_object_object_add(o, "instance", json_object_new_string(inst->name));
@@ -98,11 +98,12 @@ static void print_drops(const struct bt_instance *inst, size_t n_heavy)
 {
 	struct json_object *o = bt_drops_json(inst, 0), *v;
 	struct bt_drop_total *t;
-	int n = bt_drops_totals(inst->drop_counts_fd, &t);
+	int n = bt_drops_totals(inst, &t);
 	const char *sep = "";
 
 	printf("instance %s: drops by reason (this kernel's names)%s\n", inst->name,
 	       json_object_get_boolean(json_object_object_get(o, "recording")) ? ""
+	       : bt_tap_get(inst) > 0 ? " [not recording: tap mode, no frame reaches the stack]"
 			: " [not recording: not attached, or no drop program]");
 	print_totals(t, n > 0 ? n : 0);
 	free(t);
@@ -125,7 +126,7 @@ static void print_drops(const struct bt_instance *inst, size_t n_heavy)
 static int print_host(void)
 {
 	struct bt_drop_total *t;
-	int n = bt_drops_totals(-1, &t);
+	int n = bt_drops_totals(NULL, &t);
 
 	if (n < 0) {
 		bt_err_errno(n, "reading " BT_DROPS_DIR "/drop_host");

@@ -99,7 +99,7 @@ bool bt_instance_exists(const char *name)
 	return !bt_instance_path(name, "meta", path, sizeof(path)) && !stat(path, &st);
 }
 
-/* Pin names of the maps; must match the map names in bpf/maps.bpf.h. */
+/* The pins an instance is opened from: its programs, then its maps. */
 struct pin_ent {
 	const char *name;
 	size_t fd_off;
@@ -108,35 +108,10 @@ struct pin_ent {
 static const struct pin_ent pins[] = {
 	{ "prog", offsetof(struct bt_instance, prog_fd) },
 	{ "prog_mb", offsetof(struct bt_instance, prog_mb_fd), true },	/* Linux >= 5.18 */
-	{ "counters", offsetof(struct bt_instance, counters_fd) },
-	{ "flows", offsetof(struct bt_instance, flows_fd) },
-	{ "meta", offsetof(struct bt_instance, meta_fd) },
-	{ "ctl", offsetof(struct bt_instance, ctl_fd) },
-	{ "cms", offsetof(struct bt_instance, cms_fd) },
-	{ "fm", offsetof(struct bt_instance, fm_fd) },
-	{ "fmc", offsetof(struct bt_instance, fmc_fd) },
-	{ "fc", offsetof(struct bt_instance, fc_fd) },
-	{ "fmo", offsetof(struct bt_instance, fmo_fd) },
-	{ "spie", offsetof(struct bt_instance, spie_fd) },
-	{ "windows", offsetof(struct bt_instance, windows_fd) },
-	{ "wcount", offsetof(struct bt_instance, wcount_fd) },
-	{ "digest_log", offsetof(struct bt_instance, digest_log_fd) },
-	{ "watch_hdr", offsetof(struct bt_instance, watch_hdr_fd) },
-	{ "watch_cells", offsetof(struct bt_instance, watch_cells_fd) },
-	{ "watch_dir", offsetof(struct bt_instance, watch_dir_fd) },
-	{ "watch_counts", offsetof(struct bt_instance, watch_counts_fd) },
-	{ "watch_classes", offsetof(struct bt_instance, watch_classes_fd) },
 	{ "prog_drop", offsetof(struct bt_instance, prog_drop_fd), true },
-	{ "drop_counts", offsetof(struct bt_instance, drop_counts_fd) },
-	{ "drop_counters", offsetof(struct bt_instance, drop_counters_fd) },
-	{ "drop_suppress", offsetof(struct bt_instance, drop_suppress_fd) },
-	{ "wdrops", offsetof(struct bt_instance, wdrops_fd) },
-	{ "dcounters", offsetof(struct bt_instance, dcounters_fd) },
-	{ "dcms", offsetof(struct bt_instance, dcms_fd) },
-	{ "dfm", offsetof(struct bt_instance, dfm_fd) },
-	{ "dfmc", offsetof(struct bt_instance, dfmc_fd) },
-	{ "dfc", offsetof(struct bt_instance, dfc_fd) },
-	{ "dfmo", offsetof(struct bt_instance, dfmo_fd) },
+#define BT_MAP_PIN(m) { #m, offsetof(struct bt_instance, m##_fd) },
+	BT_INSTANCE_MAPS(BT_MAP_PIN)
+#undef BT_MAP_PIN
 };
 
 static int *pin_fd(struct bt_instance *inst, const struct pin_ent *p)

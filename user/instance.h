@@ -11,40 +11,31 @@
 
 #define BT_NAME_MAX 32
 
+/* The instance's maps: one list for the fds below, the pins that open
+ * reads (user/instance.c) and those that create writes (user/create.c),
+ * by the names of bpf/maps.bpf.h; create refuses a skeleton map that is
+ * neither here nor among the scratch maps below. meta comes last: its pin marks an instance complete. dcounters
+ * to dfmo are the heavy dropped flows' stage. */
+#define BT_INSTANCE_MAPS(X)							\
+	X(counters) X(flows) X(ctl) X(cms) X(fm) X(fmc) X(fc) X(fmo)		\
+	X(spie) X(windows) X(wcount) X(digest_log)				\
+	X(watch_hdr) X(watch_cells) X(watch_dir) X(watch_counts) X(watch_classes) \
+	X(drop_counts) X(drop_counts_subsys) X(drop_counters) X(drop_suppress)	\
+	X(wdrops) X(dcounters) X(dcms) X(dfm) X(dfmc) X(dfc) X(dfmo)		\
+	X(meta)
+/* Maps of the object that are the program's alone, never pinned: per-CPU
+ * scratch space. */
+#define BT_INSTANCE_SCRATCH_MAPS(X) X(watch_scratch)
+
 struct bt_instance {
 	char name[BT_NAME_MAX + 1];
 	int prog_fd;		/* bloomtap_xdp: linear frames (interfaces) */
 	int prog_mb_fd;		/* bloomtap_xdp_mb: multi-buffer (replay, jumbo) */
-	int counters_fd;
-	int flows_fd;
-	int meta_fd;
-	int ctl_fd;
-	int cms_fd;
-	int fm_fd;
-	int fmc_fd;
-	int fc_fd;
-	int fmo_fd;
-	int spie_fd;
-	int windows_fd;
-	int wcount_fd;
-	int digest_log_fd;
-	int watch_hdr_fd;
-	int watch_cells_fd;
-	int watch_dir_fd;
-	int watch_counts_fd;
-	int watch_classes_fd;
 	int prog_drop_fd;	/* bloomtap_drop, tail-called by the host's drop
 				 * program; -1 without one (no kernel BTF) */
-	int drop_counts_fd;
-	int drop_counters_fd;
-	int drop_suppress_fd;
-	int wdrops_fd;
-	int dcounters_fd;	/* the heavy dropped flows' stage (maps.bpf.h) */
-	int dcms_fd;
-	int dfm_fd;
-	int dfmc_fd;
-	int dfc_fd;
-	int dfmo_fd;
+#define BT_MAP_FD(m) int m##_fd;
+	BT_INSTANCE_MAPS(BT_MAP_FD)
+#undef BT_MAP_FD
 	struct bt_meta meta;
 };
 

@@ -264,7 +264,7 @@ static void section_drops(struct buf *b, const struct agent *a)
 	char rb[96];
 
 	for (int i = 0; i <= a->n; i++)
-		n[i] = bt_drops_totals(i < a->n ? a->ifs[i].inst.drop_counts_fd : -1, &t[i]);
+		n[i] = bt_drops_totals(i < a->n ? &a->ifs[i].inst : NULL, &t[i]);
 	for (int k = 0; k < 2; k++) {
 		family(b, k ? "bloomtap_dropped_bytes_total" : "bloomtap_drops_total", "counter",
 		       k ? "Bytes of the packets the kernel dropped after the XDP program saw them, "

@@ -57,6 +57,8 @@ static void status_one(const char *name, struct json_object *arr)
 	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
 	/* the host's drop program hands it this instance's drops */
 	bool drops = bt_drops_registered(&inst);
+	/* tap mode: every frame dropped once recorded (attach --tap) */
+	bool tap = bt_tap_get(&inst) > 0;
 
 	if (arr) {
 		struct json_object *o = json_object_new_object();
@@ -71,14 +73,16 @@ static void status_one(const char *name, struct json_object *arr)
 		json_object_object_add(o, "flow_table", json_object_new_int64(inst.meta.flow_table_size));
 		json_object_object_add(o, "created", json_object_new_string(created));
 		json_object_object_add(o, "drops_recording", json_object_new_boolean(drops));
+		json_object_object_add(o, "tap", json_object_new_boolean(tap));
 		json_object_object_add(o, "multi_buffer", json_object_new_boolean(inst.prog_mb_fd >= 0));
 		json_object_object_add(o, "kernel_features_off", bt_kernel_off_json());
 		json_object_array_add(arr, o);
 	} else {
-		printf("%-16s %-9s %-16s %-14s %-6s prog %-6u flow table %-8u created %s%s\n",
+		printf("%-16s %-9s %-16s %-14s %-6s prog %-6u flow table %-8u created %s%s%s\n",
 		       name, kind, inst.meta.ifname[0] ? inst.meta.ifname : "-",
 		       attach_state(link), mode, prog_id(inst.prog_fd),
-		       inst.meta.flow_table_size, created, drops ? "  drops recorded" : "");
+		       inst.meta.flow_table_size, created, drops ? "  drops recorded" : "",
+		       tap ? "  tap mode (frames dropped once recorded)" : "");
 	}
 	bt_instance_close(&inst);
 }
