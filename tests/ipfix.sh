@@ -49,14 +49,17 @@ cleanup() {
 trap cleanup EXIT INT TERM
 # nsenter execs the program: $! is the daemon itself, which signals reach
 bg_b() { nsenter --net=/var/run/netns/"$NSB" "$@" & PIDS+=($!); }
-# the agent's answer to /api/v1/heavy?n=N every S seconds into FILE, until
+# the agent's answer to /api/v1/heavy?n=N every S seconds into FILE, and
+# when each was asked and answered (ms, CLOCK_REALTIME) into FILE.t, until
 # POLLER is killed; and its HTTP up
 agent_up() { wait_for "the agent answers" 30 in_ns "$NSB" curl -s "127.0.0.1:$PORT/healthz"; }
 poll_heavy() {	# N S FILE
 	( while :; do
-		in_ns "$NSB" curl -s -m 2 "127.0.0.1:$PORT/api/v1/heavy?n=$1"; echo
+		t0=$(date +%s%3N)
+		in_ns "$NSB" curl -s -m 2 "127.0.0.1:$PORT/api/v1/heavy?n=$1" && echo "$t0 $(date +%s%3N)" >&3
+		echo
 		sleep "$2"
-	done > "$3" 2>/dev/null ) &
+	done > "$3" 3> "$3.t" 2>/dev/null ) &
 	POLLER=$!
 }
 

@@ -379,9 +379,32 @@ static void host_unpin(unsigned int mask)
 	}
 }
 
+/* Every pin in the host's directory, whatever its name, the link's first:
+ * a bloomtap of another version may have pinned names this one does not
+ * know (0.2 did not know drop_host_subsys, and removing the host left it
+ * behind, which then stopped every later load with EEXIST). Under the
+ * root lock, with the host's owners and programs pins gone. */
+static void host_sweep(void)
+{
+	DIR *d;
+	struct dirent *e;
+	char path[512];
+
+	host_unpin(1u);		/* the link: detaches the program */
+	if (!(d = opendir(BT_DROPS_DIR)))
+		return;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), BT_DROPS_DIR "/%s", e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
 static void host_remove(void)
 {
-	host_unpin(~0u);
+	host_sweep();
 	rmdir(BT_DROPS_DIR);
 }
 
@@ -529,8 +552,12 @@ int bt_drops_register(const struct bt_instance *inst, const char *suppress)
 	if ((lock = lock_root()) < 0)
 		return lock;
 	err = host_open(&h);
-	if (err == -ENOENT && !(err = host_load()) && !(err = host_open(&h)))
-		loaded = true;
+	/* no host: what its directory still holds is a removed one's leftovers */
+	if (err == -ENOENT) {
+		host_sweep();
+		if (!(err = host_load()) && !(err = host_open(&h)))
+			loaded = true;
+	}
 	if (err) {
 		if (!loaded && err != -ENOENT)
 			bt_err_errno(err, "opening the host's drop program at " BT_DROPS_DIR
