@@ -32,6 +32,22 @@
 #define GSO_FIXEDID (1u << 3 | 1u << 30)
 #define HDR_BYTES 80	/* IPv4 header (60 at most) + TCP's first 13 bytes */
 
+/* The dropped packet's first HDR_BYTES, per CPU (a tracing program does
+ * not nest on its CPU): on the stack, they made the program's frame, the
+ * segments' callback's and the claim's 544 bytes as Linux 6.1 counts them
+ * (each frame rounded up to 32, callbacks followed), past its 512. Sized
+ * past the masks the offsets are read with (& 0x7f). */
+struct drop_hdr {
+	__u8 b[128];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct drop_hdr);
+} drop_scratch SEC(".maps");
+
 static __always_inline bool drop_suppressed(__u32 reason)
 {
 	__u32 zero = 0;
@@ -236,7 +252,8 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	struct bt_drop_counters *dctr;
 	struct bt_flow_key key;
 	struct bt_ctl *c;
-	__u8 ip[HDR_BYTES];
+	struct drop_hdr *scratch;
+	__u8 *ip;
 	__u32 zero = 0, reason = why, segs, win, lin, hl, n, gso_type, gso_size;
 	__u32 digested, hsegs = 1;	/* digests made, segments the heavy stage counts */
 	__u16 nh = skb->network_header, mac = skb->mac_header;
@@ -253,8 +270,10 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	segs = drop_skb_segs(skb, &gso_size, &gso_type);
 	dctr = bpf_map_lookup_elem(&drop_counters, &zero);
 	c = bpf_map_lookup_elem(&ctl, &zero);
-	if (!dctr || !c)
+	scratch = bpf_map_lookup_elem(&drop_scratch, &zero);
+	if (!dctr || !c || !scratch)
 		goto out;
+	ip = scratch->b;
 	if (nh == 0xffff || mac == 0xffff) {
 		/* nothing to measure from: the skb's bytes, wherever its data is */
 		dctr->c[BT_DROP_NO_NETWORK] += segs;
@@ -265,8 +284,8 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	 * payload where it died */
 	bytes = l3_bytes(skb, nh);
 	lin = skb->tail > nh ? skb->tail - nh : 0;
-	__builtin_memset(ip, 0, sizeof(ip));
-	if (bpf_probe_read_kernel(ip, lin < sizeof(ip) ? lin : sizeof(ip), head + nh)) {
+	__builtin_memset(ip, 0, HDR_BYTES);
+	if (bpf_probe_read_kernel(ip, lin < HDR_BYTES ? lin : HDR_BYTES, head + nh)) {
 		dctr->c[BT_DROP_NO_NETWORK] += segs;
 		goto out;
 	}

@@ -25,7 +25,7 @@
 	X(meta)
 /* Maps of the object that are the program's alone, never pinned: per-CPU
  * scratch space. */
-#define BT_INSTANCE_SCRATCH_MAPS(X) X(watch_scratch)
+#define BT_INSTANCE_SCRATCH_MAPS(X) X(watch_scratch) X(drop_scratch)
 
 struct bt_instance {
 	char name[BT_NAME_MAX + 1];
