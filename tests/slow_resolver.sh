@@ -108,9 +108,12 @@ d = [t(w["end"]) - t(w["start"]) for w in json.load(sys.stdin)
 print(len(d), "%.3f" % (sum(d) / len(d) if d else 0), "%.3f" % max(d or [99]))' "$START" "$STOP")
 echo "        windows while the resolver was slow: $NW, mean $MEAN s, longest $MAX s"
 # margins from the configuration: windows of 0.1 s, turned by a 10 ms loop;
-# a window held by one resolution would last 5 s
+# a window held by one resolution would last the resolver's 5 s. The bound
+# is 10 windows, a fifth of that: beside two CPU hogs under ASan the
+# longest window was 0.485 s (3 windows, the former bound, failed there)
 check "windows kept turning ($NW in 8 s; at least half of 8 / 0.1)" test "${NW:-0}" -ge 40
-check "no window held past 3 x 100 ms ($MAX s)" python3 -c "import sys; sys.exit(not $MAX <= 0.3)"
+check "no window held past 10 x 100 ms, a fifth of the resolver's delay ($MAX s)" \
+	python3 -c "import sys; sys.exit(not $MAX <= 1.0)"
 ERRORS=$(get 127.0.0.1:$PORT/metrics | awk '/^bloomtap_ipfix_errors_total\{/ { s += $2 } END { print s + 0 }')
 check "the messages that waited for no answer were counted ($ERRORS not sent)" test "$ERRORS" -ge 1
 
