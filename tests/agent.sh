@@ -396,6 +396,24 @@ sed -i 's/^drop-suppress = .*/drop-suppress = OTHERHOST,NO_SOCKET/' "$TMP/suppre
 sighup_then $AGENT "$TMP/agent.log"
 eq "reloaded: the new list applied" "$(suppressed)" "NO_SOCKET OTHERHOST"
 kill -TERM $AGENT; wait $AGENT; AGENT=
+
+# ---- /api/v1/drops reads the dropped flows' sketches under the agent's
+# lock, as /api/v1/heavy does: a flip (which clears the idle interval of
+# those sketches) held mid-way by the test's pause keeps the lock, and the
+# request waits for it; /healthz, which takes no lock, answers meanwhile.
+# Without the lock the request would read a sketch being cleared ----
+BLOOMTAP_TEST_PAUSE=agent-flip:$TMP/go-flip nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" \
+	run --config "$TMP/agent.conf" --interval 1 > "$TMP/pause.log" 2>&1 &
+AGENT=$!
+wait_for "a flip held (the test's pause)" 30 grep -q "paused at agent-flip" "$TMP/pause.log" &&
+	ok "a flip held (the test's pause)"
+eq "/healthz answers during the flip" "$(get -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/healthz)" 200
+eq "/api/v1/drops waits for the flip (no answer in 2 s)" \
+	"$(inb curl -s -m 2 -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/api/v1/drops)" 000
+touch "$TMP/go-flip"
+eq "and answers once the flip is done" \
+	"$(get -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/api/v1/drops)" 200
+kill -TERM $AGENT; wait $AGENT; AGENT=
 inb "$BLOOMTAP" detach "$VB" >/dev/null
 
 cleanup

@@ -37,6 +37,9 @@ MUTANTS=(
 		const struct bt_heavy_flow *f = &r->flows[i];
 		struct flow_rec rec = {|tests/ipfix.sh'
 'api-ignores-n|user/http.c|	o = bt_heavy_json(&f->hm, top, false, NULL);|	o = bt_heavy_json(&f->hm, 100000, false, NULL);|tests/agent.sh'
+'drops-api-unlocked|user/http.c|	pthread_mutex_lock(&a->lock);
+	o = bt_drops_json(&f->inst, 20);
+	pthread_mutex_unlock(&a->lock);|	o = bt_drops_json(&f->inst, 20);|tests/agent.sh'
 'tap-passes|bpf/bloomtap.bpf.c|verdict = c->tap ? XDP_DROP : XDP_PASS;|verdict = XDP_PASS;|tests/tap.sh'
 'claim-without-position|bpf/spie.bpf.h|ring % cfg_windows != win|0|.output/tests/test_spie'
 'auth-only-with-tls|user/http.c|!srv->web->nusers)|!srv->web->cert_pem)|tests/webapi.sh'

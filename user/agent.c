@@ -615,6 +615,8 @@ static void loop(struct bt_keeper **keepers)
 				__u32 done = f->hm.ctl->interval & 1;
 
 				bt_heavy_flip(&f->hm);
+				/* tests: a flip held, its lock with it */
+				bt_test_pause("agent-flip");
 				f->next_flip = now + ag.cfg.interval_s;
 				export_interval(f, done);
 			}
