@@ -429,11 +429,11 @@ static void live_down(void)
 }
 
 
-static __u64 rx_packets_b(void)
+/* The number a shell command prints (0 when it prints none). */
+static __u64 sh_number(const char *cmd)
 {
 	char buf[256] = "";
-	FILE *p = popen("ip -n " LIVE_NS_B " -s -j link show " LIVE_IF_B " | python3 -c "
-			"'import json,sys; print(json.load(sys.stdin)[0][\"stats64\"][\"rx\"][\"packets\"])'", "r");
+	FILE *p = popen(cmd, "r");
 
 	if (!p)
 		return 0;
@@ -441,6 +441,12 @@ static __u64 rx_packets_b(void)
 		buf[0] = 0;
 	pclose(p);
 	return strtoull(buf, NULL, 10);
+}
+
+static __u64 rx_packets_b(void)
+{
+	return sh_number("ip -n " LIVE_NS_B " -s -j link show " LIVE_IF_B " | python3 -c "
+			 "'import json,sys; print(json.load(sys.stdin)[0][\"stats64\"][\"rx\"][\"packets\"])'");
 }
 
 /* One live measurement: frames a second received at B. */
@@ -758,16 +764,8 @@ static int sink_open(struct live_sink *k, int home)
 /* B's UDP drops at the socket (its receive buffer full), from its SNMP. */
 static __u64 udp_rcvbuf_errors(void)
 {
-	char buf[256] = "";
-	FILE *p = popen("ip netns exec " LIVE_NS_B " nstat -az UdpRcvbufErrors | "
-			"awk '/UdpRcvbufErrors/ {print $2}'", "r");
-
-	if (!p)
-		return 0;
-	if (!fgets(buf, sizeof(buf), p))
-		buf[0] = 0;
-	pclose(p);
-	return strtoull(buf, NULL, 10);
+	return sh_number("ip netns exec " LIVE_NS_B " nstat -az UdpRcvbufErrors | "
+			 "awk '/UdpRcvbufErrors/ {print $2}'");
 }
 
 enum { LA_EMPTY, LA_XDP, LA_WITH, LA_N };
