@@ -621,9 +621,7 @@ bpftool map create /sys/fs/bpf/bloomtap_drops/drop_host_subsys type hash key 4 v
 bpftool map create /sys/fs/bpf/bloomtap_drops/from_a_later_version type array key 4 value 4 \
 	entries 1 name later
 check "attach over a removed host's leftover pins" in_ns $NS_D "$BLOOMTAP" attach $IF_DB
-eq "its drops recorded" "$(in_ns $NS_D "$BLOOMTAP" -j status | python3 -c '
-import json, sys
-print([i for i in json.load(sys.stdin) if i["name"] == sys.argv[1]][0]["drops_recording"])' $IF_DB)" True
+eq "its drops recorded" "$(status_field $NS_D $IF_DB drops_recording)" True
 in_ns $NS_D "$BLOOMTAP" detach $IF_DB >/dev/null
 check "the last instance gone again: no host pins, the unknown one's too" \
 	test ! -e /sys/fs/bpf/bloomtap_drops

@@ -176,6 +176,14 @@ agent_on_lab() {
 	rm -rf "$tmp"
 }
 
+# status_field NS NAME FIELD: FIELD of instance NAME in status -j, run in
+# namespace NS (other tests' instances may be listed beside it)
+status_field() {
+	in_ns "$1" "$BLOOMTAP" -j status | python3 -c '
+import json, sys
+print([i for i in json.load(sys.stdin) if i["name"] == sys.argv[1]][0].get(sys.argv[2]))' "$2" "$3"
+}
+
 json_get() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
 
 # prometheus_start NS TARGET LISTEN DIR: a real Prometheus in namespace NS

@@ -62,12 +62,7 @@ while o + 16 <= len(d):
 print(n)' "$1"
 }
 stop_b() { kill "$CAP_B" 2>/dev/null; wait "$CAP_B" 2>/dev/null; }
-# FIELD of B's instance in status -j (other tests' instances may be listed)
-status_of() {
-	in_ns "$NSB" "$BLOOMTAP" -j status | python3 -c '
-import json, sys
-print([i for i in json.load(sys.stdin) if i["name"] == sys.argv[1]][0].get(sys.argv[2]))' "$VB" "$1"
-}
+status_of() { status_field "$NSB" "$VB" "$1"; }	# FIELD of B's instance
 counted() { in_ns "$NSB" "$BLOOMTAP" -j stats "$VB" | json_get '["packets"]'; }
 
 # refused while B holds an address the host uses

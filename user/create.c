@@ -13,32 +13,29 @@
 #include "kernel.h"
 #include "bloomtap.skel.h"
 
+static bool listed(const struct bpf_map *m, const struct bpf_map *const *list, size_t n)
+{
+	while (n--)
+		if (list[n] == m)
+			return true;
+	return false;
+}
+
 /* The maps to pin besides the program, by skeleton map. */
 static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, size_t len)
 {
-	struct bpf_map *maps[] = {
 #define BT_MAP_OF(m) skel->maps.m,
-		BT_INSTANCE_MAPS(BT_MAP_OF)
+	struct bpf_map *maps[] = { BT_INSTANCE_MAPS(BT_MAP_OF) };
+	const struct bpf_map *scratch[] = { BT_INSTANCE_SCRATCH_MAPS(BT_MAP_OF) };
 #undef BT_MAP_OF
-	};
-	const struct bpf_map *scratch[] = {
-#define BT_MAP_OF(m) skel->maps.m,
-		BT_INSTANCE_SCRATCH_MAPS(BT_MAP_OF)
-#undef BT_MAP_OF
-	};
 	const size_t n = sizeof(maps) / sizeof(maps[0]);
 	struct bpf_map *m;
 	int err;
 
 	/* every map of the object is in the list, or one would go unpinned */
 	bpf_object__for_each_map(m, skel->obj) {
-		size_t i = 0, j = 0;
-
-		while (i < n && maps[i] != m)
-			i++;
-		while (j < sizeof(scratch) / sizeof(scratch[0]) && scratch[j] != m)
-			j++;
-		if (i == n && j == sizeof(scratch) / sizeof(scratch[0]) && !bpf_map__is_internal(m)) {
+		if (!bpf_map__is_internal(m) && !listed(m, (const struct bpf_map **)maps, n) &&
+		    !listed(m, scratch, sizeof(scratch) / sizeof(scratch[0]))) {
 			bt_err("map '%s' of the BPF object is in neither BT_INSTANCE_MAPS nor "
 			       "BT_INSTANCE_SCRATCH_MAPS (user/instance.h)", bpf_map__name(m));
 			snprintf(path, len, "map %s", bpf_map__name(m));

@@ -14,8 +14,9 @@
 /* The instance's maps: one list for the fds below, the pins that open
  * reads (user/instance.c) and those that create writes (user/create.c),
  * by the names of bpf/maps.bpf.h; create refuses a skeleton map that is
- * neither here nor among the scratch maps below. meta comes last: its pin marks an instance complete. dcounters
- * to dfmo are the heavy dropped flows' stage. */
+ * neither here nor among the scratch maps below. meta comes last: its
+ * pin marks an instance complete. dcounters to dfmo are the heavy
+ * dropped flows' stage. */
 #define BT_INSTANCE_MAPS(X)							\
 	X(counters) X(flows) X(ctl) X(cms) X(fm) X(fmc) X(fc) X(fmo)		\
 	X(spie) X(windows) X(wcount) X(digest_log)				\
