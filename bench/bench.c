@@ -1827,6 +1827,12 @@ int main(int argc, char **argv)
 		goto done;
 	}
 
+	/* BENCH_DROPS: the drop event's cost only */
+	if (getenv("BENCH_DROPS")) {
+		drops_run(f, seq);
+		goto done;
+	}
+
 	/* BENCH_HEAVY: the heavy-flow stage's breakdown only */
 	if (getenv("BENCH_HEAVY")) {
 		heavy_breakdown(f, seq, useq);

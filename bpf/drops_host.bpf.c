@@ -15,7 +15,9 @@
 #include "drop_count.bpf.h"
 
 /* drop_owners: key struct bt_drop_owner, value the instance's slot in
- * drop_progs. Written by user space at attach and detach. */
+ * drop_progs (BT_DROP_SLOT_MASK of it: include/bloomtap.h). Written by
+ * user space at attach and detach, and for stacked devices by the agent's
+ * loop. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BT_DROP_SLOTS);
@@ -56,7 +58,9 @@ int BPF_PROG(bloomtap_drops, struct sk_buff *skb, void *location, enum skb_drop_
 
 	/* skb_iif: the interface it came in by, in the namespace of the
 	 * device it is on now; 0 for a packet made on this host, which no
-	 * XDP program saw: no instance's */
+	 * XDP program saw: no instance's. A device stacked on the instance's
+	 * (VLAN, bridge, bond) receives it again and names itself here: its
+	 * entry is the instance's too (BT_DROP_UPPER). */
 	if (dev && skb->skb_iif) {
 		struct bt_drop_owner o = {
 			.netns = dev->nd_net.net->ns.inum,
@@ -65,7 +69,7 @@ int BPF_PROG(bloomtap_drops, struct sk_buff *skb, void *location, enum skb_drop_
 
 		slot = bpf_map_lookup_elem(&drop_owners, &o);
 		if (slot)
-			bpf_tail_call(ctx, &drop_progs, *slot);
+			bpf_tail_call(ctx, &drop_progs, *slot & BT_DROP_SLOT_MASK);
 	}
 	drop_count_add(&drop_host, &drop_host_subsys, why, 1, skb->len);
 	return 0;

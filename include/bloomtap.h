@@ -515,6 +515,16 @@ struct bt_drop_owner {
 	__u32 netns;		/* the namespace's inode (/proc/self/ns/net) */
 	__u32 ifindex;
 };
+/* drop_owners' value: the instance's slot in drop_progs for its own
+ * interface; with BT_DROP_UPPER for a device stacked on it (a bridge's
+ * local delivery, a VLAN, a bond, a macvlan: each receives the packet
+ * again and names itself in skb_iif); BT_DROP_SHARED for a device
+ * stacked on several instances' interfaces, which no drop can be told
+ * apart on: its slot is past drop_progs' end, so the tail call fails and
+ * the host counts the drop (user/drops.c keeps them). */
+#define BT_DROP_SLOT_MASK 0xffffu
+#define BT_DROP_UPPER (1u << 31)
+#define BT_DROP_SHARED (BT_DROP_UPPER | BT_DROP_SLOT_MASK)
 
 /* Per CPU and reason (key: the reason). */
 struct bt_drop_count {

@@ -92,14 +92,6 @@ MAC_DB=$(ip -n $NS_D -j link show $IF_DB | json_get '[0]["address"]')
 # destination would wait for ARP)
 in_ns $NS_S ping -c1 -W2 198.18.41.2 >/dev/null
 
-# reason_count INSTANCE NS NAME: the instance's packets dropped with NAME
-reason_count() {
-	in_ns "$2" "$BLOOMTAP" -j drops "$1" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print(sum(r["packets"] for r in d["reasons"] if r["reason"] == sys.argv[1]))' "$3"
-}
-
 reason_bytes() {
 	in_ns "$2" "$BLOOMTAP" -j drops "$1" | python3 -c '
 import json, sys
@@ -112,43 +104,6 @@ not_digested() {	# INSTANCE NS CAUSE
 import json, sys
 d = json.load(sys.stdin)
 print(d["digested"] if sys.argv[1] == "digested" else d["not_digested"][sys.argv[1]])' "$3"
-}
-
-# trace_says INSTANCE NS PCAP REASON [KEPT]: an answer for every packet of
-# the capture, each seen; dropped with REASON (or not dropped, REASON
-# "-"); the tags in file KEPT (a sink's reads) are packets delivered: seen
-# only.
-trace_says() {
-	in_ns "$2" "$BLOOMTAP" -j trace "$1" "$3" > "$WORK/trace.json"
-	python3 - "$WORK/trace.json" "$4" "${5:-}" "$3" <<'PY'
-import json, struct, sys
-res = json.load(open(sys.argv[1]))
-want, kept = sys.argv[2], set()
-if sys.argv[3]:
-    kept = {int(l) for l in open(sys.argv[3]) if l.strip().isdigit()}
-# the capture's packets (classic pcap, as drops_lab.py writes it)
-with open(sys.argv[4], 'rb') as f:
-    end = '<' if f.read(4) in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
-    f.read(20)
-    sent = 0
-    while len(h := f.read(16)) == 16:
-        f.seek(struct.unpack(end + 'IIII', h)[2], 1)
-        sent += 1
-bad = [] if len(res) == sent else ["%d answers for the capture's %d packets" % (len(res), sent)]
-first = {p["packet"]: p for p in res}
-for i, p in enumerate(res):
-    # a repeat of an earlier packet is answered there
-    reasons = {d["reason"] for d in first[p.get("same_as", p["packet"])]["drops"]}
-    if not p["seen"]:
-        bad.append("packet %d not seen" % p["packet"])
-    exp = set() if want == "-" else {want}
-    if kept and p["packet"] - 1 in kept:
-        exp = set()
-    if reasons != exp:
-        bad.append("packet %d: drops %s, want %s" % (p["packet"], sorted(reasons), sorted(exp)))
-print("\n".join(bad[:5]) if bad else "%d packets as expected" % len(res))
-sys.exit(1 if bad else 0)
-PY
 }
 
 export BLOOMTAP

@@ -47,6 +47,8 @@ MUTANTS=(
 'drop-v6-raw-word|bpf/drop.bpf.h|		hdr = spie_hdr_v6(*(__u64 *)ip);|		hdr = *(__u64 *)ip;|tests/drops.sh'
 'suppressed-as-not-ip|bpf/drop.bpf.h|		dctr->c[BT_DROP_SUPPRESSED] += segs;|		dctr->c[BT_DROP_NOT_IP] += segs;|tests/drops.sh'
 'window-other-never-set|bpf/drop.bpf.h|	d->other += n;|	(void)n;|tests/drops.sh'
+'uppers-shared-last-wins|user/drops.c|								      : BT_DROP_SHARED;|								      : own[i].v + BT_DROP_UPPER;|tests/uppers.sh'
+'uppers-not-refreshed|user/agent.c|			bt_drops_refresh_uppers();|			(void)0;|tests/uppers.sh'
 'remove-purges|debian/bloomtap.postrm|if [ "$1" = purge ]; then|if [ "$1" = purge -o "$1" = remove ]; then|tests/package.sh'
 'heavy-json-hides-tcp|user/heavy.c|		const struct bt_heavy_flow *f = &r->flows[i];
 		struct json_object *o = json_object_new_object();|		const struct bt_heavy_flow *f = &r->flows[i];

@@ -127,6 +127,7 @@ run_build() {	# label, build dir
 	run_suite ${label}multihop    tests/multihop.sh
 	run_suite ${label}pathtrace   tests/pathtrace.sh
 	run_suite ${label}drops       tests/drops.sh
+	run_suite ${label}uppers      tests/uppers.sh
 	run_suite ${label}agent       tests/agent.sh
 	run_suite ${label}webapi      tests/webapi.sh
 	run_suite ${label}privs       tests/privs.sh
@@ -173,6 +174,8 @@ else
 	run_suite image       tests/image.sh
 	run_suite manifests   tests/manifests.sh
 	run_suite docs        python3 tests/docs.py
+	# every bloomtap command line and usage the manual gives, accepted
+	run_suite doc-commands python3 tests/doc_commands.py
 	# every command the run calls comes from a package make deps installs
 	run_suite deps        python3 tests/deps.py
 	# the .deb under systemd as PID 1, in a Debian 12 guest (QEMU)

@@ -606,6 +606,8 @@ static void loop(struct bt_keeper **keepers)
 			for (int i = 0; i < ag.n; i++)
 				check_iface(&ag.ifs[i]);
 			count_archive();
+			/* a VLAN, bridge or bond made on an interface since */
+			bt_drops_refresh_uppers();
 			next_check = now + 1;
 		}
 		for (int i = 0; i < ag.n; i++) {

@@ -18,6 +18,7 @@
 #include "drops.h"
 #include "instance.h"
 #include "kernel.h"
+#include "links.h"
 #include "drops_host.skel.h"
 
 #define SUBSYS_SHIFT 16
@@ -314,14 +315,15 @@ int bt_drops_set_suppress(const struct bt_instance *inst, const __u64 bits[BT_DR
 /* ---- the host's program ---- */
 
 /* Attach and detach of any instance take this, so that the first loads
- * the host's program and the last removes it, once. */
-static int lock_root(void)
+ * the host's program and the last removes it, once; -EWOULDBLOCK when it
+ * is held and wait is false. */
+static int lock_root(bool wait)
 {
 	int fd = open(BT_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	if (flock(fd, LOCK_EX)) {
+	if (flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB)) {
 		int err = -errno;
 
 		close(fd);
@@ -504,8 +506,8 @@ static int netns_inode(__u32 *ino)
 	return 0;
 }
 
-/* Owner entries pointing at slot s go (an instance has one, but a
- * re-attach in another namespace leaves the old one). */
+/* Owner entries pointing at slot s go: its own (one, but a re-attach in
+ * another namespace leaves the old one) and its stacked devices'. */
 static void forget_slot(const struct host *h, __u32 s)
 {
 	struct bt_drop_owner key, next, *prev = NULL;
@@ -513,7 +515,7 @@ static void forget_slot(const struct host *h, __u32 s)
 
 	while (!bpf_map_get_next_key(h->owners_fd, prev, &next)) {
 		key = next;
-		if (!bpf_map_lookup_elem(h->owners_fd, &key, &v) && v == s) {
+		if (!bpf_map_lookup_elem(h->owners_fd, &key, &v) && (v & BT_DROP_SLOT_MASK) == s) {
 			bpf_map_delete_elem(h->owners_fd, &key);
 			prev = NULL;	/* start again: the order changed */
 			continue;
@@ -527,6 +529,87 @@ static bool owners_empty(const struct host *h)
 	struct bt_drop_owner next;
 
 	return bpf_map_get_next_key(h->owners_fd, NULL, &next) != 0;
+}
+
+/* The stacked devices' entries of namespace ns, made again from its links
+ * and its instances' own entries: a device stacked on one instance's
+ * interface gets that instance's slot | BT_DROP_UPPER, one stacked on
+ * several BT_DROP_SHARED, one with an instance of its own keeps it. New
+ * entries are written before stale ones go, so a drop in between finds
+ * one or the other. Under the root lock. */
+static void refresh_uppers(const struct host *h, __u32 ns)
+{
+	struct bt_drop_owner key, next, *prev = NULL;
+	struct { __u32 ifindex, v; } own[BT_DROP_SLOTS], stale[BT_DROP_SLOTS * 4];
+	size_t nown = 0, nstale = 0, *ups = NULL;
+	struct bt_link *links;
+	__u32 *want = NULL, v;
+	int n = bt_links_dump(&links);
+
+	if (n < 0)
+		return;
+	while (!bpf_map_get_next_key(h->owners_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key.netns != ns || bpf_map_lookup_elem(h->owners_fd, &key, &v))
+			continue;
+		if (!(v & BT_DROP_UPPER) && nown < BT_DROP_SLOTS)
+			own[nown++] = (typeof(own[0])){ key.ifindex, v };
+		else if (v & BT_DROP_UPPER && nstale < sizeof(stale) / sizeof(stale[0]))
+			stale[nstale++] = (typeof(stale[0])){ key.ifindex, v };
+	}
+	want = calloc(n + 1, sizeof(*want));
+	ups = calloc(n + 1, sizeof(*ups));
+	if (!want || !ups)
+		goto out;
+	for (size_t i = 0; i < nown; i++) {
+		size_t k = bt_links_uppers(links, n, own[i].ifindex, ups, n);
+
+		for (size_t j = 0; j < k; j++) {
+			__u32 *w = &want[ups[j]];
+
+			*w = !*w || *w == (own[i].v | BT_DROP_UPPER) ? own[i].v | BT_DROP_UPPER
+								      : BT_DROP_SHARED;
+		}
+	}
+	for (size_t i = 0; i < nown; i++)	/* an instance of its own */
+		for (int j = 0; j < n; j++)
+			if (links[j].ifindex == own[i].ifindex)
+				want[j] = 0;
+	for (int j = 0; j < n; j++) {
+		key = (struct bt_drop_owner){ .netns = ns, .ifindex = links[j].ifindex };
+		if (want[j])
+			bpf_map_update_elem(h->owners_fd, &key, &want[j], 0);
+	}
+	for (size_t i = 0; i < nstale; i++) {
+		bool kept = false;
+
+		for (int j = 0; j < n && !kept; j++)
+			kept = links[j].ifindex == stale[i].ifindex && want[j];
+		key = (struct bt_drop_owner){ .netns = ns, .ifindex = stale[i].ifindex };
+		if (!kept)
+			bpf_map_delete_elem(h->owners_fd, &key);
+	}
+out:
+	free(want);
+	free(ups);
+	free(links);
+}
+
+void bt_drops_refresh_uppers(void)
+{
+	struct host h;
+	__u32 ns = 0;
+	int lock;
+
+	/* never waits: an attach holding the lock refreshes itself */
+	if (netns_inode(&ns) || (lock = lock_root(false)) < 0)
+		return;
+	if (!host_open(&h)) {
+		refresh_uppers(&h, ns);
+		host_close(&h);
+	}
+	close(lock);
 }
 
 int bt_drops_register(const struct bt_instance *inst, const char *suppress)
@@ -549,7 +632,7 @@ int bt_drops_register(const struct bt_instance *inst, const char *suppress)
 		return err;
 	if ((err = netns_inode(&o.netns)))
 		return err;
-	if ((lock = lock_root()) < 0)
+	if ((lock = lock_root(true)) < 0)
 		return lock;
 	err = host_open(&h);
 	/* no host: what its directory still holds is a removed one's leftovers */
@@ -582,6 +665,8 @@ int bt_drops_register(const struct bt_instance *inst, const char *suppress)
 		bt_err_errno(err, "registering the instance's drop program");
 		bpf_map_delete_elem(h.progs_fd, &v);
 	}
+	/* a failure here leaves the stacked devices' drops to the host */
+	refresh_uppers(&h, o.netns);
 out_close:
 	/* a host program this call loaded, left without owners */
 	if (err && loaded && owners_empty(&h))
@@ -594,13 +679,13 @@ out:
 
 int bt_drops_unregister(const struct bt_instance *inst)
 {
-	__u32 id = prog_id(inst->prog_drop_fd);
+	__u32 id = prog_id(inst->prog_drop_fd), ns = 0;
 	struct host h;
 	int lock, s;
 
 	if (!id)
 		return 0;
-	if ((lock = lock_root()) < 0)
+	if ((lock = lock_root(true)) < 0)
 		return lock;
 	if (!host_open(&h)) {
 		s = slot_of(&h, id);
@@ -610,6 +695,8 @@ int bt_drops_unregister(const struct bt_instance *inst)
 			forget_slot(&h, v);
 			bpf_map_delete_elem(h.progs_fd, &v);
 		}
+		if (!netns_inode(&ns))
+			refresh_uppers(&h, ns);	/* a device shared with it is not now */
 		if (owners_empty(&h))
 			host_remove();
 		host_close(&h);
@@ -629,6 +716,48 @@ bool bt_drops_registered(const struct bt_instance *inst)
 	yes = slot_of(&h, id) >= 0;
 	host_close(&h);
 	return yes;
+}
+
+int bt_drops_uppers(const struct bt_instance *inst, struct bt_drop_upper *out, int max)
+{
+	__u32 id = prog_id(inst->prog_drop_fd), ns = 0;
+	struct bt_link *links;
+	size_t *ups = NULL, k = 0;
+	struct host h;
+	int n, s = -1, err;
+
+	if ((err = netns_inode(&ns)))
+		return err;
+	if ((n = bt_links_dump(&links)) < 0)
+		return n;
+	if (id && !host_open(&h)) {
+		s = slot_of(&h, id);
+		if (s < 0)
+			host_close(&h);
+	}
+	if (!(ups = calloc(n + 1, sizeof(*ups)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	k = bt_links_uppers(links, n, inst->meta.ifindex, ups, max < n ? max : n);
+	for (size_t i = 0; i < k; i++) {
+		struct bt_drop_owner key = { .netns = ns, .ifindex = links[ups[i]].ifindex };
+		__u32 v;
+
+		snprintf(out[i].name, sizeof(out[i].name), "%s", links[ups[i]].name);
+		snprintf(out[i].kind, sizeof(out[i].kind), "%s", links[ups[i]].kind);
+		out[i].state = BT_UPPER_PENDING;
+		if (s >= 0 && !bpf_map_lookup_elem(h.owners_fd, &key, &v))
+			out[i].state = v == BT_DROP_SHARED ? BT_UPPER_SHARED
+				     : v == (s | BT_DROP_UPPER) ? BT_UPPER_OURS
+				     : !(v & BT_DROP_UPPER) ? BT_UPPER_ITS_OWN : BT_UPPER_PENDING;
+	}
+out:
+	if (s >= 0)
+		host_close(&h);
+	free(ups);
+	free(links);
+	return err ? err : (int)k;
 }
 
 /* ---- counts ---- */

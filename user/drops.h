@@ -68,6 +68,21 @@ int bt_drops_register(const struct bt_instance *inst, const char *suppress);
 int bt_drops_unregister(const struct bt_instance *inst);
 /* Is the instance registered (its program in the host's array)? */
 bool bt_drops_registered(const struct bt_instance *inst);
+/* The devices stacked on the current namespace's instances' interfaces
+ * (bridge, VLAN, bond, macvlan) given their drops again, from the links
+ * as they are now: the agent's loop calls it every second, attach and
+ * detach once. Never waits for the lock an attach holds. */
+void bt_drops_refresh_uppers(void);
+/* A device stacked on the instance's interface, and who gets its drops:
+ * this instance, the host (shared with another instance's interface),
+ * an instance on that device, or nobody yet (made since the last
+ * refresh). */
+struct bt_drop_upper {
+	char name[16], kind[16];
+	enum { BT_UPPER_OURS, BT_UPPER_SHARED, BT_UPPER_ITS_OWN, BT_UPPER_PENDING } state;
+};
+/* Into out (at most max); returns how many, or -errno. */
+int bt_drops_uppers(const struct bt_instance *inst, struct bt_drop_upper *out, int max);
 
 /* Per reason, summed over the CPUs. */
 struct bt_drop_total {

@@ -47,6 +47,32 @@ static void print_totals(const struct bt_drop_total *t, int n)
 		       (uint64_t)t[i].bytes);
 }
 
+static const char *const upper_states[] = {
+	[BT_UPPER_OURS] = "here",
+	[BT_UPPER_SHARED] = "host (shared with another instance)",
+	[BT_UPPER_ITS_OWN] = "its own instance",
+	[BT_UPPER_PENDING] = "nobody yet (the agent refreshes every second, attach once)",
+};
+
+/* The devices stacked on the instance's interface: a drop there (after a
+ * bridge's local delivery, a VLAN's or a bond's receive) is one of its. */
+static struct json_object *stacked_json(const struct bt_instance *inst)
+{
+	struct json_object *a = json_object_new_array();
+	struct bt_drop_upper up[32];
+	int n = bt_drops_uppers(inst, up, 32);
+
+	for (int i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(up[i].name));
+		json_object_object_add(o, "kind", json_object_new_string(up[i].kind));
+		json_object_object_add(o, "drops", json_object_new_string(upper_states[up[i].state]));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static bool suppressed(const __u64 *bits, __u32 code)
 {
 	return code < BT_DROP_REASONS && (bits[code / 64] >> (code % 64) & 1);
@@ -78,6 +104,7 @@ struct json_object *bt_drops_json(const struct bt_instance *inst, size_t n_heavy
 		if (suppressed(bits, r[i].code))
 			json_object_array_add(sup, json_object_new_string(r[i].name));
 	json_object_object_add(o, "suppressed", sup);
+	json_object_object_add(o, "stacked", stacked_json(inst));
 	/* 0: without (the plain output prints them itself) */
 	if (n_heavy)
 		json_object_object_add(o, "heavy", bt_heavy_dropped_json(inst, n_heavy));
@@ -118,6 +145,16 @@ static void print_drops(const struct bt_instance *inst, size_t n_heavy)
 	for (size_t i = 0; i < json_object_array_length(v); i++)
 		printf("%s %s", i ? "," : "", json_object_get_string(json_object_array_get_idx(v, i)));
 	printf("%s\n", json_object_array_length(v) ? "" : " none");
+	v = json_object_object_get(o, "stacked");
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		struct json_object *u = json_object_array_get_idx(v, i);
+
+		printf("%s %s (%s): %s", i ? "," : "stacked devices, whose drops go to:",
+		       json_object_get_string(json_object_object_get(u, "name")),
+		       json_object_get_string(json_object_object_get(u, "kind")),
+		       json_object_get_string(json_object_object_get(u, "drops")));
+	}
+	printf("%s", json_object_array_length(v) ? "\n" : "");
 	json_object_put(o);
 	printf("\n");
 	bt_print_heavy_dropped(inst, n_heavy);

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The current network namespace's links and how they stack: which devices
+ * a packet received on an interface goes on to be received by again (a
+ * bridge's local delivery, a VLAN sub-interface, a bond's master, a
+ * macvlan or ipvlan). Read by rtnetlink, which answers for the calling
+ * thread's namespace; sysfs answers for the namespace it was mounted in. */
+#ifndef BLOOMTAP_LINKS_H
+#define BLOOMTAP_LINKS_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+struct bt_link {
+	__u32 ifindex;
+	__u32 master;		/* IFLA_MASTER: bridge, bond, team, VRF; 0 none */
+	__u32 lower;		/* IFLA_LINK of a device stacked on one in the
+				 * same namespace (vlan, macvlan, macvtap,
+				 * ipvlan, ipvtap); 0 for any other kind */
+	char name[16];
+	char kind[16];		/* IFLA_INFO_KIND, "" for a plain device */
+};
+
+/* Every link of the current network namespace into *out (malloc'd, the
+ * caller frees). Returns the count, or -errno. */
+int bt_links_dump(struct bt_link **out);
+
+/* The devices stacked above ifindex, directly or not, into ups (at most
+ * max, by index into links); returns how many. */
+size_t bt_links_uppers(const struct bt_link *links, size_t n, __u32 ifindex,
+		       size_t *ups, size_t max);
+
+#endif
