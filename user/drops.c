@@ -771,40 +771,70 @@ static int cmp_total(const void *a, const void *b)
 	return x->code < y->code ? -1 : x->code > y->code;
 }
 
+/* One reason's per-CPU counts summed into t (n of cap); an unused
+ * reason reads zero and is left out. */
+static void total_add(struct bt_drop_total **t, int *n, int *cap, __u32 code,
+		      const struct bt_drop_count *v, int ncpu)
+{
+	struct bt_drop_total sum = { .code = code };
+
+	for (int c = 0; c < ncpu; c++) {
+		sum.packets += v[c].packets;
+		sum.bytes += v[c].bytes;
+	}
+	if (!sum.packets && !sum.bytes)
+		return;
+	if (*n == *cap) {
+		struct bt_drop_total *g = realloc(*t, (*cap = *cap ? 2 * *cap : 16) * sizeof(*g));
+
+		if (!g)
+			return;
+		*t = g;
+	}
+	(*t)[(*n)++] = sum;
+}
+
+#define TOTALS_BATCH 256
+
 /* Adds one count map's reasons to t (n of cap): the array of core reasons
- * or the hash of a subsystem's (get_next_key walks both; an unused reason
- * reads zero and is left out). */
+ * or the hash of a subsystem's, TOTALS_BATCH keys a system call (a
+ * /metrics scrape reads them per interface: 1,024 reasons were 2,048
+ * calls); a kernel without batch lookups (before 5.6) is walked a key at
+ * a time. */
 static int totals_add(int fd, struct bt_drop_total **t, int *n, int *cap)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct bt_drop_count *v = ncpu > 0 ? calloc(ncpu, sizeof(*v)) : NULL;
-	__u32 key, *prev = NULL;
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct bt_drop_count *v = ncpu > 0 ? calloc((size_t)TOTALS_BATCH * ncpu, sizeof(*v)) : NULL;
+	__u32 keys[TOTALS_BATCH], token, key, *prev = NULL;
+	void *in = NULL;
 
 	if (!v)
 		return -ENOMEM;
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		struct bt_drop_total sum = { .code = key };
+	for (;;) {
+		__u32 count = TOTALS_BATCH;
+		bool last = bpf_map_lookup_batch(fd, in, &token, keys, v, &count, NULL) != 0;
 
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, v))
-			continue;
-		for (int c = 0; c < ncpu; c++) {
-			sum.packets += v[c].packets;
-			sum.bytes += v[c].bytes;
+		if (last && errno != ENOENT) {
+			err = -errno;
+			break;
 		}
-		if (!sum.packets && !sum.bytes)
-			continue;
-		if (*n == *cap) {
-			struct bt_drop_total *g = realloc(*t, (*cap = *cap ? 2 * *cap : 16) * sizeof(*g));
-
-			if (!g)
-				break;
-			*t = g;
+		for (__u32 i = 0; i < count; i++)
+			total_add(t, n, cap, keys[i], &v[(size_t)i * ncpu], ncpu);
+		if (last)
+			break;
+		in = &token;
+	}
+	/* 524: the kernel's ENOTSUPP, what 5.x answered for a map without */
+	if (err && !in && (err == -EINVAL || err == -524 || err == -EOPNOTSUPP)) {
+		err = 0;
+		while (!bpf_map_get_next_key(fd, prev, &key)) {
+			prev = &key;
+			if (!bpf_map_lookup_elem(fd, &key, v))
+				total_add(t, n, cap, key, v, ncpu);
 		}
-		(*t)[(*n)++] = sum;
 	}
 	free(v);
-	return 0;
+	return err;
 }
 
 int bt_drops_totals(const struct bt_instance *inst, struct bt_drop_total **out)
