@@ -80,6 +80,10 @@ static __always_inline int accepted_v4(void *data, void *data_end, __u32 l3, __u
 
 	if (data + l4 + 12 > data_end)
 		return -1;
+	/* a source that is B's own address (the Zipf's third flow: 198.18.0.2)
+	 * would die as IP_LOCAL_SOURCE, a drop in traffic meant to arrive */
+	if (*(__be32 *)(data + l3 + 12) == *(__be32 *)(data + l3 + 16))
+		*(__be32 *)(data + l3 + 12) ^= bpf_htonl(1);
 	*(__be32 *)(data + l4 + 8) = bpf_htonl((__u32)n);
 	*(__be16 *)(data + l4 + 4) = bpf_htons(bpf_ntohs(w[1]) - (l4 - l3));
 	*(__be16 *)(data + l4 + 6) = 0;

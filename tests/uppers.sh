@@ -83,15 +83,19 @@ drops_here() {
 		trace_says $IF_B $NS_B "$pcap" NETFILTER_DROP
 }
 
-# can_make KIND [ARGS]: this kernel makes a device of KIND (its module
-# loads), on IF_B (vlan, macvlan need a lower device)
+# can_make KIND: this kernel makes a device of KIND (its module loads;
+# vlan and macvlan on IF_B), else WHY says why not
 can_make() {
-	local t=btut$ID k=$1; shift
-	ip -n $NS_B link add "$@" name $t type $k >/dev/null 2>&1 && ip -n $NS_B link del $t
+	local t=btut$ID
+	case $1 in
+	vlan) WHY=$(ip -n $NS_B link add link $IF_B name $t type vlan id 99 2>&1) ;;
+	macvlan) WHY=$(ip -n $NS_B link add link $IF_B name $t type macvlan 2>&1) ;;
+	*) WHY=$(ip -n $NS_B link add name $t type $1 2>&1) ;;
+	esac && ip -n $NS_B link del $t
 }
 # skip_kind KIND CHECKS: a kind this kernel lacks, its checks skipped
 skip_kind() {
-	echo "  SKIP  uppers: $1: this kernel cannot make a $1 device (no module); the 6.1 guest runs it"
+	echo "  SKIP  uppers: $1: this kernel cannot make a $1 device (${WHY:-no module}); the 6.1 guest runs it"
 	SKIP=$((SKIP + $2))
 }
 
@@ -167,7 +171,7 @@ ip -n $NS_B link del $BR
 wait_for "bridge deleted: gone from the stacked devices" 10 \
 	bash -c "[ \"\$(stacked_state $BR)\" = absent ]" && ok "bridge deleted: gone"
 
-if can_make vlan link $IF_B id 99; then
+if can_make vlan; then
 	ip -n $NS_A link add link $IF_A name $VL type vlan id 100
 	ip -n $NS_B link add link $IF_B name $VL type vlan id 100
 	ip -n $NS_A link set $VL up
@@ -184,7 +188,7 @@ else
 	skip_kind vlan 4
 fi
 
-if can_make macvlan link $IF_B; then
+if can_make macvlan; then
 	ip -n $NS_B link add link $IF_B name $MV type macvlan mode bridge
 	ip -n $NS_B addr add 198.18.52.2/24 dev $MV
 	ip -n $NS_B link set $MV up
