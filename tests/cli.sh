@@ -170,5 +170,16 @@ ip netns add "btdemo-a-$DEAD"
 check "the next demo removed a half-made lab too" bash -c "! ip netns list | grep -qw 'btdemo-a-$DEAD'"
 ip netns del "btdemo-a-$DEAD" 2>/dev/null
 
+# One logger, whose lines carry their level: "<3>" when stderr is the
+# journal (JOURNAL_STREAM names stderr's device:inode, as systemd sets it),
+# "bloomtap: error:" elsewhere, even with the variable inherited
+: > "$TMP/journal"
+JS=$(stat -c '%d:%i' "$TMP/journal")
+JOURNAL_STREAM=$JS "$BLOOMTAP" detach --instance bt-no-such-$$ 2>"$TMP/journal"
+check "stderr the journal: an error line starts <3>" grep -q '^<3>no bloomtap instance' "$TMP/journal"
+JOURNAL_STREAM=$JS "$BLOOMTAP" detach --instance bt-no-such-$$ 2>"$TMP/other"
+check "stderr a file other than the variable's: the plain prefix" \
+	grep -q '^bloomtap: error: no bloomtap instance' "$TMP/other"
+
 summary
 [ $FAIL -eq 0 ]

@@ -71,6 +71,21 @@ check "systemctl reload" systemctl reload bloomtap.service
 wait_for "the reload is logged" 30 bash -c "journalctl -b -u bloomtap.service | grep -q 're-read $CONF'" &&
 	ok "the reload is logged"
 eq "after the reload: the same process" "$(unit MainPID)" "$PID"
+# one logger: an error of the library's (the configuration's parser) under
+# the unit is filed at priority err, not info; then the good file again
+cp "$CONF" /tmp/bloomtap.conf.good
+echo "no-such-key = 1" >> "$CONF"
+check "systemctl reload (a bad key)" systemctl reload bloomtap.service
+wait_for "the parser's error filed at priority err" 30 bash -c \
+	"journalctl -b -u bloomtap.service -p err..err --no-pager | grep -q 'no-such-key'" &&
+	ok "the parser's error filed at priority err"
+eq "and information is not (the reload's line is not err)" \
+	"$(journalctl -b -u bloomtap.service -p err..err --no-pager | grep -c "re-read $CONF")" 0
+cp /tmp/bloomtap.conf.good "$CONF"
+n=$(journalctl -b -u bloomtap.service | grep -c "re-read $CONF")
+systemctl reload bloomtap.service
+wait_for "the good file re-read" 30 bash -c \
+	"[ \$(journalctl -b -u bloomtap.service | grep -c 're-read $CONF') -gt $n ]"
 ip link del "$VH"
 check "the interface made again" lab
 wait_for "the agent attached to it again" 30 bash -c "ip link show $VH | grep -q 'prog/xdp'" &&

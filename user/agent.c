@@ -40,25 +40,6 @@ static void on_hup(int sig)
 	reload = 1;
 }
 
-void bt_log(int level, const char *fmt, ...)
-{
-	static const char *const names[] = { [3] = "error", [4] = "warning", [6] = "info",
-					     [7] = "debug" };
-	va_list ap;
-
-	if (level == BT_LOG_DEBUG && !bt_g.verbose)
-		return;
-	va_start(ap, fmt);
-	/* under systemd, "<N>" is the level journald files the line under */
-	if (getenv("JOURNAL_STREAM"))
-		fprintf(stderr, "<%d>", level);
-	else
-		fprintf(stderr, "bloomtap: %s: ", names[level & 7] ? names[level & 7] : "log");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
 static struct agent ag = {
 	.cfg = AGENT_DEFAULTS,
 	.lock = PTHREAD_MUTEX_INITIALIZER,

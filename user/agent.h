@@ -104,8 +104,5 @@ void bt_watch_loader_stop(void);
 /* Frees a list read for the loader that never reached it (NULL: nothing). */
 void bt_watch_list_drop(struct bt_watch_list *l);
 
-/* journald reads "<N>" level prefixes (sd-daemon(3)) */
-void bt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-enum { BT_LOG_ERR = 3, BT_LOG_WARNING = 4, BT_LOG_INFO = 6, BT_LOG_DEBUG = 7 };
 
 #endif /* BLOOMTAP_AGENT_H */

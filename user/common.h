@@ -23,6 +23,9 @@ extern struct bt_global bt_g;
 
 /* Errors name the problem and what to do. In JSON mode they are one JSON
  * object on stdout, {"error": "..."}, so a consumer always gets JSON. */
+/* Levels as syslog's (and journald's "<N>" prefix) */
+enum { BT_LOG_ERR = 3, BT_LOG_WARNING = 4, BT_LOG_INFO = 6, BT_LOG_DEBUG = 7 };
+void bt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void bt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -6,16 +6,57 @@
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include "common.h"
 
 struct bt_global bt_g;
 
-static void vmsg(const char *level, const char *fmt, va_list ap)
+/* Is stderr the journal? systemd sets JOURNAL_STREAM to stderr's
+ * "device:inode" for a unit's process; a child whose stderr was sent
+ * elsewhere inherits the variable, so it must match (sd_journal's rule). */
+static bool stderr_is_journal(void)
 {
-	fprintf(stderr, "bloomtap: %s", level);
+	static int known = -1;
+	const char *js;
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (known < 0) {
+		js = getenv("JOURNAL_STREAM");
+		known = js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 &&
+			!fstat(STDERR_FILENO, &st) && st.st_dev == dev && st.st_ino == ino;
+	}
+	return known;
+}
+
+/* The one logger: a line at a level (syslog's: 3 error to 7 debug). On a
+ * terminal or a file "bloomtap: error: text" ("bloomtap: text" for info);
+ * into the journal "<N>text", which journald files at priority N under
+ * the unit's name. */
+static void vlog(int level, const char *fmt, va_list ap)
+{
+	static const char *const names[] = { [BT_LOG_ERR] = "error: ",
+					     [BT_LOG_WARNING] = "warning: ",
+					     [BT_LOG_DEBUG] = "debug: " };
+
+	if (level == BT_LOG_DEBUG && !bt_g.verbose)
+		return;
+	if (stderr_is_journal())
+		fprintf(stderr, "<%d>", level);
+	else
+		fprintf(stderr, "bloomtap: %s", names[level & 7] ? names[level & 7] : "");
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+}
+
+void bt_log(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(level, fmt, ap);
+	va_end(ap);
 }
 
 void bt_err(const char *fmt, ...)
@@ -31,7 +72,7 @@ void bt_err(const char *fmt, ...)
 		json_object_object_add(o, "error", json_object_new_string(buf));
 		bt_json_print(o);
 	} else {
-		vmsg("error: ", fmt, ap);
+		vlog(BT_LOG_ERR, fmt, ap);
 	}
 	va_end(ap);
 }
@@ -41,7 +82,7 @@ void bt_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmsg("warning: ", fmt, ap);
+	vlog(BT_LOG_WARNING, fmt, ap);
 	va_end(ap);
 }
 
@@ -50,7 +91,7 @@ void bt_info(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmsg("", fmt, ap);
+	vlog(BT_LOG_INFO, fmt, ap);
 	va_end(ap);
 }
 
@@ -58,10 +99,8 @@ void bt_debug(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!bt_g.verbose)
-		return;
 	va_start(ap, fmt);
-	vmsg("debug: ", fmt, ap);
+	vlog(BT_LOG_DEBUG, fmt, ap);
 	va_end(ap);
 }
 

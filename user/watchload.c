@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include "agent.h"
+#include "common.h"
 #include "watch.h"
 
 static struct {
