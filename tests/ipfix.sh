@@ -40,6 +40,7 @@ stop_pids() {
 }
 cleanup() {
 	stop_pids
+	[ -s "$TMP/example/nfcapd.pid" ] && kill "$(cat "$TMP/example/nfcapd.pid")" 2>/dev/null
 	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
 	"$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1
 	"$BLOOMTAP" detach --instance "$INST-src" >/dev/null 2>&1
@@ -107,15 +108,29 @@ poll_heavy 100000 0.25 "$TMP/heavy.jsonl"	# what heavy -j says, four times an in
 ended() { grep -q "\"sport\":$((10000 + 100 * $1)),[^}]*\"interval\":\"last\"" "$TMP/heavy.jsonl"; }
 # decoded R: nfacctd printed round R's first heavy flow (so it was exported)
 decoded() { grep -q "\"port_src\": *$((10000 + 100 * $1))," "$TMP/nfacctd.json"; }
-in_ns "$NSA" python3 "$TOP/tests/ipfix_traffic.py" "$VA" "$MAC" 14 1 >/dev/null
+# fresh R: round R's flows have left the last interval, so an interval has
+# just begun: a round sent now falls in one interval whole, however slow
+# the machine (sent_sizes compares each flow's one record with what was
+# sent; a round sent at a random time straddled a boundary beside two CPU
+# hogs, 140 of a flow's 300 packets in one interval). Round 9 (never
+# compared with what was sent) sets the pace before round 1.
+fresh() { ! in_ns "$NSB" curl -s -m 2 "127.0.0.1:$PORT/api/v1/heavy?n=100000" |
+	grep -q "\"sport\":$((10000 + 100 * $1)),[^}]*\"interval\":\"last\""; }
+round() {	# R: sent at the start of an interval (after round PREV left it)
+	wait_for "round $2's flows leave the last interval" 30 fresh "$2"
+	in_ns "$NSA" python3 "$TOP/tests/ipfix_traffic.py" "$VA" "$MAC" 14 "$1" >/dev/null
+}
+in_ns "$NSA" python3 "$TOP/tests/ipfix_traffic.py" "$VA" "$MAC" 14 9 >/dev/null
+wait_for "round 9's interval ends" 30 ended 9
+round 1 9
 wait_for "round 1's interval ends" 30 ended 1
 mkdir -p "$TMP/nf"
 bg_b nfcapd -w "$TMP/nf" -p "$CAPD" -b 127.0.0.1 -t 3600 > "$TMP/nfcapd.log" 2>&1
 NFCAPD=${PIDS[-1]}
 wait_for "nfcapd listens" 30 listening "$NSB" u "$CAPD"
-in_ns "$NSA" python3 "$TOP/tests/ipfix_traffic.py" "$VA" "$MAC" 14 2 >/dev/null
+round 2 1
 wait_for "round 2's interval ends" 30 ended 2
-in_ns "$NSA" python3 "$TOP/tests/ipfix_traffic.py" "$VA" "$MAC" 14 3 >/dev/null
+round 3 2
 wait_for "round 3's interval ends" 30 ended 3
 wait_for "nfacctd printed round 3" 30 decoded 3
 in_ns "$NSB" curl -s "127.0.0.1:$PORT/metrics" > "$TMP/metrics.txt"
@@ -358,6 +373,43 @@ for p in json.load(sys.stdin):
                     names |= set(f) | set(f.get("cflow.timedelta_tree", {}))
 print(" ".join(sorted(n for n in names if not n.endswith("_tree"))))')" \
 	"cflow.abstimeend cflow.abstimestart cflow.inputint cflow.layer2_octet_delta_count cflow.packets cflow.srcaddr cflow.srcaddrv6 cflow.timedelta"
+
+# ---- docs/operating.md's worked example with nfdump, line for line, as
+# firstlab.sh runs the README's: eth0, the paths and the port made the
+# lab's, the agent's archive and HTTP the test's (the page's defaults are
+# the host's), bloomtap the build's; the agent, which the page leaves in the foreground, in the
+# background until its first interval (10 s, as the page says) is out ----
+"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+# the pair was made again above, without its addresses
+ip -n "$NSA" addr replace 198.18.14.1/24 dev "$VA"
+ip -n "$NSB" addr replace 198.18.14.2/24 dev "$VB"
+EX=$TMP/example
+mkdir -p "$EX/nfdump"
+sed -n '/^<!-- nfdump-example -->$/,/^<!-- \/nfdump-example -->$/p' "$TOP/docs/operating.md" |
+	grep -v '^<!--\|^```' | sed -e "s|eth0|$VB|g" -e "s|/var/cache/nfdump|$EX/nfdump|g" \
+	-e "s|/run/nfcapd.pid|$EX/nfcapd.pid|g" -e "s|4739|4809|g" \
+	-e "s|--ipfix|--archive $EX/archive --listen 127.0.0.1:$PORT --ipfix|" \
+	-e "s|^bloomtap |$BLOOMTAP |" > "$EX/lines"
+eq "the page's example: its four lines" "$(wc -l < "$EX/lines")" 4
+line() { sed -n "$1p" "$EX/lines"; }
+check "line 1, the collector (nfcapd -D)" in_ns "$NSB" bash -ec "$(line 1)"
+wait_for "nfcapd's PID file" 30 test -s "$EX/nfcapd.pid"
+nsenter --net=/var/run/netns/"$NSB" bash -c "exec $(line 2)" > "$EX/agent.log" 2>&1 &
+EXAGENT=$!
+PIDS+=($EXAGENT)
+agent_up
+in_ns "$NSA" ping -q -c 10 -i 0.05 198.18.14.2 >/dev/null
+exported() { [ "$(in_ns "$NSB" curl -s "127.0.0.1:$PORT/metrics" |
+	awk '$1 ~ /^bloomtap_ipfix_records_total/ {s += $2} END {print s + 0}')" -gt 0 ]; }
+wait_for "line 2, the exporter: its first interval out" 30 exported && ok "line 2: the first interval exported"
+kill "$EXAGENT"; wait "$EXAGENT" 2>/dev/null
+NFPID=$(cat "$EX/nfcapd.pid")
+check "line 3, the collector stopped (kill -TERM)" in_ns "$NSB" bash -ec "$(line 3)"
+wait_for "nfcapd gone" 30 bash -c "! kill -0 $NFPID 2>/dev/null"
+in_ns "$NSB" bash -ec "$(line 4)" > "$EX/nfdump.out" 2>&1
+check "line 4, nfdump -R: the ping flow, ICMP from 198.18.14.1 on $VB's index" \
+	grep -qE "ICMP +198\.18\.14\.1:0 +-> +198\.18\.14\.2:[0-9.]+ +[0-9]+ +[0-9]+" "$EX/nfdump.out"
+sed 's/^/        nfdump: /' "$EX/nfdump.out" | head -5
 
 summary
 [ "$FAIL" = 0 ]
