@@ -152,6 +152,17 @@ if [ -n "$ONLY_BUILD" ]; then
 	run_build "" "$ONLY_BUILD"
 else
 	run_build "" .output
+	# the datapath's suites on Debian 12's kernel, under QEMU (about 12
+	# minutes; make test-kernels runs the whole list, and the oracle over
+	# every capture, 8 minutes more a kernel; TEST_KERNELS= none), and the
+	# stacked devices this host's kernel cannot make (uppers: bond, VLAN,
+	# macvlan), beside the ASan pass and the suites after it: the guest is
+	# CPU-bound and its checks are its own (BPF_PROG_TEST_RUN in the
+	# guest), the suites beside it mostly wait (labs' timers, apt, podman,
+	# npm, the systemd guest's boot)
+	[ -n "${TEST_KERNELS-6.1}" ] && bg_suite kernels env BT_BUILD=.output \
+		KERNEL_SUITES="${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,heavy-pcaps,watch-pcaps,uppers}" \
+		tests/kernels/vmtest.sh ${TEST_KERNELS-6.1}
 	# user space again under ASan and UBSan, when make test built it
 	if [ -x .output/asan/bloomtap ]; then
 		SAN_DIR=$(mktemp -d)
@@ -159,15 +170,6 @@ else
 			UBSAN_OPTIONS=print_stacktrace=1:log_path=$SAN_DIR/ubsan run_build asan/ .output/asan
 		rmdir "$SAN_DIR"; SAN_DIR=
 	fi
-	# the datapath's suites on Debian 12's kernel, under QEMU (about 9
-	# minutes; make test-kernels runs the whole list, and the oracle over
-	# every capture, 8 minutes more a kernel; TEST_KERNELS= none), beside
-	# the suites below: the guest is CPU-bound and its checks are its own
-	# (BPF_PROG_TEST_RUN in the guest), the suites below mostly wait
-	# (apt, podman, npm, the systemd guest's boot)
-	[ -n "${TEST_KERNELS-6.1}" ] && bg_suite kernels env BT_BUILD=.output \
-		KERNEL_SUITES="${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,heavy-pcaps,watch-pcaps}" \
-		tests/kernels/vmtest.sh ${TEST_KERNELS-6.1}
 	# the Debian package and the container image (make deb, make image),
 	# installed and run; the Kubernetes manifests checked offline
 	run_suite package     tests/package.sh

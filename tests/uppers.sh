@@ -99,7 +99,13 @@ skip_kind() {
 	SKIP=$((SKIP + $2))
 }
 
+# In the kernels' guest (make test's 6.1 row, under emulation) only the
+# kinds this host's kernel lacks: the bridge's checks are the host's
+BRIDGE=yes
+[ -n "${bt_kdir:-}" ] && BRIDGE=
+
 # --- a bridge, made before attach: attach gives its drops to the instance
+if [ -n "$BRIDGE" ]; then
 ip -n $NS_B link add $BR type bridge
 ip -n $NS_B link set $IF_B master $BR
 ip -n $NS_B addr add 198.18.$N.2/24 dev $BR
@@ -129,6 +135,10 @@ eq "the bridge is the first instance's again" "$(stacked_state $BR)" here
 ip -n $NS_B link set $IF_B nomaster
 ip -n $NS_B link del $BR
 check "detach" in_ns $NS_B "$BLOOMTAP" detach $IF_B
+else
+	echo "  SKIP  uppers: the bridge's checks: run on the host's kernel (this is the kernels' guest)"
+	SKIP=$((SKIP + 12))
+fi
 
 # --- a bond with the instance on its slave (enslaved first: a bond takes
 # no slave with an XDP program), attached after
@@ -162,6 +172,7 @@ wait_for "the agent answers /healthz" 30 in_ns $NS_B curl -sf -m 5 "127.0.0.1:$P
 
 # a bridge made now (this host has bridges: the loop's refresh is checked
 # here too), then taken away
+if [ -n "$BRIDGE" ]; then
 ip -n $NS_B link add $BR type bridge
 ip -n $NS_B link set $IF_B master $BR
 wait_for "bridge made after attach: the agent gives it to the instance" 10 \
@@ -170,6 +181,9 @@ ip -n $NS_B link set $IF_B nomaster
 ip -n $NS_B link del $BR
 wait_for "bridge deleted: gone from the stacked devices" 10 \
 	bash -c "[ \"\$(stacked_state $BR)\" = absent ]" && ok "bridge deleted: gone"
+else
+	SKIP=$((SKIP + 2))
+fi
 
 if can_make vlan; then
 	ip -n $NS_A link add link $IF_A name $VL type vlan id 100

@@ -12,7 +12,7 @@ repo=$PWD here=$repo/tests/kernels
 build=${BT_BUILD:-.output}
 # the kernels outlive the checkout: a new clone fetches nothing fetched before
 cache=${KERNELS_CACHE:-${BT_TEST_CACHE:-/var/cache/bloomtap-tests}/kernels}
-suites=${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,oracle,heavy-pcaps,watch-pcaps}
+suites=${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,oracle,heavy-pcaps,watch-pcaps,uppers}
 labels=("$@")
 # the running kernel first: its oracle suites fill tshark's cache
 [ ${#labels[@]} -gt 0 ] || labels=(running $(awk '!/^#/ && NF { print $1 }' "$here/kernels.list"))
