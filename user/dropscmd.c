@@ -149,10 +149,12 @@ static void print_drops(const struct bt_instance *inst, size_t n_heavy)
 	for (size_t i = 0; i < json_object_array_length(v); i++) {
 		struct json_object *u = json_object_array_get_idx(v, i);
 
+		const char *to = json_object_get_string(json_object_object_get(u, "drops"));
+
 		printf("%s %s (%s): %s", i ? "," : "stacked devices, whose drops go to:",
 		       json_object_get_string(json_object_object_get(u, "name")),
 		       json_object_get_string(json_object_object_get(u, "kind")),
-		       json_object_get_string(json_object_object_get(u, "drops")));
+		       !strcmp(to, "here") ? "this instance" : to);
 	}
 	printf("%s", json_object_array_length(v) ? "\n" : "");
 	json_object_put(o);
