@@ -27,6 +27,7 @@ int cmd_windows(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_drops(int argc, char **argv);
+int cmd_kernel(int argc, char **argv);
 /* drops -j of one instance: per reason, digested, causes, suppressed. */
 struct json_object *bt_drops_json(const struct bt_instance *inst, size_t n);
 /* drops of one instance, plain or JSON as asked, with its top n heavy

@@ -14,10 +14,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "common.h"
-#include "create.h"
-#include "drops.h"
 #include "kernel.h"
-#include "options.h"
 
 static const struct {
 	const char *name;
@@ -292,73 +289,4 @@ void bt_verifier_logs_read(struct bt_verifier_logs *l, struct json_object *arr)
 	}
 	free(l->buf);
 	free(l);
-}
-
-/* ---- the command ---- */
-
-static struct {
-	bool verifier;
-} kernel_cfg;
-
-static const struct bt_opt kernel_opts[] = {
-	{ "verifier", 0, BT_OPT_FLAG, &kernel_cfg.verifier, NULL,
-	  "also load every program (nothing attached or pinned) and print the verifier's "
-	  "instructions processed against its limit" },
-	{ 0 }
-};
-
-static const struct bt_cmd_spec kernel_spec = {
-	"kernel", "",
-	"What the running kernel offers bloomtap: each feature it probes (by asking the\n"
-	"kernel, not by its version), whether bloomtap needs it, and the first Linux\n"
-	"that has it. Exits 1 when a required feature is missing.",
-	kernel_opts, 0, 0,
-};
-
-int cmd_kernel(int argc, char **argv)
-{
-	struct json_object *o, *progs = NULL;
-	int n = bt_parse_args(&kernel_spec, argc, argv), err = 0, missing = 0;
-
-	if (n < 0)
-		return BT_EXIT_USAGE;
-	if (n == BT_PARSE_HELP)
-		return 0;
-	o = bt_kernel_json();
-	for (int f = 0; f < BT_KF_MAX; f++)
-		missing += features[f].required && !k.has[f];
-	if (kernel_cfg.verifier && !missing) {
-		progs = json_object_new_array();
-		if (!(err = bt_instance_verify(progs)) && bt_kernel_has(BT_KF_DROP_REASONS) > 0)
-			err = bt_drops_host_verify(progs);
-		json_object_object_add(o, "programs", progs);
-	}
-	if (bt_g.json) {
-		bt_json_print(o);
-		return missing || err ? BT_EXIT_FAIL : 0;
-	}
-	printf("kernel %s\n", k.release);
-	for (int f = 0; f < BT_KF_MAX; f++) {
-		printf("  %-20s %-8s %s, Linux %s%s%s\n", features[f].name,
-		       k.has[f] > 0 ? "yes" : k.has[f] ? "unknown" : "no",
-		       features[f].required ? "required" : "optional", features[f].since,
-		       !features[f].required && !k.has[f] ? ": " : "",
-		       !features[f].required && !k.has[f] ? features[f].without : "");
-	}
-	if (k.has[BT_KF_BPF] < 0)
-		printf("  (unknown: only root, or CAP_BPF, may ask bpf(2)%s)\n", bt_seccomp_hint());
-	for (size_t i = 0; progs && i < json_object_array_length(progs); i++) {
-		struct json_object *e = json_object_array_get_idx(progs, i), *v;
-		long processed = json_object_object_get_ex(e, "processed", &v) ?
-				 json_object_get_int64(v) : 0;
-		long limit = json_object_object_get_ex(e, "limit", &v) ? json_object_get_int64(v) : 0;
-
-		printf("  verifier: %-16s %ld instructions processed of %ld (%.1f %%)\n",
-		       json_object_get_string(json_object_object_get(e, "program")), processed,
-		       limit, limit ? 100.0 * processed / limit : 0);
-	}
-	json_object_put(o);
-	if (missing)
-		bt_kernel_require();
-	return missing || err ? BT_EXIT_FAIL : 0;
 }

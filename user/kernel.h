@@ -52,6 +52,4 @@ struct bt_verifier_logs *bt_verifier_logs_attach(struct bpf_object *obj);
  * for each program, and frees the logs. */
 void bt_verifier_logs_read(struct bt_verifier_logs *l, struct json_object *arr);
 
-int cmd_kernel(int argc, char **argv);
-
 #endif /* BLOOMTAP_KERNEL_H */
