@@ -87,7 +87,7 @@ static struct target targets[P_MAX];
  * parts left out (struct bt_instance_cfg.cut) or the sketch made small,
  * each against the plain count-min of the same run. */
 enum { HB_BLOOMTAP, HB_NO_CACHE, HB_SKETCH, HB_SKETCH_L2, HB_SKETCH_ROW, HB_ROWS2, HB_ROWS1,
-       HB_NO_ROWS, HB_CACHE_HASH, HB_LEVERS };
+       HB_NO_ROWS, HB_CACHE_HASH, HB_ADJACENT, HB_SKETCH_ADJACENT, HB_LEVERS };
 static const char *const hb_names[HB_LEVERS] = {
 	[HB_BLOOMTAP] = "bloomtap: flow cache, flow memory, sketch",
 	[HB_NO_CACHE] = "- flow cache (every packet keyed)",
@@ -98,6 +98,8 @@ static const char *const hb_names[HB_LEVERS] = {
 	[HB_ROWS1] = "bloomtap, 1 x 131072 (same memory)",
 	[HB_NO_ROWS] = "bloomtap without the sketch's rows",
 	[HB_CACHE_HASH] = "  and without the flow memory",
+	[HB_ADJACENT] = "bloomtap, a flow's 4 cells in adjacent lines",
+	[HB_SKETCH_ADJACENT] = "  the sketch alone, so",
 };
 static struct target hb[HB_LEVERS];
 
@@ -194,6 +196,8 @@ static int make_heavy_breakdown(void)
 		[HB_ROWS1] = { 0, 1, 131072 },
 		[HB_NO_ROWS] = { BT_CUT_SKETCH },
 		[HB_CACHE_HASH] = { BT_CUT_SKETCH | BT_CUT_FLOW_MEMORY },
+		[HB_ADJACENT] = { BT_CUT_ADJACENT_ROWS },
+		[HB_SKETCH_ADJACENT] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY | BT_CUT_ADJACENT_ROWS },
 	};
 	char what[16];
 

@@ -266,7 +266,11 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 		cell[r] = NULL;
 		if (r >= cfg_depth || (cfg_cut & BT_CUT_SKETCH))
 			continue;
-		cell[r] = &rows[r * (cfg_wmask + 1) + bt_sketch_col(h, r, cfg_wmask)];
+		if (cfg_cut & BT_CUT_ADJACENT_ROWS)	/* make bench's lever only */
+			cell[r] = &rows[((((__u32)h + r) & ((cfg_depth * (cfg_wmask + 1) >> 2) - 1)) << 2) +
+					((__u32)(h >> (32 + 2 * r)) & 3)];
+		else
+			cell[r] = &rows[r * (cfg_wmask + 1) + bt_sketch_col(h, r, cfg_wmask)];
 		if (cell[r]->bytes < min_b)
 			min_b = cell[r]->bytes;
 		if (cell[r]->packets < min_p)

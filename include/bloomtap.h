@@ -180,6 +180,10 @@ enum bt_cut {
 	BT_CUT_CACHE = 1,	/* no flow cache: every packet keyed */
 	BT_CUT_FLOW_MEMORY = 2,	/* no flow memory: the sketch alone */
 	BT_CUT_SKETCH = 4,	/* no sketch rows: estimates are the packet's */
+	BT_CUT_ADJACENT_ROWS = 8,	/* not a cut, a layout tried (issue 37):
+					 * row r's cell in the line after row
+					 * r-1's, so that one flow's cells are
+					 * d adjacent lines */
 };
 
 struct bt_fc_entry {
