@@ -1088,7 +1088,8 @@ static void archive_run(FILE *f, const uint32_t *seq)
 		struct json_object *o;
 
 		t0 = now_s();
-		o = bt_trace_buffer(NULL, dir, hex, strlen(hex), 0, 0, 0, err, sizeof(err));
+		o = bt_trace_buffer(&(struct bt_trace_query){ .archive = dir }, hex, strlen(hex), err,
+				    sizeof(err));
 		q[r] = now_s() - t0;
 		if (!o)
 			goto out_unmap;

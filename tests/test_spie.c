@@ -680,7 +680,7 @@ static void test_false_dropped_here(void **state)
 		assert_int_equal(bpf_map_update_elem(inst.wdrops_fd, &key, d, 0), 0);
 		free(d);
 		tries = bt_win_reasons_try(&r, codes, BT_DROP_REASONS);
-		arr = bt_trace_buffer(&inst, NULL, cap, len, 0, 0, 0, err, sizeof(err));
+		arr = bt_trace_buffer(&(struct bt_trace_query){ .inst = &inst }, cap, len, err, sizeof(err));
 		assert_non_null(arr);
 		assert_int_equal(json_object_array_length(arr), n);
 		for (size_t i = 0; i < n; i++) {
@@ -735,7 +735,7 @@ static void test_bound_on_hits_keeps_seen(void **state)
 		assert_int_equal(bt_run_frame(inst.prog_fd, f.b, f.len, &act), 0);
 	}
 	cap = random_capture(n, 31337, &len);
-	arr = bt_trace_buffer(&inst, NULL, cap, len, 0, 0, 0, err, sizeof(err));
+	arr = bt_trace_buffer(&(struct bt_trace_query){ .inst = &inst }, cap, len, err, sizeof(err));
 	assert_non_null(arr);
 	assert_int_equal(json_object_array_length(arr), n);
 	for (uint32_t i = 0; i < n; i++) {
@@ -754,7 +754,7 @@ static void test_bound_on_hits_keeps_seen(void **state)
 	assert_int_equal(cut, n - BT_TRACE_API_HITS);
 	assert_int_equal(unseen, 0);
 	/* the API's text, serialized a packet at a time, is the same answer */
-	text = bt_trace_text(&inst, NULL, cap, len, 0, 0, 0, err, sizeof(err));
+	text = bt_trace_text(&(struct bt_trace_query){ .inst = &inst }, cap, len, err, sizeof(err));
 	assert_non_null(text);
 	assert_string_equal(text, json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -43,18 +43,21 @@ int bt_print_watch(const struct bt_instance *inst);
 /* The hits (windows and drops) one answer of bt_trace_buffer holds at
  * most; a packet's "seen" counts them all. */
 #define BT_TRACE_API_HITS (1 << 17)
+/* What a trace of a buffer searches; a zeroed field is open. */
+struct bt_trace_query {
+	const struct bt_instance *inst;	/* its live windows; NULL: none */
+	const char *archive;		/* its files there; NULL: none */
+	__u64 since, until;		/* windows overlapping [since, until], ns */
+	uint64_t max_packets;		/* refused past it; 0: any number */
+};
 /* The trace of the packets in buf (a pcap or pcapng capture, or hex text)
- * against inst's live windows (inst may be NULL) and its files in the
- * archive (NULL: none), windows overlapping [since, until] (0: open), as
- * trace -j prints it; NULL with err set on bad input or past max_packets
- * packets (0: any number). Takes no lock: the ring is read as it turns. */
-struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
-				    const void *buf, size_t len, __u64 since, __u64 until,
-				    uint64_t max_packets, char *err, size_t errlen);
+ * as trace -j prints it; NULL with err set on bad input or past
+ * max_packets. Takes no lock: the ring is read as it turns. */
+struct json_object *bt_trace_buffer(const struct bt_trace_query *q, const void *buf, size_t len,
+				    char *err, size_t errlen);
 /* The same answer as JSON text (the API's), serialized a packet at a
  * time; NULL with err set as above. */
-char *bt_trace_text(const struct bt_instance *inst, const char *archive, const void *buf,
-		    size_t len, __u64 since, __u64 until, uint64_t max_packets, char *err,
+char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len, char *err,
 		    size_t errlen);
 /* trace --agents: ask each agent, walk the path back (user/pathtrace.c);
  * since and until as the command line gave them (NULL: open). */

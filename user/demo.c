@@ -402,7 +402,8 @@ static int show_drops(const struct bt_instance *inst, const char *hex)
 	if (!bt_g.json)
 		printf("\nbloomtap trace of a packet of that flow:\n");
 	cmd_trace(5, argv);
-	o = bt_trace_buffer(inst, NULL, hex, strlen(hex), 0, 0, 0, err, sizeof(err));
+	o = bt_trace_buffer(&(struct bt_trace_query){ .inst = inst }, hex, strlen(hex), err,
+			    sizeof(err));
 	p = o ? json_object_array_get_idx(o, 0) : NULL;
 	if (p && json_object_object_get_ex(p, "drops", &d) && json_object_array_length(d))
 		reason = json_object_get_string(

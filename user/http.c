@@ -312,8 +312,10 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	pthread_mutex_unlock(&a->lock);
 	if (a->cfg.archive && !archive)
 		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-	text = bt_trace_text(&f->inst, archive, r->body, r->len, s_ns, u_ns,
-			     BT_HTTP_TRACE_MAX_PACKETS, err, sizeof(err));
+	text = bt_trace_text(&(struct bt_trace_query){ .inst = &f->inst, .archive = archive,
+						       .since = s_ns, .until = u_ns,
+						       .max_packets = BT_HTTP_TRACE_MAX_PACKETS },
+			     r->body, r->len, err, sizeof(err));
 	free(archive);
 	if (!text)
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);

@@ -809,8 +809,7 @@ static void answer_add(struct answer *ans, struct json_object *p)
 }
 
 /* The trace of buf into ans: 0, or -1 with err set. */
-static int trace_into(const struct bt_instance *inst, const char *archive, const void *buf,
-		      size_t len, __u64 since, __u64 until, uint64_t max_packets,
+static int trace_into(const struct bt_trace_query *q, const void *buf, size_t len,
 		      struct answer *ans, char *err, size_t errlen)
 {
 	struct trace_ctx t;
@@ -818,7 +817,7 @@ static int trace_into(const struct bt_instance *inst, const char *archive, const
 	uint64_t count = 0;
 	int rc, ret = -1;
 
-	if (ctx_init(&t, inst, archive, inst ? inst->name : NULL, since, until)) {
+	if (ctx_init(&t, q->inst, q->archive, q->inst ? q->inst->name : NULL, q->since, q->until)) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -838,9 +837,9 @@ static int trace_into(const struct bt_instance *inst, const char *archive, const
 	}
 	/* a body is at most 1 MiB: it is answered whole or not at all */
 	while (!cap || (rc = load_batch(&t, cap, &count, "request body", err, errlen)) > 0) {
-		if (max_packets && count > max_packets) {
+		if (q->max_packets && count > q->max_packets) {
 			snprintf(err, errlen, "over %" PRIu64 " packets in one request: split the "
-				 "capture", max_packets);
+				 "capture", q->max_packets);
 			goto out;
 		}
 		if (batch_query(&t)) {
@@ -867,9 +866,8 @@ out:
 	return ret;
 }
 
-struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *archive,
-				    const void *buf, size_t len, __u64 since, __u64 until,
-				    uint64_t max_packets, char *err, size_t errlen)
+struct json_object *bt_trace_buffer(const struct bt_trace_query *q, const void *buf, size_t len,
+				    char *err, size_t errlen)
 {
 	struct answer ans = { .arr = json_object_new_array() };
 
@@ -877,20 +875,19 @@ struct json_object *bt_trace_buffer(const struct bt_instance *inst, const char *
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (trace_into(inst, archive, buf, len, since, until, max_packets, &ans, err, errlen)) {
+	if (trace_into(q, buf, len, &ans, err, errlen)) {
 		json_object_put(ans.arr);
 		return NULL;
 	}
 	return ans.arr;
 }
 
-char *bt_trace_text(const struct bt_instance *inst, const char *archive, const void *buf,
-		    size_t len, __u64 since, __u64 until, uint64_t max_packets, char *err,
+char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len, char *err,
 		    size_t errlen)
 {
 	struct answer ans = { 0 };
 
-	if (trace_into(inst, archive, buf, len, since, until, max_packets, &ans, err, errlen)) {
+	if (trace_into(q, buf, len, &ans, err, errlen)) {
 		free(ans.text);
 		return NULL;
 	}

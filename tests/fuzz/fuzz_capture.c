@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		bt_capture_close(cap);
 	}
-	struct json_object *o = bt_trace_buffer(NULL, NULL, data, size, 0, 0, 0, err, sizeof(err));
+	struct json_object *o = bt_trace_buffer(&(struct bt_trace_query){ 0 }, data, size, err, sizeof(err));
 
 	json_object_put(o);
 	return 0;
