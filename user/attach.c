@@ -254,14 +254,7 @@ int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 		cfg.sketch = *o->sketch;
 	if (o->spie)
 		cfg.spie = *o->spie;
-	err = bt_instance_open(ifname, &inst);
-	if (err == -ENOENT) {
-		err = bt_instance_create(ifname, &cfg, &inst);
-		created = !err;
-	} else if (err) {
-		bt_instance_open_or_explain(ifname, &inst);
-	}
-	if (err)
+	if ((err = bt_instance_open_or_create(ifname, &cfg, &inst, &created)))
 		return err;
 
 	/* Past one page, frames come in several buffers: the program must

@@ -294,3 +294,19 @@ int bt_instance_verify(struct json_object *arr)
 	bloomtap_bpf__destroy(skel);
 	return err;
 }
+
+int bt_instance_open_or_create(const char *name, struct bt_instance_cfg *cfg,
+			       struct bt_instance *inst, bool *created)
+{
+	int err = bt_instance_open(name, inst);
+
+	if (created)
+		*created = false;
+	if (err == -ENOENT) {
+		err = bt_instance_create(name, cfg, inst);
+		if (created)
+			*created = !err;
+		return err;
+	}
+	return err ? bt_instance_open_or_explain(name, inst) : 0;
+}

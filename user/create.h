@@ -25,6 +25,11 @@ struct bt_instance_cfg {
  * when the instance exists. */
 int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 		       struct bt_instance *inst);
+/* The instance of that name opened, or made with cfg when there is none
+ * (*created says which; created may be NULL); an error is said. attach and
+ * replay share it: 'detach --keep-maps' keeps an instance to come back to. */
+int bt_instance_open_or_create(const char *name, struct bt_instance_cfg *cfg,
+			       struct bt_instance *inst, bool *created);
 
 /* Loads the instance's programs as create would at defaults, pins
  * nothing, and adds the verifier's figures of each to arr

@@ -261,12 +261,7 @@ int cmd_replay(int argc, char **argv)
 	cfg.flow_table_size = rcfg.flow_table;
 	cfg.sketch = rcfg.sketch;
 	cfg.spie = rcfg.spie;
-	err = bt_instance_open(rcfg.instance, &inst);
-	if (err == -ENOENT)
-		err = bt_instance_create(rcfg.instance, &cfg, &inst);
-	else if (err)
-		err = bt_instance_open_or_explain(rcfg.instance, &inst);
-	if (err) {
+	if (bt_instance_open_or_create(rcfg.instance, &cfg, &inst, NULL)) {
 		bt_watch_list_free(&wl);
 		return BT_EXIT_FAIL;
 	}
