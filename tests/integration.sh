@@ -30,8 +30,15 @@ ip -n "$NSB" neigh replace 198.18.0.1 lladdr "$MAC_A" dev "$VB" nud permanent
 expect_fail "attach: no such interface" "no such interface" in_ns "$NSB" "$BLOOMTAP" attach nosuchif0
 expect_fail "attach: bad --mode" "must be one of" in_ns "$NSB" "$BLOOMTAP" attach --mode turbo "$VB"
 expect_fail "stats: unknown instance" "no bloomtap instance 'nope-$ID'" "$BLOOMTAP" stats --instance nope-$ID
+# the binary and the capture copied where nobody can read them: the
+# checkout's path (and ../shared's modes) are the machine's, not the test's
+NR=$(mktemp -d)
+chmod 755 "$NR"
+install -m 755 "$BLOOMTAP" "$NR/bloomtap"
+install -m 644 "$PCAPS/dnscap__dns.pcap" "$NR/dns.pcap"
 expect_fail "not root: clear message" "needs root" \
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$BLOOMTAP" replay "$PCAPS/dnscap__dns.pcap"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$NR/bloomtap" replay "$NR/dns.pcap"
+rm -rf "$NR"
 
 # ip netns exec gives the command a private /sys: pins made there vanish.
 # Refused, with the way that works, and nothing left attached

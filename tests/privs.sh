@@ -36,6 +36,9 @@ mount -t bpf bpffs /sys/fs/bpf || { fail "a bpffs of the test's own"; summary; e
 chmod 0711 /sys/fs/bpf
 install -d -o $U -g $U -m 0700 /sys/fs/bpf/bloomtap /sys/fs/bpf/bloomtap_drops
 chmod 0755 "$TMP"
+# the build copied where U can run it: the checkout's path (under a 0700
+# /root, say) is the machine's, not the test's
+install -m 0755 "$BLOOMTAP" "$TMP/bloomtap"
 install -d -o $U -g $U -m 0700 "$TMP/archive" "$TMP/run"
 veth_pair "$NSA" "$VA" "$NSB" "$VB" 22 || { fail "namespaces"; summary; exit 1; }
 cat > "$TMP/watch.list" <<EOF
@@ -57,12 +60,12 @@ as_user() {
 
 # ---- without CAP_BPF: refused, said why ----
 expect_fail "without CAP_BPF: the agent fails and names the capability" "CAP_BPF" \
-	as_user +net_admin,+perfmon "$BLOOMTAP" run --listen 127.0.0.1:$PORT \
+	as_user +net_admin,+perfmon "$TMP/bloomtap" run --listen 127.0.0.1:$PORT \
 	--archive "$TMP/archive" "$VB"
 check "and nothing attached" bash -c "! ip -n $NSB link show $VB | grep -q prog/xdp"
 
 # ---- with exactly the three ----
-as_user $CAPS "$BLOOMTAP" run --listen 127.0.0.1:$PORT --api-socket "$TMP/run/api.sock" \
+as_user $CAPS "$TMP/bloomtap" run --listen 127.0.0.1:$PORT --api-socket "$TMP/run/api.sock" \
 	--archive "$TMP/archive" --window 0.2 --archive-flush 0.3 --interval 1 \
 	--watch "$TMP/watch.list" "$VB" > "$TMP/agent.log" 2>&1 &
 AGENT=$!
@@ -110,7 +113,7 @@ eq "it answers a trace: every packet seen" "$(python3 -c 'import json,sys; print
 
 # stopped and started again, it adopts its own pins
 kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
-as_user $CAPS "$BLOOMTAP" run --listen 127.0.0.1:$PORT --archive "$TMP/archive" "$VB" \
+as_user $CAPS "$TMP/bloomtap" run --listen 127.0.0.1:$PORT --archive "$TMP/archive" "$VB" \
 	>> "$TMP/agent.log" 2>&1 &
 AGENT=$!
 wait_for "restarted, it adopts its instance" 30 get "127.0.0.1:$PORT/healthz" &&
@@ -134,7 +137,7 @@ link_id() { bpftool -j link show pinned /sys/fs/bpf/bloomtap_drops/link |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'; }
 LINK=$(link_id)
 expect_fail "the user's attach fails: it cannot open root's pins, and says so" \
-	"nothing was changed" as_user $CAPS "$BLOOMTAP" attach "$VB"
+	"nothing was changed" as_user $CAPS "$TMP/bloomtap" attach "$VB"
 check "nothing attached to $VB" bash -c "! ip -n $NSB link show $VB | grep -q prog/xdp"
 check "root's four pins are all there" bash -c 'cd /sys/fs/bpf/bloomtap_drops &&
 	test -e link -a -e drop_owners -a -e drop_progs -a -e drop_host'
