@@ -178,6 +178,8 @@ else
 	run_suite docs        python3 tests/docs.py
 	# every bloomtap command line and usage the manual gives, accepted
 	run_suite doc-commands python3 tests/doc_commands.py
+	# no import circle in user/
+	run_suite layers      python3 tests/layers.py
 	# every command the run calls comes from a package make deps installs
 	run_suite deps        python3 tests/deps.py
 	# the .deb under systemd as PID 1, in a Debian 12 guest (QEMU)

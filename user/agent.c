@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include "agent.h"
+#include "agent_state.h"
 #include "watch.h"
 #include "archive.h"
 #include "commands.h"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "agent.h"
+#include "agent_state.h"
 #include "drops.h"
 #include "commands.h"
 #include "http.h"

@@ -19,7 +19,7 @@
 #include <microhttpd.h>
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
-#include "agent.h"
+#include "agent_state.h"
 #include "commands.h"
 #include "common.h"
 #include "util.h"

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "agent.h"
+#include "agent_state.h"
 #include "watch.h"
 #include "metrics.h"
 #include "archive.h"

@@ -9,7 +9,7 @@
  * only the newest list asked for is loaded next. */
 #include <pthread.h>
 #include <stdlib.h>
-#include "agent.h"
+#include "agent_state.h"
 #include "common.h"
 #include "watch.h"
 

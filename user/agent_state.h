@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* The agent (bloomtap run): the interfaces it watches, what keeps their
- * intervals and windows turning, and what its HTTP side reads. */
-#ifndef BLOOMTAP_AGENT_H
-#define BLOOMTAP_AGENT_H
+/* The agent's state (bloomtap run): the interfaces it watches, what keeps
+ * their intervals and windows turning, and what its HTTP side reads. A
+ * header of types the agent's files share (agent.c, agent_config.c,
+ * watchload.c, http.c, metrics.c): none of them includes agent.c's. */
+#ifndef BLOOMTAP_AGENT_STATE_H
+#define BLOOMTAP_AGENT_STATE_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -105,4 +107,4 @@ void bt_watch_loader_stop(void);
 void bt_watch_list_drop(struct bt_watch_list *l);
 
 
-#endif /* BLOOMTAP_AGENT_H */
+#endif /* BLOOMTAP_AGENT_STATE_H */
