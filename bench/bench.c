@@ -1781,6 +1781,40 @@ static void heavy_breakdown(FILE *f, const uint32_t *seq, const uint32_t *useq)
 	}
 }
 
+/* The sections one variable runs alone (the README's benchmark page lists
+ * them); make bench runs them all. */
+static void watch_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
+{
+	watch_run(f, seq);
+}
+
+static void live_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
+{
+	live_run(f, seq);
+	accepted_run(f, seq);
+}
+
+static void accepted_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
+{
+	accepted_run(f, seq);
+}
+
+static void drops_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
+{
+	drops_run(f, seq);
+}
+
+static const struct {
+	const char *env;
+	void (*run)(FILE *f, const uint32_t *seq, const uint32_t *useq);
+} alone[] = {
+	{ "BENCH_DROPS", drops_alone },		/* the cost of a drop event */
+	{ "BENCH_WATCH", watch_alone },		/* the watch lists */
+	{ "BENCH_LIVE", live_alone },		/* frames through a veth pair */
+	{ "BENCH_ACCEPTED", accepted_alone },	/* traffic the far end accepts */
+	{ "BENCH_HEAVY", heavy_breakdown },	/* the heavy-flow stage's breakdown */
+};
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : ".output/bench.txt";
@@ -1834,11 +1868,6 @@ int main(int argc, char **argv)
 
 	bt_spie_describe(&targets[P_ALL].inst.meta, desc, sizeof(desc));
 	out(stdout, f, "defaults: %s\n", desc);
-	/* BENCH_DROPS: the cost of a drop event, only */
-	if (getenv("BENCH_DROPS")) {
-		drops_run(f, seq);
-		goto done;
-	}
 	/* BENCH_WATCH_LIST=FILE: what that list costs, only */
 	if (getenv("BENCH_WATCH_LIST")) {
 		int rc = make_bloomtap(&targets[P_WATCH], "watch", false, false, 0, 0, 0) ||
@@ -1851,36 +1880,12 @@ int main(int argc, char **argv)
 		free(useq);
 		return rc;
 	}
-	/* BENCH_WATCH: the watch-list section only */
-	if (getenv("BENCH_WATCH")) {
-		watch_run(f, seq);
-		goto done;
-	}
-
-	/* BENCH_LIVE: the live run only (frames through a veth pair) */
-	if (getenv("BENCH_LIVE")) {
-		live_run(f, seq);
-		accepted_run(f, seq);
-		goto done;
-	}
-
-	/* BENCH_ACCEPTED: the live run with traffic the far end accepts only */
-	if (getenv("BENCH_ACCEPTED")) {
-		accepted_run(f, seq);
-		goto done;
-	}
-
-	/* BENCH_DROPS: the drop event's cost only */
-	if (getenv("BENCH_DROPS")) {
-		drops_run(f, seq);
-		goto done;
-	}
-
-	/* BENCH_HEAVY: the heavy-flow stage's breakdown only */
-	if (getenv("BENCH_HEAVY")) {
-		heavy_breakdown(f, seq, useq);
-		goto done;
-	}
+	/* a section alone, when its variable is set (make bench: all) */
+	for (size_t i = 0; i < sizeof(alone) / sizeof(alone[0]); i++)
+		if (getenv(alone[i].env)) {
+			alone[i].run(f, seq, useq);
+			goto done;
+		}
 
 	for (int v6 = 0; v6 <= 1; v6++) {
 		struct frame fr;
