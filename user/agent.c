@@ -640,6 +640,71 @@ static struct bt_http_cfg http_cfg(struct bt_web_cfg *web)
 				     .metrics_only = ag.cfg.listen_metrics_only };
 }
 
+/* What a stop leaves: attached programs and pins, unless detached. */
+static void say_stopping(void)
+{
+	int detached = 0;
+
+	for (int i = 0; i < ag.n; i++)
+		detached += ag.ifs[i].detached;
+	bt_log(BT_LOG_INFO, "stopping; %s%s", ag.cfg.detach_on_exit ?
+	       "detaching (--detach-on-exit)" : detached < ag.n ?
+	       "the programs stay attached, the maps pinned" : "nothing is attached",
+	       detached && detached < ag.n ? " (where not detached meanwhile)" : "");
+}
+
+/* run --check: the file, and what would stop the start (an instance
+ * kept, the port taken, the socket answered); nothing is attached. */
+static int check_only(char names[][IFNAMSIZ], int n)
+{
+	char err[512], line[512];
+	struct bt_web_cfg web = { 0 };
+	struct bt_http_cfg hc;
+	char budget[32] = "no budget", who[32] = "";
+	bool busy = false;
+	int holder = 0;
+
+	/* Beside a running agent (it holds the instances) the file is what
+	 * is checked: the port and the socket are that agent's, and a
+	 * SIGHUP or a restart with this file takes them over. */
+	for (int i = 0; i < n && !holder; i++)
+		if (bt_instance_exists(names[i]))
+			holder = bt_instance_lock_holder(names[i]);
+	if (holder) {
+		bt_holder_str(holder, who, sizeof(who));
+	} else {
+		if (bt_listen_free(ag.cfg.listen) == -EADDRINUSE) {
+			bt_err("run: %s is taken by another process here", ag.cfg.listen);
+			busy = true;
+		}
+		if (ag.cfg.api_socket &&
+		    bt_api_socket_check(ag.cfg.api_socket, err, sizeof(err))) {
+			bt_err("run: %s", err);
+			busy = true;
+		}
+	}
+	if (busy)
+		return BT_EXIT_FAIL;
+
+	if (ag.cfg.archive_max_bytes)
+		snprintf(budget, sizeof(budget), "at most %.1f MiB",
+			 ag.cfg.archive_max_bytes / 1048576.0);
+	/* bt_agent_config_check read the web config already */
+	if (ag.cfg.web_config && bt_web_config_load(ag.cfg.web_config, &web, err, sizeof(err)))
+		return BT_EXIT_USAGE;
+	hc = http_cfg(&web);
+	if (bt_http_exposure(&hc, line, sizeof(line)))
+		bt_log(BT_LOG_WARNING, "the API is open to the network: %s", line);
+	bt_web_config_free(&web);
+	printf("configuration OK: %d interface%s, archive %s (%s)\n%s\n", n,
+	       n > 1 ? "s" : "", ag.cfg.archive, budget, line);
+	if (holder)
+		printf("held now by another bloomtap process (%s: an agent, or windows "
+		       "--every): the instance, and so the port and the socket were not "
+		       "checked\n", who);
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_stop }, sh = { .sa_handler = on_hup };
@@ -677,53 +742,8 @@ static int run(int argc, char **argv)
 			return BT_EXIT_USAGE;
 		}
 	}
-	if (ag.cfg.check) {
-		char budget[32] = "no budget", who[32] = "";
-		bool busy = false;
-		int holder = 0;
-
-		/* What would stop the start: an instance kept, the port taken,
-		 * the socket answered. Beside a running agent (it holds the
-		 * instances) the file is what is checked: the port and the
-		 * socket are that agent's, and a SIGHUP or a restart with this
-		 * file takes them over. */
-		for (int i = 0; i < n && !holder; i++)
-			if (bt_instance_exists(names[i]))
-				holder = bt_instance_lock_holder(names[i]);
-		if (holder) {
-			bt_holder_str(holder, who, sizeof(who));
-		} else {
-			if (bt_listen_free(ag.cfg.listen) == -EADDRINUSE) {
-				bt_err("run: %s is taken by another process here", ag.cfg.listen);
-				busy = true;
-			}
-			if (ag.cfg.api_socket &&
-			    bt_api_socket_check(ag.cfg.api_socket, err, sizeof(err))) {
-				bt_err("run: %s", err);
-				busy = true;
-			}
-		}
-		if (busy)
-			return BT_EXIT_FAIL;
-
-		if (ag.cfg.archive_max_bytes)
-			snprintf(budget, sizeof(budget), "at most %.1f MiB",
-				 ag.cfg.archive_max_bytes / 1048576.0);
-		/* bt_agent_config_check read the web config already */
-		if (ag.cfg.web_config && bt_web_config_load(ag.cfg.web_config, &web, err, sizeof(err)))
-			return BT_EXIT_USAGE;
-		hc = http_cfg(&web);
-		if (bt_http_exposure(&hc, line, sizeof(line)))
-			bt_log(BT_LOG_WARNING, "the API is open to the network: %s", line);
-		bt_web_config_free(&web);
-		printf("configuration OK: %d interface%s, archive %s (%s)\n%s\n", n,
-		       n > 1 ? "s" : "", ag.cfg.archive, budget, line);
-		if (holder)
-			printf("held now by another bloomtap process (%s: an agent, or windows "
-			       "--every): the instance, and so the port and the socket were not "
-			       "checked\n", who);
-		return 0;
-	}
+	if (ag.cfg.check)
+		return check_only(names, n);
 	ag.argc = argc;
 	ag.argv = argv;
 	ag.n = n;
@@ -791,16 +811,7 @@ static int run(int argc, char **argv)
 	ag.started = bt_mono_s();
 	count_archive();
 	loop(keepers);
-	{
-		int detached = 0;
-
-		for (int i = 0; i < ag.n; i++)
-			detached += ag.ifs[i].detached;
-		bt_log(BT_LOG_INFO, "stopping; %s%s", ag.cfg.detach_on_exit ?
-		       "detaching (--detach-on-exit)" : detached < ag.n ?
-		       "the programs stay attached, the maps pinned" : "nothing is attached",
-		       detached && detached < ag.n ? " (where not detached meanwhile)" : "");
-	}
+	say_stopping();
 	ret = 0;
 out:
 	bt_watch_loader_stop();
