@@ -178,7 +178,7 @@ check "IPv6 NO_SOCKET: trace says seen and dropped here with NO_SOCKET" \
 # The reasons past the seventh mark the window "other", and trace, which
 # then tries every reason of the kernel, still finds them. Each burst's
 # reason is the one whose count grew by the burst (the kernel names it).
-ip -n $NS_6B addr add 198.18.42.2/24 dev $IF_6B
+# The pair has its IPv4 address from veth_pair (198.18.42.2).
 in_ns $NS_6B sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.drop_unicast_in_l2_multicast=1 \
 	net.ipv4.conf.$IF_6B.drop_unicast_in_l2_multicast=1
 in_ns $NS_6B nft -f - <<'NFT' || fail "the pair's nft rule"

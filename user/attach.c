@@ -192,14 +192,75 @@ int bt_tap_set(const struct bt_instance *inst, const char *ifname, bool tap, boo
 	return 0;
 }
 
+/* The interface is bloomtap's to take: no instance linked to it, no dead
+ * link pin left, and no other XDP program unless --force replaces it.
+ * 0, or -errno after saying why. */
+static int iface_free(const char *ifname, int ifindex, bool force)
+{
+	char other[BPF_OBJ_NAME_LEN];
+	int linked, err;
+	__u32 id;
+
+	linked = bt_instance_link_ifindex(ifname);
+	if (linked > 0) {
+		bt_err("'%s' already has bloomtap attached (instance %s): 'bloomtap "
+		       "detach %s' first", ifname, ifname, ifname);
+		return -EEXIST;
+	}
+	/* ifindex 0: a link pin whose attachment is gone (a detach that could
+	 * not unlink it, or its interface was deleted): it holds nothing */
+	if (!linked && (err = unlink_link_pin(ifname)))
+		return err;
+	id = xdp_prog_on(ifindex, other, sizeof(other));
+	/* bloomtap's own program whose pins this process cannot see: never
+	 * advise --force over it, which would replace a live instance */
+	if (id && !force && !strcmp(other, "bloomtap_xdp")) {
+		bt_err("'%s' already runs bloomtap's program (id %u), but its pins are not "
+		       "visible here%s: run bloomtap where they are, in the network namespace with "
+		       "nsenter --net=/var/run/netns/NAME", ifname, id,
+		       bt_private_mounts() ? " (this process has a mount namespace of its own, as "
+					     "under ip netns exec)" : "");
+		return -EEXIST;
+	}
+	if (id && !force) {
+		bt_err("'%s' already runs XDP program '%s' (id %u) that is not bloomtap's: "
+		       "add --force to replace it", ifname, other, id);
+		return -EBUSY;
+	}
+	if (id) {
+		bt_info("replacing XDP program '%s' (id %u) on %s (--force)", other, id, ifname);
+		if ((err = xdp_remove_foreign(ifindex))) {
+			bt_err_errno(err, "removing the XDP program already attached");
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* What attach made, in words (not in JSON mode). */
+static void say_attached(const struct bt_instance *inst, const char *ifname, bool skb, bool tap)
+{
+	char desc[256];
+
+	bt_info("attached to %s (%s mode), pinned under %s/%s", ifname,
+		skb ? "skb" : "native", BT_PIN_ROOT, ifname);
+	bt_sketch_describe(&inst->meta, desc, sizeof(desc));
+	bt_info("%s", desc);
+	bt_spie_describe(&inst->meta, desc, sizeof(desc));
+	bt_info("%s", desc);
+	if (tap)
+		bt_info("tap mode: every frame is recorded, then dropped before the stack "
+			"(no drops to record there)");
+}
+
 int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 {
 	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
 	struct bt_instance inst;
-	char path[256], other[BPF_OBJ_NAME_LEN];
-	int ifindex, link_fd, linked, err;
+	char path[256];
+	int ifindex, link_fd, err;
 	bool created = false, skb;
-	__u32 id, zero = 0;
+	__u32 zero = 0;
 
 	ifindex = if_nametoindex(ifname);
 	if (!ifindex) {
@@ -214,39 +275,8 @@ int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 		return err;
 	if ((err = bt_ensure_bpffs()))
 		return err;
-	linked = bt_instance_link_ifindex(ifname);
-	if (linked > 0) {
-		bt_err("'%s' already has bloomtap attached (instance %s): 'bloomtap "
-		       "detach %s' first", ifname, ifname, ifname);
-		return -EEXIST;
-	}
-	/* ifindex 0: a link pin whose attachment is gone (a detach that could
-	 * not unlink it, or its interface was deleted): it holds nothing */
-	if (!linked && (err = unlink_link_pin(ifname)))
+	if ((err = iface_free(ifname, ifindex, o->force)))
 		return err;
-	id = xdp_prog_on(ifindex, other, sizeof(other));
-	/* bloomtap's own program whose pins this process cannot see: never
-	 * advise --force over it, which would replace a live instance */
-	if (id && !o->force && !strcmp(other, "bloomtap_xdp")) {
-		bt_err("'%s' already runs bloomtap's program (id %u), but its pins are not "
-		       "visible here%s: run bloomtap where they are, in the network namespace with "
-		       "nsenter --net=/var/run/netns/NAME", ifname, id,
-		       bt_private_mounts() ? " (this process has a mount namespace of its own, as "
-					     "under ip netns exec)" : "");
-		return -EEXIST;
-	}
-	if (id && !o->force) {
-		bt_err("'%s' already runs XDP program '%s' (id %u) that is not bloomtap's: "
-		       "add --force to replace it", ifname, other, id);
-		return -EBUSY;
-	}
-	if (id) {
-		bt_info("replacing XDP program '%s' (id %u) on %s (--force)", other, id, ifname);
-		if ((err = xdp_remove_foreign(ifindex))) {
-			bt_err_errno(err, "removing the XDP program already attached");
-			return err;
-		}
-	}
 
 	/* An instance kept by 'detach --keep-maps' is attached again with its
 	 * counters; otherwise a fresh one is loaded. */
@@ -303,19 +333,8 @@ int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 		bt_instance_close(&inst);
 		return err;
 	}
-	if (!bt_g.json) {
-		char desc[256];
-
-		bt_info("attached to %s (%s mode), pinned under %s/%s", ifname,
-			skb ? "skb" : "native", BT_PIN_ROOT, ifname);
-		bt_sketch_describe(&inst.meta, desc, sizeof(desc));
-		bt_info("%s", desc);
-		bt_spie_describe(&inst.meta, desc, sizeof(desc));
-		bt_info("%s", desc);
-		if (o->tap)
-			bt_info("tap mode: every frame is recorded, then dropped before the stack "
-				"(no drops to record there)");
-	}
+	if (!bt_g.json)
+		say_attached(&inst, ifname, skb, o->tap);
 	bt_instance_close(&inst);
 	return 0;
 out:
