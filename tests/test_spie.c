@@ -835,8 +835,9 @@ static void test_archive_every_bit_flip(void **state)
 		b->w[1] |= bt_bloom_mask(h, 1, 8);
 	}
 	assert_non_null(mkdtemp(dir));
-	assert_int_equal(bt_archive_write(dir, "flips", &m, wins, filters, rp, 1, 256, path,
-					  sizeof(path)), 0);
+	assert_int_equal(bt_archive_write(dir, "flips", &m,
+					  &(struct bt_archive_batch){ wins, filters, rp, 1, 256 },
+					  path, sizeof(path)), 0);
 	assert_int_equal(stat(path, &st), 0);
 	file = malloc(st.st_size);
 	copy = malloc(st.st_size);

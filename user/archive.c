@@ -200,41 +200,111 @@ static void same_first_window(const char *dir, const char *instance, __u64 key_i
 	bt_strv_free(names, n);
 }
 
-int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
-		     const struct bt_window *const *win,
-		     const struct bt_bloom_block *const *filters,
-		     const struct bt_win_reasons *const *reasons, int n, uint64_t bpw,
-		     char *path_out, size_t len)
+/* The batch's drop reasons as the file's records: each window's, in
+ * order; *out NULL when there are none. 0 or -ENOMEM. */
+static int collect_drops(const struct bt_archive_batch *b, struct bt_archive_drop **out,
+			 __u32 *n)
 {
-	size_t raw = bpw * sizeof(struct bt_bloom_block);
-	__u32 cbytes = raw < BT_ARCHIVE_CHUNK ? raw : BT_ARCHIVE_CHUNK, chunks = raw / cbytes;
-	size_t table_len = (chunks + 1) * sizeof(__u32);
-	size_t bound = ZSTD_compressBound(cbytes), dict_len = 0;
+	const struct bt_win_reasons *const *r = b->reasons;
+
+	*out = NULL;
+	*n = 0;
+	for (int i = 0; r && i < b->n; i++)
+		*n += r[i] ? r[i]->n : 0;
+	if (*n && !(*out = calloc(*n, sizeof(**out))))
+		return -ENOMEM;
+	*n = 0;
+	for (int i = 0; r && i < b->n; i++)
+		for (int j = 0; r[i] && j < r[i]->n; j++)
+			(*out)[(*n)++] = (struct bt_archive_drop){ i, r[i]->code[j], r[i]->count[j] };
+	return 0;
+}
+
+/* Where the windows' compressed chunks go, as write_atomic takes them. */
+struct chunked {
+	struct bt_archive_win *recs;	/* a record a window */
+	uint8_t *tables, *data;		/* each window's offsets, then chunks */
+	struct iovec *iov;		/* 4 + 2 a window: header, dictionary,
+					 * records, drops, then the windows' */
+	size_t table_len, bound;
+	__u32 cbytes, chunks;
+};
+
+/* Each window's record, and its filter in chunks of cbytes compressed
+ * with cctx (a chunk a zstd frame), from file offset off on. 0 or -EIO. */
+static int compress_windows(const struct bt_archive_batch *b, ZSTD_CCtx *cctx,
+			    struct chunked *c, __u64 off)
+{
+	size_t used = 0;
+
+	for (int i = 0; i < b->n; i++) {
+		const struct bt_window *w = b->win[i];
+		uint8_t *t = c->tables + i * c->table_len, *d0 = c->data + used;
+		__u32 *offs = (__u32 *)t, at = 0;
+
+		c->recs[i] = (struct bt_archive_win){
+			.start_ns = bt_boot_to_real(w->start_ns),
+			.end_ns = bt_boot_to_real(w->end_ns),
+			.packets = w->packets, .set_bits = w->set_bits,
+			.fpr_e15 = w->fpr_e15, .seq = w->seq,
+			.flags = w->flags | BT_WIN_ARCHIVED, .table_off = off,
+			.data_off = off + c->table_len,
+		};
+		if (b->reasons && b->reasons[i] && b->reasons[i]->other)
+			c->recs[i].flags |= BT_ARCHIVE_DROPS_OTHER;
+		/* nothing recorded: the record alone (format 4) */
+		if (!w->set_bits) {
+			c->recs[i].table_off = c->recs[i].data_off = 0;
+			c->iov[4 + 2 * i] = (struct iovec){ t, 0 };
+			c->iov[5 + 2 * i] = (struct iovec){ d0, 0 };
+			continue;
+		}
+		for (__u32 k = 0; k < c->chunks; k++) {
+			size_t clen = ZSTD_compress2(cctx, d0 + at, c->bound,
+						     (const uint8_t *)b->filters[i] +
+						     (size_t)k * c->cbytes, c->cbytes);
+
+			if (ZSTD_isError(clen)) {
+				bt_err("compressing window %u: %s", w->seq, ZSTD_getErrorName(clen));
+				return -EIO;
+			}
+			offs[k] = at;
+			at += clen;
+		}
+		offs[c->chunks] = at;
+		c->iov[4 + 2 * i] = (struct iovec){ t, c->table_len };
+		c->iov[5 + 2 * i] = (struct iovec){ d0, at };
+		used += at;
+		off += c->table_len + at;
+	}
+	return 0;
+}
+
+int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
+		     const struct bt_archive_batch *b, char *path_out, size_t len)
+{
+	size_t raw = b->bpw * sizeof(struct bt_bloom_block), dict_len = 0;
+	int n = b->n;
+	struct chunked c = { .cbytes = raw < BT_ARCHIVE_CHUNK ? raw : BT_ARCHIVE_CHUNK };
 	struct bt_archive_hdr3 h = { 0 };
-	struct bt_archive_win *recs = calloc(n, sizeof(*recs));
-	uint8_t *tables = malloc(n * table_len), *data = malloc((size_t)n * chunks * bound);
 	uint8_t dict[BT_ARCHIVE_DICT];
-	struct iovec *iov = calloc(4 + 2 * n, sizeof(*iov));
 	struct bt_archive_drop *drops = NULL;
 	__u32 ndrops = 0;
 	ZSTD_CCtx *cctx = ZSTD_createCCtx();
 	ZSTD_CDict *cdict = NULL;
-	__u64 off;
-	size_t used = 0;
 	char name[160];
-	int err = -ENOMEM, nio = 0;
+	int err = -ENOMEM;
 
-	if (!recs || !tables || !data || !iov || !cctx || !n)
+	c.chunks = raw / c.cbytes;
+	c.table_len = (c.chunks + 1) * sizeof(__u32);
+	c.bound = ZSTD_compressBound(c.cbytes);
+	c.recs = calloc(n, sizeof(*c.recs));
+	c.tables = malloc(n * c.table_len);
+	c.data = malloc((size_t)n * c.chunks * c.bound);
+	c.iov = calloc(4 + 2 * n, sizeof(*c.iov));
+	if (!c.recs || !c.tables || !c.data || !c.iov || !cctx || !n ||
+	    collect_drops(b, &drops, &ndrops))
 		goto out;
-	for (int i = 0; reasons && i < n; i++)
-		ndrops += reasons[i] ? reasons[i]->n : 0;
-	if (ndrops && !(drops = calloc(ndrops, sizeof(*drops))))
-		goto out;
-	ndrops = 0;
-	for (int i = 0; reasons && i < n; i++)
-		for (int j = 0; reasons[i] && j < reasons[i]->n; j++)
-			drops[ndrops++] = (struct bt_archive_drop){ i, reasons[i]->code[j],
-								     reasons[i]->count[j] };
 	if (meta->window_bits > BT_ARCHIVE_WINDOW_BITS_MAX) {
 		bt_err("archive: windows of more than 2^34 bits are not archived");
 		err = -EFBIG;
@@ -249,7 +319,7 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 		bt_err("archive %s: writing the key file: %s", dir, strerror(-err));
 		goto out;
 	}
-	dict_len = train_dict(dict, win, filters, n, cbytes, chunks);
+	dict_len = train_dict(dict, b->win, b->filters, n, c.cbytes, c.chunks);
 	if (dict_len && !(cdict = ZSTD_createCDict(dict, dict_len, 1)))
 		dict_len = 0;
 	/* small frames: what the file says already (sizes, the dictionary)
@@ -260,47 +330,9 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
 	if (cdict)
 		ZSTD_CCtx_refCDict(cctx, cdict);
-	off = sizeof(h) + dict_len + (__u64)n * sizeof(*recs) + ndrops * sizeof(*drops);
-	for (int i = 0; i < n; i++) {
-		uint8_t *t = tables + i * table_len, *d0 = data + used;
-		__u32 *offs = (__u32 *)t, at = 0;
-
-		recs[i] = (struct bt_archive_win){
-			.start_ns = bt_boot_to_real(win[i]->start_ns),
-			.end_ns = bt_boot_to_real(win[i]->end_ns),
-			.packets = win[i]->packets, .set_bits = win[i]->set_bits,
-			.fpr_e15 = win[i]->fpr_e15, .seq = win[i]->seq,
-			.flags = win[i]->flags | BT_WIN_ARCHIVED, .table_off = off,
-			.data_off = off + table_len,
-		};
-		if (reasons && reasons[i] && reasons[i]->other)
-			recs[i].flags |= BT_ARCHIVE_DROPS_OTHER;
-		/* nothing recorded: the record alone (format 4) */
-		if (!win[i]->set_bits) {
-			recs[i].table_off = recs[i].data_off = 0;
-			iov[4 + 2 * i] = (struct iovec){ t, 0 };
-			iov[5 + 2 * i] = (struct iovec){ d0, 0 };
-			continue;
-		}
-		for (__u32 c = 0; c < chunks; c++) {
-			size_t clen = ZSTD_compress2(cctx, d0 + at, bound,
-						     (const uint8_t *)filters[i] + (size_t)c * cbytes,
-						     cbytes);
-
-			if (ZSTD_isError(clen)) {
-				bt_err("compressing window %u: %s", win[i]->seq, ZSTD_getErrorName(clen));
-				err = -EIO;
-				goto out;
-			}
-			offs[c] = at;
-			at += clen;
-		}
-		offs[chunks] = at;
-		iov[4 + 2 * i] = (struct iovec){ t, table_len };
-		iov[5 + 2 * i] = (struct iovec){ d0, at };
-		used += at;
-		off += table_len + at;
-	}
+	if ((err = compress_windows(b, cctx, &c, sizeof(h) + dict_len +
+				    (__u64)n * sizeof(*c.recs) + ndrops * sizeof(*drops))))
+		goto out;
 	memcpy(h.magic, BT_ARCHIVE_MAGIC, 8);
 	h.version = BT_ARCHIVE_VERSION;
 	h.hdr_len = sizeof(h);
@@ -310,26 +342,25 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	h.k = meta->k;
 	h.block_bits = BT_BLOCK_BITS;
 	h.windows = n;
-	h.chunk_bytes = cbytes;
-	h.chunks = chunks;
+	h.chunk_bytes = c.cbytes;
+	h.chunks = c.chunks;
 	h.dict_len = dict_len;
 	h.reserved[0] = ndrops;
-	h.records_crc = crc32(crc(dict, dict_len), (const Bytef *)recs, n * sizeof(*recs));
+	h.records_crc = crc32(crc(dict, dict_len), (const Bytef *)c.recs, n * sizeof(*c.recs));
 	if (ndrops)	/* zlib's crc32() of NULL is its initial value, not a no-op */
 		h.records_crc = crc32(h.records_crc, (const Bytef *)drops,
 				      ndrops * sizeof(*drops));
 	h.hdr_crc = hdr3_crc(&h);
-	iov[0] = (struct iovec){ &h, sizeof(h) };
-	iov[1] = (struct iovec){ dict, dict_len };
-	iov[2] = (struct iovec){ recs, n * sizeof(*recs) };
-	iov[3] = (struct iovec){ drops, ndrops * sizeof(*drops) };
-	nio = 4 + 2 * n;
+	c.iov[0] = (struct iovec){ &h, sizeof(h) };
+	c.iov[1] = (struct iovec){ dict, dict_len };
+	c.iov[2] = (struct iovec){ c.recs, n * sizeof(*c.recs) };
+	c.iov[3] = (struct iovec){ drops, ndrops * sizeof(*drops) };
 	/* names sort by time: the first window's start in ns, then its number */
 	snprintf(name, sizeof(name), "%s-%020llu-%08u%s", instance,
-		 (unsigned long long)recs[0].start_ns, recs[0].seq, BT_ARCHIVE_SUFFIX);
-	same_first_window(dir, instance, h.key_id, recs[0].start_ns, recs[0].seq, name,
+		 (unsigned long long)c.recs[0].start_ns, c.recs[0].seq, BT_ARCHIVE_SUFFIX);
+	same_first_window(dir, instance, h.key_id, c.recs[0].start_ns, c.recs[0].seq, name,
 			  sizeof(name));
-	err = write_atomic(dir, name, 0600, iov, nio);
+	err = write_atomic(dir, name, 0600, c.iov, 4 + 2 * n);
 	if (err) {
 		bt_err("archive %s/%s: %s%s", dir, name, strerror(-err),
 		       err == -ENOSPC ? " (the windows stay in the ring until they are "
@@ -341,11 +372,11 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 out:
 	ZSTD_freeCDict(cdict);
 	ZSTD_freeCCtx(cctx);
-	free(recs);
+	free(c.recs);
 	free(drops);
-	free(tables);
-	free(data);
-	free(iov);
+	free(c.tables);
+	free(c.data);
+	free(c.iov);
 	return err;
 }
 

@@ -99,15 +99,21 @@ _Static_assert(sizeof(struct bt_archive_drop) == 16, "bt_archive_drop must be 16
 /* The key's fingerprint: SipHash of a fixed word under the key. */
 __u64 bt_key_id(const struct bt_hash_key_raw *key);
 
-/* Writes n consecutive sealed windows of one instance (win[i], its filter
- * filters[i] of bpw blocks) into one file of dir; path_out gets its name.
- * Window times are converted to CLOCK_REALTIME. Returns 0 or -errno, with
- * a message printed. */
+/* n consecutive sealed windows of one instance: win[i], its filter
+ * filters[i] of bpw blocks, its drop reasons reasons[i] (reasons or an
+ * element NULL: none). */
+struct bt_archive_batch {
+	const struct bt_window *const *win;
+	const struct bt_bloom_block *const *filters;
+	const struct bt_win_reasons *const *reasons;
+	int n;
+	uint64_t bpw;
+};
+/* Writes a batch into one file of dir; path_out gets its name. Window
+ * times are converted to CLOCK_REALTIME. Returns 0 or -errno, with a
+ * message printed. */
 int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
-		     const struct bt_window *const *win,
-		     const struct bt_bloom_block *const *filters,
-		     const struct bt_win_reasons *const *reasons, int n, uint64_t bpw,
-		     char *path_out, size_t len);
+		     const struct bt_archive_batch *b, char *path_out, size_t len);
 
 /* An archive file opened for queries: its records in memory. */
 struct bt_archive_file {

@@ -69,7 +69,8 @@ static void archive(struct bt_keeper *k, bool flush)
 			bt_window_reasons(s->inst, s->ncpu, run[i], &reasons[i]);
 			rp[i] = &reasons[i];
 		}
-		err = bt_archive_write(k->archive, k->name, s->meta, wins, filters, rp, n, s->bpw,
+		err = bt_archive_write(k->archive, k->name, s->meta,
+				       &(struct bt_archive_batch){ wins, filters, rp, n, s->bpw },
 				       path, sizeof(path));
 		k->last_err = err;
 		if (err) {

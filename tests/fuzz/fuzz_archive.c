@@ -52,7 +52,8 @@ static int make_key_and_template(void)
 		for (int j = 0; j < 2; j++)
 			filter[0][i].w[j] = filter[2][i].w[1 - j] =
 				(0x9e3779b97f4a7c15ULL * (2 * i + j + 1)) & (0x9e3779b97f4a7c15ULL * (i + 7));
-	if (bt_archive_write(dir, "f", &m, wins, filters, rp, 3, BLOCKS, path, sizeof(path)))
+	if (bt_archive_write(dir, "f", &m, &(struct bt_archive_batch){ wins, filters, rp, 3, BLOCKS },
+			     path, sizeof(path)))
 		return -1;
 	f = fopen(path, "rb");
 	tmpl = malloc(1 << 20);
