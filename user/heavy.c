@@ -291,6 +291,50 @@ static const struct bt_cmd_spec heavy_spec = {
 	heavy_opts, 0, 1,
 };
 
+/* The options that go together, checked; the threshold given (*thrp
+ * NULL when none). -EINVAL after saying why. */
+static int heavy_opts_check(struct bt_threshold *thr, struct bt_threshold **thrp)
+{
+	*thrp = NULL;
+	if ((hcfg.fraction > 0) + (hcfg.bytes > 0) + (hcfg.packets > 0) > 1) {
+		bt_err("heavy: give one of --fraction, --bytes, --packets");
+		return -EINVAL;
+	}
+	if (hcfg.count && !hcfg.interval) {
+		bt_err("heavy: --count needs --interval");
+		return -EINVAL;
+	}
+	if (hcfg.ipfix_file && !hcfg.interval && !hcfg.flip) {
+		bt_err("heavy: --ipfix-file needs --interval or --flip (it exports intervals "
+		       "as they end)");
+		return -EINVAL;
+	}
+	if (hcfg.fraction > 0)
+		*thr = (struct bt_threshold){ BT_THR_FRACTION, llround(hcfg.fraction * 1e9) };
+	else if (hcfg.bytes)
+		*thr = (struct bt_threshold){ BT_THR_BYTES, hcfg.bytes };
+	else if (hcfg.packets)
+		*thr = (struct bt_threshold){ BT_THR_PACKETS, hcfg.packets };
+	if (hcfg.fraction > 0 || hcfg.bytes || hcfg.packets)
+		*thrp = thr;
+	return 0;
+}
+
+/* --ipfix-file: an IPFIX file exporter; NULL after saying why. */
+static struct bt_ipfix *open_ipfix_file(void)
+{
+	struct bt_ipfix_dest d = { .transport = BT_IPFIX_FILE };
+	struct bt_ipfix_cfg c = BT_IPFIX_CFG_DEFAULTS;
+	struct bt_ipfix *x;
+	char err[512];
+
+	c.domain = hcfg.ipfix_domain;
+	snprintf(d.host, sizeof(d.host), "%s", hcfg.ipfix_file);
+	if (!(x = bt_ipfix_open(&d, &c, err, sizeof(err))))
+		bt_err("heavy: --ipfix-file: %s", err);
+	return x;
+}
+
 int cmd_heavy(int argc, char **argv)
 {
 	int n = bt_parse_args(&heavy_spec, argc, argv), ret = BT_EXIT_FAIL;
@@ -304,27 +348,8 @@ int cmd_heavy(int argc, char **argv)
 		return BT_EXIT_USAGE;
 	if (n == BT_PARSE_HELP)
 		return 0;
-	if ((hcfg.fraction > 0) + (hcfg.bytes > 0) + (hcfg.packets > 0) > 1) {
-		bt_err("heavy: give one of --fraction, --bytes, --packets");
+	if (heavy_opts_check(&thr, &thrp))
 		return BT_EXIT_USAGE;
-	}
-	if (hcfg.count && !hcfg.interval) {
-		bt_err("heavy: --count needs --interval");
-		return BT_EXIT_USAGE;
-	}
-	if (hcfg.ipfix_file && !hcfg.interval && !hcfg.flip) {
-		bt_err("heavy: --ipfix-file needs --interval or --flip (it exports intervals "
-		       "as they end)");
-		return BT_EXIT_USAGE;
-	}
-	if (hcfg.fraction > 0)
-		thr = (struct bt_threshold){ BT_THR_FRACTION, llround(hcfg.fraction * 1e9) };
-	else if (hcfg.bytes)
-		thr = (struct bt_threshold){ BT_THR_BYTES, hcfg.bytes };
-	else if (hcfg.packets)
-		thr = (struct bt_threshold){ BT_THR_PACKETS, hcfg.packets };
-	if (hcfg.fraction > 0 || hcfg.bytes || hcfg.packets)
-		thrp = &thr;
 
 	if (bt_instance_open_arg(n ? argv[1] : NULL, hcfg.instance, &inst))
 		return BT_EXIT_FAIL;
@@ -338,18 +363,8 @@ int cmd_heavy(int argc, char **argv)
 		bt_err("mapping the sketch of '%s' failed", inst.name);
 		goto out;
 	}
-	if (hcfg.ipfix_file) {
-		struct bt_ipfix_dest d = { .transport = BT_IPFIX_FILE };
-		struct bt_ipfix_cfg c = BT_IPFIX_CFG_DEFAULTS;
-		char err[512];
-
-		c.domain = hcfg.ipfix_domain;
-		snprintf(d.host, sizeof(d.host), "%s", hcfg.ipfix_file);
-		if (!(ipfix = bt_ipfix_open(&d, &c, err, sizeof(err)))) {
-			bt_err("heavy: --ipfix-file: %s", err);
-			goto out;
-		}
-	}
+	if (hcfg.ipfix_file && !(ipfix = open_ipfix_file()))
+		goto out;
 
 	/* the stage printed: the XDP program's flows or the dropped ones (both
 	 * end their intervals together, and IPFIX exports both) */
