@@ -93,6 +93,19 @@ check "agent on an instance of another ABI: a clear error (exit $RC)" bash -c \
 eq "and it is left as it was (ABI 3)" "$(bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["value"][8], 16))')" 3
 check "detach removes it" "$BLOOMTAP" detach "$VB"
 cleanup_netns
+# the same ABI, one map of another shape (wdrops, which the agent's old
+# hand-kept list of 14 maps did not hold): every map the object lists is
+# compared, so the agent refuses it as well
+pair
+check "attach for the agent (then one map replaced)" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
+rm "/sys/fs/bpf/bloomtap/$VB/wdrops"
+bpftool map create "/sys/fs/bpf/bloomtap/$VB/wdrops" type array key 4 value 8 entries 4 name wdrops
+OUT=$(timeout 20 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --listen 127.0.0.1:19477 \
+	--archive "$TMP/arch-layout" 2>&1); RC=$?
+check "agent on an instance with one map of another layout: a clear error (exit $RC)" bash -c \
+	"[ $RC -ne 0 ] && [ $RC -ne 124 ] && grep -q 'another map layout' <<<\"\$0\"" "$OUT"
+check "detach removes it" "$BLOOMTAP" detach "$VB"
+cleanup_netns
 
 # ---- map memory exhausted ----
 OUT=$("$BLOOMTAP" replay --instance "flt2-$ID" --window-bits 64G --windows 64 "$PCAPS/dnscap__dns.pcap" 2>&1); RC=$?

@@ -21,6 +21,7 @@
 #include "watch.h"
 #include "archive.h"
 #include "commands.h"
+#include "create.h"
 #include "http.h"
 #include "kernel.h"
 #include "webconfig.h"
@@ -44,44 +45,6 @@ static struct agent ag = {
 	.cfg = AGENT_DEFAULTS,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
-
-/* Is this pinned instance laid out as this bloomtap expects? Compares
- * every pinned map's key and value size with the program's own; the heavy
- * flow maps' values are sized by the instance's meta. */
-static int layout_matches(const struct bt_instance *inst)
-{
-	struct bt_heavy_shape s;
-
-	bt_heavy_shape(&inst->meta, &s);
-
-	const struct { size_t off; __u32 key, value; } want[] = {
-		{ offsetof(struct bt_instance, counters_fd), 4, sizeof(struct bt_counters) },
-		{ offsetof(struct bt_instance, ctl_fd), 4, sizeof(struct bt_ctl) },
-		{ offsetof(struct bt_instance, cms_fd), 4, s.cms.value },
-		{ offsetof(struct bt_instance, fm_fd), 4, s.fm.value },
-		{ offsetof(struct bt_instance, fmc_fd), 4, s.fmc.value },
-		{ offsetof(struct bt_instance, fc_fd), 4, s.fc.value },
-		{ offsetof(struct bt_instance, fmo_fd), 4, s.fmo.value },
-		{ offsetof(struct bt_instance, spie_fd), 4, sizeof(struct bt_bloom_block) },
-		{ offsetof(struct bt_instance, windows_fd), 4, sizeof(struct bt_window) },
-		{ offsetof(struct bt_instance, wcount_fd), 4, sizeof(__u64) },
-		{ offsetof(struct bt_instance, watch_hdr_fd), 4, sizeof(struct bt_watch_hdr) },
-		{ offsetof(struct bt_instance, watch_dir_fd), 4, sizeof(__u64) },
-		{ offsetof(struct bt_instance, watch_counts_fd), 4, sizeof(struct bt_watch_count) },
-		{ offsetof(struct bt_instance, meta_fd), 4, sizeof(struct bt_meta) },
-	};
-
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		struct bpf_map_info info = { 0 };
-		__u32 len = sizeof(info);
-		int fd = *(const int *)((const char *)inst + want[i].off);
-
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.key_size != want[i].key ||
-		    info.value_size != want[i].value)
-			return 0;
-	}
-	return 1;
-}
 
 /* The instance is kept; its link is made again on the interface of that
  * name now (its old link died with the interface it was on). */
@@ -128,7 +91,7 @@ static int adopt_or_attach(struct agent_iface *f)
 	}
 	if (link > 0) {
 		err = bt_instance_open(f->name, &f->inst);
-		if (err == -EPROTO || (!err && !layout_matches(&f->inst))) {
+		if (err == -EPROTO || (!err && !bt_instance_layout_matches(&f->inst))) {
 			if (!err)
 				bt_instance_close(&f->inst);
 			bt_err("%s: the pinned instance has another map layout (made by another "

@@ -67,6 +67,25 @@ static void set_shape(struct bpf_map *map, struct bt_map_shape s)
 	bpf_map__set_value_size(map, s.value);
 }
 
+/* The heavy-flow stages' maps at meta's sizes: the XDP program's and the
+ * dropped flows' (the same stage, the same shapes). */
+static void size_heavy(struct bloomtap_bpf *skel, const struct bt_meta *meta)
+{
+	struct bt_heavy_shape shape;
+
+	bt_heavy_shape(meta, &shape);
+	set_shape(skel->maps.cms, shape.cms);
+	set_shape(skel->maps.fm, shape.fm);
+	set_shape(skel->maps.fmc, shape.fmc);
+	set_shape(skel->maps.fc, shape.fc);
+	set_shape(skel->maps.fmo, shape.fmo);
+	set_shape(skel->maps.dcms, shape.cms);
+	set_shape(skel->maps.dfm, shape.fm);
+	set_shape(skel->maps.dfmc, shape.fmc);
+	set_shape(skel->maps.dfc, shape.fc);
+	set_shape(skel->maps.dfmo, shape.fmo);
+}
+
 /* Phase 1: the settings resolved into meta, the instance's random key. */
 static int settle(struct bt_instance_cfg *cfg, struct bt_meta *meta, __u64 *fc_mult)
 {
@@ -95,7 +114,6 @@ static int settle(struct bt_instance_cfg *cfg, struct bt_meta *meta, __u64 *fc_m
 static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *cfg,
 		      const struct bt_meta *meta, __u64 fc_mult)
 {
-	struct bt_heavy_shape shape;
 	struct bt_hash_keys keys;
 	__u64 batch;
 
@@ -116,18 +134,7 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	skel->rodata->cfg_fc_mult = fc_mult | 1;
 	skel->rodata->cfg_frac_div = bt_heavy_frac_div(meta);
 	skel->rodata->cfg_cut = cfg->cut;
-	bt_heavy_shape(meta, &shape);
-	set_shape(skel->maps.cms, shape.cms);
-	set_shape(skel->maps.fm, shape.fm);
-	set_shape(skel->maps.fmc, shape.fmc);
-	set_shape(skel->maps.fc, shape.fc);
-	set_shape(skel->maps.fmo, shape.fmo);
-	/* the heavy dropped flows: the same stage, the same shapes */
-	set_shape(skel->maps.dcms, shape.cms);
-	set_shape(skel->maps.dfm, shape.fm);
-	set_shape(skel->maps.dfmc, shape.fmc);
-	set_shape(skel->maps.dfc, shape.fc);
-	set_shape(skel->maps.dfmo, shape.fmo);
+	size_heavy(skel, meta);
 	/* SPIE */
 	skel->rodata->cfg_spie = !(cfg->flags & BT_META_NO_SPIE);
 	skel->rodata->cfg_share_hash = !(cfg->flags & BT_META_SEPARATE_HASH);
@@ -309,4 +316,28 @@ int bt_instance_open_or_create(const char *name, struct bt_instance_cfg *cfg,
 		return err;
 	}
 	return err ? bt_instance_open_or_explain(name, inst) : 0;
+}
+
+/* A pinned map with the key and value sizes of the object's map m. */
+static bool same_sizes(int fd, const struct bpf_map *m)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	       info.key_size == bpf_map__key_size(m) && info.value_size == bpf_map__value_size(m);
+}
+
+bool bt_instance_layout_matches(const struct bt_instance *inst)
+{
+	struct bloomtap_bpf *skel = bloomtap_bpf__open();
+	bool ok = skel;
+
+	if (skel)
+		size_heavy(skel, &inst->meta);
+#define SAME_SIZES(m) ok = ok && same_sizes(inst->m##_fd, skel->maps.m);
+	BT_INSTANCE_MAPS(SAME_SIZES)
+#undef SAME_SIZES
+	bloomtap_bpf__destroy(skel);
+	return ok;
 }

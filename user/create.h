@@ -31,6 +31,11 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 int bt_instance_open_or_create(const char *name, struct bt_instance_cfg *cfg,
 			       struct bt_instance *inst, bool *created);
 
+/* Has every pinned map of the instance the key and value sizes this
+ * bloomtap's object gives it at the instance's shape (meta)? Every map of
+ * BT_INSTANCE_MAPS: an instance of another version differs there. */
+bool bt_instance_layout_matches(const struct bt_instance *inst);
+
 /* Loads the instance's programs as create would at defaults, pins
  * nothing, and adds the verifier's figures of each to arr
  * (bt_verifier_logs_read); for 'bloomtap kernel --verifier'. */
