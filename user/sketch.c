@@ -297,11 +297,12 @@ static int cmp_packets(const void *a, const void *b)
 	return cmp_bytes(a, b);
 }
 
-int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_threshold *thr,
-		     bool by_packets, struct bt_heavy_report *r)
+/* The report's interval, totals, error bounds and threshold (thr, or the
+ * instance's), before its flows. */
+static void report_start(const struct bt_heavy_maps *m, __u32 iv, const struct bt_threshold *thr,
+			 struct bt_heavy_report *r)
 {
 	const struct bt_meta *mt = m->meta;
-	const struct bt_fm_slot *tab = &m->fm[(size_t)iv * mt->fm_slots];
 	struct bt_threshold t = thr ? *thr : (struct bt_threshold){ mt->threshold_kind, mt->threshold };
 
 	memset(r, 0, sizeof(*r));
@@ -324,7 +325,31 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 		if (!r->threshold_bytes)
 			r->threshold_bytes = 1;
 	}
+}
 
+/* The flows at or above the threshold kept, the largest first. */
+static void keep_heavy(struct bt_heavy_report *r, bool by_packets)
+{
+	size_t k = 0;
+
+	for (size_t j = 0; j < r->n; j++) {
+		const struct bt_heavy_flow *f = &r->flows[j];
+
+		if ((r->threshold_bytes && f->bytes >= r->threshold_bytes) ||
+		    (r->threshold_packets && f->packets >= r->threshold_packets))
+			r->flows[k++] = *f;
+	}
+	r->n = k;
+	qsort(r->flows, r->n, sizeof(*r->flows), by_packets ? cmp_packets : cmp_bytes);
+}
+
+int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_threshold *thr,
+		     bool by_packets, struct bt_heavy_report *r)
+{
+	const struct bt_meta *mt = m->meta;
+	const struct bt_fm_slot *tab = &m->fm[(size_t)iv * mt->fm_slots];
+
+	report_start(m, iv, thr, r);
 	r->flows = calloc(mt->fm_slots, sizeof(*r->flows));
 	if (!r->flows)
 		return -ENOMEM;
@@ -384,18 +409,7 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 	free(index);
 	free(hash);
 	free(nominated);
-	/* keep those at or above the threshold */
-	size_t k = 0;
-
-	for (size_t j = 0; j < r->n; j++) {
-		const struct bt_heavy_flow *f = &r->flows[j];
-
-		if ((r->threshold_bytes && f->bytes >= r->threshold_bytes) ||
-		    (r->threshold_packets && f->packets >= r->threshold_packets))
-			r->flows[k++] = *f;
-	}
-	r->n = k;
-	qsort(r->flows, r->n, sizeof(*r->flows), by_packets ? cmp_packets : cmp_bytes);
+	keep_heavy(r, by_packets);
 	return 0;
 }
 
