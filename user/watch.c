@@ -318,6 +318,50 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 	return bt_watch_load_flags(inst, l, check_bits, 0, info);
 }
 
+/* The slot not in use made the built table's: its cells (a map of their
+ * own, pinned), its /16 words, its header, and the classes' names. 0, or
+ * -errno after saying why. Nothing reads it until the switch. */
+static int fill_slot(const struct bt_instance *inst, __u32 slot, const struct bt_watch_built *b,
+		     const struct bt_watch_class *names)
+{
+	char pin[512] = "";
+	int fd, err;
+
+	if (!cells_pin(inst, slot, pin, sizeof(pin)))
+		unlink(pin);	/* a load that died before it freed its slot */
+	if ((fd = make_cells(&b->b)) < 0 || bpf_obj_pin(fd, pin) ||
+	    bpf_map_update_elem(inst->watch_cells_fd, &slot, &fd, 0)) {
+		err = fd < 0 ? fd : -errno;
+		bt_err("making the watch table's map (%u cells): %s", b->b.hdr.cells,
+		       strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	close(fd);
+	if ((err = write_dir(inst, slot, b->dir)) ||
+	    bpf_map_update_elem(inst->watch_hdr_fd, &slot, &b->b.hdr, 0) ||
+	    (err = write_classes(inst, names))) {
+		err = err ? err : -errno;
+		bt_err_errno(err, "writing the watch table");
+		return err;
+	}
+	return 0;
+}
+
+/* A slot nobody reads any more (after the switch and a grace period)
+ * emptied: its header, its cells' map and pin. */
+static void free_slot(const struct bt_instance *inst, __u32 slot)
+{
+	struct bt_watch_hdr empty = { 0 };
+	char pin[512] = "";
+
+	bpf_map_update_elem(inst->watch_hdr_fd, &slot, &empty, 0);
+	bpf_map_delete_elem(inst->watch_cells_fd, &slot);
+	if (!cells_pin(inst, slot, pin, sizeof(pin)))
+		unlink(pin);
+}
+
 int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_list *l,
 			unsigned check_bits, unsigned flags, struct bt_watch_loaded *info)
 {
@@ -325,14 +369,12 @@ int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_li
 	struct bt_watch_key *keys = NULL;
 	struct bt_hash_keys hk;
 	struct bt_watch_built b = { 0 };
-	struct bt_watch_hdr empty = { 0 };
 	struct bt_ctl *ctl = NULL;
 	__u32 ids[BT_WATCH_CLASSES] = { 0 }, gen, cur, next;
-	char pin[512] = "";
 	bool kept[BT_WATCH_CLASSES] = { 0 };
 	size_t ctl_len;
 	double t0;
-	int lock = watch_lock(), fd, err;
+	int lock = watch_lock(), err;
 
 	memset(info, 0, sizeof(*info));
 	if (lock < 0 || !(ctl = map_ctl(inst, &ctl_len)) || (err = bt_watch_classes(inst, names))) {
@@ -364,38 +406,17 @@ int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_li
 		bt_err_errno(err, "building the watch table");
 		goto out;
 	}
-	/* the slot not in use: cells, header, names; then one store */
-	if (!cells_pin(inst, next, pin, sizeof(pin)))
-		unlink(pin);	/* a load that died before it freed its slot */
-	if ((fd = make_cells(&b.b)) < 0 || bpf_obj_pin(fd, pin) ||
-	    bpf_map_update_elem(inst->watch_cells_fd, &next, &fd, 0)) {
-		err = fd < 0 ? fd : -errno;
-		bt_err("making the watch table's map (%u cells): %s", b.b.hdr.cells,
-		       strerror(-err));
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
-	close(fd);
 	for (__u32 c = 1; c <= l->nclasses; c++) {
 		names[ids[c]].entries = l->entries[c];
 		kept[ids[c]] = true;
 	}
-	if ((err = write_dir(inst, next, b.dir)) ||
-	    bpf_map_update_elem(inst->watch_hdr_fd, &next, &b.b.hdr, 0) ||
-	    (err = write_classes(inst, names))) {
-		err = err ? err : -errno;
-		bt_err_errno(err, "writing the watch table");
+	if ((err = fill_slot(inst, next, &b, names)))
 		goto out;
-	}
 	__atomic_store_n(&ctl->watch, gen + 1, __ATOMIC_RELEASE);	/* slot next */
 	bt_grace_period();
 	/* nobody reads the slot left behind: free it; classes the new list
 	 * does not name lose their id */
-	bpf_map_update_elem(inst->watch_hdr_fd, &cur, &empty, 0);
-	bpf_map_delete_elem(inst->watch_cells_fd, &cur);
-	if (!cells_pin(inst, cur, pin, sizeof(pin)))
-		unlink(pin);
+	free_slot(inst, cur);
 	for (__u32 id = 1; id < BT_WATCH_CLASSES; id++)
 		if (before[id].name[0] && !kept[id])
 			memset(&names[id], 0, sizeof(names[id]));
