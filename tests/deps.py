@@ -41,6 +41,10 @@ NOT_COMMANDS = {
     'open': "python's builtin",
     'POST': 'an HTTP method', 'GET': 'an HTTP method',
     'poweroff': "the guest's (a heredoc of rootfs.sh)",
+    # on a fresh root, Debian's npm brings node-tap (/usr/bin/tap) and
+    # something brings daemon (/usr/bin/daemon): here they are the tap
+    # suite's name and a word (the first fresh-root run named them)
+    'tap': 'a suite and a mode of bloomtap', 'daemon': 'a word',
 }
 WORD = re.compile(r'(?<![\w$./-])([A-Za-z][A-Za-z0-9_+-]*(?:\.[A-Za-z0-9]+)?)(?![\w/])')
 IMPORT = re.compile(r'^\s*(?:import|from)\s+([A-Za-z_]\w*)', re.M)
