@@ -24,6 +24,10 @@ pkgs=$(tr -s ' \n' '\n' <<<"$pkgs" | grep . | sort -u | tr '\n' ' ')
 key=$( { cat "$0"; echo "$pkgs"; } | sha256sum | cut -c1-16)
 mkdir -p "$cache"
 dir=$(cd "$cache" && pwd)/rootfs-$key
+# one maker a key: make test starts one early in the background (tests/run.sh),
+# and the systemd suite's own call waits for it here rather than making a second
+exec 9>"$dir.lock"
+flock 9
 if [ -s "$dir/disk.img" ] && [ -s "$dir/kver" ]; then
 	echo "$dir"; exit 0
 fi
