@@ -87,7 +87,8 @@ static struct target targets[P_MAX];
  * parts left out (struct bt_instance_cfg.cut) or the sketch made small,
  * each against the plain count-min of the same run. */
 enum { HB_BLOOMTAP, HB_NO_CACHE, HB_SKETCH, HB_SKETCH_L2, HB_SKETCH_ROW, HB_ROWS2, HB_ROWS1,
-       HB_NO_ROWS, HB_CACHE_HASH, HB_ADJACENT, HB_SKETCH_ADJACENT, HB_LEVERS };
+       HB_NO_ROWS, HB_CACHE_HASH, HB_ADJACENT, HB_SKETCH_ADJACENT, HB_COLD, HB_SKETCH_COLD,
+       HB_LEVERS };
 static const char *const hb_names[HB_LEVERS] = {
 	[HB_BLOOMTAP] = "bloomtap: flow cache, flow memory, sketch",
 	[HB_NO_CACHE] = "- flow cache (every packet keyed)",
@@ -100,6 +101,8 @@ static const char *const hb_names[HB_LEVERS] = {
 	[HB_CACHE_HASH] = "  and without the flow memory",
 	[HB_ADJACENT] = "bloomtap, a flow's 4 cells in adjacent lines",
 	[HB_SKETCH_ADJACENT] = "  the sketch alone, so",
+	[HB_COLD] = "bloomtap, a Cold Filter layer before the rows",
+	[HB_SKETCH_COLD] = "  the layer and the sketch alone",
 };
 static struct target hb[HB_LEVERS];
 
@@ -198,6 +201,9 @@ static int make_heavy_breakdown(void)
 		[HB_CACHE_HASH] = { BT_CUT_SKETCH | BT_CUT_FLOW_MEMORY },
 		[HB_ADJACENT] = { BT_CUT_ADJACENT_ROWS },
 		[HB_SKETCH_ADJACENT] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY | BT_CUT_ADJACENT_ROWS },
+		/* one row more: the layer lives in the last (bpf/heavy.bpf.h) */
+		[HB_COLD] = { BT_CUT_COLD_FILTER, 5, 32768 },
+		[HB_SKETCH_COLD] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY | BT_CUT_COLD_FILTER, 5, 32768 },
 	};
 	char what[16];
 

@@ -199,6 +199,92 @@ static __always_inline struct bt_iv_part *heavy_account(struct bt_counters *ctr,
 	return p;
 }
 
+/* make bench's Cold Filter lever (Zhou et al., SIGMOD 2018; issue 37), a
+ * layout no instance uses: a layer of 16-bit counter pairs, bytes and
+ * packets, with conservative update in front of the rows, kept in the last
+ * row's first 256 KiB (the bench's instance is one row deeper). A packet
+ * whose flow stays below the layer's limits and the nomination rule is
+ * counted there alone; past them, the counters stop at the limits and the
+ * rest goes on to the rows. Not adopted: estimates grow by up to the
+ * limits a CPU (docs/benchmark.md); branch experiment/cold-filter has the
+ * whole stage, user space's estimates included. */
+#define COLD_CELLS 65536	/* 3 a flow, anywhere in the layer */
+#define COLD_BYTES 4096
+#define COLD_PACKETS 64
+
+struct cold_cell {
+	__u16 bytes;
+	__u16 packets;
+};
+
+/* cold_count()'s answer, one word (the XDP program's stack is nearly
+ * full: a struct here cost the 16 bytes it lacked): the layer's part of
+ * the flow's bytes and packets, whether each is at its limit (then the
+ * rows hold the rest); 0 when the layer counted the packet alone. */
+#define COLD_PASSED (1ULL << 63)
+#define COLD_BYTES_FULL (1ULL << 32)
+#define COLD_PACKETS_FULL (1ULL << 33)
+#define cold_bytes(w) ((w) & 0xffff)
+#define cold_packets(w) ((w) >> 16 & 0xffff)
+
+/* Counter i (0..2) of the flow of hash h: h multiplied (Fibonacci hashing),
+ * so that the counters depend on every bit of h, not on the rows' bits. */
+static __always_inline struct cold_cell *cold_cell(struct cold_cell *layer, __u64 h, __u32 i)
+{
+	return &layer[(h * 0x9e3779b97f4a7c15ULL) >> (48 - 16 * i) & (COLD_CELLS - 1)];
+}
+
+static __always_inline void cold_raise(struct cold_cell *x, __u64 b, __u64 p)
+{
+	if (x->bytes < b)
+		x->bytes = b;
+	if (x->packets < p)
+		x->packets = p;
+}
+
+/* Counts the packet in the layer and returns 0 when that is all. Else the
+ * counters stop at the limits, *bytes and *packets become what is left
+ * for the rows, and the answer says what the layer holds of the flow. */
+static __always_inline __u64 cold_count(struct cold_cell *layer, __u64 h,
+					const struct bt_ctl *c, const struct bt_iv_part *part,
+					__u64 *bytes, __u32 *packets)
+{
+	__u64 b = ~0ULL, p = ~0ULL, w = COLD_PASSED;
+	__u32 i;
+
+#pragma unroll
+	for (i = 0; i < 3; i++) {
+		struct cold_cell *x = cold_cell(layer, h, i);
+
+		if (x->bytes < b)
+			b = x->bytes;
+		if (x->packets < p)
+			p = x->packets;
+	}
+	b += *bytes;
+	p += *packets;
+	if (b < COLD_BYTES && p < COLD_PACKETS && !heavy_nominates(b, p, c, part)) {
+#pragma unroll
+		for (i = 0; i < 3; i++)
+			cold_raise(cold_cell(layer, h, i), b, p);
+		return 0;
+	}
+	*bytes = b >= COLD_BYTES ? b - COLD_BYTES : 0;
+	*packets = p >= COLD_PACKETS ? p - COLD_PACKETS : 0;
+	if (b >= COLD_BYTES) {
+		b = COLD_BYTES;
+		w |= COLD_BYTES_FULL;
+	}
+	if (p >= COLD_PACKETS) {
+		p = COLD_PACKETS;
+		w |= COLD_PACKETS_FULL;
+	}
+#pragma unroll
+	for (i = 0; i < 3; i++)
+		cold_raise(cold_cell(layer, h, i), b, p);
+	return w | p << 16 | b;
+}
+
 /* hm: the stage's maps. key: the parsed flow key, masked in place by the
  * key mode. bytes and packets: what it stands for (packets: 1, or a GRO'd
  * skb's segments). interval: the number heavy_account() read, part: what
@@ -216,7 +302,9 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 	struct bt_fm_slot *slots;
 	__u64 *occ;
 	struct bt_fc_entry *fc_mine, *e;
-	__u64 h, min_b = ~0ULL, min_p = ~0ULL;
+	__u64 h, min_b = ~0ULL, min_p = ~0ULL, est_b, est_p;
+	/* the Cold Filter lever's answer; without it the rows hold everything */
+	__u64 cold = COLD_PASSED | COLD_BYTES_FULL | COLD_PACKETS_FULL;
 	__u32 iv = interval & 1;
 	__u32 region = cpu * BT_INTERVALS + iv, r;
 	bool refused = false;
@@ -259,12 +347,18 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 		return;
 	}
 
+	if ((cfg_cut & BT_CUT_COLD_FILTER) &&
+	    !(cold = cold_count((struct cold_cell *)&rows[(cfg_depth - 1) * (cfg_wmask + 1)], h,
+				c, part, &bytes, &packets)))
+		return;
+
 	/* The estimate is the minimum over this CPU's rows (depth >= 1).
 	 * Unrolled to BT_MAX_DEPTH, each row guarded by the runtime depth. */
 #pragma unroll
 	for (r = 0; r < BT_MAX_DEPTH; r++) {
 		cell[r] = NULL;
-		if (r >= cfg_depth || (cfg_cut & BT_CUT_SKETCH))
+		if (r >= cfg_depth || (cfg_cut & BT_CUT_SKETCH) ||
+		    ((cfg_cut & BT_CUT_COLD_FILTER) && r == cfg_depth - 1))
 			continue;
 		if (cfg_cut & BT_CUT_ADJACENT_ROWS)	/* make bench's lever only */
 			cell[r] = &rows[((((__u32)h + r) & ((cfg_depth * (cfg_wmask + 1) >> 2) - 1)) << 2) +
@@ -280,9 +374,13 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 		min_b = min_p = 0;	/* no rows: the packet alone */
 	min_b += bytes;
 	min_p += packets;
+	/* with the lever, the layer's part, and the rows' once the layer is
+	 * full: before, the rows hold nothing of the flow */
+	est_b = cold_bytes(cold) + (cold & COLD_BYTES_FULL ? min_b : 0);
+	est_p = cold_packets(cold) + (cold & COLD_PACKETS_FULL ? min_p : 0);
 
-	if (!refused && heavy_nominates(min_b, min_p, c, part) &&
-	    fm_nominate(slots, occ, k, h, cpu, min_b, min_p, ctr) < 0) {
+	if (!refused && heavy_nominates(est_b, est_p, c, part) &&
+	    fm_nominate(slots, occ, k, h, cpu, est_b, est_p, ctr) < 0) {
 		/* a lost nomination, counted once: the cache remembers it */
 		ctr->c[BT_CTR_FM_FULL]++;
 		part->fm_full++;

@@ -184,6 +184,10 @@ enum bt_cut {
 					 * row r's cell in the line after row
 					 * r-1's, so that one flow's cells are
 					 * d adjacent lines */
+	BT_CUT_COLD_FILTER = 16,	/* not a cut, a layer tried (issue 37):
+					 * Cold Filter's small counters in front
+					 * of the rows, in the last row's memory
+					 * (bpf/heavy.bpf.h) */
 };
 
 struct bt_fc_entry {
