@@ -217,16 +217,6 @@ struct cold_cell {
 	__u16 packets;
 };
 
-/* cold_count()'s answer, one word (the XDP program's stack is nearly
- * full: a struct here cost the 16 bytes it lacked): the layer's part of
- * the flow's bytes and packets, whether each is at its limit (then the
- * rows hold the rest); 0 when the layer counted the packet alone. */
-#define COLD_PASSED (1ULL << 63)
-#define COLD_BYTES_FULL (1ULL << 32)
-#define COLD_PACKETS_FULL (1ULL << 33)
-#define cold_bytes(w) ((w) & 0xffff)
-#define cold_packets(w) ((w) >> 16 & 0xffff)
-
 /* Counter i (0..2) of the flow of hash h: h multiplied (Fibonacci hashing),
  * so that the counters depend on every bit of h, not on the rows' bits. */
 static __always_inline struct cold_cell *cold_cell(struct cold_cell *layer, __u64 h, __u32 i)
@@ -242,47 +232,64 @@ static __always_inline void cold_raise(struct cold_cell *x, __u64 b, __u64 p)
 		x->packets = p;
 }
 
-/* Counts the packet in the layer and returns 0 when that is all. Else the
- * counters stop at the limits, *bytes and *packets become what is left
- * for the rows, and the answer says what the layer holds of the flow. */
-static __always_inline __u64 cold_count(struct cold_cell *layer, __u64 h,
-					const struct bt_ctl *c, const struct bt_iv_part *part,
-					__u64 *bytes, __u32 *packets)
+/* The minimum over the flow's counters, bytes and packets. */
+static __always_inline void cold_min(struct cold_cell *layer, __u64 h, __u64 *b, __u64 *p)
 {
-	__u64 b = ~0ULL, p = ~0ULL, w = COLD_PASSED;
 	__u32 i;
 
+	*b = *p = ~0ULL;
 #pragma unroll
 	for (i = 0; i < 3; i++) {
 		struct cold_cell *x = cold_cell(layer, h, i);
 
-		if (x->bytes < b)
-			b = x->bytes;
-		if (x->packets < p)
-			p = x->packets;
+		if (x->bytes < *b)
+			*b = x->bytes;
+		if (x->packets < *p)
+			*p = x->packets;
 	}
+}
+
+/* Counts the packet in the layer and returns true when that is all. Else
+ * the counters stop at the limits, and *bytes and *packets become what is
+ * left for the rows. */
+static __always_inline bool cold_count(struct cold_cell *layer, __u64 h,
+				       const struct bt_ctl *c, const struct bt_iv_part *part,
+				       __u64 *bytes, __u32 *packets)
+{
+	bool absorbed;
+	__u64 b, p;
+	__u32 i;
+
+	cold_min(layer, h, &b, &p);
 	b += *bytes;
 	p += *packets;
-	if (b < COLD_BYTES && p < COLD_PACKETS && !heavy_nominates(b, p, c, part)) {
-#pragma unroll
-		for (i = 0; i < 3; i++)
-			cold_raise(cold_cell(layer, h, i), b, p);
-		return 0;
-	}
-	*bytes = b >= COLD_BYTES ? b - COLD_BYTES : 0;
-	*packets = p >= COLD_PACKETS ? p - COLD_PACKETS : 0;
-	if (b >= COLD_BYTES) {
-		b = COLD_BYTES;
-		w |= COLD_BYTES_FULL;
-	}
-	if (p >= COLD_PACKETS) {
-		p = COLD_PACKETS;
-		w |= COLD_PACKETS_FULL;
+	absorbed = b < COLD_BYTES && p < COLD_PACKETS && !heavy_nominates(b, p, c, part);
+	if (!absorbed) {
+		*bytes = b > COLD_BYTES ? b - COLD_BYTES : 0;
+		*packets = p > COLD_PACKETS ? p - COLD_PACKETS : 0;
+		b = b < COLD_BYTES ? b : COLD_BYTES;
+		p = p < COLD_PACKETS ? p : COLD_PACKETS;
 	}
 #pragma unroll
 	for (i = 0; i < 3; i++)
 		cold_raise(cold_cell(layer, h, i), b, p);
-	return w | p << 16 | b;
+	return absorbed;
+}
+
+/* The flow's estimate on this CPU, from the rows' (row_b, row_p, this
+ * packet's rest included): the layer's part, which its counters now hold
+ * (this CPU's alone), plus the rows' once the layer is at its limit;
+ * before, the rows hold nothing of the flow. Derived here, not carried
+ * across the rows: carried, it cost every program 16 to 24 bytes of stack,
+ * lever or not (bloomtap_xdp's frames reached 496 of 512). */
+static __always_inline void cold_estimate(struct cold_cell *layer, __u64 h, __u64 *row_b,
+					  __u64 *row_p)
+{
+	__u64 b, p;
+
+	cold_min(layer, h, &b, &p);
+	*row_b = b + (b >= COLD_BYTES ? *row_b : 0);
+	*row_p = p + (p >= COLD_PACKETS ? *row_p : 0);
 }
 
 /* hm: the stage's maps. key: the parsed flow key, masked in place by the
@@ -302,9 +309,7 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 	struct bt_fm_slot *slots;
 	__u64 *occ;
 	struct bt_fc_entry *fc_mine, *e;
-	__u64 h, min_b = ~0ULL, min_p = ~0ULL, est_b, est_p;
-	/* the Cold Filter lever's answer; without it the rows hold everything */
-	__u64 cold = COLD_PASSED | COLD_BYTES_FULL | COLD_PACKETS_FULL;
+	__u64 h, min_b = ~0ULL, min_p = ~0ULL;
 	__u32 iv = interval & 1;
 	__u32 region = cpu * BT_INTERVALS + iv, r;
 	bool refused = false;
@@ -348,8 +353,8 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 	}
 
 	if ((cfg_cut & BT_CUT_COLD_FILTER) &&
-	    !(cold = cold_count((struct cold_cell *)&rows[(cfg_depth - 1) * (cfg_wmask + 1)], h,
-				c, part, &bytes, &packets)))
+	    cold_count((struct cold_cell *)&rows[(cfg_depth - 1) * (cfg_wmask + 1)], h, c, part,
+		       &bytes, &packets))
 		return;
 
 	/* The estimate is the minimum over this CPU's rows (depth >= 1).
@@ -374,18 +379,7 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 		min_b = min_p = 0;	/* no rows: the packet alone */
 	min_b += bytes;
 	min_p += packets;
-	/* with the lever, the layer's part, and the rows' once the layer is
-	 * full: before, the rows hold nothing of the flow */
-	est_b = cold_bytes(cold) + (cold & COLD_BYTES_FULL ? min_b : 0);
-	est_p = cold_packets(cold) + (cold & COLD_PACKETS_FULL ? min_p : 0);
 
-	if (!refused && heavy_nominates(est_b, est_p, c, part) &&
-	    fm_nominate(slots, occ, k, h, cpu, est_b, est_p, ctr) < 0) {
-		/* a lost nomination, counted once: the cache remembers it */
-		ctr->c[BT_CTR_FM_FULL]++;
-		part->fm_full++;
-		fc_fill(e, k, interval, BT_FC_REFUSED);
-	}
 	/* Conservative update (Estan & Varghese): raise each cell only as far
 	 * as min + this packet. This CPU's rows only: plain stores, XDP does
 	 * not migrate mid-program. */
@@ -397,6 +391,17 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 			cell[r]->bytes = min_b;
 		if (cell[r]->packets < min_p)
 			cell[r]->packets = min_p;
+	}
+	/* then the rows' estimate is the flow's, but with the lever */
+	if (cfg_cut & BT_CUT_COLD_FILTER)
+		cold_estimate((struct cold_cell *)&rows[(cfg_depth - 1) * (cfg_wmask + 1)], h,
+			      &min_b, &min_p);
+	if (!refused && heavy_nominates(min_b, min_p, c, part) &&
+	    fm_nominate(slots, occ, k, h, cpu, min_b, min_p, ctr) < 0) {
+		/* a lost nomination, counted once: the cache remembers it */
+		ctr->c[BT_CTR_FM_FULL]++;
+		part->fm_full++;
+		fc_fill(e, k, interval, BT_FC_REFUSED);
 	}
 }
 
