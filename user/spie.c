@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -184,16 +186,58 @@ __u64 bt_boot_ns(void)
 	return (__u64)t.tv_sec * 1000000000ULL + t.tv_nsec;
 }
 
+static __s64 ts_ns(const struct timespec *t)
+{
+	return (__s64)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+/* CLOCK_REALTIME - CLOCK_BOOTTIME, from the tightest of three brackets
+ * (boot, real, boot): the two clocks cannot be read at one instant. */
+static __s64 real_minus_boot(void)
+{
+	__s64 best = 0, gap = INT64_MAX;
+
+	for (int i = 0; i < 3; i++) {
+		struct timespec b0, r, b1;
+
+		clock_gettime(CLOCK_BOOTTIME, &b0);
+		clock_gettime(CLOCK_REALTIME, &r);
+		clock_gettime(CLOCK_BOOTTIME, &b1);
+		if (ts_ns(&b1) - ts_ns(&b0) < gap) {
+			gap = ts_ns(&b1) - ts_ns(&b0);
+			best = ts_ns(&r) - (ts_ns(&b0) + gap / 2);
+		}
+	}
+	return best;
+}
+
+/* The offset is kept while it moves by less than a millisecond (the unit
+ * times are printed in), so that a window keeps one start in every answer
+ * of a process: read afresh a conversion at a time, its jitter (the
+ * reads' gap, tens of microseconds in a TCG guest) flipped the printed
+ * millisecond between two answers. A clock step is taken at the next
+ * second. */
 __u64 bt_boot_to_real(__u64 boot_ns)
 {
-	struct timespec r;
-	__u64 boot;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;	/* the API's threads */
+	static __s64 offset;
+	static __u64 checked;	/* CLOCK_BOOTTIME ns */
+	__u64 now, real;
 
 	if (!boot_ns)
 		return 0;
-	boot = bt_boot_ns();
-	clock_gettime(CLOCK_REALTIME, &r);
-	return (__u64)r.tv_sec * 1000000000ULL + r.tv_nsec - (boot - boot_ns);
+	now = bt_boot_ns();
+	pthread_mutex_lock(&lock);
+	if (!checked || now - checked >= 1000000000ULL) {
+		__s64 fresh = real_minus_boot();
+
+		if (!checked || llabs(fresh - offset) >= 1000000)
+			offset = fresh;
+		checked = now;
+	}
+	real = boot_ns + offset;
+	pthread_mutex_unlock(&lock);
+	return real;
 }
 
 const char *bt_window_state_name(__u32 state)
