@@ -55,7 +55,10 @@ BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
 BT_PCAPS  ?= $(CURDIR)/../shared/data/pcaps
 export BT_PCAPS
 
-USER_LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+# user/'s folders are its layers, lowest first (tests/layers.py keeps an
+# include from pointing up): base, core (no bpf(2)), instance (what calls
+# bpf(2)), report (the answers the CLI and the API share), agent, cmd
+USER_LIB_SRCS := $(filter-out user/cmd/main.c,$(wildcard user/*/*.c))
 USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
 # the skeleton is generated: objects that include it wait for it
 USER_HDRS := $(OUTPUT)/bloomtap.skel.h $(OUTPUT)/drops_host.skel.h
@@ -83,15 +86,19 @@ $(OUTPUT)/drops_host.skel.h: $(OUTPUT)/drops_host.bpf.o
 	$(BPFTOOL) gen skeleton $< name drops_host_bpf > $@.tmp && mv $@.tmp $@
 
 $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) | $(OUTPUT)/user
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# made anew: two folders may hold a file of one name (cmd/trace.c beside
+# report/, instance/), and ar r would replace one member with the other
 $(OUTPUT)/libbloomtap.a: $(USER_LIB_OBJS)
+	rm -f $@
 	ar rcs $@ $^
 
 # the two that print the version are rebuilt when it changes
-$(OUTPUT)/user/main.o $(OUTPUT)/user/metrics.o: debian/changelog
+$(OUTPUT)/user/cmd/main.o $(OUTPUT)/user/agent/metrics.o: debian/changelog
 
-$(OUTPUT)/bloomtap: $(OUTPUT)/user/main.o $(OUTPUT)/libbloomtap.a
+$(OUTPUT)/bloomtap: $(OUTPUT)/user/cmd/main.o $(OUTPUT)/libbloomtap.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(OUTPUT)/tests/%.bpf.o: tests/%.bpf.c | $(OUTPUT)/tests
@@ -313,4 +320,4 @@ vmlinux:
 clean:
 	rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d)

@@ -7,7 +7,7 @@
 #include <bpf/libbpf.h>
 #include "bloomtap.h"
 #include "hash.h"
-#include "digest.h"
+#include "core/digest.h"
 #include "driver.h"
 #include "../tests/zipf.h"
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <bpf/libbpf.h>
-#include "util.h"
+#include "base/util.h"
 #include "driver.h"
 
 #define CHUNK (1u << 20)	/* frames a BPF_PROG_TEST_RUN call, about half a second: each

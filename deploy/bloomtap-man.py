@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bloomtap(8), written from the tool's own --help texts (one source: the
-option tables in user/*.c), so that the page cannot drift from them.
+option tables in user/cmd/*.c), so that the page cannot drift from them.
 
 usage: bloomtap-man.py PATH_TO_BLOOMTAP > bloomtap.8"""
 import os

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <endian.h>
 #include <string.h>
-#include "bloomier.h"
+#include "core/bloomier.h"
 #include "zipf.h"
 
 struct bgp_share {

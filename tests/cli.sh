@@ -123,7 +123,7 @@ check "demo counted UDP, TCP and ICMP" bash -c "grep -qE '^  udp +[1-9]' <<<\"\$
 check "demo left no namespace" bash -c "! ip netns list | grep -qwE 'btdemo-[ab]-${DB#btdb-}'"
 check "demo left no pins" test ! -e "/sys/fs/bpf/bloomtap/$DB"
 # the heavy flows checked from outside, against what the demo sends (its
-# --help and user/demo.c: 3 UDP flows from ports 10000-10002 to 5000 and one
+# --help and user/cmd/demo.c: 3 UDP flows from ports 10000-10002 to 5000 and one
 # TCP transfer to 8080, all 198.18.0.1 -> .2; 200 light UDP flows and pings)
 "$BLOOMTAP" -j demo --duration 1 > "$TMP/demo.json" 2>/dev/null
 eq "demo -j: its heavy flows are the 3 UDP senders and the TCP transfer, nothing else" "$(python3 -c '

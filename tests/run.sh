@@ -187,7 +187,7 @@ else
 	run_suite docs        python3 tests/docs.py
 	# every bloomtap command line and usage the manual gives, accepted
 	run_suite doc-commands python3 tests/doc_commands.py
-	# no import circle in user/
+	# user/'s layers: no upward include, no import circle, commands as leaves
 	run_suite layers      python3 tests/layers.py
 	# every command the run calls comes from a package make deps installs
 	run_suite deps        python3 tests/deps.py

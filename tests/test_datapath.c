@@ -4,9 +4,10 @@
  * the key it gets), then the tests that need several frames. */
 #include "testlib.h"
 #include "frames.h"
-#include "capture.h"
+#include "core/capture.h"
 #include "zipf.h"
-#include "commands.h"
+#include "report/counters.h"
+#include "report/trace_query.h"
 
 enum { P_ICMP = 1, P_TCP = 6, P_UDP = 17, P_ROUTING = 43, P_FRAG = 44,
        P_AH = 51, P_ICMPV6 = 58, P_NONE = 59, P_DSTOPTS = 60, P_SCTP = 132,

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include "testlib.h"
 #include "frames.h"
-#include "sketch.h"
+#include "instance/sketch.h"
 #include "zipf.h"
 
 #define FLOWS 100000

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The SPIE ring's rotation, every interleaving. A model of the steps that
  * the datapath's CPUs (bpf/spie.bpf.h, spie_next_window) and a keeper
- * (user/spie.c, user/keeper.c: repair, close on time, seal after a grace
+ * (user/instance/spie.c, user/instance/keeper.c: repair, close on time, seal after a grace
  * period, ready ahead) take on the shared words, one atomic load, store or
  * compare-and-swap a step, explored breadth-first over every order of
  * two CPUs and a keeper that may be killed at any step (a new one then

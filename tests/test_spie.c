@@ -11,15 +11,15 @@
 #include <stdlib.h>
 #include "testlib.h"
 #include "frames.h"
-#include "capture.h"
+#include "core/capture.h"
 #include <sys/stat.h>
-#include "archive.h"
-#include "digest.h"
-#include "keeper.h"
-#include "spie.h"
+#include "instance/archive.h"
+#include "core/digest.h"
+#include "instance/keeper.h"
+#include "instance/spie.h"
 #include "zipf.h"
-#include "commands.h"
-#include "drops.h"
+#include "report/trace_query.h"
+#include "instance/drops.h"
 #include <json-c/json.h>
 
 #define PCAPS BT_PCAPS	/* from the Makefile */

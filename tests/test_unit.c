@@ -14,12 +14,12 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 #include <pcap/pcap.h>
-#include "capture.h"
-#include "common.h"
-#include "flow.h"
-#include "drops.h"
-#include "ipfix.h"
-#include "options.h"
+#include "core/capture.h"
+#include "base/common.h"
+#include "report/flow.h"
+#include "instance/drops.h"
+#include "report/ipfix.h"
+#include "base/options.h"
 
 /* ---- options ---- */
 

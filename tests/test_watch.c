@@ -12,10 +12,10 @@
 #include <time.h>
 #include "testlib.h"
 #include "zipf.h"
-#include "bloomier.h"
-#include "digest.h"
-#include "watchlist.h"
-#include "watch.h"
+#include "core/bloomier.h"
+#include "core/digest.h"
+#include "core/watchlist.h"
+#include "instance/watch.h"
 #include "frames.h"
 #include "bgp_shape.h"
 #include <pthread.h>

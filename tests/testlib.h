@@ -20,9 +20,9 @@
 #include "bloomtap.h"
 #include "hash.h"
 #include "bloomtap.skel.h"
-#include "create.h"
-#include "instance.h"
-#include "replay.h"
+#include "instance/create.h"
+#include "instance/instance.h"
+#include "instance/replay.h"
 
 /* The real program, loaded fresh for one test, not pinned. */
 struct dp {

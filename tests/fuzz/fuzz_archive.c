@@ -17,8 +17,8 @@
 #include <dirent.h>
 #include <zlib.h>
 #include "fuzz.h"
-#include "archive.h"
-#include "common.h"
+#include "instance/archive.h"
+#include "base/common.h"
 
 #define BLOCKS 256	/* a 32768-bit window: chunks of 4096 bytes */
 #define NAME "f-00000000000000000001-00000001.btw"

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "fuzz.h"
-#include "capture.h"
-#include "commands.h"
-#include "common.h"
-#include "digest.h"
+#include "core/capture.h"
+#include "report/trace_query.h"
+#include "base/common.h"
+#include "core/digest.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "capture.h"
-#include "digest.h"
+#include "core/capture.h"
+#include "core/digest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,11 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 #include "fuzz.h"
-#include "commands.h"
-#include "common.h"
-#include "options.h"
-#include "sketch.h"
-#include "spie.h"
+#include "agent/agent.h"
+#include "instance/link.h"
+#include "base/common.h"
+#include "base/options.h"
+#include "instance/sketch.h"
+#include "instance/spie.h"
 
 static struct {
 	struct bt_sketch_cfg sketch;

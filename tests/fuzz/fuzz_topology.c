@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "fuzz.h"
-#include "pathtrace.h"
+#include "report/pathtrace.h"
 
 static char names[8][32] = { "a", "b", "r1", "r2", "r3", "r4", "s", "victim" };
 

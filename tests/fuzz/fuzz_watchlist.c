@@ -5,9 +5,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "fuzz.h"
-#include "digest.h"
-#include "watchlist.h"
-#include "watchlpm.h"
+#include "core/digest.h"
+#include "core/watchlist.h"
+#include "core/watchlpm.h"
 
 static struct bt_hash_keys keys;
 

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The agent's state (bloomtap run): the interfaces it watches, what keeps
+ * their intervals and windows turning, and what its HTTP side reads. A
+ * header of types the agent's files share (agent.c, agent_config.c,
+ * watchload.c, http.c, metrics.c): none of them includes agent.c's. */
+#ifndef BLOOMTAP_AGENT_STATE_H
+#define BLOOMTAP_AGENT_STATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+#include "base/options.h"
+#include "instance/instance.h"
+#include "report/ipfix.h"
+#include "instance/keeper.h"
+#include "instance/sketch.h"
+#include "instance/spie.h"
+
+struct bt_watch_list;
+
+#define BT_AGENT_MAX_IFACES 32
+
+struct agent_iface {
+	char name[IFNAMSIZ];
+	struct bt_instance inst;
+	struct bt_heavy_maps hm;
+	struct bt_spie_maps sm;
+	struct bt_keeper keeper;	/* the SPIE ring's housekeeping */
+	int lock_fd;			/* bt_instance_lock(), held while running */
+	double next_flip;		/* CLOCK_MONOTONIC seconds */
+	bool gone;			/* its interface went away: waiting for it */
+	bool detached;			/* its pins removed under it (detach --force):
+					 * nothing counts; /healthz says so */
+	uint64_t reattached;		/* to an interface of its name made again */
+};
+
+struct agent_cfg {
+	const char *config, *listen, *archive, *watch, *ipfix, *drop_suppress;
+	const char *web_config, *api_socket;
+	double interval_s, archive_flush_s;
+	uint32_t top;
+	uint64_t archive_max_bytes, archive_max_age;
+	bool detach_on_exit, force, check;
+	bool tap;			/* attach --tap: a mirror port's mode */
+	bool listen_metrics_only;	/* --listen: /metrics and /healthz alone */
+	int mode;
+	struct bt_ipfix_cfg ipfix_cfg;
+	struct bt_sketch_cfg sketch;
+	struct bt_spie_cfg spie;
+	/* watch read and checked once (bt_agent_config_load), handed to the
+	 * loader (user/watchload.c), which frees it; NULL without watch */
+	struct bt_watch_list *watch_list;
+};
+
+/* The archive's budget unless told: an idle link seals a window a second,
+ * and windows a day on disk would fill it. */
+#define BT_AGENT_ARCHIVE_MAX_BYTES (1ULL << 30)
+#define AGENT_DEFAULTS { .listen = "127.0.0.1:9477", .archive = "/var/lib/bloomtap/archive", \
+			.archive_max_bytes = BT_AGENT_ARCHIVE_MAX_BYTES, .interval_s = 10, \
+			.top = 10, .ipfix_cfg = BT_IPFIX_CFG_DEFAULTS }
+
+/* run's options (user/agent_config.c). */
+extern const struct bt_cmd_spec bt_run_spec;
+/* The configuration: defaults, the --config file, the command line on top,
+ * every value checked; the interfaces of the file and the command line into
+ * names[*n]. 0, BT_PARSE_HELP, or -EINVAL after a message. */
+int bt_agent_config_load(int argc, char **argv, struct agent_cfg *out,
+			 char names[][IFNAMSIZ], int *n);
+int bt_agent_config_check(const struct agent_cfg *c);
+/* Frees what configurations read (at exit: the config points into it). */
+void bt_agent_config_free(void);
+/* After a reload: the configuration just loaded is in force; what the loads
+ * before the one it replaced made is freed. */
+void bt_agent_config_applied(void);
+/* After a reload that failed or was not applied: what it made is freed. */
+void bt_agent_config_discard(void);
+
+struct agent {
+	struct agent_cfg cfg;
+	struct agent_iface ifs[BT_AGENT_MAX_IFACES];
+	int n;
+	pthread_mutex_t lock;		/* loop's turns vs HTTP readers of heavy flows */
+	double started;
+	uint64_t requests, rejected;
+	/* the archive directory, counted by the loop now and then (a scrape
+	 * reads these, never the directory) */
+	uint64_t archive_bytes, archive_files;
+	/* IPFIX collectors (--ipfix): each ended interval goes to each */
+	struct bt_ipfix *ipfix[BT_IPFIX_MAX_DEST];
+	int nipfix;
+	double ipfix_logged_at[BT_IPFIX_MAX_DEST];	/* last error logged; 0: never */
+	/* the command line, for reloads: it stays on top of the file */
+	int argc;
+	char **argv;
+};
+
+/* The reload thread (user/watchload.c): start it with the function that
+ * re-reads the configuration; ask it to load list l (owned from then on;
+ * NULL with clear: empty the tables) into every interface, or to reload
+ * (SIGHUP); stop it (after what is under way). */
+int bt_watch_loader_start(struct agent *ag, void (*reconfigure)(void));
+void bt_watch_loader_request(struct bt_watch_list *l, const char *path, bool clear);
+void bt_watch_loader_reload(void);
+void bt_watch_loader_stop(void);
+/* Frees a list read for the loader that never reached it (NULL: nothing). */
+void bt_watch_list_drop(struct bt_watch_list *l);
+
+
+#endif /* BLOOMTAP_AGENT_STATE_H */

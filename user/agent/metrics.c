@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* /metrics in the Prometheus text exposition format: one HELP and TYPE
+ * line per family, counters end in _total, byte counts in _bytes, one label
+ * set per interface. Heavy flows are the top K of the last complete
+ * interval, so that label cardinality stays bounded. */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "agent_state.h"
+#include "instance/watch.h"
+#include "metrics.h"
+#include "instance/archive.h"
+#include "base/common.h"
+#include "instance/drops.h"
+#include "report/flow.h"
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void bprintf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < b->cap - b->len) {
+			b->len += n;
+			return;
+		}
+		b->cap = b->cap * 2 + n + 256;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			abort();
+	}
+}
+
+static void family(struct buf *b, const char *name, const char *type, const char *help)
+{
+	bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+struct ctr_metric {
+	const char *name, *help;
+	int ctr;
+	const char *label;	/* extra label=value, or NULL */
+};
+
+static const struct ctr_metric counters[] = {
+	{ "bloomtap_packets_total", "Packets the XDP program saw.", BT_CTR_PACKETS },
+	{ "bloomtap_received_bytes_total", "Bytes of the frames the XDP program saw.", BT_CTR_BYTES },
+	{ "bloomtap_l3_packets_total", "Packets by network protocol.", BT_CTR_L3_IPV4, "proto=\"ipv4\"" },
+	{ NULL, NULL, BT_CTR_L3_IPV6, "proto=\"ipv6\"" },
+	{ NULL, NULL, BT_CTR_L3_OTHER, "proto=\"other\"" },
+	{ "bloomtap_l4_packets_total", "IP packets by transport protocol.", BT_CTR_L4_TCP, "proto=\"tcp\"" },
+	{ NULL, NULL, BT_CTR_L4_UDP, "proto=\"udp\"" },
+	{ NULL, NULL, BT_CTR_L4_SCTP, "proto=\"sctp\"" },
+	{ NULL, NULL, BT_CTR_L4_ICMP, "proto=\"icmp\"" },
+	{ NULL, NULL, BT_CTR_L4_ICMPV6, "proto=\"icmpv6\"" },
+	{ NULL, NULL, BT_CTR_L4_OTHER, "proto=\"other\"" },
+	{ "bloomtap_fragments_total", "IPv4 and IPv6 fragments.", BT_CTR_FRAGMENTS },
+	{ "bloomtap_vlan_packets_total", "Frames with at least one VLAN tag.", BT_CTR_VLAN },
+	{ "bloomtap_truncated_packets_total", "Packets cut short inside a header.", BT_CTR_TRUNCATED },
+	{ "bloomtap_malformed_packets_total", "Packets with an impossible header field.", BT_CTR_MALFORMED },
+	{ "bloomtap_too_deep_packets_total", "Packets with more VLAN tags or IPv6 extension headers than parsed.", BT_CTR_TOO_DEEP },
+	{ "bloomtap_heavy_nominations_total", "Flows entered into the flow memory.", BT_CTR_NOMINATED },
+	{ "bloomtap_flow_memory_full_total", "Nominations lost to a full flow memory.", BT_CTR_FM_FULL },
+	{ "bloomtap_spie_digests_total", "SPIE digests recorded.", BT_CTR_SPIE_INSERTED },
+	{ "bloomtap_spie_digests_present_total", "Digests already in their window (duplicates, loops, false positives).", BT_CTR_SPIE_PRESENT },
+	{ "bloomtap_spie_no_ready_window_total", "Batches of digests that found no clean SPIE window ready after a full one: the agent is behind, the current window goes past its load.", BT_CTR_SPIE_NO_READY },
+};
+
+static void section_info(struct buf *b, const struct agent *a)
+{
+	family(b, "bloomtap_build_info", "gauge", "bloomtap's version; always 1.");
+	bprintf(b, "bloomtap_build_info{version=\"%s\"} 1\n", BT_VERSION);
+	family(b, "bloomtap_config_interval_seconds", "gauge",
+	       "The heavy-flow interval the agent runs with.");
+	bprintf(b, "bloomtap_config_interval_seconds %g\n", a->cfg.interval_s);
+}
+
+/* The datapath's counters, summed over CPUs, a family at a time. */
+static void section_counters(struct buf *b, const struct agent *a)
+{
+	__u64 c[BT_AGENT_MAX_IFACES][BT_CTR_MAX];
+
+	memset(c, 0, sizeof(c));
+	for (int i = 0; i < a->n; i++)
+		bt_instance_counters(&a->ifs[i].inst, c[i]);
+	for (size_t m = 0; m < sizeof(counters) / sizeof(counters[0]); m++) {
+		const struct ctr_metric *cm = &counters[m];
+		const char *name = cm->name;
+
+		for (size_t k = m; !name; k--)
+			name = counters[k - 1].name;
+		if (cm->name)
+			family(b, cm->name, "counter", cm->help);
+		for (int i = 0; i < a->n; i++)
+			bprintf(b, "%s{interface=\"%s\"%s%s} %llu\n", name, a->ifs[i].name,
+				cm->label ? "," : "", cm->label ? cm->label : "",
+				(unsigned long long)c[i][cm->ctr]);
+	}
+}
+
+/* Heavy flows of the last complete interval, top K, and the intervals'
+ * volumes. */
+static void section_heavy(struct buf *b, const struct agent *a)
+{
+	static const char *const what[2] = { "bytes", "packets" };
+	struct bt_heavy_report r[BT_AGENT_MAX_IFACES];
+	bool ok[BT_AGENT_MAX_IFACES];
+
+	for (int i = 0; i < a->n; i++)
+		ok[i] = !bt_heavy_collect(&a->ifs[i].hm, !(a->ifs[i].hm.ctl->interval & 1), NULL,
+					  false, &r[i]);
+	for (int k = 0; k < 2; k++) {
+		bprintf(b, "# HELP bloomtap_heavy_flow_%s Estimated %s of the top heavy flows of "
+			"the last complete interval.\n# TYPE bloomtap_heavy_flow_%s gauge\n", what[k],
+			what[k], what[k]);
+		for (int i = 0; i < a->n; i++)
+			for (size_t j = 0; ok[i] && j < r[i].n && j < a->cfg.top; j++) {
+				const struct bt_heavy_flow *h = &r[i].flows[j];
+				char s[BT_ADDR_STRLEN], d[BT_ADDR_STRLEN];
+
+				bprintf(b, "bloomtap_heavy_flow_%s{interface=\"%s\",rank=\"%zu\",src=\"%s\","
+					"dst=\"%s\",sport=\"%u\",dport=\"%u\",proto=\"%u\"} %llu\n", what[k],
+					a->ifs[i].name, j + 1, bt_addr_str(h->key.src, s, sizeof(s)),
+					bt_addr_str(h->key.dst, d, sizeof(d)), ntohs(h->key.sport),
+					ntohs(h->key.dport), h->key.proto,
+					(unsigned long long)(k ? h->packets : h->bytes));
+			}
+	}
+	family(b, "bloomtap_interval_bytes", "gauge", "Bytes of the heavy-flow intervals.");
+	for (int i = 0; i < a->n; i++) {
+		const struct agent_iface *f = &a->ifs[i];
+
+		if (!ok[i])
+			continue;
+		bprintf(b, "bloomtap_interval_bytes{interface=\"%s\",interval=\"last\"} %llu\n",
+			f->name, (unsigned long long)r[i].total_bytes);
+		bprintf(b, "bloomtap_interval_bytes{interface=\"%s\",interval=\"current\"} %llu\n",
+			f->name, (unsigned long long)bt_heavy_interval_bytes(&f->hm, f->hm.ctl->interval & 1));
+		bt_heavy_report_free(&r[i]);
+	}
+}
+
+/* One family with a value for each interface. */
+static void per_iface(struct buf *b, const struct agent *a, const char *name, const char *type,
+		      const char *help, double (*value)(const struct agent_iface *f))
+{
+	family(b, name, type, help);
+	for (int i = 0; i < a->n; i++)
+		bprintf(b, "%s{interface=\"%s\"} %.17g\n", name, a->ifs[i].name, value(&a->ifs[i]));
+}
+
+static double current_fill(const struct agent_iface *f)
+{
+	__u64 set;
+	double fpr;
+
+	bt_bloom_fill(bt_window_filter(&f->sm, bt_spie_current(&f->sm)), f->sm.bpw,
+		      f->sm.meta->k, &set, &fpr);
+	return (double)set / f->sm.meta->window_bits;
+}
+
+static double current_fpr(const struct agent_iface *f)
+{
+	return bt_window_fpr(&f->sm, bt_spie_current(&f->sm));
+}
+
+static double sealed(const struct agent_iface *f) { return f->keeper.sealed; }
+static double overloaded(const struct agent_iface *f) { return f->keeper.overloaded; }
+static double archived(const struct agent_iface *f) { return f->keeper.archived; }
+static double archive_errors(const struct agent_iface *f) { return f->keeper.archive_errors; }
+static double given_up(const struct agent_iface *f) { return f->keeper.dropped; }
+static double reattached(const struct agent_iface *f) { return f->reattached; }
+static double attached(const struct agent_iface *f) { return !f->detached; }
+
+/* The SPIE ring: its current window, and what the keeper did. */
+static void section_spie(struct buf *b, const struct agent *a)
+{
+	per_iface(b, a, "bloomtap_spie_window_fill_ratio", "gauge",
+		  "Share of the current SPIE window's bits that are set.", current_fill);
+	per_iface(b, a, "bloomtap_spie_window_false_positive_ratio", "gauge",
+		  "False-positive rate of the current SPIE window, from its fill.", current_fpr);
+	per_iface(b, a, "bloomtap_spie_windows_sealed_total", "counter",
+		  "SPIE windows sealed by this agent.", sealed);
+	per_iface(b, a, "bloomtap_spie_windows_overloaded_total", "counter",
+		  "Sealed SPIE windows that went past their design load (no clean window was "
+		  "ready: the agent was behind); their false-positive rate says what it cost.",
+		  overloaded);
+	per_iface(b, a, "bloomtap_spie_windows_archived_total", "counter",
+		  "Sealed SPIE windows written to the archive.", archived);
+	per_iface(b, a, "bloomtap_archive_errors_total", "counter",
+		  "Failed writes of sealed windows to the archive (disk full...).", archive_errors);
+	per_iface(b, a, "bloomtap_spie_windows_unarchived_total", "counter",
+		  "Sealed windows cleared before they could be archived (the archive kept "
+		  "failing and the ring had no clean window left).", given_up);
+	per_iface(b, a, "bloomtap_reattached_total", "counter",
+		  "Times the interface was deleted and made again, and attached again.", reattached);
+	per_iface(b, a, "bloomtap_attached", "gauge",
+		  "1 while the agent's instance is attached; 0 once it was detached under the "
+		  "agent (detach --force).", attached);
+}
+
+static void section_archive_http(struct buf *b, const struct agent *a)
+{
+	/* counted by the agent's loop every second: a scrape reads no directory */
+	family(b, "bloomtap_archive_bytes", "gauge", "Bytes of sealed windows in the archive.");
+	bprintf(b, "bloomtap_archive_bytes %llu\n",
+		(unsigned long long)__atomic_load_n(&a->archive_bytes, __ATOMIC_RELAXED));
+	family(b, "bloomtap_archive_files", "gauge", "Files of sealed windows in the archive.");
+	bprintf(b, "bloomtap_archive_files %llu\n",
+		(unsigned long long)__atomic_load_n(&a->archive_files, __ATOMIC_RELAXED));
+	family(b, "bloomtap_http_requests_total", "counter", "HTTP requests served.");
+	bprintf(b, "bloomtap_http_requests_total %llu\n", (unsigned long long)a->requests);
+	family(b, "bloomtap_http_rejected_total", "counter",
+	       "HTTP requests refused (bad, too large, too many).");
+	bprintf(b, "bloomtap_http_rejected_total %llu\n", (unsigned long long)a->rejected);
+}
+
+/* Watch lists: per interface, class and direction; as many series as
+ * classes have names (255 at most), none without a list. */
+static void section_watch(struct buf *b, const struct agent *a)
+{
+	static const char *const dir[2] = { "src", "dst" };
+	struct bt_watch_class (*names)[BT_WATCH_CLASSES] = calloc(a->n + 1, sizeof(*names));
+	struct bt_watch_count (*n)[BT_WATCH_CLASSES] = calloc(a->n + 1, sizeof(*n));
+	bool ok[BT_AGENT_MAX_IFACES];
+
+	for (int i = 0; i < a->n && names && n; i++)
+		ok[i] = !bt_watch_classes(&a->ifs[i].inst, names[i]) &&
+			!bt_watch_counts(&a->ifs[i].inst, n[i]);
+	for (int k = 0; k < 2; k++) {
+		family(b, k ? "bloomtap_class_bytes_total" : "bloomtap_class_packets_total",
+		       "counter", k ? "Bytes of the frames from (src) or to (dst) a watch-list class."
+				    : "Packets from (src) or to (dst) a watch-list class.");
+		for (int i = 0; i < a->n && names && n; i++)
+			for (__u32 id = 1; ok[i] && id < BT_WATCH_CLASSES; id++)
+				for (int d = 0; names[i][id].name[0] && d < 2; d++)
+					bprintf(b, "bloomtap_class_%s_total{interface=\"%s\",class=\"%s\","
+						"direction=\"%s\"} %llu\n", k ? "bytes" : "packets",
+						a->ifs[i].name, names[i][id].name, dir[d],
+						(unsigned long long)(k ? n[i][id].bytes[d]
+								       : n[i][id].packets[d]));
+	}
+	free(names);
+	free(n);
+}
+
+/* Drops: per interface and reason (the running kernel's names: bounded by
+ * the reasons it has), what got no digest by cause, and the host's drops
+ * on interfaces without an instance. */
+static void section_drops(struct buf *b, const struct agent *a)
+{
+	struct bt_drop_total *t[BT_AGENT_MAX_IFACES + 1] = { 0 };
+	int n[BT_AGENT_MAX_IFACES + 1] = { 0 };
+	char rb[96];
+
+	for (int i = 0; i <= a->n; i++)
+		n[i] = bt_drops_totals(i < a->n ? &a->ifs[i].inst : NULL, &t[i]);
+	for (int k = 0; k < 2; k++) {
+		family(b, k ? "bloomtap_dropped_bytes_total" : "bloomtap_drops_total", "counter",
+		       k ? "Bytes of the packets the kernel dropped after the XDP program saw them, "
+			   "by drop reason."
+			 : "Packets the kernel dropped after the XDP program saw them, by drop "
+			   "reason (a GRO'd skb counts its segments).");
+		for (int i = 0; i < a->n; i++)
+			for (int j = 0; j < n[i]; j++)
+				bprintf(b, "%s{interface=\"%s\",reason=\"%s\"} %llu\n",
+					k ? "bloomtap_dropped_bytes_total" : "bloomtap_drops_total",
+					a->ifs[i].name, bt_drop_reason_name(t[i][j].code, rb, sizeof(rb)),
+					(unsigned long long)(k ? t[i][j].bytes : t[i][j].packets));
+	}
+	family(b, "bloomtap_drops_not_digested_total", "counter",
+	       "Dropped packets without a digest, by cause (suppressed reason, no network "
+	       "header, not IP, headers outside the linear part, GRO segments past the cap or "
+	       "not TCP).");
+	for (int i = 0; i < a->n; i++) {
+		__u64 c[BT_DROP_CTR_MAX];
+
+		if (bt_drops_counters(&a->ifs[i].inst, c))
+			continue;
+		for (int j = BT_DROP_DIGESTED + 1; j < BT_DROP_GRO_SKBS; j++)
+			bprintf(b, "bloomtap_drops_not_digested_total{interface=\"%s\",cause=\"%s\"} "
+				"%llu\n", a->ifs[i].name, bt_drop_counter_names[j],
+				(unsigned long long)c[j]);
+	}
+	family(b, "bloomtap_drops_unattributed_total", "counter",
+	       "Drops on this host's interfaces without a bloomtap instance, by reason (skbs).");
+	for (int j = 0; j < n[a->n]; j++)
+		bprintf(b, "bloomtap_drops_unattributed_total{reason=\"%s\"} %llu\n",
+			bt_drop_reason_name(t[a->n][j].code, rb, sizeof(rb)),
+			(unsigned long long)t[a->n][j].packets);
+	for (int i = 0; i <= a->n; i++)
+		free(t[i]);
+}
+
+/* IPFIX export, per collector. */
+static void section_ipfix(struct buf *b, const struct agent *a)
+{
+	static const struct {
+		const char *name, *help;
+	} fam[] = {
+		{ "bloomtap_ipfix_messages_total", "IPFIX messages sent to the collector: every "
+		  "byte in the socket (TCP: once the backlog's last byte of it is)." },
+		{ "bloomtap_ipfix_records_total", "Heavy-flow records in those messages." },
+		{ "bloomtap_ipfix_errors_total", "IPFIX messages not sent, each counted once: "
+		  "collector unreachable, connection down, backlog full, or left in the TCP "
+		  "backlog when the connection broke or closed (reload, exit)." },
+	};
+
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(b, fam[k].name, "counter", fam[k].help);
+		for (int i = 0; i < a->nipfix; i++) {
+			struct bt_ipfix_stats st;
+
+			bt_ipfix_stats(a->ipfix[i], &st);
+			bprintf(b, "%s{collector=\"%s\"} %llu\n", fam[k].name,
+				bt_ipfix_name(a->ipfix[i]),
+				(unsigned long long)(k == 0 ? st.messages : k == 1 ? st.records
+										   : st.errors));
+		}
+	}
+}
+
+char *bt_metrics_text(struct agent *a)
+{
+	struct buf b = { malloc(8192), 0, 8192 };
+
+	if (!b.p)
+		return NULL;
+	section_info(&b, a);
+	section_counters(&b, a);
+	section_heavy(&b, a);
+	section_spie(&b, a);
+	section_watch(&b, a);
+	section_drops(&b, a);
+	section_ipfix(&b, a);
+	section_archive_http(&b, a);
+	return b.p;
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* attach and detach: the commands over link.c. */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "base/common.h"
+#include "instance/kernel.h"
+#include "instance/drops.h"
+#include "base/options.h"
+#include "instance/watch.h"
+#include "commands.h"
+#include "instance/link.h"
+#include "instance/create.h"
+#include "base/util.h"
+
+static struct attach_cfg {
+	int mode;
+	bool force, tap;
+	const char *watch, *drop_suppress;
+	struct bt_sketch_cfg sketch;
+	struct bt_spie_cfg spie;
+} attach_cfg;
+
+static const struct bt_opt attach_opts[] = {
+	{ "mode", 'm', BT_OPT_ENUM, &attach_cfg.mode, "MODE",
+	  "XDP mode: auto tries native, then skb", .choices = bt_mode_names },
+	{ "force", 'f', BT_OPT_FLAG, &attach_cfg.force, NULL,
+	  "replace an XDP program that is not bloomtap's; allow --tap on an interface "
+	  "with addresses" },
+	{ "tap", 0, BT_OPT_FLAG, &attach_cfg.tap, NULL,
+	  "tap mode, for a mirror (SPAN) port: record every frame, then drop it, so "
+	  "neither the stack nor the drop programs pay for it" },
+	BT_WATCH_OPT(attach_cfg.watch),
+	BT_DROPS_OPT(attach_cfg.drop_suppress),
+	BT_SKETCH_OPTS(attach_cfg.sketch),
+	BT_SPIE_OPTS(attach_cfg.spie),
+	{ 0 }
+};
+
+static const struct bt_cmd_spec attach_spec = {
+	"attach", "IFACE",
+	"Load bloomtap's XDP program, pin its maps under /sys/fs/bpf/bloomtap/IFACE/\n"
+	"and attach it to IFACE.", attach_opts, 1, 1,
+};
+
+int cmd_attach(int argc, char **argv)
+{
+	int n = bt_parse_args(&attach_spec, argc, argv);
+
+	if (n < 0)
+		return BT_EXIT_USAGE;
+	if (n == BT_PARSE_HELP)
+		return 0;
+	struct bt_watch_list wl = { 0 };
+
+	/* a bad list is refused before anything is attached */
+	if (attach_cfg.watch && bt_watch_list_read_or_explain(attach_cfg.watch, &wl))
+		return BT_EXIT_FAIL;
+	struct bt_attach_opts o = {
+		.mode = attach_cfg.mode, .force = attach_cfg.force, .tap = attach_cfg.tap,
+		.sketch = &attach_cfg.sketch, .spie = &attach_cfg.spie,
+		.drop_suppress = attach_cfg.drop_suppress,
+	};
+
+	if (bt_attach(argv[1], &o) ||
+	    (attach_cfg.watch && bt_watch_load_named(argv[1], &wl))) {
+		bt_watch_list_free(&wl);
+		return BT_EXIT_FAIL;
+	}
+	bt_watch_list_free(&wl);
+	if (bt_g.json) {
+		struct json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "attached", json_object_new_string(argv[1]));
+		json_object_object_add(j, "tap", json_object_new_boolean(attach_cfg.tap));
+		bt_json_print(j);
+	}
+	return 0;
+}
+
+static struct detach_cfg {
+	bool keep_maps, force;
+	const char *instance;
+} detach_cfg;
+
+static const struct bt_opt detach_opts[] = {
+	{ "keep-maps", 'k', BT_OPT_FLAG, &detach_cfg.keep_maps, NULL,
+	  "keep the pinned maps (counters stay readable; attach again reuses them)" },
+	{ "force", 'f', BT_OPT_FLAG, &detach_cfg.force, NULL,
+	  "detach even while an agent (or windows --every) keeps the instance" },
+	BT_INSTANCE_OPT(detach_cfg.instance),
+	{ 0 }
+};
+
+static const struct bt_cmd_spec detach_spec = {
+	"detach", "[IFACE]",
+	"Detach bloomtap from IFACE and remove its pins (or those of --instance NAME).",
+	detach_opts, 0, 1,
+};
+
+int cmd_detach(int argc, char **argv)
+{
+	int n = bt_parse_args(&detach_spec, argc, argv), lock = -1, err;
+	const char *name;
+
+	if (n < 0)
+		return BT_EXIT_USAGE;
+	if (n == BT_PARSE_HELP)
+		return 0;
+	if ((n == 1) == !!detach_cfg.instance) {
+		bt_err("detach: give IFACE or --instance NAME (see bloomtap detach --help)");
+		return BT_EXIT_USAGE;
+	}
+	name = n == 1 ? argv[1] : detach_cfg.instance;
+	/* an agent keeping the instance would go on serving frozen counters */
+	if (!detach_cfg.force && bt_instance_lock(name, &lock) == -EBUSY) {
+		bt_err("detach: another bloomtap process (an agent, or windows --every) keeps "
+		       "instance '%s': stop it first (an agent stopped with --detach-on-exit "
+		       "detaches itself), or add --force", name);
+		return BT_EXIT_FAIL;
+	}
+	err = bt_detach(name, detach_cfg.keep_maps);
+	if (lock >= 0)
+		close(lock);
+	if (err)
+		return BT_EXIT_FAIL;
+	if (bt_g.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "detached", json_object_new_string(name));
+		json_object_object_add(o, "kept_maps", json_object_new_boolean(detach_cfg.keep_maps));
+		bt_json_print(o);
+	} else {
+		bt_info("detached %s%s", name, detach_cfg.keep_maps ? " (maps kept)" : "");
+	}
+	return 0;
+}

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* status: every instance, what it is attached to and how. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "base/common.h"
+#include "instance/drops.h"
+#include "instance/kernel.h"
+#include "commands.h"
+#include "instance/link.h"
+#include "base/options.h"
+
+static const char *attach_state(int link_ifindex)
+{
+	if (link_ifindex > 0)
+		return "attached";
+	if (link_ifindex == 0)
+		return "interface gone";
+	return "not attached";
+}
+
+static __u32 prog_id(int fd)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+static void status_one(const char *name, struct json_object *arr)
+{
+	struct bt_instance inst;
+	int link = bt_instance_link_ifindex(name), err;
+	const char *kind, *mode;
+	char created[32] = "?";
+
+	err = bt_instance_open(name, &inst);
+	if (err) {
+		const char *why = err == -EPROTO ? "made by an incompatible bloomtap (detach "
+						   "removes it)" : strerror(-err);
+
+		if (arr) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "name", json_object_new_string(name));
+			json_object_object_add(o, "error", json_object_new_string(why));
+			json_object_array_add(arr, o);
+		} else {
+			printf("%-16s unreadable: %s\n", name, why);
+		}
+		return;
+	}
+	kind = inst.meta.flags & BT_META_ATTACHED ? "interface" : "replay";
+	mode = link < 0 ? "-" : inst.meta.flags & BT_META_SKB_MODE ? "skb" : "native";
+	time_t t = inst.meta.created_ns / 1000000000ULL;
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	/* the host's drop program hands it this instance's drops */
+	bool drops = bt_drops_registered(&inst);
+	/* tap mode: every frame dropped once recorded (attach --tap) */
+	bool tap = bt_tap_get(&inst) > 0;
+
+	if (arr) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(name));
+		json_object_object_add(o, "kind", json_object_new_string(kind));
+		json_object_object_add(o, "ifname", json_object_new_string(inst.meta.ifname));
+		json_object_object_add(o, "ifindex", json_object_new_int(inst.meta.ifindex));
+		json_object_object_add(o, "state", json_object_new_string(attach_state(link)));
+		json_object_object_add(o, "mode", json_object_new_string(mode));
+		json_object_object_add(o, "prog_id", json_object_new_int64(prog_id(inst.prog_fd)));
+		json_object_object_add(o, "flow_table", json_object_new_int64(inst.meta.flow_table_size));
+		json_object_object_add(o, "created", json_object_new_string(created));
+		json_object_object_add(o, "drops_recording", json_object_new_boolean(drops));
+		json_object_object_add(o, "tap", json_object_new_boolean(tap));
+		json_object_object_add(o, "multi_buffer", json_object_new_boolean(inst.prog_mb_fd >= 0));
+		json_object_object_add(o, "kernel_features_off", bt_kernel_off_json());
+		json_object_array_add(arr, o);
+	} else {
+		printf("%-16s %-9s %-16s %-14s %-6s prog %-6u flow table %-8u created %s%s%s\n",
+		       name, kind, inst.meta.ifname[0] ? inst.meta.ifname : "-",
+		       attach_state(link), mode, prog_id(inst.prog_fd),
+		       inst.meta.flow_table_size, created, drops ? "  drops recorded" : "",
+		       tap ? "  tap mode (frames dropped once recorded)" : "");
+	}
+	bt_instance_close(&inst);
+}
+
+static const struct bt_cmd_spec status_spec = {
+	"status", "",
+	"List bloomtap instances: interface, attachment, mode, program, sizes.",
+	NULL, 0, 0,
+};
+
+int cmd_status(int argc, char **argv)
+{
+	int n = bt_parse_args(&status_spec, argc, argv), cnt, err;
+	struct json_object *arr = NULL;
+	char **names;
+
+	if (n < 0)
+		return BT_EXIT_USAGE;
+	if (n == BT_PARSE_HELP)
+		return 0;
+	err = bt_instance_names(&names, &cnt);
+	if (err) {
+		bt_err_errno(err, "listing " BT_PIN_ROOT);
+		return BT_EXIT_FAIL;
+	}
+	if (bt_g.json)
+		arr = json_object_new_array();
+	else if (!cnt)
+		printf("no bloomtap instances (pins under %s)\n", BT_PIN_ROOT);
+	for (int i = 0; i < cnt; i++)
+		status_one(names[i], arr);
+	if (!arr)
+		bt_kernel_print_off();
+	if (arr)
+		bt_json_print(arr);
+	bt_instance_names_free(names, cnt);
+	return 0;
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* trace: did these packets pass here, and when? The command over the
+ * query (trace_query.c): its options, the instance and archive it names,
+ * or the agents it asks. Exit status 0 when every IP packet was seen, 1
+ * when some were not, 2 on error. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <net/if.h>
+#include "instance/archive.h"
+#include "core/capture.h"
+#include "base/common.h"
+#include "commands.h"
+#include "report/trace_query.h"
+#include "report/pathtrace.h"
+#include "core/digest.h"
+#include "instance/drops.h"
+#include "instance/instance.h"
+#include "base/options.h"
+#include "instance/spie.h"
+#include "base/util.h"
+
+static struct trace_cfg {
+	const char *instance, *hex, *since, *until, *archive, *agents, *topology, *from;
+	uint64_t budget;
+} tcfg;
+
+static const struct bt_opt trace_opts[] = {
+	BT_INSTANCE_OPT(tcfg.instance),
+	{ "hex", 'x', BT_OPT_STRING, &tcfg.hex, "BYTES",
+	  "one packet in hex: an IP packet, or an Ethernet frame" },
+	{ "since", 0, BT_OPT_STRING, &tcfg.since, "T",
+	  "windows that end after T (epoch seconds, 2026-11-25T10:00:00Z, -10m)" },
+	{ "until", 0, BT_OPT_STRING, &tcfg.until, "T", "windows that start before T" },
+	{ "archive", 'a', BT_OPT_STRING, &tcfg.archive, "DIR",
+	  "also query the sealed windows archived in DIR" },
+	{ "budget", 0, BT_OPT_U64, &tcfg.budget, "N",
+	  "search the archive newest window first, at most N window x packet probes "
+	  "for each 65,536 packets, and say where it stopped (default: no bound; the "
+	  "API's is 67,108,864)", .max = UINT64_MAX },
+	{ "agents", 0, BT_OPT_STRING, &tcfg.agents, "NAME=ADDR:PORT|/SOCKET,...",
+	  "ask these agents (bloomtap run) instead, and walk the path back" },
+	{ "topology", 0, BT_OPT_STRING, &tcfg.topology, "FILE",
+	  "with --agents: who is whose neighbour ('NAME: NEIGHBOUR ...' lines; "
+	  "not needed for one agent)" },
+	{ "from", 0, BT_OPT_STRING, &tcfg.from, "NAME",
+	  "with --agents: the agent nearest the victim (default: the first)" },
+	{ 0 }
+};
+
+static const struct bt_cmd_spec trace_spec = {
+	"trace", "[IFACE] (FILE | --hex BYTES)",
+	"For each packet of a capture (or one in hex), every SPIE window, live or\n"
+	"archived, whose Bloom filter holds its digest: the window's time range and\n"
+	"false-positive rate; or 'not seen'; and the chance that at least one of the\n"
+	"windows searched answers falsely. With an instance, only its own archive\n"
+	"files are searched (without --archive, in the directory its agent archives\n"
+	"into); with --archive alone, every instance's. A digest covers\n"
+	"the packet's invariant bytes: identical packets (a retransmitted datagram\n"
+	"with the same IP ID and payload) are one to SPIE, seen in each window any\n"
+	"of them passed in. Exit status: 0 when every IP packet was seen, 1 when\n"
+	"some were not, 2 on error.",
+	trace_opts, 0, 2,
+};
+
+/* --agents: the packets go to the agents as they are, a capture or hex */
+static int trace_agents(const char *file)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	if (!tcfg.topology && strchr(tcfg.agents, ',')) {
+		bt_err("trace: --agents with more than one agent needs --topology FILE");
+		return BT_EXIT_USAGE;
+	}
+	if (tcfg.hex) {
+		buf = strdup(tcfg.hex);
+		len = buf ? strlen(buf) : 0;
+	} else if ((f = fopen(file, "rb"))) {
+		buf = malloc(1 << 20);
+		len = buf ? fread(buf, 1, 1 << 20, f) : 0;
+		if (len == 1 << 20 && fgetc(f) != EOF) {
+			bt_err("trace: %s: over 1 MiB, more than an agent takes in one request",
+			       file);
+			len = 0;
+		}
+		fclose(f);
+	}
+	if (!buf || !len) {
+		if (!buf || !tcfg.hex)
+			bt_err("trace: %s: cannot read it", file ? file : "--hex");
+		free(buf);
+		return BT_EXIT_USAGE;
+	}
+	ret = bt_trace_agents(tcfg.agents, tcfg.topology, tcfg.from, tcfg.since, tcfg.until,
+			      buf, len);
+	free(buf);
+	return ret;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE;
+	const char *iface = NULL, *file = NULL, *archive;
+	struct bt_capture *cap = NULL;
+	struct bt_instance inst;
+	bool have_inst = false;
+	__u64 since = 0, until = 0;
+	char msg[600];
+
+	if (n < 0)
+		return BT_EXIT_USAGE;
+	if (n == BT_PARSE_HELP)
+		return 0;
+	if (tcfg.hex ? n > 1 : n < 1) {
+		bt_err("trace: give a capture FILE or --hex BYTES (see bloomtap trace --help)");
+		return BT_EXIT_USAGE;
+	}
+	if (tcfg.hex)
+		iface = n ? argv[1] : NULL;
+	else {
+		file = argv[n];
+		iface = n == 2 ? argv[1] : NULL;
+	}
+	/* "trace IFACE" alone: the capture is what is missing */
+	if (n == 1 && !tcfg.hex && access(file, F_OK) &&
+	    (if_nametoindex(file) || bt_instance_exists(file))) {
+		bt_err("trace: '%s' is an interface: give a capture FILE after it, or --hex BYTES "
+		       "(see bloomtap trace --help)", file);
+		return BT_EXIT_USAGE;
+	}
+	if ((tcfg.since && bt_parse_time(tcfg.since, &since)) ||
+	    (tcfg.until && bt_parse_time(tcfg.until, &until))) {
+		bt_err("trace: --since/--until take epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] "
+		       "or -N[smhd]");
+		return BT_EXIT_USAGE;
+	}
+	if (tcfg.agents)
+		return trace_agents(file);
+	if (file && bt_capture_open(file, &cap, msg, sizeof(msg))) {
+		bt_err("trace: %s", msg);
+		return BT_EXIT_USAGE;
+	}
+	/* the live windows: the named instance, or the only one there is;
+	 * with an archive and no instance at all, the archive alone */
+	if (iface || tcfg.instance || !tcfg.archive) {
+		if (bt_instance_open_arg(iface, tcfg.instance, &inst))
+			goto out;
+		have_inst = true;
+	}
+	/* the archive its agent records, when none is given: the windows that
+	 * left the live ring are there */
+	archive = tcfg.archive;
+	if (!archive && have_inst && inst.meta.archive[0]) {
+		if (!access(inst.meta.archive, R_OK | X_OK))
+			archive = inst.meta.archive;
+		else
+			bt_warn("trace: the agent's archive %s: %s; not searched (the live ring "
+				"alone)", inst.meta.archive, strerror(errno));
+	}
+	ret = bt_trace_print(&(struct bt_trace_query){ .inst = have_inst ? &inst : NULL,
+						       .archive = archive, .since = since,
+						       .until = until, .budget = tcfg.budget },
+			     cap, tcfg.hex, file);
+out:
+	bt_capture_close(cap);
+	if (have_inst)
+		bt_instance_close(&inst);
+	return ret;
+}

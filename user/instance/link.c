@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The XDP link: attach and detach an instance's program. The link is a
+ * pinned bpf_link, so the program stays attached after the tool exits and
+ * nobody replaces it by accident; tap mode; a foreign program removed only
+ * when asked. */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "base/common.h"
+#include "kernel.h"
+#include "drops.h"
+#include "base/options.h"
+#include "watch.h"
+#include "link.h"
+#include "create.h"
+#include "base/util.h"
+
+const char *const bt_mode_names[] = { "auto", "native", "skb", NULL };
+
+/* The XDP program attached to ifindex (any mode), 0 if none. */
+static __u32 xdp_prog_on(int ifindex, char *name, size_t len)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info = { 0 };
+	__u32 ilen = sizeof(info), id;
+	int fd;
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return 0;
+	id = q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id :
+	     q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
+	snprintf(name, len, "?");
+	if (id && (fd = bpf_prog_get_fd_by_id(id)) >= 0) {
+		if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
+			snprintf(name, len, "%s", info.name);
+		close(fd);
+	}
+	return id;
+}
+
+/* --force: take whatever XDP program is on the interface off it, whether
+ * it was attached through netlink or through a bpf_link of its own. */
+static int xdp_remove_foreign(int ifindex)
+{
+	__u32 id = 0;
+	int err = 0;
+
+	if (!bpf_xdp_detach(ifindex, 0, NULL) ||
+	    !bpf_xdp_detach(ifindex, XDP_FLAGS_SKB_MODE, NULL))
+		return 0;
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    info.type == BPF_LINK_TYPE_XDP && info.xdp.ifindex == (__u32)ifindex)
+			err = bpf_link_detach(fd) ? -errno : 0;
+		close(fd);
+	}
+	return err;
+}
+
+/* The largest MTU whose frames always fit one page in XDP (4096 bytes less
+ * headroom and skb_shared_info), as drivers compute it. */
+#define BT_LINEAR_MTU 3498
+
+static int iface_mtu(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = 0;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (fd >= 0 && !ioctl(fd, SIOCGIFMTU, &ifr))
+		mtu = ifr.ifr_mtu;
+	if (fd >= 0)
+		close(fd);
+	return mtu;
+}
+
+static int link_create(int prog_fd, int ifindex, enum bt_xdp_mode mode, bool *skb)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo);
+	int fd;
+
+	*skb = mode == BT_MODE_SKB;
+	lo.flags = *skb ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &lo);
+	if (fd < 0 && mode == BT_MODE_AUTO && (errno == EOPNOTSUPP || errno == EINVAL)) {
+		bt_info("native XDP not supported here, using skb (generic) mode");
+		*skb = true;
+		lo.flags = XDP_FLAGS_SKB_MODE;
+		fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &lo);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+/* The link's pin, removed; an error says why it stays (a read-only
+ * /sys/fs/bpf under a sandbox): a pin left behind would make the next
+ * attach think the interface still had bloomtap. */
+static int unlink_link_pin(const char *name)
+{
+	char path[256];
+	int err;
+
+	bt_instance_path(name, "link", path, sizeof(path));
+	if (!unlink(path) || errno == ENOENT)
+		return 0;
+	err = -errno;
+	bt_err("removing the link pin %s: %s%s", path, strerror(-err),
+	       err == -EROFS ? " (is /sys/fs/bpf read-only for this process, as under a "
+			       "unit's ProtectKernelTunables=yes without ReadWritePaths?)" : "");
+	return err;
+}
+
+/* An address of ifname the host uses (IPv4, or IPv6 other than link-local,
+ * which the kernel gives every interface that is up), as text in buf:
+ * false when it has none. */
+static bool iface_host_address(const char *ifname, char *buf, size_t len)
+{
+	struct ifaddrs *all, *a;
+	bool found = false;
+
+	if (getifaddrs(&all))
+		return false;
+	for (a = all; a && !found; a = a->ifa_next) {
+		const struct sockaddr *sa = a->ifa_addr;
+
+		if (!sa || strcmp(a->ifa_name, ifname) ||
+		    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+			continue;
+		if (sa->sa_family == AF_INET6 &&
+		    IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)sa)->sin6_addr))
+			continue;
+		found = !getnameinfo(sa, sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+								   : sizeof(struct sockaddr_in6),
+				     buf, len, NULL, 0, NI_NUMERICHOST);
+	}
+	freeifaddrs(all);
+	return found;
+}
+
+static int tap_refused(const char *ifname, bool force)
+{
+	char addr[NI_MAXHOST];
+
+	if (force || !iface_host_address(ifname, addr, sizeof(addr)))
+		return 0;
+	bt_err("'%s' has address %s, which this host uses: tap mode drops every frame the "
+	       "interface receives once recorded, so the host would lose that traffic; it is "
+	       "meant for a mirror (SPAN) port without addresses: remove the address, or add "
+	       "--force", ifname, addr);
+	return -EADDRINUSE;
+}
+
+int bt_tap_get(const struct bt_instance *inst)
+{
+	struct bt_ctl c;
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(inst->ctl_fd, &zero, &c) ? -errno : !!c.tap;
+}
+
+int bt_tap_set(const struct bt_instance *inst, const char *ifname, bool tap, bool force)
+{
+	struct bt_ctl *c;
+	size_t len;
+	int err;
+
+	if (tap && (err = tap_refused(ifname, force)))
+		return err;
+	/* one word of the live ctl, through its mapping: a read-modify-write of
+	 * the whole value would undo the datapath's rotations meanwhile */
+	c = bt_mmap_array(inst->ctl_fd, sizeof(*c), &len);
+	if (!c) {
+		err = -errno;
+		bt_err_errno(err, "setting tap mode");
+		return err;
+	}
+	__atomic_store_n(&c->tap, tap, __ATOMIC_RELAXED);
+	munmap(c, len);
+	return 0;
+}
+
+/* The interface is bloomtap's to take: no instance linked to it, no dead
+ * link pin left, and no other XDP program unless --force replaces it.
+ * 0, or -errno after saying why. */
+static int iface_free(const char *ifname, int ifindex, bool force)
+{
+	char other[BPF_OBJ_NAME_LEN];
+	int linked, err;
+	__u32 id;
+
+	linked = bt_instance_link_ifindex(ifname);
+	if (linked > 0) {
+		bt_err("'%s' already has bloomtap attached (instance %s): 'bloomtap "
+		       "detach %s' first", ifname, ifname, ifname);
+		return -EEXIST;
+	}
+	/* ifindex 0: a link pin whose attachment is gone (a detach that could
+	 * not unlink it, or its interface was deleted): it holds nothing */
+	if (!linked && (err = unlink_link_pin(ifname)))
+		return err;
+	id = xdp_prog_on(ifindex, other, sizeof(other));
+	/* bloomtap's own program whose pins this process cannot see: never
+	 * advise --force over it, which would replace a live instance */
+	if (id && !force && !strcmp(other, "bloomtap_xdp")) {
+		bt_err("'%s' already runs bloomtap's program (id %u), but its pins are not "
+		       "visible here%s: run bloomtap where they are, in the network namespace with "
+		       "nsenter --net=/var/run/netns/NAME", ifname, id,
+		       bt_private_mounts() ? " (this process has a mount namespace of its own, as "
+					     "under ip netns exec)" : "");
+		return -EEXIST;
+	}
+	if (id && !force) {
+		bt_err("'%s' already runs XDP program '%s' (id %u) that is not bloomtap's: "
+		       "add --force to replace it", ifname, other, id);
+		return -EBUSY;
+	}
+	if (id) {
+		bt_info("replacing XDP program '%s' (id %u) on %s (--force)", other, id, ifname);
+		if ((err = xdp_remove_foreign(ifindex))) {
+			bt_err_errno(err, "removing the XDP program already attached");
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* What attach made, in words (not in JSON mode). */
+static void say_attached(const struct bt_instance *inst, const char *ifname, bool skb, bool tap)
+{
+	char desc[256];
+
+	bt_info("attached to %s (%s mode), pinned under %s/%s", ifname,
+		skb ? "skb" : "native", BT_PIN_ROOT, ifname);
+	bt_sketch_describe(&inst->meta, desc, sizeof(desc));
+	bt_info("%s", desc);
+	bt_spie_describe(&inst->meta, desc, sizeof(desc));
+	bt_info("%s", desc);
+	if (tap)
+		bt_info("tap mode: every frame is recorded, then dropped before the stack "
+			"(no drops to record there)");
+}
+
+int bt_attach(const char *ifname, const struct bt_attach_opts *o)
+{
+	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
+	struct bt_instance inst;
+	char path[256];
+	int ifindex, link_fd, err;
+	bool created = false, skb;
+	__u32 zero = 0;
+
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex) {
+		bt_err_no_iface(NULL, ifname);
+		return -ENODEV;
+	}
+	if (bt_instance_name_check(ifname)) {
+		bt_err("interface name '%s' cannot name an instance", ifname);
+		return -EINVAL;
+	}
+	if (o->tap && (err = tap_refused(ifname, o->force)))
+		return err;
+	if ((err = bt_ensure_bpffs()))
+		return err;
+	if ((err = iface_free(ifname, ifindex, o->force)))
+		return err;
+
+	/* An instance kept by 'detach --keep-maps' is attached again with its
+	 * counters; otherwise a fresh one is loaded. */
+	if (o->sketch)
+		cfg.sketch = *o->sketch;
+	if (o->spie)
+		cfg.spie = *o->spie;
+	if ((err = bt_instance_open_or_create(ifname, &cfg, &inst, &created)))
+		return err;
+
+	/* Past one page, frames come in several buffers: the program must
+	 * say it takes them, and then pays for asking the frame's length. */
+	int mtu = iface_mtu(ifname), prog = mtu > BT_LINEAR_MTU ? inst.prog_mb_fd : inst.prog_fd;
+
+	if (prog < 0) {
+		bt_err("%s has MTU %d, above what a linear XDP frame holds (%d), and this kernel "
+		       "(%s) has no multi-buffer XDP (Linux 5.18): lower the MTU to attach",
+		       ifname, mtu, BT_LINEAR_MTU, bt_kernel_release());
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	if (prog == inst.prog_mb_fd)
+		bt_info("%s has MTU %d: attaching the multi-buffer program", ifname, mtu);
+	/* the mode before the link: no frame passes that tap mode should drop */
+	if ((err = bt_tap_set(&inst, ifname, o->tap, true)))
+		goto out;
+	link_fd = link_create(prog, ifindex, o->mode, &skb);
+	if (link_fd < 0) {
+		err = link_fd;
+		if (err == -EBUSY || err == -EEXIST)
+			bt_err("'%s' got another XDP program meanwhile: try again, with --force "
+			       "to replace it", ifname);
+		else
+			bt_err_errno(err, "attaching XDP");
+		goto out;
+	}
+	bt_instance_path(ifname, "link", path, sizeof(path));
+	if (bpf_obj_pin(link_fd, path)) {
+		err = -errno;
+		bt_err_errno(err, "pinning the XDP link");
+		close(link_fd);	/* closing the only fd detaches */
+		goto out;
+	}
+	close(link_fd);
+
+	inst.meta.ifindex = ifindex;
+	inst.meta.flags = (inst.meta.flags & ~BT_META_SKB_MODE) | BT_META_ATTACHED |
+			  (skb ? BT_META_SKB_MODE : 0);
+	snprintf(inst.meta.ifname, sizeof(inst.meta.ifname), "%s", ifname);
+	bpf_map_update_elem(inst.meta_fd, &zero, &inst.meta, 0);
+	/* tap mode: no frame reaches the stack, so none can be dropped there */
+	if (!o->tap && (err = bt_drops_register(&inst, o->drop_suppress))) {
+		bt_detach(ifname, !created);
+		bt_instance_close(&inst);
+		return err;
+	}
+	if (!bt_g.json)
+		say_attached(&inst, ifname, skb, o->tap);
+	bt_instance_close(&inst);
+	return 0;
+out:
+	bt_instance_close(&inst);
+	if (created)
+		bt_instance_remove(ifname);
+	return err;
+}
+
+int bt_detach(const char *name, bool keep_maps)
+{
+	struct bt_instance inst;
+	char path[256];
+	int fd, err = 0;
+
+	if (!bt_instance_exists(name)) {
+		bt_err("no bloomtap instance '%s' (see 'bloomtap status')", name);
+		return -ENOENT;
+	}
+	if (!bt_instance_open(name, &inst)) {
+		bt_drops_unregister(&inst);
+		bt_instance_close(&inst);
+	}
+	bt_instance_path(name, "link", path, sizeof(path));
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		/* ENOLINK: the interface went away and took the attachment */
+		if (bpf_link_detach(fd) && errno != ENOLINK && errno != EINVAL)
+			err = -errno;
+		close(fd);
+		if (err) {
+			bt_err_errno(err, "detaching XDP");
+			return err;
+		}
+		if ((err = unlink_link_pin(name)))
+			return err;
+	}
+	if (!keep_maps && (err = bt_instance_remove(name))) {
+		bt_err("removing the pins under %s/%s: %s", BT_PIN_ROOT, name, strerror(-err));
+		return err;
+	}
+	return 0;
+}

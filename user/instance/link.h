@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The XDP link of an instance: attach, detach, tap mode (link.c). */
+#ifndef BLOOMTAP_LINK_H
+#define BLOOMTAP_LINK_H
+
+#include <stdbool.h>
+#include "instance.h"
+#include "sketch.h"
+#include "spie.h"
+
+enum bt_xdp_mode { BT_MODE_AUTO, BT_MODE_NATIVE, BT_MODE_SKB };
+extern const char *const bt_mode_names[];
+
+/* attach's settings; a zeroed struct is attach IFACE with no option. */
+struct bt_attach_opts {
+	enum bt_xdp_mode mode;
+	bool force;	/* replace a foreign XDP program; tap mode on an
+			 * interface with addresses */
+	bool tap;	/* record every frame, then drop it (a mirror port) */
+	const struct bt_sketch_cfg *sketch;	/* NULL: the defaults */
+	const struct bt_spie_cfg *spie;
+	const char *drop_suppress;		/* NULL: the default list */
+};
+/* attach IFACE: create (or reuse a kept) instance named after it, attach. */
+int bt_attach(const char *ifname, const struct bt_attach_opts *o);
+/* Tap mode of an attached instance (bt_ctl.tap): on, off, or -errno. */
+int bt_tap_get(const struct bt_instance *inst);
+/* Tap mode on or off; on is refused for an interface with an address the
+ * host uses, unless force. 0, or -errno after a message. */
+int bt_tap_set(const struct bt_instance *inst, const char *ifname, bool tap, bool force);
+/* detach: drop the XDP link; unless keep_maps, remove every pin. */
+int bt_detach(const char *name, bool keep_maps);
+
+#endif /* BLOOMTAP_LINK_H */

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+#include "base/common.h"
+#include "base/util.h"
+#include "hash.h"
+#include "instance.h"
+#include "spie.h"
+
+double bt_bloom_fpr(uint64_t m_bits, uint64_t n, uint32_t k)
+{
+	double blocks = (double)m_bits / BT_BLOCK_BITS, lam = n / blocks, sum = 0;
+	double p = exp(-lam), pd[BT_BLOCK_MAX_K / 2 + 1][BT_BLOCK_MAX_K / 2 + 1] = { { 1 } };
+	int h = k / 2, top = (int)(lam + 12 * sqrt(lam) + 40);
+
+	/* pd[j][d]: j positions drawn in a 64-bit word are d distinct ones */
+	for (int j = 1; j <= h; j++)
+		for (int d = 1; d <= j; d++)
+			pd[j][d] = pd[j - 1][d] * d / 64 + pd[j - 1][d - 1] * (64 - d + 1) / 64;
+	/* P(i other digests in the query's block) * P(the query's bits are
+	 * all set | i)^2, a word's: the i others drew h * i positions in it,
+	 * and d given bits are all set with probability
+	 * sum_j (-1)^j C(d, j) ((64 - j) / 64)^(h i) */
+	for (int i = 0; i <= top; i++) {
+		double word = 0;
+
+		if (i)
+			p *= lam / i;
+		for (int d = 1; d <= h; d++) {
+			double all = 0, c = 1;
+
+			for (int j = 0; j <= d; j++) {
+				all += (j % 2 ? -c : c) * pow((64.0 - j) / 64, (double)h * i);
+				c = c * (d - j) / (j + 1);
+			}
+			word += pd[h][d] * all;
+		}
+		sum += p * word * word;
+	}
+	return sum;
+}
+
+int bt_spie_resolve(struct bt_spie_cfg *c, struct bt_meta *meta)
+{
+	uint64_t n;
+	uint32_t k;
+
+	if (!c->windows)
+		c->windows = BT_DEFAULT_WINDOWS;
+	if (!c->window_bits)
+		c->window_bits = BT_DEFAULT_WINDOW_BITS;
+	if (c->bits_per_packet <= 0)
+		c->bits_per_packet = BT_DEFAULT_BITS_PER_PACKET;
+	if (c->fpr <= 0)
+		c->fpr = BT_DEFAULT_FPR;
+	if (c->window_s <= 0)
+		c->window_s = BT_DEFAULT_WINDOW_S;
+	if (c->window_bits & (c->window_bits - 1) || c->window_bits < 4096) {
+		bt_err("--window-bits %llu is not a power of two of at least 4096",
+		       (unsigned long long)c->window_bits);
+		return -EINVAL;
+	}
+	if (c->window_bits / BT_BLOCK_BITS * c->windows > UINT32_MAX) {
+		bt_err("%u windows of %llu bits are more blocks than a BPF array holds",
+		       c->windows, (unsigned long long)c->window_bits);
+		return -EINVAL;
+	}
+	n = (uint64_t)(c->window_bits / c->bits_per_packet);
+	if (n < 64) {
+		bt_err("a window of %llu bits at %g bits a packet holds %llu packets: give it "
+		       "at least 64 (raise --window-bits)", (unsigned long long)c->window_bits,
+		       c->bits_per_packet, (unsigned long long)n);
+		return -EINVAL;
+	}
+	for (k = 2; k <= BT_BLOCK_MAX_K; k += 2)
+		if (bt_bloom_fpr(c->window_bits, n, k) <= c->fpr)
+			break;
+	if (k > BT_BLOCK_MAX_K) {
+		bt_err("at %g bits per packet no k up to %d keeps the false-positive rate "
+		       "within %g: raise --bits-per-packet or --fpr", c->bits_per_packet,
+		       BT_BLOCK_MAX_K, c->fpr);
+		return -EINVAL;
+	}
+	meta->windows = c->windows;
+	meta->window_bits = c->window_bits;
+	meta->design_load = n;
+	meta->k = k;
+	meta->fpr_target_ppb = (uint32_t)llround(c->fpr * 1e9);
+	meta->window_ms = (uint32_t)llround(c->window_s * 1000);
+	return 0;
+}
+
+uint32_t bt_spie_ahead(const struct bt_meta *m)
+{
+	uint32_t a = m->windows / 8;
+
+	return a < 2 ? 2 : a > m->windows - 2 ? m->windows - 2 : a;
+}
+
+void bt_spie_describe(const struct bt_meta *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "SPIE: %u windows of %.0f KiB (%.1f MiB), k = %u, each sized for "
+		 "%llu packets at a false-positive rate of %g; %u kept ready ahead", m->windows,
+		 m->window_bits / 8.0 / 1024, m->window_bits / 8.0 / 1048576 * m->windows,
+		 m->k, (unsigned long long)m->design_load, m->fpr_target_ppb / 1e9,
+		 bt_spie_ahead(m));
+}
+
+int bt_spie_map(const struct bt_instance *inst, struct bt_spie_maps *s)
+{
+	const struct bt_meta *m = &inst->meta;
+
+	memset(s, 0, sizeof(*s));
+	s->inst = inst;
+	s->meta = m;
+	s->bpw = m->window_bits / BT_BLOCK_BITS;
+	s->ncpu = libbpf_num_possible_cpus();
+	s->ctl = bt_mmap_array(inst->ctl_fd, sizeof(struct bt_ctl), &s->ctl_len);
+	s->blocks = bt_mmap_array(inst->spie_fd, s->bpw * m->windows *
+				  sizeof(struct bt_bloom_block), &s->blocks_len);
+	s->win = bt_mmap_array(inst->windows_fd, (size_t)m->windows * sizeof(struct bt_window),
+			       &s->win_len);
+	if (!s->ctl || !s->blocks || !s->win || s->ncpu <= 0) {
+		int err = errno ? -errno : -ENOMEM;
+
+		bt_spie_unmap(s);
+		return err;
+	}
+	return 0;
+}
+
+void bt_spie_unmap(struct bt_spie_maps *s)
+{
+	if (s->ctl)
+		munmap(s->ctl, s->ctl_len);
+	if (s->blocks)
+		munmap(s->blocks, s->blocks_len);
+	if (s->win)
+		munmap(s->win, s->win_len);
+	memset(s, 0, sizeof(*s));
+}
+
+bool bt_bloom_has(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k, __u64 h)
+{
+	/* the same block and masks as bloom_set() in bpf/spie.bpf.h */
+	const struct bt_bloom_block *b = &filter[bt_bloom_block(h, bpw - 1)];
+	__u64 m0 = bt_bloom_mask(h, 0, k), m1 = bt_bloom_mask(h, 1, k);
+
+	return (b->w[0] & m0) == m0 && (b->w[1] & m1) == m1;
+}
+
+void bt_bloom_fill(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k,
+		   __u64 *set_bits, double *fpr)
+{
+	double pw[65], sum = 0;
+	uint64_t total = 0;
+
+	/* P(k/2 given bits of a word with b bits set are all set) */
+	for (int b = 0; b <= 64; b++)
+		pw[b] = pow(b / 64.0, k / 2.0);
+	for (uint64_t i = 0; i < bpw; i++) {
+		int a = __builtin_popcountll(filter[i].w[0]), b = __builtin_popcountll(filter[i].w[1]);
+
+		total += a + b;
+		sum += pw[a] * pw[b];
+	}
+	*set_bits = total;
+	*fpr = sum / bpw;
+}
+
+__u64 bt_boot_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_BOOTTIME, &t);
+	return (__u64)t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+static __s64 ts_ns(const struct timespec *t)
+{
+	return (__s64)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+/* CLOCK_REALTIME - CLOCK_BOOTTIME, from the tightest of three brackets
+ * (boot, real, boot): the two clocks cannot be read at one instant. */
+static __s64 real_minus_boot(void)
+{
+	__s64 best = 0, gap = INT64_MAX;
+
+	for (int i = 0; i < 3; i++) {
+		struct timespec b0, r, b1;
+
+		clock_gettime(CLOCK_BOOTTIME, &b0);
+		clock_gettime(CLOCK_REALTIME, &r);
+		clock_gettime(CLOCK_BOOTTIME, &b1);
+		if (ts_ns(&b1) - ts_ns(&b0) < gap) {
+			gap = ts_ns(&b1) - ts_ns(&b0);
+			best = ts_ns(&r) - (ts_ns(&b0) + gap / 2);
+		}
+	}
+	return best;
+}
+
+/* The offset is kept while it moves by less than a millisecond (the unit
+ * times are printed in), so that a window keeps one start in every answer
+ * of a process: read afresh a conversion at a time, its jitter (the
+ * reads' gap, tens of microseconds in a TCG guest) flipped the printed
+ * millisecond between two answers. A clock step is taken at the next
+ * second. */
+__u64 bt_boot_to_real(__u64 boot_ns)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;	/* the API's threads */
+	static __s64 offset;
+	static __u64 checked;	/* CLOCK_BOOTTIME ns */
+	__u64 now, real;
+
+	if (!boot_ns)
+		return 0;
+	now = bt_boot_ns();
+	pthread_mutex_lock(&lock);
+	if (!checked || now - checked >= 1000000000ULL) {
+		__s64 fresh = real_minus_boot();
+
+		if (!checked || llabs(fresh - offset) >= 1000000)
+			offset = fresh;
+		checked = now;
+	}
+	real = boot_ns + offset;
+	pthread_mutex_unlock(&lock);
+	return real;
+}
+
+const char *bt_window_state_name(__u32 state)
+{
+	static const char *const names[BT_WIN_STATES] = { "empty", "ready", "current", "closed",
+							   "sealed" };
+
+	return state < BT_WIN_STATES ? names[state] : "?";
+}
+
+uint32_t bt_spie_current(const struct bt_spie_maps *s)
+{
+	return __atomic_load_n(&s->ctl->window, __ATOMIC_ACQUIRE) % s->meta->windows;
+}
+
+/* The CPUs' counts of window i, the XDP program's (slot i) and the drop
+ * program's (slot i + W), summed. */
+static uint64_t counted(const struct bt_spie_maps *s, uint32_t i)
+{
+	__u64 *v = calloc(s->ncpu, sizeof(*v)), sum = 0;
+
+	for (uint32_t slot = i; v && slot < 2 * s->meta->windows; slot += s->meta->windows)
+		if (!bpf_map_lookup_elem(s->inst->wcount_fd, &slot, v))
+			for (int c = 0; c < s->ncpu; c++)
+				sum += v[c];
+	free(v);
+	return sum;
+}
+
+uint64_t bt_window_packets(const struct bt_spie_maps *s, uint32_t i)
+{
+	__u32 st = __atomic_load_n(&s->win[i].state, __ATOMIC_ACQUIRE);
+
+	if (st == BT_WIN_SEALED)
+		return s->win[i].packets;
+	return st == BT_WIN_CURRENT || st == BT_WIN_CLOSED ? counted(s, i) : 0;
+}
+
+double bt_window_fpr(const struct bt_spie_maps *s, uint32_t i)
+{
+	__u64 set;
+	double fpr;
+
+	if (s->win[i].state == BT_WIN_SEALED)
+		return s->win[i].fpr_e15 / 1e15;
+	bt_bloom_fill(bt_window_filter(s, i), s->bpw, s->meta->k, &set, &fpr);
+	return fpr;
+}
+
+/* Clears window i and makes it READY, numbered after the one before it.
+ * Nobody writes it: the datapath writes the current window, and a window
+ * becomes current only from READY. */
+static void ready_window(struct bt_spie_maps *s, uint32_t i, uint32_t seq)
+{
+	struct bt_window *w = &s->win[i];
+	__u64 *zero = calloc(s->ncpu, sizeof(*zero));
+
+	/* EMPTY first: a query that reads it meanwhile sees it is gone */
+	__atomic_store_n(&w->state, BT_WIN_EMPTY, __ATOMIC_RELEASE);
+	memset(bt_window_filter(s, i), 0, s->bpw * sizeof(struct bt_bloom_block));
+	bt_test_kill_point("ready");
+	for (uint32_t slot = i; zero && slot < 2 * s->meta->windows; slot += s->meta->windows)
+		bpf_map_update_elem(s->inst->wcount_fd, &slot, zero, 0);
+	free(zero);
+	zero = calloc(s->ncpu, sizeof(struct bt_window_drops));
+	if (zero)
+		bpf_map_update_elem(s->inst->wdrops_fd, &i, zero, 0);
+	free(zero);
+	w->start_ns = w->end_ns = w->fill = w->packets = w->set_bits = w->fpr_e15 = 0;
+	w->flags = 0;
+	w->seq = seq;
+	__atomic_store_n(&w->state, BT_WIN_READY, __ATOMIC_RELEASE);
+}
+
+void bt_spie_start(struct bt_spie_maps *s)
+{
+	uint64_t dropped = 0;
+
+	ready_window(s, 0, 0);
+	s->win[0].start_ns = bt_boot_ns();
+	__atomic_store_n(&s->win[0].state, BT_WIN_CURRENT, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->ctl->ring, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->ctl->window, 0, __ATOMIC_RELEASE);
+	bt_spie_ready_ahead(s, false, &dropped);
+}
+
+void bt_spie_reset(struct bt_spie_maps *s)
+{
+	for (uint32_t i = 0; i < s->meta->windows; i++)
+		__atomic_store_n(&s->win[i].state, BT_WIN_EMPTY, __ATOMIC_RELEASE);
+	bt_spie_start(s);
+}
+
+/* The steps after a claim of rotation pos - 1 -> pos, as
+ * spie_finish_rotation() in bpf/spie.bpf.h takes them. Each is a
+ * compare-and-swap or the store of the one value pos allows, so a keeper
+ * finishing a killed keeper's claim takes them again safely. */
+static void finish_rotation(struct bt_spie_maps *s, uint64_t pos)
+{
+	uint32_t W = s->meta->windows, cur = (pos - 1) % W, next = pos % W;
+	__u32 ready = BT_WIN_READY, current = BT_WIN_CURRENT;
+
+	if (__atomic_compare_exchange_n(&s->win[next].state, &ready, BT_WIN_CURRENT, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__u64 now = bt_boot_ns();
+
+		s->win[next].start_ns = now;
+		s->win[cur].end_ns = now;
+	}
+	bt_test_kill_point("close");
+	__atomic_store_n(&s->ctl->window, next, __ATOMIC_RELEASE);
+	__atomic_compare_exchange_n(&s->win[cur].state, &current, BT_WIN_CLOSED, false,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+int bt_spie_close_current(struct bt_spie_maps *s)
+{
+	__u64 ring = __atomic_load_n(&s->ctl->ring, __ATOMIC_ACQUIRE);
+	uint32_t W = s->meta->windows, cur = ring % W, next = (cur + 1) % W;
+
+	/* the claim as spie_next_window() makes it, marked as a keeper's */
+	if ((ring & BT_RING_KEEPER) || __atomic_load_n(&s->ctl->window, __ATOMIC_ACQUIRE) != cur ||
+	    __atomic_load_n(&s->win[next].state, __ATOMIC_ACQUIRE) != BT_WIN_READY ||
+	    !__atomic_compare_exchange_n(&s->ctl->ring, &ring, (ring + 1) | BT_RING_KEEPER, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -EAGAIN;
+	finish_rotation(s, ring + 1);
+	__atomic_store_n(&s->ctl->ring, ring + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+bool bt_spie_repair(struct bt_spie_maps *s)
+{
+	__u64 ring = __atomic_load_n(&s->ctl->ring, __ATOMIC_ACQUIRE);
+
+	/* Only a keeper's claim can be left half done: a BPF program runs to
+	 * its end, however late, and finishes its own rotation. Whoever
+	 * calls this holds the instance's lock, so a marked claim is a
+	 * killed keeper's. */
+	if (!(ring & BT_RING_KEEPER))
+		return false;
+	finish_rotation(s, ring & ~BT_RING_KEEPER);
+	__atomic_store_n(&s->ctl->ring, ring & ~BT_RING_KEEPER, __ATOMIC_RELEASE);
+	return true;
+}
+
+int bt_spie_closed(const struct bt_spie_maps *s, uint32_t *idx, int max)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < s->meta->windows && n < max; i++)
+		if (__atomic_load_n(&s->win[i].state, __ATOMIC_ACQUIRE) == BT_WIN_CLOSED)
+			idx[n++] = i;
+	return n;
+}
+
+void bt_spie_seal(struct bt_spie_maps *s, const uint32_t *idx, int n)
+{
+	for (int j = 0; j < n; j++) {
+		struct bt_window *w = &s->win[idx[j]];
+		__u64 set;
+		double fpr;
+
+		w->packets = counted(s, idx[j]);
+		bt_bloom_fill(bt_window_filter(s, idx[j]), s->bpw, s->meta->k, &set, &fpr);
+		w->set_bits = set;
+		w->fpr_e15 = (__u64)llround(fpr * 1e15);
+		bt_test_kill_point("seal");
+		__atomic_store_n(&w->state, BT_WIN_SEALED, __ATOMIC_RELEASE);
+	}
+}
+
+int bt_spie_ready_ahead(struct bt_spie_maps *s, bool need_archived, uint64_t *dropped)
+{
+	uint32_t W = s->meta->windows, cur = bt_spie_current(s), ahead = bt_spie_ahead(s->meta);
+	int readied = 0;
+
+	for (uint32_t j = 1; j <= ahead; j++) {
+		uint32_t i = (cur + j) % W, prev = (i + W - 1) % W;
+		struct bt_window *w = &s->win[i];
+		__u32 st = __atomic_load_n(&w->state, __ATOMIC_ACQUIRE);
+
+		if (st == BT_WIN_READY)
+			continue;
+		if (st == BT_WIN_SEALED && need_archived && !(w->flags & BT_WIN_ARCHIVED)) {
+			if (j > 1)
+				break;	/* archive it first; the datapath has room */
+			(*dropped)++;	/* no room at all: the ring must go on */
+		} else if (st != BT_WIN_SEALED && st != BT_WIN_EMPTY) {
+			break;		/* closed, not sealed yet */
+		}
+		ready_window(s, i, s->win[prev].seq + 1);
+		readied++;
+	}
+	return readied;
+}
+
+bool bt_spie_due(const struct bt_spie_maps *s, double max_age_s)
+{
+	const struct bt_window *w = &s->win[bt_spie_current(s)];
+
+	return max_age_s > 0 && w->start_ns &&
+	       bt_boot_ns() - w->start_ns >= (__u64)(max_age_s * 1e9);
+}

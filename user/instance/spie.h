@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* SPIE windows in user space: sizing, the ring through mmap, the ring's
+ * housekeeping (seal behind the datapath, ready ahead of it, rotate on
+ * time), membership queries, false-positive rates. */
+#ifndef BLOOMTAP_SPIE_H
+#define BLOOMTAP_SPIE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "bloomtap.h"
+#include "base/options.h"
+
+struct bt_instance;
+
+struct bt_spie_cfg {
+	uint32_t windows;
+	uint64_t window_bits;
+	double bits_per_packet;
+	double fpr;
+	double window_s;
+};
+
+/* 256 windows of 256 KiB: the window being written stays within L2 and
+ * TLB reach (make bench measures the knee), the ring keeps 64 MiB, 16.7
+ * million packets, as the former 8 x 8 MiB did. */
+#define BT_DEFAULT_WINDOWS 256
+#define BT_DEFAULT_WINDOW_BITS (1ULL << 21)
+#define BT_DEFAULT_BITS_PER_PACKET 32.0
+#define BT_DEFAULT_FPR 1e-4
+#define BT_DEFAULT_WINDOW_S 1.0
+
+#define BT_SPIE_OPTS(c)								\
+	{ "windows", 0, BT_OPT_U32, &(c).windows, "W",				\
+	  "SPIE windows in the ring (default 256)", .min = 4, .max = 65536 },	\
+	{ "window-bits", 0, BT_OPT_U64, &(c).window_bits, "M",			\
+	  "bits of one window's filter, a power of two (default 2M: 256 KiB)",	\
+	  .min = 1 << 12, .max = 1ULL << 36 },					\
+	{ "bits-per-packet", 0, BT_OPT_DOUBLE, &(c).bits_per_packet, "C",	\
+	  "filter bits per packet at the design load (default 32)",		\
+	  .dmin = 4, .dmax = 1024 },						\
+	{ "fpr", 0, BT_OPT_DOUBLE, &(c).fpr, "P",				\
+	  "false-positive rate a window may reach at its load (default 1e-4)",	\
+	  .dmin = 1e-9, .dmax = 0.5 },						\
+	{ "window", 0, BT_OPT_DOUBLE, &(c).window_s, "SECONDS",		\
+	  "close a window after this long even if not full (default 1)",	\
+	  .dmin = 0.01, .dmax = 86400 }
+
+/* Completes cfg and fills the SPIE fields of meta: k is the smallest even
+ * number of bits (<= 8) whose false-positive rate at the design load
+ * (window_bits / bits_per_packet packets) stays within the target. */
+int bt_spie_resolve(struct bt_spie_cfg *cfg, struct bt_meta *meta);
+/* "SPIE: 256 windows of 256 KiB ..." for people. */
+void bt_spie_describe(const struct bt_meta *meta, char *buf, size_t len);
+/* Expected false-positive rate of the blocked filter (128-bit blocks, k/2
+ * positions drawn in each word) of m bits holding n digests: Poisson-
+ * weighted over the blocks' loads (Putze et al. 2007), exact within a
+ * block (inclusion-exclusion over the query's distinct positions: the
+ * positions are drawn with replacement). */
+double bt_bloom_fpr(uint64_t m_bits, uint64_t n, uint32_t k);
+
+/* Windows kept READY ahead of the datapath: what it may fill while user
+ * space is away. At 256 windows of 65,536 packets, 32 of them are 2.1
+ * million packets: 0.2 s at 10 Mpps. */
+uint32_t bt_spie_ahead(const struct bt_meta *meta);
+
+struct bt_spie_maps {
+	const struct bt_instance *inst;
+	const struct bt_meta *meta;
+	struct bt_ctl *ctl;
+	struct bt_bloom_block *blocks;	/* W * blocks_per_window */
+	struct bt_window *win;		/* W */
+	size_t ctl_len, blocks_len, win_len;
+	uint64_t bpw;			/* blocks per window */
+	int ncpu;
+};
+int bt_spie_map(const struct bt_instance *inst, struct bt_spie_maps *s);
+void bt_spie_unmap(struct bt_spie_maps *s);
+
+/* Is digest h in this filter of bpw blocks? */
+bool bt_bloom_has(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k, __u64 h);
+/* Set bits, and the false-positive rate a random query meets, from the
+ * filter's actual fill: the mean over blocks of the product over its two
+ * words of (fill of the word)^(k/2). */
+void bt_bloom_fill(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k,
+		   __u64 *set_bits, double *fpr);
+/* Window i's filter. */
+static inline struct bt_bloom_block *bt_window_filter(const struct bt_spie_maps *s, uint32_t i)
+{
+	return &s->blocks[(uint64_t)i * s->bpw];
+}
+/* Digests recorded in window i: exact once sealed, summed over the CPUs'
+ * counts before. */
+uint64_t bt_window_packets(const struct bt_spie_maps *s, uint32_t i);
+/* Its false-positive rate: stored when sealed, from the fill before. */
+double bt_window_fpr(const struct bt_spie_maps *s, uint32_t i);
+uint32_t bt_spie_current(const struct bt_spie_maps *s);
+const char *bt_window_state_name(__u32 state);
+
+/* CLOCK_BOOTTIME (the datapath's window times) to CLOCK_REALTIME ns. */
+__u64 bt_boot_to_real(__u64 boot_ns);
+__u64 bt_boot_ns(void);
+
+/* The first window, at instance creation: window 0 current, the next
+ * ones ready. */
+void bt_spie_start(struct bt_spie_maps *s);
+/* Forgets every window and starts again from window 0 (replay --reset's
+ * fresh instance does not need it; make bench does between runs). */
+void bt_spie_reset(struct bt_spie_maps *s);
+/* Closes the current window now, as the datapath does when it is full:
+ * the next becomes current. -EAGAIN when the next is not READY or a
+ * rotation is under way. The caller holds the instance's lock. */
+int bt_spie_close_current(struct bt_spie_maps *s);
+/* Finishes a rotation that a killed keeper claimed (BT_RING_KEEPER) and
+ * left half done; a CPU's is never touched. True when there was one. The
+ * caller holds the instance's lock. */
+bool bt_spie_repair(struct bt_spie_maps *s);
+/* The CLOSED windows (at most max into idx[]); how many. */
+int bt_spie_closed(const struct bt_spie_maps *s, uint32_t *idx, int max);
+/* Seals windows that were CLOSED before a grace period: counts their
+ * digests, bits and false-positive rate. */
+void bt_spie_seal(struct bt_spie_maps *s, const uint32_t *idx, int n);
+/* Clears windows ahead of the current one, up to bt_spie_ahead(), taking
+ * the oldest sealed ones. With need_archived, a sealed window that is not
+ * archived yet stops it, unless no window is READY at all (then it is
+ * cleared and counted in *dropped: a full disk must not stop the ring).
+ * Returns the number of windows readied. */
+int bt_spie_ready_ahead(struct bt_spie_maps *s, bool need_archived, uint64_t *dropped);
+/* The three above, in the order a keeper of the ring runs them, with
+ * the close on time when the current window is older than max_age_s (0:
+ * never). The caller archives between sealing and readying. */
+bool bt_spie_due(const struct bt_spie_maps *s, double max_age_s);
+
+#endif /* BLOOMTAP_SPIE_H */

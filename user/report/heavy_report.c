@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Heavy flows as the CLI and the API answer them: the last complete and
+ * the current interval, in JSON or text, with the thresholds and bounds
+ * they were found under. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "base/common.h"
+#include "heavy_report.h"
+#include "flow.h"
+#include "ipfix.h"
+#include "base/options.h"
+#include "instance/sketch.h"
+#include "instance/spie.h"
+#include "base/util.h"
+#include "instance/watch.h"
+
+/* Said by the plain output and, with -j, on stderr. */
+#define LOST_NOMINATIONS "nominations lost to a full flow memory: heavy flows may be missing"
+
+static struct json_object *class_json(const struct bt_watch_names *w, const uint8_t a[16])
+{
+	const char *c = bt_watch_name_of(w, a);
+
+	return c ? json_object_new_string(c) : NULL;
+}
+
+static void report_json(const struct bt_heavy_report *r, size_t n,
+			const struct bt_watch_names *w, struct json_object *arr)
+{
+	const char *which = r->current ? "current" : "last";
+	char start[40];
+
+	bt_fmt_ns(r->start_ns, start, sizeof(start), "-");
+	for (size_t i = 0; i < r->n && i < n; i++) {
+		const struct bt_heavy_flow *f = &r->flows[i];
+		struct json_object *o = json_object_new_object();
+
+		bt_flow_key_json(o, &f->key);
+		json_object_object_add(o, "bytes", json_object_new_uint64(f->bytes));
+		json_object_object_add(o, "packets", json_object_new_uint64(f->packets));
+		json_object_object_add(o, "exact_bytes", json_object_new_uint64(f->exact_bytes));
+		json_object_object_add(o, "exact_packets", json_object_new_uint64(f->exact_packets));
+		json_object_object_add(o, "error_bytes", json_object_new_uint64(r->error_bytes));
+		json_object_object_add(o, "error_packets", json_object_new_uint64(r->error_packets));
+		json_object_object_add(o, "interval", json_object_new_string(which));
+		json_object_object_add(o, "interval_start",
+				       r->start_ns ? json_object_new_string(start) : NULL);
+		json_object_object_add(o, "interval_bytes", json_object_new_uint64(r->total_bytes));
+		json_object_object_add(o, "interval_packets",
+				       json_object_new_uint64(r->total_packets));
+		json_object_object_add(o, "lost_nominations",
+				       json_object_new_uint64(r->lost_nominations));
+		json_object_object_add(o, "src_class", class_json(w, f->key.src));
+		json_object_object_add(o, "dst_class", class_json(w, f->key.dst));
+		json_object_array_add(arr, o);
+	}
+}
+
+static void report_plain(const struct bt_heavy_report *r, size_t n,
+			 const struct bt_watch_names *w)
+{
+	char t[32];
+
+	bt_fmt_ns(r->start_ns, t, sizeof(t), "-");
+	if (!r->total_packets) {
+		printf("%s interval: no packets\n", r->current ? "current" : "last complete");
+		return;
+	}
+	printf("%s interval (since %s): %" PRIu64 " bytes, %" PRIu64 " packets; heavy at "
+	       ">= %" PRIu64 " %s; estimates high by at most %" PRIu64 " bytes, %" PRIu64
+	       " packets\n", r->current ? "current" : "last complete", t,
+	       (uint64_t)r->total_bytes, (uint64_t)r->total_packets,
+	       (uint64_t)(r->threshold_bytes ? r->threshold_bytes : r->threshold_packets),
+	       r->threshold_bytes ? "bytes" : "packets", (uint64_t)r->error_bytes,
+	       (uint64_t)r->error_packets);
+	if (r->lost_nominations)
+		printf("  %" PRIu64 " " LOST_NOMINATIONS " (raise --flow-memory)\n",
+		       (uint64_t)r->lost_nominations);
+	if (!r->n) {
+		printf("  no heavy flow\n");
+		return;
+	}
+	printf("  %-60s %14s %10s %14s%s\n", "flow", "bytes", "packets", "exact bytes",
+	       w->on ? "  classes (src > dst)" : "");
+	for (size_t i = 0; i < r->n && i < n; i++) {
+		const struct bt_heavy_flow *f = &r->flows[i];
+		const char *sc = bt_watch_name_of(w, f->key.src), *dc = bt_watch_name_of(w, f->key.dst);
+		char buf[160];
+
+		printf("  %-60s %14" PRIu64 " %10" PRIu64 " %14" PRIu64,
+		       bt_flow_str(&f->key, buf, sizeof(buf)), (uint64_t)f->bytes,
+		       (uint64_t)f->packets, (uint64_t)f->exact_bytes);
+		if (w->on)
+			printf("  %s > %s", sc ? sc : "-", dc ? dc : "-");
+		printf("\n");
+	}
+	if (r->n > n)
+		printf("  ... %zu more (-n)\n", r->n - n);
+}
+
+/* The given intervals' heavy flows as one JSON array; NULL if out of memory.
+ * warn: lost nominations also on stderr (the command line; the API has the
+ * field and the metric). */
+static struct json_object *intervals_json(const struct bt_heavy_maps *m, const __u32 *ivs,
+					  int nivs, size_t n, bool by_packets,
+					  const struct bt_threshold *thr, bool warn)
+{
+	struct json_object *arr = json_object_new_array();
+	struct bt_watch_names w;
+
+	bt_watch_names_open(m->inst, &w);
+	for (int i = 0; i < nivs; i++) {
+		struct bt_heavy_report r;
+
+		if (bt_heavy_collect(m, ivs[i], thr, by_packets, &r)) {
+			json_object_put(arr);
+			bt_watch_names_close(&w);
+			return NULL;
+		}
+		report_json(&r, n, &w, arr);
+		if (warn && r.lost_nominations)	/* even with no flow to carry the field */
+			bt_warn("%s interval: %" PRIu64 " " LOST_NOMINATIONS,
+				r.current ? "current" : "last", (uint64_t)r.lost_nominations);
+		bt_heavy_report_free(&r);
+	}
+	bt_watch_names_close(&w);
+	return arr;
+}
+
+/* Prints the heavy flows of the given intervals, last complete first. */
+int bt_heavy_print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, int nivs,
+			   size_t n, bool by_packets, const struct bt_threshold *thr)
+{
+	if (bt_g.json) {
+		struct json_object *arr = intervals_json(m, ivs, nivs, n, by_packets, thr, true);
+
+		if (!arr) {
+			bt_err("out of memory");
+			return -ENOMEM;
+		}
+		bt_json_print(arr);
+		return 0;
+	}
+	struct bt_watch_names w;
+	int err = 0;
+
+	bt_watch_names_open(m->inst, &w);
+	/* which one, when several run */
+	printf("instance %s%s\n", m->inst->name,
+	       m->dropped ? ": heavy dropped flows (each key ends with its drop reason)" : "");
+	for (int i = 0; i < nivs && !err; i++) {
+		struct bt_heavy_report r;
+
+		if (bt_heavy_collect(m, ivs[i], thr, by_packets, &r)) {
+			bt_err("out of memory");
+			err = -ENOMEM;
+			break;
+		}
+		report_plain(&r, n, &w);
+		bt_heavy_report_free(&r);
+	}
+	bt_watch_names_close(&w);
+	return err;
+}
+
+/* Last complete interval first, then the current one. */
+void bt_heavy_both_intervals(const struct bt_heavy_maps *m, __u32 ivs[2])
+{
+	ivs[1] = m->ctl->interval & 1;
+	ivs[0] = !ivs[1];
+}
+
+struct json_object *bt_heavy_json(const struct bt_heavy_maps *m, size_t n, bool by_packets,
+				  const struct bt_threshold *thr)
+{
+	__u32 ivs[2];
+
+	bt_heavy_both_intervals(m, ivs);
+	return intervals_json(m, ivs, 2, n, by_packets, thr, false);
+}
+
+struct json_object *bt_heavy_dropped_json(const struct bt_instance *inst, size_t n)
+{
+	struct bt_heavy_maps m;
+	struct json_object *o;
+
+	if (bt_heavy_map(inst, &m))
+		return NULL;
+	o = bt_heavy_json(m.drops, n, false, NULL);
+	bt_heavy_unmap(&m);
+	return o;
+}
+
+/* Both intervals of one stage: the received flows', or the dropped. */
+static int print_stage(const struct bt_instance *inst, bool dropped, size_t n, bool by_packets,
+		       const struct bt_threshold *thr)
+{
+	struct bt_heavy_maps m;
+	__u32 ivs[2];
+	int err = bt_heavy_map(inst, &m);
+
+	if (err) {
+		bt_err_errno(err, "mapping the sketch");
+		return err;
+	}
+	bt_heavy_both_intervals(&m, ivs);
+	err = bt_heavy_print_intervals(dropped ? m.drops : &m, ivs, 2, n, by_packets, thr);
+	bt_heavy_unmap(&m);
+	return err;
+}
+
+int bt_print_heavy_dropped(const struct bt_instance *inst, size_t n)
+{
+	return print_stage(inst, true, n, false, NULL);
+}
+
+int bt_print_heavy(const struct bt_instance *inst, size_t n, bool by_packets,
+		   const struct bt_threshold *thr)
+{
+	return print_stage(inst, false, n, by_packets, thr);
+}

@@ -1,0 +1,1028 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The SPIE query the CLI and the API share: did these packets pass here,
+ * and when? Every live or archived window whose filter holds a packet's
+ * digest, with its time range and its false-positive rate, the drops
+ * recorded with it, and the chance that at least one of the windows
+ * searched answers falsely. Captures are read in batches, in bounded
+ * memory whatever their size. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <net/if.h>
+#include "instance/archive.h"
+#include "core/capture.h"
+#include "base/common.h"
+#include "trace_query.h"
+#include "core/digest.h"
+#include "instance/drops.h"
+#include "instance/instance.h"
+#include "base/options.h"
+#include "instance/spie.h"
+#include "base/util.h"
+
+#define BATCH 65536	/* packets queried at once: ~120 bytes each */
+#define MAX_HITS 64
+/* An API answer's bound besides BT_TRACE_API_HITS (a request body is one
+ * batch): the archive's work, in archived window x packet probes, newest
+ * window first: a packet alone searches 64 M windows, 15,000 of them (a
+ * full 1 MiB body) the newest 4,473. */
+#define API_BUDGET (1ULL << 26)
+
+struct hit {
+	const char *instance;	/* the trace's or the archive file's copy */
+	__u64 start_ns, end_ns;	/* CLOCK_REALTIME */
+	double fpr;
+	uint32_t seq;
+	bool archived;
+	bool drop;		/* a drop digest: dropped here with reason */
+	__u32 reason;
+};
+
+/* A packet to trace. Most are seen in a window or two: hits grow on
+ * demand. */
+struct tpkt {
+	struct bt_spie_packet pkt;
+	bool ip;
+	uint64_t number;	/* in the input, from 1 */
+	__u64 digest;		/* scratch: under the key of what is searched */
+	struct hit *hits;
+	int nhits, cap;
+	int nseen;		/* hits that are not drops */
+	bool cut;		/* hits left out: MAX_HITS, or the answer's bound */
+	uint64_t same_as;	/* the number of an earlier packet with the same
+				 * invariant bytes (answered there), or 0 */
+	int64_t uniq;		/* its entry in trace_ctx.uniq, or -1 */
+};
+
+/* A packet's invariant bytes seen earlier in the input: its number, and
+ * whether it was seen (once its batch was queried). */
+struct uniq_pkt {
+	struct bt_spie_packet pkt;
+	uint64_t number;
+	bool seen;
+};
+#define MAX_UNIQ (1 << 20)	/* packets remembered for the repeats after them */
+
+/* What a batch was searched against, and the answers. */
+struct trace_ctx {
+	/* the sources, for the whole trace */
+	const struct bt_instance *inst;	/* live windows, NULL for none */
+	struct bt_spie_maps sm;
+	struct bt_hash_keys keys;
+	__u64 key_id;
+	const char *archive;		/* NULL for none */
+	const char *archive_instance;	/* only its files; NULL: all */
+	__u64 since, until;		/* CLOCK_REALTIME, 0: open */
+	char **names;			/* instance names the hits point to */
+	int nnames;
+	int skipped;			/* damaged archive files, named once */
+	char **warned;
+	int nwarned;
+	ZSTD_DCtx *dctx;		/* lent to every archive file read */
+	/* the batch */
+	struct tpkt *p;
+	size_t n;
+	int err;
+	uint64_t searched;
+	double log_clean;		/* sum over searched windows of log(1 - fpr) */
+	struct drop_hit {
+		struct tpkt *p;
+		__u32 reason;
+	} *dh;				/* a window's drop digests found */
+	size_t ndh, capdh;
+	uint32_t *live_seq;		/* live windows searched, by seq */
+	int nlive;
+	/* the whole input: repeats answered once */
+	struct uniq_pkt *uniq;
+	uint32_t *uslot;		/* open addressing: index + 1 */
+	size_t nuniq, nuslots;
+	/* bounds of an answer (the API's; the CLI streams unbounded) */
+	bool bounded;
+	uint64_t hits_left;		/* hits it may still hold */
+	uint64_t budget, probes;	/* archived window x packet probes */
+	__u64 archive_cut_ns;		/* archived windows ending at or before
+					 * this were not searched (budget) */
+};
+
+static void batch_reset(struct trace_ctx *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->p[i].hits);
+		t->p[i].hits = NULL;
+		t->p[i].nhits = t->p[i].cap = t->p[i].nseen = 0;
+		t->p[i].cut = false;
+		t->p[i].same_as = 0;
+		t->p[i].uniq = -1;
+	}
+	t->n = 0;
+	t->searched = 0;
+	t->log_clean = 0;
+	t->nlive = 0;
+	t->probes = 0;		/* the budget is a batch's */
+	t->archive_cut_ns = 0;
+}
+
+/* Queried: an IP packet that does not repeat an earlier one. */
+static bool queried(const struct tpkt *p)
+{
+	return p->ip && !p->same_as;
+}
+
+static uint64_t pkt_hash(const struct bt_spie_packet *p)
+{
+	uint64_t h = 0;
+
+	for (int w = 0; w < BT_SPIE_WORDS; w++)
+		h = (h ^ p->w[w]) * 0x9e3779b97f4a7c15ULL;
+	return h ^ h >> 29;
+}
+
+/* Marks p a repeat of an earlier packet of the input with the same
+ * invariant bytes (the same digest under any key: one answer serves),
+ * or remembers it as the first. Past MAX_UNIQ, packets are queried each. */
+static void dedup(struct trace_ctx *t, struct tpkt *p)
+{
+	size_t i;
+
+	if (!p->ip)
+		return;
+	if (t->nuniq * 2 >= t->nuslots) {
+		size_t n = t->nuslots ? 2 * t->nuslots : 1024;
+		uint32_t *slots;
+
+		if (t->nuniq >= MAX_UNIQ || !(slots = calloc(n, sizeof(*slots))))
+			return;
+		free(t->uslot);
+		t->uslot = slots;
+		t->nuslots = n;
+		for (size_t u = 0; u < t->nuniq; u++) {
+			for (i = pkt_hash(&t->uniq[u].pkt) & (n - 1); slots[i]; i = (i + 1) & (n - 1))
+				;
+			slots[i] = u + 1;
+		}
+	}
+	for (i = pkt_hash(&p->pkt) & (t->nuslots - 1); t->uslot[i]; i = (i + 1) & (t->nuslots - 1)) {
+		struct uniq_pkt *u = &t->uniq[t->uslot[i] - 1];
+
+		if (!memcmp(&u->pkt, &p->pkt, sizeof(p->pkt))) {
+			p->same_as = u->number;
+			p->uniq = t->uslot[i] - 1;
+			return;
+		}
+	}
+	if (!(t->nuniq & (t->nuniq + 1))) {	/* 0, 1, 3, 7...: grow to the next power */
+		struct uniq_pkt *v = realloc(t->uniq, 2 * (t->nuniq + 1) * sizeof(*v));
+
+		if (!v)
+			return;
+		t->uniq = v;
+	}
+	t->uniq[t->nuniq] = (struct uniq_pkt){ p->pkt, p->number, false };
+	p->uniq = t->nuniq;
+	t->uslot[i] = ++t->nuniq;
+}
+
+/* Whether a packet was seen: its own hits, or its first's. */
+static bool was_seen(const struct trace_ctx *t, const struct tpkt *p)
+{
+	return p->same_as ? t->uniq[p->uniq].seen : p->nseen > 0;
+}
+
+/* A stable copy of an instance name for the hits. */
+static const char *intern(struct trace_ctx *t, const char *name)
+{
+	char **v;
+
+	for (int i = 0; i < t->nnames; i++)
+		if (!strcmp(t->names[i], name))
+			return t->names[i];
+	v = realloc(t->names, (t->nnames + 1) * sizeof(*v));
+	if (!v || !(v[t->nnames] = strdup(name))) {
+		if (v)
+			t->names = v;
+		t->err = -ENOMEM;
+		return "?";
+	}
+	t->names = v;
+	return t->names[t->nnames++];
+}
+
+static void ctx_free(struct trace_ctx *t)
+{
+	batch_reset(t);
+	free(t->p);
+	free(t->live_seq);
+	free(t->dh);
+	free(t->uniq);
+	free(t->uslot);
+	bt_strv_free(t->names, t->nnames);
+	bt_strv_free(t->warned, t->nwarned);
+	ZSTD_freeDCtx(t->dctx);
+	if (t->sm.ctl)
+		bt_spie_unmap(&t->sm);
+	memset(&t->keys, 0, sizeof(t->keys));
+}
+
+/* Epoch seconds, an ISO 8601 UTC time, or -N[smhd] before now. */
+int bt_parse_time(const char *s, __u64 *ns)
+{
+	struct tm tm = { 0 };
+	char *end;
+	double v;
+
+	if (s[0] == '-') {
+		v = strtod(s + 1, &end);
+		double mult = *end == 's' || !*end ? 1 : *end == 'm' ? 60 : *end == 'h' ? 3600 :
+			      *end == 'd' ? 86400 : -1;
+
+		if (end == s + 1 || mult < 0 || (*end && end[1]) || v < 0)
+			return -EINVAL;
+		*ns = (__u64)((time(NULL) - v * mult) * 1e9);
+		return 0;
+	}
+	v = strtod(s, &end);
+	if (end != s && !*end && v >= 0) {
+		*ns = (__u64)(v * 1e9);
+		return 0;
+	}
+	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || (*end && strcmp(end, "Z")))
+		return -EINVAL;
+	*ns = (__u64)timegm(&tm) * 1000000000ULL;
+	return 0;
+}
+
+static bool in_range(const struct trace_ctx *t, __u64 start, __u64 end)
+{
+	return !((t->since && end && end < t->since) || (t->until && start > t->until));
+}
+
+static void searched(struct trace_ctx *t, double fpr)
+{
+	t->searched++;
+	t->log_clean += log1p(-(fpr < 1 ? fpr : 1 - 1e-16));
+}
+
+static void add_hit(struct trace_ctx *t, struct tpkt *p, const struct hit *h)
+{
+	/* counted before any bound: a hit left out of the answer is still a
+	 * window that saw the packet (the bound once made it "not seen") */
+	p->nseen += !h->drop;
+	if (p->nhits == MAX_HITS || (t->bounded && !t->hits_left)) {
+		p->cut = true;	/* said in the answer */
+		return;
+	}
+	if (t->bounded)
+		t->hits_left--;
+	if (p->nhits == p->cap) {
+		int cap = p->cap ? 2 * p->cap : 2;
+		struct hit *v = realloc(p->hits, cap * sizeof(*v));
+
+		if (!v) {
+			t->err = -ENOMEM;	/* never a silent "not seen" */
+			return;
+		}
+		p->hits = v;
+		p->cap = cap;
+	}
+	p->hits[p->nhits++] = *h;
+}
+
+/* The chance that a packet never dropped is called dropped in a window at
+ * false-positive rate f, R reasons tried: with the reason-less digest
+ * probed first (any), both it and one of the R must be false positives;
+ * archive files before format 6 have none, and any of the R will do. */
+static double false_drop_rate(double f, int tries, bool any)
+{
+	double some = -expm1(tries * log1p(-(f < 1 ? f : 1 - 1e-16)));
+
+	return any ? f * some : some;
+}
+
+/* The window's drop digests: for each packet, "dropped" (BT_DROP_ANY)
+ * first, when the window has it (any), then each reason the window holds
+ * (every reason of the kernel when some found no slot). The pairs found
+ * go to t->dh, for commit_drops() once the window is known not to have
+ * been recycled meanwhile; returns the reasons tried (-1: out of memory,
+ * t->err set). */
+static int probe_drops(struct trace_ctx *t, const struct bt_win_reasons *r,
+		       bool (*has)(struct trace_ctx *t, const void *src, __u32 w, __u64 d),
+		       const void *src, __u32 w, struct tpkt **pkts, size_t n, bool any)
+{
+	__u32 codes[BT_DROP_REASONS];
+	int nc = bt_win_reasons_try(r, codes, BT_DROP_REASONS);
+
+	t->ndh = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (any && !has(t, src, w, bt_hash_drop(pkts[i]->digest, BT_DROP_ANY)))
+			continue;
+		for (int c = 0; c < nc; c++) {
+			if (!has(t, src, w, bt_hash_drop(pkts[i]->digest, codes[c])))
+				continue;
+			if (t->ndh == t->capdh) {
+				size_t cap = t->capdh ? 2 * t->capdh : 64;
+				struct drop_hit *v = realloc(t->dh, cap * sizeof(*v));
+
+				if (!v) {
+					t->err = -ENOMEM;
+					return -1;
+				}
+				t->dh = v;
+				t->capdh = cap;
+			}
+			t->dh[t->ndh++] = (struct drop_hit){ pkts[i], codes[c] };
+		}
+	}
+	return nc;
+}
+
+/* A drop found reports the chance that the window would call a packet
+ * never dropped dropped: the probes' rate, not the window's. */
+static void commit_drops(struct trace_ctx *t, struct hit h, int tries, bool any)
+{
+	h.drop = true;
+	h.fpr = false_drop_rate(h.fpr, tries, any);
+	for (size_t i = 0; i < t->ndh; i++) {
+		h.reason = t->dh[i].reason;
+		add_hit(t, t->dh[i].p, &h);
+	}
+	t->log_clean += log1p(-(h.fpr < 1 ? h.fpr : 1 - 1e-16));
+}
+
+static bool live_has(struct trace_ctx *t, const void *src, __u32 w, __u64 d)
+{
+	const struct bt_spie_maps *s = src;
+
+	return bt_bloom_has(bt_window_filter(s, w), s->bpw, s->meta->k, d);
+}
+
+/* The live ring, without a lock: a window read while user space recycles
+ * it (its state or number changed meanwhile) is dropped from the answer;
+ * it was archived before it was cleared, and the archive is read next. */
+static void query_live(struct trace_ctx *t)
+{
+	const struct bt_spie_maps *s = &t->sm;
+	const char *name = intern(t, t->inst->name);
+	struct tpkt **hit = malloc((t->n ? t->n : 1) * sizeof(*hit));
+	struct tpkt **all = malloc((t->n ? t->n : 1) * sizeof(*all));
+	struct bt_win_reasons reasons;
+	size_t np = 0;
+	int tries;
+
+	if (!hit || !all) {
+		free(hit);
+		free(all);
+		t->err = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		if (queried(&t->p[i]))
+			all[np++] = &t->p[i];
+	for (uint32_t w = 0; w < s->meta->windows; w++) {
+		const struct bt_window *win = &s->win[w];
+		__u32 st = __atomic_load_n(&win->state, __ATOMIC_ACQUIRE), seq = win->seq;
+		struct hit h = { name, bt_boot_to_real(win->start_ns), bt_boot_to_real(win->end_ns),
+				 0, seq, false };
+		const struct bt_bloom_block *f = bt_window_filter(s, w);
+		size_t nh = 0;
+
+		if (st != BT_WIN_CURRENT && st != BT_WIN_CLOSED && st != BT_WIN_SEALED)
+			continue;
+		if (!in_range(t, h.start_ns, h.end_ns))
+			continue;
+		h.fpr = bt_window_fpr(s, w);
+		for (size_t i = 0; i < t->n; i++)
+			if (queried(&t->p[i]) && bt_bloom_has(f, s->bpw, s->meta->k, t->p[i].digest))
+				hit[nh++] = &t->p[i];
+		/* drops: of every packet (a drop may land in a later window
+		 * than the packet's own digest) */
+		bt_window_reasons(t->inst, s->ncpu, w, &reasons);
+		tries = reasons.n || reasons.other ?
+			probe_drops(t, &reasons, live_has, s, w, all, np, true) : 0;
+		if (tries < 0)
+			break;
+		/* current -> closed -> sealed leaves the bits; being cleared
+		 * (EMPTY, READY) or a new number means recycled under us: what
+		 * was read of it, drops and their reasons too, is dropped */
+		if (__atomic_load_n(&win->state, __ATOMIC_ACQUIRE) < BT_WIN_CURRENT ||
+		    __atomic_load_n(&win->seq, __ATOMIC_ACQUIRE) != seq)
+			continue;
+		searched(t, h.fpr);
+		t->live_seq[t->nlive++] = seq;
+		for (size_t i = 0; i < nh; i++)
+			add_hit(t, hit[i], &h);
+		if (tries)
+			commit_drops(t, h, tries, true);
+	}
+	free(hit);
+	free(all);
+}
+
+static bool searched_live(const struct trace_ctx *t, const struct bt_archive_file *f, __u32 seq)
+{
+	if (!t->inst || f->key_id != t->key_id || strcmp(f->instance, t->inst->name))
+		return false;
+	for (int i = 0; i < t->nlive; i++)
+		if (t->live_seq[i] == seq)
+			return true;
+	return false;
+}
+
+/* A damaged file is named once a trace, however many batches read it. */
+static void warn_file(struct trace_ctx *t, const char *path, const char *why)
+{
+	char **v;
+
+	for (int i = 0; i < t->nwarned; i++)
+		if (!strcmp(t->warned[i], path))
+			return;
+	bt_warn("archive file %s: %s; skipped", path, why);
+	t->skipped++;
+	v = realloc(t->warned, (t->nwarned + 1) * sizeof(*v));
+	if (v && (v[t->nwarned] = strdup(path)))
+		t->nwarned++;
+	if (v)
+		t->warned = v;
+}
+
+static __u64 block_of(const struct bt_archive_file *f, __u64 h)
+{
+	return f->version >= 3 ? bt_bloom_block(h, f->window_bits / BT_BLOCK_BITS - 1) : 0;
+}
+
+/* qsort_r's comparator: the file comes as an argument, never a global
+ * (the agent's HTTP threads query files at the same time) */
+static int cmp_by_block(const void *a, const void *b, void *file)
+{
+	const struct bt_archive_file *f = file;
+	__u64 x = block_of(f, (*(struct tpkt *const *)a)->digest);
+	__u64 y = block_of(f, (*(struct tpkt *const *)b)->digest);
+
+	return x < y ? -1 : x > y;
+}
+
+struct file_query {
+	struct bt_archive_file *f;
+	const char *why;	/* the first damage met */
+};
+
+static bool file_has(struct trace_ctx *t, const void *src, __u32 w, __u64 d)
+{
+	struct file_query *q = (struct file_query *)src;
+	const char *why;
+	int r;
+
+	if (q->why)
+		return false;
+	r = bt_archive_has(q->f, w, d, &why);
+	if (r < 0)
+		q->why = why;
+	return r > 0;
+}
+
+/* One archive file: the packets in block order, so that each chunk of a
+ * window is read and decompressed at most once. */
+static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tpkt **order)
+{
+	const char *name = intern(t, f->instance), *why;
+	struct bt_win_reasons reasons;
+	size_t m = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (queried(&t->p[i])) {
+			t->p[i].digest = bt_archive_digest(f, &t->p[i].pkt);
+			order[m++] = &t->p[i];
+		}
+	qsort_r(order, m, sizeof(*order), cmp_by_block, f);
+	/* newest first: a budget that runs out leaves the oldest unsearched */
+	for (__u32 w = f->nwin; w-- > 0;) {
+		const struct bt_archive_win *aw = &f->win[w];
+		struct hit h = { name, aw->start_ns, aw->end_ns, aw->fpr_e15 / 1e15, aw->seq, true };
+
+		if (!in_range(t, aw->start_ns, aw->end_ns) || searched_live(t, f, aw->seq))
+			continue;
+		if (t->budget && t->probes + m > t->budget) {
+			t->archive_cut_ns = aw->end_ns;	/* this one and older: not searched */
+			return;
+		}
+		t->probes += m;
+		for (size_t i = 0; i < m; i++) {
+			int r = bt_archive_has(f, w, order[i]->digest, &why);
+
+			if (r < 0) {
+				warn_file(t, f->path, why);
+				return;	/* what it gave so far stands */
+			}
+			if (r)
+				add_hit(t, order[i], &h);
+		}
+		searched(t, h.fpr);
+		bt_archive_reasons(f, w, &reasons);
+		if (reasons.n || reasons.other) {
+			struct file_query fq = { f, NULL };
+			bool any = f->version >= 6;
+			int tries = probe_drops(t, &reasons, file_has, &fq, w, order, m, any);
+
+			if (tries < 0)
+				return;
+			commit_drops(t, h, tries, any);
+			if (fq.why) {
+				warn_file(t, f->path, fq.why);
+				return;
+			}
+		}
+	}
+}
+
+static void query_archive(struct trace_ctx *t)
+{
+	struct tpkt **order = malloc((t->n ? t->n : 1) * sizeof(*order));
+	char **names;
+	int n, err;
+
+	if (!order) {
+		t->err = -ENOMEM;
+		return;
+	}
+	if ((err = bt_archive_list(t->archive, t->archive_instance, &names, &n))) {
+		bt_err("archive %s: %s", t->archive, strerror(-err));
+		t->err = err;
+		free(order);
+		return;
+	}
+	/* newest file first (names sort by their first window's start) */
+	for (int i = n - 1; i >= 0 && !t->err && !t->archive_cut_ns; i--) {
+		__u64 start;
+		__u32 seq;
+		char inst[BT_ARCHIVE_NAME_MAX + 1];
+		struct bt_archive_file *f;
+		const char *why;
+
+		/* a file's windows all start after its name's: none after until */
+		bt_archive_name_parse(names[i], inst, sizeof(inst), &start, &seq);
+		if (t->until && start > t->until)
+			continue;
+		f = bt_archive_open(t->archive, names[i], &why);
+		if (!f) {
+			char path[600];
+
+			snprintf(path, sizeof(path), "%s/%s", t->archive, names[i]);
+			warn_file(t, path, why);
+			continue;
+		}
+		if (!t->dctx && !(t->dctx = ZSTD_createDCtx())) {
+			t->err = -ENOMEM;
+			bt_archive_close(f);
+			break;
+		}
+		bt_archive_lend_dctx(f, t->dctx);
+		query_file(t, f, order);
+		bt_archive_close(f);
+	}
+	bt_strv_free(names, n);
+	free(order);
+}
+
+static int cmp_hit(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Queries every packet of the batch against the live windows and the
+ * archive. */
+static int batch_query(struct trace_ctx *t)
+{
+	if (t->inst) {
+		for (size_t i = 0; i < t->n; i++)
+			if (queried(&t->p[i]))
+				t->p[i].digest = bt_spie_digest(&t->keys, &t->p[i].pkt);
+		query_live(t);
+	}
+	if (t->archive && !t->err)
+		query_archive(t);
+	if (t->err)
+		return t->err;
+	for (size_t i = 0; i < t->n; i++) {
+		struct tpkt *p = &t->p[i];
+
+		if (p->nhits > 1)	/* hits is NULL until the first */
+			qsort(p->hits, p->nhits, sizeof(p->hits[0]), cmp_hit);
+		if (p->ip && !p->same_as && p->uniq >= 0)
+			t->uniq[p->uniq].seen = p->nseen > 0;	/* for its repeats */
+	}
+	return 0;
+}
+
+static double combined_fpr(const struct trace_ctx *t)
+{
+	return -expm1(t->log_clean);
+}
+
+static int ctx_init(struct trace_ctx *t, const struct bt_instance *inst, const char *archive,
+		    const char *archive_instance, __u64 since, __u64 until)
+{
+	memset(t, 0, sizeof(*t));
+	t->inst = inst;
+	t->archive = archive;
+	t->archive_instance = archive_instance;
+	t->since = since;
+	t->until = until;
+	t->p = calloc(BATCH, sizeof(*t->p));
+	if (!t->p)
+		return -ENOMEM;
+	if (inst) {
+		if (bt_spie_map(inst, &t->sm))
+			return -ENOMEM;
+		bt_hash_keys_derive(&inst->meta.hash_key, &t->keys);
+		t->key_id = bt_key_id(&inst->meta.hash_key);
+		t->live_seq = calloc(inst->meta.windows, sizeof(*t->live_seq));
+		if (!t->live_seq)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The next batch from a capture: 1 when it holds packets, 0 at the end,
+ * -EINVAL when the capture breaks off (err says where). */
+static int load_batch(struct trace_ctx *t, struct bt_capture *cap, uint64_t *count,
+		      const char *what, char *err, size_t errlen)
+{
+	struct bt_packet pk;
+	int rc = 0;
+
+	batch_reset(t);
+	while (t->n < BATCH && (rc = bt_capture_next(cap, &pk)) == 1) {
+		struct tpkt *p = &t->p[t->n++];
+
+		p->number = ++*count;
+		p->uniq = -1;
+		p->ip = !pk.skip && !bt_spie_packet_frame(pk.data, pk.len, &p->pkt);
+		dedup(t, p);
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: capture breaks off after %" PRIu64 " packets (%s)", what,
+			 *count, bt_capture_error(cap));
+		return -EINVAL;
+	}
+	return t->n > 0;
+}
+
+static int load_hex(struct trace_ctx *t, const char *hex, char *err, size_t errlen)
+{
+	/* not static: the agent's HTTP threads trace at the same time */
+	uint8_t *buf = malloc(65536);
+	int len = buf ? bt_parse_hex(hex, buf, 65536) : -ENOMEM;
+	struct tpkt *p = &t->p[0];
+
+	if (len < 0) {
+		snprintf(err, errlen, len == -ENOMEM ? "out of memory" :
+			 "not hex bytes (like '45 00 00 54 ...')");
+		free(buf);
+		return -EINVAL;
+	}
+	batch_reset(t);
+	t->n = 1;
+	p->number = 1;
+	p->uniq = -1;
+	/* An Ethernet frame first: a MAC address may well start with a 4 or a
+	 * 6, while a bare IP packet would need its source address to read as
+	 * an ethertype followed by a valid IP header to pass for a frame. */
+	p->ip = !bt_spie_packet_frame(buf, len, &p->pkt) || !bt_spie_packet_ip(buf, len, &p->pkt);
+	free(buf);
+	return 0;
+}
+
+/* One packet's answer, as trace -j prints it. */
+static struct json_object *packet_json(const struct trace_ctx *t, const struct tpkt *p)
+{
+	struct json_object *o = json_object_new_object(), *ws = json_object_new_array(),
+			   *drops = json_object_new_array();
+	char a[40], b[40];
+
+	json_object_object_add(o, "packet", json_object_new_int64(p->number));
+	json_object_object_add(o, "seen", json_object_new_boolean(was_seen(t, p)));
+	if (p->same_as) {
+		/* answered at its first: the windows are the same */
+		json_object_put(ws);
+		json_object_put(drops);
+		json_object_object_add(o, "same_as", json_object_new_int64(p->same_as));
+		return o;
+	}
+	for (int h = 0; h < p->nhits; h++) {
+		struct json_object *w = json_object_new_object();
+		const struct hit *x = &p->hits[h];
+		char rb[96];
+
+		if (x->drop) {
+			json_object_array_add(drops, w);
+			json_object_object_add(w, "reason", json_object_new_string(
+				bt_drop_reason_name(x->reason, rb, sizeof(rb))));
+		} else {
+			json_object_array_add(ws, w);
+		}
+
+		bt_fmt_ns(x->start_ns, a, sizeof(a), "now");
+		bt_fmt_ns(x->end_ns, b, sizeof(b), "now");
+		json_object_object_add(w, "instance", json_object_new_string(x->instance));
+		json_object_object_add(w, "window", json_object_new_int64(x->seq));
+		json_object_object_add(w, "start", x->start_ns ? json_object_new_string(a) : NULL);
+		json_object_object_add(w, "end", x->end_ns ? json_object_new_string(b) : NULL);
+		json_object_object_add(w, "fpr", json_object_new_double(x->fpr));
+		json_object_object_add(w, "source", json_object_new_string(
+				       x->archived ? "archive" : "live"));
+	}
+	json_object_object_add(o, "windows", ws);
+	json_object_object_add(o, "drops", drops);
+	/* windows and drops left out: more than MAX_HITS, or the answer's
+	 * bound on hits */
+	json_object_object_add(o, "hits_cut", json_object_new_boolean(p->cut));
+	if (t->archive_cut_ns) {
+		bt_fmt_ns(t->archive_cut_ns, a, sizeof(a), "now");
+		json_object_object_add(o, "archive_cut", json_object_new_string(a));
+	} else {
+		json_object_object_add(o, "archive_cut", NULL);
+	}
+	json_object_object_add(o, "windows_searched", json_object_new_int64(t->searched));
+	/* the archive searched besides the live ring; null: none, so a
+	 * window that left the ring was not looked at */
+	json_object_object_add(o, "archive", t->archive ? json_object_new_string(t->archive) : NULL);
+	/* the chance that at least one searched window answers falsely */
+	json_object_object_add(o, "fpr_combined", json_object_new_double(combined_fpr(t)));
+	return o;
+}
+
+/* The CLI's error (exit 2) and the API's (400) when nothing was traceable. */
+static const char no_ip_msg[] = "no IP packet that bloomtap records in the input";
+
+/* Where an answer's packets go, one at a time: into an array
+ * (bt_trace_buffer), or straight into JSON text (bt_trace_text, the API's:
+ * each packet's object serialized and freed as it comes, so that a large
+ * answer is never held twice, as objects and as text). */
+struct answer {
+	struct json_object *arr;	/* or NULL: text */
+	char *text;
+	size_t len, cap, n;
+	bool oom;
+};
+
+static void answer_add(struct answer *ans, struct json_object *p)
+{
+	const char *s;
+	size_t l;
+
+	if (!p) {
+		ans->oom = true;
+		return;
+	}
+	ans->n++;
+	if (ans->arr) {
+		json_object_array_add(ans->arr, p);
+		return;
+	}
+	s = json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	l = strlen(s);
+	if (ans->len + l + 2 > ans->cap) {	/* a comma or '[', and the closing ']' */
+		size_t cap = ans->cap ? ans->cap : 4096;
+		char *t;
+
+		while (ans->len + l + 2 > cap)
+			cap *= 2;
+		if (!(t = realloc(ans->text, cap))) {
+			ans->oom = true;
+			json_object_put(p);
+			return;
+		}
+		ans->text = t;
+		ans->cap = cap;
+	}
+	ans->text[ans->len++] = ans->n > 1 ? ',' : '[';
+	memcpy(ans->text + ans->len, s, l);
+	ans->len += l;
+	json_object_put(p);
+}
+
+/* The trace of buf into ans: 0, or -1 with err set. */
+static int trace_into(const struct bt_trace_query *q, const void *buf, size_t len,
+		      struct answer *ans, char *err, size_t errlen)
+{
+	struct trace_ctx t;
+	struct bt_capture *cap = NULL;
+	uint64_t count = 0;
+	int rc, ret = -1;
+
+	if (ctx_init(&t, q->inst, q->archive, q->inst ? q->inst->name : NULL, q->since, q->until)) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	t.bounded = true;
+	t.hits_left = BT_TRACE_API_HITS;
+	t.budget = API_BUDGET;
+	if (bt_is_capture(buf, len)) {
+		if (bt_capture_open_mem(buf, len, &cap, err, errlen))
+			goto out;
+	} else {
+		char *hex = strndup(buf, len);
+
+		rc = hex ? load_hex(&t, hex, err, errlen) : -ENOMEM;
+		free(hex);
+		if (rc)
+			goto out;
+	}
+	/* a body is at most 1 MiB: it is answered whole or not at all */
+	while (!cap || (rc = load_batch(&t, cap, &count, "request body", err, errlen)) > 0) {
+		if (q->max_packets && count > q->max_packets) {
+			snprintf(err, errlen, "over %" PRIu64 " packets in one request: split the "
+				 "capture", q->max_packets);
+			goto out;
+		}
+		if (batch_query(&t)) {
+			snprintf(err, errlen, "querying the windows failed");
+			goto out;
+		}
+		for (size_t i = 0; i < t.n; i++)
+			if (t.p[i].ip)
+				answer_add(ans, packet_json(&t, &t.p[i]));
+		if (!cap)
+			break;
+	}
+	if (cap && rc < 0)
+		goto out;
+	if (ans->oom)
+		snprintf(err, errlen, "out of memory");
+	else if (!ans->n)
+		snprintf(err, errlen, "%s", no_ip_msg);
+	else
+		ret = 0;
+out:
+	bt_capture_close(cap);
+	ctx_free(&t);
+	return ret;
+}
+
+struct json_object *bt_trace_buffer(const struct bt_trace_query *q, const void *buf, size_t len,
+				    char *err, size_t errlen)
+{
+	struct answer ans = { .arr = json_object_new_array() };
+
+	if (!ans.arr) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (trace_into(q, buf, len, &ans, err, errlen)) {
+		json_object_put(ans.arr);
+		return NULL;
+	}
+	return ans.arr;
+}
+
+char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len, char *err,
+		    size_t errlen)
+{
+	struct answer ans = { 0 };
+
+	if (trace_into(q, buf, len, &ans, err, errlen)) {
+		free(ans.text);
+		return NULL;
+	}
+	ans.text[ans.len++] = ']';	/* answer_add left room for it */
+	ans.text[ans.len] = 0;
+	return ans.text;
+}
+
+static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
+{
+	char a[40], b[40], rb[96];
+
+	if (p->same_as) {
+		printf("packet %" PRIu64 ": the same as packet %" PRIu64 " (%s)\n", p->number,
+		       p->same_as, was_seen(t, p) ? "seen" : "not seen");
+		return;
+	}
+	if (!p->nseen)
+		printf("packet %" PRIu64 ": not seen\n", p->number);
+	else
+		printf("packet %" PRIu64 ": seen in %d window%s\n", p->number, p->nseen,
+		       p->nseen > 1 ? "s" : "");
+	for (int h = 0; h < p->nhits; h++) {
+		const struct hit *x = &p->hits[h];
+
+		bt_fmt_ns(x->start_ns, a, sizeof(a), "now");
+		bt_fmt_ns(x->end_ns, b, sizeof(b), "now");
+		if (x->drop)
+			printf("  dropped here: %s window %u  %s .. %s  (reason %s)  "
+			       "false-positive rate %.2g  (%s)\n", x->instance, x->seq, a, b,
+			       bt_drop_reason_name(x->reason, rb, sizeof(rb)), x->fpr,
+			       x->archived ? "archive" : "live");
+		else
+			printf("  %s window %u  %s .. %s  false-positive rate %.2g  (%s)\n",
+			       x->instance, x->seq, a, b, x->fpr, x->archived ? "archive" : "live");
+	}
+	if (p->cut)
+		printf("  (and more: an answer holds at most %d windows a packet)\n", MAX_HITS);
+}
+
+/* The answers trace prints: a batch of packets at a time, each plain or as
+ * an element of one JSON array. */
+static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char *hex,
+			const char *file)
+{
+	uint64_t unseen = 0, ip = 0, count = 0, searched_max = 0;
+	__u64 cut_ns = 0;	/* the newest archived window left out by --budget */
+	bool first = true;
+	double fpr_max = 0;
+	char msg[600];
+	int rc;
+
+	if (bt_g.json)
+		fputs("[", stdout);
+	while (1) {
+		rc = cap ? load_batch(t, cap, &count, file, msg, sizeof(msg))
+			 : (first ? load_hex(t, hex, msg, sizeof(msg)) ? -EINVAL : 1 : 0);
+		if (rc <= 0)
+			break;
+		if (batch_query(t)) {
+			rc = -EIO;
+			snprintf(msg, sizeof(msg), "querying the windows failed");
+			break;
+		}
+		if (t->searched > searched_max)
+			searched_max = t->searched;
+		if (t->archive_cut_ns > cut_ns)
+			cut_ns = t->archive_cut_ns;
+		if (combined_fpr(t) > fpr_max)
+			fpr_max = combined_fpr(t);
+		for (size_t i = 0; i < t->n; i++) {
+			const struct tpkt *p = &t->p[i];
+
+			if (!p->ip) {
+				if (!bt_g.json)
+					printf("packet %" PRIu64 ": not an IP packet bloomtap records; "
+					       "skipped\n", p->number);
+				continue;
+			}
+			ip++;
+			unseen += !was_seen(t, p);
+			if (bt_g.json) {
+				struct json_object *o = packet_json(t, p);
+
+				printf("%s%s", first ? "" : ",", json_object_to_json_string_ext(o,
+				       (bt_g.pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
+				       JSON_C_TO_STRING_NOSLASHESCAPE));
+				json_object_put(o);
+			} else {
+				print_packet(t, p);
+			}
+			first = false;
+		}
+		first = false;
+	}
+	if (bt_g.json)
+		puts("]");
+	else
+		printf("%" PRIu64 " IP packets: %" PRIu64 " seen, %" PRIu64 " not seen; %" PRIu64
+		       " windows searched (%s%s), a false positive among them for a packet: "
+		       "%.2g\n", ip, ip - unseen, unseen, searched_max,
+		       t->archive ? "the live ring and the archive " : "the live ring alone, no archive",
+		       t->archive ? t->archive : "", fpr_max);
+	if (cut_ns && !bt_g.json) {
+		char when[40];
+
+		bt_fmt_ns(cut_ns, when, sizeof(when), "now");
+		printf("archived windows that end at or before %s were not searched (--budget)\n",
+		       when);
+	}
+	if (rc < 0) {
+		/* what was printed stands; the rest was not answered */
+		bt_err("trace: %s", msg);
+		return BT_EXIT_USAGE;
+	}
+	if (!ip) {
+		bt_err("trace: %s", no_ip_msg);
+		return BT_EXIT_USAGE;
+	}
+	return unseen ? BT_EXIT_FAIL : BT_EXIT_OK;
+}
+
+int bt_trace_print(const struct bt_trace_query *q, struct bt_capture *cap, const char *hex,
+		   const char *file)
+{
+	struct trace_ctx t;
+	int ret;
+
+	if (ctx_init(&t, q->inst, q->archive, q->inst ? q->inst->name : NULL, q->since, q->until)) {
+		bt_err("trace: out of memory, or the instance's windows cannot be mapped");
+		ctx_free(&t);
+		return BT_EXIT_USAGE;
+	}
+	t.budget = q->budget;
+	ret = trace_stream(&t, cap, hex, file);
+	ctx_free(&t);
+	return ret;
+}

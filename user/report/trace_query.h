@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The SPIE query the CLI and the API share (trace_query.c). */
+#ifndef BLOOMTAP_TRACE_QUERY_H
+#define BLOOMTAP_TRACE_QUERY_H
+
+#include <stdint.h>
+#include <linux/types.h>
+#include "core/capture.h"
+#include "instance/instance.h"
+
+struct json_object;
+
+/* The hits (windows and drops) one answer of bt_trace_buffer holds at
+ * most; a packet's "seen" counts them all. */
+#define BT_TRACE_API_HITS (1 << 17)
+/* What a trace searches; a zeroed field is open. */
+struct bt_trace_query {
+	const struct bt_instance *inst;	/* its live windows; NULL: none */
+	const char *archive;		/* its files there; NULL: none */
+	__u64 since, until;		/* windows overlapping [since, until], ns */
+	uint64_t max_packets;		/* refused past it; 0: any number */
+	uint64_t budget;		/* archive probes a 65,536 packets; 0: no bound */
+};
+/* The trace of the packets in buf (a pcap or pcapng capture, or hex text)
+ * as trace -j prints it; NULL with err set on bad input or past
+ * max_packets. Takes no lock: the ring is read as it turns. */
+struct json_object *bt_trace_buffer(const struct bt_trace_query *q, const void *buf, size_t len,
+				    char *err, size_t errlen);
+/* The same answer as JSON text (the API's), serialized a packet at a
+ * time; NULL with err set as above. */
+char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len, char *err,
+		    size_t errlen);
+/* trace's answer on stdout, plain or JSON as asked, for the packets of cap
+ * (or the one in hex when cap is NULL; file names cap in messages).
+ * Returns the exit status: 0 all seen, 1 some not, 2 on error. */
+int bt_trace_print(const struct bt_trace_query *q, struct bt_capture *cap, const char *hex,
+		   const char *file);
+/* Epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] (UTC), or -N[smhd] ago, into ns. */
+int bt_parse_time(const char *s, __u64 *ns);
+
+#endif /* BLOOMTAP_TRACE_QUERY_H */
