@@ -669,19 +669,13 @@ static int check_only(char names[][IFNAMSIZ], int n)
 	return 0;
 }
 
-static int run(int argc, char **argv)
+/* Phase 1: the configuration, every value checked before anything is
+ * attached. Returns -1 to go on, else the exit status (--help, --check, a
+ * value refused, a second agent). */
+static int configure(int argc, char **argv, char names[][IFNAMSIZ], int *np)
 {
-	struct sigaction sa = { .sa_handler = on_stop }, sh = { .sa_handler = on_hup };
-	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ], err[512], line[512];
-	struct bt_keeper *keepers[BT_AGENT_MAX_IFACES];
-	struct bt_http *http = NULL;
-	struct bt_web_cfg web = { 0 };
-	struct bt_http_cfg hc;
-	int n, rc, ret = BT_EXIT_FAIL;
-	bool loopback, open_api, in_clear;
+	int n, rc;
 
-	/* Phase 1: the configuration, every value checked before anything is
-	 * attached */
 	rc = bt_agent_config_load(argc, argv, &ag.cfg, names, &n);
 	if (rc == BT_PARSE_HELP)
 		return 0;
@@ -708,11 +702,59 @@ static int run(int argc, char **argv)
 	}
 	if (ag.cfg.check)
 		return check_only(names, n);
+	*np = n;
+	return -1;
+}
+
+/* The HTTP door opened, and what it serves said once: the web config
+ * passes to bt_http_start (it keeps it, for its reloads). NULL after a
+ * message. */
+static struct bt_http *open_door(struct bt_web_cfg *web, bool loopback)
+{
+	struct bt_http_cfg hc = http_cfg(web);
+	char err[512], line[512];
+	bool open_api = bt_http_exposure(&hc, line, sizeof(line));
+	bool in_clear = !loopback && !web->cert_pem && (web->nusers || !ag.cfg.listen_metrics_only);
+	struct bt_http *http = bt_http_start(&ag, &hc, err, sizeof(err));
+
+	if (!http) {
+		bt_err("run: %s", err);
+		return NULL;
+	}
+	if (open_api)
+		bt_log(BT_LOG_WARNING, "%s: anyone who reaches it reads the heavy flows (addresses "
+		       "and ports), the dropped flows, the watch lists' class names, the IPFIX "
+		       "collectors, and asks /api/v1/trace whether a packet passed here (give "
+		       "--web-config with users, or --listen-metrics-only)", line);
+	else
+		bt_log(BT_LOG_INFO, "%s", line);
+	if (in_clear)
+		bt_log(BT_LOG_WARNING, "listening on %s, beyond loopback, without TLS: passwords "
+		       "and answers cross the network in clear", ag.cfg.listen);
+	return http;
+}
+
+static int run(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_stop }, sh = { .sa_handler = on_hup };
+	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ], err[512];
+	struct bt_keeper *keepers[BT_AGENT_MAX_IFACES];
+	struct bt_http *http = NULL;
+	struct bt_web_cfg web = { 0 };
+	int n, ret = configure(argc, argv, names, &n);
+	bool loopback;
+
+	if (ret >= 0)
+		return ret;
+	ret = BT_EXIT_FAIL;
 	ag.argc = argc;
 	ag.argv = argv;
 	ag.n = n;
-	for (int i = 0; i < n; i++)
-		snprintf(ag.ifs[i].name, IFNAMSIZ, "%s", names[i]);
+	for (int i = 0; i < n; i++) {
+		/* as long as names[i]: both IFNAMSIZ (GCC cannot see it) */
+		memcpy(ag.ifs[i].name, names[i], IFNAMSIZ);
+		ag.ifs[i].name[IFNAMSIZ - 1] = 0;
+	}
 	bt_listen_check(ag.cfg.listen, &loopback);
 	/* what a crash left in the archive: temporary files */
 	if (ag.cfg.archive)
@@ -745,27 +787,9 @@ static int run(int argc, char **argv)
 		goto out;
 	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, false);
 	ag.cfg.watch_list = NULL;
-	/* what the door serves, said once it is open: the web config passes
-	 * to bt_http_start (it keeps it, for its reloads) */
-	hc = http_cfg(&web);
-	open_api = bt_http_exposure(&hc, line, sizeof(line));
-	in_clear = !loopback && !web.cert_pem && (web.nusers || !ag.cfg.listen_metrics_only);
-	http = bt_http_start(&ag, &hc, err, sizeof(err));
-	if (!http) {
-		bt_err("run: %s", err);
+	if (!(http = open_door(&web, loopback)))
 		goto out;
-	}
 	http_door = http;
-	if (open_api)
-		bt_log(BT_LOG_WARNING, "%s: anyone who reaches it reads the heavy flows (addresses "
-		       "and ports), the dropped flows, the watch lists' class names, the IPFIX "
-		       "collectors, and asks /api/v1/trace whether a packet passed here (give "
-		       "--web-config with users, or --listen-metrics-only)", line);
-	else
-		bt_log(BT_LOG_INFO, "%s", line);
-	if (in_clear)
-		bt_log(BT_LOG_WARNING, "listening on %s, beyond loopback, without TLS: passwords "
-		       "and answers cross the network in clear", ag.cfg.listen);
 	bt_log(BT_LOG_INFO, "running on %d interface%s, HTTP on %s, archive %s", ag.n,
 	       ag.n > 1 ? "s" : "", ag.cfg.listen, ag.cfg.archive);
 	sigaction(SIGINT, &sa, NULL);
