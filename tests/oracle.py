@@ -189,12 +189,15 @@ def replay_flows(path):
     cmd = [BLOOMTAP, "-j", "replay", "--flows", "--instance", WORKER.inst, path]
     if WORKER.first:
         cmd.insert(3, "--reset")
+        WORKER.flows = {}
     p = subprocess.run(cmd, capture_output=True, text=True)
     try:
         got_list = json.loads(p.stdout) if p.stdout.strip() else None
     except json.JSONDecodeError:
         got_list = None
     if not isinstance(got_list, list):
+        # what the table holds is unknown: the next file starts it again
+        WORKER.first = True
         return "replay failed: rc=%d %s %s" % (p.returncode, p.stdout[:200], p.stderr[:300])
     WORKER.first = False
     total = {(f["src"], f["dst"], f["sport"], f["dport"], f["proto"]): (f["packets"], f["bytes"])
