@@ -30,9 +30,10 @@ add_counts() {	# suite name, its output file, its exit code
 	printf '== %-17s %s passed, %s failed, %s skipped\n' "$name" "$p" "$f" "$s"
 }
 
-# Each suite's time, every skip with its reason, and the suites ended at
-# their time limit, for the closing report.
-times=() skips=() timed_out=()
+# Each suite's time, every skip with its reason, every failed check and
+# the suites ended at their time limit, for the closing report (a CI log
+# may keep only its tail).
+times=() skips=() failures=() timed_out=()
 
 wanted() { [ -z "$SUITES" ] || [[ " $SUITES " == *" $1 "* ]]; }
 # a suite that hangs is ended and named; the guests' suites boot QEMU
@@ -81,6 +82,11 @@ suite_done() {	# name, its output file, its exit code, its start: the accounting
 	times+=("$(printf '%-18s %5d s' "$name" $(($(date +%s) - t0)))")
 	while IFS= read -r line; do skips+=("$name: $line"); done < <(
 		sed -n 's/^ *SKIP:\{0,1\} *//p; s/^\[  SKIPPED \] \(test_.*\)/\1/p' "$out" | sort -u)
+	# a FAIL line of a shell or Python suite; cmocka's test, message and line
+	while IFS= read -r line; do failures+=("$name: $line"); done < <(
+		sed -n 's/^ *FAIL:\{0,1\} \{1,\}//p; s/^\[  FAILED  \] \(test_.*\)/\1/p
+			s/^\[  ERROR   \] --- \(.*\)/  \1/p; s/^\[   LINE   \] --- \(.*\)/  \1/p' "$out" |
+		awk '!seen[$0]++' | head -30)
 	add_counts "$name" "$out" "$rc"
 	rm -f "$out"
 	sanitizer_reports "$name"
@@ -205,6 +211,10 @@ printf '  %s\n' "${times[@]}"
 if [ ${#skips[@]} -gt 0 ]; then
 	echo "skips, and why:"
 	printf '  %s\n' "${skips[@]}"
+fi
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "failures:"
+	printf '  %s\n' "${failures[@]}"
 fi
 [ ${#broken[@]} -gt 0 ] && echo "suites that exited non-zero without failing a test, or met a sanitizer: ${broken[*]}"
 echo
