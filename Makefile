@@ -17,7 +17,7 @@ VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 VERSION   := $(shell sed -n '1s/^bloomtap .\([^ ]*\). .*/\1/p' debian/changelog)
 
 # Every Debian package make test calls a command of, listed once here:
-# tests/deps.py fails when a suite calls a command from a package that
+# tests/ship/deps.py fails when a suite calls a command from a package that
 # is neither here nor in a fresh Debian's required set. Lists are
 # recursive (=) so each may name the ones defined after it.
 # make test-kernels (and make test's guests): QEMU's software emulation
@@ -27,7 +27,7 @@ KERNEL_PKGS = qemu-system-x86 busybox-static kmod xz-utils
 # make deb, make image and their test: debhelper and lintian; mmdebstrap
 # makes the image's root file system from Debian's mirror, podman imports
 # and runs it (with runc: Debian's crun fails here); node and npm for the
-# manifests' schema check (tests/manifests.sh). A node that already has
+# manifests' schema check (tests/ship/manifests.sh). A node that already has
 # npm (nodesource's nodejs provides and conflicts with Debian's npm)
 # counts as npm: see deps below.
 PACKAGE_PKGS = build-essential debhelper lintian mmdebstrap podman runc nodejs npm
@@ -55,7 +55,7 @@ BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
 BT_PCAPS  ?= $(CURDIR)/../shared/data/pcaps
 export BT_PCAPS
 
-# user/'s folders are its layers, lowest first (tests/layers.py keeps an
+# user/'s folders are its layers, lowest first (tests/ship/layers.py keeps an
 # include from pointing up): base, core (no bpf(2)), instance (what calls
 # bpf(2)), report (the answers the CLI and the API share), agent, cmd
 USER_LIB_SRCS := $(filter-out user/cmd/main.c,$(wildcard user/*/*.c))
@@ -101,14 +101,18 @@ $(OUTPUT)/user/cmd/main.o $(OUTPUT)/user/agent/metrics.o: debian/changelog
 $(OUTPUT)/bloomtap: $(OUTPUT)/user/cmd/main.o $(OUTPUT)/libbloomtap.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
-$(OUTPUT)/tests/%.bpf.o: tests/%.bpf.c | $(OUTPUT)/tests
+$(OUTPUT)/tests/%.bpf.o: tests/lib/%.bpf.c | $(OUTPUT)/tests
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/tests/flowgen: tests/flowgen.c | $(OUTPUT)/tests
-	$(CC) $(CFLAGS) -Itests $< -o $@
+$(OUTPUT)/tests/flowgen: tests/lib/flowgen.c | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) -Itests/lib $< -o $@
 
-$(OUTPUT)/tests/%: tests/%.c $(OUTPUT)/libbloomtap.a $(USER_HDRS) | $(OUTPUT)/tests
-	$(CC) $(CFLAGS) -DBT_PCAPS='"$(BT_PCAPS)"' -Itests $< $(OUTPUT)/libbloomtap.a $(LIBS) -lcmocka -lpthread -o $@
+# tests/unit: pure user space; tests/prog: the BPF object under BPF_PROG_TEST_RUN
+TEST_CMD = $(CC) $(CFLAGS) -DBT_PCAPS='"$(BT_PCAPS)"' -Itests/lib $< $(OUTPUT)/libbloomtap.a $(LIBS) -lcmocka -lpthread -o $@
+$(OUTPUT)/tests/%: tests/unit/%.c $(OUTPUT)/libbloomtap.a $(USER_HDRS) | $(OUTPUT)/tests
+	$(TEST_CMD)
+$(OUTPUT)/tests/%: tests/prog/%.c $(OUTPUT)/libbloomtap.a $(USER_HDRS) | $(OUTPUT)/tests
+	$(TEST_CMD)
 
 # Installs only what is missing, so a second run costs nothing. A
 # package counts as there when it is installed or an installed package
@@ -171,7 +175,7 @@ $(OUTPUT)/bench.bpf.o: bench/bench.bpf.c | $(OUTPUT)
 $(OUTPUT)/bench.skel.h: $(OUTPUT)/bench.bpf.o
 	$(BPFTOOL) gen skeleton $< name bench_bpf > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/bench: bench/bench.c bench/driver.c tests/bgp_shape.h $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS)
+$(OUTPUT)/bench: bench/bench.c bench/driver.c tests/lib/bgp_shape.h $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS)
 	$(CC) $(CFLAGS) bench/bench.c bench/driver.c $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
 
 $(OUTPUT)/soakgen: bench/soakgen.c bench/driver.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS)
@@ -208,7 +212,7 @@ bench: deps
 # part of make test). SOAK_SECONDS sets the traffic's length.
 soak: deps
 	$(MAKE) all $(OUTPUT)/soakgen $(OUTPUT)/tests/xdp_pass.bpf.o
-	bash -o pipefail -c 'OUTPUT=$(OUTPUT) python3 tests/soak.py | tee $(OUTPUT)/soak.txt'
+	bash -o pipefail -c 'OUTPUT=$(OUTPUT) python3 tests/oracle/soak.py | tee $(OUTPUT)/soak.txt'
 
 # Installing like a system tool. PREFIX and DESTDIR as usual; what install
 # puts down is listed in $(DATADIR)/installed, which uninstall removes file
@@ -312,7 +316,7 @@ print-version:
 print-deb:
 	@echo $(DEB)
 
-# the packages make deps installs (tests/deps.py checks the run needs no other)
+# the packages make deps installs (tests/ship/deps.py checks the run needs no other)
 print-deb-pkgs:
 	@echo $(DEB_PKGS)
 

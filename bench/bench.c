@@ -42,11 +42,11 @@
 #include "instance/watch.h"
 #include "instance/drops.h"
 #include "core/watchlist.h"
-#include "../tests/bgp_shape.h"
+#include "../tests/lib/bgp_shape.h"
 #include "core/digest.h"
 #include "driver.h"
 #include <zstd.h>
-#include "../tests/zipf.h"
+#include "../tests/lib/zipf.h"
 
 #define FLOWS BENCH_FLOWS
 #define SEQ_LEN BENCH_SEQ_LEN
@@ -1484,7 +1484,7 @@ static void watch_shapes_run(FILE *f, const uint32_t *seq, struct target *w)
 			continue;
 		}
 		snprintf(title, sizeof(title), "watch lists, a generated %s list of 1,000,000 "
-			 "prefixes of a BGP table's lengths (tests/bgp_shape.h), 200 classes; "
+			 "prefixes of a BGP table's lengths (tests/lib/bgp_shape.h), 200 classes; "
 			 "traffic 90 %% under its prefixes", v6 ? "IPv6" : "IPv4");
 		watch_cost_rows(f, title, &c);
 		out(stdout, f, "  targets:\n");

@@ -9,7 +9,7 @@
 #include "hash.h"
 #include "core/digest.h"
 #include "driver.h"
-#include "../tests/zipf.h"
+#include "../tests/lib/zipf.h"
 
 /* The kernel reference, as issue 11 fixed it: k = 5, and the design load
  * of the former 8 MiB windows (2,097,152 packets at 32 bits each), which

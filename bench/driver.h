@@ -10,7 +10,7 @@
 #include "bloomtap.h"
 #include "hash.h"
 #include "bench.skel.h"
-#include "../tests/frames.h"
+#include "../tests/lib/frames.h"
 
 #define BENCH_FLOWS 100000
 #define BENCH_SEQ_LEN (1u << 20)	/* the sequence repeats after this */

@@ -2,7 +2,7 @@
 /* make soak's traffic: the bench generator (BPF_F_TEST_XDP_LIVE_FRAMES,
  * Zipf flows, every packet numbered) sending out of a veth in a namespace
  * for a given time, as fast as this machine goes. It writes the flow
- * sequence and the frame template for tests/soak.py's ground truth, then
+ * sequence and the frame template for tests/oracle/soak.py's ground truth, then
  * a line a chunk: "sent MONOTONIC_SECONDS PACKETS_SO_FAR".
  *
  * Usage: soakgen NETNS IFACE SECONDS SEQ_FILE */

@@ -223,7 +223,7 @@ _Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
 
 /* Tests only (struct bt_instance_cfg.test_hold): the first window
  * rotation whose claim a CPU wins after a test armed the gate stops there,
- * before its other steps, until the test opens the gate (tests/test_spie.c:
+ * before its other steps, until the test opens the gate (tests/prog/test_spie.c:
  * a CPU stalled mid-rotation, as a vCPU the host deschedules is). */
 enum bt_test_gate {
 	BT_TEST_GATE_OFF,
@@ -279,7 +279,7 @@ _Static_assert(sizeof(struct bt_bloom_block) == 16, "bt_bloom_block must be 16 b
  * the ring busy until the index moves. A BPF program always finishes its
  * steps; a keeper may be killed among them, so its claim carries
  * BT_RING_KEEPER until it is done, and the next keeper finishes what a
- * marked claim left (bt_spie_repair). tests/test_spie.c checks every
+ * marked claim left (bt_spie_repair). tests/prog/test_spie.c checks every
  * interleaving of these steps (ring_model). User space seals a
  * CLOSED window once no program can still be writing it (an RCU grace
  * period: membarrier), counting its packets and bits, archives it, and

@@ -6,7 +6,7 @@
 # that passed without it. Not part of make test: every mutant is a build
 # and a suite run.
 #   tests/mutants.sh [NAME...]   (all when none is named)
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 need_root "mutants"
 PCAPS_DIR=$(cd "$PCAPS" && pwd)
 
@@ -14,47 +14,47 @@ PCAPS_DIR=$(cd "$PCAPS" && pwd)
 # (no "|" inside a field)
 MUTANTS=(
 'rotate-no-repair|user/cmd/windows.c|		bt_keeper_turn(&k, false, true);
-		if (bt_spie_close_current(&s)) {|		if (bt_spie_close_current(&s)) {|tests/keeper_kills.sh'
-'ring-no-repair|user/instance/keeper.c|if (bt_spie_repair(s))|if (0 && bt_spie_repair(s))|tests/keeper_kills.sh'
-'archive-twice|user/instance/archive.c|	same_first_window(dir|	if (0) same_first_window(dir|tests/keeper_kills.sh'
+		if (bt_spie_close_current(&s)) {|		if (bt_spie_close_current(&s)) {|tests/live/keeper_kills.sh'
+'ring-no-repair|user/instance/keeper.c|if (bt_spie_repair(s))|if (0 && bt_spie_repair(s))|tests/live/keeper_kills.sh'
+'archive-twice|user/instance/archive.c|	same_first_window(dir|	if (0) same_first_window(dir|tests/live/keeper_kills.sh'
 'never-ready|user/instance/spie.c|		ready_window(s, i, s->win[prev].seq + 1);|		(void)prev;
-		break;|tests/keeper_kills.sh'
-'watch-reader-unchecked|user/instance/watch.c|		if (__atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE) != gen) {|		if (0) {|tests/watch.sh'
+		break;|tests/live/keeper_kills.sh'
+'watch-reader-unchecked|user/instance/watch.c|		if (__atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE) != gen) {|		if (0) {|tests/live/watch.sh'
 'set-trusts-filter|user/instance/watch.c|	old = t.hdr.keys > t.hdr.markers ? bt_bloomier_member(|	old = t.hdr.keys > t.hdr.markers ? bt_bloomier_get(|.output/tests/test_watch'
-'reload-on-the-loop|user/agent/agent.c|			bt_watch_loader_reload();	/* on the reload thread */|			reconfigure();|tests/turning.sh'
-'ingress-stale|user/agent/agent.c|	bt_instance_reread_meta(&f->inst);|	(void)0;|tests/ipfix.sh'
-'trace-exit-2|user/cmd/trace.c|	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE;|	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE; if (argc > 2) return BT_EXIT_USAGE;|tests/spie.sh'
+'reload-on-the-loop|user/agent/agent.c|			bt_watch_loader_reload();	/* on the reload thread */|			reconfigure();|tests/live/turning.sh'
+'ingress-stale|user/agent/agent.c|	bt_instance_reread_meta(&f->inst);|	(void)0;|tests/live/ipfix.sh'
+'trace-exit-2|user/cmd/trace.c|	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE;|	int n = bt_parse_args(&trace_spec, argc, argv), ret = BT_EXIT_USAGE; if (argc > 2) return BT_EXIT_USAGE;|tests/live/spie.sh'
 'watch-class-off-by-one|user/instance/watch.c|	return bt_watch_classify(&t->keys, &v, addr, v4, how);|	__u32 c = bt_watch_classify(&t->keys, &v, addr, v4, how); return c ? c % 200 + 1 : 0;|.output/tests/test_watch'
 'watch-no-markers|user/core/watchlpm.c|		if (p > k->len)
 			continue;|		if (1)
 			continue;|.output/tests/test_watch'
 'watch-every-key-a-leaf|user/core/watchlpm.c|			e[out - 2].class_id &= ~BT_WATCH_KEY_LEAF;|			(void)0;|.output/tests/test_watch'
 'datapath-no-final-probe|bpf/watch.bpf.h|	return !s->known && s->best <= 128|	return 0 && !s->known && s->best <= 128|.output/tests/test_watch'
-'key-in-status|user/cmd/status.c|		json_object_object_add(o, "kind", json_object_new_string(kind));|		{ char kh[40]; snprintf(kh, sizeof(kh), "%016llx", (unsigned long long)inst.meta.hash_key.k0); json_object_object_add(o, "kh", json_object_new_string(kh)); } json_object_object_add(o, "kind", json_object_new_string(kind));|tests/faults.sh'
+'key-in-status|user/cmd/status.c|		json_object_object_add(o, "kind", json_object_new_string(kind));|		{ char kh[40]; snprintf(kh, sizeof(kh), "%016llx", (unsigned long long)inst.meta.hash_key.k0); json_object_object_add(o, "kh", json_object_new_string(kh)); } json_object_object_add(o, "kind", json_object_new_string(kind));|tests/live/faults.sh'
 'ipfix-drops-a-flow|user/report/ipfix.c|	for (size_t i = 0; i < r->n; i++) {
 		const struct bt_heavy_flow *f = &r->flows[i];
 		struct flow_rec rec = {|	for (size_t i = 1; i < r->n; i++) {
 		const struct bt_heavy_flow *f = &r->flows[i];
-		struct flow_rec rec = {|tests/ipfix.sh'
-'api-ignores-n|user/agent/http.c|	o = bt_heavy_json(&f->hm, top, false, NULL);|	o = bt_heavy_json(&f->hm, 100000, false, NULL);|tests/agent.sh'
+		struct flow_rec rec = {|tests/live/ipfix.sh'
+'api-ignores-n|user/agent/http.c|	o = bt_heavy_json(&f->hm, top, false, NULL);|	o = bt_heavy_json(&f->hm, 100000, false, NULL);|tests/live/agent.sh'
 'drops-api-unlocked|user/agent/http.c|	pthread_mutex_lock(&a->lock);
 	o = bt_drops_json(&f->inst, 20);
-	pthread_mutex_unlock(&a->lock);|	o = bt_drops_json(&f->inst, 20);|tests/agent.sh'
-'tap-passes|bpf/bloomtap.bpf.c|verdict = c->tap ? XDP_DROP : XDP_PASS;|verdict = XDP_PASS;|tests/tap.sh'
+	pthread_mutex_unlock(&a->lock);|	o = bt_drops_json(&f->inst, 20);|tests/live/agent.sh'
+'tap-passes|bpf/bloomtap.bpf.c|verdict = c->tap ? XDP_DROP : XDP_PASS;|verdict = XDP_PASS;|tests/live/tap.sh'
 'claim-without-position|bpf/spie.bpf.h|ring % cfg_windows != win|0|.output/tests/test_spie'
-'auth-only-with-tls|user/agent/http.c|	if (srv->local || !w || !w->nusers)|	if (srv->local || !w || !w->cert_pem)|tests/webapi.sh'
-'login-costs-one|user/agent/http.c|rate_ok(c, BT_HTTP_AUTH_FAIL_COST - 1)|rate_ok(c, 0)|tests/webapi.sh'
-'drop-v6-raw-word|bpf/drop.bpf.h|		hdr = spie_hdr_v6(*(__u64 *)ip);|		hdr = *(__u64 *)ip;|tests/drops.sh'
-'suppressed-as-not-ip|bpf/drop.bpf.h|		dctr->c[BT_DROP_SUPPRESSED] += segs;|		dctr->c[BT_DROP_NOT_IP] += segs;|tests/drops.sh'
-'window-other-never-set|bpf/drop.bpf.h|	d->other += n;|	(void)n;|tests/drops.sh'
-'uppers-shared-last-wins|user/instance/drops.c|								      : BT_DROP_SHARED;|								      : own[i].v + BT_DROP_UPPER;|tests/uppers.sh'
-'uppers-not-refreshed|user/agent/agent.c|			bt_drops_refresh_uppers();|			(void)0;|tests/uppers.sh'
-'remove-purges|debian/bloomtap.postrm|if [ "$1" = purge ]; then|if [ "$1" = purge -o "$1" = remove ]; then|tests/package.sh'
+'auth-only-with-tls|user/agent/http.c|	if (srv->local || !w || !w->nusers)|	if (srv->local || !w || !w->cert_pem)|tests/live/webapi.sh'
+'login-costs-one|user/agent/http.c|rate_ok(c, BT_HTTP_AUTH_FAIL_COST - 1)|rate_ok(c, 0)|tests/live/webapi.sh'
+'drop-v6-raw-word|bpf/drop.bpf.h|		hdr = spie_hdr_v6(*(__u64 *)ip);|		hdr = *(__u64 *)ip;|tests/live/drops.sh'
+'suppressed-as-not-ip|bpf/drop.bpf.h|		dctr->c[BT_DROP_SUPPRESSED] += segs;|		dctr->c[BT_DROP_NOT_IP] += segs;|tests/live/drops.sh'
+'window-other-never-set|bpf/drop.bpf.h|	d->other += n;|	(void)n;|tests/live/drops.sh'
+'uppers-shared-last-wins|user/instance/drops.c|								      : BT_DROP_SHARED;|								      : own[i].v + BT_DROP_UPPER;|tests/live/uppers.sh'
+'uppers-not-refreshed|user/agent/agent.c|			bt_drops_refresh_uppers();|			(void)0;|tests/live/uppers.sh'
+'remove-purges|debian/bloomtap.postrm|if [ "$1" = purge ]; then|if [ "$1" = purge -o "$1" = remove ]; then|tests/ship/package.sh'
 'heavy-json-hides-tcp|user/report/heavy_report.c|		const struct bt_heavy_flow *f = &r->flows[i];
 		struct json_object *o = json_object_new_object();|		const struct bt_heavy_flow *f = &r->flows[i];
 		if (f->key.proto == 6)
 			continue;
-		struct json_object *o = json_object_new_object();|tests/cli.sh'
+		struct json_object *o = json_object_new_object();|tests/live/cli.sh'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary
@@ -110,7 +110,7 @@ PY
 	# what the suite runs: the tool, a C test binary, or the .deb
 	targets="all"
 	[[ $suite == .output/* ]] && targets="all $suite"
-	[ "$suite" = tests/package.sh ] && targets="all deb"
+	[ "$suite" = tests/ship/package.sh ] && targets="all deb"
 	if ! make -s -C "$dir" BT_PCAPS="$PCAPS_DIR" $targets >"$dir/build.log" 2>&1; then
 		fail "mutant $name: does not build"; tail -5 "$dir/build.log"; rm -rf "$dir"; continue
 	fi

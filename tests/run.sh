@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.." || exit 1
 # ONLY_BUILD=DIR runs the suites against that one build alone, and
 # SUITES="unit datapath ..." only the suites named.
 total_pass=0 total_fail=0 total_skip=0 broken=()
-# tshark's dissections kept by file (tests/oracle.py): the ASan pass and
+# tshark's dissections kept by file (tests/oracle/oracle.py): the ASan pass and
 # the kernels' suites ask for the same ones
 export TSHARK_CACHE=${TSHARK_CACHE:-$PWD/.output/tshark}
 
@@ -123,35 +123,35 @@ run_build() {	# label, build dir
 	run_suite ${label}watch       $BT_BUILD/tests/test_watch
 	# the ring's model holds none of bloomtap's code: once is enough
 	[ -z "$label" ] && run_suite ring-model $BT_BUILD/tests/test_ring
-	run_suite ${label}cli         tests/cli.sh
-	run_suite ${label}integration tests/integration.sh
-	run_suite ${label}first-lab   tests/firstlab.sh
-	run_suite ${label}windows     tests/spie.sh
+	run_suite ${label}cli         tests/live/cli.sh
+	run_suite ${label}integration tests/live/integration.sh
+	run_suite ${label}first-lab   tests/live/firstlab.sh
+	run_suite ${label}windows     tests/live/spie.sh
 	# under ASan, 50 rounds reach each kill step about 10 times (memory
 	# errors in the mending); the main pass's 200 look for rare orders
-	KEEPER_KILL_ROUNDS=${label:+50} run_suite ${label}keeper-kills tests/keeper_kills.sh
-	run_suite ${label}multihop    tests/multihop.sh
-	run_suite ${label}pathtrace   tests/pathtrace.sh
-	run_suite ${label}drops       tests/drops.sh
-	run_suite ${label}uppers      tests/uppers.sh
-	run_suite ${label}agent       tests/agent.sh
-	run_suite ${label}webapi      tests/webapi.sh
-	run_suite ${label}privs       tests/privs.sh
-	run_suite ${label}ipfix       tests/ipfix.sh
-	run_suite ${label}slow-resolver tests/slow_resolver.sh
-	run_suite ${label}dashboard   tests/dashboard.sh
-	run_suite ${label}watch-cli   tests/watch.sh
-	run_suite ${label}turning     tests/turning.sh
-	run_suite ${label}heavy-live  tests/heavy_live.sh
-	run_suite ${label}tap         tests/tap.sh
-	run_suite ${label}deploy      tests/deploy.sh
-	run_suite ${label}faults      tests/faults.sh
+	KEEPER_KILL_ROUNDS=${label:+50} run_suite ${label}keeper-kills tests/live/keeper_kills.sh
+	run_suite ${label}multihop    tests/live/multihop.sh
+	run_suite ${label}pathtrace   tests/live/pathtrace.sh
+	run_suite ${label}drops       tests/live/drops.sh
+	run_suite ${label}uppers      tests/live/uppers.sh
+	run_suite ${label}agent       tests/live/agent.sh
+	run_suite ${label}webapi      tests/live/webapi.sh
+	run_suite ${label}privs       tests/live/privs.sh
+	run_suite ${label}ipfix       tests/live/ipfix.sh
+	run_suite ${label}slow-resolver tests/live/slow_resolver.sh
+	run_suite ${label}dashboard   tests/live/dashboard.sh
+	run_suite ${label}watch-cli   tests/live/watch.sh
+	run_suite ${label}turning     tests/live/turning.sh
+	run_suite ${label}heavy-live  tests/live/heavy_live.sh
+	run_suite ${label}tap         tests/live/tap.sh
+	run_suite ${label}deploy      tests/ship/deploy.sh
+	run_suite ${label}faults      tests/live/faults.sh
 	# the oracle checks the datapath (one BPF object for both builds)
 	# against tshark; under ASan, heavy-pcaps and watch-pcaps replay every
 	# capture through the same user space
-	[ -z "$label" ] && run_suite oracle python3 tests/oracle.py
-	run_suite ${label}heavy-pcaps python3 tests/heavy_oracle.py
-	run_suite ${label}watch-pcaps python3 tests/watch_oracle.py
+	[ -z "$label" ] && run_suite oracle python3 tests/oracle/oracle.py
+	run_suite ${label}heavy-pcaps python3 tests/oracle/heavy_oracle.py
+	run_suite ${label}watch-pcaps python3 tests/oracle/watch_oracle.py
 }
 
 if [ -n "$ONLY_BUILD" ]; then
@@ -187,18 +187,18 @@ else
 	fi
 	# the Debian package and the container image (make deb, make image),
 	# installed and run; the Kubernetes manifests checked offline
-	run_suite package     tests/package.sh
-	run_suite image       tests/image.sh
-	run_suite manifests   tests/manifests.sh
-	run_suite docs        python3 tests/docs.py
+	run_suite package     tests/ship/package.sh
+	run_suite image       tests/ship/image.sh
+	run_suite manifests   tests/ship/manifests.sh
+	run_suite docs        python3 tests/ship/docs.py
 	# every bloomtap command line and usage the manual gives, accepted
-	run_suite doc-commands python3 tests/doc_commands.py
+	run_suite doc-commands python3 tests/ship/doc_commands.py
 	# user/'s layers: no upward include, no import circle, commands as leaves
-	run_suite layers      python3 tests/layers.py
+	run_suite layers      python3 tests/ship/layers.py
 	# every command the run calls comes from a package make deps installs
-	run_suite deps        python3 tests/deps.py
+	run_suite deps        python3 tests/ship/deps.py
 	# the .deb under systemd as PID 1, in a Debian 12 guest (QEMU)
-	run_suite systemd     tests/systemd.sh
+	run_suite systemd     tests/ship/systemd.sh
 	# and every fuzz target for a few seconds, when make test built them
 	[ -x .output/fuzz/fuzz_capture ] && run_suite fuzz tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-8}"
 	bg_wait

@@ -15,7 +15,7 @@ set -eo pipefail
 deb=$1 cache=$2
 [ -f "$deb" ] && [ -n "$cache" ] || { echo "usage: rootfs.sh DEB CACHE-DIR" >&2; exit 2; }
 MIRROR=${MIRROR:-http://deb.debian.org}
-# what the guest's test calls (tests/systemd_guest.sh), and the .deb's
+# what the guest's test calls (tests/ship/systemd_guest.sh), and the .deb's
 # runtime dependencies without their versions
 pkgs="systemd-sysv udev dbus init-system-helpers linux-image-amd64 iproute2 curl nftables
       iputils-ping netcat-openbsd kmod procps bpftool python3 man-db

@@ -22,7 +22,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 [ -x "$build/bloomtap" ] || { echo "vmtest: build first ($build/bloomtap)" >&2; exit 2; }
 mkdir -p "$cache" && cache=$(cd "$cache" && pwd)
-# tshark's dissections, kept by file (tests/oracle.py): user space, the same
+# tshark's dissections, kept by file (tests/oracle/oracle.py): user space, the same
 # on every kernel, and minutes a suite under emulation
 export TSHARK_CACHE=${TSHARK_CACHE:-$cache/tshark}
 results=$repo/$build/kernels-results

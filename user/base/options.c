@@ -235,7 +235,7 @@ int bt_parse_args(const struct bt_cmd_spec *spec, int argc, char **argv)
 		       spec->command ? spec->command : spec->name);
 		return -EINVAL;
 	}
-	/* tests/doc_commands.py: each command line the manual gives is
+	/* tests/ship/doc_commands.py: each command line the manual gives is
 	 * checked for its syntax alone; nothing is run */
 	if (getenv("BLOOMTAP_CHECK_ARGS")) {
 		printf("bloomtap %s: arguments accepted\n", spec->command ? spec->command : spec->name);

@@ -83,7 +83,7 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 	 * a CPU (user/sketch.h, BT_NOMINATE_MARGIN): room for twice that, as
 	 * 8 probes refuse flows well before the table is full. At 0.01 % the
 	 * default 16,384 slots lost 124 nominations of a million-packet Zipf
-	 * interval, and one flow above the threshold (tests/test_heavy.c). */
+	 * interval, and one flow above the threshold (tests/prog/test_heavy.c). */
 	uint64_t flood = 0;
 
 	if (!thresholds || c->fraction > 0)

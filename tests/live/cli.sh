@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# The tool's surface: --help everywhere, errors that say what to do and exit
+# non-zero, JSON shapes, replay of good and bad captures, the demo.
+source "$(dirname "$0")/../lib/lib.sh"
+need_root "cli"
+
+ID=$$
+INST=cli-$ID
+TMP=$(mktemp -d)
+cleanup() { "$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1; rm -rf "$TMP"; }
+trap cleanup EXIT INT TERM
+
+for c in attach detach status stats heavy trace drops windows archive replay watch demo kernel; do
+	check "$c --help" bash -c "'$BLOOMTAP' $c --help | grep -q '^Usage: bloomtap $c'"
+done
+check "bloomtap --help lists the commands" bash -c "'$BLOOMTAP' --help | grep -q replay"
+# kernel: every feature answered on this kernel (root can ask), and every
+# program loaded with its verifier's figures, at most half the million
+# instructions (the stack's limit, counted per call chain, is checked by
+# loading on Linux 6.1: make test's kernels suite)
+if [ "$(id -u)" = 0 ]; then
+	eq "kernel -j --verifier: features, programs within the verifier's limits" "$("$BLOOMTAP" -j kernel --verifier | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+bad = [f["name"] for f in d["features"] if f["present"] is None or (f["required"] and not f["present"])]
+progs = {p["program"]: p for p in d["programs"]}
+for p in progs.values():
+    if p["processed"] * 2 > p["limit"]:
+        bad.append("%s processed %d" % (p["program"], p["processed"]))
+want = {"bloomtap_xdp", "bloomtap_xdp_mb", "bloomtap_drop", "bloomtap_drops"}
+print(" ".join(bad) or ("ok" if want <= set(progs) else "programs: %s" % sorted(progs)))')" ok
+fi
+expect_fail "unknown command" "unknown or ambiguous command" "$BLOOMTAP" frobnicate
+expect_fail "ambiguous prefix" "unknown or ambiguous command" "$BLOOMTAP" st
+check "unique prefix works (stat -> status)" "$BLOOMTAP" statu
+expect_fail "unknown option" "unknown option '--bogus'" "$BLOOMTAP" stats --bogus
+expect_fail "errors are JSON with -j" '{"error":' "$BLOOMTAP" -j stats --instance nope-$ID
+
+# ---- replay: bad inputs first ----
+expect_fail "replay: missing file" "cannot read as a capture file" "$BLOOMTAP" replay "$TMP/nope.pcap"
+head -c 4000 /dev/urandom > "$TMP/garbage.pcap"
+expect_fail "replay: not a capture" "cannot read as a capture file" "$BLOOMTAP" replay --instance "$INST" "$TMP/garbage.pcap"
+check "replay: nothing made for a bad file" test ! -e /sys/fs/bpf/bloomtap/$INST
+head -c 10000 "$PCAPS/ndpi__gnutella.pcap" > "$TMP/cut.pcap"
+expect_fail "replay: truncated capture" "capture breaks off after" "$BLOOMTAP" replay --instance "$INST" "$TMP/cut.pcap"
+N=$("$BLOOMTAP" -j stats --instance "$INST" | json_get '["packets"]')
+check "replay: packets before the cut were replayed ($N)" test "$N" -gt 0
+expect_fail "replay: --flow-table out of range" "out of range" "$BLOOMTAP" replay --flow-table 5 "$PCAPS/dnscap__dns.pcap"
+
+# ---- replay: good captures, JSON shapes ----
+check "replay --reset" "$BLOOMTAP" replay --reset --instance "$INST" "$PCAPS/dnscap__dns.pcap"
+STATS=$("$BLOOMTAP" -j stats --instance "$INST")
+eq "stats -j: packets of dns.pcap" "$(json_get '["packets"]' <<<"$STATS")" 133
+KEYS=$(python3 -c 'import json,sys; print(" ".join(k for k in json.load(sys.stdin) if k != "instance"))' <<<"$STATS")
+eq "stats -j keys = plain names" "$KEYS" "$("$BLOOMTAP" stats --instance "$INST" | awk 'NR>1{print $1}' | tr '\n' ' ' | sed 's/ $//')"
+FLOWS=$("$BLOOMTAP" -j replay --reset --flows --instance "$INST" "$PCAPS/dnscap__dns6.pcap" 2>/dev/null)
+eq "replay --flows -j: flows" "$(json_get '.__len__()' <<<"$FLOWS")" 2
+eq "replay --flows -j: fields" "$(json_get '[0].keys().__len__()' <<<"$FLOWS")/$(json_get '[0]["proto"]' <<<"$FLOWS")" "7/17"
+check "replay of Linux cooked capture" bash -c "'$BLOOMTAP' replay --reset --instance '$INST' '$PCAPS/$(awk -F'\t' '$5 ~ /LINUX_SLL/ {print $1; exit}' "$PCAPS/MANIFEST.tsv")' | grep -q LINUX_SLL"
+check "replay of pcapng" "$BLOOMTAP" replay --reset --instance "$INST" "$PCAPS/libpcap__rarp_req_reply.pcapng"
+
+# ---- heavy: sizing errors, JSON shape, intervals ----
+G=$PCAPS/ndpi__gnutella.pcap
+expect_fail "sketch width must be a power of two" "not a power of two" "$BLOOMTAP" replay --reset --instance "$INST" --width 1000 "$G"
+expect_fail "one CPU's sketch of an interval is one BPF array value: at most 2^25 cells" \
+	"too large: one CPU's interval holds at most 33554432 cells" \
+	"$BLOOMTAP" replay --reset --instance "$INST" --width 16777216 --depth 4 "$G"
+expect_fail "epsilon and width exclude each other" "not both" "$BLOOMTAP" replay --reset --instance "$INST" --epsilon 0.001 --width 1024 "$G"
+expect_fail "one threshold only" "one of --fraction" "$BLOOMTAP" replay --reset --instance "$INST" --fraction 0.01 --bytes 5 "$G"
+expect_fail "fraction out of range" "out of range" "$BLOOMTAP" replay --reset --instance "$INST" --fraction 2 "$G"
+expect_fail "heavy --count needs --interval" "needs --interval" "$BLOOMTAP" heavy --instance "$INST" --count 2
+check "replay with --epsilon/--delta sizing" bash -c "'$BLOOMTAP' -v replay --reset --instance '$INST' --epsilon 0.0001 --delta 0.01 '$G' 2>&1 | grep -q 'sketch 5 x 32768'"
+check "replay for heavy" "$BLOOMTAP" replay --reset --instance "$INST" "$G"
+HJ=$("$BLOOMTAP" -j heavy --instance "$INST" -n 3)
+eq "heavy -j: 3 flows of the current interval" "$(json_get '.__len__()' <<<"$HJ")" 3
+eq "heavy -j: fields" "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)[0])))' <<<"$HJ")" \
+	"bytes dport dst dst_class error_bytes error_packets exact_bytes exact_packets interval interval_bytes interval_packets interval_start lost_nominations packets proto sport src src_class"
+eq "heavy -j: the interval's packets and bytes are the counters'" \
+	"$(python3 -c 'import json,sys; d=json.load(sys.stdin)[0]; print(d["interval_packets"], d["interval_bytes"])' <<<"$HJ")" \
+	"$("$BLOOMTAP" -j stats --instance "$INST" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["packets"], d["bytes"])')"
+eq "heavy -j: top flow" "$(json_get '[0]["src"]' <<<"$HJ"):$(json_get '[0]["sport"]' <<<"$HJ")/$(json_get '[0]["interval"]' <<<"$HJ")" "69.118.162.229:46906/current"
+check "heavy -n 2 says how many more" bash -c "'$BLOOMTAP' heavy --instance '$INST' -n 2 | grep -q 'more (-n)'"
+check "heavy --by packets" bash -c "'$BLOOMTAP' -j heavy --instance '$INST' --by packets -n 1 | grep -q '\"packets\":1683'"
+check "heavy --flip ends the interval" "$BLOOMTAP" heavy --instance "$INST" --flip
+HJ=$("$BLOOMTAP" -j heavy --instance "$INST" -n 1000)
+eq "after --flip: flows are in the last interval" "$(python3 -c 'import json,sys; print(sorted({f["interval"] for f in json.load(sys.stdin)}))' <<<"$HJ")" "['last']"
+check "replay --key src counts by source" "$BLOOMTAP" replay --reset --instance "$INST" --key src "$G"
+eq "--key src: top source, other fields zero" "$("$BLOOMTAP" -j heavy --instance "$INST" -n 1 | python3 -c 'import json,sys; f=json.load(sys.stdin)[0]; print(f["src"], f["dst"], f["sport"], f["proto"])')" "69.118.162.229 :: 0 0"
+check "replay: 937 flows, all heavy (--packets 1), into 256 flow-memory slots" \
+	"$BLOOMTAP" replay --reset --instance "$INST" --flow-memory 256 --packets 1 "$G"
+check "a full flow memory: heavy says flows may be missing" bash -c \
+	"'$BLOOMTAP' heavy --instance '$INST' | grep -q 'nominations lost to a full flow memory: heavy flows may be missing'"
+check "a full flow memory: heavy -j says so on stderr" bash -c \
+	"'$BLOOMTAP' -j heavy --instance '$INST' 2>&1 >/dev/null | grep -q 'nominations lost to a full flow memory'"
+check "a full flow memory: lost_nominations in heavy -j" bash -c \
+	"'$BLOOMTAP' -j heavy --instance '$INST' 2>/dev/null | python3 -c 'import json,sys; sys.exit(not json.load(sys.stdin)[0][\"lost_nominations\"] > 0)'"
+check "a full flow memory: stats counts it" bash -c \
+	"'$BLOOMTAP' -j stats --instance '$INST' | python3 -c 'import json,sys; sys.exit(not json.load(sys.stdin)[\"flow_memory_full\"] > 0)'"
+check "replay --fraction 0.0001: the flow memory grows to 4/f slots (65,536)" bash -c \
+	"'$BLOOMTAP' replay --reset --instance '$INST' --fraction 0.0001 '$G' >/dev/null 2>&1 &&
+	 bpftool -j map show pinned /sys/fs/bpf/bloomtap/'$INST'/fm | grep -q '\"bytes_value\":4194304'"
+check "replay --fraction 0.0001 --flow-memory 1024: warns that flows may be refused" bash -c \
+	"'$BLOOMTAP' replay --reset --instance '$INST' --fraction 0.0001 --flow-memory 1024 '$G' 2>&1 |
+	 grep -q 'flow-memory 1024 is below 40000 slots'"
+
+# ---- the demo: runs, reports, and removes all it made ----
+expect_fail "trace IFACE without a capture: a usage error that names what is missing" \
+	"'lo' is an interface: give a capture FILE after it, or --hex BYTES" "$BLOOMTAP" trace lo
+"$BLOOMTAP" trace lo >/dev/null 2>&1
+eq "trace IFACE without a capture: exit 2" "$?" 2
+OUT=$("$BLOOMTAP" demo --duration 1 2>&1)
+DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' <<<"$OUT")
+check "demo names its lab after its PID ($DB)" test -n "$DB"
+check "demo reports what bloomtap saw" grep -q "bloomtap saw on $DB" <<<"$OUT"
+check "demo: bloomtap heavy found exactly the heavy flows" grep -q "bloomtap found exactly those" <<<"$OUT"
+check "demo: the packet it sent is seen, with its window" bash -c "grep -A1 'a packet the demo sent' <<<\"\$0\" | grep -q 'seen in 1 window'" "$OUT"
+check "demo: the packet nobody sent is not seen" bash -c "grep -A1 'a packet nobody sent' <<<\"\$0\" | grep -q 'not seen'" "$OUT"
+check "demo: the kernel's drops of the flow nft drops, by reason" \
+	grep -qE '^  NETFILTER_DROP +25 ' <<<"$OUT"
+check "demo: a packet of that flow was seen here, then dropped here, NETFILTER_DROP" \
+	bash -c "grep -A3 'a packet of that flow' <<<\"\$0\" | grep -q 'dropped here: .*(reason NETFILTER_DROP)'" "$OUT"
+check "demo counted UDP, TCP and ICMP" bash -c "grep -qE '^  udp +[1-9]' <<<\"\$0\" && grep -qE '^  tcp +[1-9]' <<<\"\$0\" && grep -qE '^  icmp +[1-9]' <<<\"\$0\"" "$OUT"
+check "demo left no namespace" bash -c "! ip netns list | grep -qwE 'btdemo-[ab]-${DB#btdb-}'"
+check "demo left no pins" test ! -e "/sys/fs/bpf/bloomtap/$DB"
+# the heavy flows checked from outside, against what the demo sends (its
+# --help and user/cmd/demo.c: 3 UDP flows from ports 10000-10002 to 5000 and one
+# TCP transfer to 8080, all 198.18.0.1 -> .2; 200 light UDP flows and pings)
+"$BLOOMTAP" -j demo --duration 1 > "$TMP/demo.json" 2>/dev/null
+eq "demo -j: its heavy flows are the 3 UDP senders and the TCP transfer, nothing else" "$(python3 -c '
+import json, sys
+docs, dec, text = [], json.JSONDecoder(), open(sys.argv[1]).read()
+i = 0
+while i < len(text):
+    if text[i].isspace():
+        i += 1
+        continue
+    d, i = dec.raw_decode(text, i)
+    docs.append(d)
+stats, heavy = docs[0], docs[1]
+flows = sorted((f["proto"], f["sport"] if f["proto"] == 17 else 0, f["dport"], f["src"], f["dst"])
+               for f in heavy)
+udp_heavy = sum(f["packets"] for f in heavy if f["proto"] == 17)
+print(flows, 0 < udp_heavy <= stats["udp"])' "$TMP/demo.json")" \
+	"[(6, 0, 8080, '198.18.0.1', '198.18.0.2'), (17, 10000, 5000, '198.18.0.1', '198.18.0.2'), (17, 10001, 5000, '198.18.0.1', '198.18.0.2'), (17, 10002, 5000, '198.18.0.1', '198.18.0.2')] True"
+# Ctrl-C once the demo is sending (its lab is up), not after a guessed time
+"$BLOOMTAP" demo --duration 10 > "$TMP/demo.out" 2>&1 &
+DEMO=$!
+wait_for "the demo sends" 30 grep -q "^demo: sending" "$TMP/demo.out"
+DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' "$TMP/demo.out")
+kill -INT $DEMO; wait $DEMO; RC=$?
+eq "demo stops on Ctrl-C" "$RC" 130
+check "Ctrl-C: no namespace left" bash -c "! ip netns list | grep -qwE 'btdemo-[ab]-${DB#btdb-}'"
+check "Ctrl-C: no pins left ($DB)" test ! -e "/sys/fs/bpf/bloomtap/${DB:-btdb-none}"
+# a demo killed outright leaves its lab; the next demo removes it (a file
+# of its own: the background job may truncate a reused one after the poll
+# has read the last demo's lines)
+"$BLOOMTAP" demo --duration 10 > "$TMP/demo-killed.out" 2>&1 &
+DEMO=$!
+wait_for "the demo sends" 30 grep -q "^demo: sending" "$TMP/demo-killed.out"
+DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' "$TMP/demo-killed.out")
+kill -9 $DEMO; wait $DEMO 2>/dev/null
+check "SIGKILL: its lab is left ($DB)" test -e "/sys/fs/bpf/bloomtap/${DB:-btdb-none}"
+"$BLOOMTAP" demo --duration 1 >/dev/null 2>&1
+check "the next demo removed the killed one's lab (pins)" test ! -e "/sys/fs/bpf/bloomtap/${DB:-btdb-none}"
+check "the next demo removed the killed one's lab (namespaces)" bash -c "! ip netns list | grep -qwE 'btdemo-[ab]-${DB#btdb-}'"
+# one killed while it made its lab: only namespace A of a PID gone
+true & DEAD=$!; wait $DEAD
+ip netns add "btdemo-a-$DEAD"
+"$BLOOMTAP" demo --duration 1 >/dev/null 2>&1
+check "the next demo removed a half-made lab too" bash -c "! ip netns list | grep -qw 'btdemo-a-$DEAD'"
+ip netns del "btdemo-a-$DEAD" 2>/dev/null
+
+# One logger, whose lines carry their level: "<3>" when stderr is the
+# journal (JOURNAL_STREAM names stderr's device:inode, as systemd sets it),
+# "bloomtap: error:" elsewhere, even with the variable inherited
+: > "$TMP/journal"
+JS=$(stat -c '%d:%i' "$TMP/journal")
+JOURNAL_STREAM=$JS "$BLOOMTAP" detach --instance bt-no-such-$$ 2>"$TMP/journal"
+check "stderr the journal: an error line starts <3>" grep -q '^<3>no bloomtap instance' "$TMP/journal"
+JOURNAL_STREAM=$JS "$BLOOMTAP" detach --instance bt-no-such-$$ 2>"$TMP/other"
+check "stderr a file other than the variable's: the plain prefix" \
+	grep -q '^bloomtap: error: no bloomtap instance' "$TMP/other"
+
+summary
+[ $FAIL -eq 0 ]
