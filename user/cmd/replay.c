@@ -107,16 +107,90 @@ static const struct bt_cmd_spec replay_spec = {
 	replay_opts, 1, 1,
 };
 
+/* A bad file, or a bad watch list, is reported before anything is created */
+static int inputs_readable(const char *path, struct bt_watch_list *wl)
+{
+	struct bt_capture *cap;
+	char msg[512];
+
+	if (bt_capture_open(path, &cap, msg, sizeof(msg))) {
+		bt_err("%s", msg);
+		return -1;
+	}
+	bt_capture_close(cap);
+	return rcfg.watch ? bt_watch_list_read_or_explain(rcfg.watch, wl) : 0;
+}
+
+/* The instance replayed into: made again under --reset, opened when it
+ * exists, made otherwise; its watch list loaded */
+static int instance_ready(struct bt_instance *inst, const struct bt_watch_list *wl)
+{
+	struct bt_instance_cfg cfg = {
+		.flow_table_size = rcfg.flow_table, .sketch = rcfg.sketch, .spie = rcfg.spie,
+	};
+
+	if (rcfg.reset && bt_instance_exists(rcfg.instance) && bt_detach(rcfg.instance, false))
+		return -1;
+	if (bt_instance_open_or_create(rcfg.instance, &cfg, inst, NULL))
+		return -1;
+	if (rcfg.watch && bt_watch_load_named(inst->name, wl))
+		return 1;
+	if (rcfg.flows && !(inst->meta.flags & BT_META_FLOW_TABLE)) {
+		bt_err("instance '%s' keeps no flow table (it was made by attach): replay "
+		       "into another instance for --flows", rcfg.instance);
+		return 1;
+	}
+	return 0;
+}
+
+/* The capture through the program, the ring turning as under the agent
+ * (sealed behind, ready ahead) unless an agent keeps this instance, which
+ * then does it. -1 when it could not start (said); else 0 with *err,
+ * bt_replay_file's answer. */
+static int replay_kept(const struct bt_instance *inst, const char *path,
+		       struct bt_replay_result *r, int *err)
+{
+	struct bt_spie_maps sm;
+	struct bt_keeper keeper = { .sm = &sm, .name = inst->name };
+	int lock;
+
+	if ((*err = bt_spie_map(inst, &sm))) {
+		bt_err_errno(*err, "mapping the SPIE windows");
+		return -1;
+	}
+	if (bt_instance_lock(inst->name, &lock))
+		bt_debug("%s: another process keeps the windows turning", inst->name);
+	/* the multi-buffer program takes frames past a page; before Linux
+	 * 5.18 there is none, and the kernel refuses those frames */
+	*err = bt_replay_file(inst->prog_mb_fd >= 0 ? inst->prog_mb_fd : inst->prog_fd, path,
+			      lock >= 0 ? &keeper : NULL, r);
+	if (lock >= 0)
+		close(lock);
+	bt_spie_unmap(&sm);
+	return 0;
+}
+
+static int print_flow_table(const struct bt_instance *inst)
+{
+	struct bt_flow_ent *v;
+	size_t cnt;
+
+	if (bt_flow_table_dump(inst->flows_fd, &v, &cnt)) {
+		bt_err("reading the flow table failed");
+		return -1;
+	}
+	print_flows(v, cnt);
+	free(v);
+	return 0;
+}
+
 int cmd_replay(int argc, char **argv)
 {
-	struct bt_instance_cfg cfg = { 0 };
 	struct bt_watch_list wl = { 0 };
 	struct bt_replay_result r;
 	struct bt_instance inst;
-	struct bt_capture *cap;
 	int n, err, ret = BT_EXIT_FAIL;
 	const char *path;
-	char msg[512];
 
 	n = bt_parse_args(&replay_spec, argc, argv);
 	if (n < 0)
@@ -124,70 +198,23 @@ int cmd_replay(int argc, char **argv)
 	if (n == BT_PARSE_HELP)
 		return 0;
 	path = argv[1];
-
-	/* A bad file is reported before anything is created. */
-	if (bt_capture_open(path, &cap, msg, sizeof(msg))) {
-		bt_err("%s", msg);
+	if (inputs_readable(path, &wl))
 		return BT_EXIT_FAIL;
-	}
-	bt_capture_close(cap);
-	if (rcfg.watch && bt_watch_list_read_or_explain(rcfg.watch, &wl))
-		return BT_EXIT_FAIL;
-
-	if (rcfg.reset && bt_instance_exists(rcfg.instance) &&
-	    bt_detach(rcfg.instance, false)) {
+	if ((err = instance_ready(&inst, &wl)) < 0) {
 		bt_watch_list_free(&wl);
 		return BT_EXIT_FAIL;
 	}
-	cfg.flow_table_size = rcfg.flow_table;
-	cfg.sketch = rcfg.sketch;
-	cfg.spie = rcfg.spie;
-	if (bt_instance_open_or_create(rcfg.instance, &cfg, &inst, NULL)) {
-		bt_watch_list_free(&wl);
-		return BT_EXIT_FAIL;
-	}
-	if (rcfg.watch && bt_watch_load_named(inst.name, &wl))
+	if (err)
 		goto out;
-	if (rcfg.flows && !(inst.meta.flags & BT_META_FLOW_TABLE)) {
-		bt_err("instance '%s' keeps no flow table (it was made by attach): replay "
-		       "into another instance for --flows", rcfg.instance);
+	if (replay_kept(&inst, path, &r, &err))
 		goto out;
-	}
-
-	/* the ring turns as under the agent: sealed behind, ready ahead;
-	 * unless an agent keeps this instance, which then does it */
-	struct bt_spie_maps sm;
-	struct bt_keeper keeper = { .sm = &sm, .name = inst.name };
-	int lock;
-
-	if ((err = bt_spie_map(&inst, &sm))) {
-		bt_err_errno(err, "mapping the SPIE windows");
-		goto out;
-	}
-	if (bt_instance_lock(inst.name, &lock))
-		bt_debug("%s: another process keeps the windows turning", inst.name);
-	/* the multi-buffer program takes frames past a page; before Linux
-	 * 5.18 there is none, and the kernel refuses those frames */
-	err = bt_replay_file(inst.prog_mb_fd >= 0 ? inst.prog_mb_fd : inst.prog_fd, path, lock >= 0 ? &keeper : NULL, &r);
-	if (lock >= 0)
-		close(lock);
-	bt_spie_unmap(&sm);
 	if (err && !r.read) {
 		bt_err("%s", r.error);
 		goto out;
 	}
 	print_summary(path, &r, rcfg.instance, rcfg.flows);
-	if (rcfg.flows) {
-		struct bt_flow_ent *v;
-		size_t cnt;
-
-		if (bt_flow_table_dump(inst.flows_fd, &v, &cnt)) {
-			bt_err("reading the flow table failed");
-			goto out;
-		}
-		print_flows(v, cnt);
-		free(v);
-	}
+	if (rcfg.flows && print_flow_table(&inst))
+		goto out;
 	if (err) {
 		bt_err("%s", r.error);
 		goto out;

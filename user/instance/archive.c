@@ -280,12 +280,92 @@ static int compress_windows(const struct bt_archive_batch *b, ZSTD_CCtx *cctx,
 	return 0;
 }
 
+/* Room for n windows of raw bytes each, in chunks of at most one
+ * BT_ARCHIVE_CHUNK: 0, or -ENOMEM (chunked_free frees what was had) */
+static int chunked_alloc(struct chunked *c, size_t raw, int n)
+{
+	c->cbytes = raw < BT_ARCHIVE_CHUNK ? raw : BT_ARCHIVE_CHUNK;
+	c->chunks = raw / c->cbytes;
+	c->table_len = (c->chunks + 1) * sizeof(__u32);
+	c->bound = ZSTD_compressBound(c->cbytes);
+	c->recs = calloc(n, sizeof(*c->recs));
+	c->tables = malloc(n * c->table_len);
+	c->data = malloc((size_t)n * c->chunks * c->bound);
+	c->iov = calloc(4 + 2 * n, sizeof(*c->iov));
+	return c->recs && c->tables && c->data && c->iov ? 0 : -ENOMEM;
+}
+
+static void chunked_free(struct chunked *c)
+{
+	free(c->recs);
+	free(c->tables);
+	free(c->data);
+	free(c->iov);
+}
+
+/* The archive's directory and its key file, made when missing */
+static int archive_dir_ready(const char *dir, const char *instance, const struct bt_meta *meta)
+{
+	int err;
+
+	if (meta->window_bits > BT_ARCHIVE_WINDOW_BITS_MAX) {
+		bt_err("archive: windows of more than 2^34 bits are not archived");
+		return -EFBIG;
+	}
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		bt_err("archive directory %s: %s", dir, strerror(-err));
+		return err;
+	}
+	if ((err = ensure_key(dir, instance, meta)))
+		bt_err("archive %s: writing the key file: %s", dir, strerror(-err));
+	return err;
+}
+
+/* Small frames: what the file says already (sizes, the dictionary) stays
+ * out of each; the content checksum stays in. */
+static void cctx_setup(ZSTD_CCtx *cctx, const ZSTD_CDict *cdict)
+{
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	if (cdict)
+		ZSTD_CCtx_refCDict(cctx, cdict);
+}
+
+/* The header of format 3, its checksums over the dictionary, the records
+ * and the drops included */
+static void hdr3_fill(struct bt_archive_hdr3 *h, const char *instance, const struct bt_meta *meta,
+		      const struct chunked *c, int n, const uint8_t *dict, size_t dict_len,
+		      const struct bt_archive_drop *drops, __u32 ndrops)
+{
+	memcpy(h->magic, BT_ARCHIVE_MAGIC, 8);
+	h->version = BT_ARCHIVE_VERSION;
+	h->hdr_len = sizeof(*h);
+	snprintf(h->instance, sizeof(h->instance), "%s", instance);
+	h->key_id = bt_key_id(&meta->hash_key);
+	h->window_bits = meta->window_bits;
+	h->k = meta->k;
+	h->block_bits = BT_BLOCK_BITS;
+	h->windows = n;
+	h->chunk_bytes = c->cbytes;
+	h->chunks = c->chunks;
+	h->dict_len = dict_len;
+	h->reserved[0] = ndrops;
+	h->records_crc = crc32(crc(dict, dict_len), (const Bytef *)c->recs, n * sizeof(*c->recs));
+	if (ndrops)	/* zlib's crc32() of NULL is its initial value, not a no-op */
+		h->records_crc = crc32(h->records_crc, (const Bytef *)drops,
+				       ndrops * sizeof(*drops));
+	h->hdr_crc = hdr3_crc(h);
+}
+
 int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
 		     const struct bt_archive_batch *b, char *path_out, size_t len)
 {
-	size_t raw = b->bpw * sizeof(struct bt_bloom_block), dict_len = 0;
+	size_t dict_len = 0;
 	int n = b->n;
-	struct chunked c = { .cbytes = raw < BT_ARCHIVE_CHUNK ? raw : BT_ARCHIVE_CHUNK };
+	struct chunked c = { 0 };
 	struct bt_archive_hdr3 h = { 0 };
 	uint8_t dict[BT_ARCHIVE_DICT];
 	struct bt_archive_drop *drops = NULL;
@@ -295,62 +375,19 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	char name[160];
 	int err = -ENOMEM;
 
-	c.chunks = raw / c.cbytes;
-	c.table_len = (c.chunks + 1) * sizeof(__u32);
-	c.bound = ZSTD_compressBound(c.cbytes);
-	c.recs = calloc(n, sizeof(*c.recs));
-	c.tables = malloc(n * c.table_len);
-	c.data = malloc((size_t)n * c.chunks * c.bound);
-	c.iov = calloc(4 + 2 * n, sizeof(*c.iov));
-	if (!c.recs || !c.tables || !c.data || !c.iov || !cctx || !n ||
+	if (!n || !cctx || chunked_alloc(&c, b->bpw * sizeof(struct bt_bloom_block), n) ||
 	    collect_drops(b, &drops, &ndrops))
 		goto out;
-	if (meta->window_bits > BT_ARCHIVE_WINDOW_BITS_MAX) {
-		bt_err("archive: windows of more than 2^34 bits are not archived");
-		err = -EFBIG;
+	if ((err = archive_dir_ready(dir, instance, meta)))
 		goto out;
-	}
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		err = -errno;
-		bt_err("archive directory %s: %s", dir, strerror(-err));
-		goto out;
-	}
-	if ((err = ensure_key(dir, instance, meta))) {
-		bt_err("archive %s: writing the key file: %s", dir, strerror(-err));
-		goto out;
-	}
 	dict_len = train_dict(dict, b->win, b->filters, n, c.cbytes, c.chunks);
 	if (dict_len && !(cdict = ZSTD_createCDict(dict, dict_len, 1)))
 		dict_len = 0;
-	/* small frames: what the file says already (sizes, the dictionary)
-	 * stays out of each; the content checksum stays in */
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0);
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-	if (cdict)
-		ZSTD_CCtx_refCDict(cctx, cdict);
+	cctx_setup(cctx, cdict);
 	if ((err = compress_windows(b, cctx, &c, sizeof(h) + dict_len +
 				    (__u64)n * sizeof(*c.recs) + ndrops * sizeof(*drops))))
 		goto out;
-	memcpy(h.magic, BT_ARCHIVE_MAGIC, 8);
-	h.version = BT_ARCHIVE_VERSION;
-	h.hdr_len = sizeof(h);
-	snprintf(h.instance, sizeof(h.instance), "%s", instance);
-	h.key_id = bt_key_id(&meta->hash_key);
-	h.window_bits = meta->window_bits;
-	h.k = meta->k;
-	h.block_bits = BT_BLOCK_BITS;
-	h.windows = n;
-	h.chunk_bytes = c.cbytes;
-	h.chunks = c.chunks;
-	h.dict_len = dict_len;
-	h.reserved[0] = ndrops;
-	h.records_crc = crc32(crc(dict, dict_len), (const Bytef *)c.recs, n * sizeof(*c.recs));
-	if (ndrops)	/* zlib's crc32() of NULL is its initial value, not a no-op */
-		h.records_crc = crc32(h.records_crc, (const Bytef *)drops,
-				      ndrops * sizeof(*drops));
-	h.hdr_crc = hdr3_crc(&h);
+	hdr3_fill(&h, instance, meta, &c, n, dict, dict_len, drops, ndrops);
 	c.iov[0] = (struct iovec){ &h, sizeof(h) };
 	c.iov[1] = (struct iovec){ dict, dict_len };
 	c.iov[2] = (struct iovec){ c.recs, n * sizeof(*c.recs) };
@@ -372,11 +409,8 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 out:
 	ZSTD_freeCDict(cdict);
 	ZSTD_freeCCtx(cctx);
-	free(c.recs);
+	chunked_free(&c);
 	free(drops);
-	free(c.tables);
-	free(c.data);
-	free(c.iov);
 	return err;
 }
 

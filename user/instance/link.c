@@ -255,17 +255,13 @@ static void say_attached(const struct bt_instance *inst, const char *ifname, boo
 			"(no drops to record there)");
 }
 
-int bt_attach(const char *ifname, const struct bt_attach_opts *o)
+/* What refuses an attach before anything is loaded; the interface's index */
+static int attach_refused(const char *ifname, const struct bt_attach_opts *o, int *ifindex)
 {
-	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
-	struct bt_instance inst;
-	char path[256];
-	int ifindex, link_fd, err;
-	bool created = false, skb;
-	__u32 zero = 0;
+	int err;
 
-	ifindex = if_nametoindex(ifname);
-	if (!ifindex) {
+	*ifindex = if_nametoindex(ifname);
+	if (!*ifindex) {
 		bt_err_no_iface(NULL, ifname);
 		return -ENODEV;
 	}
@@ -277,9 +273,61 @@ int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 		return err;
 	if ((err = bt_ensure_bpffs()))
 		return err;
-	if ((err = iface_free(ifname, ifindex, o->force)))
-		return err;
+	return iface_free(ifname, *ifindex, o->force);
+}
 
+/* Past one page, frames come in several buffers: the program must say it
+ * takes them, and then pays for asking the frame's length. */
+static int program_for_mtu(const struct bt_instance *inst, const char *ifname)
+{
+	int mtu = iface_mtu(ifname), prog = mtu > BT_LINEAR_MTU ? inst->prog_mb_fd : inst->prog_fd;
+
+	if (prog < 0) {
+		bt_err("%s has MTU %d, above what a linear XDP frame holds (%d), and this kernel "
+		       "(%s) has no multi-buffer XDP (Linux 5.18): lower the MTU to attach",
+		       ifname, mtu, BT_LINEAR_MTU, bt_kernel_release());
+		return -EOPNOTSUPP;
+	}
+	if (prog == inst->prog_mb_fd)
+		bt_info("%s has MTU %d: attaching the multi-buffer program", ifname, mtu);
+	return prog;
+}
+
+/* The XDP link made and pinned in the instance's directory: the pin holds
+ * it, so the fd is closed either way (closing the only fd detaches). */
+static int link_pinned(int prog, const char *ifname, int ifindex, enum bt_xdp_mode mode, bool *skb)
+{
+	char path[256];
+	int link_fd, err = 0;
+
+	link_fd = link_create(prog, ifindex, mode, skb);
+	if (link_fd < 0) {
+		if (link_fd == -EBUSY || link_fd == -EEXIST)
+			bt_err("'%s' got another XDP program meanwhile: try again, with --force "
+			       "to replace it", ifname);
+		else
+			bt_err_errno(link_fd, "attaching XDP");
+		return link_fd;
+	}
+	bt_instance_path(ifname, "link", path, sizeof(path));
+	if (bpf_obj_pin(link_fd, path)) {
+		err = -errno;
+		bt_err_errno(err, "pinning the XDP link");
+	}
+	close(link_fd);
+	return err;
+}
+
+int bt_attach(const char *ifname, const struct bt_attach_opts *o)
+{
+	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
+	struct bt_instance inst;
+	int ifindex, prog, err;
+	bool created = false, skb;
+	__u32 zero = 0;
+
+	if ((err = attach_refused(ifname, o, &ifindex)))
+		return err;
 	/* An instance kept by 'detach --keep-maps' is attached again with its
 	 * counters; otherwise a fresh one is loaded. */
 	if (o->sketch)
@@ -288,41 +336,16 @@ int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 		cfg.spie = *o->spie;
 	if ((err = bt_instance_open_or_create(ifname, &cfg, &inst, &created)))
 		return err;
-
-	/* Past one page, frames come in several buffers: the program must
-	 * say it takes them, and then pays for asking the frame's length. */
-	int mtu = iface_mtu(ifname), prog = mtu > BT_LINEAR_MTU ? inst.prog_mb_fd : inst.prog_fd;
-
+	prog = program_for_mtu(&inst, ifname);
 	if (prog < 0) {
-		bt_err("%s has MTU %d, above what a linear XDP frame holds (%d), and this kernel "
-		       "(%s) has no multi-buffer XDP (Linux 5.18): lower the MTU to attach",
-		       ifname, mtu, BT_LINEAR_MTU, bt_kernel_release());
-		err = -EOPNOTSUPP;
+		err = prog;
 		goto out;
 	}
-	if (prog == inst.prog_mb_fd)
-		bt_info("%s has MTU %d: attaching the multi-buffer program", ifname, mtu);
 	/* the mode before the link: no frame passes that tap mode should drop */
 	if ((err = bt_tap_set(&inst, ifname, o->tap, true)))
 		goto out;
-	link_fd = link_create(prog, ifindex, o->mode, &skb);
-	if (link_fd < 0) {
-		err = link_fd;
-		if (err == -EBUSY || err == -EEXIST)
-			bt_err("'%s' got another XDP program meanwhile: try again, with --force "
-			       "to replace it", ifname);
-		else
-			bt_err_errno(err, "attaching XDP");
+	if ((err = link_pinned(prog, ifname, ifindex, o->mode, &skb)))
 		goto out;
-	}
-	bt_instance_path(ifname, "link", path, sizeof(path));
-	if (bpf_obj_pin(link_fd, path)) {
-		err = -errno;
-		bt_err_errno(err, "pinning the XDP link");
-		close(link_fd);	/* closing the only fd detaches */
-		goto out;
-	}
-	close(link_fd);
 
 	inst.meta.ifindex = ifindex;
 	inst.meta.flags = (inst.meta.flags & ~BT_META_SKB_MODE) | BT_META_ATTACHED |
