@@ -245,22 +245,106 @@ static __always_inline void drop_count_suppressed(const struct sk_buff *skb, __u
 	drop_count_add(&drop_counts, &drop_counts_subsys, reason, segs, bytes);
 }
 
+/* An IP packet's header as the drop program reads it from its copy */
+struct drop_ip {
+	__u64 hdr, after;	/* the SPIE digest's words (spie.bpf.h) */
+	__u32 hl, n;		/* the IP header's bytes; the L4 bytes digested, 8 at most */
+	bool v4;
+};
+
+/* The IP header at the start of the copy ip (lin bytes of it linear): the
+ * flow key's addresses, the digest's words, *bytes the packet's IP length.
+ * BT_DROP_CTR_MAX, or the drop counter that says why it cannot be read. */
+static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 proto,
+					  struct bt_flow_key *key, struct drop_ip *p, __u64 *bytes)
+{
+	__builtin_memset(key, 0, sizeof(*key));
+	p->v4 = proto == ETH_P_IP_BE;
+	if (p->v4 && ip[0] >> 4 == 4 && (ip[0] & 15) >= 5) {
+		__u32 tot = (__u32)ip[2] << 8 | ip[3];
+
+		p->hl = (ip[0] & 15) * 4;
+		p->n = tot > p->hl ? tot - p->hl : 0;
+		*bytes = tot;
+		key_set_v4mapped(key->src, *(__be32 *)&ip[12]);
+		key_set_v4mapped(key->dst, *(__be32 *)&ip[16]);
+		p->hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
+	} else if (proto == ETH_P_IPV6_BE && ip[0] >> 4 == 6) {
+		p->hl = 40;
+		p->n = (__u32)ip[4] << 8 | ip[5];
+		*bytes = 40 + p->n;
+		__builtin_memcpy(key->src, &ip[8], 16);
+		__builtin_memcpy(key->dst, &ip[24], 16);
+		p->hdr = spie_hdr_v6(*(__u64 *)ip);
+	} else {
+		return BT_DROP_NOT_IP;
+	}
+	if (p->n > 8)
+		p->n = 8;
+	if (lin < p->hl + p->n || p->hl > HDR_BYTES - 13)
+		return BT_DROP_NONLINEAR;
+	p->after = *(__u64 *)&ip[p->hl & 0x3f];
+	if (p->n < 8)
+		p->after &= (1ULL << (p->n * 8)) - 1;
+	return BT_DROP_CTR_MAX;
+}
+
+/* A TCP skb GRO merged, its segments' digests rebuilt from the merged
+ * header (drop_segments): true when its lengths are what GRO leaves, with
+ * *digested and *bytes (each segment's headers counted); false, and it is
+ * digested as it is. g holds all but the segments' lengths. */
+static __always_inline bool drop_gro_tcp(struct bt_ctl *c, const __u8 *ip, __u32 hl,
+					 struct drop_gro *g, __u64 *bytes, __u32 *digested)
+{
+	/* the merged header's length field is the whole skb's */
+	__u32 thl = (ip[(hl + 12) & 0x7f] >> 4) * 4;
+	__u32 total = g->v4 ? ((__u32)ip[2] << 8 | ip[3]) : hl + ((__u32)ip[4] << 8 | ip[5]);
+	__u32 hdrs = (g->v4 ? hl : 0) + thl;
+
+	if (thl < 20 || total < hl + thl + (g->segs - 1) * g->gso_size + 1)
+		return false;
+	g->len = hdrs + g->gso_size;
+	g->last_len = hdrs + total - hl - thl - (g->segs - 1) * g->gso_size;
+	*bytes += (g->segs - 1) * (__u64)(hl + thl);
+	*digested = drop_segments(c, g);
+	return true;
+}
+
+/* The network header's first HDR_BYTES copied to ip, zeros past what is
+ * linear (*lin bytes from the network header); *bytes, those from the
+ * network header on. BT_DROP_CTR_MAX, or BT_DROP_NO_NETWORK. */
+static __always_inline __u32 drop_copy_header(const struct sk_buff *skb, __u8 *ip, __u32 *lin,
+					      __u64 *bytes)
+{
+	__u16 nh = skb->network_header, mac = skb->mac_header;
+
+	/* without one: nothing to measure from, the skb's bytes (wherever
+	 * its data is) stay */
+	if (nh == 0xffff || mac == 0xffff)
+		return BT_DROP_NO_NETWORK;
+	/* an IP packet's own length (a GRO'd one's merged length), whether
+	 * skb->data is at L2, L3 or the payload where it died */
+	*bytes = l3_bytes(skb, nh);
+	*lin = skb->tail > nh ? skb->tail - nh : 0;
+	__builtin_memset(ip, 0, HDR_BYTES);
+	if (bpf_probe_read_kernel(ip, *lin < HDR_BYTES ? *lin : HDR_BYTES, skb->head + nh))
+		return BT_DROP_NO_NETWORK;
+	return BT_DROP_CTR_MAX;
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_reason why)
 {
 	const struct bt_hash_keys *k = &cfg_keys;
 	struct bt_drop_counters *dctr;
 	struct bt_flow_key key;
+	struct drop_ip p;
 	struct bt_ctl *c;
 	struct drop_hdr *scratch;
 	__u8 *ip;
-	__u32 zero = 0, reason = why, segs, win, lin, hl, n, gso_type, gso_size;
+	__u32 zero = 0, reason = why, segs, win, lin, gso_type, gso_size, why_not;
 	__u32 digested, hsegs = 1;	/* digests made, segments the heavy stage counts */
-	__u16 nh = skb->network_header, mac = skb->mac_header;
-	__be16 proto = skb->protocol;
-	unsigned char *head = skb->head;
-	__u64 hdr, after, addrs, h, bytes = skb->len;
-	bool v4;
+	__u64 addrs, h, bytes = skb->len;
 
 	/* first: a suppressed drop costs a count and nothing else */
 	if (drop_suppressed(reason)) {
@@ -274,73 +358,26 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	if (!dctr || !c || !scratch)
 		goto out;
 	ip = scratch->b;
-	if (nh == 0xffff || mac == 0xffff) {
-		/* nothing to measure from: the skb's bytes, wherever its data is */
-		dctr->c[BT_DROP_NO_NETWORK] += segs;
+	why_not = drop_copy_header(skb, ip, &lin, &bytes);
+	if (why_not == BT_DROP_CTR_MAX)
+		why_not = drop_read_ip(ip, lin, skb->protocol, &key, &p, &bytes);
+	if (why_not < BT_DROP_CTR_MAX) {
+		dctr->c[why_not] += segs;
 		goto out;
 	}
-	/* bytes from the network header on: an IP packet's own length (a
-	 * GRO'd one's merged length), whether skb->data is at L2, L3 or the
-	 * payload where it died */
-	bytes = l3_bytes(skb, nh);
-	lin = skb->tail > nh ? skb->tail - nh : 0;
-	__builtin_memset(ip, 0, HDR_BYTES);
-	if (bpf_probe_read_kernel(ip, lin < HDR_BYTES ? lin : HDR_BYTES, head + nh)) {
-		dctr->c[BT_DROP_NO_NETWORK] += segs;
-		goto out;
-	}
-	__builtin_memset(&key, 0, sizeof(key));
-	v4 = proto == ETH_P_IP_BE;
-	if (v4 && ip[0] >> 4 == 4 && (ip[0] & 15) >= 5) {
-		__u32 tot = (__u32)ip[2] << 8 | ip[3];
-
-		hl = (ip[0] & 15) * 4;
-		n = tot > hl ? tot - hl : 0;
-		bytes = tot;
-		key_set_v4mapped(key.src, *(__be32 *)&ip[12]);
-		key_set_v4mapped(key.dst, *(__be32 *)&ip[16]);
-		hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
-	} else if (proto == ETH_P_IPV6_BE && ip[0] >> 4 == 6) {
-		hl = 40;
-		n = (__u32)ip[4] << 8 | ip[5];
-		bytes = 40 + n;
-		__builtin_memcpy(key.src, &ip[8], 16);
-		__builtin_memcpy(key.dst, &ip[24], 16);
-		hdr = spie_hdr_v6(*(__u64 *)ip);
-	} else {
-		dctr->c[BT_DROP_NOT_IP] += segs;
-		goto out;
-	}
-	if (n > 8)
-		n = 8;
-	if (lin < hl + n || hl > HDR_BYTES - 13) {
-		dctr->c[BT_DROP_NONLINEAR] += segs;
-		goto out;
-	}
-	after = *(__u64 *)&ip[hl & 0x3f];
-	if (n < 8)
-		after &= (1ULL << (n * 8)) - 1;
 	win = c->window;
 	if (win >= cfg_windows)
 		goto out;
-	drop_flow_key(&key, ip, hl, n, v4, reason);
+	drop_flow_key(&key, ip, p.hl, p.n, p.v4, reason);
 	addrs = bt_hash_addrs(k, (const __u64 *)&key);
-	if (segs > 1 && (gso_type & GSO_TCP) && n == 8 &&
-	    (v4 ? ip[9] : ip[6]) == IPPROTO_TCP_NUM) {
-		/* the merged header's length field is the whole skb's */
-		__u32 thl = (ip[(hl + 12) & 0x7f] >> 4) * 4;
-		__u32 total = v4 ? ((__u32)ip[2] << 8 | ip[3]) : hl + ((__u32)ip[4] << 8 | ip[5]);
-		__u32 hdrs = (v4 ? hl : 0) + thl;
-		struct drop_gro g = { .addrs = addrs, .hdr = hdr, .after = after,
+	if (segs > 1 && (gso_type & GSO_TCP) && p.n == 8 &&
+	    (p.v4 ? ip[9] : ip[6]) == IPPROTO_TCP_NUM) {
+		struct drop_gro g = { .addrs = addrs, .hdr = p.hdr, .after = p.after,
 				      .segs = segs, .gso_size = gso_size, .win = win,
-				      .reason = reason, .v4 = v4,
+				      .reason = reason, .v4 = p.v4,
 				      .fixed_id = !!(gso_type & GSO_FIXEDID) };
 
-		if (thl >= 20 && total >= hl + thl + (segs - 1) * gso_size + 1) {
-			g.len = hdrs + gso_size;
-			g.last_len = hdrs + total - hl - thl - (segs - 1) * gso_size;
-			bytes += (segs - 1) * (__u64)(hl + thl);
-			digested = drop_segments(c, &g);
+		if (drop_gro_tcp(c, ip, p.hl, &g, &bytes, &digested)) {
 			hsegs = segs;
 			dctr->c[BT_DROP_GRO_SKBS]++;
 			if (segs > digested)
@@ -353,14 +390,14 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 		 * digest; the heavy stage still counts every segment, and the
 		 * IP bytes of each: the merged packet's, and the headers of
 		 * the segments after the first (UDP's 8 bytes included) */
-		__u32 l4h = (v4 ? ip[9] : ip[6]) == IPPROTO_UDP_NUM ? 8 : 0;
+		__u32 l4h = (p.v4 ? ip[9] : ip[6]) == IPPROTO_UDP_NUM ? 8 : 0;
 
 		dctr->c[BT_DROP_GSO_NOT_TCP] += segs;
-		bytes += (segs - 1) * (__u64)(hl + l4h);
+		bytes += (segs - 1) * (__u64)(p.hl + l4h);
 		drop_heavy(c, &key, k, addrs, bytes, segs);
 		goto out;
 	}
-	h = bt_hash_spie_finish(k, addrs, hdr, after);
+	h = bt_hash_spie_finish(k, addrs, p.hdr, p.after);
 	drop_insert(c, win, h, reason);
 	digested = 1;
 count:

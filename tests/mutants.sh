@@ -44,7 +44,7 @@ MUTANTS=(
 'claim-without-position|bpf/spie.bpf.h|ring % cfg_windows != win|0|.output/tests/test_spie'
 'auth-only-with-tls|user/agent/http.c|	if (srv->local || !w || !w->nusers)|	if (srv->local || !w || !w->cert_pem)|tests/live/webapi.sh'
 'login-costs-one|user/agent/http.c|rate_ok(c, BT_HTTP_AUTH_FAIL_COST - 1)|rate_ok(c, 0)|tests/live/webapi.sh'
-'drop-v6-raw-word|bpf/drop.bpf.h|		hdr = spie_hdr_v6(*(__u64 *)ip);|		hdr = *(__u64 *)ip;|tests/live/drops.sh'
+'drop-v6-raw-word|bpf/drop.bpf.h|		p->hdr = spie_hdr_v6(*(__u64 *)ip);|		p->hdr = *(__u64 *)ip;|tests/live/drops.sh'
 'suppressed-as-not-ip|bpf/drop.bpf.h|		dctr->c[BT_DROP_SUPPRESSED] += segs;|		dctr->c[BT_DROP_NOT_IP] += segs;|tests/live/drops.sh'
 'window-other-never-set|bpf/drop.bpf.h|	d->other += n;|	(void)n;|tests/live/drops.sh'
 'uppers-shared-last-wins|user/instance/drops.c|								      : BT_DROP_SHARED;|								      : own[i].v + BT_DROP_UPPER;|tests/live/uppers.sh'
