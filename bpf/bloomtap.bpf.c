@@ -69,9 +69,11 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 	/* last: heavy_count() masks the key in place */
 	if (cfg_heavy && part) {
 		const struct heavy_maps hm = { &cms, &fm, &fmc, &fc, &fmo };
+		const struct heavy_where w = { .hm = &hm, .c = c, .part = part, .ctr = ctr, .hk = k,
+					       .interval = interval,
+					       .cpu = bpf_get_smp_processor_id() };
 
-		heavy_count(&hm, &pi.key, bytes, 1, c, interval, part, bpf_get_smp_processor_id(),
-			    k, addrs, cfg_spie && cfg_share_hash, ctr);
+		heavy_count(&w, &pi.key, bytes, 1, addrs, cfg_spie && cfg_share_hash);
 	}
 	return verdict;
 }

@@ -188,16 +188,15 @@ static __always_inline void drop_heavy(struct bt_ctl *c, struct bt_flow_key *key
 				       __u32 segs)
 {
 	const struct heavy_maps hm = { &dcms, &dfm, &dfmc, &dfc, &dfmo };
-	__u32 zero = 0, interval;
-	struct bt_counters *dc;
-	struct bt_iv_part *part;
+	struct heavy_where w = { .hm = &hm, .c = c, .hk = k };
+	__u32 zero = 0;
 
-	if (!cfg_heavy || !(dc = bpf_map_lookup_elem(&dcounters, &zero)))
+	if (!cfg_heavy || !(w.ctr = bpf_map_lookup_elem(&dcounters, &zero)))
 		return;
-	interval = *(volatile __u32 *)&c->interval;
-	part = heavy_account(dc, interval, bytes, segs);
-	heavy_count(&hm, key, bytes, segs, c, interval, part, bpf_get_smp_processor_id(), k,
-		    addrs, true, dc);
+	w.interval = *(volatile __u32 *)&c->interval;
+	w.part = heavy_account(w.ctr, w.interval, bytes, segs);
+	w.cpu = bpf_get_smp_processor_id();
+	heavy_count(&w, key, bytes, segs, addrs, true);
 }
 
 /* The skb's bytes from its network header (nh, from skb->head) on. */

@@ -50,6 +50,17 @@ struct heavy_maps {
 	void *cms, *fm, *fmc, *fc, *fmo;
 };
 
+/* Where a packet is counted: the stage's maps, the interval and this CPU's
+ * part of it (heavy_account), the instance's control and counters */
+struct heavy_where {
+	const struct heavy_maps *hm;
+	const struct bt_ctl *c;
+	struct bt_iv_part *part;
+	struct bt_counters *ctr;
+	const struct bt_hash_keys *hk;
+	__u32 interval, cpu;
+};
+
 static __always_inline void key_mask(struct bt_flow_key *k)
 {
 	if (cfg_key_mode == BT_KEY_5TUPLE)
@@ -298,20 +309,70 @@ static __always_inline void cold_estimate(struct cold_cell *layer, __u64 h, __u6
  * it returned. addrs: bt_hash_addrs() of the unmasked key when have_addrs
  * (the SPIE stage computed it), which finishes the 5-tuple's hash with one
  * more word. ctr: this CPU's counters of the stage. */
-static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_flow_key *k,
-					__u64 bytes, __u32 packets,
-					const struct bt_ctl *c, __u32 interval,
-					struct bt_iv_part *part, __u32 cpu,
-					const struct bt_hash_keys *hk, __u64 addrs,
-					bool have_addrs, struct bt_counters *ctr)
+/* The flow's estimate: the minimum over this CPU's rows (depth >= 1), each
+ * row's cell in cell[] (NULL past the depth). Unrolled to BT_MAX_DEPTH,
+ * each row guarded by the runtime depth. */
+static __always_inline void sketch_min(struct bt_cm_cell *rows, __u64 h,
+				       struct bt_cm_cell *cell[BT_MAX_DEPTH],
+				       __u64 *min_b, __u64 *min_p)
 {
+	__u32 r;
+
+#pragma unroll
+	for (r = 0; r < BT_MAX_DEPTH; r++) {
+		cell[r] = NULL;
+		if (r >= cfg_depth || (cfg_cut & BT_CUT_SKETCH) ||
+		    ((cfg_cut & BT_CUT_COLD_FILTER) && r == cfg_depth - 1))
+			continue;
+		if (cfg_cut & BT_CUT_ADJACENT_ROWS)	/* make bench's lever only */
+			cell[r] = &rows[((((__u32)h + r) & ((cfg_depth * (cfg_wmask + 1) >> 2) - 1)) << 2) +
+					((__u32)(h >> (32 + 2 * r)) & 3)];
+		else
+			cell[r] = &rows[r * (cfg_wmask + 1) + bt_sketch_col(h, r, cfg_wmask)];
+		if (cell[r]->bytes < *min_b)
+			*min_b = cell[r]->bytes;
+		if (cell[r]->packets < *min_p)
+			*min_p = cell[r]->packets;
+	}
+	if (cfg_cut & BT_CUT_SKETCH)
+		*min_b = *min_p = 0;	/* no rows: the packet alone */
+}
+
+/* Conservative update (Estan & Varghese): raise each cell only as far as
+ * the estimate with this packet. This CPU's rows only: plain stores, XDP
+ * does not migrate mid-program. */
+static __always_inline void sketch_raise(struct bt_cm_cell *cell[BT_MAX_DEPTH], __u64 min_b,
+					 __u64 min_p)
+{
+	__u32 r;
+
+#pragma unroll
+	for (r = 0; r < BT_MAX_DEPTH; r++) {
+		if (!cell[r])
+			continue;
+		if (cell[r]->bytes < min_b)
+			cell[r]->bytes = min_b;
+		if (cell[r]->packets < min_p)
+			cell[r]->packets = min_p;
+	}
+}
+
+/* bytes and packets of flow k, masked in place to the key mode; addrs is
+ * the address words' hash when have_addrs (the SPIE stage's, shared) */
+static __always_inline void heavy_count(const struct heavy_where *w, struct bt_flow_key *k,
+					__u64 bytes, __u32 packets, __u64 addrs, bool have_addrs)
+{
+	const struct heavy_maps *hm = w->hm;
+	const struct bt_ctl *c = w->c;
+	struct bt_iv_part *part = w->part;
+	__u32 interval = w->interval, cpu = w->cpu;
 	struct bt_cm_cell *cell[BT_MAX_DEPTH], *rows, *fmc_mine;
 	struct bt_fm_slot *slots;
 	__u64 *occ;
 	struct bt_fc_entry *fc_mine, *e;
 	__u64 h, min_b = ~0ULL, min_p = ~0ULL;
 	__u32 iv = interval & 1;
-	__u32 region = cpu * BT_INTERVALS + iv, r;
+	__u32 region = cpu * BT_INTERVALS + iv;
 	bool refused = false;
 	int slot;
 
@@ -340,9 +401,9 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 	if (!slots || !occ || !rows)
 		return;
 	if (have_addrs && cfg_key_mode == BT_KEY_5TUPLE)
-		h = bt_hash_flow_finish(hk, addrs, ((const __u64 *)k)[4]);
+		h = bt_hash_flow_finish(w->hk, addrs, ((const __u64 *)k)[4]);
 	else
-		h = bt_hash_flow(hk, (const __u64 *)k);
+		h = bt_hash_flow(w->hk, (const __u64 *)k);
 	if (cfg_cut & BT_CUT_FLOW_MEMORY)
 		refused = true;	/* neither probed nor nominated */
 	slot = refused ? -1 : fm_find(slots, occ, k, h);
@@ -357,49 +418,18 @@ static __always_inline void heavy_count(const struct heavy_maps *hm, struct bt_f
 		       &bytes, &packets))
 		return;
 
-	/* The estimate is the minimum over this CPU's rows (depth >= 1).
-	 * Unrolled to BT_MAX_DEPTH, each row guarded by the runtime depth. */
-#pragma unroll
-	for (r = 0; r < BT_MAX_DEPTH; r++) {
-		cell[r] = NULL;
-		if (r >= cfg_depth || (cfg_cut & BT_CUT_SKETCH) ||
-		    ((cfg_cut & BT_CUT_COLD_FILTER) && r == cfg_depth - 1))
-			continue;
-		if (cfg_cut & BT_CUT_ADJACENT_ROWS)	/* make bench's lever only */
-			cell[r] = &rows[((((__u32)h + r) & ((cfg_depth * (cfg_wmask + 1) >> 2) - 1)) << 2) +
-					((__u32)(h >> (32 + 2 * r)) & 3)];
-		else
-			cell[r] = &rows[r * (cfg_wmask + 1) + bt_sketch_col(h, r, cfg_wmask)];
-		if (cell[r]->bytes < min_b)
-			min_b = cell[r]->bytes;
-		if (cell[r]->packets < min_p)
-			min_p = cell[r]->packets;
-	}
-	if (cfg_cut & BT_CUT_SKETCH)
-		min_b = min_p = 0;	/* no rows: the packet alone */
+	sketch_min(rows, h, cell, &min_b, &min_p);
 	min_b += bytes;
 	min_p += packets;
-
-	/* Conservative update (Estan & Varghese): raise each cell only as far
-	 * as min + this packet. This CPU's rows only: plain stores, XDP does
-	 * not migrate mid-program. */
-#pragma unroll
-	for (r = 0; r < BT_MAX_DEPTH; r++) {
-		if (!cell[r])
-			continue;
-		if (cell[r]->bytes < min_b)
-			cell[r]->bytes = min_b;
-		if (cell[r]->packets < min_p)
-			cell[r]->packets = min_p;
-	}
+	sketch_raise(cell, min_b, min_p);
 	/* then the rows' estimate is the flow's, but with the lever */
 	if (cfg_cut & BT_CUT_COLD_FILTER)
 		cold_estimate((struct cold_cell *)&rows[(cfg_depth - 1) * (cfg_wmask + 1)], h,
 			      &min_b, &min_p);
 	if (!refused && heavy_nominates(min_b, min_p, c, part) &&
-	    fm_nominate(slots, occ, k, h, cpu, min_b, min_p, ctr) < 0) {
+	    fm_nominate(slots, occ, k, h, cpu, min_b, min_p, w->ctr) < 0) {
 		/* a lost nomination, counted once: the cache remembers it */
-		ctr->c[BT_CTR_FM_FULL]++;
+		w->ctr->c[BT_CTR_FM_FULL]++;
 		part->fm_full++;
 		fc_fill(e, k, interval, BT_FC_REFUSED);
 	}
