@@ -10,6 +10,15 @@ total_pass=0 total_fail=0 total_skip=0 broken=()
 # tshark's dissections kept by file (tests/oracle/oracle.py): the ASan pass and
 # the kernels' suites ask for the same ones
 export TSHARK_CACHE=${TSHARK_CACHE:-$PWD/.output/tshark}
+# Most suites read the real captures: without them, one clear failure
+# rather than a hundred checks failing on missing files
+PCAPS=${BT_PCAPS:-$(make -s print-pcaps)}
+if [ ! -r "$PCAPS/MANIFEST.tsv" ]; then
+	echo "tests/run.sh: no captures at $PCAPS (its MANIFEST.tsv): the suites replay them;" \
+	     "put ../shared/data/pcaps beside the checkout, or set BT_PCAPS"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
 
 add_counts() {	# suite name, its output file, its exit code
 	local name=$1 out=$2 rc=$3 p=0 f=0 s=0 line
