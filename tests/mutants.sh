@@ -79,7 +79,7 @@ done
 # each suite once unmutated, against this tree's build (the package suite
 # against its .deb): its mutants are judged only if it passes
 declare -A clean
-make -s -C "$TOP" all deb $(printf '%s\n' "${suites[@]}" | grep '^\.output/') >/dev/null 2>&1 ||
+make -s -j"$(nproc)" -C "$TOP" all deb $(printf '%s\n' "${suites[@]}" | grep '^\.output/') >/dev/null 2>&1 ||
 	{ fail "the unmutated tree does not build"; summary; exit 1; }
 for suite in "${suites[@]}"; do
 	if run_suite "$suite" "$TOP" "$TOP/.output/mutants-clean.log"; then
@@ -111,7 +111,7 @@ PY
 	targets="all"
 	[[ $suite == .output/* ]] && targets="all $suite"
 	[ "$suite" = tests/ship/package.sh ] && targets="all deb"
-	if ! make -s -C "$dir" BT_PCAPS="$PCAPS_DIR" $targets >"$dir/build.log" 2>&1; then
+	if ! make -s -j"$(nproc)" -C "$dir" BT_PCAPS="$PCAPS_DIR" $targets >"$dir/build.log" 2>&1; then
 		fail "mutant $name: does not build"; tail -5 "$dir/build.log"; rm -rf "$dir"; continue
 	fi
 	run_suite "$suite" "$dir" "$dir/suite.log"
