@@ -49,6 +49,9 @@ MUTANTS=(
 'window-other-never-set|bpf/drop.bpf.h|	d->other += n;|	(void)n;|tests/live/drops.sh'
 'uppers-shared-last-wins|user/instance/drops.c|								      : BT_DROP_SHARED;|								      : own[i].v + BT_DROP_UPPER;|tests/live/uppers.sh'
 'uppers-not-refreshed|user/agent/agent.c|			bt_drops_refresh_uppers();|			(void)0;|tests/live/uppers.sh'
+'iface-gone-interval-goes-on|user/agent/agent.c|	if (!f->gone)
+		end_interval(f, bt_mono_s(), false);
+	f->gone = true;|	f->gone = true;|tests/live/ipfix.sh'
 'remove-purges|debian/bloomtap.postrm|if [ "$1" = purge ]; then|if [ "$1" = purge -o "$1" = remove ]; then|tests/ship/package.sh'
 'heavy-json-hides-tcp|user/report/heavy_report.c|		const struct bt_heavy_flow *f = &r->flows[i];
 		struct json_object *o = json_object_new_object();|		const struct bt_heavy_flow *f = &r->flows[i];

@@ -122,8 +122,14 @@ static int adopt_or_attach(struct agent_iface *f)
 	return err;
 }
 
+static void end_interval(struct agent_iface *f, double now, bool held_for_tests);
+
 /* The interface went away, or was made again: attach to it again once it
- * is there, logged. Checked once a second. */
+ * is there, logged. Checked once a second. The interval counted on the old
+ * interface ends when it is seen gone (or made again, when it came back
+ * between two looks): its records carry that interface's index, and no
+ * interval holds packets of both (IPFIX's ingressInterface is one an
+ * interval). */
 static void check_iface(struct agent_iface *f)
 {
 	int ifindex, link;
@@ -144,14 +150,19 @@ static void check_iface(struct agent_iface *f)
 	link = bt_instance_link_ifindex(f->name);
 
 	if (!ifindex) {
-		if (!f->gone)
+		if (!f->gone) {
 			bt_log(BT_LOG_WARNING, "%s: the interface is gone; attaching again when "
 			       "one of that name comes back (counters and windows kept)", f->name);
+			end_interval(f, bt_mono_s(), false);
+		}
 		f->gone = true;
 		return;
 	}
 	if (link == ifindex)
 		return;
+	if (!f->gone)
+		end_interval(f, bt_mono_s(), false);
+	f->gone = true;	/* until attached: one interval ended, not one a try */
 	if (reattach(f->name)) {
 		bt_log(BT_LOG_ERR, "%s: could not attach to the interface made again; trying "
 		       "again in a second", f->name);
@@ -397,6 +408,20 @@ static void export_interval(struct agent_iface *f, __u32 iv)
 	}
 }
 
+/* f's interval ends now: the next begins, the ended one is exported.
+ * held_for_tests: the flip may be held there by BLOOMTAP_TEST_PAUSE
+ * (agent-flip), with the agent's lock. */
+static void end_interval(struct agent_iface *f, double now, bool held_for_tests)
+{
+	__u32 done = f->hm.ctl->interval & 1;
+
+	bt_heavy_flip(&f->hm);
+	if (held_for_tests)
+		bt_test_pause("agent-flip");
+	f->next_flip = now + ag.cfg.interval_s;
+	export_interval(f, done);
+}
+
 /* SIGHUP, on the reload thread (user/watchload.c): the file read again
  * into a new configuration, the command line on top, checked; swapped in
  * under the lock, or nothing changes; then its watch list loaded. What only
@@ -558,15 +583,9 @@ static void loop(struct bt_keeper **keepers)
 		for (int i = 0; i < ag.n; i++) {
 			struct agent_iface *f = &ag.ifs[i];
 
-			if (now >= f->next_flip) {
-				__u32 done = f->hm.ctl->interval & 1;
-
-				bt_heavy_flip(&f->hm);
-				/* tests: a flip held, its lock with it */
-				bt_test_pause("agent-flip");
-				f->next_flip = now + ag.cfg.interval_s;
-				export_interval(f, done);
-			}
+			/* tests: a flip held, its lock with it */
+			if (now >= f->next_flip)
+				end_interval(f, now, true);
 		}
 		bt_keeper_turn_all(keepers, ag.n, false, false);
 		pthread_mutex_unlock(&ag.lock);
