@@ -190,7 +190,7 @@ int bench_ref_cms(struct xdp_md *ctx)
 	__u32 r;
 
 	__builtin_memset(&pi, 0, sizeof(pi));
-	parse_packet(ctx, data, data_end, &pi);
+	parse_packet(ctx, false, data, data_end, &pi);
 	count_packet(&pi, bytes);
 	if (!(pi.flags & BT_F_KEYED))
 		return XDP_PASS;
@@ -229,7 +229,7 @@ static __always_inline int ref_bloom_insert(struct xdp_md *ctx, void *filter)
 	__u64 h;
 
 	__builtin_memset(&pi, 0, sizeof(pi));
-	parse_packet(ctx, data, data_end, &pi);
+	parse_packet(ctx, false, data, data_end, &pi);
 	count_packet(&pi, data_end - data);
 	if (!(pi.flags & BT_F_KEYED) || !former_input(&pi, data, data_end, &in))
 		return XDP_PASS;
@@ -301,7 +301,7 @@ static __always_inline int ref_watch(struct xdp_md *ctx, bool lpm)
 	__u32 dir;
 
 	__builtin_memset(&pi, 0, sizeof(pi));
-	parse_packet(ctx, data, data_end, &pi);
+	parse_packet(ctx, false, data, data_end, &pi);
 	count_packet(&pi, bytes);
 	if (!(pi.flags & BT_F_KEYED))
 		return XDP_PASS;
@@ -373,7 +373,7 @@ static __always_inline bool ab_parse(struct xdp_md *ctx, struct pkt_info *pi)
 	void *data_end = (void *)(long)ctx->data_end;
 
 	__builtin_memset(pi, 0, sizeof(*pi));
-	parse_packet(ctx, data, data_end, pi);
+	parse_packet(ctx, false, data, data_end, pi);
 	count_packet(pi, data_end - data);
 	return pi->flags & BT_F_KEYED;
 }
@@ -434,13 +434,16 @@ SEC("xdp")
 int ab_words(struct xdp_md *ctx)
 {
 	struct pkt_info pi;
+	struct spie_in in;
 	__u64 w[6];
 
 	if (!ab_parse(ctx, &pi))
 		return XDP_PASS;
 	__builtin_memcpy(w, &pi.key, 32);
-	if (!spie_words(&pi, (void *)(long)ctx->data, (void *)(long)ctx->data_end, &w[4], &w[5]))
+	if (!spie_words(&pi, (void *)(long)ctx->data, (void *)(long)ctx->data_end, &in))
 		return XDP_PASS;
+	w[4] = in.hdr;
+	w[5] = in.after;
 	ab_block_set(ab_siphash(w));
 	return XDP_PASS;
 }
@@ -451,10 +454,10 @@ int ab_nh(struct xdp_md *ctx)
 {
 	struct bt_hash_keys k;
 	struct pkt_info pi;
-	__u64 hdr, after;
+	struct spie_in in;
 
 	if (!ab_parse(ctx, &pi) ||
-	    !spie_words(&pi, (void *)(long)ctx->data, (void *)(long)ctx->data_end, &hdr, &after))
+	    !spie_words(&pi, (void *)(long)ctx->data, (void *)(long)ctx->data_end, &in))
 		return XDP_PASS;
 	k.addr[0] = cfg_nh_keys.addr[0];
 	k.addr[1] = cfg_nh_keys.addr[1];
@@ -463,7 +466,9 @@ int ab_nh(struct xdp_md *ctx)
 	k.spie[0] = cfg_nh_keys.spie[0];
 	k.spie[1] = cfg_nh_keys.spie[1];
 	k.fin_spie = cfg_nh_keys.fin_spie;
-	ab_block_set(bt_hash_spie_finish(&k, bt_hash_addrs(&k, (const __u64 *)&pi.key), hdr, after));
+	k.spie_more = cfg_nh_keys.spie_more;
+	ab_block_set(bt_hash_spie_finish(&k, bt_hash_addrs(&k, (const __u64 *)&pi.key), in.hdr,
+					 in.after, in.more));
 	return XDP_PASS;
 }
 

@@ -26,6 +26,7 @@ const volatile __u8 cfg_share_hash = 1;	/* 0 only in make bench's ablation */
 struct bt_hash_keys cfg_keys = {};
 
 #include "drop.bpf.h"	/* the drop program: uses cfg_keys */
+#include "egress.bpf.h"	/* the egress program: the same */
 
 /* The whole per-packet pipeline; bytes is the frame's length. */
 static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
@@ -42,7 +43,7 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 	int verdict;
 
 	__builtin_memset(&pi, 0, sizeof(pi));
-	parse_packet(ctx, data, data_end, &pi);
+	parse_packet(ctx, false, data, data_end, &pi);
 	ctr = count_packet(&pi, bytes);
 	c = bpf_map_lookup_elem(&ctl, &zero);
 	if (!ctr || !c)

@@ -20,6 +20,7 @@
 #include "drop_count.bpf.h"
 #include "heavy.bpf.h"
 #include "spie.bpf.h"
+#include "segments.bpf.h"
 
 #define ETH_P_IP_BE 0x0008	/* htons(0x0800) */
 #define ETH_P_IPV6_BE 0xdd86	/* htons(0x86dd) */
@@ -30,7 +31,6 @@
  * either bit says the segments share one IPv4 ID */
 #define GSO_TCP (1u << 0 | 1u << 4)
 #define GSO_FIXEDID (1u << 3 | 1u << 30)
-#define HDR_BYTES 80	/* IPv4 header (60 at most) + TCP's first 13 bytes */
 
 /* The dropped packet's first HDR_BYTES, per CPU (a tracing program does
  * not nest on its CPU): on the stack, they made the program's frame, the
@@ -86,72 +86,6 @@ static __always_inline void drop_window_reason(__u32 win, __u32 reason, __u32 n)
 		}
 	}
 	d->other += n;
-}
-
-/* Two digests a drop: "dropped" (BT_DROP_ANY), and "dropped for this
- * reason"; both count towards the window's load. */
-static __always_inline void drop_insert(struct bt_ctl *c, __u32 win, __u64 h, __u32 reason)
-{
-	spie_insert(bt_hash_drop(h, BT_DROP_ANY), win);
-	spie_count(c, win, win + cfg_windows, false);
-	spie_insert(bt_hash_drop(h, reason), win);
-	spie_count(c, win, win + cfg_windows, false);
-}
-
-/* A GRO'd TCP skb's segments, the first one's included: each one's length
- * field, IPv4 ID (unless fixed) and sequence number as on the wire, the
- * rest of the digest as the merged header has it. */
-struct drop_gro {
-	__u64 addrs, hdr, after;
-	__u32 segs, gso_size;
-	__u32 len, last_len;	/* the length field of all but the last, the last's */
-	__u32 win, reason;
-	bool v4, fixed_id;
-};
-
-/* One segment, as bpf_loop() calls it: the callback is verified once,
- * where an unrolled loop of 64 segments made the verifier walk the SPIE
- * insert 64 times (547,000 instructions on Linux 6.18; past its limit of a
- * million on 6.1). bpf_loop is Linux 5.17's, as kfree_skb's reason is. */
-struct drop_seg_ctx {
-	const struct drop_gro *g;
-	struct bt_ctl *c;
-	__u32 seq0;
-	__u16 id0;
-};
-
-static long drop_one_segment(__u32 i, void *arg)
-{
-	struct drop_seg_ctx *x = arg;
-	const struct drop_gro *g = x->g;
-	__u16 len = i + 1 < g->segs ? g->len : g->last_len;
-	__u64 w = g->hdr, a;
-
-	/* the length field: IPv4's bytes 2-3, IPv6's bytes 4-5 */
-	if (g->v4) {
-		w = (w & ~(0xffffULL << 16)) | (__u64)bpf_htons(len) << 16;
-		if (!g->fixed_id)
-			w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons((__u16)(x->id0 + i)) << 32;
-	} else {
-		w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons(len) << 32;
-	}
-	a = (g->after & 0xffffffffULL) | (__u64)bpf_htonl(x->seq0 + i * g->gso_size) << 32;
-	drop_insert(x->c, g->win, bt_hash_spie_finish(&cfg_keys, g->addrs, w, a), g->reason);
-	return 0;
-}
-
-/* The segments digested: at most BT_DROP_MAX_SEGS. */
-static __always_inline __u32 drop_segments(struct bt_ctl *c, const struct drop_gro *g)
-{
-	struct drop_seg_ctx x = {
-		.g = g, .c = c,
-		.seq0 = bpf_ntohl((__u32)(g->after >> 32)),
-		.id0 = bpf_ntohs((__u16)(g->hdr >> 32)),
-	};
-	long n = bpf_loop(g->segs < BT_DROP_MAX_SEGS ? g->segs : BT_DROP_MAX_SEGS,
-			  drop_one_segment, &x, 0);
-
-	return n > 0 ? n : 0;
 }
 
 /* The dropped packet's flow key, as bpf/parse.bpf.h keys a packet (ports
@@ -246,7 +180,7 @@ static __always_inline void drop_count_suppressed(const struct sk_buff *skb, __u
 
 /* An IP packet's header as the drop program reads it from its copy */
 struct drop_ip {
-	__u64 hdr, after;	/* the SPIE digest's words (spie.bpf.h) */
+	__u64 hdr, after, more;	/* the SPIE digest's words (spie.bpf.h) */
 	__u32 hl, n;		/* the IP header's bytes; the L4 bytes digested, 8 at most */
 	bool v4;
 };
@@ -257,6 +191,9 @@ struct drop_ip {
 static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 proto,
 					  struct bt_flow_key *key, struct drop_ip *p, __u64 *bytes)
 {
+	__u32 more_n = 0;	/* UDP: payload bytes for the more word */
+	bool udp;
+
 	__builtin_memset(key, 0, sizeof(*key));
 	p->v4 = proto == ETH_P_IP_BE;
 	if (p->v4 && ip[0] >> 4 == 4 && (ip[0] & 15) >= 5) {
@@ -268,6 +205,7 @@ static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 prot
 		key_set_v4mapped(key->src, *(__be32 *)&ip[12]);
 		key_set_v4mapped(key->dst, *(__be32 *)&ip[16]);
 		p->hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
+		udp = ip[9] == IPPROTO_UDP_NUM && !(((__u32)ip[6] << 8 | ip[7]) & 0x1fff);
 	} else if (proto == ETH_P_IPV6_BE && ip[0] >> 4 == 6) {
 		p->hl = 40;
 		p->n = (__u32)ip[4] << 8 | ip[5];
@@ -275,38 +213,28 @@ static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 prot
 		__builtin_memcpy(key->src, &ip[8], 16);
 		__builtin_memcpy(key->dst, &ip[24], 16);
 		p->hdr = spie_hdr_v6(*(__u64 *)ip);
+		udp = ip[6] == IPPROTO_UDP_NUM;
 	} else {
 		return BT_DROP_NOT_IP;
 	}
+	/* the digest's UDP words (spie.bpf.h spie_udp): its payload's first 8 */
+	if (udp && p->n > 8)
+		more_n = p->n - 8 < 8 ? p->n - 8 : 8;
 	if (p->n > 8)
 		p->n = 8;
-	if (lin < p->hl + p->n || p->hl > HDR_BYTES - 13)
+	if (lin < p->hl + p->n + more_n || p->hl > HDR_BYTES - 13)
 		return BT_DROP_NONLINEAR;
 	p->after = *(__u64 *)&ip[p->hl & 0x3f];
 	if (p->n < 8)
 		p->after &= (1ULL << (p->n * 8)) - 1;
+	p->more = 0;
+	if (udp) {
+		p->after &= 0x0000ffffffffffffULL;	/* the checksum out */
+		p->more = *(__u64 *)&ip[(p->hl & 0x3f) + 8];
+		if (more_n < 8)
+			p->more &= (1ULL << (more_n * 8)) - 1;
+	}
 	return BT_DROP_CTR_MAX;
-}
-
-/* A TCP skb GRO merged, its segments' digests rebuilt from the merged
- * header (drop_segments): true when its lengths are what GRO leaves, with
- * *digested and *bytes (each segment's headers counted); false, and it is
- * digested as it is. g holds all but the segments' lengths. */
-static __always_inline bool drop_gro_tcp(struct bt_ctl *c, const __u8 *ip, __u32 hl,
-					 struct drop_gro *g, __u64 *bytes, __u32 *digested)
-{
-	/* the merged header's length field is the whole skb's */
-	__u32 thl = (ip[(hl + 12) & 0x7f] >> 4) * 4;
-	__u32 total = g->v4 ? ((__u32)ip[2] << 8 | ip[3]) : hl + ((__u32)ip[4] << 8 | ip[5]);
-	__u32 hdrs = (g->v4 ? hl : 0) + thl;
-
-	if (thl < 20 || total < hl + thl + (g->segs - 1) * g->gso_size + 1)
-		return false;
-	g->len = hdrs + g->gso_size;
-	g->last_len = hdrs + total - hl - thl - (g->segs - 1) * g->gso_size;
-	*bytes += (g->segs - 1) * (__u64)(hl + thl);
-	*digested = drop_segments(c, g);
-	return true;
 }
 
 /* The network header's first HDR_BYTES copied to ip, zeros past what is
@@ -371,12 +299,12 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	addrs = bt_hash_addrs(k, (const __u64 *)&key);
 	if (segs > 1 && (gso_type & GSO_TCP) && p.n == 8 &&
 	    (p.v4 ? ip[9] : ip[6]) == IPPROTO_TCP_NUM) {
-		struct drop_gro g = { .addrs = addrs, .hdr = p.hdr, .after = p.after,
+		struct seg_run g = { .addrs = addrs, .hdr = p.hdr, .after = p.after,
 				      .segs = segs, .gso_size = gso_size, .win = win,
 				      .reason = reason, .v4 = p.v4,
 				      .fixed_id = !!(gso_type & GSO_FIXEDID) };
 
-		if (drop_gro_tcp(c, ip, p.hl, &g, &bytes, &digested)) {
+		if (gso_tcp_segments(c, ip, p.hl, &g, &bytes, &digested)) {
 			hsegs = segs;
 			dctr->c[BT_DROP_GRO_SKBS]++;
 			if (segs > digested)
@@ -396,8 +324,8 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 		drop_heavy(c, &key, k, addrs, bytes, segs);
 		goto out;
 	}
-	h = bt_hash_spie_finish(k, addrs, p.hdr, p.after);
-	drop_insert(c, win, h, reason);
+	h = bt_hash_spie_finish(k, addrs, p.hdr, p.after, p.more);
+	spie_insert_dropped(c, win, h, reason);
 	digested = 1;
 count:
 	/* one way on from here, for the GRO'd skb and the single packet */

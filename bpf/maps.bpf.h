@@ -10,11 +10,11 @@
 #include <bpf/bpf_helpers.h>
 #include "bloomtap.h"
 
-/* counters: key 0, value struct bt_counters per CPU.
+/* counters: key enum bt_direction, value struct bt_counters per CPU.
  * Written by the datapath only; user space sums over the possible CPUs. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, BT_DIRS);
 	__type(key, __u32);
 	__type(value, struct bt_counters);
 } counters SEC(".maps");
@@ -133,12 +133,13 @@ struct {
 	__type(value, struct bt_window);
 } windows SEC(".maps");
 
-/* wcount: per CPU, 2W entries of __u64: the digests this CPU recorded in
- * each window, exact (plain adds), the XDP program's at [0, W) and the
- * drop program's at [W, 2W). Apart because the drop program may run in
- * process context (a socket's backlog) and be interrupted on its CPU by
- * XDP's softirq: a shared slot would lose increments. Summed by user space
- * when it seals a window, zeroed when it readies one. */
+/* wcount: per CPU, BT_WCOUNT_SLOTS * W entries of __u64: the digests this
+ * CPU recorded in each window, exact (plain adds), the XDP program's at
+ * [0, W), the drop program's at [W, 2W), tc egress's at [2W, 3W). Apart
+ * because the drop program may run in process context (a socket's
+ * backlog) and be interrupted on its CPU by XDP's softirq: a shared slot
+ * would lose increments. Summed by user space when it seals a window,
+ * zeroed when it readies one. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

@@ -192,10 +192,8 @@ enum { BT_EXT_L4, BT_EXT_NO_PORTS };
  * that the steps' states prune each other; results go through w (memory
  * the verifier does not split states on). Only packets whose next header
  * is an extension header pay for the call. */
-__noinline int bt_ipv6_ext(struct xdp_md *ctx, struct bt_ext_walk *w)
+static __always_inline int ipv6_ext_walk(void *data, void *data_end, struct bt_ext_walk *w)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
 	__u32 off, left;
 	__u8 nh;
 	int i;
@@ -252,9 +250,21 @@ truncated:
 	return BT_EXT_NO_PORTS;
 }
 
+/* The walk's two entry points: a global function takes its program's own
+ * context type, so XDP and tc egress each have one. */
+__noinline int bt_ipv6_ext(struct xdp_md *ctx, struct bt_ext_walk *w)
+{
+	return ipv6_ext_walk((void *)(long)ctx->data, (void *)(long)ctx->data_end, w);
+}
+
+__noinline int bt_ipv6_ext_skb(struct __sk_buff *skb, struct bt_ext_walk *w)
+{
+	return ipv6_ext_walk((void *)(long)skb->data, (void *)(long)skb->data_end, w);
+}
+
 /* IPv6: same return convention as parse_ipv4(). The key's proto is the
  * upper-layer protocol reached. */
-static __always_inline int parse_ipv6(struct xdp_md *ctx, struct hdr_cursor *c,
+static __always_inline int parse_ipv6(void *ctx, bool skb, struct hdr_cursor *c,
 				      void *data, void *data_end, struct pkt_info *pi)
 {
 	struct ipv6hdr *ip6 = c->pos;
@@ -289,7 +299,7 @@ static __always_inline int parse_ipv6(struct xdp_md *ctx, struct hdr_cursor *c,
 	w.ip_left = pi->ip_left;
 	w.flags = 0;
 	w.nh = ip6->nexthdr;
-	ret = bt_ipv6_ext(ctx, &w);
+	ret = skb ? bt_ipv6_ext_skb(ctx, &w) : bt_ipv6_ext(ctx, &w);
 	pi->flags |= w.flags;
 	pi->key.proto = w.nh;
 	if (ret != BT_EXT_L4)
@@ -353,8 +363,9 @@ static __always_inline __u16 l4_class(__u8 proto)
 	}
 }
 
-/* The whole parse: fills pi (which the caller zeroed) from the packet. */
-static __always_inline void parse_packet(struct xdp_md *ctx, void *data, void *data_end,
+/* The whole parse: fills pi (which the caller zeroed) from the packet;
+ * ctx is a struct __sk_buff when skb (a constant), else a struct xdp_md. */
+static __always_inline void parse_packet(void *ctx, bool skb, void *data, void *data_end,
 					 struct pkt_info *pi)
 {
 	struct hdr_cursor c = { .pos = data };
@@ -371,7 +382,7 @@ static __always_inline void parse_packet(struct xdp_md *ctx, void *data, void *d
 	if (eth_proto == ETH_P_IP)
 		l4 = parse_ipv4(&c, data_end, pi);
 	else if (eth_proto == ETH_P_IPV6)
-		l4 = parse_ipv6(ctx, &c, data, data_end, pi);
+		l4 = parse_ipv6(ctx, skb, &c, data, data_end, pi);
 	else
 		return;
 	if (l4 < 0)

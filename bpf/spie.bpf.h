@@ -67,44 +67,73 @@ static __always_inline __u64 spie_hdr_v6(__u64 w)
 	return w & 0x00ffffff000000f0ULL;
 }
 
-/* The digest's header word and the 8 bytes after the header, with word
- * loads (an unaligned load is fine for XDP on the architectures that run
- * it efficiently; the verifier checks the bounds). False when the header
- * is not all there (a keyed packet always has it). */
+/* The digest's words after the addresses (include/bloomtap.h "SPIE
+ * digests"): the header word, the 8 bytes after the header, and a UDP
+ * datagram's first 8 payload bytes (0 for any other packet). */
+struct spie_in {
+	__u64 hdr, after, more;
+};
+
+/* The n bytes (at most 8) at p, zero-padded: a word load where the frame
+ * holds 8 bytes, else one byte at a time (a frame cut short: captures,
+ * replay). Bytes past n are the IP packet's end: Ethernet padding. */
+static __always_inline __u64 spie_load(__u8 *p, __u32 n, void *data_end)
+{
+	__u64 w = 0;
+	__u32 i;
+
+	if ((void *)(p + 8) <= data_end) {
+		w = *(__u64 *)p;
+		return n < 8 ? w & ((1ULL << (n * 8)) - 1) : w;
+	}
+#pragma unroll
+	for (i = 0; i < 8; i++) {
+		if (i >= n || (void *)(p + i + 1) > data_end)
+			break;
+		w |= (__u64)p[i] << (8 * i);
+	}
+	return w;
+}
+
+/* UDP: the header's own protocol 17 (an IPv6 extension header first is
+ * not), and not a later fragment (its 8 bytes are payload): the checksum
+ * out of the after word, the payload's first 8 bytes in more. */
+static __always_inline void spie_udp(struct spie_in *in, __u8 *l4, __u32 n, void *data_end,
+				     bool udp)
+{
+	in->more = 0;
+	if (!udp)
+		return;
+	in->after &= 0x0000ffffffffffffULL;
+	if (n > 8)
+		in->more = spie_load(l4 + 8, n - 8, data_end);
+}
+
+/* The words, with word loads (an unaligned load is fine for XDP on the
+ * architectures that run it efficiently; the verifier checks the bounds).
+ * False when the header is not all there (a keyed packet always has it). */
 static __always_inline bool spie_words(const struct pkt_info *pi, void *data,
-				       void *data_end, __u64 *hdr, __u64 *after)
+				       void *data_end, struct spie_in *in)
 {
 	__u8 *ip = data + (pi->l3_off & BT_HDR_OFF_MASK), *l4;
-	__u32 n = pi->ip_after, i;
-	__u64 w;
+	__u32 n = pi->ip_after;
+	bool udp;
 
 	if (pi->l3 == BT_CTR_L3_IPV4) {
 		if ((void *)(ip + 20) > data_end)
 			return false;
-		*hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
+		in->hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
+		udp = ip[9] == IPPROTO_UDP_ && !(((__u32)ip[6] << 8 | ip[7]) & 0x1fff);
 	} else {
 		if ((void *)(ip + 40) > data_end)
 			return false;
-		*hdr = spie_hdr_v6(*(__u64 *)ip);
+		in->hdr = spie_hdr_v6(*(__u64 *)ip);
+		udp = ip[6] == IPPROTO_UDP_;
 	}
 	/* IHL * 4 (20..60) or 40, masked for the verifier */
 	l4 = ip + (pi->l3_hlen & 0x3c);
-	if ((void *)(l4 + 8) <= data_end) {
-		w = *(__u64 *)l4;
-		if (n < 8)	/* the IP packet ends first: Ethernet padding */
-			w &= (1ULL << (n * 8)) - 1;
-		*after = w;
-		return true;
-	}
-	/* the frame ends within 8 bytes of the header (captures, replay) */
-	w = 0;
-#pragma unroll
-	for (i = 0; i < 8; i++) {
-		if (i >= n || (void *)(l4 + i + 1) > data_end)
-			break;
-		w |= (__u64)l4[i] << (8 * i);
-	}
-	*after = w;
+	in->after = spie_load(l4, n, data_end);
+	spie_udp(in, l4, n, data_end, udp);
 	return true;
 }
 
@@ -218,6 +247,28 @@ static __always_inline void spie_count(struct bt_ctl *c, __u32 win, __u32 slot, 
 		}
 }
 
+/* Two digests a drop (the drop program's, include/hash.h): "dropped"
+ * (BT_DROP_ANY), and "dropped for this reason"; both count towards the
+ * window's load, in the drop program's count slots. */
+static __always_inline void spie_insert_dropped(struct bt_ctl *c, __u32 win, __u64 h,
+						__u32 reason)
+{
+	spie_insert(bt_hash_drop(h, BT_DROP_ANY), win);
+	spie_count(c, win, win + cfg_windows, false);
+	spie_insert(bt_hash_drop(h, reason), win);
+	spie_count(c, win, win + cfg_windows, false);
+}
+
+/* A sent packet's digest (tc egress), in egress's count slots; true when
+ * its bits were all set already. */
+static __always_inline bool spie_insert_sent(struct bt_ctl *c, __u32 win, __u64 h)
+{
+	bool present = spie_insert(bt_hash_sent(h), win);
+
+	spie_count(c, win, win + 2 * cfg_windows, false);
+	return present;
+}
+
 /* addrs: bt_hash_addrs() of the packet's flow key, computed once for both
  * stages. */
 static __always_inline void spie_record(const struct pkt_info *pi, void *data,
@@ -226,11 +277,12 @@ static __always_inline void spie_record(const struct pkt_info *pi, void *data,
 					__u64 addrs, bool log_digests)
 {
 	__u32 win = c->window;
-	__u64 hdr, after, h;
+	struct spie_in in;
+	__u64 h;
 
-	if (win >= cfg_windows || !spie_words(pi, data, data_end, &hdr, &after))
+	if (win >= cfg_windows || !spie_words(pi, data, data_end, &in))
 		return;
-	h = bt_hash_spie_finish(k, addrs, hdr, after);
+	h = bt_hash_spie_finish(k, addrs, in.hdr, in.after, in.more);
 	if (log_digests) {
 		__u32 n = ctr->c[BT_CTR_SPIE_INSERTED];
 		__u64 *slot = bpf_map_lookup_elem(&digest_log, &n);

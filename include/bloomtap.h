@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 13
+#define BT_ABI_VERSION 14
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -83,6 +83,11 @@ enum bt_counter {
 	BT_CTR_SPIE_PRESENT,	/* digests already there: duplicates, loops, FPs */
 	BT_CTR_SPIE_NO_READY,	/* a full window found no ready one after it (per
 				 * batch of digests): user space is behind */
+	BT_CTR_GSO_SEGMENTS,	/* egress: TCP segments of GSO skbs digested one
+				 * by one (packets counts them as well) */
+	BT_CTR_GSO_NOT_DIGESTED,	/* egress: segments of GSO skbs other
+					 * than TCP (UDP GSO: each segment's
+					 * checksum is made later), counted */
 	BT_CTR_MAX,
 };
 
@@ -100,10 +105,16 @@ struct bt_iv_part {
 
 /* 64-byte aligned so per-CPU slots never share a cache line
  * (after traffic-pacing-edt's per-CPU records). */
+/* Key of the counters map: what a packet did at the interface. */
+enum bt_direction {
+	BT_DIR_INGRESS,		/* received (XDP) */
+	BT_DIR_EGRESS,		/* sent (tc egress) */
+	BT_DIRS,
+};
+
 struct bt_counters {
 	__u64 c[BT_CTR_MAX];
 	struct bt_iv_part part[2];	/* the current interval and the one before */
-	__u64 pad[2];
 };
 _Static_assert(sizeof(struct bt_counters) == 256, "bt_counters must be 4 cache lines");
 
@@ -235,8 +246,8 @@ enum bt_test_gate {
 
 /* ---- SPIE digests (DESIGN.md "SPIE digests"; Snoeren et al. 2001) ----
  *
- * The digest is a keyed hash (include/hash.h) of six 64-bit words, the
- * parts of a packet no router changes:
+ * The digest is a keyed hash (include/hash.h) of seven 64-bit words, the
+ * parts of a packet no router changes, and no offload either:
  *   words 0-3: source and destination address, 16 bytes each, IPv4
  *              v4-mapped (the flow key's first four words);
  *   word 4:    the rest of the header, little-endian as loaded.
@@ -248,10 +259,17 @@ enum bt_test_gate {
  *   word 5:    the first 8 bytes after the whole IP header (IPv4 options
  *              skipped, IPv6 extension headers not), zero-padded past the
  *              end of the IP packet. Ethernet padding is never taken.
+ *              UDP (the header's protocol 17, not a later fragment): its
+ *              checksum (bytes 6-7) zeroed, since a sender's checksum
+ *              offload leaves a partial one, which a NIC completes but a
+ *              veth, a container's link, carries as it is (ABI 14);
+ *   word 6:    UDP only, in the checksum's stead: the 8 bytes after the UDP
+ *              header, zero-padded past the end of the IP packet; 0 for
+ *              every other packet, and then not hashed at all.
  * This is the information of SPIE's 28-byte prefix and of bloomtap's
  * former 48-byte input, in an order that lets both stages share the
  * address words. user/digest.c builds the same words from a frame. */
-#define BT_SPIE_WORDS 6
+#define BT_SPIE_WORDS 7
 
 /* Blocked Bloom filter (Putze, Sanders & Singler 2007) with blocks of two
  * 64-bit words, k/2 bits in each (include/hash.h). The "spie" array holds
@@ -265,6 +283,9 @@ _Static_assert(sizeof(struct bt_bloom_block) == 16, "bt_bloom_block must be 16 b
 /* The datapath adds a CPU's digests to its window's fill in batches of
  * this many (at most; fewer for tiny windows, cfg_batch_mask). */
 #define BT_SPIE_BATCH 64
+/* Each window's per-CPU digest counts ("wcount"), one slot a program:
+ * XDP's, the drop program's, tc egress's (bpf/maps.bpf.h). */
+#define BT_WCOUNT_SLOTS 3
 
 /* One window of the ring, in the mmap-able "windows" array.
  *
@@ -300,6 +321,8 @@ enum bt_window_state {
 enum bt_window_flags {
 	BT_WIN_OVERLOADED = 1 << 0,	/* datapath: past its load, no READY next */
 	BT_WIN_ARCHIVED = 1 << 1,	/* user space: written to the archive */
+	BT_WIN_SENT = 1 << 2,		/* user space, when sealed: holds sent
+					 * packets' digests (tc egress) */
 };
 
 struct bt_window {
@@ -334,6 +357,10 @@ enum bt_meta_flags {
 	BT_META_NO_SPIE = 1 << 4,	/* SPIE digests compiled out */
 	BT_META_SEPARATE_HASH = 1 << 5,	/* make bench's ablation: the heavy-flow
 					 * stage hashes its whole key itself */
+	BT_META_EGRESS = 1 << 6,	/* what the interface sends is recorded */
+	BT_META_EGRESS_TC = 1 << 7,	/* ... through a clsact filter (kernels
+					 * before tcx, 6.6); else a tcx link */
+	BT_META_NO_INGRESS = 1 << 8,	/* attached for egress alone: no XDP */
 };
 
 struct bt_meta {
@@ -517,7 +544,7 @@ enum bt_threshold_kind { BT_THR_FRACTION, BT_THR_BYTES, BT_THR_PACKETS };
 #define BT_DROP_REASONS 1024		/* bits of the suppression map: core
 					 * reasons (subsystems' are never
 					 * suppressed) */
-#define BT_DROP_MAX_SEGS 64		/* GRO segments digested, at most */
+#define BT_MAX_SEGS 64		/* segments of one GRO or GSO skb digested, at most */
 
 struct bt_drop_owner {
 	__u32 netns;		/* the namespace's inode (/proc/self/ns/net) */
@@ -550,7 +577,7 @@ enum bt_drop_counter {
 				 * version nibble disagrees */
 	BT_DROP_NONLINEAR,	/* the 8 bytes after the IP header are not
 				 * in the linear part */
-	BT_DROP_SEGS_CAPPED,	/* GRO segments past BT_DROP_MAX_SEGS */
+	BT_DROP_SEGS_CAPPED,	/* GRO segments past BT_MAX_SEGS */
 	BT_DROP_GSO_NOT_TCP,	/* segments of a GRO'd skb other than TCP (UDP
 				 * GRO: each segment's checksum is gone) */
 	BT_DROP_GRO_SKBS,	/* GRO'd TCP skbs whose segments were rebuilt

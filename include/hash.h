@@ -97,8 +97,10 @@ struct bt_hash_keys {
 	__u64 fin_flow;		/* final keys: one per stage (domain separation) */
 	__u64 fin_spie;
 	__u64 watch[4];		/* watch-list keys: two NH passes (bt_hash_watch) */
+	__u64 spie_more;	/* the digest's UDP payload word (ABI 14: last, so
+				 * the words before derive as they did) */
 };
-#define BT_HASH_KEY_WORDS 13
+#define BT_HASH_KEY_WORDS 14
 
 static inline __attribute__((always_inline)) __u64 bt_nh_word(__u64 m, __u64 k)
 {
@@ -140,12 +142,19 @@ __u64 bt_hash_flow(const struct bt_hash_keys *k, const __u64 *w)
 	return bt_hash_flow_finish(k, bt_hash_addrs(k, w), w[4]);
 }
 
-/* The SPIE digest from the address part and its two other words. */
+/* The SPIE digest from the address part and its other words: more is a
+ * UDP datagram's 8 payload bytes (include/bloomtap.h), hashed only when
+ * not 0, so that every other packet's digest is what it was before ABI 14
+ * (archives of formats 3 to 6). */
 static inline __attribute__((always_inline))
-__u64 bt_hash_spie_finish(const struct bt_hash_keys *k, __u64 addrs, __u64 hdr, __u64 after)
+__u64 bt_hash_spie_finish(const struct bt_hash_keys *k, __u64 addrs, __u64 hdr, __u64 after,
+			  __u64 more)
 {
-	return bt_fmix64(addrs + bt_nh_word(hdr, k->spie[0]) + bt_nh_word(after, k->spie[1]) +
-			 k->fin_spie);
+	__u64 s = addrs + bt_nh_word(hdr, k->spie[0]) + bt_nh_word(after, k->spie[1]) + k->fin_spie;
+
+	if (more)
+		s += bt_nh_word(more, k->spie_more);
+	return bt_fmix64(s);
 }
 
 /* A dropped packet's digest: its SPIE digest h tagged with the kernel's
@@ -161,6 +170,14 @@ __u64 bt_hash_spie_finish(const struct bt_hash_keys *k, __u64 addrs, __u64 hdr, 
 static inline __attribute__((always_inline)) __u64 bt_hash_drop(__u64 h, __u32 reason)
 {
 	return bt_fmix64(h ^ (BT_DROP_TAG | reason));
+}
+
+/* A sent packet's digest (tc egress): its SPIE digest h tagged, so that a
+ * window tells "left here" from "seen here" (received) for one packet. */
+#define BT_SENT_TAG 0x73656e7400000000ULL	/* "sent" */
+static inline __attribute__((always_inline)) __u64 bt_hash_sent(__u64 h)
+{
+	return bt_fmix64(h ^ BT_SENT_TAG);
 }
 
 /* Column of row `row` in a sketch of width wmask + 1 (a power of two). */

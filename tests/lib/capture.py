@@ -7,7 +7,8 @@ test that sends right after it loses its first packets.
 
 usage: capture.py IFACE OUT.pcap COUNT MATCH[,MATCH...]
   COUNT 0: until SIGTERM, each frame written as it comes.
-  MATCH: icmp-echo (IPv4 echo requests), udp:PORT (IPv4, destination) or
+  MATCH: icmp-echo (IPv4 echo requests), icmp-reply (their replies),
+  udp:PORT (IPv4, destination) or
   port:PORT (IPv4 UDP or TCP, either end); "sent" among them: the frames
   IFACE sends instead of those it receives. On lo each frame is captured
   once (the incoming copy)."""
@@ -28,6 +29,8 @@ def matches(frame, wanted):
     proto, l4 = frame[23], 14 + ihl
     for m in wanted:
         if m == "icmp-echo" and proto == 1 and len(frame) > l4 and frame[l4] == 8:
+            return True
+        if m == "icmp-reply" and proto == 1 and len(frame) > l4 and frame[l4] == 0:
             return True
         if len(frame) < l4 + 4 or proto not in (6, 17):
             continue

@@ -82,6 +82,23 @@ sighup_then() {	# PID LOG [PATTERN: the outcome's line, default a reload's]
 }
 
 # capture_ready FILE: tests/lib/capture.py (its stdout in FILE) is live
+# frames_in PCAP: its frame count (a capture.py file)
+frames_in() {
+	python3 -c '
+import struct, sys
+d = open(sys.argv[1], "rb").read(); n, o = 0, 24
+while o + 16 <= len(d):
+    o += 16 + struct.unpack_from("<I", d, o + 8)[0]; n += 1
+print(n)' "$1"
+}
+# capture_bg NS IFACE PCAP COUNT MATCH: tests/lib/capture.py in namespace
+# NS, in the background (at most 300 s), its words in PCAP.out; its PID in
+# CAPTURE_PID (nsenter's own, not a subshell's: kill stops the capture)
+capture_bg() {
+	nsenter --net=/var/run/netns/"$1" timeout 300 python3 "$TOP/tests/lib/capture.py" "$2" \
+		"$3" "$4" "$5" > "$3.out" &
+	CAPTURE_PID=$!
+}
 capture_ready() { wait_for "the capture is live" 30 grep -qx ready "$1"; }
 
 summary() {

@@ -37,29 +37,18 @@ for i in range(int(sys.argv[3])):
 # B's IPv4 InReceives (/proc/net/snmp, read in B's namespace)
 in_receives() { in_ns "$NSB" awk '/^Ip:/ { if (h) print $4; h = 1 }' /proc/net/snmp; }
 # a capture of the frames B's stack saw (on B), and of those A sent (on
-# A, for trace), around one send_udp; nsenter itself, not in_ns: the PID
-# to stop is the capture's, not a subshell's
+# A, for trace), around one send_udp
 round() {	# LABEL
 	local l=$1
-	nsenter --net=/var/run/netns/"$NSB" timeout 60 python3 "$TOP/tests/lib/capture.py" "$VB" \
-		"$TMP/$l-b.pcap" 0 "udp:$PORT" > "$TMP/$l-b.out" &
-	CAP_B=$!
-	nsenter --net=/var/run/netns/"$NSA" timeout 60 python3 "$TOP/tests/lib/capture.py" "$VA" \
-		"$TMP/$l-a.pcap" $FRAMES "udp:$PORT,sent" > "$TMP/$l-a.out" &
-	CAP_A=$!
-	capture_ready "$TMP/$l-b.out"
-	capture_ready "$TMP/$l-a.out"
+	capture_bg "$NSB" "$VB" "$TMP/$l-b.pcap" 0 "udp:$PORT"
+	CAP_B=$CAPTURE_PID
+	capture_bg "$NSA" "$VA" "$TMP/$l-a.pcap" $FRAMES "udp:$PORT,sent"
+	CAP_A=$CAPTURE_PID
+	capture_ready "$TMP/$l-b.pcap.out"
+	capture_ready "$TMP/$l-a.pcap.out"
 	IN0=$(in_receives)
 	send_udp
 	wait "$CAP_A"
-}
-frames_in() {	# PCAP: its frame count
-	python3 -c '
-import struct, sys
-d = open(sys.argv[1], "rb").read(); n, o = 0, 24
-while o + 16 <= len(d):
-    o += 16 + struct.unpack_from("<I", d, o + 8)[0]; n += 1
-print(n)' "$1"
 }
 stop_b() { kill "$CAP_B" 2>/dev/null; wait "$CAP_B" 2>/dev/null; }
 status_of() { status_field "$NSB" "$VB" "$1"; }	# FIELD of B's instance

@@ -102,8 +102,10 @@ static void test_kernel_and_user_digests_agree(void **state)
 }
 
 /* A UDP packet as routers see it: bytes a router may change (TOS, TTL,
- * checksum) and Ethernet padding must not change the digest; any other
- * byte of the header or of the first 8 after it must. */
+ * checksum), UDP's checksum (partial under a sender's offload) and
+ * Ethernet padding must not change the digest; any other byte of the
+ * header, of the 8 after it or of the 8 payload bytes after UDP's header
+ * must. */
 static void v4_packet(struct frame *f)
 {
 	size_t ip;
@@ -112,7 +114,7 @@ static void v4_packet(struct frame *f)
 	fr_eth(f, 0x0800);
 	ip = fr_ipv4(f, 17, 6, 0x4000);	/* with 4 bytes of options */
 	fr_ports(f, 40000, 53, 8);
-	fr_put(f, "query", 5);
+	fr_put(f, "query 0123456", 13);
 	fr_ipv4_done(f, ip);
 }
 
@@ -130,8 +132,9 @@ static void test_digest_invariant_along_the_path(void **state)
 	assert_int_equal(bt_spie_packet_frame(f.b, f.len, &a), 0);
 	__u64 d = bt_spie_digest(&keys, &a);
 
-	/* what a router changes: TOS, TTL, checksum, options are not in it */
-	int mutable[] = { 1, 8, 10, 11, 20, 21, 22, 23 };
+	/* what a router changes: TOS, TTL, checksum, options are not in it;
+	 * nor is UDP's checksum (offsets 30, 31) */
+	int mutable[] = { 1, 8, 10, 11, 20, 21, 22, 23, 30, 31 };
 	for (size_t i = 0; i < sizeof(mutable) / sizeof(mutable[0]); i++) {
 		g = f;
 		g.b[ip + mutable[i]] ^= 0x5a;
@@ -144,10 +147,11 @@ static void test_digest_invariant_along_the_path(void **state)
 	assert_int_equal(bt_spie_packet_frame(g.b, g.len, &b), 0);
 	assert_true(bt_spie_digest(&keys, &b) == d);
 
-	/* every invariant byte: the fixed header and 8 bytes after options */
-	for (size_t off = 0; off < 20 + 4 + 8; off++) {
+	/* every invariant byte: the fixed header, 8 bytes after options and
+	 * UDP's first 8 payload bytes */
+	for (size_t off = 0; off < 20 + 4 + 8 + 8; off++) {
 		bool is_mutable = off == 1 || off == 8 || off == 10 || off == 11 ||
-				  (off >= 20 && off < 24);
+				  (off >= 20 && off < 24) || off == 30 || off == 31;
 		if (is_mutable)
 			continue;
 		g = f;
@@ -159,9 +163,9 @@ static void test_digest_invariant_along_the_path(void **state)
 			continue;	/* no longer a valid header: not recorded */
 		assert_true(bt_spie_digest(&keys, &b) != d);
 	}
-	/* beyond the first 8 bytes after the header: not part of the digest */
+	/* beyond UDP's first 8 payload bytes: not part of the digest */
 	g = f;
-	g.b[after + 8] ^= 0xff;
+	g.b[after + 16] ^= 0xff;
 	assert_int_equal(bt_spie_packet_frame(g.b, g.len, &b), 0);
 	assert_true(bt_spie_digest(&keys, &b) == d);
 

@@ -54,7 +54,7 @@ static int reattach(const char *name)
 	int err = bt_detach(name, true);
 
 	struct bt_attach_opts o = { .mode = ag.cfg.mode, .force = ag.cfg.force, .tap = ag.cfg.tap,
-				    .drop_suppress = ag.cfg.drop_suppress };
+				    .dir = ag.cfg.dir, .drop_suppress = ag.cfg.drop_suppress };
 
 	return err ? err : bt_attach(name, &o);
 }
@@ -110,7 +110,7 @@ static int adopt_or_attach(struct agent_iface *f)
 		return adopt_tap(f);
 	}
 	struct bt_attach_opts o = { .mode = ag.cfg.mode, .force = ag.cfg.force, .tap = ag.cfg.tap,
-				    .sketch = &ag.cfg.sketch, .spie = &ag.cfg.spie,
+				    .dir = ag.cfg.dir, .sketch = &ag.cfg.sketch, .spie = &ag.cfg.spie,
 				    .drop_suppress = ag.cfg.drop_suppress };
 
 	err = bt_attach(f->name, &o);

@@ -45,6 +45,7 @@ struct agent_cfg {
 	bool tap;			/* attach --tap: a mirror port's mode */
 	bool listen_metrics_only;	/* --listen: /metrics and /healthz alone */
 	int mode;
+	int dir;			/* enum bt_attach_dir: for new attachments */
 	struct bt_ipfix_cfg ipfix_cfg;
 	struct bt_sketch_cfg sketch;
 	struct bt_spie_cfg spie;

@@ -24,7 +24,7 @@
 #include "base/util.h"
 
 static struct attach_cfg {
-	int mode;
+	int mode, dir;
 	bool force, tap;
 	const char *watch, *drop_suppress;
 	struct bt_sketch_cfg sketch;
@@ -37,6 +37,10 @@ static const struct bt_opt attach_opts[] = {
 	{ "force", 'f', BT_OPT_FLAG, &attach_cfg.force, NULL,
 	  "replace an XDP program that is not bloomtap's; allow --tap on an interface "
 	  "with addresses" },
+	{ "direction", 'd', BT_OPT_ENUM, &attach_cfg.dir, "DIR",
+	  "what to record: ingress (what IFACE receives, XDP), or both (what it sends "
+	  "as well, through tc egress: a trace then says 'left here')",
+	  .choices = bt_attach_dir_names },
 	{ "tap", 0, BT_OPT_FLAG, &attach_cfg.tap, NULL,
 	  "tap mode, for a mirror (SPAN) port: record every frame, then drop it, so "
 	  "neither the stack nor the drop programs pay for it" },
@@ -68,6 +72,7 @@ int cmd_attach(int argc, char **argv)
 		return BT_EXIT_FAIL;
 	struct bt_attach_opts o = {
 		.mode = attach_cfg.mode, .force = attach_cfg.force, .tap = attach_cfg.tap,
+		.dir = attach_cfg.dir,
 		.sketch = &attach_cfg.sketch, .spie = &attach_cfg.spie,
 		.drop_suppress = attach_cfg.drop_suppress,
 	};
@@ -83,6 +88,8 @@ int cmd_attach(int argc, char **argv)
 
 		json_object_object_add(j, "attached", json_object_new_string(argv[1]));
 		json_object_object_add(j, "tap", json_object_new_boolean(attach_cfg.tap));
+		json_object_object_add(j, "direction",
+				       json_object_new_string(bt_attach_dir_names[attach_cfg.dir]));
 		bt_json_print(j);
 	}
 	return 0;

@@ -560,7 +560,7 @@ int cmd_demo(int argc, char **argv)
 		       t.pings, IF_B);
 	if (bt_instance_open_or_explain(IF_B, &inst))
 		goto out;
-	ret = bt_print_stats(&inst) || show_heavy(&inst, &t) || show_watch(&inst) ||
+	ret = bt_print_stats(&inst, BT_DIR_INGRESS) || show_heavy(&inst, &t) || show_watch(&inst) ||
 	      show_trace(hex) || show_drops(&inst, drop_hex) ? BT_EXIT_FAIL : 0;
 	bt_instance_close(&inst);
 out:

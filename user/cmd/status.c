@@ -75,15 +75,21 @@ static void status_one(const char *name, struct json_object *arr)
 		json_object_object_add(o, "created", json_object_new_string(created));
 		json_object_object_add(o, "drops_recording", json_object_new_boolean(drops));
 		json_object_object_add(o, "tap", json_object_new_boolean(tap));
+		json_object_object_add(o, "direction", json_object_new_string(
+			inst.meta.flags & BT_META_EGRESS ? "both" : "ingress"));
+		json_object_object_add(o, "egress_hook",
+				       json_object_new_string(bt_egress_hook(&inst.meta)));
 		json_object_object_add(o, "multi_buffer", json_object_new_boolean(inst.prog_mb_fd >= 0));
 		json_object_object_add(o, "kernel_features_off", bt_kernel_off_json());
 		json_object_array_add(arr, o);
 	} else {
-		printf("%-16s %-9s %-16s %-14s %-6s prog %-6u flow table %-8u created %s%s%s\n",
+		printf("%-16s %-9s %-16s %-14s %-6s prog %-6u flow table %-8u created %s%s%s%s%s\n",
 		       name, kind, inst.meta.ifname[0] ? inst.meta.ifname : "-",
 		       attach_state(link), mode, prog_id(inst.prog_fd),
 		       inst.meta.flow_table_size, created, drops ? "  drops recorded" : "",
-		       tap ? "  tap mode (frames dropped once recorded)" : "");
+		       tap ? "  tap mode (frames dropped once recorded)" : "",
+		       inst.meta.flags & BT_META_EGRESS ? "  egress recorded: " : "",
+		       inst.meta.flags & BT_META_EGRESS ? bt_egress_hook(&inst.meta) : "");
 	}
 	bt_instance_close(&inst);
 }

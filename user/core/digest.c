@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <stdbool.h>
 #include <string.h>
 #include "digest.h"
 
@@ -26,8 +27,9 @@ static void v4mapped(__u8 dst[16], const uint8_t *addr)
 
 int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
 {
-	uint32_t hl, fixed, after, total;
+	uint32_t hl, fixed, after, total, more;
 	__u8 addrs[32], hdr[8];
+	bool udp;
 
 	memset(p, 0, sizeof(*p));
 	if (len < 1)
@@ -50,6 +52,7 @@ int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
 		p->legacy[8] = 0;
 		p->legacy[10] = p->legacy[11] = 0;
 		fixed = 20;
+		udp = ip[9] == 17 && !(be16(ip + 6) & 0x1fff);	/* not a later fragment */
 	} else if (ip[0] >> 4 == 6) {
 		if (len < 40)
 			return -1;
@@ -66,6 +69,7 @@ int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
 		p->legacy[1] = p->legacy[2] = p->legacy[3] = 0;
 		p->legacy[7] = 0;
 		fixed = 40;
+		udp = ip[6] == 17;	/* no extension header first */
 	} else {
 		return -1;
 	}
@@ -78,8 +82,15 @@ int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
 		after = len - hl;
 	if (after > 8)
 		after = 8;
-	p->w[5] = le_word(ip + hl, after);
+	p->w[5] = p->w5_raw = le_word(ip + hl, after);
 	memcpy(p->legacy + fixed, ip + hl, after);
+	/* UDP: the checksum out, the payload's first 8 bytes in word 6 */
+	if (udp) {
+		p->w[5] &= 0x0000ffffffffffffULL;
+		more = total - hl > len - hl ? len - hl : total - hl;
+		if (more > 8)
+			p->w[6] = le_word(ip + hl + 8, more - 8);
+	}
 	return 0;
 }
 
@@ -120,7 +131,12 @@ void bt_hash_keys_derive(const struct bt_hash_key_raw *key, struct bt_hash_keys 
 
 __u64 bt_spie_digest(const struct bt_hash_keys *k, const struct bt_spie_packet *p)
 {
-	return bt_hash_spie_finish(k, bt_hash_addrs(k, p->w), p->w[4], p->w[5]);
+	return bt_hash_spie_finish(k, bt_hash_addrs(k, p->w), p->w[4], p->w[5], p->w[6]);
+}
+
+__u64 bt_spie_digest_abi13(const struct bt_hash_keys *k, const struct bt_spie_packet *p)
+{
+	return bt_hash_spie_finish(k, bt_hash_addrs(k, p->w), p->w[4], p->w5_raw, 0);
 }
 
 __u64 bt_spie_digest_legacy(const struct bt_hash_key_raw *key, const struct bt_spie_packet *p)

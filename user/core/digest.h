@@ -15,6 +15,7 @@
  * (the IP header with TOS, TTL and checksum zeroed, 8 bytes after it). */
 struct bt_spie_packet {
 	__u64 w[BT_SPIE_WORDS];
+	__u64 w5_raw;		/* word 5 with UDP's checksum: before ABI 14 */
 	__u8 legacy[48] __attribute__((aligned(8)));
 };
 
@@ -29,6 +30,9 @@ int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
  * PRF: the derived words are independent and reveal nothing of the key). */
 void bt_hash_keys_derive(const struct bt_hash_key_raw *key, struct bt_hash_keys *out);
 __u64 bt_spie_digest(const struct bt_hash_keys *k, const struct bt_spie_packet *p);
+/* The digest of archive formats 3 to 6 (ABI 5 to 13): UDP's checksum in
+ * word 5, no word 6. */
+__u64 bt_spie_digest_abi13(const struct bt_hash_keys *k, const struct bt_spie_packet *p);
 /* The digest of archive formats 1 and 2: SipHash-1-3 of the 48 bytes. */
 __u64 bt_spie_digest_legacy(const struct bt_hash_key_raw *key, const struct bt_spie_packet *p);
 

@@ -38,7 +38,10 @@
  * costs nothing more. Formats 3, 4 and 5 are read alike. */
 /* Format 6 is format 5 whose windows hold two digests a drop, the first
  * without its reason (BT_DROP_ANY): a query probes it first. */
-#define BT_ARCHIVE_VERSION 6
+/* Format 7 is format 6 whose UDP digests leave the checksum out and take
+ * 8 payload bytes (ABI 14, include/bloomtap.h "SPIE digests"); a window
+ * may hold sent packets' digests (BT_WIN_SENT in its flags). */
+#define BT_ARCHIVE_VERSION 7
 #define BT_ARCHIVE_DROPS_OTHER (1u << 16)
 #define BT_ARCHIVE_SUFFIX ".btw"
 /* Raw filter bytes a chunk holds: 32 blocks (make bench weighs query speed

@@ -53,6 +53,10 @@ static int pin_maps(struct bloomtap_bpf *skel, const char *name, char *path, siz
 	if (bpf_program__autoload(skel->progs.bloomtap_drop) &&
 	    (err = bpf_program__pin(skel->progs.bloomtap_drop, path)))
 		return err;
+	bt_instance_path(name, "prog_egress", path, len);
+	if (bpf_program__autoload(skel->progs.bloomtap_egress) &&
+	    (err = bpf_program__pin(skel->progs.bloomtap_egress, path)))
+		return err;
 	for (size_t i = 0; i < n; i++) {
 		bt_instance_path(name, bpf_map__name(maps[i]), path, len);
 		if ((err = bpf_map__pin(maps[i], path)))
@@ -150,12 +154,15 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	skel->rodata->cfg_batch_mask = batch - 1;
 	bpf_map__set_max_entries(skel->maps.spie, meta->window_bits / BT_BLOCK_BITS * meta->windows);
 	bpf_map__set_max_entries(skel->maps.windows, meta->windows);
-	bpf_map__set_max_entries(skel->maps.wcount, 2 * meta->windows);	/* XDP's, drops' */
+	bpf_map__set_max_entries(skel->maps.wcount, BT_WCOUNT_SLOTS * meta->windows);
 	bpf_map__set_max_entries(skel->maps.wdrops, meta->windows);
 	/* drops: the program needs the kernel's BTF (tp_btf) and kfree_skb's
 	 * reason; without them the instance has none, and says so at attach */
 	if (!bt_drops_supported())
 		bpf_program__set_autoload(skel->progs.bloomtap_drop, false);
+	/* the egress program digests a TSO skb's segments with bpf_loop */
+	if (bt_kernel_has(BT_KF_LOOP) == 0)
+		bpf_program__set_autoload(skel->progs.bloomtap_egress, false);
 	/* xdp.frags programs load from Linux 5.18; before, frames are linear */
 	if (bt_kernel_has(BT_KF_XDP_FRAGS) == 0)
 		bpf_program__set_autoload(skel->progs.bloomtap_xdp_mb, false);

@@ -109,6 +109,7 @@ static const struct pin_ent pins[] = {
 	{ "prog", offsetof(struct bt_instance, prog_fd) },
 	{ "prog_mb", offsetof(struct bt_instance, prog_mb_fd), true },	/* Linux >= 5.18 */
 	{ "prog_drop", offsetof(struct bt_instance, prog_drop_fd), true },
+	{ "prog_egress", offsetof(struct bt_instance, prog_egress_fd), true },	/* Linux >= 5.17 */
 #define BT_MAP_PIN(m) { #m, offsetof(struct bt_instance, m##_fd) },
 	BT_INSTANCE_MAPS(BT_MAP_PIN)
 #undef BT_MAP_PIN
@@ -422,16 +423,20 @@ int bt_instance_counters_cpus(const struct bt_instance *inst, struct bt_counters
 
 int bt_counters_cpus(int fd, struct bt_counters **out, int *ncpu_out)
 {
+	return bt_counters_cpus_at(fd, 0, out, ncpu_out);
+}
+
+int bt_counters_cpus_at(int fd, __u32 key, struct bt_counters **out, int *ncpu_out)
+{
 	int ncpu = libbpf_num_possible_cpus();
 	struct bt_counters *v;
-	__u32 zero = 0;
 
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
 	v = calloc(ncpu, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(fd, &zero, v)) {
+	if (bpf_map_lookup_elem(fd, &key, v)) {
 		int err = -errno;
 
 		free(v);
@@ -444,11 +449,17 @@ int bt_counters_cpus(int fd, struct bt_counters **out, int *ncpu_out)
 
 int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX])
 {
+	return bt_instance_counters_dir(inst, BT_DIR_INGRESS, out);
+}
+
+int bt_instance_counters_dir(const struct bt_instance *inst, enum bt_direction dir,
+			     __u64 out[BT_CTR_MAX])
+{
 	struct bt_counters *v;
 	int ncpu, err;
 
 	memset(out, 0, sizeof(__u64) * BT_CTR_MAX);
-	if ((err = bt_instance_counters_cpus(inst, &v, &ncpu)))
+	if ((err = bt_counters_cpus_at(inst->counters_fd, dir, &v, &ncpu)))
 		return err;
 	for (int cpu = 0; cpu < ncpu; cpu++)
 		for (int i = 0; i < BT_CTR_MAX; i++)

@@ -26,7 +26,7 @@
 	X(meta)
 /* Maps of the object that are the program's alone, never pinned: per-CPU
  * scratch space. */
-#define BT_INSTANCE_SCRATCH_MAPS(X) X(watch_scratch) X(drop_scratch)
+#define BT_INSTANCE_SCRATCH_MAPS(X) X(watch_scratch) X(drop_scratch) X(egress_scratch)
 
 struct bt_instance {
 	char name[BT_NAME_MAX + 1];
@@ -34,6 +34,7 @@ struct bt_instance {
 	int prog_mb_fd;		/* bloomtap_xdp_mb: multi-buffer (replay, jumbo) */
 	int prog_drop_fd;	/* bloomtap_drop, tail-called by the host's drop
 				 * program; -1 without one (no kernel BTF) */
+	int prog_egress_fd;	/* bloomtap_egress (tc); -1 without bpf_loop */
 #define BT_MAP_FD(m) int m##_fd;
 	BT_INSTANCE_MAPS(BT_MAP_FD)
 #undef BT_MAP_FD
@@ -87,13 +88,18 @@ int bt_instance_lock_holder(const char *name);
 const char *bt_holder_str(int pid, char *buf, size_t len);
 int bt_instance_lock_or_explain(const char *name, const char *what, int *fd);
 
-/* Counters summed over all possible CPUs. */
-/* Each CPU's counters as the datapath keeps them; *out is malloc'd. */
+/* Each CPU's counters of what was received, as the datapath keeps them;
+ * *out is malloc'd. */
 int bt_instance_counters_cpus(const struct bt_instance *inst, struct bt_counters **out,
 			      int *ncpu);
-/* The same from any per-CPU struct bt_counters map (the drop stage's). */
+/* The same from any per-CPU struct bt_counters map (the drop stage's), at
+ * key 0, or at key (an enum bt_direction of the counters map). */
 int bt_counters_cpus(int fd, struct bt_counters **out, int *ncpu_out);
+int bt_counters_cpus_at(int fd, __u32 key, struct bt_counters **out, int *ncpu_out);
+/* Counters summed over all possible CPUs: received, or of a direction. */
 int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX]);
+int bt_instance_counters_dir(const struct bt_instance *inst, enum bt_direction dir,
+			     __u64 out[BT_CTR_MAX]);
 
 
 

@@ -37,6 +37,10 @@ static const struct {
 			      "are refused, and replay skips packets longer than a page" },
 	[BT_KF_LIVE_FRAMES] = { "xdp_live_frames", "5.18", false,
 				"make bench has no live-rate rows" },
+	[BT_KF_LOOP] = { "bpf_loop", "5.17", false,
+			 "no egress recording (attach --direction egress)" },
+	[BT_KF_TCX] = { "tcx", "6.6", false,
+			"egress is attached as a clsact filter, not a pinned link" },
 };
 
 static struct {
@@ -104,6 +108,7 @@ static void probe_once(void)
 	if (probe_map_flag(0) < 0) {
 		k.has[BT_KF_BPF] = k.has[BT_KF_MMAP_ARRAY] = k.has[BT_KF_INNER_MAP] = -1;
 		k.has[BT_KF_BOOT_NS] = k.has[BT_KF_XDP_FRAGS] = k.has[BT_KF_ATOMICS] = -1;
+		k.has[BT_KF_LOOP] = -1;
 	} else {
 		k.has[BT_KF_BPF] = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_XDP, NULL) > 0;
 		k.has[BT_KF_MMAP_ARRAY] = probe_map_flag(BPF_F_MMAPABLE);
@@ -111,6 +116,7 @@ static void probe_once(void)
 		k.has[BT_KF_BOOT_NS] = probe_helper(BPF_FUNC_ktime_get_boot_ns);
 		k.has[BT_KF_XDP_FRAGS] = probe_helper(BPF_FUNC_xdp_get_buff_len);
 		k.has[BT_KF_ATOMICS] = probe_atomics();
+		k.has[BT_KF_LOOP] = probe_helper(BPF_FUNC_loop);
 	}
 	/* the rest from the kernel's own types (a link_create cannot tell:
 	 * it says EINVAL for a missing interface as for an unknown attach
@@ -122,6 +128,7 @@ static void probe_once(void)
 	k.has[BT_KF_XDP_LINK] = btf ? btf_has(btf, "bpf_xdp_link", BTF_KIND_STRUCT) : -1;
 	k.has[BT_KF_DROP_REASONS] = btf_has(btf, "skb_drop_reason", BTF_KIND_ENUM);
 	k.has[BT_KF_LIVE_FRAMES] = btf_has(btf, "xdp_page_head", BTF_KIND_STRUCT);
+	k.has[BT_KF_TCX] = btf_has(btf, "tcx_link", BTF_KIND_STRUCT);
 	btf__free(btf);
 }
 

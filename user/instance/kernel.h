@@ -22,6 +22,8 @@ enum bt_kfeature {
 	BT_KF_DROP_REASONS,	/* kfree_skb's reason argument */
 	BT_KF_XDP_FRAGS,	/* multi-buffer XDP: jumbo frames, large replays */
 	BT_KF_LIVE_FRAMES,	/* BPF_F_TEST_XDP_LIVE_FRAMES: make bench's live rate */
+	BT_KF_LOOP,		/* bpf_loop(): egress digests a TSO skb's segments */
+	BT_KF_TCX,		/* tcx links: egress attached as a bpf_link */
 	BT_KF_MAX
 };
 

@@ -26,6 +26,15 @@
 #include "base/util.h"
 
 const char *const bt_mode_names[] = { "auto", "native", "skb", NULL };
+const char *const bt_attach_dir_names[] = { "ingress", "both", NULL };
+
+/* enum bpf_attach_type's BPF_TCX_EGRESS (Linux 6.6), which the uapi
+ * headers of Debian 12 (6.1) do not have */
+#define BT_TCX_EGRESS 47
+/* bloomtap's clsact egress filter where tcx is missing: its handle and
+ * priority, which detach names it by */
+#define BT_TC_HANDLE 0xb10
+#define BT_TC_PRIO 0xb10
 
 /* The XDP program attached to ifindex (any mode), 0 if none. */
 static __u32 xdp_prog_on(int ifindex, char *name, size_t len)
@@ -239,6 +248,99 @@ static int iface_free(const char *ifname, int ifindex, bool force)
 	return 0;
 }
 
+/* A link made by bpf_link_create() (fd), pinned as the instance's pin;
+ * what says which link in an error. The fd is closed either way: the pin
+ * holds the link (closing the only fd detaches). */
+static int pin_link(int fd, const char *name, const char *pin, const char *what)
+{
+	char path[256], why[64];
+	int err = 0;
+
+	bt_instance_path(name, pin, path, sizeof(path));
+	if (bpf_obj_pin(fd, path)) {
+		err = -errno;
+		snprintf(why, sizeof(why), "pinning the %s link", what);
+		bt_err_errno(err, why);
+	}
+	close(fd);
+	return err;
+}
+
+const char *bt_egress_hook(const struct bt_meta *meta)
+{
+	if (!(meta->flags & BT_META_EGRESS))
+		return "-";
+	return meta->flags & BT_META_EGRESS_TC ? "tc" : "tcx";
+}
+
+static int tc_egress(int ifindex, int prog_fd, bool attach)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = BT_TC_HANDLE, .priority = BT_TC_PRIO);
+	int err;
+
+	if (!attach)
+		return bpf_tc_detach(&hook, &o);
+	/* the clsact qdisc may be there already (another tool's filters) */
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST)
+		return err;
+	o.prog_fd = prog_fd;
+	return bpf_tc_attach(&hook, &o);
+}
+
+/* The egress program attached: a pinned tcx link (Linux 6.6), or a
+ * clsact filter, which stays on the interface without a pin (*tc). */
+static int egress_attach(const struct bt_instance *inst, const char *ifname, int ifindex,
+			 bool *tc)
+{
+	int fd, err;
+
+	if (inst->prog_egress_fd < 0) {
+		bt_err("this kernel (%s) has no bpf_loop (Linux 5.17), which the egress program "
+		       "needs: attach %s without --direction", bt_kernel_release(), ifname);
+		return -EOPNOTSUPP;
+	}
+	*tc = bt_kernel_has(BT_KF_TCX) <= 0;
+	if (*tc) {
+		if ((err = tc_egress(ifindex, inst->prog_egress_fd, true)))
+			bt_err_errno(err, err == -EEXIST ? "attaching the egress filter (a filter "
+				     "of bloomtap's handle and priority, 0xb10, is there already)"
+				     : "attaching the egress filter (clsact)");
+		return err;
+	}
+	fd = bpf_link_create(inst->prog_egress_fd, ifindex, BT_TCX_EGRESS, NULL);
+	if (fd < 0) {
+		err = -errno;
+		bt_err_errno(err, "attaching the egress program (tcx)");
+		return err;
+	}
+	return pin_link(fd, ifname, "link_egress", "egress");
+}
+
+/* The egress program off the interface, and its pin removed */
+static int egress_detach(const struct bt_instance *inst)
+{
+	char path[256];
+	int fd, err = 0;
+
+	if (inst->meta.flags & BT_META_EGRESS_TC) {
+		err = tc_egress(inst->meta.ifindex, -1, false);
+		/* the interface, or its clsact qdisc, gone with the filter */
+		return err == -ENOENT || err == -ENODEV || err == -EINVAL ? 0 : err;
+	}
+	bt_instance_path(inst->name, "link_egress", path, sizeof(path));
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (bpf_link_detach(fd) && errno != ENOLINK && errno != EINVAL)
+		err = -errno;
+	close(fd);
+	if (!err && unlink(path) && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
 /* What attach made, in words (not in JSON mode). */
 static void say_attached(const struct bt_instance *inst, const char *ifname, bool skb, bool tap)
 {
@@ -246,6 +348,10 @@ static void say_attached(const struct bt_instance *inst, const char *ifname, boo
 
 	bt_info("attached to %s (%s mode), pinned under %s/%s", ifname,
 		skb ? "skb" : "native", BT_PIN_ROOT, ifname);
+	if (inst->meta.flags & BT_META_EGRESS)
+		bt_info("egress recorded too (%s): what %s sends traces as 'left here'",
+			inst->meta.flags & BT_META_EGRESS_TC ? "a clsact filter" : "a tcx link",
+			ifname);
 	bt_sketch_describe(&inst->meta, desc, sizeof(desc));
 	bt_info("%s", desc);
 	bt_spie_describe(&inst->meta, desc, sizeof(desc));
@@ -293,12 +399,10 @@ static int program_for_mtu(const struct bt_instance *inst, const char *ifname)
 	return prog;
 }
 
-/* The XDP link made and pinned in the instance's directory: the pin holds
- * it, so the fd is closed either way (closing the only fd detaches). */
+/* The XDP link made and pinned in the instance's directory */
 static int link_pinned(int prog, const char *ifname, int ifindex, enum bt_xdp_mode mode, bool *skb)
 {
-	char path[256];
-	int link_fd, err = 0;
+	int link_fd;
 
 	link_fd = link_create(prog, ifindex, mode, skb);
 	if (link_fd < 0) {
@@ -309,13 +413,7 @@ static int link_pinned(int prog, const char *ifname, int ifindex, enum bt_xdp_mo
 			bt_err_errno(link_fd, "attaching XDP");
 		return link_fd;
 	}
-	bt_instance_path(ifname, "link", path, sizeof(path));
-	if (bpf_obj_pin(link_fd, path)) {
-		err = -errno;
-		bt_err_errno(err, "pinning the XDP link");
-	}
-	close(link_fd);
-	return err;
+	return pin_link(link_fd, ifname, "link", "XDP");
 }
 
 int bt_attach(const char *ifname, const struct bt_attach_opts *o)
@@ -323,7 +421,7 @@ int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
 	struct bt_instance inst;
 	int ifindex, prog, err;
-	bool created = false, skb;
+	bool created = false, skb, tc = false;
 	__u32 zero = 0;
 
 	if ((err = attach_refused(ifname, o, &ifindex)))
@@ -346,10 +444,16 @@ int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 		goto out;
 	if ((err = link_pinned(prog, ifname, ifindex, o->mode, &skb)))
 		goto out;
+	if (o->dir == BT_ATTACH_BOTH && (err = egress_attach(&inst, ifname, ifindex, &tc))) {
+		bt_detach(ifname, !created);
+		bt_instance_close(&inst);
+		return err;
+	}
 
 	inst.meta.ifindex = ifindex;
-	inst.meta.flags = (inst.meta.flags & ~BT_META_SKB_MODE) | BT_META_ATTACHED |
-			  (skb ? BT_META_SKB_MODE : 0);
+	inst.meta.flags = (inst.meta.flags & ~(BT_META_SKB_MODE | BT_META_EGRESS | BT_META_EGRESS_TC)) |
+			  BT_META_ATTACHED | (skb ? BT_META_SKB_MODE : 0) |
+			  (o->dir == BT_ATTACH_BOTH ? BT_META_EGRESS : 0) | (tc ? BT_META_EGRESS_TC : 0);
 	snprintf(inst.meta.ifname, sizeof(inst.meta.ifname), "%s", ifname);
 	bpf_map_update_elem(inst.meta_fd, &zero, &inst.meta, 0);
 	/* tap mode: no frame reaches the stack, so none can be dropped there */
@@ -381,7 +485,12 @@ int bt_detach(const char *name, bool keep_maps)
 	}
 	if (!bt_instance_open(name, &inst)) {
 		bt_drops_unregister(&inst);
+		err = egress_detach(&inst);
 		bt_instance_close(&inst);
+		if (err) {
+			bt_err_errno(err, "detaching the egress program");
+			return err;
+		}
 	}
 	bt_instance_path(name, "link", path, sizeof(path));
 	fd = bpf_obj_get(path);

@@ -10,6 +10,9 @@
 
 enum bt_xdp_mode { BT_MODE_AUTO, BT_MODE_NATIVE, BT_MODE_SKB };
 extern const char *const bt_mode_names[];
+/* What attach records: received frames (XDP), sent packets (tc egress) */
+enum bt_attach_dir { BT_ATTACH_INGRESS, BT_ATTACH_BOTH };
+extern const char *const bt_attach_dir_names[];
 
 /* attach's settings; a zeroed struct is attach IFACE with no option. */
 struct bt_attach_opts {
@@ -17,6 +20,7 @@ struct bt_attach_opts {
 	bool force;	/* replace a foreign XDP program; tap mode on an
 			 * interface with addresses */
 	bool tap;	/* record every frame, then drop it (a mirror port) */
+	enum bt_attach_dir dir;
 	const struct bt_sketch_cfg *sketch;	/* NULL: the defaults */
 	const struct bt_spie_cfg *spie;
 	const char *drop_suppress;		/* NULL: the default list */
@@ -28,7 +32,11 @@ int bt_tap_get(const struct bt_instance *inst);
 /* Tap mode on or off; on is refused for an interface with an address the
  * host uses, unless force. 0, or -errno after a message. */
 int bt_tap_set(const struct bt_instance *inst, const char *ifname, bool tap, bool force);
-/* detach: drop the XDP link; unless keep_maps, remove every pin. */
+/* The egress hook of an attached instance in words: "tcx", "tc" (a clsact
+ * filter) or "-" (egress not recorded). */
+const char *bt_egress_hook(const struct bt_meta *meta);
+/* detach: drop the XDP link and the egress program; unless keep_maps,
+ * remove every pin. */
 int bt_detach(const char *name, bool keep_maps);
 
 #endif /* BLOOMTAP_LINK_H */

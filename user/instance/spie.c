@@ -253,18 +253,37 @@ uint32_t bt_spie_current(const struct bt_spie_maps *s)
 	return __atomic_load_n(&s->ctl->window, __ATOMIC_ACQUIRE) % s->meta->windows;
 }
 
-/* The CPUs' counts of window i, the XDP program's (slot i) and the drop
- * program's (slot i + W), summed. */
-static uint64_t counted(const struct bt_spie_maps *s, uint32_t i)
+/* The CPUs' counts of window i, of the programs from the first to the
+ * last of BT_WCOUNT_SLOTS (XDP, drops, egress: slots i, i + W, i + 2W),
+ * summed. */
+static uint64_t counted_by(const struct bt_spie_maps *s, uint32_t i, int first, int last)
 {
 	__u64 *v = calloc(s->ncpu, sizeof(*v)), sum = 0;
 
-	for (uint32_t slot = i; v && slot < 2 * s->meta->windows; slot += s->meta->windows)
+	for (int p = first; v && p <= last; p++) {
+		uint32_t slot = i + p * s->meta->windows;
+
 		if (!bpf_map_lookup_elem(s->inst->wcount_fd, &slot, v))
 			for (int c = 0; c < s->ncpu; c++)
 				sum += v[c];
+	}
 	free(v);
 	return sum;
+}
+
+static uint64_t counted(const struct bt_spie_maps *s, uint32_t i)
+{
+	return counted_by(s, i, 0, BT_WCOUNT_SLOTS - 1);
+}
+
+bool bt_window_sent(const struct bt_spie_maps *s, uint32_t i)
+{
+	__u32 st = __atomic_load_n(&s->win[i].state, __ATOMIC_ACQUIRE);
+
+	if (st == BT_WIN_SEALED)
+		return s->win[i].flags & BT_WIN_SENT;
+	return (st == BT_WIN_CURRENT || st == BT_WIN_CLOSED) &&
+	       counted_by(s, i, BT_WCOUNT_SLOTS - 1, BT_WCOUNT_SLOTS - 1);
 }
 
 uint64_t bt_window_packets(const struct bt_spie_maps *s, uint32_t i)
@@ -299,7 +318,7 @@ static void ready_window(struct bt_spie_maps *s, uint32_t i, uint32_t seq)
 	__atomic_store_n(&w->state, BT_WIN_EMPTY, __ATOMIC_RELEASE);
 	memset(bt_window_filter(s, i), 0, s->bpw * sizeof(struct bt_bloom_block));
 	bt_test_kill_point("ready");
-	for (uint32_t slot = i; zero && slot < 2 * s->meta->windows; slot += s->meta->windows)
+	for (uint32_t slot = i; zero && slot < BT_WCOUNT_SLOTS * s->meta->windows; slot += s->meta->windows)
 		bpf_map_update_elem(s->inst->wcount_fd, &slot, zero, 0);
 	free(zero);
 	zero = calloc(s->ncpu, sizeof(struct bt_window_drops));
@@ -402,6 +421,8 @@ void bt_spie_seal(struct bt_spie_maps *s, const uint32_t *idx, int n)
 		double fpr;
 
 		w->packets = counted(s, idx[j]);
+		if (counted_by(s, idx[j], BT_WCOUNT_SLOTS - 1, BT_WCOUNT_SLOTS - 1))
+			__atomic_fetch_or(&w->flags, BT_WIN_SENT, __ATOMIC_RELAXED);
 		bt_bloom_fill(bt_window_filter(s, idx[j]), s->bpw, s->meta->k, &set, &fpr);
 		w->set_bits = set;
 		w->fpr_e15 = (__u64)llround(fpr * 1e15);

@@ -93,6 +93,9 @@ static inline struct bt_bloom_block *bt_window_filter(const struct bt_spie_maps 
 /* Digests recorded in window i: exact once sealed, summed over the CPUs'
  * counts before. */
 uint64_t bt_window_packets(const struct bt_spie_maps *s, uint32_t i);
+/* Whether window i holds sent packets' digests (tc egress): its flag once
+ * sealed, egress's counts before. */
+bool bt_window_sent(const struct bt_spie_maps *s, uint32_t i);
 /* Its false-positive rate: stored when sealed, from the fill before. */
 double bt_window_fpr(const struct bt_spie_maps *s, uint32_t i);
 uint32_t bt_spie_current(const struct bt_spie_maps *s);

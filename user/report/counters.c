@@ -28,13 +28,15 @@ const char *const bt_counter_names[BT_CTR_MAX] = {
 	[BT_CTR_SPIE_INSERTED] = "digests",
 	[BT_CTR_SPIE_PRESENT] = "digests_present",
 	[BT_CTR_SPIE_NO_READY] = "spie_no_ready_window",
+	[BT_CTR_GSO_SEGMENTS] = "gso_segments",
+	[BT_CTR_GSO_NOT_DIGESTED] = "gso_not_digested",
 };
-_Static_assert(BT_CTR_MAX == 22, "a name for every counter");
+_Static_assert(BT_CTR_MAX == 24, "a name for every counter");
 
-int bt_print_stats(const struct bt_instance *inst)
+int bt_print_stats(const struct bt_instance *inst, enum bt_direction dir)
 {
 	__u64 c[BT_CTR_MAX];
-	int err = bt_instance_counters(inst, c);
+	int err = bt_instance_counters_dir(inst, dir, c);
 
 	if (err) {
 		bt_err_errno(err, "reading the counters map");
@@ -44,12 +46,14 @@ int bt_print_stats(const struct bt_instance *inst)
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "instance", json_object_new_string(inst->name));
+		json_object_object_add(o, "direction", json_object_new_string(
+			dir == BT_DIR_EGRESS ? "egress" : "ingress"));
 		for (int i = 0; i < BT_CTR_MAX; i++)
 			json_object_object_add(o, bt_counter_names[i], json_object_new_uint64(c[i]));
 		bt_json_print(o);
 		return 0;
 	}
-	printf("instance %s\n", inst->name);
+	printf("instance %s%s\n", inst->name, dir == BT_DIR_EGRESS ? " (egress)" : "");
 	for (int i = 0; i < BT_CTR_MAX; i++)
 		printf("  %-16s %" PRIu64 "\n", bt_counter_names[i], (uint64_t)c[i]);
 	return 0;

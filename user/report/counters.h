@@ -10,6 +10,6 @@
 /* Counter names, in enum bt_counter order: plain output and JSON keys. */
 extern const char *const bt_counter_names[BT_CTR_MAX];
 /* stats: the per-CPU counters summed, plain or JSON as asked. */
-int bt_print_stats(const struct bt_instance *inst);
+int bt_print_stats(const struct bt_instance *inst, enum bt_direction dir);
 
 #endif /* BLOOMTAP_COUNTERS_H */

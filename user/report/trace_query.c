@@ -40,6 +40,7 @@ struct hit {
 	uint32_t seq;
 	bool archived;
 	bool drop;		/* a drop digest: dropped here with reason */
+	bool sent;		/* a sent packet's digest: left here (egress) */
 	__u32 reason;
 };
 
@@ -262,10 +263,17 @@ static bool in_range(const struct trace_ctx *t, __u64 start, __u64 end)
 	return !((t->since && end && end < t->since) || (t->until && start > t->until));
 }
 
+/* A probe of each packet in a window at false-positive rate fpr: the
+ * chance that the answer holds no false hit shrinks by 1 - fpr. */
+static void probed(struct trace_ctx *t, double fpr)
+{
+	t->log_clean += log1p(-(fpr < 1 ? fpr : 1 - 1e-16));
+}
+
 static void searched(struct trace_ctx *t, double fpr)
 {
 	t->searched++;
-	t->log_clean += log1p(-(fpr < 1 ? fpr : 1 - 1e-16));
+	probed(t, fpr);
 }
 
 static void add_hit(struct trace_ctx *t, struct tpkt *p, const struct hit *h)
@@ -368,7 +376,7 @@ static void query_live(struct trace_ctx *t)
 {
 	const struct bt_spie_maps *s = &t->sm;
 	const char *name = intern(t, t->inst->name);
-	struct tpkt **hit = malloc((t->n ? t->n : 1) * sizeof(*hit));
+	struct tpkt **hit = malloc((t->n ? 2 * t->n : 1) * sizeof(*hit));	/* seen, sent */
 	struct tpkt **all = malloc((t->n ? t->n : 1) * sizeof(*all));
 	struct bt_win_reasons reasons;
 	size_t np = 0;
@@ -399,6 +407,16 @@ static void query_live(struct trace_ctx *t)
 		for (size_t i = 0; i < t->n; i++)
 			if (queried(&t->p[i]) && bt_bloom_has(f, s->bpw, s->meta->k, t->p[i].digest))
 				hit[nh++] = &t->p[i];
+		/* sent packets after them (hit[nsent..nh)), probed only where
+		 * the window holds some: each probe is a chance of a false
+		 * "left here" */
+		size_t nsent = nh;
+		bool sent = bt_window_sent(s, w);
+
+		for (size_t i = 0; sent && i < t->n; i++)
+			if (queried(&t->p[i]) &&
+			    bt_bloom_has(f, s->bpw, s->meta->k, bt_hash_sent(t->p[i].digest)))
+				hit[nh++] = &t->p[i];
 		/* drops: of every packet (a drop may land in a later window
 		 * than the packet's own digest) */
 		bt_window_reasons(t->inst, s->ncpu, w, &reasons);
@@ -413,9 +431,14 @@ static void query_live(struct trace_ctx *t)
 		    __atomic_load_n(&win->seq, __ATOMIC_ACQUIRE) != seq)
 			continue;
 		searched(t, h.fpr);
+		if (sent)
+			probed(t, h.fpr);	/* "left here" */
 		t->live_seq[t->nlive++] = seq;
-		for (size_t i = 0; i < nh; i++)
+		for (size_t i = 0; i < nh; i++) {
+			h.sent = i >= nsent;
 			add_hit(t, hit[i], &h);
+		}
+		h.sent = false;
 		if (tries)
 			commit_drops(t, h, tries, true);
 	}
@@ -511,17 +534,25 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 			return;
 		}
 		t->probes += m;
-		for (size_t i = 0; i < m; i++) {
-			int r = bt_archive_has(f, w, order[i]->digest, &why);
+		for (int sent = 0; sent <= !!(aw->flags & BT_WIN_SENT); sent++) {
+			h.sent = sent;
+			for (size_t i = 0; i < m; i++) {
+				__u64 d = order[i]->digest;
+				int r = bt_archive_has(f, w, sent ? bt_hash_sent(d) : d, &why);
 
-			if (r < 0) {
-				warn_file(t, f->path, why);
-				return;	/* what it gave so far stands */
+				if (r < 0) {
+					warn_file(t, f->path, why);
+					return;	/* what it gave so far stands */
+				}
+				if (r)
+					add_hit(t, order[i], &h);
 			}
-			if (r)
-				add_hit(t, order[i], &h);
+			if (sent)
+				probed(t, h.fpr);
+			else
+				searched(t, h.fpr);
 		}
-		searched(t, h.fpr);
+		h.sent = false;
 		bt_archive_reasons(f, w, &reasons);
 		if (reasons.n || reasons.other) {
 			struct file_query fq = { f, NULL };
@@ -726,6 +757,8 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 				bt_drop_reason_name(x->reason, rb, sizeof(rb))));
 		} else {
 			json_object_array_add(ws, w);
+			json_object_object_add(w, "direction", json_object_new_string(
+				x->sent ? "egress" : "ingress"));
 		}
 
 		bt_fmt_ns(x->start_ns, a, sizeof(a), "now");
@@ -921,8 +954,9 @@ static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
 			       bt_drop_reason_name(x->reason, rb, sizeof(rb)), x->fpr,
 			       x->archived ? "archive" : "live");
 		else
-			printf("  %s window %u  %s .. %s  false-positive rate %.2g  (%s)\n",
-			       x->instance, x->seq, a, b, x->fpr, x->archived ? "archive" : "live");
+			printf("  %s%s window %u  %s .. %s  false-positive rate %.2g  (%s)\n",
+			       x->sent ? "left here: " : "", x->instance, x->seq, a, b, x->fpr,
+			       x->archived ? "archive" : "live");
 	}
 	if (p->cut)
 		printf("  (and more: an answer holds at most %d windows a packet)\n", MAX_HITS);

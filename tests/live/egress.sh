@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Both directions (attach --direction both): what A sends is recorded on
+# A's egress, so a trace says "left here" at the sender. A lab A -- B, one
+# instance on each end: A's records both directions, B's what it receives.
+# - UDP datagrams of many lengths (checksum offload: a veth carries the
+#   partial checksum the sender's stack leaves, which the digest skips);
+# - a TCP transfer with GSO on, so that A's egress meets super-packets of
+#   up to 64 KB that the stack cuts after it: each segment's digest is
+#   rebuilt, as B receives it;
+# - pings.
+# Each frame on the wire from A to B traces as "left here" at A (and only
+# as that: never as received there) and as seen at B; B's replies trace
+# at A as received, never as left; a packet nobody sent is nowhere. The
+# egress counters count what A sent. The wire's frames are captured on A
+# (what A's interface sends, after the stack cut the super-packets): on B
+# an AF_PACKET socket reads after GRO, which veth turns on under XDP.
+source "$(dirname "$0")/../lib/lib.sh"
+need_root "egress"
+
+ID=$$ N=38
+NSA=bt-eg-a-$ID NSB=bt-eg-b-$ID
+VA=btega$ID VB=btegb$ID
+UPORT=40038 TPORT=40039 DATAGRAMS=40 PINGS=5
+TMP=$(mktemp -d)
+cleanup() {
+	[ -n "${CAP:-}" ] && kill "$CAP" 2>/dev/null
+	[ -n "${CAPR:-}" ] && kill "$CAPR" 2>/dev/null
+	[ -n "${SINK:-}" ] && kill "$SINK" 2>/dev/null
+	in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
+	in_ns "$NSB" "$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	cleanup_netns
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+veth_pair "$NSA" "$VA" "$NSB" "$VB" $N || { fail "namespaces"; summary; exit 1; }
+static_neighbours "$NSA" "$VA" "$NSB" "$VB" $N
+# GSO on at the sender (the default): the stack hands egress super-packets
+in_ns "$NSA" ethtool -K "$VA" gso on >/dev/null 2>&1
+
+check "attach --direction both on A" in_ns "$NSA" "$BLOOMTAP" attach --direction both "$VA"
+check "attach on B (ingress)" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
+eq "status: A records both directions" "$(status_field "$NSA" "$VA" direction)" both
+hook=$(status_field "$NSA" "$VA" egress_hook)
+check "status: A's egress hook is tcx or tc ($hook)" test "$hook" = tcx -o "$hook" = tc
+eq "status: B records what it receives" "$(status_field "$NSB" "$VB" direction)" ingress
+check "bloomtap kernel names the egress hook's features" bash -c \
+	"$BLOOMTAP -j kernel | grep -q '\"tcx\"'"
+
+# everything A sends to B, then the replies A receives
+capture_bg "$NSA" "$VA" "$TMP/wire.pcap" 0 "udp:$UPORT,port:$TPORT,icmp-echo,sent"
+CAP=$CAPTURE_PID
+capture_bg "$NSA" "$VA" "$TMP/replies.pcap" $PINGS "icmp-reply"
+CAPR=$CAPTURE_PID
+capture_ready "$TMP/wire.pcap.out"
+capture_ready "$TMP/replies.pcap.out"
+# B's TCP sink: reads the transfer whole
+nsenter --net=/var/run/netns/"$NSB" timeout 300 python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("198.18.'$N'.2", int(sys.argv[1]))); s.listen(1); print("ready", flush=True)
+c, _ = s.accept(); n = 0
+while (b := c.recv(1 << 16)):
+    n += len(b)
+print(n, flush=True)' $TPORT > "$TMP/sink.out" &
+SINK=$!
+wait_for "B's sink listens" 30 grep -qx ready "$TMP/sink.out"
+
+# UDP: lengths around the word and chunk boundaries, 0 to 1472 bytes
+in_ns "$NSA" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+lens = [0, 1, 3, 7, 8, 9, 15, 16, 17, 100, 511, 512, 513, 1000, 1471, 1472]
+for i in range(int(sys.argv[2])):
+    n = lens[i % len(lens)]
+    s.sendto((b"%04d" % i * 400)[:n], ("198.18.'$N'.2", int(sys.argv[1])))' $UPORT $DATAGRAMS
+# TCP: 2 MB with GSO
+in_ns "$NSA" python3 -c '
+import socket, sys
+s = socket.create_connection(("198.18.'$N'.2", int(sys.argv[1])))
+s.sendall(bytes(range(256)) * 8192); s.close()' $TPORT
+wait_for "B's sink read the 2 MB" 60 grep -qx 2097152 "$TMP/sink.out"
+in_ns "$NSA" ping -c $PINGS -i 0.2 -W 2 -q "198.18.$N.2" >/dev/null
+wait "$CAPR"; CAPR=
+# the capture stops once B's counters hold every frame it took
+all_at_b() {
+	local want
+	want=$(frames_in "$TMP/wire.pcap")
+	[ "$want" -gt 0 ] && [ "$(in_ns "$NSB" "$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" -ge "$want" ]
+}
+poll_until 20 all_at_b
+kill "$CAP"; wait "$CAP" 2>/dev/null; CAP=
+got=$(frames_in "$TMP/wire.pcap")
+check "the wire carried the datagrams, the transfer and the pings ($got frames)" \
+	test "$got" -gt $((DATAGRAMS + PINGS + 100))
+
+# trace_dir NS IFACE PCAP: "left received neither" counts of the
+# capture's packets at that instance (a packet may be both)
+trace_dir() {
+	in_ns "$1" "$BLOOMTAP" -j trace "$2" "$3" | python3 -c '
+import json, sys
+res = json.load(sys.stdin)
+first = {p["packet"]: p for p in res}
+left = recv = none = 0
+for p in res:
+    ws = first[p.get("same_as", p["packet"])]["windows"]
+    d = {w["direction"] for w in ws}
+    left += "egress" in d
+    recv += "ingress" in d
+    none += not d
+print(left, recv, none)'
+}
+read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/wire.pcap")"
+eq "every frame on the wire left A (trace at A: left here)" "$left" "$got"
+eq "none of them was received at A" "$recv" 0
+read -r left recv none <<<"$(trace_dir "$NSB" "$VB" "$TMP/wire.pcap")"
+eq "every frame on the wire is seen at B" "$recv" "$got"
+eq "none of them left B" "$left" 0
+read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/replies.pcap")"
+eq "B's $PINGS replies: received at A" "$recv" $PINGS
+eq "B's replies never left A" "$left" 0
+check "trace's text says 'left here'" bash -c "nsenter --net=/var/run/netns/$NSA \
+	$BLOOMTAP trace $VA $TMP/wire.pcap | grep -q 'left here: $VA window'"
+# a datagram nobody sent: the capture's first with another payload
+python3 - "$TMP/wire.pcap" "$TMP/never.pcap" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+o = 24
+while True:
+    n = struct.unpack_from("<I", d, o + 8)[0]
+    f = d[o + 16:o + 16 + n]
+    if f[23] == 17 and n > 14 + 20 + 8 + 4:
+        break
+    o += 16 + n
+f[14 + 20 + 8] ^= 0xff	# its first payload byte
+open(sys.argv[2], "wb").write(bytes(d[:24]) + struct.pack("<IIII", 0, 0, n, n) + bytes(f))
+PY
+read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/never.pcap")"
+eq "a datagram nobody sent: not at A" "$none" 1
+
+# the egress counters: what A sent, by kind
+egress() { in_ns "$NSA" "$BLOOMTAP" -j stats --direction egress "$VA" | json_get "[\"$1\"]"; }
+check "A's egress counted every frame on the wire ($(egress packets) >= $got)" \
+	test "$(egress packets)" -ge "$got"
+check "A's egress digested GSO segments one by one ($(egress gso_segments))" \
+	test "$(egress gso_segments)" -gt 0
+eq "A's egress counted $DATAGRAMS datagrams as UDP" "$(egress udp)" $DATAGRAMS
+check "A's ingress counters hold no datagram (they were sent)" \
+	test "$(in_ns "$NSA" "$BLOOMTAP" -j stats "$VA" | json_get '["udp"]')" -eq 0
+
+check "detach A" in_ns "$NSA" "$BLOOMTAP" detach "$VA"
+check "no egress program left on A's interface" bash -c \
+	"! ip -n $NSA link show $VA | grep -q 'prog' && ! tc -n $NSA filter show dev $VA egress 2>/dev/null | grep -q bloomtap"
+
+cleanup
+trap - EXIT
+summary
+[ $FAIL -eq 0 ]
