@@ -51,7 +51,8 @@ expect_fail "replay: --flow-table out of range" "out of range" "$BLOOMTAP" repla
 check "replay --reset" "$BLOOMTAP" replay --reset --instance "$INST" "$PCAPS/dnscap__dns.pcap"
 STATS=$("$BLOOMTAP" -j stats --instance "$INST")
 eq "stats -j: packets of dns.pcap" "$(json_get '["packets"]' <<<"$STATS")" 133
-KEYS=$(python3 -c 'import json,sys; print(" ".join(k for k in json.load(sys.stdin) if k != "instance"))' <<<"$STATS")
+KEYS=$(python3 -c 'import json,sys; print(" ".join(k for k in json.load(sys.stdin) if k not in ("instance", "direction")))' <<<"$STATS")
+eq "stats -j: direction" "$(json_get '["direction"]' <<<"$STATS")" ingress
 eq "stats -j keys = plain names" "$KEYS" "$("$BLOOMTAP" stats --instance "$INST" | awk 'NR>1{print $1}' | tr '\n' ' ' | sed 's/ $//')"
 FLOWS=$("$BLOOMTAP" -j replay --reset --flows --instance "$INST" "$PCAPS/dnscap__dns6.pcap" 2>/dev/null)
 eq "replay --flows -j: flows" "$(json_get '.__len__()' <<<"$FLOWS")" 2

@@ -23,6 +23,8 @@ VA=btega$ID VB=btegb$ID
 UPORT=40038 TPORT=40039 DATAGRAMS=40 PINGS=5
 TMP=$(mktemp -d)
 cleanup() {
+	[ -n "${AGENT_A:-}" ] && kill "$AGENT_A" 2>/dev/null && wait "$AGENT_A" 2>/dev/null
+	[ -n "${AGENT_B:-}" ] && kill "$AGENT_B" 2>/dev/null && wait "$AGENT_B" 2>/dev/null
 	[ -n "${CAP:-}" ] && kill "$CAP" 2>/dev/null
 	[ -n "${CAPR:-}" ] && kill "$CAPR" 2>/dev/null
 	[ -n "${SINK:-}" ] && kill "$SINK" 2>/dev/null
@@ -151,6 +153,43 @@ check "A's ingress counters hold no datagram (they were sent)" \
 check "detach A" in_ns "$NSA" "$BLOOMTAP" detach "$VA"
 check "no egress program left on A's interface" bash -c \
 	"! ip -n $NSA link show $VA | grep -q 'prog' && ! tc -n $NSA filter show dev $VA egress 2>/dev/null | grep -q bloomtap"
+
+# the walk across agents starts at the sender: A's agent records both
+# directions (run --direction both), B's what it receives; each answers on
+# a unix socket, which trace reaches from outside their namespaces
+check "detach B" in_ns "$NSB" "$BLOOMTAP" detach "$VB"
+nsenter --net=/var/run/netns/"$NSA" "$BLOOMTAP" run --direction both --listen 127.0.0.1:9438 \
+	--api-socket "$TMP/a.sock" --archive "$TMP/archive-a" "$VA" > "$TMP/agent-a.log" 2>&1 &
+AGENT_A=$!
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --listen 127.0.0.1:9438 \
+	--api-socket "$TMP/b.sock" --archive "$TMP/archive-b" "$VB" > "$TMP/agent-b.log" 2>&1 &
+AGENT_B=$!
+wait_for "A's agent answers on its socket" 30 curl -sf -m 2 --unix-socket "$TMP/a.sock" http://a/healthz
+wait_for "B's agent answers on its socket" 30 curl -sf -m 2 --unix-socket "$TMP/b.sock" http://b/healthz
+eq "run --direction both: A records both directions" "$(status_field "$NSA" "$VA" direction)" both
+capture_bg "$NSA" "$VA" "$TMP/walk.pcap" 10 "udp:$UPORT,sent"
+CAP=$CAPTURE_PID
+capture_ready "$TMP/walk.pcap.out"
+in_ns "$NSA" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(10):
+    s.sendto(b"walk %04d" % i, ("198.18.'$N'.2", int(sys.argv[1])))' $UPORT
+wait "$CAP"; CAP=
+printf 'b: a\n' > "$TMP/topology"
+OUT=$("$BLOOMTAP" trace --agents "a=$TMP/a.sock,b=$TMP/b.sock" --topology "$TMP/topology" \
+	--from b "$TMP/walk.pcap" 2>&1)
+# nothing listens on B's port: each datagram died there, NO_SOCKET
+check "the walk starts at the sender: a (left) -> b, dropped at b" grep -q \
+	"^10 packets: path (source side first): a (left) -> b  dropped at b (reason NO_SOCKET)$" <<<"$OUT"
+J=$("$BLOOMTAP" -j trace --agents "a=$TMP/a.sock,b=$TMP/b.sock" --topology "$TMP/topology" \
+	--from b "$TMP/walk.pcap" 2>/dev/null)
+eq "-j: the path, and where the packets left" "$(python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print([(p["path"], p["left"], len(p["packets"])) for p in d["paths"]])' <<<"$J")" \
+	"[(['a', 'b'], ['a'], 10)]"
+kill "$AGENT_A" "$AGENT_B"; wait "$AGENT_A" "$AGENT_B" 2>/dev/null; AGENT_A= AGENT_B=
 
 cleanup
 trap - EXIT

@@ -42,7 +42,7 @@ eq "A: found once per packet (ring and archive are one window)" \
 	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sorted({len(p["windows"]) for p in d if "same_as" not in p}))' <<<"$TA")" "[1]"
 eq "trace -j fields (no digest: it would be an oracle for the keyed hash)" \
 	"$(python3 -c 'import json,sys; p=json.load(sys.stdin)[0]; print(sorted(p), sorted(p["windows"][0]))' <<<"$TA")" \
-	"['archive', 'archive_cut', 'drops', 'fpr_combined', 'hits_cut', 'packet', 'seen', 'windows', 'windows_searched'] ['end', 'fpr', 'instance', 'source', 'start', 'window']"
+	"['archive', 'archive_cut', 'drops', 'fpr_combined', 'hits_cut', 'packet', 'seen', 'windows', 'windows_searched'] ['direction', 'end', 'fpr', 'instance', 'source', 'start', 'window']"
 eq "two windows searched, the combined rate covers both" "$(python3 -c '
 import json,sys; p=json.load(sys.stdin)[0]
 print(p["windows_searched"], p["fpr_combined"] >= p["windows"][0]["fpr"])' <<<"$TA")" "2 True"
@@ -127,7 +127,7 @@ ARCHE=$ARCH/idle
 check "an instance with nothing in it" "$BLOOMTAP" replay --reset --instance "$INST-idle" "$ARCH/empty.pcap"
 for i in 1 2 3 4; do "$BLOOMTAP" windows --instance "$INST-idle" --rotate --archive "$ARCHE" >/dev/null; done
 J=$("$BLOOMTAP" -j archive "$ARCHE")
-eq "four empty windows archived, format 6" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(len(f["windows"]) for f in d), sorted({f["format"] for f in d}))' <<<"$J")" "4 [6]"
+eq "four empty windows archived, format 7" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(len(f["windows"]) for f in d), sorted({f["format"] for f in d}))' <<<"$J")" "4 [7]"
 check "each file of one empty window under 512 bytes ($(cat "$ARCHE"/*.btw | wc -c) bytes in all)" \
 	test "$(cat "$ARCHE"/*.btw | wc -c)" -lt $((4 * 512))
 "$BLOOMTAP" trace --archive "$ARCHE" --hex 4500001c00010000401100000a0000010a000002d431003500080000 > "$ARCH/idle.out" 2>&1
@@ -201,7 +201,9 @@ import struct, sys
 def frame(i, last=False):
     ip = bytearray(struct.pack('!BBHHHBBH4s4s', 0x45, 0, 28, i & 0xffff, 0, 64, 17, 0,
                                bytes([198, 18, 40, (i >> 16) & 255]), bytes([198, 18, 41, 1])))
-    udp = struct.pack('!HHHH', 1024 + (i & 0x7fff), 9, 8, 0 if not last else 1)
+    # the last one's destination port differs (not its checksum: the
+    # digest leaves UDP's checksum out)
+    udp = struct.pack('!HHHH', 1024 + (i & 0x7fff), 9 if not last else 10, 8, 0)
     return b'\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00' + bytes(ip) + udp + bytes(18)
 for path, changed in ((sys.argv[1], False), (sys.argv[2], True)):
     with open(path, 'wb') as f:

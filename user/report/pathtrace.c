@@ -26,6 +26,8 @@
 #include "pathtrace.h"
 
 #define RESP_MAX (8 << 20)
+#define SAW_SEEN 1	/* the agent saw the packet */
+#define SAW_LEFT 2	/* ... leave: sent from its host (a window of direction egress) */
 
 struct agent_ref {
 	char name[32], addr[64];
@@ -33,7 +35,7 @@ struct agent_ref {
 	int seen;		/* IP packets it saw */
 	int ndropped;		/* and dropped */
 	char error[160];
-	uint8_t *saw;		/* one a packet */
+	uint8_t *saw;		/* one a packet: SAW_SEEN, and SAW_LEFT */
 	char **dropped;		/* one a packet: the reason it dropped it with, or NULL */
 	int fp;			/* packets it saw off their walk */
 };
@@ -225,6 +227,21 @@ static void set_error(struct agent_ref *a, const char *fmt, ...)
 	memcpy(a->error, msg, sizeof(msg));
 }
 
+/* A packet's answer has a window of direction egress: it left that host
+ * (agents before ABI 14 have no direction: received) */
+static bool left_here(struct json_object *pk)
+{
+	struct json_object *ws, *d;
+
+	if (!json_object_object_get_ex(pk, "windows", &ws))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(ws); i++)
+		if (json_object_object_get_ex(json_object_array_get_idx(ws, i), "direction", &d) &&
+		    !strcmp(json_object_get_string(d), "egress"))
+			return true;
+	return false;
+}
+
 static void ask(struct agent_ref *a, const char *path, const void *body, size_t len,
 		int *np)
 {
@@ -255,10 +272,13 @@ static void ask(struct agent_ref *a, const char *path, const void *body, size_t 
 			/* a repeat of an earlier packet: its answer is that one's */
 			if (json_object_object_get_ex(pk, "same_as", &s) &&
 			    (first = json_object_get_int64(s)) >= 1 && first <= p) {
+				a->saw[p] |= a->saw[first - 1] & SAW_LEFT;
 				if (a->dropped[first - 1])
 					a->ndropped += !!(a->dropped[p] = strdup(a->dropped[first - 1]));
 				continue;
 			}
+			if (left_here(pk))
+				a->saw[p] |= SAW_LEFT;
 			/* the first drop it reports (agents before drops had none) */
 			if (json_object_object_get_ex(pk, "drops", &d) &&
 			    json_object_array_length(d) &&
@@ -328,6 +348,17 @@ static int dropper(const struct agent_ref *a, int n, int p)
 }
 
 /* The paths of a group's walk, source side first, one per leaf. */
+/* Every packet of the group left agent i's host: the path starts there */
+static bool group_left(const struct agent_ref *a, int i, const struct group *g)
+{
+	if (!a[i].answered || !g->n)
+		return false;
+	for (int k = 0; k < g->n; k++)
+		if (!(a[i].saw[g->packets[k] - 1] & SAW_LEFT))
+			return false;
+	return true;
+}
+
 static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 			struct json_object *jpaths)
 {
@@ -344,13 +375,18 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 			chain[c++] = v;
 		if (jpaths) {
 			struct json_object *o = json_object_new_object(), *p = json_object_new_array(),
-					   *u = json_object_new_array(), *pk = json_object_new_array();
+					   *u = json_object_new_array(), *pk = json_object_new_array(),
+					   *l = json_object_new_array();
 
 			for (int k = 0; k < c; k++) {
 				json_object_array_add(p, json_object_new_string(a[chain[k]].name));
 				if (!a[chain[k]].answered)
 					json_object_array_add(u, json_object_new_string(a[chain[k]].name));
+				if (group_left(a, chain[k], g))
+					json_object_array_add(l, json_object_new_string(a[chain[k]].name));
 			}
+			/* the agents whose hosts sent the packets */
+			json_object_object_add(o, "left", l);
 			for (int k = 0; k < g->n; k++)
 				json_object_array_add(pk, json_object_new_int(g->packets[k]));
 			json_object_object_add(o, "path", p);
@@ -366,8 +402,9 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 		}
 		printf("%d packet%s: path (source side first):", g->n, g->n > 1 ? "s" : "");
 		for (int k = 0; k < c; k++)
-			printf("%s%s%s", k ? " -> " : " ", a[chain[k]].name,
-			       a[chain[k]].answered ? "" : "?");
+			printf("%s%s%s%s", k ? " -> " : " ", a[chain[k]].name,
+			       a[chain[k]].answered ? "" : "?",
+			       group_left(a, chain[k], g) ? " (left)" : "");
 		if (g->dropped_at >= 0)
 			printf("  dropped at %s (reason %s)", a[g->dropped_at].name, g->reason);
 		printf("\n");
