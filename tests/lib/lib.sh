@@ -92,12 +92,14 @@ while o + 16 <= len(d):
 print(n)' "$1"
 }
 # capture_bg NS IFACE PCAP COUNT MATCH: tests/lib/capture.py in namespace
-# NS, in the background (at most 300 s), its words in PCAP.out; its PID in
-# CAPTURE_PID (nsenter's own, not a subshell's: kill stops the capture)
+# NS, in the background (at most 300 s), its words in PCAP.out; returns
+# once it is live, its PID in CAPTURE_PID (nsenter's own, not a
+# subshell's: kill stops the capture)
 capture_bg() {
 	nsenter --net=/var/run/netns/"$1" timeout 300 python3 "$TOP/tests/lib/capture.py" "$2" \
 		"$3" "$4" "$5" > "$3.out" &
 	CAPTURE_PID=$!
+	capture_ready "$3.out"
 }
 capture_ready() { wait_for "the capture is live" 30 grep -qx ready "$1"; }
 

@@ -54,8 +54,6 @@ capture_bg "$NSA" "$VA" "$TMP/wire.pcap" 0 "udp:$UPORT,port:$TPORT,icmp-echo,sen
 CAP=$CAPTURE_PID
 capture_bg "$NSA" "$VA" "$TMP/replies.pcap" $PINGS "icmp-reply"
 CAPR=$CAPTURE_PID
-capture_ready "$TMP/wire.pcap.out"
-capture_ready "$TMP/replies.pcap.out"
 # B's TCP sink: reads the transfer whole
 nsenter --net=/var/run/netns/"$NSB" timeout 300 python3 -c '
 import socket, sys
@@ -169,7 +167,6 @@ wait_for "B's agent answers on its socket" 30 curl -sf -m 2 --unix-socket "$TMP/
 eq "run --direction both: A records both directions" "$(status_field "$NSA" "$VA" direction)" both
 capture_bg "$NSA" "$VA" "$TMP/walk.pcap" 10 "udp:$UPORT,sent"
 CAP=$CAPTURE_PID
-capture_ready "$TMP/walk.pcap.out"
 in_ns "$NSA" python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

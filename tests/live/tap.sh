@@ -44,8 +44,6 @@ round() {	# LABEL
 	CAP_B=$CAPTURE_PID
 	capture_bg "$NSA" "$VA" "$TMP/$l-a.pcap" $FRAMES "udp:$PORT,sent"
 	CAP_A=$CAPTURE_PID
-	capture_ready "$TMP/$l-b.pcap.out"
-	capture_ready "$TMP/$l-a.pcap.out"
 	IN0=$(in_receives)
 	send_udp
 	wait "$CAP_A"
