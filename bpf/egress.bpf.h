@@ -12,8 +12,9 @@
  * - under checksum offload, a UDP or TCP checksum is partial: the digest
  *   never covers one (UDP's is replaced by payload bytes, TCP's is past
  *   the 8 bytes taken; include/bloomtap.h "SPIE digests");
- * - a UDP GSO skb's segments: counted, not digested yet
- *   (BT_CTR_GSO_NOT_DIGESTED). */
+ * - a UDP GSO skb's datagrams: counted, not digested (BT_CTR_GSO_NOT_DIGESTED;
+ *   a callback that reads each one's payload through the skb is refused
+ *   by Linux 6.1's verifier). */
 #ifndef BLOOMTAP_EGRESS_BPF_H
 #define BLOOMTAP_EGRESS_BPF_H
 
@@ -41,25 +42,26 @@ struct {
 } egress_scratch SEC(".maps");
 
 /* A TSO/GSO skb of segs segments: TCP's digested a segment at a time,
- * others counted. *bytes gains the headers of the segments after the
- * first; the digests made. */
+ * others counted. *bytes gains the headers of the segments after
+ * the first; the digests made. */
 static __always_inline __u32 egress_segments(struct __sk_buff *skb, const struct pkt_info *pi,
 					     struct bt_ctl *c, struct bt_counters *ctr,
 					     struct seg_run *g, struct egress_buf *buf,
 					     __u64 *bytes)
 {
 	__u32 l3 = pi->l3_off & BT_HDR_OFF_MASK, digested = 0;
+	bool udp = pi->key.proto == IPPROTO_UDP_;
 
-	if (pi->key.proto != IPPROTO_TCP_ || (pi->flags & BT_F_FRAGMENT) ||
+	if ((pi->flags & BT_F_FRAGMENT) || pi->key.proto != IPPROTO_TCP_ ||
 	    bpf_skb_load_bytes(skb, l3, buf->b, HDR_BYTES) ||
-	    !gso_tcp_segments(c, buf->b, pi->l3_hlen & 0x3c, g, bytes, &digested)) {
-		ctr->c[BT_CTR_GSO_NOT_DIGESTED] += g->segs;
-		*bytes += (g->segs - 1) * (__u64)(l3 + pi->l3_hlen +
-						  (pi->key.proto == IPPROTO_UDP_ ? 8 : 0));
-		return 0;
-	}
+	    !gso_tcp_segments(c, buf->b, pi->l3_hlen & 0x3c, g, bytes, &digested))
+		digested = 0;
+	if (!digested)	/* a TCP skb's headers are counted by gso_tcp_segments */
+		*bytes += (g->segs - 1) * (__u64)(pi->l3_hlen + (udp ? 8 : 0));
 	*bytes += (g->segs - 1) * (__u64)l3;	/* each segment's L2 header */
 	ctr->c[BT_CTR_GSO_SEGMENTS] += digested;
+	/* past BT_MAX_SEGS, or not TCP: counted */
+	ctr->c[BT_CTR_GSO_NOT_DIGESTED] += g->segs - digested;
 	return digested;
 }
 

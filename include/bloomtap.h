@@ -85,9 +85,9 @@ enum bt_counter {
 				 * batch of digests): user space is behind */
 	BT_CTR_GSO_SEGMENTS,	/* egress: TCP segments of GSO skbs digested one
 				 * by one (packets counts them as well) */
-	BT_CTR_GSO_NOT_DIGESTED,	/* egress: segments of GSO skbs other
-					 * than TCP (UDP GSO: each segment's
-					 * checksum is made later), counted */
+	BT_CTR_GSO_NOT_DIGESTED,	/* egress: segments past BT_MAX_SEGS of one
+					 * skb, or of a GSO skb other than TCP
+					 * (UDP GSO): counted */
 	BT_CTR_MAX,
 };
 

@@ -74,6 +74,17 @@ lens = [0, 1, 3, 7, 8, 9, 15, 16, 17, 100, 511, 512, 513, 1000, 1471, 1472]
 for i in range(int(sys.argv[2])):
     n = lens[i % len(lens)]
     s.sendto((b"%04d" % i * 400)[:n], ("198.18.'$N'.2", int(sys.argv[1])))' $UPORT $DATAGRAMS
+# UDP GSO (UDP_SEGMENT, 1,000 bytes): 10,000 and 10,500 bytes a send, cut
+# by the stack after egress into 10 and 11 datagrams of their own headers;
+# counted, not digested (docs/traceback.md), so sent to a port the wire's
+# capture leaves out
+in_ns "$NSA" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_UDP, 103, 1000)
+for n in (10000, 10500):
+    s.sendto((bytes(range(7, 256)) * 50)[:n], ("198.18.'$N'.2", int(sys.argv[1])))' $((UPORT + 2))
+GSO_DATAGRAMS=21
 # TCP: 2 MB with GSO
 in_ns "$NSA" python3 -c '
 import socket, sys
@@ -82,11 +93,12 @@ s.sendall(bytes(range(256)) * 8192); s.close()' $TPORT
 wait_for "B's sink read the 2 MB" 60 grep -qx 2097152 "$TMP/sink.out"
 in_ns "$NSA" ping -c $PINGS -i 0.2 -W 2 -q "198.18.$N.2" >/dev/null
 wait "$CAPR"; CAPR=
-# the capture stops once B's counters hold every frame it took
+# the capture stops once B's counters hold every frame it took, and the
+# UDP GSO datagrams it left out
 all_at_b() {
 	local want
-	want=$(frames_in "$TMP/wire.pcap")
-	[ "$want" -gt 0 ] && [ "$(in_ns "$NSB" "$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" -ge "$want" ]
+	want=$(( $(frames_in "$TMP/wire.pcap") + GSO_DATAGRAMS ))
+	[ "$want" -gt $GSO_DATAGRAMS ] && [ "$(in_ns "$NSB" "$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" -ge "$want" ]
 }
 poll_until 20 all_at_b
 kill "$CAP"; wait "$CAP" 2>/dev/null; CAP=
@@ -142,9 +154,11 @@ eq "a datagram nobody sent: not at A" "$none" 1
 egress() { in_ns "$NSA" "$BLOOMTAP" -j stats --direction egress "$VA" | json_get "[\"$1\"]"; }
 check "A's egress counted every frame on the wire ($(egress packets) >= $got)" \
 	test "$(egress packets)" -ge "$got"
-check "A's egress digested GSO segments one by one ($(egress gso_segments))" \
+eq "A's egress counted $DATAGRAMS datagrams and $GSO_DATAGRAMS cut from UDP GSO as UDP" \
+	"$(egress udp)" $((DATAGRAMS + GSO_DATAGRAMS))
+check "A's egress digested the TCP transfer's GSO segments one by one ($(egress gso_segments))" \
 	test "$(egress gso_segments)" -gt 0
-eq "A's egress counted $DATAGRAMS datagrams as UDP" "$(egress udp)" $DATAGRAMS
+eq "the $GSO_DATAGRAMS UDP GSO datagrams counted, not digested" "$(egress gso_not_digested)" $GSO_DATAGRAMS
 check "A's ingress counters hold no datagram (they were sent)" \
 	test "$(in_ns "$NSA" "$BLOOMTAP" -j stats "$VA" | json_get '["udp"]')" -eq 0
 

@@ -375,7 +375,7 @@ for p in json.load(sys.stdin):
                 if fk.startswith("Flow ") and "cflow.packets" in f:
                     names |= set(f) | set(f.get("cflow.timedelta_tree", {}))
 print(" ".join(sorted(n for n in names if not n.endswith("_tree"))))')" \
-	"cflow.abstimeend cflow.abstimestart cflow.inputint cflow.layer2_octet_delta_count cflow.packets cflow.srcaddr cflow.srcaddrv6 cflow.timedelta"
+	"cflow.abstimeend cflow.abstimestart cflow.direction cflow.inputint cflow.layer2_octet_delta_count cflow.packets cflow.srcaddr cflow.srcaddrv6 cflow.timedelta"
 
 # ---- docs/operating.md's worked example with nfdump, line for line, as
 # firstlab.sh runs the README's: eth0, the paths and the port made the

@@ -155,6 +155,11 @@ def tshark_records(msgs, problems):
                     errs[(start, f["cflow.information_element_id"])] = \
                         float(f["cflow.absolute_error"])
                 else:
+                    # flowDirection (IE 61): heavy flows are what the
+                    # interface received, 0
+                    if f.get("cflow.direction") != "0":
+                        problems.append("a flow record's flowDirection: %s, not 0 (ingress)"
+                                        % f.get("cflow.direction"))
                     src = f.get("cflow.srcaddr") or f.get("cflow.srcaddrv6")
                     dst = f.get("cflow.dstaddr") or f.get("cflow.dstaddrv6")
                     out.append((tshark_time(f["cflow.abstimestart"]),

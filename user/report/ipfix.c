@@ -43,7 +43,9 @@ struct flow_rec {
 	uint16_t sport, dport;
 	uint8_t proto;
 	uint8_t forwarding;	/* forwardingStatus of a dropped flow */
-	uint8_t pad[6];
+	uint8_t direction;	/* flowDirection (IE 61): 0, ingress: heavy flows
+				 * are of what the interface received */
+	uint8_t pad[5];
 };
 
 static fbInfoElementSpec_t flow_internal[] = {
@@ -60,7 +62,8 @@ static fbInfoElementSpec_t flow_internal[] = {
 	{ "destinationTransportPort", 2, 0 },
 	{ "protocolIdentifier", 1, 0 },
 	{ "forwardingStatus", 1, 0 },
-	{ "paddingOctets", 6, 0 },
+	{ "flowDirection", 1, 0 },
+	{ "paddingOctets", 5, 0 },
 	FB_IESPEC_NULL
 };
 
@@ -81,6 +84,7 @@ static fbInfoElementSpec_t flow_external[] = {
 	{ "flowStartMilliseconds", 8, 0 },
 	{ "flowEndMilliseconds", 8, 0 },
 	{ "ingressInterface", 4, 0 },
+	{ "flowDirection", 1, 0 },
 	/* RFC 7270's reduced-size encoding (one byte), as exporters send it */
 	{ "forwardingStatus", 1, F_DROPPED },
 	FB_IESPEC_NULL
