@@ -205,7 +205,7 @@ static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 prot
 		key_set_v4mapped(key->src, *(__be32 *)&ip[12]);
 		key_set_v4mapped(key->dst, *(__be32 *)&ip[16]);
 		p->hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
-		udp = ip[9] == IPPROTO_UDP_NUM && !(((__u32)ip[6] << 8 | ip[7]) & 0x1fff);
+		udp = spie_is_udp(ip, true);
 	} else if (proto == ETH_P_IPV6_BE && ip[0] >> 4 == 6) {
 		p->hl = 40;
 		p->n = (__u32)ip[4] << 8 | ip[5];
@@ -213,7 +213,7 @@ static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 prot
 		__builtin_memcpy(key->src, &ip[8], 16);
 		__builtin_memcpy(key->dst, &ip[24], 16);
 		p->hdr = spie_hdr_v6(*(__u64 *)ip);
-		udp = ip[6] == IPPROTO_UDP_NUM;
+		udp = spie_is_udp(ip, false);
 	} else {
 		return BT_DROP_NOT_IP;
 	}
@@ -229,7 +229,7 @@ static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 prot
 		p->after &= (1ULL << (p->n * 8)) - 1;
 	p->more = 0;
 	if (udp) {
-		p->after &= 0x0000ffffffffffffULL;	/* the checksum out */
+		p->after &= SPIE_CSUM_OUT;
 		p->more = *(__u64 *)&ip[(p->hl & 0x3f) + 8];
 		if (more_n < 8)
 			p->more &= (1ULL << (more_n * 8)) - 1;

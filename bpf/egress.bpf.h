@@ -50,14 +50,14 @@ static __always_inline __u32 egress_segments(struct __sk_buff *skb, const struct
 					     __u64 *bytes)
 {
 	__u32 l3 = pi->l3_off & BT_HDR_OFF_MASK, digested = 0;
-	bool udp = pi->key.proto == IPPROTO_UDP_;
+	bool rebuilt = !(pi->flags & BT_F_FRAGMENT) && pi->key.proto == IPPROTO_TCP_ &&
+		       !bpf_skb_load_bytes(skb, l3, buf->b, HDR_BYTES) &&
+		       gso_tcp_segments(c, buf->b, pi->l3_hlen & 0x3c, g, bytes, &digested);
 
-	if ((pi->flags & BT_F_FRAGMENT) || pi->key.proto != IPPROTO_TCP_ ||
-	    bpf_skb_load_bytes(skb, l3, buf->b, HDR_BYTES) ||
-	    !gso_tcp_segments(c, buf->b, pi->l3_hlen & 0x3c, g, bytes, &digested))
-		digested = 0;
-	if (!digested)	/* a TCP skb's headers are counted by gso_tcp_segments */
-		*bytes += (g->segs - 1) * (__u64)(pi->l3_hlen + (udp ? 8 : 0));
+	/* a rebuilt TCP skb's headers are counted by gso_tcp_segments */
+	if (!rebuilt)
+		*bytes += (g->segs - 1) * (__u64)(pi->l3_hlen +
+						  (pi->key.proto == IPPROTO_UDP_ ? 8 : 0));
 	*bytes += (g->segs - 1) * (__u64)l3;	/* each segment's L2 header */
 	ctr->c[BT_CTR_GSO_SEGMENTS] += digested;
 	/* past BT_MAX_SEGS, or not TCP: counted */

@@ -95,16 +95,27 @@ static __always_inline __u64 spie_load(__u8 *p, __u32 n, void *data_end)
 	return w;
 }
 
-/* UDP: the header's own protocol 17 (an IPv6 extension header first is
- * not), and not a later fragment (its 8 bytes are payload): the checksum
- * out of the after word, the payload's first 8 bytes in more. */
+/* The digest's UDP words: an IP header ip whose own protocol is 17 (an
+ * IPv6 extension header first is not), not a later fragment (its 8 bytes
+ * are payload). The XDP, egress and drop programs ask the same. */
+static __always_inline bool spie_is_udp(const __u8 *ip, bool v4)
+{
+	if (v4)
+		return ip[9] == IPPROTO_UDP_ && !(((__u32)ip[6] << 8 | ip[7]) & 0x1fff);
+	return ip[6] == IPPROTO_UDP_;
+}
+
+#define SPIE_CSUM_OUT 0x0000ffffffffffffULL	/* UDP's checksum, bytes 6-7, zeroed */
+
+/* UDP (spie_is_udp): the checksum out of the after word, the payload's
+ * first 8 bytes in more. */
 static __always_inline void spie_udp(struct spie_in *in, __u8 *l4, __u32 n, void *data_end,
 				     bool udp)
 {
 	in->more = 0;
 	if (!udp)
 		return;
-	in->after &= 0x0000ffffffffffffULL;
+	in->after &= SPIE_CSUM_OUT;
 	if (n > 8)
 		in->more = spie_load(l4 + 8, n - 8, data_end);
 }
@@ -123,12 +134,12 @@ static __always_inline bool spie_words(const struct pkt_info *pi, void *data,
 		if ((void *)(ip + 20) > data_end)
 			return false;
 		in->hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
-		udp = ip[9] == IPPROTO_UDP_ && !(((__u32)ip[6] << 8 | ip[7]) & 0x1fff);
+		udp = spie_is_udp(ip, true);
 	} else {
 		if ((void *)(ip + 40) > data_end)
 			return false;
 		in->hdr = spie_hdr_v6(*(__u64 *)ip);
-		udp = ip[6] == IPPROTO_UDP_;
+		udp = spie_is_udp(ip, false);
 	}
 	/* IHL * 4 (20..60) or 40, masked for the verifier */
 	l4 = ip + (pi->l3_hlen & 0x3c);
