@@ -61,7 +61,7 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 
 	if (cfg_flow_table)
 		flow_table_add(&pi.key, bytes);
-	watch_count(&pi, c, k, bytes);
+	watch_count(&pi, c, k, bytes, 1, BT_DIR_INGRESS);
 	/* The address words' hash, shared by both stages (one hash pass). */
 	if (cfg_spie) {
 		addrs = bt_hash_addrs(k, (const __u64 *)&pi.key);

@@ -5,6 +5,10 @@
  * the counters' egress entry), and records each packet's SPIE digest,
  * tagged as sent (include/hash.h bt_hash_sent), in the current window.
  *
+ * It counts heavy flows and watch-list classes in its own stage's maps
+ * (maps.bpf.h BT_HEAVY_STAGE_MAPS(e), the egress entries of counters and
+ * watch_counts), in the instance's intervals.
+ *
  * A sent skb is not yet what the wire carries:
  * - a TSO/GSO TCP skb is up to 64 KB that the NIC or the stack cuts
  *   later: each segment's digest is rebuilt (segments.bpf.h), as the next
@@ -23,6 +27,8 @@
 #include "counters.bpf.h"
 #include "spie.bpf.h"
 #include "segments.bpf.h"
+#include "heavy.bpf.h"
+#include "watch.bpf.h"
 
 #define BT_TC_NEXT (-1)		/* TC_ACT_UNSPEC: tcx's TCX_NEXT, the next
 				 * program or filter decides */
@@ -40,6 +46,10 @@ struct {
 	__type(key, __u32);
 	__type(value, struct egress_buf);
 } egress_scratch SEC(".maps");
+
+/* Set before load: the instance was made to record egress, and its
+ * egress heavy-flow maps (e*) are sized (user/instance/create.c). */
+const volatile __u8 cfg_egress_heavy = 0;
 
 /* A TSO/GSO skb of segs segments: TCP's digested a segment at a time,
  * others counted. *bytes gains the headers of the segments after
@@ -65,18 +75,83 @@ static __always_inline __u32 egress_segments(struct __sk_buff *skb, const struct
 	return digested;
 }
 
+/* The packet's SPIE digests, one a segment; returns how many were made,
+ * and *bytes gains a GSO skb's other segments' headers. */
+static __always_inline __u32 egress_digests(struct __sk_buff *skb, const struct pkt_info *pi,
+					    struct bt_ctl *c, struct bt_counters *ctr,
+					    const struct spie_in *in, __u64 addrs, __u32 win,
+					    __u32 segs, __u64 *bytes)
+{
+	__u32 zero = 0;
+	struct egress_buf *buf;
+	__u64 h;
+
+	if (segs > 1) {
+		struct seg_run g = { .addrs = addrs, .hdr = in->hdr, .after = in->after,
+				     .segs = segs, .gso_size = skb->gso_size, .win = win,
+				     .v4 = pi->l3 == BT_CTR_L3_IPV4, .sent = true };
+
+		buf = bpf_map_lookup_elem(&egress_scratch, &zero);
+		return buf ? egress_segments(skb, pi, c, ctr, &g, buf, bytes) : 0;
+	}
+	h = bt_hash_spie_finish(&cfg_keys, addrs, in->hdr, in->after, in->more);
+	if (spie_insert_sent(c, win, h))
+		ctr->c[BT_CTR_SPIE_PRESENT]++;
+	return 1;
+}
+
+/* The heavy-flow stage in a call of its own: inlined, its frame made the
+ * program's with the watch-list lookup's two calls 544 bytes (the
+ * verifier's limit is 512). w: all but the maps; addrs: the SPIE stage's
+ * address hash, 0 when it made none (a hash that is 0 only costs the
+ * whole key's hash, which is the same). */
+static __noinline void egress_heavy(const struct heavy_where *w, struct bt_flow_key *k,
+				    __u64 bytes, __u32 segs, __u64 addrs)
+{
+	const struct heavy_maps hm = { &ecms, &efm, &efmc, &efc, &efmo };
+	struct heavy_where x;
+
+	if (!w)
+		return;
+	/* a copy: the verifier lets no pointer to this frame into the caller's */
+	x = *w;
+	x.hm = &hm;
+	heavy_count(&x, k, bytes, segs, addrs, addrs != 0);
+}
+
+/* The sent packet's heavy flow and watch-list classes, in the egress
+ * stage's maps and the counters' egress entry (its interval volume);
+ * last: heavy_count() masks the key in place. */
+static __always_inline void egress_classify(struct pkt_info *pi, const struct bt_ctl *c,
+					    struct bt_counters *ctr, __u64 bytes, __u32 segs,
+					    __u64 addrs)
+{
+	struct heavy_where w = { .c = c, .ctr = ctr, .hk = &cfg_keys };
+
+	if (cfg_heavy && cfg_egress_heavy) {
+		w.interval = *(volatile __u32 *)&c->interval;
+		w.part = heavy_account(ctr, w.interval, bytes, segs);
+	}
+	if (!(pi->flags & BT_F_KEYED))
+		return;
+	watch_count(pi, c, &cfg_keys, bytes, segs, BT_DIR_EGRESS);
+	if (cfg_heavy && cfg_egress_heavy) {
+		w.cpu = bpf_get_smp_processor_id();
+		egress_heavy(&w, &pi->key, bytes, segs, addrs);
+	}
+}
+
 SEC("tc")
 int bloomtap_egress(struct __sk_buff *skb)
 {
-	const struct bt_hash_keys *k = &cfg_keys;
 	struct bt_counters *ctr;
-	struct egress_buf *buf;
 	struct pkt_info pi;
 	struct bt_ctl *c;
 	void *data, *data_end;
-	__u32 zero = 0, segs = skb->gso_segs > 1 ? skb->gso_segs : 1, win, n;
-	__u64 bytes = skb->len, addrs, h;
+	__u32 zero = 0, segs = skb->gso_segs > 1 ? skb->gso_segs : 1, win;
+	__u64 bytes = skb->len, addrs = 0;
 	struct spie_in in;
+	bool spie;
 
 	/* the headers in the linear part, where the stack nearly always has
 	 * them already */
@@ -90,38 +165,20 @@ int bloomtap_egress(struct __sk_buff *skb)
 	__builtin_memset(&pi, 0, sizeof(pi));
 	parse_packet(skb, true, data, data_end, &pi);
 	c = bpf_map_lookup_elem(&ctl, &zero);
-	buf = bpf_map_lookup_elem(&egress_scratch, &zero);
-	if (!c || !buf)
+	/* counted first, its bytes once the segments' headers are known */
+	ctr = count_packets(&pi, 0, segs, BT_DIR_EGRESS);
+	if (!c || !ctr)
 		return BT_TC_NEXT;
 	win = c->window;
-	if (!(pi.flags & BT_F_KEYED) || !cfg_spie || win >= cfg_windows ||
-	    !spie_words(&pi, data, data_end, &in)) {
-		count_packets(&pi, bytes, segs, BT_DIR_EGRESS);
-		return BT_TC_NEXT;
+	spie = (pi.flags & BT_F_KEYED) && cfg_spie && win < cfg_windows &&
+	       spie_words(&pi, data, data_end, &in);
+	if (spie) {
+		addrs = bt_hash_addrs(&cfg_keys, (const __u64 *)&pi.key);
+		ctr->c[BT_CTR_SPIE_INSERTED] += egress_digests(skb, &pi, c, ctr, &in, addrs, win,
+							       segs, &bytes);
 	}
-	addrs = bt_hash_addrs(k, (const __u64 *)&pi.key);
-	if (segs > 1) {
-		struct seg_run g = { .addrs = addrs, .hdr = in.hdr, .after = in.after, .segs = segs,
-				     .gso_size = skb->gso_size, .win = win,
-				     .v4 = pi.l3 == BT_CTR_L3_IPV4, .sent = true };
-		__u64 b = bytes;
-
-		/* counted first, its bytes after: the segments' headers */
-		ctr = count_packets(&pi, 0, segs, BT_DIR_EGRESS);
-		if (!ctr)
-			return BT_TC_NEXT;
-		n = egress_segments(skb, &pi, c, ctr, &g, buf, &b);
-		ctr->c[BT_CTR_BYTES] += b;
-		ctr->c[BT_CTR_SPIE_INSERTED] += n;
-		return BT_TC_NEXT;
-	}
-	ctr = count_packets(&pi, bytes, 1, BT_DIR_EGRESS);
-	if (!ctr)
-		return BT_TC_NEXT;
-	h = bt_hash_spie_finish(k, addrs, in.hdr, in.after, in.more);
-	if (spie_insert_sent(c, win, h))
-		ctr->c[BT_CTR_SPIE_PRESENT]++;
-	ctr->c[BT_CTR_SPIE_INSERTED]++;
+	ctr->c[BT_CTR_BYTES] += bytes;
+	egress_classify(&pi, c, ctr, bytes, segs, spie && cfg_share_hash ? addrs : 0);
 	return BT_TC_NEXT;
 }
 

@@ -50,7 +50,9 @@ struct {
 } ctl SEC(".maps");
 
 /* A heavy-flow stage's five maps, named prefix + cms, fm, fmc, fc, fmo: the XDP
- * program's (no prefix) and the dropped packets' (d, below). Sized before
+ * program's (no prefix), the sent packets' (e: tc egress's, sized only in
+ * an instance made to record egress, else left at one entry) and the
+ * dropped packets' (d, below). Sized before
  * load from the instance's meta; value sizes here are placeholders.
  *   cms: the count-min sketches, index cpu * 2 + iv, value d * w struct
  *        bt_cm_cell, row-major (through mmap: cell ((cpu * 2 + iv) * d +
@@ -108,6 +110,7 @@ struct {
 	} prefix##fmo SEC(".maps")
 
 BT_HEAVY_STAGE_MAPS();
+BT_HEAVY_STAGE_MAPS(e);
 
 /* spie: the ring of windows' Bloom filters, index
  * win * blocks_per_window + block, value struct bt_bloom_block (16 bytes:
@@ -191,12 +194,13 @@ struct {
 	__type(value, __u64);
 } watch_dir SEC(".maps");
 
-/* watch_counts: per CPU, index class id, value struct bt_watch_count.
- * Plain adds by the datapath; summed by user space, cleared when an id is
- * given to a new class. */
+/* watch_counts: per CPU, index direction * BT_WATCH_CLASSES + class id
+ * (enum bt_direction: received, sent), value struct bt_watch_count. Plain
+ * adds by the datapath; summed by user space, cleared when an id is given
+ * to a new class. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, BT_WATCH_CLASSES);
+	__uint(max_entries, BT_DIRS * BT_WATCH_CLASSES);
 	__type(key, __u32);
 	__type(value, struct bt_watch_count);
 } watch_counts SEC(".maps");

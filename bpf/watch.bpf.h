@@ -194,25 +194,31 @@ static __always_inline __u32 addr_family(__u64 hi, __u64 lo)
 	return !(hi == 0 && (lo >> 32) == 0xffff);	/* 0: IPv4, 1: IPv6 */
 }
 
+/* n packets of bytes in direction dir (enum bt_direction): each address's
+ * class counted as source and as destination */
 static __always_inline void watch_count(const struct pkt_info *pi, const struct bt_ctl *c,
-					const struct bt_hash_keys *k, __u64 bytes)
+					const struct bt_hash_keys *k, __u64 bytes, __u32 n,
+					__u32 dir)
 {
-	__u32 slot = c->watch & 1, dir;
+	__u32 slot = c->watch & 1, side;
 	struct bt_watch_hdr *h = bpf_map_lookup_elem(&watch_hdr, &slot);
 
 	if (!h || !h->keys)
 		return;
-	for (dir = 0; dir < 2; dir++) {
-		const __u8 *a = dir ? pi->key.dst : pi->key.src;
+	for (side = 0; side < 2; side++) {
+		const __u8 *a = side ? pi->key.dst : pi->key.src;
 		__u64 hi = __builtin_bswap64(*(const __u64 *)a);
 		__u64 lo = __builtin_bswap64(*(const __u64 *)(a + 8));
 		__u32 cls = watch_class(slot, hi, lo, addr_family(hi, lo), k);
-		struct bt_watch_count *n;
+		struct bt_watch_count *x;
 
-		if (!cls || !(n = bpf_map_lookup_elem(&watch_counts, &cls)))
+		if (!cls)
 			continue;
-		n->packets[dir]++;
-		n->bytes[dir] += bytes;
+		cls += dir * BT_WATCH_CLASSES;
+		if (!(x = bpf_map_lookup_elem(&watch_counts, &cls)))
+			continue;
+		x->packets[side] += n;
+		x->bytes[side] += bytes;
 	}
 }
 

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 14
+#define BT_ABI_VERSION 15
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -361,6 +361,9 @@ enum bt_meta_flags {
 	BT_META_EGRESS_TC = 1 << 7,	/* ... through a clsact filter (kernels
 					 * before tcx, 6.6); else a tcx link */
 	BT_META_NO_INGRESS = 1 << 8,	/* attached for egress alone: no XDP */
+	BT_META_EGRESS_MAPS = 1 << 9,	/* made to record egress: its egress
+					 * heavy-flow maps are sized (set at
+					 * create, never changed) */
 };
 
 struct bt_meta {

@@ -154,6 +154,7 @@ run_build() {	# label, build dir
 	run_suite ${label}heavy-live  tests/live/heavy_live.sh
 	run_suite ${label}tap         tests/live/tap.sh
 	run_suite ${label}egress      tests/live/egress.sh
+	run_suite ${label}both-lab    tests/live/both_lab.sh
 	run_suite ${label}deploy      tests/ship/deploy.sh
 	run_suite ${label}faults      tests/live/faults.sh
 	# the oracle checks the datapath (one BPF object for both builds)
@@ -186,7 +187,7 @@ else
 	# beside the ASan pass, which it slowed as much) run on the host here,
 	# and in every guest in make test-kernels
 	[ -n "${TEST_KERNELS-6.1}" ] && bg_suite kernels env BT_BUILD=.output \
-		KERNEL_SUITES="${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,uppers,egress}" \
+		KERNEL_SUITES="${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,uppers,egress,both-lab}" \
 		tests/kernels/vmtest.sh ${TEST_KERNELS-6.1}
 	# user space again under ASan and UBSan, when make test built it
 	if [ -x .output/asan/bloomtap ]; then

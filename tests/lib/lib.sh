@@ -155,7 +155,7 @@ cleanup_netns() {
 # agent in namespace NS serves it on 127.0.0.1:PORT (empty when none)
 packets_counted() {
 	in_ns "$1" curl -s -m 5 "127.0.0.1:$2/metrics" |
-		awk -v k="bloomtap_packets_total{interface=\"$3\"}" '$1 == k {print $2}'
+		awk -v k="bloomtap_packets_total{interface=\"$3\",direction=\"ingress\"}" '$1 == k {print $2}'
 }
 counted_at_least() { local n; n=$(packets_counted "$1" "$2" "$3"); [ "${n:-0}" -ge "$4" ]; }
 

@@ -64,7 +64,7 @@ eq "/healthz" "$(get 127.0.0.1:$PORT/healthz)" "ok"
 in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.8.2 >/dev/null
 get "127.0.0.1:$PORT/metrics" > "$TMP/metrics.txt"
 check "promtool check metrics" bash -c "promtool check metrics < '$TMP/metrics.txt'"
-check "per-interface counters" grep -q "^bloomtap_packets_total{interface=\"$VB\"} [1-9]" "$TMP/metrics.txt"
+check "per-interface counters" grep -q "^bloomtap_packets_total{interface=\"$VB\",direction=\"ingress\"} [1-9]" "$TMP/metrics.txt"
 check "one HELP and TYPE per family" bash -c "[ \$(grep -c '^# TYPE bloomtap_l4_packets_total' '$TMP/metrics.txt') = 1 ]"
 check "archive gauge" grep -q "^bloomtap_archive_bytes [0-9]" "$TMP/metrics.txt"
 # every family the agent exports is in the manual's metrics table
@@ -88,7 +88,7 @@ PY
 # whatever the machine's speed; windows are archived meanwhile (flush 1 s)
 gauges_show_pings() {
 	in_ns "$NSA" ping -q -c 2 -i 0.05 198.18.8.2 >/dev/null
-	get "127.0.0.1:$PORT/metrics" | grep -q "bloomtap_heavy_flow_bytes{interface=\"$VB\",rank=\"1\""
+	get "127.0.0.1:$PORT/metrics" | grep -q "bloomtap_heavy_flow_bytes{interface=\"$VB\",direction=\"ingress\",rank=\"1\""
 }
 wait_for "heavy flows of the last interval as gauges (the pings)" 30 gauges_show_pings &&
 	ok "heavy flows of the last interval as gauges (the pings)"
@@ -104,7 +104,7 @@ heavy_listed() {
 }
 wait_for "/api/v1/heavy lists the pings" 30 heavy_listed
 eq "/api/v1/heavy: heavy -j's fields" "$(python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)[0]))' <<<"$H")" \
-	"['bytes', 'dport', 'dst', 'dst_class', 'error_bytes', 'error_packets', 'exact_bytes', 'exact_packets', 'interval', 'interval_bytes', 'interval_packets', 'interval_start', 'lost_nominations', 'packets', 'proto', 'sport', 'src', 'src_class']"
+	"['bytes', 'direction', 'dport', 'dst', 'dst_class', 'error_bytes', 'error_packets', 'exact_bytes', 'exact_packets', 'interval', 'interval_bytes', 'interval_packets', 'interval_start', 'lost_nominations', 'packets', 'proto', 'sport', 'src', 'src_class']"
 # a packet that passed, captured at B, traced through the API
 in_ns "$NSB" timeout 30 python3 "$TOP/tests/lib/capture.py" "$VB" "$TMP/got.pcap" 3 icmp-echo > "$TMP/cap.out" &
 TS=$!; capture_ready "$TMP/cap.out"
@@ -288,7 +288,7 @@ sys.exit(not any(f["interval"] == "current" and (f["interval_start"] or "") > sy
 }
 wait_for "the flip due before the 60 s interval" 30 flipped
 in_ns "$NSA" ping -q -c 20 -i 0.02 198.18.8.2 >/dev/null
-BEFORE=$(get 127.0.0.1:$PORT/metrics | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\"}" {print $2}')
+BEFORE=$(get 127.0.0.1:$PORT/metrics | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\",direction=\"ingress\"}" {print $2}')
 HBEFORE=$(get "127.0.0.1:$PORT/api/v1/heavy")
 kill -TERM $AGENT; wait $AGENT; AGENT=
 check "SIGTERM: still attached" bash -c "ip -n $NSB link show $VB | grep -q 'prog/xdp'"
@@ -297,7 +297,7 @@ nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" >
 AGENT=$!
 wait_for "/healthz answers" 30 get "127.0.0.1:$PORT/healthz"
 check "restart adopts the instance" grep -q "adopted the attached instance" "$TMP/agent.log"
-AFTER=$(get 127.0.0.1:$PORT/metrics | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\"}" {print $2}')
+AFTER=$(get 127.0.0.1:$PORT/metrics | awk -v i="$VB" '$1 == "bloomtap_packets_total{interface=\""i"\",direction=\"ingress\"}" {print $2}')
 check "no counter lost across the restart ($BEFORE -> $AFTER, 4 pings between)" test "$AFTER" -ge $((BEFORE + 4))
 # the current interval's heavy flows are all still there, none smaller
 HAFTER=$(get "127.0.0.1:$PORT/api/v1/heavy")

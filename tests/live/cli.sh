@@ -75,7 +75,7 @@ check "replay for heavy" "$BLOOMTAP" replay --reset --instance "$INST" "$G"
 HJ=$("$BLOOMTAP" -j heavy --instance "$INST" -n 3)
 eq "heavy -j: 3 flows of the current interval" "$(json_get '.__len__()' <<<"$HJ")" 3
 eq "heavy -j: fields" "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)[0])))' <<<"$HJ")" \
-	"bytes dport dst dst_class error_bytes error_packets exact_bytes exact_packets interval interval_bytes interval_packets interval_start lost_nominations packets proto sport src src_class"
+	"bytes direction dport dst dst_class error_bytes error_packets exact_bytes exact_packets interval interval_bytes interval_packets interval_start lost_nominations packets proto sport src src_class"
 eq "heavy -j: the interval's packets and bytes are the counters'" \
 	"$(python3 -c 'import json,sys; d=json.load(sys.stdin)[0]; print(d["interval_packets"], d["interval_bytes"])' <<<"$HJ")" \
 	"$("$BLOOMTAP" -j stats --instance "$INST" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["packets"], d["bytes"])')"

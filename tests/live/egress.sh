@@ -202,6 +202,39 @@ print([(p["path"], p["left"], len(p["packets"])) for p in d["paths"]])' <<<"$J")
 	"[(['a', 'b'], ['a'], 10)]"
 kill "$AGENT_A" "$AGENT_B"; wait "$AGENT_A" "$AGENT_B" 2>/dev/null; AGENT_A= AGENT_B=
 
+# egress alone (--direction egress): no XDP program; what B sends is
+# recorded, what it receives is not
+in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
+in_ns "$NSB" "$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+check "attach --direction egress on B" in_ns "$NSB" "$BLOOMTAP" attach --direction egress --bytes 1 "$VB"
+eq "status: B records egress alone" "$(status_field "$NSB" "$VB" direction)/$(status_field "$NSB" "$VB" state)" \
+	egress/attached
+check "no XDP program on B" bash -c "! ip -n $NSB link show $VB | grep -q xdp"
+capture_bg "$NSB" "$VB" "$TMP/alone.pcap" $PINGS "icmp-reply,sent"
+CAP=$CAPTURE_PID
+in_ns "$NSA" ping -c $PINGS -i 0.2 -W 2 -q "198.18.$N.2" >/dev/null
+wait "$CAP"; CAP=
+read -r left recv none <<<"$(trace_dir "$NSB" "$VB" "$TMP/alone.pcap")"
+eq "B's $PINGS replies left B" "$left/$recv" "$PINGS/0"
+eq "B's ingress counted nothing" "$(in_ns "$NSB" "$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" 0
+eq "heavy --direction egress: the replies' flow, B to A" "$(in_ns "$NSB" "$BLOOMTAP" -j heavy \
+	--direction egress "$VB" | python3 -c '
+import json, sys
+print([(f["src"], f["dst"], f["packets"], f["direction"]) for f in json.load(sys.stdin)])')" \
+	"[('198.18.$N.2', '198.18.$N.1', $PINGS, 'egress')]"
+# IPFIX: the sent flow's record says so (flowDirection 1) and names the
+# interface as egressInterface
+check "heavy --direction egress --flip --ipfix-file" in_ns "$NSB" "$BLOOMTAP" heavy --direction egress \
+	--flip --ipfix-file "$TMP/sent.ipfix" "$VB"
+python3 "$TOP/tests/live/ipfix_check.py" pcap "$TMP/sent.ipfix" "$TMP/sent.pcap" >/dev/null
+eq "IPFIX: the replies' record: direction 1 (egress), egressInterface B's, no ingressInterface" \
+	"$(tshark -r "$TMP/sent.pcap" -d udp.port==4739,cflow -Y cflow.packets -T fields -e cflow.direction \
+	-e cflow.outputint -e cflow.inputint -e cflow.packets 2>/dev/null)" \
+	"$(printf '1\t%s\t\t%s' "$(ip -n "$NSB" -j link show "$VB" | json_get '[0]["ifindex"]')" $PINGS)"
+check "detach B (egress alone)" in_ns "$NSB" "$BLOOMTAP" detach "$VB"
+check "no egress program left on B" bash -c \
+	"! tc -n $NSB filter show dev $VB egress 2>/dev/null | grep -q bloomtap && ! bpftool net show dev $VB 2>/dev/null | grep -q bloomtap"
+
 cleanup
 trap - EXIT
 summary

@@ -31,7 +31,7 @@ eq "every line of the first lab succeeded (exit)" "$RC" 0
 check "stats: 5 ICMP packets" grep -qE '^  icmp +5$' "$TMP/out"
 check "heavy: the ping flow" grep -q "198.18.0.1" "$TMP/out"
 check "windows: a window holding digests" grep -qE 'window +0 +current' "$TMP/out"
-check "the agent's metrics, from its namespace" grep -q "^bloomtap_packets_total{interface=\"${N}vb\"} [1-9]" "$TMP/out"
+check "the agent's metrics, from its namespace" grep -q "^bloomtap_packets_total{interface=\"${N}vb\",direction=\"ingress\"} [1-9]" "$TMP/out"
 check "nothing left: namespaces" bash -c "! ip netns list | grep -q '^$N-'"
 check "nothing left: pins" test ! -e "/sys/fs/bpf/bloomtap/${N}vb"
 summary

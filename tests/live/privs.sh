@@ -88,7 +88,7 @@ wait_for "it records drops (CAP_PERFMON): NO_SOCKET" 30 bash -c \
 	ok "it records drops (CAP_PERFMON): NO_SOCKET"
 # the watch list's classes, read back by their pins (no CAP_SYS_ADMIN)
 wait_for "the watch list's classes count" 30 bash -c \
-	"nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics | grep -q '^bloomtap_class_packets_total{interface=\"$VB\",class=\"peer\",direction=\"src\"} [1-9]'" &&
+	"nsenter --net=/var/run/netns/$NSB curl -s 127.0.0.1:$PORT/metrics | grep -q '^bloomtap_class_packets_total{interface=\"$VB\",class=\"peer\",side=\"src\",direction=\"ingress\"} [1-9]'" &&
 	ok "the watch list's classes count"
 # heavy flows are those of the intervals the agent holds (the current and
 # the last): the pings above may have left both by now beside two CPU hogs

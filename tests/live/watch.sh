@@ -54,7 +54,7 @@ eq "watch test: longest prefix, or none" "$(tr '\n' '|' <<<"$BEFORE")" \
 	"10.0.2.15: me (10.0.2.15/32)|69.118.162.5: peers (69.118.162.0/24)|1.2.3.4: none|2001:db8:1::9: doc-one (2001:db8:1::/48)|2001:db8:2::9: doc (2001:db8::/32)|"
 SHOW=$("$BLOOMTAP" -j watch show --instance "$INST")
 eq "watch show -j: fields" "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)[0])))' <<<"$SHOW")" \
-	"class dst_bytes dst_packets entries src_bytes src_packets"
+	"class direction dst_bytes dst_packets entries src_bytes src_packets"
 
 # a reader held between reading which slot is in use and taking it, while
 # a load switches slots and frees the one it read: it takes the table again
@@ -243,8 +243,8 @@ in_ns "$NSA" ping -c 5 -i 0.05 -q 198.18.9.2 >/dev/null
 M=$(inb curl -s -m 5 127.0.0.1:$PORT/metrics)
 printf '%s\n' "$M" > "$TMP/metrics.txt"
 check "/metrics: promtool check metrics" bash -c "promtool check metrics < '$TMP/metrics.txt'"
-check "/metrics: class packets from the sender" grep -q "^bloomtap_class_packets_total{interface=\"$VB\",class=\"sender\",direction=\"src\"} [5-9]" <<<"$M"
-N1=$(awk -v vb="$VB" '$1 == "bloomtap_class_packets_total{interface=\""vb"\",class=\"sender\",direction=\"src\"}" {print $2}' <<<"$M")
+check "/metrics: class packets from the sender" grep -q "^bloomtap_class_packets_total{interface=\"$VB\",class=\"sender\",side=\"src\",direction=\"ingress\"} [5-9]" <<<"$M"
+N1=$(awk -v vb="$VB" '$1 == "bloomtap_class_packets_total{interface=\""vb"\",class=\"sender\",side=\"src\",direction=\"ingress\"}" {print $2}' <<<"$M")
 printf '198.18.9.1 sender\n198.18.9.2 receiver\n' > "$TMP/lab.txt"
 LOADS=$(count_of "$VB: watch list $TMP/lab.txt:" "$TMP/agent.log")
 sighup_then $AGENT "$TMP/agent.log"
@@ -253,7 +253,7 @@ wait_for "SIGHUP: the new list loaded (logged)" 30 bash -c \
 eq "SIGHUP: the new list in use" "$(inb "$BLOOMTAP" watch test 198.18.9.2 198.18.9.7 "$VB")" \
 	"$(printf '198.18.9.2: receiver (198.18.9.2/32)\n198.18.9.7: none')"
 M=$(inb curl -s -m 5 127.0.0.1:$PORT/metrics)
-N2=$(awk -v vb="$VB" '$1 == "bloomtap_class_packets_total{interface=\""vb"\",class=\"sender\",direction=\"src\"}" {print $2}' <<<"$M")
+N2=$(awk -v vb="$VB" '$1 == "bloomtap_class_packets_total{interface=\""vb"\",class=\"sender\",side=\"src\",direction=\"ingress\"}" {print $2}' <<<"$M")
 check "SIGHUP: class sender kept its counts ($N1 -> $N2)" test "${N2:-0}" -ge "${N1:-1}"
 check "SIGHUP: class lab gone from /metrics" test "$(grep -c 'class="lab"' <<<"$M")" = 0
 printf 'bogus\n' > "$TMP/lab.txt"

@@ -102,7 +102,7 @@ code() { tls -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' "$@"; }
 wait_for "/healthz answers over TLS" 30 tls "$S/healthz"
 in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.21.2 >/dev/null
 eq "/metrics with the user's password: 200" "$(code -u "prom:$PASSWORD" "$S/metrics")" 200
-check "and they are bloomtap's metrics" grep -q "^bloomtap_packets_total{interface=\"$VB\"}" "$TMP/body"
+check "and they are bloomtap's metrics" grep -q "^bloomtap_packets_total{interface=\"$VB\",direction=\"ingress\"}" "$TMP/body"
 eq "/metrics without credentials: 401" "$(code "$S/metrics")" 401
 check "a 401 asks for basic auth" grep -qi '^WWW-Authenticate: Basic realm="bloomtap"' "$TMP/headers"
 eq "/metrics with a wrong password: 401" "$(code -u "prom:x$PASSWORD" "$S/metrics")" 401
@@ -271,7 +271,7 @@ nsenter --net=/var/run/netns/"$NSB" prometheus --config.file="$TMP/prom/prom.yml
 PROM=$!
 q() { inb curl -s -m 5 --data-urlencode "query=$1" http://127.0.0.1:9091/api/v1/query |
 	python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")'; }
-series() { [ "$(q "bloomtap_packets_total{interface=\"$VB\"}")" != none ]; }
+series() { [ "$(q "bloomtap_packets_total{interface=\"$VB\",direction=\"ingress\"}")" != none ]; }
 wait_for "Prometheus has bloomtap's series, scraped over TLS with basic_auth" 60 series &&
 	ok "Prometheus has bloomtap's series, scraped over TLS with basic_auth"
 # both jobs' outcome, each as soon as Prometheus has recorded it

@@ -478,7 +478,7 @@ static void test_datapath_agrees(void **state)
 		frames++;
 	}
 	bt_watch_table_close(&t);
-	assert_int_equal(bt_watch_counts(&inst, n), 0);
+	assert_int_equal(bt_watch_counts(&inst, BT_DIR_INGRESS, n), 0);
 	for (__u32 id = 1; id < BT_WATCH_CLASSES; id++) {
 		assert_int_equal(n[id].packets[0], want[id]);
 		assert_int_equal(n[id].packets[1], want_dst[id]);
@@ -502,13 +502,13 @@ static void test_datapath_agrees(void **state)
 
 	bt_watch_key_str(&r.k[h], key, sizeof(key));
 	assert_int_equal(bt_watch_set(&inst, key, to), 0);
-	assert_int_equal(bt_watch_counts(&inst, n), 0);
+	assert_int_equal(bt_watch_counts(&inst, BT_DIR_INGRESS, n), 0);
 	before = n[id_of(&inst, to)].packets[0];
 	memcpy(a, &hi, 8);
 	memcpy(a + 8, &lo, 8);
 	frame_between(&f, a, key_v4(&r.k[h]) ? outside4 : outside6, key_v4(&r.k[h]));
 	assert_int_equal(bt_run_frame(inst.prog_fd, f.b, f.len, &act), 0);
-	assert_int_equal(bt_watch_counts(&inst, n), 0);
+	assert_int_equal(bt_watch_counts(&inst, BT_DIR_INGRESS, n), 0);
 	assert_int_equal(n[id_of(&inst, to)].packets[0], before + 1);
 	assert_int_not_equal(bt_watch_set(&inst, "192.0.2.77/32", "c1"), 0);	/* not listed */
 
@@ -728,7 +728,7 @@ static void test_real_shape_exact(void **state)
 		      "an address under each: %zu wrong in user space\n", l.n, wrong_key, wrong_addr);
 	assert_int_equal(wrong_key, 0);
 	assert_int_equal(wrong_addr, 0);
-	assert_int_equal(bt_watch_counts(&inst, cnt), 0);
+	assert_int_equal(bt_watch_counts(&inst, BT_DIR_INGRESS, cnt), 0);
 	for (__u32 c = 1; c < BT_WATCH_CLASSES; c++) {
 		assert_int_equal(cnt[c].packets[0], want[0][c]);
 		assert_int_equal(cnt[c].packets[1], want[1][c]);
@@ -849,7 +849,7 @@ static void test_swaps_under_traffic(void **state)
 		pthread_join(th[i], NULL);
 		assert_int_equal(s[i].err, 0);
 	}
-	assert_int_equal(bt_watch_counts(&inst, n), 0);
+	assert_int_equal(bt_watch_counts(&inst, BT_DIR_INGRESS, n), 0);
 	__u32 ia = id_of(&inst, "a"), ib = id_of(&inst, "b"), io = id_of(&inst, "c");
 	uint64_t other = 0, sent0 = s[0].sent[0] + s[1].sent[0], sent1 = s[0].sent[1] + s[1].sent[1];
 	uint64_t sent2 = s[0].sent[2] + s[1].sent[2];

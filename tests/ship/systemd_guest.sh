@@ -57,7 +57,7 @@ got=$(curl -s -m 5 --unix-socket "$SOCK" http://localhost/api/v1/drops |
 	python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)))' 2>&1)
 check "the API socket: /api/v1/drops names NO_SOCKET" grep -q NO_SOCKET <<<"$got"
 got=$(curl -s -m 5 --unix-socket "$SOCK" http://localhost/metrics |
-	awk -v k="bloomtap_packets_total{interface=\"$VH\"}" '$1 == k {print $2}')
+	awk -v k="bloomtap_packets_total{interface=\"$VH\",direction=\"ingress\"}" '$1 == k {print $2}')
 check "the API socket: /metrics counts the pings (${got:-none})" test "${got:-0}" -ge 5
 
 # active 60 s from the start, the same process, never restarted
@@ -90,7 +90,7 @@ ip link del "$VH"
 check "the interface made again" lab
 wait_for "the agent attached to it again" 30 bash -c "ip link show $VH | grep -q 'prog/xdp'" &&
 	ok "the agent attached to it again"
-before=$(metric "bloomtap_packets_total{interface=\"$VH\"}")
+before=$(metric "bloomtap_packets_total{interface=\"$VH\",direction=\"ingress\"}")
 check "systemctl restart" systemctl restart bloomtap.service
 wait_for "the restart adopts the instance" 30 bash -c \
 	"journalctl -b -u bloomtap.service | grep -q '$VH: adopted the attached instance'" &&
@@ -98,7 +98,7 @@ wait_for "the restart adopts the instance" 30 bash -c \
 wait_for "active again" 30 bash -c '[ "$(systemctl is-active bloomtap.service)" = active ]' &&
 	ok "active again"
 wait_for "/metrics again" 30 curl -sf -m 5 "127.0.0.1:$PORT/healthz" && ok "/metrics again"
-after=$(metric "bloomtap_packets_total{interface=\"$VH\"}")
+after=$(metric "bloomtap_packets_total{interface=\"$VH\",direction=\"ingress\"}")
 check "the counts went on across the restart ($before, then $after)" test "${after:-0}" -ge "${before:-1}"
 
 # ---- stop, detach, purge ----

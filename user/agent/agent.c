@@ -380,6 +380,18 @@ static void export_interval(struct agent_iface *f, __u32 iv)
 		       strerror(-rc));
 		return;
 	}
+	/* the sent ones (flowDirection 1, egressInterface) */
+	if (f->hm.egress) {
+		int eerr[BT_IPFIX_MAX_DEST];
+
+		if ((rc = bt_ipfix_export_interval(ag.ipfix, ag.nipfix, f->hm.egress, iv, NULL,
+						   eerr)))
+			bt_log(BT_LOG_WARNING, "%s: IPFIX: the interval's heavy sent flows: %s",
+			       f->name, strerror(-rc));
+		for (int i = 0; !rc && i < ag.nipfix; i++)
+			if (!err[i])
+				err[i] = eerr[i];
+	}
 	/* the dropped ones after them, when asked: a collector that sums
 	 * every record would count a packet received and then dropped twice */
 	if (ag.cfg.ipfix_cfg.dropped && f->hm.drops) {

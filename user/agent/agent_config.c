@@ -74,9 +74,7 @@
 	  "interface with addresses" },						\
 	{ "tap", 0, BT_OPT_FLAG, &(c).tap, NULL,					\
 	  "tap mode, for mirror (SPAN) ports: record every frame, then drop it" }, \
-	{ "direction", 'd', BT_OPT_ENUM, &(c).dir, "DIR",			\
-	  "for new attachments: ingress, or both (what the interfaces send too: " \
-	  "trace's 'left here')", .choices = bt_attach_dir_names },		\
+	BT_ATTACH_DIR_OPT((c).dir),						\
 	BT_DROPS_OPT((c).drop_suppress),					\
 	BT_SKETCH_OPTS((c).sketch),						\
 	BT_SPIE_OPTS((c).spie)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* /metrics in the Prometheus text exposition format: one HELP and TYPE
  * line per family, counters end in _total, byte counts in _bytes, one label
- * set per interface. Heavy flows are the top K of the last complete
+ * set per interface, and a direction (ingress: received, egress: sent) on
+ * the families the egress program counts too, egress only where the
+ * instance records it. Heavy flows are the top K of the last complete
  * interval, so that label cardinality stays bounded. */
 #include <arpa/inet.h>
 #include <stdarg.h>
@@ -53,8 +55,8 @@ struct ctr_metric {
 };
 
 static const struct ctr_metric counters[] = {
-	{ "bloomtap_packets_total", "Packets the XDP program saw.", BT_CTR_PACKETS },
-	{ "bloomtap_received_bytes_total", "Bytes of the frames the XDP program saw.", BT_CTR_BYTES },
+	{ "bloomtap_packets_total", "Packets received (the XDP program) or sent (tc egress; a GSO skb counts its segments).", BT_CTR_PACKETS },
+	{ "bloomtap_bytes_total", "Bytes of those packets' frames.", BT_CTR_BYTES },
 	{ "bloomtap_l3_packets_total", "Packets by network protocol.", BT_CTR_L3_IPV4, "proto=\"ipv4\"" },
 	{ NULL, NULL, BT_CTR_L3_IPV6, "proto=\"ipv6\"" },
 	{ NULL, NULL, BT_CTR_L3_OTHER, "proto=\"other\"" },
@@ -85,14 +87,21 @@ static void section_info(struct buf *b, const struct agent *a)
 	bprintf(b, "bloomtap_config_interval_seconds %g\n", a->cfg.interval_s);
 }
 
+/* The directions interface i records: received, and sent if made to */
+static int dirs(const struct agent *a, int i)
+{
+	return a->ifs[i].inst.meta.flags & BT_META_EGRESS_MAPS ? BT_DIRS : 1;
+}
+
 /* The datapath's counters, summed over CPUs, a family at a time. */
 static void section_counters(struct buf *b, const struct agent *a)
 {
-	__u64 c[BT_AGENT_MAX_IFACES][BT_CTR_MAX];
+	__u64 c[BT_AGENT_MAX_IFACES][BT_DIRS][BT_CTR_MAX];
 
 	memset(c, 0, sizeof(c));
 	for (int i = 0; i < a->n; i++)
-		bt_instance_counters(&a->ifs[i].inst, c[i]);
+		for (int d = 0; d < dirs(a, i); d++)
+			bt_instance_counters_dir(&a->ifs[i].inst, d, c[i][d]);
 	for (size_t m = 0; m < sizeof(counters) / sizeof(counters[0]); m++) {
 		const struct ctr_metric *cm = &counters[m];
 		const char *name = cm->name;
@@ -102,52 +111,67 @@ static void section_counters(struct buf *b, const struct agent *a)
 		if (cm->name)
 			family(b, cm->name, "counter", cm->help);
 		for (int i = 0; i < a->n; i++)
-			bprintf(b, "%s{interface=\"%s\"%s%s} %llu\n", name, a->ifs[i].name,
-				cm->label ? "," : "", cm->label ? cm->label : "",
-				(unsigned long long)c[i][cm->ctr]);
+			for (int d = 0; d < dirs(a, i); d++)
+				bprintf(b, "%s{interface=\"%s\",direction=\"%s\"%s%s} %llu\n", name,
+					a->ifs[i].name, bt_direction_names[d], cm->label ? "," : "",
+					cm->label ? cm->label : "", (unsigned long long)c[i][d][cm->ctr]);
 	}
 }
 
-/* Heavy flows of the last complete interval, top K, and the intervals'
- * volumes. */
+/* Interface i's heavy-flow stage of direction d */
+static const struct bt_heavy_maps *stage(const struct agent *a, int i, int d)
+{
+	return d == BT_DIR_EGRESS ? a->ifs[i].hm.egress : &a->ifs[i].hm;
+}
+
+/* Heavy flows of the last complete interval, top K a direction, and the
+ * intervals' volumes. */
 static void section_heavy(struct buf *b, const struct agent *a)
 {
 	static const char *const what[2] = { "bytes", "packets" };
-	struct bt_heavy_report r[BT_AGENT_MAX_IFACES];
-	bool ok[BT_AGENT_MAX_IFACES];
+	struct bt_heavy_report r[BT_AGENT_MAX_IFACES][BT_DIRS];
+	bool ok[BT_AGENT_MAX_IFACES][BT_DIRS] = { 0 };
 
 	for (int i = 0; i < a->n; i++)
-		ok[i] = !bt_heavy_collect(&a->ifs[i].hm, !(a->ifs[i].hm.ctl->interval & 1), NULL,
-					  false, &r[i]);
+		for (int d = 0; d < dirs(a, i); d++)
+			ok[i][d] = stage(a, i, d) &&
+				   !bt_heavy_collect(stage(a, i, d), !(a->ifs[i].hm.ctl->interval & 1),
+						     NULL, false, &r[i][d]);
 	for (int k = 0; k < 2; k++) {
 		bprintf(b, "# HELP bloomtap_heavy_flow_%s Estimated %s of the top heavy flows of "
 			"the last complete interval.\n# TYPE bloomtap_heavy_flow_%s gauge\n", what[k],
 			what[k], what[k]);
 		for (int i = 0; i < a->n; i++)
-			for (size_t j = 0; ok[i] && j < r[i].n && j < a->cfg.top; j++) {
-				const struct bt_heavy_flow *h = &r[i].flows[j];
-				char s[BT_ADDR_STRLEN], d[BT_ADDR_STRLEN];
+			for (int d = 0; d < BT_DIRS; d++)
+				for (size_t j = 0; ok[i][d] && j < r[i][d].n && j < a->cfg.top; j++) {
+					const struct bt_heavy_flow *h = &r[i][d].flows[j];
+					char s[BT_ADDR_STRLEN], t[BT_ADDR_STRLEN];
 
-				bprintf(b, "bloomtap_heavy_flow_%s{interface=\"%s\",rank=\"%zu\",src=\"%s\","
-					"dst=\"%s\",sport=\"%u\",dport=\"%u\",proto=\"%u\"} %llu\n", what[k],
-					a->ifs[i].name, j + 1, bt_addr_str(h->key.src, s, sizeof(s)),
-					bt_addr_str(h->key.dst, d, sizeof(d)), ntohs(h->key.sport),
-					ntohs(h->key.dport), h->key.proto,
-					(unsigned long long)(k ? h->packets : h->bytes));
-			}
+					bprintf(b, "bloomtap_heavy_flow_%s{interface=\"%s\",direction=\"%s\","
+						"rank=\"%zu\",src=\"%s\",dst=\"%s\",sport=\"%u\",dport=\"%u\","
+						"proto=\"%u\"} %llu\n", what[k], a->ifs[i].name,
+						bt_direction_names[d], j + 1,
+						bt_addr_str(h->key.src, s, sizeof(s)),
+						bt_addr_str(h->key.dst, t, sizeof(t)), ntohs(h->key.sport),
+						ntohs(h->key.dport), h->key.proto,
+						(unsigned long long)(k ? h->packets : h->bytes));
+				}
 	}
 	family(b, "bloomtap_interval_bytes", "gauge", "Bytes of the heavy-flow intervals.");
-	for (int i = 0; i < a->n; i++) {
-		const struct agent_iface *f = &a->ifs[i];
+	for (int i = 0; i < a->n; i++)
+		for (int d = 0; d < BT_DIRS; d++) {
+			const struct bt_heavy_maps *m = stage(a, i, d);
 
-		if (!ok[i])
-			continue;
-		bprintf(b, "bloomtap_interval_bytes{interface=\"%s\",interval=\"last\"} %llu\n",
-			f->name, (unsigned long long)r[i].total_bytes);
-		bprintf(b, "bloomtap_interval_bytes{interface=\"%s\",interval=\"current\"} %llu\n",
-			f->name, (unsigned long long)bt_heavy_interval_bytes(&f->hm, f->hm.ctl->interval & 1));
-		bt_heavy_report_free(&r[i]);
-	}
+			if (!ok[i][d])
+				continue;
+			bprintf(b, "bloomtap_interval_bytes{interface=\"%s\",direction=\"%s\","
+				"interval=\"last\"} %llu\n", a->ifs[i].name, bt_direction_names[d],
+				(unsigned long long)r[i][d].total_bytes);
+			bprintf(b, "bloomtap_interval_bytes{interface=\"%s\",direction=\"%s\","
+				"interval=\"current\"} %llu\n", a->ifs[i].name, bt_direction_names[d],
+				(unsigned long long)bt_heavy_interval_bytes(m, m->ctl->interval & 1));
+			bt_heavy_report_free(&r[i][d]);
+		}
 }
 
 /* One family with a value for each interface. */
@@ -225,30 +249,37 @@ static void section_archive_http(struct buf *b, const struct agent *a)
 	bprintf(b, "bloomtap_http_rejected_total %llu\n", (unsigned long long)a->rejected);
 }
 
-/* Watch lists: per interface, class and direction; as many series as
- * classes have names (255 at most), none without a list. */
+/* Watch lists: per interface, class, side (the class's address as source
+ * or destination) and direction; as many series as classes have names (255
+ * at most), none without a list. */
 static void section_watch(struct buf *b, const struct agent *a)
 {
-	static const char *const dir[2] = { "src", "dst" };
+	static const char *const side[2] = { "src", "dst" };
 	struct bt_watch_class (*names)[BT_WATCH_CLASSES] = calloc(a->n + 1, sizeof(*names));
-	struct bt_watch_count (*n)[BT_WATCH_CLASSES] = calloc(a->n + 1, sizeof(*n));
+	struct bt_watch_count (*n)[BT_DIRS][BT_WATCH_CLASSES] = calloc(a->n + 1, sizeof(*n));
 	bool ok[BT_AGENT_MAX_IFACES];
 
-	for (int i = 0; i < a->n && names && n; i++)
-		ok[i] = !bt_watch_classes(&a->ifs[i].inst, names[i]) &&
-			!bt_watch_counts(&a->ifs[i].inst, n[i]);
+	for (int i = 0; i < a->n && names && n; i++) {
+		ok[i] = !bt_watch_classes(&a->ifs[i].inst, names[i]);
+		for (int d = 0; d < dirs(a, i); d++)
+			ok[i] = ok[i] && !bt_watch_counts(&a->ifs[i].inst, d, n[i][d]);
+	}
 	for (int k = 0; k < 2; k++) {
 		family(b, k ? "bloomtap_class_bytes_total" : "bloomtap_class_packets_total",
-		       "counter", k ? "Bytes of the frames from (src) or to (dst) a watch-list class."
-				    : "Packets from (src) or to (dst) a watch-list class.");
+		       "counter", k ? "Bytes of the frames from (side src) or to (side dst) a "
+				      "watch-list class, received or sent."
+				    : "Packets from (side src) or to (side dst) a watch-list class, "
+				      "received or sent.");
 		for (int i = 0; i < a->n && names && n; i++)
 			for (__u32 id = 1; ok[i] && id < BT_WATCH_CLASSES; id++)
-				for (int d = 0; names[i][id].name[0] && d < 2; d++)
-					bprintf(b, "bloomtap_class_%s_total{interface=\"%s\",class=\"%s\","
-						"direction=\"%s\"} %llu\n", k ? "bytes" : "packets",
-						a->ifs[i].name, names[i][id].name, dir[d],
-						(unsigned long long)(k ? n[i][id].bytes[d]
-								       : n[i][id].packets[d]));
+				for (int d = 0; names[i][id].name[0] && d < dirs(a, i); d++)
+					for (int e = 0; e < 2; e++)
+						bprintf(b, "bloomtap_class_%s_total{interface=\"%s\","
+							"class=\"%s\",side=\"%s\",direction=\"%s\"} %llu\n",
+							k ? "bytes" : "packets", a->ifs[i].name,
+							names[i][id].name, side[e], bt_direction_names[d],
+							(unsigned long long)(k ? n[i][d][id].bytes[e]
+									       : n[i][d][id].packets[e]));
 	}
 	free(names);
 	free(n);

@@ -37,10 +37,7 @@ static const struct bt_opt attach_opts[] = {
 	{ "force", 'f', BT_OPT_FLAG, &attach_cfg.force, NULL,
 	  "replace an XDP program that is not bloomtap's; allow --tap on an interface "
 	  "with addresses" },
-	{ "direction", 'd', BT_OPT_ENUM, &attach_cfg.dir, "DIR",
-	  "what to record: ingress (what IFACE receives, XDP), or both (what it sends "
-	  "as well, through tc egress: a trace then says 'left here')",
-	  .choices = bt_attach_dir_names },
+	BT_ATTACH_DIR_OPT(attach_cfg.dir),
 	{ "tap", 0, BT_OPT_FLAG, &attach_cfg.tap, NULL,
 	  "tap mode, for a mirror (SPAN) port: record every frame, then drop it, so "
 	  "neither the stack nor the drop programs pay for it" },

@@ -471,7 +471,7 @@ static int show_watch(const struct bt_instance *inst)
 	if (!bt_g.json)
 		printf("\nbloomtap watch show (the demo's list: %s sender, %s receiver, "
 		       "198.18.0.0/24 lab):\n", ADDR_A, ADDR_B);
-	return bt_print_watch(inst);
+	return bt_print_watch(inst, BT_DIR_INGRESS);
 }
 
 static uint32_t demo_seconds = 3;

@@ -41,7 +41,7 @@ static void on_signal(int sig)
 static struct heavy_cfg {
 	const char *instance, *ipfix_file;
 	uint32_t n, interval, count, ipfix_domain;
-	int by;
+	int by, dir;	/* dir: enum bt_direction */
 	bool flip, dropped;
 	double fraction;
 	uint64_t bytes, packets;
@@ -51,6 +51,7 @@ static const char *const by_names[] = { "bytes", "packets", NULL };
 
 static const struct bt_opt heavy_opts[] = {
 	BT_INSTANCE_OPT(hcfg.instance),
+	BT_DIRECTION_OPT(hcfg.dir),
 	{ "dropped", 0, BT_OPT_FLAG, &hcfg.dropped, NULL,
 	  "the heavy dropped flows instead, each with the kernel's drop reason" },
 	{ "top", 'n', BT_OPT_U32, &hcfg.n, "N", "at most N flows per interval (default 20)",
@@ -93,6 +94,11 @@ static int heavy_opts_check(struct bt_threshold *thr, struct bt_threshold **thrp
 	*thrp = NULL;
 	if ((hcfg.fraction > 0) + (hcfg.bytes > 0) + (hcfg.packets > 0) > 1) {
 		bt_err("heavy: give one of --fraction, --bytes, --packets");
+		return -EINVAL;
+	}
+	if (hcfg.dropped && hcfg.dir != BT_DIR_INGRESS) {
+		bt_err("heavy: --dropped has no direction (drops are counted where the kernel "
+		       "drops)");
 		return -EINVAL;
 	}
 	if (hcfg.count && !hcfg.interval) {
@@ -148,6 +154,8 @@ int cmd_heavy(int argc, char **argv)
 
 	if (bt_instance_open_arg(n ? argv[1] : NULL, hcfg.instance, &inst))
 		return BT_EXIT_FAIL;
+	if (bt_instance_records(&inst, hcfg.dir))
+		goto out;
 	if (thrp && (thr.kind != (int)inst.meta.threshold_kind || thr.value < inst.meta.threshold))
 		bt_warn("flows are nominated at the instance's own threshold; flows below it "
 			"but above yours may be missing");
@@ -161,9 +169,10 @@ int cmd_heavy(int argc, char **argv)
 	if (hcfg.ipfix_file && !(ipfix = open_ipfix_file()))
 		goto out;
 
-	/* the stage printed: the XDP program's flows or the dropped ones (both
-	 * end their intervals together, and IPFIX exports both) */
-	const struct bt_heavy_maps *shown = hcfg.dropped ? m.drops : &m;
+	/* the stage printed: the received flows, the sent or the dropped ones
+	 * (all end their intervals together) */
+	const struct bt_heavy_maps *shown = hcfg.dropped ? m.drops
+					    : hcfg.dir == BT_DIR_EGRESS ? m.egress : &m;
 
 	if (!hcfg.interval) {
 		__u32 ivs[2];

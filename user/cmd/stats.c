@@ -8,13 +8,10 @@
 
 static const char *stats_instance;
 static int stats_dir;
-static const char *const dir_names[] = { "ingress", "egress", NULL };	/* enum bt_direction */
 
 static const struct bt_opt stats_opts[] = {
 	BT_INSTANCE_OPT(stats_instance),
-	{ "direction", 'd', BT_OPT_ENUM, &stats_dir, "DIR",
-	  "what IFACE received (ingress), or what it sent (egress: attach --direction both)",
-	  .choices = dir_names },
+	BT_DIRECTION_OPT(stats_dir),
 	{ 0 }
 };
 
@@ -36,10 +33,8 @@ int cmd_stats(int argc, char **argv)
 		return 0;
 	if (bt_instance_open_arg(n ? argv[1] : NULL, stats_instance, &inst))
 		return BT_EXIT_FAIL;
-	if (stats_dir == BT_DIR_EGRESS && !(inst.meta.flags & BT_META_EGRESS))
-		bt_warn("instance %s does not record what it sends (attach --direction both): "
-			"its egress counters stay 0", inst.name);
-	ret = bt_print_stats(&inst, stats_dir) ? BT_EXIT_FAIL : 0;
+	ret = bt_instance_records(&inst, stats_dir) || bt_print_stats(&inst, stats_dir) ?
+		      BT_EXIT_FAIL : 0;
 	bt_instance_close(&inst);
 	return ret;
 }

@@ -53,7 +53,8 @@ static void status_one(const char *name, struct json_object *arr)
 		return;
 	}
 	kind = inst.meta.flags & BT_META_ATTACHED ? "interface" : "replay";
-	mode = link < 0 ? "-" : inst.meta.flags & BT_META_SKB_MODE ? "skb" : "native";
+	mode = link < 0 || inst.meta.flags & BT_META_NO_INGRESS ? "-"
+	       : inst.meta.flags & BT_META_SKB_MODE ? "skb" : "native";
 	time_t t = inst.meta.created_ns / 1000000000ULL;
 	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
 	/* the host's drop program hands it this instance's drops */
@@ -75,8 +76,8 @@ static void status_one(const char *name, struct json_object *arr)
 		json_object_object_add(o, "created", json_object_new_string(created));
 		json_object_object_add(o, "drops_recording", json_object_new_boolean(drops));
 		json_object_object_add(o, "tap", json_object_new_boolean(tap));
-		json_object_object_add(o, "direction", json_object_new_string(
-			inst.meta.flags & BT_META_EGRESS ? "both" : "ingress"));
+		json_object_object_add(o, "direction",
+				       json_object_new_string(bt_attach_dir_of(&inst.meta)));
 		json_object_object_add(o, "egress_hook",
 				       json_object_new_string(bt_egress_hook(&inst.meta)));
 		json_object_object_add(o, "multi_buffer", json_object_new_boolean(inst.prog_mb_fd >= 0));
@@ -88,7 +89,8 @@ static void status_one(const char *name, struct json_object *arr)
 		       attach_state(link), mode, prog_id(inst.prog_fd),
 		       inst.meta.flow_table_size, created, drops ? "  drops recorded" : "",
 		       tap ? "  tap mode (frames dropped once recorded)" : "",
-		       inst.meta.flags & BT_META_EGRESS ? "  egress recorded: " : "",
+		       inst.meta.flags & BT_META_NO_INGRESS ? "  egress alone: "
+		       : inst.meta.flags & BT_META_EGRESS ? "  egress recorded: " : "",
 		       inst.meta.flags & BT_META_EGRESS ? bt_egress_hook(&inst.meta) : "");
 	}
 	bt_instance_close(&inst);

@@ -68,12 +68,18 @@ static const struct bt_cmd_spec trace_spec = {
 	trace_opts, 0, 2,
 };
 
-/* --agents: the packets go to the agents as they are, a capture or hex */
+/* What a packet sent to the agents keeps: the headers a digest covers
+ * (Ethernet, VLAN tags, IPv6's extension headers) and the bytes after */
+#define AGENT_SNAP 256
+/* An agent takes a request body of up to 1 MiB (user/agent/http.c):
+ * about 3,800 packets cut to AGENT_SNAP */
+#define AGENT_BODY_MAX (1 << 20)
+
+/* --agents: the packets go to the agents, cut to their heads, or as hex */
 static int trace_agents(const char *file)
 {
-	char *buf = NULL;
+	char *buf = NULL, msg[512];
 	size_t len = 0;
-	FILE *f;
 	int ret;
 
 	if (!tcfg.topology && strchr(tcfg.agents, ',')) {
@@ -83,18 +89,18 @@ static int trace_agents(const char *file)
 	if (tcfg.hex) {
 		buf = strdup(tcfg.hex);
 		len = buf ? strlen(buf) : 0;
-	} else if ((f = fopen(file, "rb"))) {
-		buf = malloc(1 << 20);
-		len = buf ? fread(buf, 1, 1 << 20, f) : 0;
-		if (len == 1 << 20 && fgetc(f) != EOF) {
-			bt_err("trace: %s: over 1 MiB, more than an agent takes in one request",
-			       file);
-			len = 0;
-		}
-		fclose(f);
+	} else if (bt_capture_heads(file, AGENT_SNAP, &buf, &len, msg, sizeof(msg))) {
+		bt_err("trace: %s", msg);
+		return BT_EXIT_USAGE;
+	}
+	if (len > AGENT_BODY_MAX) {
+		bt_err("trace: %s: more packets than an agent takes in one request (about %d); "
+		       "split the capture (editcap -c 3000)", file, AGENT_BODY_MAX /
+		       (AGENT_SNAP + 16));
+		len = 0;
 	}
 	if (!buf || !len) {
-		if (!buf || !tcfg.hex)
+		if (!buf || (tcfg.hex && !len))
 			bt_err("trace: %s: cannot read it", file ? file : "--hex");
 		free(buf);
 		return BT_EXIT_USAGE;

@@ -14,6 +14,7 @@
 static struct watch_cfg {
 	const char *instance;
 	uint32_t check_bits;
+	int dir;	/* show's enum bt_direction */
 } wcfg = { .check_bits = BT_WATCH_CHECK_BITS };
 _Static_assert(BT_WATCH_CHECK_BITS == 44, "the --check-bits help names the default");
 
@@ -36,10 +37,16 @@ static const struct bt_cmd_spec load_spec = {
 	"to it with one write. A class that keeps its name keeps its counts.",
 	load_opts, 1, 2,
 };
+static const struct bt_opt show_opts[] = {
+	BT_INSTANCE_OPT(wcfg.instance),
+	BT_DIRECTION_OPT(wcfg.dir),
+	{ 0 }
+};
+
 static const struct bt_cmd_spec show_spec = {
 	"watch show", "[IFACE]",
 	"Per class: its entries, and the packets and bytes seen from and to it.",
-	instance_opts, 0, 1,
+	show_opts, 0, 1,
 };
 static const struct bt_cmd_spec test_spec = {
 	"watch test", "ADDRESS... [IFACE]",
@@ -205,7 +212,8 @@ int cmd_watch(int argc, char **argv)
 		if (!(err = bt_watch_load_file(&inst, pos[0], wcfg.check_bits, &w)))
 			bt_print_watch_loaded(inst.name, &w);
 	} else if (spec == &show_spec) {
-		err = bt_print_watch(&inst);
+		if (!(err = bt_instance_records(&inst, wcfg.dir)))
+			err = bt_print_watch(&inst, wcfg.dir);
 	} else if (spec == &test_spec) {
 		err = test(&inst, pos, n);
 	} else if (spec == &set_spec) {

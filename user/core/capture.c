@@ -202,6 +202,55 @@ const char *bt_capture_linktype_name(struct bt_capture *c)
 	return n ? n : "unknown";
 }
 
+int bt_capture_heads(const char *path, uint32_t snap, char **buf, size_t *len, char *err,
+		     size_t errlen)
+{
+	static const uint8_t not_ip[14];	/* ethertype 0: a frame nobody can trace */
+	struct bt_capture *c;
+	struct bt_packet p;
+	pcap_dumper_t *d = NULL;
+	pcap_t *dead;
+	FILE *f;
+	int rc;
+
+	*buf = NULL;
+	*len = 0;
+	if ((rc = bt_capture_open(path, &c, err, errlen)))
+		return rc;
+	dead = pcap_open_dead(DLT_EN10MB, snap);
+	f = open_memstream(buf, len);
+	if (dead && f)
+		d = pcap_dump_fopen(dead, f);
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		if (f)
+			fclose(f);
+	}
+	while (d && (rc = bt_capture_next(c, &p)) > 0) {
+		/* a packet for each, so that the answer's numbers are the file's */
+		struct pcap_pkthdr h = { .ts = p.ts };
+		const uint8_t *data = p.skip ? not_ip : p.data;
+
+		h.len = p.skip ? sizeof(not_ip) : p.wire_len > p.len ? p.wire_len : p.len;
+		h.caplen = p.skip ? sizeof(not_ip) : p.len < snap ? p.len : snap;
+		pcap_dump((u_char *)d, &h, data);
+	}
+	if (rc < 0 && d)
+		snprintf(err, errlen, "%s", bt_capture_error(c));
+	if (d)
+		pcap_dump_close(d);	/* closes f: *buf and *len are final */
+	if (dead)
+		pcap_close(dead);
+	bt_capture_close(c);
+	if (rc < 0) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+	}
+	return rc < 0 ? rc : 0;
+}
+
 void bt_capture_close(struct bt_capture *c)
 {
 	if (!c)

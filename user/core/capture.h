@@ -37,6 +37,13 @@ const char *bt_capture_linktype_name(struct bt_capture *c);
 /* Bytes the conversion adds to each frame (negative: removes). */
 int bt_capture_len_delta(struct bt_capture *c);
 void bt_capture_close(struct bt_capture *c);
+/* The capture at path rewritten as a pcap of Ethernet frames cut to their
+ * first snap bytes (what a trace needs: the headers and a few payload
+ * bytes), in *buf (malloc'd, *len bytes); a packet that cannot be
+ * converted becomes a frame no trace matches, so the packets keep their
+ * numbers. 0, or a negative errno with a message in err. */
+int bt_capture_heads(const char *path, uint32_t snap, char **buf, size_t *len, char *err,
+		     size_t errlen);
 
 /* Hex text ("45 00 00 1c ...", "4500001c...", with optional 0x and ':')
  * into bytes. Returns the byte count or -EINVAL. */

@@ -71,13 +71,21 @@ static void set_shape(struct bpf_map *map, struct bt_map_shape s)
 	bpf_map__set_value_size(map, s.value);
 }
 
-/* The heavy-flow stages' maps at meta's sizes: the XDP program's and the
- * dropped flows' (the same stage, the same shapes). */
+/* The heavy-flow stages' maps at meta's sizes: the XDP program's, the
+ * dropped flows' (the same stage, the same shapes) and, in an instance made
+ * to record egress, the sent flows'. */
 static void size_heavy(struct bloomtap_bpf *skel, const struct bt_meta *meta)
 {
 	struct bt_heavy_shape shape;
 
 	bt_heavy_shape(meta, &shape);
+	if (meta->flags & BT_META_EGRESS_MAPS) {
+		set_shape(skel->maps.ecms, shape.cms);
+		set_shape(skel->maps.efm, shape.fm);
+		set_shape(skel->maps.efmc, shape.fmc);
+		set_shape(skel->maps.efc, shape.fc);
+		set_shape(skel->maps.efmo, shape.fmo);
+	}
 	set_shape(skel->maps.cms, shape.cms);
 	set_shape(skel->maps.fm, shape.fm);
 	set_shape(skel->maps.fmc, shape.fmc);
@@ -102,6 +110,7 @@ static int settle(struct bt_instance_cfg *cfg, struct bt_meta *meta, __u64 *fc_m
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
 	meta->ncpu = ncpu;
+	meta->flags = cfg->flags | (cfg->flow_table_size ? BT_META_FLOW_TABLE : 0);
 	/* The hash key: random per instance, so that nobody can aim flows
 	 * at the same sketch cells, flow memory slots or Bloom blocks. */
 	if (getrandom(&meta->hash_key, sizeof(meta->hash_key), 0) != sizeof(meta->hash_key) ||
@@ -138,6 +147,7 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	skel->rodata->cfg_fc_mult = fc_mult | 1;
 	skel->rodata->cfg_frac_div = bt_heavy_frac_div(meta);
 	skel->rodata->cfg_cut = cfg->cut;
+	skel->rodata->cfg_egress_heavy = !!(meta->flags & BT_META_EGRESS_MAPS);
 	size_heavy(skel, meta);
 	/* SPIE */
 	skel->rodata->cfg_spie = !(cfg->flags & BT_META_NO_SPIE);
@@ -182,7 +192,6 @@ static int publish(struct bloomtap_bpf *skel, const char *name, const struct bt_
 		return err;
 	meta->magic = BT_META_MAGIC;
 	meta->abi_version = BT_ABI_VERSION;
-	meta->flags = cfg->flags | (cfg->flow_table_size ? BT_META_FLOW_TABLE : 0);
 	meta->ifindex = cfg->ifindex;
 	meta->flow_table_size = cfg->flow_table_size;
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -262,9 +271,10 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 	err = bloomtap_bpf__load(skel);
 	if (err == -ENOMEM || err == -E2BIG)
 		bt_err("cannot allocate the maps (%.1f MiB of SPIE windows, %.1f MiB of "
-		       "heavy-flow sketches, received and dropped): %s; lower --windows, "
+		       "heavy-flow sketches, received, %sdropped): %s; lower --windows, "
 		       "--window-bits or --width", meta.window_bits / 8.0 * meta.windows / 1048576.0,
-		       2 * bt_sketch_bytes(&meta) / 1048576.0, strerror(-err));
+		       bt_heavy_stages(&meta) * bt_sketch_bytes(&meta) / 1048576.0,
+		       meta.flags & BT_META_EGRESS_MAPS ? "sent and " : "", strerror(-err));
 	else if (err)
 		bt_err_errno(err, "loading the XDP program (verifier or map creation)");
 	if (!err && (err = publish(skel, name, cfg, &meta)))
@@ -286,7 +296,8 @@ out_remove:
 
 int bt_instance_verify(struct json_object *arr)
 {
-	struct bt_instance_cfg cfg = { 0 };
+	/* every stage on: what the verifier walks at most */
+	struct bt_instance_cfg cfg = { .flags = BT_META_EGRESS_MAPS };
 	struct bt_verifier_logs *logs;
 	struct bloomtap_bpf *skel;
 	struct bt_meta meta = { 0 };

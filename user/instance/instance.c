@@ -447,6 +447,17 @@ int bt_counters_cpus_at(int fd, __u32 key, struct bt_counters **out, int *ncpu_o
 	return 0;
 }
 
+const char *const bt_direction_names[] = { "ingress", "egress", NULL };
+
+int bt_instance_records(const struct bt_instance *inst, int dir)
+{
+	if (dir == BT_DIR_INGRESS || inst->meta.flags & BT_META_EGRESS_MAPS)
+		return 0;
+	bt_err("instance %s does not record what it sends: attach it with --direction egress "
+	       "or both", inst->name);
+	return -ENOENT;
+}
+
 int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX])
 {
 	return bt_instance_counters_dir(inst, BT_DIR_INGRESS, out);
@@ -466,25 +477,6 @@ int bt_instance_counters_dir(const struct bt_instance *inst, enum bt_direction d
 			out[i] += v[cpu].c[i];
 	free(v);
 	return 0;
-}
-
-int bt_instance_link_ifindex(const char *name)
-{
-	struct bpf_link_info info = { 0 };
-	__u32 len = sizeof(info);
-	char path[256];
-	int fd, err;
-
-	if (bt_instance_path(name, "link", path, sizeof(path)))
-		return -EINVAL;
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return -errno;
-	err = bpf_obj_get_info_by_fd(fd, &info, &len);
-	close(fd);
-	if (err)
-		return -errno;
-	return info.xdp.ifindex;
 }
 
 int bt_instance_resolve(const char *iface, const char *instance, const char **name,

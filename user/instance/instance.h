@@ -23,6 +23,7 @@
 	X(watch_hdr) X(watch_cells) X(watch_dir) X(watch_counts) X(watch_classes) \
 	X(drop_counts) X(drop_counts_subsys) X(drop_counters) X(drop_suppress)	\
 	X(wdrops) X(dcounters) X(dcms) X(dfm) X(dfmc) X(dfc) X(dfmo)		\
+	X(ecms) X(efm) X(efmc) X(efc) X(efmo)					\
 	X(meta)
 /* Maps of the object that are the program's alone, never pinned: per-CPU
  * scratch space. */
@@ -101,12 +102,21 @@ int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX]);
 int bt_instance_counters_dir(const struct bt_instance *inst, enum bt_direction dir,
 			     __u64 out[BT_CTR_MAX]);
 
+/* enum bt_direction's names, "ingress" and "egress" (--direction, JSON,
+ * the /metrics label) */
+extern const char *const bt_direction_names[];
+/* A reading command's --direction (an enum bt_direction) */
+#define BT_DIRECTION_OPT(var)							\
+	{ "direction", 'd', BT_OPT_ENUM, &(var), "DIR",				\
+	  "what the interface received (ingress, the default), or what it sent "	\
+	  "(egress: attached with --direction egress or both)",			\
+	  .choices = bt_direction_names }
+/* Does the instance record dir? Egress: when it was made to (attach
+ * --direction egress or both). 0, or -ENOENT after saying it does not. */
+int bt_instance_records(const struct bt_instance *inst, int dir);
 
 
-/* The interface an instance's pinned XDP link is attached to: > 0 the
- * ifindex, 0 when the link lives on but its interface is gone, -ENOENT when
- * the instance has no link (not attached, or a replay instance). */
-int bt_instance_link_ifindex(const char *name);
+
 
 /* bt_instance_resolve() then bt_instance_open_or_explain(): the instance a
  * command works on, opened, or an error printed. */

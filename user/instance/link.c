@@ -26,7 +26,7 @@
 #include "base/util.h"
 
 const char *const bt_mode_names[] = { "auto", "native", "skb", NULL };
-const char *const bt_attach_dir_names[] = { "ingress", "both", NULL };
+const char *const bt_attach_dir_names[] = { "ingress", "egress", "both", NULL };
 
 /* enum bpf_attach_type's BPF_TCX_EGRESS (Linux 6.6), which the uapi
  * headers of Debian 12 (6.1) do not have */
@@ -119,11 +119,84 @@ static int link_create(int prog_fd, int ifindex, enum bt_xdp_mode mode, bool *sk
 /* The link's pin, removed; an error says why it stays (a read-only
  * /sys/fs/bpf under a sandbox): a pin left behind would make the next
  * attach think the interface still had bloomtap. */
+/* A pinned link's interface: > 0, 0 when the link lives on but its
+ * interface is gone, -errno (-ENOENT: no such pin). */
+static int pinned_link_ifindex(const char *name, const char *pin)
+{
+	struct bpf_link_info info = { 0 };
+	__u32 len = sizeof(info);
+	char path[256];
+	int fd, err;
+
+	if (bt_instance_path(name, pin, path, sizeof(path)))
+		return -EINVAL;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	close(fd);
+	if (err)
+		return -errno;
+	/* a tcx link's ifindex is at xdp's place in the union (Linux 6.6's
+	 * info.tcx, which Debian 12's headers do not have) */
+	return info.xdp.ifindex;
+}
+
+static int tc_egress(int ifindex, int prog_fd, bool attach)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = BT_TC_HANDLE, .priority = BT_TC_PRIO);
+	int err;
+
+	if (!attach)
+		return bpf_tc_detach(&hook, &o);
+	/* the clsact qdisc may be there already (another tool's filters) */
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST)
+		return err;
+	o.prog_fd = prog_fd;
+	return bpf_tc_attach(&hook, &o);
+}
+
+/* bloomtap's clsact egress filter is on ifindex */
+static bool tc_egress_present(int ifindex)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = BT_TC_HANDLE, .priority = BT_TC_PRIO);
+
+	return !bpf_tc_query(&hook, &o);
+}
+
+int bt_instance_link_ifindex(const char *name)
+{
+	struct bt_instance inst;
+	int ifindex = pinned_link_ifindex(name, "link");
+
+	if (ifindex != -ENOENT)
+		return ifindex;
+	if ((ifindex = pinned_link_ifindex(name, "link_egress")) != -ENOENT)
+		return ifindex;
+	/* attached for egress alone through a clsact filter, which has no
+	 * pin: the filter on the interface attach wrote down, or 0 */
+	if (bt_instance_open(name, &inst))
+		return -ENOENT;
+	ifindex = inst.meta.flags & BT_META_NO_INGRESS && inst.meta.flags & BT_META_EGRESS_TC ?
+			  (int)inst.meta.ifindex : -ENOENT;
+	bt_instance_close(&inst);
+	if (ifindex > 0 && !tc_egress_present(ifindex))
+		ifindex = 0;
+	return ifindex;
+}
+
+/* The instance's link pins removed (XDP's, tcx egress's) */
 static int unlink_link_pin(const char *name)
 {
 	char path[256];
 	int err;
 
+	bt_instance_path(name, "link_egress", path, sizeof(path));
+	if (unlink(path) && errno != ENOENT)
+		return -errno;
 	bt_instance_path(name, "link", path, sizeof(path));
 	if (!unlink(path) || errno == ENOENT)
 		return 0;
@@ -206,7 +279,7 @@ int bt_tap_set(const struct bt_instance *inst, const char *ifname, bool tap, boo
 /* The interface is bloomtap's to take: no instance linked to it, no dead
  * link pin left, and no other XDP program unless --force replaces it.
  * 0, or -errno after saying why. */
-static int iface_free(const char *ifname, int ifindex, bool force)
+static int iface_free(const char *ifname, int ifindex, bool force, bool xdp)
 {
 	char other[BPF_OBJ_NAME_LEN];
 	int linked, err;
@@ -222,6 +295,8 @@ static int iface_free(const char *ifname, int ifindex, bool force)
 	 * not unlink it, or its interface was deleted): it holds nothing */
 	if (!linked && (err = unlink_link_pin(ifname)))
 		return err;
+	if (!xdp)	/* egress alone: the XDP hook is not bloomtap's concern */
+		return 0;
 	id = xdp_prog_on(ifindex, other, sizeof(other));
 	/* bloomtap's own program whose pins this process cannot see: never
 	 * advise --force over it, which would replace a live instance */
@@ -266,6 +341,13 @@ static int pin_link(int fd, const char *name, const char *pin, const char *what)
 	return err;
 }
 
+const char *bt_attach_dir_of(const struct bt_meta *meta)
+{
+	return bt_attach_dir_names[!(meta->flags & BT_META_EGRESS) ? BT_ATTACH_INGRESS
+				   : meta->flags & BT_META_NO_INGRESS ? BT_ATTACH_EGRESS
+								     : BT_ATTACH_BOTH];
+}
+
 const char *bt_egress_hook(const struct bt_meta *meta)
 {
 	if (!(meta->flags & BT_META_EGRESS))
@@ -273,21 +355,6 @@ const char *bt_egress_hook(const struct bt_meta *meta)
 	return meta->flags & BT_META_EGRESS_TC ? "tc" : "tcx";
 }
 
-static int tc_egress(int ifindex, int prog_fd, bool attach)
-{
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
-	LIBBPF_OPTS(bpf_tc_opts, o, .handle = BT_TC_HANDLE, .priority = BT_TC_PRIO);
-	int err;
-
-	if (!attach)
-		return bpf_tc_detach(&hook, &o);
-	/* the clsact qdisc may be there already (another tool's filters) */
-	err = bpf_tc_hook_create(&hook);
-	if (err && err != -EEXIST)
-		return err;
-	o.prog_fd = prog_fd;
-	return bpf_tc_attach(&hook, &o);
-}
 
 /* The egress program attached: a pinned tcx link (Linux 6.6), or a
  * clsact filter, which stays on the interface without a pin (*tc). */
@@ -375,11 +442,15 @@ static int attach_refused(const char *ifname, const struct bt_attach_opts *o, in
 		bt_err("interface name '%s' cannot name an instance", ifname);
 		return -EINVAL;
 	}
+	if (o->tap && o->dir == BT_ATTACH_EGRESS) {
+		bt_err("tap mode drops what %s receives: it needs the ingress direction", ifname);
+		return -EINVAL;
+	}
 	if (o->tap && (err = tap_refused(ifname, o->force)))
 		return err;
 	if ((err = bt_ensure_bpffs()))
 		return err;
-	return iface_free(ifname, *ifindex, o->force);
+	return iface_free(ifname, *ifindex, o->force, o->dir != BT_ATTACH_EGRESS);
 }
 
 /* Past one page, frames come in several buffers: the program must say it
@@ -416,12 +487,47 @@ static int link_pinned(int prog, const char *ifname, int ifindex, enum bt_xdp_mo
 	return pin_link(link_fd, ifname, "link", "XDP");
 }
 
+/* An instance kept by 'detach --keep-maps' from an ingress attach has no
+ * egress maps to count in */
+static int egress_refused(const struct bt_instance *inst, const char *ifname,
+			  const struct bt_attach_opts *o)
+{
+	if (o->dir == BT_ATTACH_INGRESS || inst->meta.flags & BT_META_EGRESS_MAPS)
+		return 0;
+	bt_err("instance %s was made to record ingress only (it was kept by 'detach "
+	       "--keep-maps'): 'bloomtap detach %s' to remove it, then attach with "
+	       "--direction %s", ifname, ifname, bt_attach_dir_names[o->dir]);
+	return -EINVAL;
+}
+
+/* The XDP program on the interface (unless egress alone), then the egress
+ * program (unless ingress alone); *skb and *tc say how */
+static int attach_hooks(const struct bt_instance *inst, const char *ifname, int ifindex,
+			const struct bt_attach_opts *o, bool *skb, bool *tc)
+{
+	int prog, err;
+
+	*skb = *tc = false;
+	if (o->dir != BT_ATTACH_EGRESS) {
+		prog = program_for_mtu(inst, ifname);
+		if (prog < 0)
+			return prog;
+		/* the mode before the link: no frame passes that tap mode should drop */
+		if ((err = bt_tap_set(inst, ifname, o->tap, true)) ||
+		    (err = link_pinned(prog, ifname, ifindex, o->mode, skb)))
+			return err;
+	}
+	if (o->dir != BT_ATTACH_INGRESS)
+		return egress_attach(inst, ifname, ifindex, tc);
+	return 0;
+}
+
 int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 {
 	struct bt_instance_cfg cfg = { .ifname = ifname, .flags = BT_META_ATTACHED };
 	struct bt_instance inst;
-	int ifindex, prog, err;
-	bool created = false, skb, tc = false;
+	int ifindex, err;
+	bool created = false, skb, tc;
 	__u32 zero = 0;
 
 	if ((err = attach_refused(ifname, o, &ifindex)))
@@ -432,28 +538,25 @@ int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 		cfg.sketch = *o->sketch;
 	if (o->spie)
 		cfg.spie = *o->spie;
+	if (o->dir != BT_ATTACH_INGRESS)
+		cfg.flags |= BT_META_EGRESS_MAPS;
 	if ((err = bt_instance_open_or_create(ifname, &cfg, &inst, &created)))
 		return err;
-	prog = program_for_mtu(&inst, ifname);
-	if (prog < 0) {
-		err = prog;
+	if ((err = egress_refused(&inst, ifname, o)))
 		goto out;
-	}
-	/* the mode before the link: no frame passes that tap mode should drop */
-	if ((err = bt_tap_set(&inst, ifname, o->tap, true)))
-		goto out;
-	if ((err = link_pinned(prog, ifname, ifindex, o->mode, &skb)))
-		goto out;
-	if (o->dir == BT_ATTACH_BOTH && (err = egress_attach(&inst, ifname, ifindex, &tc))) {
-		bt_detach(ifname, !created);
+	if ((err = attach_hooks(&inst, ifname, ifindex, o, &skb, &tc))) {
+		bt_detach(ifname, !created);	/* what was attached before the failure */
 		bt_instance_close(&inst);
 		return err;
 	}
 
 	inst.meta.ifindex = ifindex;
-	inst.meta.flags = (inst.meta.flags & ~(BT_META_SKB_MODE | BT_META_EGRESS | BT_META_EGRESS_TC)) |
+	inst.meta.flags = (inst.meta.flags & ~(BT_META_SKB_MODE | BT_META_EGRESS | BT_META_EGRESS_TC |
+					       BT_META_NO_INGRESS)) |
 			  BT_META_ATTACHED | (skb ? BT_META_SKB_MODE : 0) |
-			  (o->dir == BT_ATTACH_BOTH ? BT_META_EGRESS : 0) | (tc ? BT_META_EGRESS_TC : 0);
+			  (o->dir != BT_ATTACH_INGRESS ? BT_META_EGRESS : 0) |
+			  (tc ? BT_META_EGRESS_TC : 0) |
+			  (o->dir == BT_ATTACH_EGRESS ? BT_META_NO_INGRESS : 0);
 	snprintf(inst.meta.ifname, sizeof(inst.meta.ifname), "%s", ifname);
 	bpf_map_update_elem(inst.meta_fd, &zero, &inst.meta, 0);
 	/* tap mode: no frame reaches the stack, so none can be dropped there */

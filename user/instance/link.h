@@ -11,8 +11,14 @@
 enum bt_xdp_mode { BT_MODE_AUTO, BT_MODE_NATIVE, BT_MODE_SKB };
 extern const char *const bt_mode_names[];
 /* What attach records: received frames (XDP), sent packets (tc egress) */
-enum bt_attach_dir { BT_ATTACH_INGRESS, BT_ATTACH_BOTH };
+enum bt_attach_dir { BT_ATTACH_INGRESS, BT_ATTACH_EGRESS, BT_ATTACH_BOTH };
 extern const char *const bt_attach_dir_names[];
+/* attach's and the agent's --direction (an enum bt_attach_dir) */
+#define BT_ATTACH_DIR_OPT(var)							\
+	{ "direction", 'd', BT_OPT_ENUM, &(var), "DIR",				\
+	  "what to record: ingress (what the interface receives, XDP), egress "	\
+	  "(what it sends, tc egress: a trace says 'left here'), or both",	\
+	  .choices = bt_attach_dir_names }
 
 /* attach's settings; a zeroed struct is attach IFACE with no option. */
 struct bt_attach_opts {
@@ -35,6 +41,13 @@ int bt_tap_set(const struct bt_instance *inst, const char *ifname, bool tap, boo
 /* The egress hook of an attached instance in words: "tcx", "tc" (a clsact
  * filter) or "-" (egress not recorded). */
 const char *bt_egress_hook(const struct bt_meta *meta);
+/* What an attached instance records, as attach's --direction names it */
+const char *bt_attach_dir_of(const struct bt_meta *meta);
+/* The interface an instance is attached to (its XDP link, else its egress
+ * program's tcx link or clsact filter): > 0 the ifindex, 0 when the
+ * attachment lives on but its interface is gone (or the filter is), -ENOENT
+ * when the instance has none (not attached, or a replay instance). */
+int bt_instance_link_ifindex(const char *name);
 /* detach: drop the XDP link and the egress program; unless keep_maps,
  * remove every pin. */
 int bt_detach(const char *name, bool keep_maps);

@@ -140,27 +140,35 @@ size_t bt_sketch_bytes(const struct bt_meta *m)
 	       shape_bytes(s.fmo);
 }
 
+int bt_heavy_stages(const struct bt_meta *m)
+{
+	return m->flags & BT_META_EGRESS_MAPS ? 3 : 2;
+}
+
 void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
 {
 	double mib = bt_sketch_bytes(m) / 1048576.0;
 
 	snprintf(buf, len, "heavy flows by %s: sketch %u x %u per CPU and interval, "
 		 "flow memory %u slots per interval, %.1f MiB on %u CPUs (as much again "
-		 "for the dropped flows); estimates "
+		 "for the dropped flows%s); estimates "
 		 "exceed the truth by at most %.2g of the interval's bytes with "
 		 "probability %.4g", bt_key_mode_names[m->key_mode], m->depth, m->width,
-		 m->fm_slots, mib, m->ncpu, M_E / m->width, 1 - exp(-(double)m->depth));
+		 m->fm_slots, mib, m->ncpu,
+		 m->flags & BT_META_EGRESS_MAPS ? ", and again for the sent ones" : "",
+		 M_E / m->width, 1 - exp(-(double)m->depth));
 }
 
 /* One stage's arrays, mapped. */
 static int map_stage(const struct bt_instance *inst, struct bt_heavy_maps *m, int cms_fd,
-		     int fm_fd, int fmc_fd, int fmo_fd, int counters_fd)
+		     int fm_fd, int fmc_fd, int fmo_fd, int counters_fd, __u32 counters_key)
 {
 	struct bt_heavy_shape s;
 
 	m->inst = inst;
 	m->meta = &inst->meta;
 	m->counters_fd = counters_fd;
+	m->counters_key = counters_key;
 	bt_heavy_shape(&inst->meta, &s);
 	m->ctl = bt_mmap_array(inst->ctl_fd, sizeof(struct bt_ctl), &m->ctl_len);
 	m->cms = bt_mmap_array(cms_fd, shape_bytes(s.cms), &m->cms_len);
@@ -177,14 +185,20 @@ int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m)
 
 	memset(m, 0, sizeof(*m));
 	err = map_stage(inst, m, inst->cms_fd, inst->fm_fd, inst->fmc_fd, inst->fmo_fd,
-			inst->counters_fd);
+			inst->counters_fd, BT_DIR_INGRESS);
 	if (!err && !(m->drops = calloc(1, sizeof(*m->drops))))
 		err = -ENOMEM;
 	if (!err) {
 		m->drops->dropped = true;
 		err = map_stage(inst, m->drops, inst->dcms_fd, inst->dfm_fd, inst->dfmc_fd,
-				inst->dfmo_fd, inst->dcounters_fd);
+				inst->dfmo_fd, inst->dcounters_fd, 0);
 	}
+	if (!err && (inst->meta.flags & BT_META_EGRESS_MAPS) &&
+	    !(m->egress = calloc(1, sizeof(*m->egress))))
+		err = -ENOMEM;
+	if (!err && m->egress)
+		err = map_stage(inst, m->egress, inst->ecms_fd, inst->efm_fd, inst->efmc_fd,
+				inst->efmo_fd, inst->counters_fd, BT_DIR_EGRESS);
 	if (err)
 		bt_heavy_unmap(m);
 	return err;
@@ -210,6 +224,10 @@ void bt_heavy_unmap(struct bt_heavy_maps *m)
 		unmap_stage(m->drops);
 		free(m->drops);
 	}
+	if (m->egress) {
+		unmap_stage(m->egress);
+		free(m->egress);
+	}
 	unmap_stage(m);
 	memset(m, 0, sizeof(*m));
 }
@@ -224,7 +242,8 @@ static void iv_totals(const struct bt_heavy_maps *m, __u32 iv, __u64 *bytes, __u
 	int ncpu;
 
 	*bytes = *packets = *fm_full = 0;
-	if (!m->ctl->interval_start_ns[iv] || bt_counters_cpus(m->counters_fd, &v, &ncpu))
+	if (!m->ctl->interval_start_ns[iv] ||
+	    bt_counters_cpus_at(m->counters_fd, m->counters_key, &v, &ncpu))
 		return;		/* never started */
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		const struct bt_iv_part *p = &v[cpu].part[num & 1];
@@ -464,10 +483,12 @@ void bt_heavy_flip(struct bt_heavy_maps *m)
 	__u32 cur = m->ctl->interval & 1, next = !cur;
 	struct timespec now;
 
-	/* both stages count in the interval bt_ctl names */
+	/* every stage counts in the interval bt_ctl names */
 	clear_idle(m, next);
 	if (m->drops)
 		clear_idle(m->drops, next);
+	if (m->egress)
+		clear_idle(m->egress, next);
 	clock_gettime(CLOCK_REALTIME, &now);
 	m->ctl->interval_start_ns[next] = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
 	/* a new number: flow cache entries of the last use of this sketch die */

@@ -70,6 +70,9 @@ int bt_sketch_resolve(struct bt_sketch_cfg *cfg, struct bt_meta *meta);
 /* "sketch 4 x 65536 ..., error <= ..." for people. */
 void bt_sketch_describe(const struct bt_meta *meta, char *buf, size_t len);
 size_t bt_sketch_bytes(const struct bt_meta *meta);
+/* How many heavy-flow stages of bt_sketch_bytes() the instance holds:
+ * received and dropped, and sent when it was made to record egress. */
+int bt_heavy_stages(const struct bt_meta *meta);
 
 /* The heavy-flow maps' shape, from the meta: one value per CPU and interval
  * (per interval for the flow memory, per CPU for the flow cache). Maps are
@@ -87,9 +90,12 @@ struct bt_heavy_maps {
 	const struct bt_instance *inst;
 	const struct bt_meta *meta;
 	int counters_fd;		/* the interval volumes (struct bt_counters) */
+	__u32 counters_key;		/* ... at this key (enum bt_direction) */
 	bool dropped;			/* the drop stage's: keys carry a reason */
 	struct bt_heavy_maps *drops;	/* the drop stage's maps (bt_heavy_map
-					 * maps both), flipped with these */
+					 * maps them all), flipped with these */
+	struct bt_heavy_maps *egress;	/* the sent flows' (tc egress), NULL in
+					 * an instance not made to record them */
 	struct bt_ctl *ctl;
 	struct bt_cm_cell *cms;
 	struct bt_fm_slot *fm;

@@ -172,7 +172,7 @@ int bt_watch_classes(const struct bt_instance *inst,
 	return 0;
 }
 
-int bt_watch_counts(const struct bt_instance *inst,
+int bt_watch_counts(const struct bt_instance *inst, int dir,
 		    struct bt_watch_count counts[BT_WATCH_CLASSES])
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -184,7 +184,9 @@ int bt_watch_counts(const struct bt_instance *inst,
 	}
 	memset(counts, 0, BT_WATCH_CLASSES * sizeof(*counts));
 	for (__u32 id = 0; id < BT_WATCH_CLASSES; id++) {
-		if (bpf_map_lookup_elem(inst->watch_counts_fd, &id, v)) {
+		__u32 key = dir * BT_WATCH_CLASSES + id;
+
+		if (bpf_map_lookup_elem(inst->watch_counts_fd, &key, v)) {
 			free(v);
 			return -errno;
 		}
@@ -207,9 +209,12 @@ static __u32 new_id(const struct bt_instance *inst, struct bt_watch_class names[
 	struct bt_watch_count *zero = calloc(ncpu > 0 ? ncpu : 1, sizeof(*zero));
 
 	for (__u32 id = 1; zero && id < BT_WATCH_CLASSES; id++) {
+		__u32 sent = BT_DIR_EGRESS * BT_WATCH_CLASSES + id;
+
 		if (names[id].name[0])
 			continue;
-		if (bpf_map_update_elem(inst->watch_counts_fd, &id, zero, 0))
+		if (bpf_map_update_elem(inst->watch_counts_fd, &id, zero, 0) ||
+		    bpf_map_update_elem(inst->watch_counts_fd, &sent, zero, 0))
 			break;
 		memset(&names[id], 0, sizeof(names[id]));
 		snprintf(names[id].name, sizeof(names[id].name), "%s", name);

@@ -71,7 +71,7 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
  * CPUs. */
 int bt_watch_classes(const struct bt_instance *inst,
 		     struct bt_watch_class names[BT_WATCH_CLASSES]);
-int bt_watch_counts(const struct bt_instance *inst,
+int bt_watch_counts(const struct bt_instance *inst, int dir,
 		    struct bt_watch_count counts[BT_WATCH_CLASSES]);
 
 /* Class names of addresses, for reports (heavy flows): the table in use

@@ -43,14 +43,14 @@ void bt_print_watch_loaded(const char *name, const struct bt_watch_loaded *w)
 	printf("\n");
 }
 
-int bt_print_watch(const struct bt_instance *inst)
+int bt_print_watch(const struct bt_instance *inst, int dir)
 {
 	struct bt_watch_class names[BT_WATCH_CLASSES];
 	struct bt_watch_count n[BT_WATCH_CLASSES];
 	struct json_object *arr = bt_g.json ? json_object_new_array() : NULL;
 	int err;
 
-	if ((err = bt_watch_classes(inst, names)) || (err = bt_watch_counts(inst, n))) {
+	if ((err = bt_watch_classes(inst, names)) || (err = bt_watch_counts(inst, dir, n))) {
 		bt_err_errno(err, "reading the watch list");
 		json_object_put(arr);
 		return err;
@@ -66,6 +66,8 @@ int bt_print_watch(const struct bt_instance *inst)
 
 			json_object_object_add(o, "class", json_object_new_string(names[id].name));
 			json_object_object_add(o, "entries", json_object_new_uint64(names[id].entries));
+			json_object_object_add(o, "direction",
+					       json_object_new_string(bt_direction_names[dir]));
 			json_object_object_add(o, "src_packets", json_object_new_uint64(n[id].packets[0]));
 			json_object_object_add(o, "src_bytes", json_object_new_uint64(n[id].bytes[0]));
 			json_object_object_add(o, "dst_packets", json_object_new_uint64(n[id].packets[1]));

@@ -29,7 +29,8 @@ static struct json_object *class_json(const struct bt_watch_names *w, const uint
 	return c ? json_object_new_string(c) : NULL;
 }
 
-static void report_json(const struct bt_heavy_report *r, size_t n,
+/* dir: "ingress" or "egress", NULL for dropped flows (a drop has none) */
+static void report_json(const struct bt_heavy_report *r, size_t n, const char *dir,
 			const struct bt_watch_names *w, struct json_object *arr)
 {
 	const char *which = r->current ? "current" : "last";
@@ -48,6 +49,8 @@ static void report_json(const struct bt_heavy_report *r, size_t n,
 		json_object_object_add(o, "error_bytes", json_object_new_uint64(r->error_bytes));
 		json_object_object_add(o, "error_packets", json_object_new_uint64(r->error_packets));
 		json_object_object_add(o, "interval", json_object_new_string(which));
+		if (dir)
+			json_object_object_add(o, "direction", json_object_new_string(dir));
 		json_object_object_add(o, "interval_start",
 				       r->start_ns ? json_object_new_string(start) : NULL);
 		json_object_object_add(o, "interval_bytes", json_object_new_uint64(r->total_bytes));
@@ -122,7 +125,8 @@ static struct json_object *intervals_json(const struct bt_heavy_maps *m, const _
 			bt_watch_names_close(&w);
 			return NULL;
 		}
-		report_json(&r, n, &w, arr);
+		report_json(&r, n, m->dropped ? NULL : bt_direction_names[m->counters_key], &w,
+			    arr);
 		if (warn && r.lost_nominations)	/* even with no flow to carry the field */
 			bt_warn("%s interval: %" PRIu64 " " LOST_NOMINATIONS,
 				r.current ? "current" : "last", (uint64_t)r.lost_nominations);
@@ -152,7 +156,8 @@ int bt_heavy_print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, in
 	bt_watch_names_open(m->inst, &w);
 	/* which one, when several run */
 	printf("instance %s%s\n", m->inst->name,
-	       m->dropped ? ": heavy dropped flows (each key ends with its drop reason)" : "");
+	       m->dropped ? ": heavy dropped flows (each key ends with its drop reason)"
+	       : m->counters_key == BT_DIR_EGRESS ? ": heavy sent flows (egress)" : "");
 	for (int i = 0; i < nivs && !err; i++) {
 		struct bt_heavy_report r;
 

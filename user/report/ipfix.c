@@ -29,6 +29,8 @@
 #define TID_DATA(mode, v6) (256 + (mode) * 2 + (v6))
 /* dropped flows: the same with forwardingStatus */
 #define TID_DROPPED(mode, v6) (280 + (mode) * 2 + (v6))
+/* sent flows (tc egress): egressInterface instead of ingressInterface */
+#define TID_SENT(mode, v6) (288 + (mode) * 2 + (v6))
 #define TID_SAMPLING 270
 #define TID_ERROR 271
 #define TID_INTERNAL 300
@@ -39,13 +41,14 @@
 struct flow_rec {
 	uint64_t start_ms, end_ms, packets, l2_bytes;
 	uint8_t src6[16], dst6[16];
-	uint32_t src4, dst4, ifindex;
+	uint32_t src4, dst4;
+	uint32_t ifindex, out_ifindex;	/* ingressInterface, egressInterface */
 	uint16_t sport, dport;
 	uint8_t proto;
 	uint8_t forwarding;	/* forwardingStatus of a dropped flow */
-	uint8_t direction;	/* flowDirection (IE 61): 0, ingress: heavy flows
-				 * are of what the interface received */
-	uint8_t pad[5];
+	uint8_t direction;	/* flowDirection (IE 61): 0 what the interface
+				 * received, 1 what it sent */
+	uint8_t pad[1];
 };
 
 static fbInfoElementSpec_t flow_internal[] = {
@@ -58,18 +61,21 @@ static fbInfoElementSpec_t flow_internal[] = {
 	{ "sourceIPv4Address", 4, 0 },
 	{ "destinationIPv4Address", 4, 0 },
 	{ "ingressInterface", 4, 0 },
+	{ "egressInterface", 4, 0 },
 	{ "sourceTransportPort", 2, 0 },
 	{ "destinationTransportPort", 2, 0 },
 	{ "protocolIdentifier", 1, 0 },
 	{ "forwardingStatus", 1, 0 },
 	{ "flowDirection", 1, 0 },
-	{ "paddingOctets", 5, 0 },
+	{ "paddingOctets", 1, 0 },
 	FB_IESPEC_NULL
 };
 
 /* What a data template holds, by flags: a key mode leaves out the fields
  * it masks (rather than sending zeros). */
-enum { F_V4 = 1, F_V6 = 2, F_SRC = 4, F_DST = 8, F_PORTS = 16, F_DROPPED = 32 };
+/* F_IN: received (or dropped) flows' templates, F_OUT: sent flows' */
+enum { F_V4 = 1, F_V6 = 2, F_SRC = 4, F_DST = 8, F_PORTS = 16, F_DROPPED = 32, F_IN = 64,
+       F_OUT = 128 };
 
 static fbInfoElementSpec_t flow_external[] = {
 	{ "sourceIPv4Address", 4, F_V4 | F_SRC },
@@ -83,7 +89,8 @@ static fbInfoElementSpec_t flow_external[] = {
 	{ "packetDeltaCount", 8, 0 },
 	{ "flowStartMilliseconds", 8, 0 },
 	{ "flowEndMilliseconds", 8, 0 },
-	{ "ingressInterface", 4, 0 },
+	{ "ingressInterface", 4, F_IN },
+	{ "egressInterface", 4, F_OUT },
 	{ "flowDirection", 1, 0 },
 	/* RFC 7270's reduced-size encoding (one byte), as exporters send it */
 	{ "forwardingStatus", 1, F_DROPPED },
@@ -468,10 +475,12 @@ struct bt_ipfix *bt_ipfix_open(const struct bt_ipfix_dest *d, const struct bt_ip
 	     add_template(x, error_external, 0, 3, FALSE, TID_ERROR, &gerr);
 	for (int mode = BT_KEY_5TUPLE; ok && mode <= BT_KEY_PAIR; mode++)
 		for (int v6 = 0; ok && v6 <= 1; v6++)
-			ok = add_template(x, flow_external, mode_flags[mode] | (v6 ? F_V6 : F_V4),
-					  0, FALSE, TID_DATA(mode, v6), &gerr) &&
-			     add_template(x, flow_external, mode_flags[mode] | F_DROPPED |
-					  (v6 ? F_V6 : F_V4), 0, FALSE, TID_DROPPED(mode, v6), &gerr);
+			ok = add_template(x, flow_external, mode_flags[mode] | F_IN |
+					  (v6 ? F_V6 : F_V4), 0, FALSE, TID_DATA(mode, v6), &gerr) &&
+			     add_template(x, flow_external, mode_flags[mode] | F_IN | F_DROPPED |
+					  (v6 ? F_V6 : F_V4), 0, FALSE, TID_DROPPED(mode, v6), &gerr) &&
+			     add_template(x, flow_external, mode_flags[mode] | F_OUT |
+					  (v6 ? F_V6 : F_V4), 0, FALSE, TID_SENT(mode, v6), &gerr);
 	if (!ok) {
 		snprintf(err, len, "IPFIX templates: %s", gerr->message);
 		g_clear_error(&gerr);
@@ -770,7 +779,7 @@ uint8_t bt_forwarding_status(__u32 reason)
 }
 
 int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_t end_ns,
-		    uint32_t ifindex, int key_mode)
+		    uint32_t ifindex, int key_mode, bool sent)
 {
 	bool dropped = r->n && bt_flow_key_reason(&r->flows[0].key);
 	const uint16_t counters[] = { 352, 2 };	/* layer2OctetDeltaCount, packetDeltaCount */
@@ -790,9 +799,10 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 	if (!first_err && x->send_templates)
 		templates(x, &first_err);	/* failed: counted, and tried again next time */
 
-	/* the error bounds: of the received flows' report (a dropped flows'
-	 * report has its own bounds, which the records cannot tell apart) */
-	for (size_t i = 0; i < 2 && r->n && !dropped; i++) {
+	/* the error bounds: of the received flows' report (a dropped or sent
+	 * flows' report has its own bounds, which the records, scoped by
+	 * ingressInterface, cannot tell apart) */
+	for (size_t i = 0; i < 2 && r->n && !dropped && !sent; i++) {
 		struct error_rec e = {
 			.start_ms = start_ms, .end_ms = end_ms, .domain = x->cfg.domain,
 			.ifindex = ifindex, .ie = counters[i],
@@ -806,7 +816,8 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 		const struct bt_heavy_flow *f = &r->flows[i];
 		struct flow_rec rec = {
 			.start_ms = start_ms, .end_ms = end_ms, .packets = f->packets,
-			.l2_bytes = f->bytes, .ifindex = ifindex,
+			.l2_bytes = f->bytes, .ifindex = sent ? 0 : ifindex,
+			.out_ifindex = sent ? ifindex : 0, .direction = sent,
 			.sport = ntohs(f->key.sport), .dport = ntohs(f->key.dport),
 			.proto = f->key.proto,
 			.forwarding = dropped ? bt_forwarding_status(bt_flow_key_reason(&f->key)) : 0,
@@ -825,7 +836,8 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 			memcpy(rec.dst6, f->key.dst, 16);
 		}
 		if (append(x, TID_INTERNAL, dropped ? TID_DROPPED(key_mode, !v4) :
-			   TID_DATA(key_mode, !v4), &rec, sizeof(rec), true, &first_err))
+			   sent ? TID_SENT(key_mode, !v4) : TID_DATA(key_mode, !v4), &rec,
+			   sizeof(rec), true, &first_err))
 			return first_err;
 	}
 	if (r->n) {
@@ -866,7 +878,8 @@ int bt_ipfix_export_interval(struct bt_ipfix *const *x, int n, const struct bt_h
 		return rc;
 	for (int i = 0; i < n; i++)
 		err[i] = bt_ipfix_export(x[i], &r, m->ctl->interval_start_ns[!(iv & 1)],
-					 m->inst->meta.ifindex, m->inst->meta.key_mode);
+					 m->inst->meta.ifindex, m->inst->meta.key_mode,
+					 !m->dropped && m->counters_key == BT_DIR_EGRESS);
 	bt_heavy_report_free(&r);
 	return 0;
 }
