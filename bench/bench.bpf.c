@@ -80,6 +80,13 @@ static __always_inline int accepted_v4(void *data, void *data_end, __u32 l3, __u
 
 	if (data + l4 + 12 > data_end)
 		return -1;
+	/* the header as sent: live frames recycle their pages, and a host that
+	 * forwards a frame rewrites its MACs and TTL in place (make bench's
+	 * egress run; tests/lib/frames.h's MACs) */
+	*(__be32 *)data = bpf_htonl(0x02000000);
+	*(__be32 *)(data + 4) = bpf_htonl(0x00020200);
+	*(__be32 *)(data + 8) = bpf_htonl(0x00000001);
+	*(__u8 *)(data + l3 + 8) = 64;
 	/* a source that is B's own address (the Zipf's third flow: 198.18.0.2)
 	 * would die as IP_LOCAL_SOURCE, a drop in traffic meant to arrive */
 	if (*(__be32 *)(data + l3 + 12) == *(__be32 *)(data + l3 + 16))
@@ -96,11 +103,10 @@ static __always_inline int accepted_v4(void *data, void *data_end, __u32 l3, __u
 	return 0;
 }
 
-/* The next packet of the sequence, written into the frame; -1 on error. */
-static __always_inline int next_packet(struct xdp_md *ctx)
+/* The next packet of the sequence, written into the frame at data; -1 on
+ * error. */
+static __always_inline int next_packet_at(void *data, void *data_end)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
 	__u64 n = cursor++;
 	__u32 i = n & cfg_seq_mask;
 	__u64 *flow;
@@ -139,6 +145,11 @@ static __always_inline int next_packet(struct xdp_md *ctx)
 	return 0;
 }
 
+static __always_inline int next_packet(struct xdp_md *ctx)
+{
+	return next_packet_at((void *)(long)ctx->data, (void *)(long)ctx->data_end);
+}
+
 SEC("xdp")
 int bench_drive(struct xdp_md *ctx)
 {
@@ -161,6 +172,33 @@ SEC("xdp")
 int bench_empty(struct xdp_md *ctx)
 {
 	return XDP_PASS;
+}
+
+/* The egress program's bench (issue 38): the same driver for tc
+ * programs, which tail-call tc programs only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} bench_tc_progs SEC(".maps");
+
+#define BENCH_TC_SHOT 2		/* TC_ACT_SHOT: the driver failed */
+
+SEC("tc")
+int bench_drive_tc(struct __sk_buff *skb)
+{
+	if (next_packet_at((void *)(long)skb->data, (void *)(long)skb->data_end))
+		return BENCH_TC_SHOT;
+	bpf_tail_call(skb, &bench_tc_progs, 0);
+	return BENCH_TC_SHOT;
+}
+
+/* The floor: an empty tc program (TC_ACT_UNSPEC, as bloomtap's returns) */
+SEC("tc")
+int bench_tc_empty(struct __sk_buff *skb)
+{
+	return -1;
 }
 
 /* Tap mode's reference: an empty program that drops every frame. */

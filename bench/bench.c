@@ -77,6 +77,9 @@ struct target {
 	struct bt_instance inst;	/* bloomtap variants */
 	char name[64];
 	bool heavy, spie;
+	/* a tc program (bench_drive_tc runs it), with the skb's gso_segs */
+	bool tc;
+	uint32_t gso_segs;
 	/* ablation variants: the window they write, set before each run */
 	bool ablation, lines;
 	uint32_t load_shift, unit_shift, win_mask;
@@ -124,6 +127,20 @@ static struct target ab[AB_LEVERS][AB_SIZES];
 #define AB_BYTES (8u << 20)	/* the ablation arrays: 8 MiB */
 static void *ab_lines_mem, *ab_blocks_mem;	/* mmapped, cleared before each run */
 
+/* Both directions (issue 38): the egress program's stages, as tc programs */
+enum { EG_EMPTY, EG_PARSE, EG_HEAVY, EG_SPIE, EG_ALL, EG_TSO, EG_N };
+static const char *const eg_names[EG_N] = {
+	[EG_EMPTY] = "empty tc program (the floor)",
+	[EG_PARSE] = "egress: parsing and counters",
+	[EG_HEAVY] = "egress: parsing + heavy flows",
+	[EG_SPIE] = "egress: parsing + SPIE",
+	[EG_ALL] = "egress: everything",
+	[EG_TSO] = "egress: everything, a TSO skb",
+};
+static struct target eg[EG_N];
+#define TSO_SEGS 44	/* a 64 KB TSO skb of 1448-byte segments */
+#define TSO_MSS 1448
+
 static void drop_target(struct target *t)
 {
 	if (t->name[0]) {
@@ -142,6 +159,8 @@ static void cleanup(void)
 			drop_target(&ab[l][z]);
 	for (int l = 0; l < HB_LEVERS; l++)
 		drop_target(&hb[l]);
+	for (int e = 0; e < EG_N; e++)
+		drop_target(&eg[e]);
 }
 
 static void on_signal(int sig)
@@ -225,12 +244,17 @@ static int make_heavy_breakdown(void)
 static int measure(struct bench_bpf *skel, struct target *t, const struct frame *f,
 		   double *ns)
 {
-	int drive = bpf_program__fd(skel->progs.bench_drive);
+	int drive = bpf_program__fd(t->tc ? skel->progs.bench_drive_tc : skel->progs.bench_drive);
+	/* a TSO skb: its segments in the skb's shared info, as the stack
+	 * hands tc egress one */
+	struct __sk_buff skb = { .gso_segs = t->gso_segs, .gso_size = t->gso_segs ? TSO_MSS : 0 };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len,
-		    .repeat = REPEAT);
+		    .repeat = REPEAT, .ctx_in = t->tc ? &skb : NULL,
+		    .ctx_size_in = t->tc ? sizeof(skb) : 0);
 	__u32 zero = 0;
 
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.bench_progs), &zero, &t->fd, 0))
+	if (bpf_map_update_elem(bpf_map__fd(t->tc ? skel->maps.bench_tc_progs
+						  : skel->maps.bench_progs), &zero, &t->fd, 0))
 		return -errno;
 	if (t->ablation) {
 		void *a = t->lines ? ab_lines_mem : ab_blocks_mem;
@@ -262,7 +286,7 @@ static int measure(struct bench_bpf *skel, struct target *t, const struct frame 
 	}
 	if (bpf_prog_test_run_opts(drive, &o))
 		return -errno;
-	if (o.retval != XDP_PASS)
+	if (o.retval != (t->tc ? (__u32)-1 : XDP_PASS))	/* tc: TC_ACT_UNSPEC */
 		return -EPROTO;
 	*ns = o.duration;	/* the kernel's average per iteration */
 	return 0;
@@ -1171,6 +1195,7 @@ static int run_targets(const struct frame *f, bool ipv6, const uint32_t *seq,
 		return -1;
 	}
 	targets[P_EMPTY].fd = bpf_program__fd(skel->progs.bench_empty);
+	eg[EG_EMPTY].fd = bpf_program__fd(skel->progs.bench_tc_empty);
 	targets[P_REF_CMS].fd = bpf_program__fd(skel->progs.bench_ref_cms);
 	targets[P_REF_BLOOM].fd = bpf_program__fd(skel->progs.bench_ref_bloom);
 	targets[P_REF_BLOOM_MEM].fd = bpf_program__fd(skel->progs.bench_ref_bloom_mem);
@@ -1812,10 +1837,18 @@ static void drops_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
 	drops_run(f, seq);
 }
 
+static void egress_run(FILE *f, const uint32_t *seq);
+
+static void egress_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
+{
+	egress_run(f, seq);
+}
+
 static const struct {
 	const char *env;
 	void (*run)(FILE *f, const uint32_t *seq, const uint32_t *useq);
 } alone[] = {
+	{ "BENCH_EGRESS", egress_alone },	/* the egress program */
 	{ "BENCH_DROPS", drops_alone },		/* the cost of a drop event */
 	{ "BENCH_WATCH", watch_alone },		/* the watch lists */
 	{ "BENCH_LIVE", live_alone },		/* frames through a veth pair */
@@ -1904,9 +1937,224 @@ static void memory_line(FILE *f)
 	    (double)m->windows * m->design_load / 1e7);
 }
 
+/* A 128-byte Ethernet/IPv4/TCP frame (ACK, 74 bytes of payload), or the
+ * head of a TSO skb of segs segments of TSO_MSS bytes: its IP length
+ * field is the whole skb's, as the stack sets it (the rest of the skb,
+ * which no stage reads, is not there). */
+static void frame_v4_tcp(struct frame *f, uint32_t segs)
+{
+	size_t ip;
+	uint16_t tot;
+
+	f->len = 0;
+	fr_eth(f, 0x0800);
+	ip = fr_ipv4(f, 6, 5, 0x4000);	/* DF, as TCP sends */
+	fr_ports(f, 1024, 443, 20);
+	f->b[f->len - 8] = 0x50;	/* data offset: 20 bytes */
+	f->b[f->len - 7] = 0x10;	/* ACK */
+	fr_put(f, NULL, 128 - f->len);
+	fr_ipv4_done(f, ip);
+	if (segs > 1) {
+		tot = htons(40 + segs * TSO_MSS);
+		memcpy(f->b + ip + 2, &tot, 2);
+	}
+}
+
+static int make_egress_targets(void)
+{
+	static const struct { int which; bool heavy, spie; } v[] = {
+		{ EG_PARSE, false, false }, { EG_HEAVY, true, false }, { EG_SPIE, false, true },
+		{ EG_ALL, true, true },
+	};
+	char what[16];
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct target *t = &eg[v[i].which];
+
+		snprintf(what, sizeof(what), "eg%d", v[i].which);
+		if (make_bloomtap(t, what, v[i].heavy, v[i].spie, BT_META_EGRESS_MAPS, 0, 0) ||
+		    t->inst.prog_egress_fd < 0)
+			return -1;
+		t->fd = t->inst.prog_egress_fd;
+	}
+	for (int e = 0; e < EG_N; e++)
+		eg[e].tc = true;
+	/* the TSO skb: the same instance as everything's, not its own */
+	eg[EG_TSO] = eg[EG_ALL];
+	eg[EG_TSO].name[0] = 0;
+	eg[EG_TSO].gso_segs = TSO_SEGS;
+	return 0;
+}
+
+#define LIVE_NS_C "btbench-c"
+#define LIVE_IF_B2 "btbench-b2"
+#define LIVE_IF_C "btbench-c"
+#define LIVE_B2_MAC "02:00:00:00:00:0c"
+#define LIVE_C_MAC "02:00:00:00:00:0d"
+
+/* The egress live run's path: A's frames, addressed to B's MAC (with
+ * checksums: gen_accepted), forwarded by B (198.18.0.2 is on B2's link)
+ * out of B2 to C, where their rate is counted; 0, or -1 */
+static int egress_path_up(void)
+{
+	return sh("ip -n " LIVE_NS_B " link set " LIVE_IF_B " address 02:00:00:00:00:02") ||
+	       sh("ip netns add " LIVE_NS_C) ||
+	       sh("ip link add " LIVE_IF_B2 " netns " LIVE_NS_B " address " LIVE_B2_MAC
+		  " type veth peer name " LIVE_IF_C " netns " LIVE_NS_C " address " LIVE_C_MAC) ||
+	       sh("ip -n " LIVE_NS_B " addr add 198.18.200.1/24 dev " LIVE_IF_B) ||
+	       sh("ip -n " LIVE_NS_B " addr add 198.18.201.1/24 dev " LIVE_IF_B2) ||
+	       sh("ip -n " LIVE_NS_B " link set " LIVE_IF_B2 " up") ||
+	       sh("ip -n " LIVE_NS_B " route add 198.18.0.2/32 dev " LIVE_IF_B2) ||
+	       sh("ip -n " LIVE_NS_C " link set " LIVE_IF_C " up") ||
+	       sh("ip -n " LIVE_NS_B " neigh replace 198.18.0.2 lladdr " LIVE_C_MAC " dev "
+		  LIVE_IF_B2 " nud permanent") ||
+	       sh("ip netns exec " LIVE_NS_B " sysctl -qw net.ipv4.ip_forward=1 "
+		  "net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 "
+		  "net.ipv4.conf." LIVE_IF_B ".rp_filter=0 net.ipv4.conf.all.send_redirects=0") ? -1 : 0;
+}
+
+static __u64 rx_packets_c(void)
+{
+	return sh_number("ip -n " LIVE_NS_C " -s -j link show " LIVE_IF_C " | python3 -c "
+			 "'import json,sys; print(json.load(sys.stdin)[0][\"stats64\"][\"rx\"][\"packets\"])'");
+}
+
+/* Frames a second forwarded to C with prog_fd (-1: none) on B2's egress,
+ * a clsact filter (every kernel has it), B's ring kept turning when t */
+static double live_egress_once(struct bench_bpf *skel, int home, const struct frame *fr,
+			       int prog_fd, const struct target *t)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = 1, .priority = 1, .prog_fd = prog_fd);
+	struct live_keeper lk = { .name = t ? t->name : NULL };
+	struct timespec t0, t1;
+	__u64 before, after;
+	pthread_t th;
+	int err = 0;
+
+	if (bt_enter_netns(LIVE_NS_B) || !(hook.ifindex = if_nametoindex(LIVE_IF_B2)))
+		err = -1;
+	if (!err && prog_fd >= 0) {
+		bpf_tc_hook_create(&hook);
+		err = bpf_tc_attach(&hook, &o);
+	}
+	setns(home, CLONE_NEWNET);
+	if (err)
+		return -1;
+	if (t)
+		pthread_create(&th, NULL, keep_ring, &lk);
+	before = rx_packets_c();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (bt_enter_netns(LIVE_NS_A) ||
+	    bench_gen_send(skel, fr, if_nametoindex(LIVE_IF_A), LIVE_FRAMES / 4))
+		err = -1;
+	usleep(20000);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	setns(home, CLONE_NEWNET);
+	after = rx_packets_c();
+	if (t) {
+		lk.stop = true;
+		pthread_join(th, NULL);
+	}
+	if (prog_fd >= 0 && !bt_enter_netns(LIVE_NS_B)) {
+		o.prog_fd = o.prog_id = o.flags = 0;
+		bpf_tc_detach(&hook, &o);
+	}
+	setns(home, CLONE_NEWNET);
+	return err ? -1 : (after - before) / ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+}
+
+/* The egress program live: frames forwarded out of a veth (B2), with it
+ * on B2's egress and without, an empty tc program the hook's floor; the
+ * ingress live run is live_run's */
+static void egress_live(FILE *f, const uint32_t *seq)
+{
+	enum { EL_NONE, EL_EMPTY, EL_ALL, EL_N };
+	struct bench_bpf *skel = NULL;
+	double rate[EL_N][LIVE_ROUNDS], m[EL_N];
+	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), xdp = 0;
+	struct frame fr;
+
+	if (live_up(home, &skel, seq) || egress_path_up() || bt_enter_netns(LIVE_NS_B) ||
+	    !(xdp = if_nametoindex(LIVE_IF_B)) ||
+	    bpf_xdp_attach(xdp, bpf_program__fd(skel->progs.bench_empty), XDP_FLAGS_DRV_MODE, NULL)) {
+		setns(home, CLONE_NEWNET);
+		out(stdout, f, "  live, forwarded out of a veth: skipped (could not set it up)\n");
+		goto out;
+	}
+	setns(home, CLONE_NEWNET);
+	skel->bss->gen_accepted = 1;
+	bench_frame_v4_udp(&fr);
+	for (int r = 0; r < LIVE_ROUNDS; r++) {
+		rate[EL_NONE][r] = live_egress_once(skel, home, &fr, -1, NULL);
+		rate[EL_EMPTY][r] = live_egress_once(skel, home, &fr,
+						     bpf_program__fd(skel->progs.bench_tc_empty), NULL);
+		rate[EL_ALL][r] = live_egress_once(skel, home, &fr, eg[EG_ALL].fd, &eg[EG_ALL]);
+		for (int v = 0; v < EL_N; v++)
+			if (rate[v][r] <= 0) {
+				out(stdout, f, "  live, forwarded out of a veth: failed\n");
+				goto out;
+			}
+	}
+	for (int v = 0; v < EL_N; v++)
+		m[v] = median(rate[v], LIVE_ROUNDS);
+	out(stdout, f, "  live, %d frames (64-byte IPv4/UDP, Zipf flows) forwarded by B out of a "
+	    "veth to C, medians of %d rounds:\n"
+	    "    no egress program:            %.2f Mpps (%.0f ns a frame)\n"
+	    "    an empty tc program:          %.2f Mpps, %3.0f %% (%+.0f ns a frame)\n"
+	    "    bloomtap's egress program:    %.2f Mpps, %3.0f %% (%+.0f ns; %+.0f over the empty "
+	    "one)\n", LIVE_FRAMES / 4, LIVE_ROUNDS, m[EL_NONE] / 1e6, 1e9 / m[EL_NONE],
+	    m[EL_EMPTY] / 1e6, 100 * m[EL_EMPTY] / m[EL_NONE], 1e9 / m[EL_EMPTY] - 1e9 / m[EL_NONE],
+	    m[EL_ALL] / 1e6, 100 * m[EL_ALL] / m[EL_NONE], 1e9 / m[EL_ALL] - 1e9 / m[EL_NONE],
+	    1e9 / m[EL_ALL] - 1e9 / m[EL_EMPTY]);
+out:
+	if (skel)
+		bench_bpf__destroy(skel);
+	sh("ip netns del " LIVE_NS_C);
+	live_down();
+	if (home >= 0)
+		close(home);
+}
+
+/* The egress program (issue 38) under BPF_PROG_TEST_RUN: its stages on a
+ * 128-byte TCP frame against an empty tc program, beside the XDP program
+ * on the same frame; then a TSO skb of TSO_SEGS segments, whose digests
+ * are rebuilt from its header one segment at a time (bpf/segments.bpf.h). */
+static void egress_run(FILE *f, const uint32_t *seq)
+{
+	struct target *one[] = { &eg[EG_EMPTY], &eg[EG_PARSE], &eg[EG_HEAVY], &eg[EG_SPIE],
+				 &eg[EG_ALL], &targets[P_EMPTY], &targets[P_ALL] };
+	struct target *tso[] = { &eg[EG_EMPTY], &eg[EG_TSO] };
+	double m[7], mt[2];
+	struct frame fr, ft;
+
+	if (make_egress_targets()) {
+		out(stdout, f, "\negress: skipped (no egress program: this kernel has no bpf_loop)\n");
+		return;
+	}
+	frame_v4_tcp(&fr, 1);
+	frame_v4_tcp(&ft, TSO_SEGS);
+	if (run_targets(&fr, false, seq, one, 7, m) || run_targets(&ft, false, seq, tso, 2, mt)) {
+		out(stdout, f, "\negress: failed\n");
+		return;
+	}
+	out(stdout, f, "\negress (tc, issue 38): BPF_PROG_TEST_RUN through a tc driver, a 128-byte "
+	    "IPv4/TCP frame, Zipf flows; ns a packet, and over the empty tc program:\n");
+	for (int e = EG_EMPTY; e <= EG_ALL; e++)
+		out(stdout, f, "  %-40s %6.1f ns  %+6.1f\n", eg_names[e], m[e], m[e] - m[EG_EMPTY]);
+	out(stdout, f, "  %-40s %6.1f ns  %+6.1f (over the empty XDP program, %.1f ns)\n",
+	    "XDP: everything, the same frame", m[6], m[6] - m[5], m[5]);
+	out(stdout, f, "  %-40s %6.1f ns  %+6.1f: %.1f ns a segment, %.2f of a packet's %+.1f "
+	    "(%d segments' digests from one pass over the header)\n", eg_names[EG_TSO], mt[1],
+	    mt[1] - mt[0], (mt[1] - mt[0]) / TSO_SEGS,
+	    (mt[1] - mt[0]) / TSO_SEGS / (m[EG_ALL] - m[EG_EMPTY]), m[EG_ALL] - m[EG_EMPTY],
+	    TSO_SEGS);
+	egress_live(f, seq);
+}
+
 /* The sections after the main tables, in make bench's order. */
 static void (*const sections[])(FILE *f, const uint32_t *seq) = {
-	archive_run, watch_run, live_run, accepted_run, drops_run,
+	archive_run, watch_run, live_run, accepted_run, drops_run, egress_run,
 };
 
 int main(int argc, char **argv)
