@@ -58,6 +58,10 @@ MUTANTS=(
 'egress-never-records|bpf/egress.bpf.h|	win = c->window;|	win = cfg_windows;|tests/live/egress.sh'
 'segments-from-super-header|bpf/segments.bpf.h|	h = bt_hash_spie_finish(&cfg_keys, g->addrs, w, a, 0);|	h = bt_hash_spie_finish(&cfg_keys, g->addrs, g->hdr + 0 * w, g->after + 0 * a, 0);|tests/live/egress.sh'
 'udp-checksum-in-digest|bpf/spie.bpf.h|	in->after &= SPIE_CSUM_OUT;|	(void)0;|.output/tests/test_spie'
+'egress-heavy-in-received-maps|bpf/egress.bpf.h|	const struct heavy_maps hm = { &ecms, &efm, &efmc, &efc, &efmo };|	const struct heavy_maps hm = { &cms, &fm, &fmc, &fc, &fmo };|tests/live/both_lab.sh'
+'egress-classes-as-received|bpf/egress.bpf.h|	watch_count(pi, c, &cfg_keys, bytes, segs, BT_DIR_EGRESS);|	watch_count(pi, c, &cfg_keys, bytes, segs, BT_DIR_INGRESS);|tests/live/both_lab.sh'
+'ipfix-sent-as-received|user/report/ipfix.c|.out_ifindex = sent ? ifindex : 0, .direction = sent,|.out_ifindex = sent ? ifindex : 0, .direction = 0,|tests/live/egress.sh'
+'egress-alone-attaches-xdp|user/instance/link.c|	if (o->dir != BT_ATTACH_EGRESS) {|	if (o->dir != BT_ATTACH_EGRESS + 1) {|tests/live/egress.sh'
 'heavy-json-hides-tcp|user/report/heavy_report.c|		const struct bt_heavy_flow *f = &r->flows[i];
 		struct json_object *o = json_object_new_object();|		const struct bt_heavy_flow *f = &r->flows[i];
 		if (f->key.proto == 6)

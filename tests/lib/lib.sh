@@ -103,6 +103,30 @@ capture_bg() {
 }
 capture_ready() { wait_for "the capture is live" 30 grep -qx ready "$1"; }
 
+# tcp_sink_bg NS PORT OUT: in namespace NS, a TCP sink on PORT (any
+# address) that reads one connection whole, then writes its byte count to
+# OUT; returns once it listens, its PID in SINK (at most 300 s)
+tcp_sink_bg() {
+	nsenter --net=/var/run/netns/"$1" timeout 300 python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1); print("ready", flush=True)
+c, _ = s.accept(); n = 0
+while (b := c.recv(1 << 16)):
+    n += len(b)
+print(n, flush=True)' "$2" > "$3" &
+	SINK=$!
+	wait_for "the TCP sink listens" 30 grep -qx ready "$3"
+}
+# tcp_send_2mb NS ADDR PORT: 2 MB over TCP from namespace NS, then
+# closed: the stack hands tc egress GSO super-packets (gso on)
+tcp_send_2mb() {
+	in_ns "$1" python3 -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+s.sendall(bytes(range(256)) * 8192); s.close()' "$2" "$3"
+}
+
 summary() {
 	echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"
 }

@@ -79,25 +79,13 @@ check "the path works (h1 pings h2)" in_ns "$NS1" ping -q -c 1 -W 2 "198.18.$((N
 # h2 captures what reaches it of the two flows
 capture_bg "$NS2" "$V2" "$TMP/h2.pcap" 0 "udp:$UPORT,port:$TPORT"
 CAP=$CAPTURE_PID
-nsenter --net=/var/run/netns/"$NS2" timeout 300 python3 -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1); print("ready", flush=True)
-c, _ = s.accept(); n = 0
-while (b := c.recv(1 << 16)):
-    n += len(b)
-print(n, flush=True)' $TPORT > "$TMP/sink.out" &
-SINK=$!
-wait_for "h2's sink listens" 30 grep -qx ready "$TMP/sink.out"
+tcp_sink_bg "$NS2" $TPORT "$TMP/sink.out"
 in_ns "$NS1" python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(int(sys.argv[3])):
     s.sendto((b"%05d" % i) * 200, (sys.argv[1], int(sys.argv[2])))' "198.18.$((N + 1)).2" $UPORT $DATAGRAMS
-in_ns "$NS1" python3 -c '
-import socket, sys
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
-s.sendall(bytes(range(256)) * 8192); s.close()' "198.18.$((N + 1)).2" $TPORT
+tcp_send_2mb "$NS1" "198.18.$((N + 1)).2" $TPORT
 wait_for "h2's sink read the 2 MB" 60 grep -qx 2097152 "$TMP/sink.out"
 # until h2's counters hold every frame of the capture (and the TCP close)
 all_at_h2() {

@@ -55,16 +55,7 @@ CAP=$CAPTURE_PID
 capture_bg "$NSA" "$VA" "$TMP/replies.pcap" $PINGS "icmp-reply"
 CAPR=$CAPTURE_PID
 # B's TCP sink: reads the transfer whole
-nsenter --net=/var/run/netns/"$NSB" timeout 300 python3 -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("198.18.'$N'.2", int(sys.argv[1]))); s.listen(1); print("ready", flush=True)
-c, _ = s.accept(); n = 0
-while (b := c.recv(1 << 16)):
-    n += len(b)
-print(n, flush=True)' $TPORT > "$TMP/sink.out" &
-SINK=$!
-wait_for "B's sink listens" 30 grep -qx ready "$TMP/sink.out"
+tcp_sink_bg "$NSB" $TPORT "$TMP/sink.out"
 
 # UDP: lengths around the word and chunk boundaries, 0 to 1472 bytes
 in_ns "$NSA" python3 -c '
@@ -86,10 +77,7 @@ for n in (10000, 10500):
     s.sendto((bytes(range(7, 256)) * 50)[:n], ("198.18.'$N'.2", int(sys.argv[1])))' $((UPORT + 2))
 GSO_DATAGRAMS=21
 # TCP: 2 MB with GSO
-in_ns "$NSA" python3 -c '
-import socket, sys
-s = socket.create_connection(("198.18.'$N'.2", int(sys.argv[1])))
-s.sendall(bytes(range(256)) * 8192); s.close()' $TPORT
+tcp_send_2mb "$NSA" "198.18.$N.2" $TPORT
 wait_for "B's sink read the 2 MB" 60 grep -qx 2097152 "$TMP/sink.out"
 in_ns "$NSA" ping -c $PINGS -i 0.2 -W 2 -q "198.18.$N.2" >/dev/null
 wait "$CAPR"; CAPR=

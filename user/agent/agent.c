@@ -369,6 +369,23 @@ static bool ipfix_changed(const struct agent_cfg *a, const struct agent_cfg *b)
 /* An interval of f just ended: out to every collector. A collector that
  * fails is counted (bloomtap_ipfix_errors_total) and logged, at most once
  * a minute while it keeps failing; the loop never waits on it. */
+/* Another stage's heavy flows of the interval (what: "sent"...), after
+ * the received ones; err[i] keeps exporter i's first error */
+static void export_more(const struct agent_iface *f, const struct bt_heavy_maps *m, __u32 iv,
+			const char *what, int *err)
+{
+	int more[BT_IPFIX_MAX_DEST], rc;
+
+	if ((rc = bt_ipfix_export_interval(ag.ipfix, ag.nipfix, m, iv, NULL, more))) {
+		bt_log(BT_LOG_WARNING, "%s: IPFIX: the interval's heavy %s flows: %s", f->name,
+		       what, strerror(-rc));
+		return;
+	}
+	for (int i = 0; i < ag.nipfix; i++)
+		if (!err[i])
+			err[i] = more[i];
+}
+
 static void export_interval(struct agent_iface *f, __u32 iv)
 {
 	int err[BT_IPFIX_MAX_DEST], rc;
@@ -381,30 +398,12 @@ static void export_interval(struct agent_iface *f, __u32 iv)
 		return;
 	}
 	/* the sent ones (flowDirection 1, egressInterface) */
-	if (f->hm.egress) {
-		int eerr[BT_IPFIX_MAX_DEST];
-
-		if ((rc = bt_ipfix_export_interval(ag.ipfix, ag.nipfix, f->hm.egress, iv, NULL,
-						   eerr)))
-			bt_log(BT_LOG_WARNING, "%s: IPFIX: the interval's heavy sent flows: %s",
-			       f->name, strerror(-rc));
-		for (int i = 0; !rc && i < ag.nipfix; i++)
-			if (!err[i])
-				err[i] = eerr[i];
-	}
+	if (f->hm.egress)
+		export_more(f, f->hm.egress, iv, "sent", err);
 	/* the dropped ones after them, when asked: a collector that sums
 	 * every record would count a packet received and then dropped twice */
-	if (ag.cfg.ipfix_cfg.dropped && f->hm.drops) {
-		int derr[BT_IPFIX_MAX_DEST];
-
-		if ((rc = bt_ipfix_export_interval(ag.ipfix, ag.nipfix, f->hm.drops, iv, NULL,
-						   derr)))
-			bt_log(BT_LOG_WARNING, "%s: IPFIX: the interval's heavy dropped flows: %s",
-			       f->name, strerror(-rc));
-		for (int i = 0; !rc && i < ag.nipfix; i++)
-			if (!err[i])
-				err[i] = derr[i];
-	}
+	if (ag.cfg.ipfix_cfg.dropped && f->hm.drops)
+		export_more(f, f->hm.drops, iv, "dropped", err);
 	for (int i = 0; i < ag.nipfix; i++) {
 		double *at = &ag.ipfix_logged_at[i];
 		struct bt_ipfix_stats st;
