@@ -247,7 +247,9 @@ static int measure(struct bench_bpf *skel, struct target *t, const struct frame 
 	int drive = bpf_program__fd(t->tc ? skel->progs.bench_drive_tc : skel->progs.bench_drive);
 	/* a TSO skb: its segments in the skb's shared info, as the stack
 	 * hands tc egress one */
-	struct __sk_buff skb = { .gso_segs = t->gso_segs, .gso_size = t->gso_segs ? TSO_MSS : 0 };
+	struct __sk_buff skb = { .gso_segs = t->gso_segs, .gso_size = t->gso_segs ? TSO_MSS : 0,
+				 /* the qdisc layer's length: each segment's headers */
+				 .wire_len = t->gso_segs ? f->len + (t->gso_segs - 1) * 54 : 0 };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len,
 		    .repeat = REPEAT, .ctx_in = t->tc ? &skb : NULL,
 		    .ctx_size_in = t->tc ? sizeof(skb) : 0);
@@ -2069,9 +2071,10 @@ static double live_egress_once(struct bench_bpf *skel, int home, const struct fr
  * ingress live run is live_run's */
 static void egress_live(FILE *f, const uint32_t *seq)
 {
-	enum { EL_NONE, EL_EMPTY, EL_ALL, EL_N };
+	/* none, then the egress targets EG_EMPTY (a bench program) to EG_ALL */
+	enum { EL_NONE, EL_N = 1 + EG_ALL + 1, EL_ROUNDS = 9 };
 	struct bench_bpf *skel = NULL;
-	double rate[EL_N][LIVE_ROUNDS], m[EL_N];
+	double rate[EL_N][EL_ROUNDS], m[EL_N], d[EL_ROUNDS];
 	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), xdp = 0;
 	struct frame fr;
 
@@ -2085,11 +2088,14 @@ static void egress_live(FILE *f, const uint32_t *seq)
 	setns(home, CLONE_NEWNET);
 	skel->bss->gen_accepted = 1;
 	bench_frame_v4_udp(&fr);
-	for (int r = 0; r < LIVE_ROUNDS; r++) {
+	for (int r = 0; r < EL_ROUNDS; r++) {
 		rate[EL_NONE][r] = live_egress_once(skel, home, &fr, -1, NULL);
-		rate[EL_EMPTY][r] = live_egress_once(skel, home, &fr,
-						     bpf_program__fd(skel->progs.bench_tc_empty), NULL);
-		rate[EL_ALL][r] = live_egress_once(skel, home, &fr, eg[EG_ALL].fd, &eg[EG_ALL]);
+		rate[1 + EG_EMPTY][r] = live_egress_once(skel, home, &fr,
+							 bpf_program__fd(skel->progs.bench_tc_empty),
+							 NULL);
+		for (int e = EG_PARSE; e <= EG_ALL; e++)
+			rate[1 + e][r] = live_egress_once(skel, home, &fr, eg[e].fd,
+							  eg[e].spie ? &eg[e] : NULL);
 		for (int v = 0; v < EL_N; v++)
 			if (rate[v][r] <= 0) {
 				out(stdout, f, "  live, forwarded out of a veth: failed\n");
@@ -2097,16 +2103,21 @@ static void egress_live(FILE *f, const uint32_t *seq)
 			}
 	}
 	for (int v = 0; v < EL_N; v++)
-		m[v] = median(rate[v], LIVE_ROUNDS);
+		m[v] = median(rate[v], EL_ROUNDS);
 	out(stdout, f, "  live, %d frames (64-byte IPv4/UDP, Zipf flows) forwarded by B out of a "
-	    "veth to C, medians of %d rounds:\n"
-	    "    no egress program:            %.2f Mpps (%.0f ns a frame)\n"
-	    "    an empty tc program:          %.2f Mpps, %3.0f %% (%+.0f ns a frame)\n"
-	    "    bloomtap's egress program:    %.2f Mpps, %3.0f %% (%+.0f ns; %+.0f over the empty "
-	    "one)\n", LIVE_FRAMES / 4, LIVE_ROUNDS, m[EL_NONE] / 1e6, 1e9 / m[EL_NONE],
-	    m[EL_EMPTY] / 1e6, 100 * m[EL_EMPTY] / m[EL_NONE], 1e9 / m[EL_EMPTY] - 1e9 / m[EL_NONE],
-	    m[EL_ALL] / 1e6, 100 * m[EL_ALL] / m[EL_NONE], 1e9 / m[EL_ALL] - 1e9 / m[EL_NONE],
-	    1e9 / m[EL_ALL] - 1e9 / m[EL_EMPTY]);
+	    "veth to C, medians of %d rounds; ns a frame over no program and over the empty one, "
+	    "and the rounds' spread of the first (each against its own round's):\n"
+	    "    %-38s %.2f Mpps (%.0f ns a frame)\n", LIVE_FRAMES / 4, EL_ROUNDS, "no egress program",
+	    m[EL_NONE] / 1e6, 1e9 / m[EL_NONE]);
+	for (int e = EG_EMPTY; e <= EG_ALL; e++) {
+		for (int r = 0; r < EL_ROUNDS; r++)
+			d[r] = 1e9 / rate[1 + e][r] - 1e9 / rate[EL_NONE][r];
+		qsort(d, EL_ROUNDS, sizeof(*d), cmp_double);
+		out(stdout, f, "    %-38s %.2f Mpps, %3.0f %% (%+4.0f ns, %+4.0f; rounds %+.0f to %+.0f)\n",
+		    eg_names[e], m[1 + e] / 1e6, 100 * m[1 + e] / m[EL_NONE],
+		    1e9 / m[1 + e] - 1e9 / m[EL_NONE], 1e9 / m[1 + e] - 1e9 / m[1 + EG_EMPTY], d[0],
+		    d[EL_ROUNDS - 1]);
+	}
 out:
 	if (skel)
 		bench_bpf__destroy(skel);
