@@ -526,14 +526,16 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 	for (__u32 w = f->nwin; w-- > 0;) {
 		const struct bt_archive_win *aw = &f->win[w];
 		struct hit h = { name, aw->start_ns, aw->end_ns, aw->fpr_e15 / 1e15, aw->seq, true };
+		/* a window that holds sent digests is probed twice a packet */
+		size_t cost = m * (1 + !!(aw->flags & BT_WIN_SENT));
 
 		if (!in_range(t, aw->start_ns, aw->end_ns) || searched_live(t, f, aw->seq))
 			continue;
-		if (t->budget && t->probes + m > t->budget) {
+		if (t->budget && t->probes + cost > t->budget) {
 			t->archive_cut_ns = aw->end_ns;	/* this one and older: not searched */
 			return;
 		}
-		t->probes += m;
+		t->probes += cost;
 		for (int sent = 0; sent <= !!(aw->flags & BT_WIN_SENT); sent++) {
 			h.sent = sent;
 			for (size_t i = 0; i < m; i++) {
