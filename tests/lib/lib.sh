@@ -103,6 +103,41 @@ capture_bg() {
 }
 capture_ready() { wait_for "the capture is live" 30 grep -qx ready "$1"; }
 
+# trace_dir NS IFACE PCAP: how many of the capture's packets the instance
+# IFACE in namespace NS saw leave, saw arrive, and saw neither way, as
+# "left received neither" (a packet may be both)
+trace_dir() {
+	in_ns "$1" "$BLOOMTAP" -j trace "$2" "$3" | python3 -c '
+import json, sys
+res = json.load(sys.stdin)
+first = {p["packet"]: p for p in res}
+left = recv = none = 0
+for p in res:
+    d = {w["direction"] for w in first[p.get("same_as", p["packet"])]["windows"]}
+    left += "egress" in d
+    recv += "ingress" in d
+    none += not d
+print(left, recv, none)'
+}
+
+# never_sent PCAP OUT: OUT holds the first UDP datagram of PCAP with a
+# payload byte changed, a packet nobody sent
+never_sent() {
+	python3 - "$1" "$2" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+o = 24
+while True:
+    n = struct.unpack_from("<I", d, o + 8)[0]
+    f = d[o + 16:o + 16 + n]
+    if f[23] == 17 and n > 14 + 20 + 8 + 4:
+        break
+    o += 16 + n
+f[14 + 20 + 8] ^= 0xff	# its first payload byte
+open(sys.argv[2], "wb").write(bytes(d[:24]) + struct.pack("<IIII", 0, 0, n, n) + bytes(f))
+PY
+}
+
 # tcp_sink_bg NS PORT OUT: in namespace NS, a TCP sink on PORT (any
 # address) that reads one connection whole, then writes its byte count to
 # OUT; returns once it listens, its PID in SINK (at most 300 s)

@@ -101,23 +101,9 @@ check "h2 captured the flows ($FRAMES frames)" test "$FRAMES" -gt $((DATAGRAMS +
 SEGS=$(in_ns "$NS1" "$BLOOMTAP" -j stats --direction egress "$V1" | json_get '["gso_segments"]')
 check "h1's egress met TSO super-packets and digested their segments ($SEGS)" test "$SEGS" -gt 0
 
-# where each packet of the capture was: left, received, neither
-where() {	# NS IFACE: "left received neither"
-	in_ns "$1" "$BLOOMTAP" -j trace "$2" "$TMP/h2.pcap" | python3 -c '
-import json, sys
-res = json.load(sys.stdin)
-first = {p["packet"]: p for p in res}
-left = recv = none = 0
-for p in res:
-    d = {w["direction"] for w in first[p.get("same_as", p["packet"])]["windows"]}
-    left += "egress" in d
-    recv += "ingress" in d
-    none += not d
-print(left, recv, none)'
-}
-eq "every packet left h1 (and none was received there)" "$(where "$NS1" "$V1")" "$FRAMES 0 0"
-eq "every packet was seen at r" "$(where "$NSR" "$VR1")" "0 $FRAMES 0"
-eq "every packet was seen at h2" "$(where "$NS2" "$V2")" "0 $FRAMES 0"
+eq "every packet left h1 (and none was received there)" "$(trace_dir "$NS1" "$V1" "$TMP/h2.pcap")" "$FRAMES 0 0"
+eq "every packet was seen at r" "$(trace_dir "$NSR" "$VR1" "$TMP/h2.pcap")" "0 $FRAMES 0"
+eq "every packet was seen at h2" "$(trace_dir "$NS2" "$V2" "$TMP/h2.pcap")" "0 $FRAMES 0"
 
 printf 'h2: r\nr: h1\n' > "$TMP/topology"
 AG="h1=$TMP/h1.sock,r=$TMP/r.sock,h2=$TMP/h2.sock"
@@ -136,19 +122,7 @@ check "the walk's text: the datagrams dropped at h2" grep -q \
 	"^$DATAGRAMS packets: path (source side first): h1 (left) -> r -> h2  dropped at h2 (reason NO_SOCKET)$" \
 	<<<"$OUT" || head -5 <<<"$OUT"
 # a packet h1 never sent: a captured datagram with another payload byte
-python3 - "$TMP/h2.pcap" "$TMP/never.pcap" <<'PY'
-import struct, sys
-d = bytearray(open(sys.argv[1], "rb").read())
-o = 24
-while True:
-    n = struct.unpack_from("<I", d, o + 8)[0]
-    f = d[o + 16:o + 16 + n]
-    if f[23] == 17:
-        break
-    o += 16 + n
-f[14 + 20 + 8] ^= 0xff
-open(sys.argv[2], "wb").write(bytes(d[:24]) + struct.pack("<IIII", 0, 0, n, n) + bytes(f))
-PY
+never_sent "$TMP/h2.pcap" "$TMP/never.pcap"
 J=$("$BLOOMTAP" -j trace --agents "$AG" --topology "$TMP/topology" --from h2 "$TMP/never.pcap" 2>/dev/null)
 eq "a packet h1 never sent: no path" "$(python3 -c '
 import json, sys; d = json.load(sys.stdin); print(d["paths"], d["no_path"])' <<<"$J")" "[] 1"

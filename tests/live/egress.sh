@@ -94,22 +94,6 @@ got=$(frames_in "$TMP/wire.pcap")
 check "the wire carried the datagrams, the transfer and the pings ($got frames)" \
 	test "$got" -gt $((DATAGRAMS + PINGS + 100))
 
-# trace_dir NS IFACE PCAP: "left received neither" counts of the
-# capture's packets at that instance (a packet may be both)
-trace_dir() {
-	in_ns "$1" "$BLOOMTAP" -j trace "$2" "$3" | python3 -c '
-import json, sys
-res = json.load(sys.stdin)
-first = {p["packet"]: p for p in res}
-left = recv = none = 0
-for p in res:
-    ws = first[p.get("same_as", p["packet"])]["windows"]
-    d = {w["direction"] for w in ws}
-    left += "egress" in d
-    recv += "ingress" in d
-    none += not d
-print(left, recv, none)'
-}
 read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/wire.pcap")"
 eq "every frame on the wire left A (trace at A: left here)" "$left" "$got"
 eq "none of them was received at A" "$recv" 0
@@ -122,19 +106,7 @@ eq "B's replies never left A" "$left" 0
 check "trace's text says 'left here'" bash -c "nsenter --net=/var/run/netns/$NSA \
 	$BLOOMTAP trace $VA $TMP/wire.pcap | grep -q 'left here: $VA window'"
 # a datagram nobody sent: the capture's first with another payload
-python3 - "$TMP/wire.pcap" "$TMP/never.pcap" <<'PY'
-import struct, sys
-d = bytearray(open(sys.argv[1], "rb").read())
-o = 24
-while True:
-    n = struct.unpack_from("<I", d, o + 8)[0]
-    f = d[o + 16:o + 16 + n]
-    if f[23] == 17 and n > 14 + 20 + 8 + 4:
-        break
-    o += 16 + n
-f[14 + 20 + 8] ^= 0xff	# its first payload byte
-open(sys.argv[2], "wb").write(bytes(d[:24]) + struct.pack("<IIII", 0, 0, n, n) + bytes(f))
-PY
+never_sent "$TMP/wire.pcap" "$TMP/never.pcap"
 read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/never.pcap")"
 eq "a datagram nobody sent: not at A" "$none" 1
 
