@@ -111,8 +111,6 @@ static __noinline void egress_heavy(const struct heavy_where *w, struct bt_flow_
 	const struct heavy_maps hm = { &ecms, &efm, &efmc, &efc, &efmo };
 	struct heavy_where x;
 
-	if (!w)
-		return;
 	/* a copy: the verifier lets no pointer to this frame into the caller's */
 	x = *w;
 	x.hm = &hm;

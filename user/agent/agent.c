@@ -366,9 +366,6 @@ static bool ipfix_changed(const struct agent_cfg *a, const struct agent_cfg *b)
 	       memcmp(&a->ipfix_cfg, &b->ipfix_cfg, sizeof(a->ipfix_cfg));
 }
 
-/* An interval of f just ended: out to every collector. A collector that
- * fails is counted (bloomtap_ipfix_errors_total) and logged, at most once
- * a minute while it keeps failing; the loop never waits on it. */
 /* Another stage's heavy flows of the interval (what: "sent"...), after
  * the received ones; err[i] keeps exporter i's first error */
 static void export_more(const struct agent_iface *f, const struct bt_heavy_maps *m, __u32 iv,
@@ -386,6 +383,9 @@ static void export_more(const struct agent_iface *f, const struct bt_heavy_maps 
 			err[i] = more[i];
 }
 
+/* An interval of f just ended: out to every collector. A collector that
+ * fails is counted (bloomtap_ipfix_errors_total) and logged, at most once
+ * a minute while it keeps failing; the loop never waits on it. */
 static void export_interval(struct agent_iface *f, __u32 iv)
 {
 	int err[BT_IPFIX_MAX_DEST], rc;

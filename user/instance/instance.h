@@ -115,9 +115,6 @@ extern const char *const bt_direction_names[];
  * --direction egress or both). 0, or -ENOENT after saying it does not. */
 int bt_instance_records(const struct bt_instance *inst, int dir);
 
-
-
-
 /* bt_instance_resolve() then bt_instance_open_or_explain(): the instance a
  * command works on, opened, or an error printed. */
 int bt_instance_open_arg(const char *iface, const char *instance, struct bt_instance *inst);

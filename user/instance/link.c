@@ -116,9 +116,6 @@ static int link_create(int prog_fd, int ifindex, enum bt_xdp_mode mode, bool *sk
 	return fd < 0 ? -errno : fd;
 }
 
-/* The link's pin, removed; an error says why it stays (a read-only
- * /sys/fs/bpf under a sandbox): a pin left behind would make the next
- * attach think the interface still had bloomtap. */
 /* A pinned link's interface: > 0, 0 when the link lives on but its
  * interface is gone, -errno (-ENOENT: no such pin). */
 static int pinned_link_ifindex(const char *name, const char *pin)
@@ -188,7 +185,10 @@ int bt_instance_link_ifindex(const char *name)
 	return ifindex;
 }
 
-/* The instance's link pins removed (XDP's, tcx egress's) */
+/* The instance's link pins removed (XDP's, tcx egress's); an error says
+ * why one stays (a read-only /sys/fs/bpf under a sandbox): a pin left
+ * behind would make the next attach think the interface still had
+ * bloomtap. */
 static int unlink_link_pin(const char *name)
 {
 	char path[256];
@@ -354,7 +354,6 @@ const char *bt_egress_hook(const struct bt_meta *meta)
 		return "-";
 	return meta->flags & BT_META_EGRESS_TC ? "tc" : "tcx";
 }
-
 
 /* The egress program attached: a pinned tcx link (Linux 6.6), or a
  * clsact filter, which stays on the interface without a pin (*tc). */

@@ -72,8 +72,8 @@ static fbInfoElementSpec_t flow_internal[] = {
 };
 
 /* What a data template holds, by flags: a key mode leaves out the fields
- * it masks (rather than sending zeros). */
-/* F_IN: received (or dropped) flows' templates, F_OUT: sent flows' */
+ * it masks (rather than sending zeros); F_IN marks the received (and
+ * dropped) flows' templates, F_OUT the sent flows'. */
 enum { F_V4 = 1, F_V6 = 2, F_SRC = 4, F_DST = 8, F_PORTS = 16, F_DROPPED = 32, F_IN = 64,
        F_OUT = 128 };
 
