@@ -1266,7 +1266,7 @@ static double watch_build_s(size_t n, uint64_t *rng, double *bits)
 	t0 = now_s();
 	if (!bt_watch_build(&hk, k, n, BT_WATCH_CHECK_BITS, bt_rng(rng), 0, &b)) {
 		t = now_s() - t0;
-		*bits = bt_bloomier_bits_per_key(&b.b.hdr);
+		*bits = bt_watch_bits_per_entry(&b.b.hdr);
 		bt_watch_built_free(&b);
 	}
 	free(k);

@@ -171,7 +171,7 @@ struct watch_cells_inner {
 	__type(key, __u32);
 	/* the group as bytes: struct bt_watch_group would reach BTF only as a
 	 * forward declaration, whose size libbpf cannot tell */
-	__type(value, __u8[BT_WATCH_GROUP * BT_WATCH_CELL_BYTES]);
+	__type(value, __u8[sizeof(struct bt_watch_group)]);
 };
 
 struct {

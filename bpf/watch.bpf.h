@@ -1,24 +1,28 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Watch lists: each IP packet's source and destination looked up in the
- * table in use (include/bloomtap.h "Watch lists"), by binary search on the
- * prefix lengths of the address's /16 (IPv4) or family (IPv6), and counted
- * per class and direction. With no table (the default) a packet costs two
- * array lookups. */
+ * table in use (include/bloomtap.h "Watch lists"): an IPv4 address in the
+ * range nodes of its /16, an IPv6 address by binary search on the
+ * family's prefix lengths; counted per class and direction. With no table
+ * (the default) a packet costs two array lookups. */
 #ifndef BLOOMTAP_WATCH_BPF_H
 #define BLOOMTAP_WATCH_BPF_H
 
 #include "maps.bpf.h"
 #include "hash.h"
 
-/* Cell i: 7 bytes of element i / 8, little-endian (three loads: a wider
- * one would read past the element for its last cell). */
+/* Cell i: 7 bytes of element i / 9, little-endian (three loads: a wider
+ * one would read past the cell). */
 static __always_inline __u64 cell_at(void *cells, __u32 i)
 {
-	__u32 g = i / BT_WATCH_GROUP, off = (i % BT_WATCH_GROUP) * BT_WATCH_CELL_BYTES;
+	__u32 g = i / BT_WATCH_GROUP, r = i - g * BT_WATCH_GROUP, off;
 	struct bt_watch_group *p = bpf_map_lookup_elem(cells, &g);
 
-	if (!p)
+	/* the remainder checked as the verifier sees it (it cannot bound
+	 * i - i / 9 * 9) */
+	asm volatile("" : "+r"(r));
+	if (!p || r >= BT_WATCH_GROUP)
 		return 0;
+	off = r * BT_WATCH_CELL_BYTES;
 	return *(__u32 *)&p->b[off] | (__u64)*(__u16 *)&p->b[off + 4] << 32 |
 	       (__u64)p->b[off + 6] << 48;
 }
@@ -53,15 +57,12 @@ static __always_inline __u32 watch_probe(__u32 slot, __u64 hi, __u64 lo, __u32 l
 	return bt_watch_decode(v, x, h->check_mask);
 }
 
-/* A search in progress: where it is (an IPv4 /16's ranks left, or a
- * tree's node) and the best match so far (its class when known). */
+/* A search in progress: the tree's node to probe and the best match so
+ * far (its class when known). */
 struct watch_search {
 	__u64 hi, lo;		/* the address, host-order words */
-	__u32 slot, fam;	/* fam 0: IPv4 */
-	__u32 dir;		/* the /16's mask of lengths gives them */
-	__u32 mask, first, last;	/* dir: the ranks left */
-	__u32 root, root_rank;	/* dir: the first probe's length, from the word */
-	__u32 node;		/* else: the tree's node to probe */
+	__u32 slot, fam;	/* fam 0: IPv4 (BT_WATCH_F_FLAT) */
+	__u32 node;
 	__u32 best, cls, known;
 };
 
@@ -85,29 +86,23 @@ static __always_inline int watch_unfinished(const struct watch_search *s)
 
 /* One step of the binary search on lengths (include/bloomtap.h "Watch
  * lists"; user/watchlpm.c's bt_watch_classify is the same search in user
- * space): a probe at the next length (an IPv4 /16's first length, then
- * the median of those left; or the tree's node), a hit going longer (a
- * key gives its class and, a leaf, ends the search; a marker gives the
- * length of its best match), a miss shorter; once no length is left, the final probe of a best match whose
- * class is not known. 1: done. One probe a step, in one place: a global
- * function taking the state by pointer, which the verifier checks once
- * and sees as unknown after it, so the search's ranks do not multiply its
- * states (kept in registers, they passed the verifier's million
- * instructions). */
+ * space): a probe at the tree's node, a hit going longer (a key gives its
+ * class and, a leaf, ends the search; a marker gives the length of its
+ * best match), a miss shorter; once no length is left, the final probe of
+ * a best match whose class is not known. 1: done. One probe a step, in
+ * one place: a global function taking the state by pointer, which the
+ * verifier checks once and sees as unknown after it, so the search's
+ * nodes do not multiply its states. */
 __noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
 {
 	struct bt_watch_hdr *h = NULL;
-	__u32 slot, mid = 0, node = 0, p, r, fam, final = 0;
+	__u32 slot, node = 0, p, r, fam, final = 0;
 
 	if (!s)
 		return 1;
 	slot = s->slot & 1;
 	fam = s->fam & 1;
-	if (s->dir && s->first < s->last) {
-		mid = s->root ? s->root_rank : bt_watch_mid(s->first, s->last);
-		p = s->root ? s->root : bt_watch_dir_len(s->mask, mid);
-		s->root = 0;
-	} else if (!s->dir && s->node != BT_WATCH_NONE) {
+	if (s->node != BT_WATCH_NONE) {
 		/* the node checked in its own register (the compiler may
 		 * check one copy and index with another) */
 		node = s->node;
@@ -127,14 +122,7 @@ __noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
 		s->cls = r & BT_WATCH_IS_MARKER ? 0 : r & 0xff;
 		return 1;
 	}
-	if (s->dir) {
-		if (r)
-			s->first = mid + 1;
-		else
-			s->last = mid;
-	} else if (h) {
-		s->node = r ? h->right[fam][node] : h->left[fam][node];
-	}
+	s->node = r ? h->right[fam][node] : h->left[fam][node];
 	if (r) {
 		s->known = !(r & BT_WATCH_IS_MARKER);
 		s->best = s->known ? p : r & 0xff;
@@ -142,44 +130,64 @@ __noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
 		if (s->known && (r & BT_WATCH_IS_LEAF))
 			return 1;	/* nothing longer is listed under it */
 	}
-	return (s->dir ? s->first >= s->last : s->node == BT_WATCH_NONE) && !watch_unfinished(s);
+	return s->node == BT_WATCH_NONE && !watch_unfinished(s);
+}
+
+/* The class of IPv4 address a (host order) in the range table of slot:
+ * its /16's word, then a node (a cache line) a level. */
+static __always_inline __u32 watch_v4(__u32 slot, __u32 a, __u32 groups)
+{
+	__u32 word = slot * BT_WATCH_DIR + (a >> 16), idx = word / 2, d, node, levels, key, i, r;
+	__u64 *pair = bpf_map_lookup_elem(&watch_dir, &idx);
+	void *cells;
+
+	if (!pair)
+		return 0;
+	d = *pair >> (word % 2 * 32);
+	if (d & BT_WATCH_R_DIRECT)
+		return d & 0xff;
+	cells = bpf_map_lookup_elem(&watch_cells, &slot);
+	if (!cells)
+		return 0;
+	node = groups + (d & 0xffffff);
+	levels = (d >> 24) & 7;
+	key = BT_WATCH_R_KEY(a & 0xffff);
+	for (i = 0; i < BT_WATCH_R_LEVELS; i++) {
+		struct bt_watch_group *p = bpf_map_lookup_elem(cells, &node);
+
+		if (!p)
+			return 0;
+		r = bt_watch_r_rank(p->w, key);
+		if (i >= levels)
+			return p->w[r & 15] & 0xff;
+		node = groups + p->w[BT_WATCH_R_FAN] + r;
+	}
+	return 0;
 }
 
 /* The class of an address, as host-order words (v4-mapped for IPv4), in
- * the table of slot; 0: none. At most 5 steps and the final probe for an
- * IPv4 address (16 lengths under a /16), 8 and the final one for IPv6 (the
+ * the table of slot; 0: none. An IPv4 address: its /16's word and at most
+ * BT_WATCH_R_LEVELS nodes; IPv6: at most 8 steps and the final probe (the
  * header's trees have at most 8 levels). */
 __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 			   const struct bt_hash_keys *k)
 {
 	struct watch_search *s;
 	struct bt_watch_hdr *h;
-	__u32 i = 0;
+	__u32 zero = 0;
 
 	slot &= 1;
-	s = bpf_map_lookup_elem(&watch_scratch, &i);
 	h = bpf_map_lookup_elem(&watch_hdr, &slot);
-	if (!s || !h)
+	if (!h)
+		return 0;
+	if (fam == 0 && !(h->flags & BT_WATCH_F_FLAT))
+		return watch_v4(slot, lo, h->groups);
+	s = bpf_map_lookup_elem(&watch_scratch, &zero);
+	if (!s)
 		return 0;
 	*s = (struct watch_search){ .hi = hi, .lo = lo, .slot = slot, .fam = fam,
-				    .best = BT_WATCH_NONE };
-	if (fam == 0 && !(h->flags & BT_WATCH_F_FLAT)) {
-		__u32 word = slot * BT_WATCH_DIR + ((lo >> 16) & 0xffff), idx = word / 2, d;
-		__u64 *pair = bpf_map_lookup_elem(&watch_dir, &idx);
-
-		if (!pair)
-			return 0;
-		d = *pair >> (word % 2 * 32);
-		s->mask = BT_WATCH_DIR_MASK(d);
-		s->best = bt_watch_dir_base(d);
-		s->last = BT_WATCH_DIR_COUNT(d);
-		s->root = s->last ? BT_WATCH_DIR_ROOT(d) : 0;
-		s->root_rank = bt_watch_dir_root_rank(d);
-		s->dir = 1;
-	} else {
-		s->node = h->root[fam & 1];
-	}
-	for (i = 0; i < 9; i++)
+				    .best = BT_WATCH_NONE, .node = h->root[fam & 1] };
+	for (int i = 0; i < 9; i++)
 		if (watch_step(s, k))
 			break;
 	return s->cls;
@@ -203,7 +211,7 @@ static __always_inline void watch_count(const struct pkt_info *pi, const struct 
 	__u32 slot = c->watch & 1, side;
 	struct bt_watch_hdr *h = bpf_map_lookup_elem(&watch_hdr, &slot);
 
-	if (!h || !h->keys)
+	if (!h || !h->entries)
 		return;
 	for (side = 0; side < 2; side++) {
 		const __u8 *a = side ? pi->key.dst : pi->key.src;

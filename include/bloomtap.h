@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 15
+#define BT_ABI_VERSION 16
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -419,8 +419,8 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  * three: the hypergraph peels at 1.075 cells a key, not 1.125, and the
  * index of the own cell (0..3) fills its 2 bits, so a table takes 1.08 x
  * its class and check bits, for one more cell read a probe. Each cell is 7
- * bytes (56 bits, little-endian; 8 cells a 56-byte array element) and
- * holds two things:
+ * bytes (56 bits, little-endian; 9 cells a 64-byte array element, a cache
+ * line) and holds two things:
  *   bits 8..55: the XOR part. For a key with fingerprint F (48 bits) whose
  *               own cell is its j-th (0..3), the XOR of its four cells'
  *               parts is F ^ j: the index, under 44 check bits, the
@@ -429,25 +429,37 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  * A lookup XORs four cells: check bits zero (under the table's mask) give
  * the byte in cell j, which `watch set` rewrites in place. A key outside
  * answers "none" but with probability 2^-R * (entries / cells) a probe, R
- * the check bits (44 unless `--check-bits`). 7 bytes, not 8: 7.5 bytes an
+ * the check bits (44 unless `--check-bits`). 7 bytes, not 8: 7.6 bytes an
  * entry, and 44 check bits still make a wrong answer for an address (2^-44
  * a probe) a thing of centuries at line rate.
  *
- * Longest-prefix match over the table (ABI 9; ABI 8 probed every length of
- * the family, longest first: 26 probes an IPv4 address of a country list):
- *   - IPv4: a direct table of the 65,536 /16s ("watch_dir", a u32 each):
- *     the lengths 17..32 of the list's prefixes under that /16 (a 16-bit
- *     mask) and the length of the longest prefix of /16 or shorter that
- *     covers it (BT_WATCH_NONE: none). An address searches only its /16's
- *     lengths (most /16s of a routing table hold one to three);
- *   - IPv6: the family's lengths, in the header;
+ * Longest-prefix match (ABI 16; ABI 9 to 15 searched IPv4 as IPv6 below,
+ * behind /16 words of lengths, 2.5 probes an address):
+ *   - IPv4: not in the Bloomier table but in a range table (Degermark et
+ *     al.'s and DXR's idea: Zec, Rizzo and Mikuc, "DXR: towards a billion
+ *     routing lookups per second", 2012): the list's IPv4 prefixes cut the
+ *     address space into ranges, each answered by one longest match. A
+ *     direct table of the 65,536 /16s ("watch_dir", a u32 each) gives the
+ *     class of a /16 that no prefix longer than /16 cuts (BT_WATCH_R_DIRECT:
+ *     class, and the length of its best match), or the root of the /16's
+ *     ranges: a static tree of 64-byte nodes (one cache line each) after
+ *     the cells, BT_WATCH_R_FAN entries a node, 1 to BT_WATCH_R_LEVELS
+ *     levels. A leaf entry is a range's first address in the /16 (16 bits),
+ *     its best match's IPv4 length and its class; an inner node's entries
+ *     are its children's first addresses, and its last word the first
+ *     child's node. An IPv4 address reads its /16's word and, if cut, one
+ *     node a level: 1 + 1 reads for nearly every /16 of a real list (15
+ *     ranges or fewer). The answer is exact: no check bits, no false hit;
+ *     `watch set` rewrites the class of the ranges whose best match is the
+ *     prefix (same length, inside it);
+ *   - IPv6 (and IPv4 with BT_WATCH_F_FLAT, make bench's ablation): the
+ *     family's lengths, in the header, searched as follows:
  *   - the search: binary search on those lengths (Waldvogel, Varghese,
  *     Turner and Plattner, "Scalable high speed IP routing lookups",
  *     SIGCOMM 1997), no deeper than the balanced tree (log2 of the
  *     lengths), but with the length that holds the most keys first where
- *     that depth allows: IPv4's first length is its /16's (in the word),
- *     then the medians of what is left; IPv6's tree is in the header,
- *     each subtree's heaviest length at its root. A hit means
+ *     that depth allows: the tree is in the header, each subtree's
+ *     heaviest length at its root. A hit means
  *     "longer", a miss "shorter"; so that a hit exists on the way to each
  *     prefix, every prefix puts a *marker* at the lengths where its search
  *     goes longer. A marker's byte is the length of the longest listed
@@ -459,9 +471,9 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  * Two bits of the XOR part are not check bits: BT_WATCH_MARKER_BIT tells
  * markers from keys (markers are XORed with it), BT_WATCH_LEAF_BIT marks a
  * key with no listed prefix under it, where the search can stop (most of a
- * routing table's /24s and /48s: one probe for an address under one). At most 1 + 5 + 1 probes an IPv4 address (the
- * /16's word, 16 lengths, the final probe), 8 + 1 an IPv6 address, whatever
- * the list; 4 cells a probe.
+ * routing table's /48s: one probe for an address under one). At most 1 +
+ * BT_WATCH_R_LEVELS reads an IPv4 address, 8 + 1 probes an IPv6 address,
+ * whatever the list; 4 cells a probe.
  *
  * Two slots: `watch load` builds a table (cells in an inner map of the
  * "watch_cells" array of maps, its header in "watch_hdr", its /16 words in
@@ -476,15 +488,30 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 #define BT_WATCH_LEAF_BIT 46		/* a key with no listed prefix under it */
 #define BT_WATCH_NONE 0xff		/* a length byte: no prefix */
 #define BT_WATCH_DIR 65536		/* IPv4 /16s: watch_dir has two slots' */
+/* A /16's word: BT_WATCH_R_DIRECT, then bits 0..7 its class and 8..15 its
+ * best match's IPv4 length (BT_WATCH_NONE: none); else bits 0..23 the
+ * node of its ranges' root and 24..26 the levels under it, less one. */
+#define BT_WATCH_R_DIRECT 0x80000000u
+#define BT_WATCH_R_FAN 15		/* entries a node; word 15: first child */
+#define BT_WATCH_R_LEVELS 5		/* 15^4 leaves of 15 hold a /16's 65,536 */
+/* A node's entry: first address in the /16 << 16, then (leaves) best
+ * match's IPv4 length << 8 (BT_WATCH_NONE: none) | class; unused:
+ * BT_WATCH_R_PAD, above any address's search key (BT_WATCH_R_KEY). */
+#define BT_WATCH_R_PAD 0xffffffffu
+#define BT_WATCH_R_KEY(a16) ((__u32)(a16) << 16 | 0xfffe)
 #define BT_WATCH_V4 96			/* IPv4 /L is the length 96 + L */
 #define BT_WATCH_F_FLAT 1		/* IPv4 searched over all its lengths, as
 					 * IPv6 (make bench's ablation only) */
 #define BT_WATCH_CELL_BYTES 7
-#define BT_WATCH_GROUP 8		/* cells an array element (56 bytes) */
+#define BT_WATCH_GROUP 9		/* cells an array element (63 of its 64
+					 * bytes: an element is a cache line) */
 
-/* An element of a table's cell array. */
+/* An element of a table's array: 9 cells, or an IPv4 range node. */
 struct bt_watch_group {
-	__u8 b[BT_WATCH_GROUP * BT_WATCH_CELL_BYTES];
+	union {
+		__u8 b[64];
+		__u32 w[16];
+	};
 };
 
 struct bt_watch_hdr {
@@ -494,11 +521,15 @@ struct bt_watch_hdr {
 	__u32 seg_count_len;	/* segments * seg_len: where a key's first cell falls */
 	__u32 cells;		/* (segments + 3) * seg_len: a key's first cell in
 				 * the first segments, its fourth 3 after; 8 a group */
-	__u32 keys;		/* entries of the table, markers too; 0: no table */
+	__u32 keys;		/* entries of the Bloomier table, markers too */
 	__u8 nlen[2];		/* distinct prefix lengths: IPv4 keys, IPv6 keys */
 	__u8 flags;		/* BT_WATCH_F_* */
 	__u8 pad;
 	__u32 markers;		/* of the keys */
+	__u32 entries;		/* the list's, after expansion; 0: no table */
+	__u32 groups;		/* array elements of the cells, the nodes after */
+	__u32 v4_nodes;		/* IPv4 range nodes */
+	__u32 v4_ranges;	/* their leaf entries in use */
 	__u8 len[2][136];	/* each family's lengths, shortest first */
 	/* The search tree over each family's lengths (IPv6's; IPv4's only
 	 * with BT_WATCH_F_FLAT): node i is the length len[f][i], its children
@@ -510,7 +541,7 @@ struct bt_watch_hdr {
 	__u8 left[2][136];
 	__u8 right[2][136];
 };
-_Static_assert(sizeof(struct bt_watch_hdr) == 864, "bt_watch_hdr must be 864 bytes");
+_Static_assert(sizeof(struct bt_watch_hdr) == 880, "bt_watch_hdr must be 880 bytes");
 
 /* Per CPU and class: [0] as source, [1] as destination. */
 struct bt_watch_count {

@@ -295,80 +295,28 @@ static inline __attribute__((always_inline)) __u32 bt_watch_mid(__u32 lo, __u32 
 	return (lo + hi) >> 1;
 }
 
-/* Bits set in a /16's 16-bit mask of lengths. */
-static inline __attribute__((always_inline)) __u32 bt_watch_pop16(__u32 x)
-{
-	x &= 0xffff;
-	x = x - ((x >> 1) & 0x5555);
-	x = (x & 0x3333) + ((x >> 2) & 0x3333);
-	x = (x + (x >> 4)) & 0x0f0f;
-	return (x + (x >> 8)) & 0x1f;
-}
+/* ---- IPv4's range nodes (include/bloomtap.h "Watch lists") ---- */
 
-/* The length (over 128 bits) of rank r, shortest first, in a /16's mask:
- * bit i is the IPv4 length 17 + i; r is below the mask's bit count. The
- * r-th bit set, found by halves (no loop for the verifier to walk). */
-static inline __attribute__((always_inline)) __u32 bt_watch_dir_len(__u32 mask, __u32 r)
+/* The rank in a node of the last entry at or below key (BT_WATCH_R_KEY of
+ * the address's low 16 bits): a leaf's range, an inner node's child. 0
+ * when none is, which a built node never gives (its first entry is at or
+ * below any address that reaches it). Branch-free: the node is one cache
+ * line, read whole. */
+static inline __attribute__((always_inline)) __u32 bt_watch_r_rank(const __u32 *w, __u32 key)
 {
-	__u32 pos = 0, c;
+	__u32 above = 0;
 
-	c = bt_watch_pop16(mask & 0xff);
-	if (r >= c) {
-		r -= c;
-		pos += 8;
+	for (int j = 0; j < BT_WATCH_R_FAN; j++) {
+		__u64 d = (__u64)key - w[j];
+
+#ifdef __bpf__
+		/* a subtraction kept: clang makes the sign a comparison, a
+		 * branch, and the verifier walks 2^15 paths a node */
+		asm volatile("" : "+r"(d));
+#endif
+		above += (__u32)(d >> 63);
 	}
-	c = bt_watch_pop16((mask >> pos) & 0xf);
-	if (r >= c) {
-		r -= c;
-		pos += 4;
-	}
-	c = bt_watch_pop16((mask >> pos) & 0x3);
-	if (r >= c) {
-		r -= c;
-		pos += 2;
-	}
-	c = (mask >> pos) & 1;
-	if (r >= c)
-		pos += 1;
-	return BT_WATCH_V4 + 17 + pos;
-}
-
-/* A /16's word: bits 0..15 the mask of lengths 17..32 under it; 16..20
- * the longest prefix of 16 bits or fewer over it (0: none, else its IPv4
- * length + 1); 21..25 the lengths under it (the mask's bits); 26..29 the
- * search's first length (IPv4 length - 17), the builder's choice: what
- * the first probe needs, read, not computed. */
-#define BT_WATCH_DIR_MASK(d) ((d) & 0xffff)
-#define BT_WATCH_DIR_COUNT(d) (((d) >> 21) & 0x1f)
-#define BT_WATCH_DIR_ROOT(d) (BT_WATCH_V4 + 17 + (((d) >> 26) & 0xf))
-
-/* The base's length over 128 bits, or BT_WATCH_NONE. */
-static inline __attribute__((always_inline)) __u32 bt_watch_dir_base(__u32 d)
-{
-	__u32 f = (d >> 16) & 0x1f;
-
-	return f ? BT_WATCH_V4 + f - 1 : BT_WATCH_NONE;
-}
-
-/* The rank of the first length among the mask's. */
-static inline __attribute__((always_inline)) __u32 bt_watch_dir_root_rank(__u32 d)
-{
-	return bt_watch_pop16(d & ((1u << ((d >> 26) & 0xf)) - 1));
-}
-
-/* The word of a /16: mask, base (a length over 128 bits, or
- * BT_WATCH_NONE) and the first length (one of the mask's; any when the
- * mask is empty). */
-static inline __attribute__((always_inline))
-__u32 bt_watch_dir_word(__u32 mask, __u32 base, __u32 root)
-{
-	__u32 w = mask | bt_watch_pop16(mask) << 21;
-
-	if (base != BT_WATCH_NONE)
-		w |= (base - BT_WATCH_V4 + 1) << 16;
-	if (mask)
-		w |= (root - BT_WATCH_V4 - 17) << 26;
-	return w;
+	return above < BT_WATCH_R_FAN ? BT_WATCH_R_FAN - 1 - above : 0;
 }
 
 #endif /* BLOOMTAP_HASH_H */

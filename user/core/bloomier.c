@@ -59,6 +59,7 @@ void bt_bloomier_size(uint32_t n, struct bt_watch_hdr *h)
 	h->seg_len = seg_len;
 	h->seg_count_len = segs * seg_len;
 	h->cells = (segs + BT_WATCH_WAYS - 1) * seg_len;
+	h->groups = bt_watch_cell_groups(h->cells);
 	h->keys = n;
 }
 
@@ -235,11 +236,4 @@ double bt_bloomier_probe_fpr(const struct bt_watch_hdr *h)
 		return 0;
 	/* the marker bit is not checked: half the false hits are markers */
 	return ldexp(1.0, -(int)r - 1) * h->keys / h->cells;
-}
-
-double bt_bloomier_bits_per_key(const struct bt_watch_hdr *h)
-{
-	__u32 listed = h->keys - h->markers;
-
-	return listed ? 8.0 * BT_WATCH_CELL_BYTES * h->cells / listed : 0;
 }

@@ -38,26 +38,39 @@ void bt_watch_mask(__u64 *hi, __u64 *lo, __u32 len);
 /* The words of a 16-byte address (network order) in host order. */
 void bt_watch_words(const uint8_t addr[16], __u64 *hi, __u64 *lo);
 
-/* Cells are 7 bytes, little-endian, packed (include/bloomtap.h). */
+/* Cells are 7 bytes, little-endian, 9 in each 64-byte group
+ * (include/bloomtap.h): cell i's first byte. */
+static inline size_t bt_watch_cell_offset(__u32 i)
+{
+	return (size_t)(i / BT_WATCH_GROUP) * sizeof(struct bt_watch_group) +
+	       i % BT_WATCH_GROUP * BT_WATCH_CELL_BYTES;
+}
+
 static inline __u64 bt_watch_cell(const uint8_t *cells, __u32 i)
 {
 	__u64 v = 0;
 
-	memcpy(&v, cells + (size_t)i * BT_WATCH_CELL_BYTES, BT_WATCH_CELL_BYTES);
+	memcpy(&v, cells + bt_watch_cell_offset(i), BT_WATCH_CELL_BYTES);
 	return le64toh(v);
 }
 
 static inline void bt_watch_cell_set(uint8_t *cells, __u32 i, __u64 v)
 {
 	v = htole64(v);
-	memcpy(cells + (size_t)i * BT_WATCH_CELL_BYTES, &v, BT_WATCH_CELL_BYTES);
+	memcpy(cells + bt_watch_cell_offset(i), &v, BT_WATCH_CELL_BYTES);
 }
 
-/* Bytes of a table's cells: whole 56-byte groups. */
+/* The groups that hold n cells. */
+static inline size_t bt_watch_cell_groups(__u32 n)
+{
+	return ((size_t)n + BT_WATCH_GROUP - 1) / BT_WATCH_GROUP;
+}
+
+/* Bytes of a table's array: its cells' groups, then the IPv4 range nodes
+ * (watchlpm.h). */
 static inline size_t bt_watch_cells_bytes(const struct bt_watch_hdr *h)
 {
-	return ((size_t)h->cells + BT_WATCH_GROUP - 1) / BT_WATCH_GROUP *
-	       sizeof(struct bt_watch_group);
+	return ((size_t)h->groups + h->v4_nodes) * sizeof(struct bt_watch_group);
 }
 
 struct bt_bloomier {
@@ -99,8 +112,5 @@ __u32 bt_bloomier_member(const struct bt_hash_keys *k, const struct bt_watch_hdr
  * key (not a marker): 2^-R for the check bits, 1/2 for the marker bit,
  * entries/cells for the byte of the cell the index names. */
 double bt_bloomier_probe_fpr(const struct bt_watch_hdr *h);
-
-/* Bits a listed key (markers' cells counted). */
-double bt_bloomier_bits_per_key(const struct bt_watch_hdr *h);
 
 #endif

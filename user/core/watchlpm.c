@@ -13,20 +13,13 @@
  *     under it;
  *  4. the Bloomier table of the keys and the markers left (a marker where a
  *     key is, or another marker, is that one).
- * The searches' order: IPv6's tree (make_tree) and each /16's first
- * length (make_dir) put the length with the most keys first where the
- * depth allows.
- * The lookup is bpf/watch.bpf.h's, probe for probe. */
+ * The search's order: IPv6's tree (make_tree) puts the length with the
+ * most keys first where the depth allows.
+ * The lookup is bpf/watch.bpf.h's, probe for probe and node for node. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "watchlpm.h"
-
-/* An IPv4 key's /16 (v4-mapped words: the address is lo's low 32 bits). */
-static __u32 slash16(__u64 lo)
-{
-	return (lo >> 16) & 0xffff;
-}
 
 /* The root rank of ranks first..last-1 (weights w) in a tree of at most
  * depth levels: the heaviest length among those whose two sides still fit
@@ -83,129 +76,301 @@ static void family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_
 	}
 }
 
-/* The /16 words: per /16, the keys of each length 17..32 under it (their
- * mask, and the heaviest first) and the longest key of 16 bits or fewer
- * over it. */
-static int make_dir(const struct bt_watch_key *keys, size_t n, __u32 *dir)
+/* ---- IPv4: ranges ---- */
+
+/* A growing array of node words. */
+struct nodes {
+	__u32 *w;
+	size_t n, cap;		/* nodes */
+};
+
+/* A new node, its 16 words BT_WATCH_R_PAD; its index, or -1. */
+static long node_new(struct nodes *t)
 {
-	uint8_t *base = malloc(BT_WATCH_DIR);
-	uint8_t (*per16)[16] = calloc(BT_WATCH_DIR, sizeof(*per16));
+	if (t->n == t->cap) {
+		size_t c = t->cap ? t->cap * 2 : 4096;
+		__u32 *g = realloc(t->w, c * 16 * sizeof(*g));
 
-	if (!base || !per16) {
-		free(base);
-		free(per16);
-		return -ENOMEM;
+		if (!g)
+			return -1;
+		t->w = g;
+		t->cap = c;
 	}
-	memset(base, BT_WATCH_NONE, BT_WATCH_DIR);
+	memset(t->w + t->n * 16, 0xff, 16 * sizeof(*t->w));
+	return (long)t->n++;
+}
+
+/* The nodes of one /16's n leaf entries (sorted): leaves of
+ * BT_WATCH_R_FAN, then inner levels over them until one node is left; the
+ * /16's word. */
+static int make_tree16(struct nodes *t, const __u32 *e, size_t n, __u32 *word)
+{
+	size_t count = (n + BT_WATCH_R_FAN - 1) / BT_WATCH_R_FAN, first = t->n;
+	__u32 levels = 0;
+
 	for (size_t i = 0; i < n; i++) {
-		const struct bt_watch_key *k = &keys[i];
-		__u32 l, first, count;
-
-		if (!bt_watch_key_is_v4(k))
-			continue;
-		l = k->len - BT_WATCH_V4;
-		if (l > 16) {
-			uint8_t *c = &per16[slash16(k->lo)][l - 17];
-
-			*c += *c < 255;	/* a weight: saturating is enough */
-			continue;
-		}
-		first = slash16(k->lo);
-		count = 1u << (16 - l);
-		for (__u32 x = first; x < first + count; x++)
-			if (base[x] == BT_WATCH_NONE || base[x] < k->len)
-				base[x] = k->len;
+		if (i % BT_WATCH_R_FAN == 0 && node_new(t) < 0)
+			return -ENOMEM;
+		t->w[(t->n - 1) * 16 + i % BT_WATCH_R_FAN] = e[i];
 	}
-	for (__u32 x = 0; x < BT_WATCH_DIR; x++) {
-		__u32 mask = 0, nl = 0, w[16], root = 0;
+	while (count > 1) {
+		size_t below = first, up = (count + BT_WATCH_R_FAN - 1) / BT_WATCH_R_FAN;
 
-		for (__u32 j = 0; j < 16; j++)
-			if (per16[x][j]) {
-				mask |= 1u << j;
-				w[nl++] = per16[x][j];
+		first = t->n;
+		for (size_t c = 0; c < count; c++) {
+			if (c % BT_WATCH_R_FAN == 0) {
+				if (node_new(t) < 0)
+					return -ENOMEM;
+				t->w[(t->n - 1) * 16 + BT_WATCH_R_FAN] = below + c;
 			}
-		/* the /16's first length: its heaviest, any (the medians after
-		 * it keep 16 lengths within 5 levels) */
-		if (nl)
-			root = bt_watch_dir_len(mask, heavy_root(w, 0, nl, 5));
-		dir[x] = bt_watch_dir_word(mask, base[x], root);
+			/* a child's first address: its first entry's */
+			t->w[(t->n - 1) * 16 + c % BT_WATCH_R_FAN] = t->w[(below + c) * 16] & 0xffff0000u;
+		}
+		count = up;
+		levels++;
 	}
-	free(base);
-	free(per16);
+	if (first >= (1u << 24) || levels >= BT_WATCH_R_LEVELS)
+		return -E2BIG;
+	*word = first | levels << 24;
 	return 0;
 }
 
-/* A search over the lengths of an address (or key): the /16's ranks, its
- * first length from the word then medians, or the family's tree. The same
- * steps as bpf/watch.bpf.h's watch_step. */
+/* An IPv4 key's address (v4-mapped words: lo's low 32 bits) and length. */
+static __u32 v4_addr(const struct bt_watch_key *k)
+{
+	return (__u32)k->lo;
+}
+
+static __u32 v4_len(const struct bt_watch_key *k)
+{
+	return k->len - BT_WATCH_V4;
+}
+
+/* A leaf entry: a range from first (in the /16) answered by the key of
+ * IPv4 length len (BT_WATCH_NONE: none) and class cls. */
+static __u32 leaf_entry(__u32 first, __u32 len, __u32 cls)
+{
+	return first << 16 | len << 8 | cls;
+}
+
+static int cmp_v4(const void *a, const void *b)
+{
+	const struct bt_watch_key *x = a, *y = b;
+
+	if (v4_addr(x) != v4_addr(y))
+		return v4_addr(x) < v4_addr(y) ? -1 : 1;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+/* The ranges of one /16 (its keys longer than /16, sorted by address then
+ * length, so a prefix comes before those under it; base: the /16's best
+ * match of 16 bits or fewer): a sweep with a stack of the keys open at
+ * the cursor, one entry each time the longest match changes. e: room for
+ * 2n + 1 entries. Returns the entries. */
+static size_t ranges16(const struct bt_watch_key *k, size_t n, __u32 base, __u32 *e)
+{
+	struct open { __u32 end, entry; } stack[33];
+	size_t depth = 0, out = 0;
+	__u32 cursor = 0;
+
+	for (size_t i = 0; i <= n; i++) {
+		__u32 start = i < n ? v4_addr(&k[i]) & 0xffff : 0x10000;
+
+		if (i < n && i && v4_addr(&k[i]) == v4_addr(&k[i - 1]) && k[i].len == k[i - 1].len)
+			continue;	/* the same key again */
+		/* close the keys that end before this one starts */
+		while (depth && stack[depth - 1].end <= start) {
+			if (cursor < stack[depth - 1].end)
+				e[out++] = cursor << 16 | stack[depth - 1].entry;
+			cursor = stack[--depth].end;
+		}
+		if (cursor < start)
+			e[out++] = cursor << 16 | (depth ? stack[depth - 1].entry : base);
+		cursor = start;
+		if (i < n)
+			stack[depth++] = (struct open){ start + (1u << (32 - v4_len(&k[i]))),
+							 leaf_entry(0, v4_len(&k[i]), k[i].class_id & 0xff) };
+	}
+	return out;
+}
+
+/* The range table of the list's IPv4 keys: the /16 words and the nodes
+ * (numbered from the first after the cells). */
+static int make_ranges(const struct bt_watch_key *keys, size_t n, struct bt_watch_built *out)
+{
+	__u32 *base = malloc(BT_WATCH_DIR * sizeof(*base)), *e = NULL;
+	struct bt_watch_key *lng = malloc((n ? n : 1) * sizeof(*lng));
+	size_t nl = 0;
+	struct nodes t = { 0 };
+	int err = -ENOMEM;
+
+	if (!base || !lng)
+		goto out;
+	for (__u32 x = 0; x < BT_WATCH_DIR; x++)
+		base[x] = leaf_entry(0, BT_WATCH_NONE, 0);
+	/* /16 or shorter: the base of the /16s it covers, unless a longer one
+	 * covers them too */
+	for (size_t i = 0; i < n; i++) {
+		const struct bt_watch_key *k = &keys[i];
+		__u32 l, first;
+
+		if (!bt_watch_key_is_v4(k))
+			continue;
+		if ((l = v4_len(k)) > 16) {
+			lng[nl++] = *k;
+			continue;
+		}
+		first = v4_addr(k) >> 16;
+		for (__u32 x = first; x < first + (1u << (16 - l)); x++)
+			if (((base[x] >> 8) & 0xff) == BT_WATCH_NONE || ((base[x] >> 8) & 0xff) < l)
+				base[x] = leaf_entry(0, l, k->class_id & 0xff);
+	}
+	qsort(lng, nl, sizeof(*lng), cmp_v4);
+	if (!(e = malloc((2 * nl + 1) * sizeof(*e))))
+		goto out;
+	for (__u32 x = 0; x < BT_WATCH_DIR; x++)
+		out->dir[x] = BT_WATCH_R_DIRECT | base[x];
+	for (size_t i = 0, j; i < nl; i = j) {
+		__u32 x = v4_addr(&lng[i]) >> 16;
+		size_t ne;
+
+		for (j = i; j < nl && v4_addr(&lng[j]) >> 16 == x; j++)
+			;
+		ne = ranges16(lng + i, j - i, base[x], e);
+		out->ranges += ne;
+		if ((err = make_tree16(&t, e, ne, &out->dir[x])))
+			goto out;
+		if ((out->dir[x] >> 24) + 1 > out->levels)
+			out->levels = (out->dir[x] >> 24) + 1;
+	}
+	out->nodes = t.w;
+	out->nnodes = t.n;
+	t.w = NULL;
+	err = 0;
+out:
+	free(t.w);
+	free(e);
+	free(lng);
+	free(base);
+	return err;
+}
+
+/* The class of IPv4 address a in the range table, as bpf/watch.bpf.h's
+ * watch_v4 finds it; how: the answer's length, the nodes read. */
+static __u32 range_class(const struct bt_watch_view *v, __u32 a, struct bt_watch_how *how)
+{
+	__u32 d = v->dir[a >> 16], node = d & 0xffffff, levels = (d >> 24) & 7, entry = d;
+
+	if (!(d & BT_WATCH_R_DIRECT))
+		for (__u32 i = 0;; i++) {
+			__u32 w[16], r;
+
+			if (i >= BT_WATCH_R_LEVELS || node >= v->hdr->v4_nodes)
+				return 0;
+			memcpy(w, v->cells + ((size_t)v->hdr->groups + node) * sizeof(struct bt_watch_group),
+			       sizeof(w));
+			how->probes++;
+			r = bt_watch_r_rank(w, BT_WATCH_R_KEY(a & 0xffff));
+			if (i >= levels) {
+				entry = w[r];
+				break;
+			}
+			node = w[BT_WATCH_R_FAN] + r;
+		}
+	how->len = entry & 0xff ? BT_WATCH_V4 + ((entry >> 8) & 0xff) : 0;
+	return entry & 0xff;
+}
+
+/* Leaf entries of the subtree at node (levels under it) inside first..last
+ * of the /16 whose best match is of IPv4 length len: given class cls
+ * (below 0: only counted). */
+static size_t set_leaves(const struct bt_watch_hdr *h, uint8_t *cells, __u32 node,
+			 __u32 levels, __u32 first, __u32 last, __u32 len, int cls, __u32 *old)
+{
+	__u32 *w;
+	size_t n = 0;
+
+	if (node >= h->v4_nodes)
+		return 0;
+	w = (__u32 *)(cells + ((size_t)h->groups + node) * sizeof(struct bt_watch_group));
+	for (__u32 j = 0; j < BT_WATCH_R_FAN && w[j] != BT_WATCH_R_PAD; j++) {
+		if (levels) {
+			n += set_leaves(h, cells, w[BT_WATCH_R_FAN] + j, levels - 1, first, last, len,
+					cls, old);
+		} else if (w[j] >> 16 >= first && w[j] >> 16 <= last && ((w[j] >> 8) & 0xff) == len) {
+			*old = w[j] & 0xff;
+			if (cls >= 0)
+				__atomic_store_n(&w[j], (w[j] & ~0xffu) | cls, __ATOMIC_RELEASE);
+			n++;
+		}
+	}
+	return n;
+}
+
+size_t bt_watch_v4_set(const struct bt_watch_hdr *h, __u32 *dir, uint8_t *cells, __u32 a,
+		       __u32 len, int cls, __u32 *old)
+{
+	__u32 first = len > 16 ? a & 0xffff : 0, last = len > 16 ? first + (1u << (32 - len)) - 1 : 0xffff;
+	size_t n = 0;
+
+	for (__u32 x = a >> 16; x < (a >> 16) + (len > 16 ? 1 : 1u << (16 - len)); x++) {
+		__u32 d = dir[x];
+
+		if (!(d & BT_WATCH_R_DIRECT)) {
+			n += set_leaves(h, cells, d & 0xffffff, (d >> 24) & 7, first, last, len, cls, old);
+		} else if (((d >> 8) & 0xff) == len && (d & 0xff)) {
+			*old = d & 0xff;
+			if (cls >= 0)
+				__atomic_store_n(&dir[x], (d & ~0xffu) | cls, __ATOMIC_RELEASE);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* ---- IPv6 (and IPv4 with BT_WATCH_F_FLAT): binary search on lengths ---- */
+
+/* A search over the lengths of an address (or key): the family's tree.
+ * The same steps as bpf/watch.bpf.h's watch_step. */
 struct search {
 	const struct bt_watch_hdr *h;
 	int fam;
-	bool dir;
-	__u32 mask, first, last, root, root_rank;	/* dir */
-	__u32 node;					/* tree */
-	__u32 mid;
+	__u32 node;
 };
 
-static struct search search_start(const struct bt_watch_hdr *h, const __u32 *dir, bool v4,
-				  __u64 lo)
+static struct search search_start(const struct bt_watch_hdr *h, bool v4)
 {
-	struct search s = { h, !v4, false };
-
-	if (v4 && !(h->flags & BT_WATCH_F_FLAT)) {
-		__u32 d = dir[slash16(lo)];
-
-		s.dir = true;
-		s.mask = BT_WATCH_DIR_MASK(d);
-		s.last = BT_WATCH_DIR_COUNT(d);
-		s.root = s.last ? BT_WATCH_DIR_ROOT(d) : 0;
-		s.root_rank = bt_watch_dir_root_rank(d);
-	} else {
-		s.node = h->root[s.fam];
-	}
-	return s;
+	return (struct search){ h, !v4, h->root[!v4] };
 }
 
 /* The next length to probe; false when the search is over. */
 static bool search_next(struct search *s, __u32 *len)
 {
-	if (!s->dir) {
-		if (s->node == BT_WATCH_NONE)
-			return false;
-		*len = s->h->len[s->fam][s->node];
-		return true;
-	}
-	if (s->first >= s->last)
+	if (s->node == BT_WATCH_NONE)
 		return false;
-	s->mid = s->root ? s->root_rank : bt_watch_mid(s->first, s->last);
-	*len = s->root ? s->root : bt_watch_dir_len(s->mask, s->mid);
-	s->root = 0;
+	*len = s->h->len[s->fam][s->node];
 	return true;
 }
 
 /* The probe of the last length hit (go longer) or not (shorter). */
 static void search_took(struct search *s, bool hit)
 {
-	if (!s->dir)
-		s->node = hit ? s->h->right[s->fam][s->node] : s->h->left[s->fam][s->node];
-	else if (hit)
-		s->first = s->mid + 1;
-	else
-		s->last = s->mid;
+	s->node = hit ? s->h->right[s->fam][s->node] : s->h->left[s->fam][s->node];
+}
+
+/* Is key k in the range table rather than the Bloomier table? */
+static bool in_ranges(const struct bt_watch_key *k, unsigned flags)
+{
+	return bt_watch_key_is_v4(k) && !(flags & BT_WATCH_F_FLAT);
 }
 
 /* Appends the markers of key k: where its search goes longer. */
-static int add_markers(const struct bt_watch_hdr *h, const __u32 *dir,
-		       const struct bt_watch_key *k, struct bt_watch_key **e, size_t *n,
-		       size_t *cap)
+static int add_markers(const struct bt_watch_hdr *h, const struct bt_watch_key *k,
+		       struct bt_watch_key **e, size_t *n, size_t *cap)
 {
-	bool v4 = bt_watch_key_is_v4(k);
-	struct search s;
+	struct search s = search_start(h, bt_watch_key_is_v4(k));
 	__u32 p;
 
-	if (v4 && k->len <= BT_WATCH_V4 + 16 && !(h->flags & BT_WATCH_F_FLAT))
-		return 0;	/* its /16 words name it */
-	s = search_start(h, dir, v4, k->lo);
 	while (search_next(&s, &p)) {
 		struct bt_watch_key *m;
 
@@ -299,7 +464,8 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 {
 	struct bt_watch_hdr lengths = { 0 };
 	struct bt_watch_key *e = NULL;
-	size_t ne = n, cap = n + 1024, markers = 0;
+	size_t ne = 0, cap = n + 1024, markers = 0;
+	uint8_t *all;
 	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -307,15 +473,19 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	e = malloc(cap * sizeof(*e));
 	if (!out->dir || !e)
 		goto fail;
-	if (n)
-		memcpy(e, keys, n * sizeof(*e));
-	family_lengths(keys, n, &lengths);
-	lengths.flags = flags;
-	if ((err = make_dir(keys, n, out->dir)))
-		goto fail;
 	for (size_t i = 0; i < n; i++)
-		if ((err = add_markers(&lengths, out->dir, &keys[i], &e, &ne, &cap)))
+		if (!in_ranges(&keys[i], flags))
+			e[ne++] = keys[i];
+	family_lengths(e, ne, &lengths);
+	lengths.flags = flags;
+	if (!(flags & BT_WATCH_F_FLAT) && (err = make_ranges(keys, n, out)))
+		goto fail;
+	for (size_t i = 0, bloomier = ne; i < bloomier; i++) {
+		struct bt_watch_key key = e[i];	/* e grows with the markers */
+
+		if ((err = add_markers(&lengths, &key, &e, &ne, &cap)))
 			goto fail;
+	}
 	qsort(e, ne, sizeof(*e), cmp_entry);
 	ne = settle_markers(e, ne);
 	for (size_t i = 0; i < ne; i++)
@@ -333,6 +503,15 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	memcpy(out->b.hdr.right, lengths.right, sizeof(lengths.right));
 	out->b.hdr.flags = flags;
 	out->b.hdr.markers = markers;
+	out->b.hdr.entries = n;
+	out->b.hdr.v4_nodes = out->nnodes;
+	out->b.hdr.v4_ranges = out->ranges;
+	/* the nodes after the cells, in one array */
+	if (!(all = realloc(out->b.cells, bt_watch_cells_bytes(&out->b.hdr) + 1)))
+		goto fail;
+	out->b.cells = all;
+	memcpy(all + (size_t)out->b.hdr.groups * sizeof(struct bt_watch_group), out->nodes,
+	       out->nnodes * sizeof(struct bt_watch_group));
 	free(e);
 	return 0;
 fail:
@@ -345,7 +524,9 @@ void bt_watch_built_free(struct bt_watch_built *w)
 {
 	bt_bloomier_free(&w->b);
 	free(w->dir);
+	free(w->nodes);
 	w->dir = NULL;
+	w->nodes = NULL;
 }
 
 __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_view *v,
@@ -360,12 +541,12 @@ __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_view
 
 	how = how ? how : &dummy;
 	memset(how, 0, sizeof(*how));
-	if (!h->keys)
+	if (!h->entries)
 		return 0;
 	bt_watch_words(addr, &ah, &al);
-	s = search_start(h, v->dir, v4, al);
-	if (s.dir)
-		best = bt_watch_dir_base(v->dir[slash16(al)]);
+	if (v4 && !(h->flags & BT_WATCH_F_FLAT))
+		return range_class(v, (__u32)al, how);
+	s = search_start(h, v4);
 	while (search_next(&s, &p)) {
 		__u64 mh = ah, ml = al;
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Longest-prefix match over the watch table: the list's prefixes and their
- * markers in one Bloomier table, the IPv4 /16 words beside it, and the
- * binary search on prefix lengths that the datapath also runs
- * (include/bloomtap.h "Watch lists"). Nothing here touches BPF. */
+/* Longest-prefix match over the watch table: IPv4's range table (/16
+ * words and nodes), IPv6's prefixes and their markers in one Bloomier
+ * table with the binary search on prefix lengths, as the datapath runs
+ * them (include/bloomtap.h "Watch lists"). Nothing here touches BPF. */
 #ifndef BLOOMTAP_WATCHLPM_H
 #define BLOOMTAP_WATCHLPM_H
 
@@ -16,15 +16,21 @@ struct bt_watch_view {
 };
 
 struct bt_watch_built {
-	struct bt_bloomier b;	/* prefixes and markers; the lengths in b.hdr */
+	struct bt_bloomier b;	/* prefixes and markers, the lengths in b.hdr;
+				 * b.cells holds the nodes after the cells */
 	__u32 *dir;		/* BT_WATCH_DIR words, malloc'd */
+	__u32 *nodes;		/* IPv4's range nodes, 16 words each */
+	size_t nnodes, ranges;
+	__u32 levels;		/* the most nodes an IPv4 address reads */
 	size_t markers[2];	/* IPv4's, IPv6's */
 };
 
-/* Builds the table of a list's keys (distinct, class 1..255 each): their
- * markers, the /16 words, the Bloomier table of both (bt_bloomier_build's
- * check_bits, seed and errors). flags: BT_WATCH_F_* (0 but for make
- * bench's ablation). */
+/* Builds the table of a list's keys (distinct, class 1..255 each): IPv4's
+ * ranges, IPv6's markers and the Bloomier table of IPv6's keys and
+ * markers (bt_bloomier_build's check_bits, seed and errors; -E2BIG when
+ * the ranges need more nodes than a /16 word can name). flags:
+ * BT_WATCH_F_* (0 but for make bench's ablation: IPv4 in the Bloomier
+ * table too). */
 int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys, size_t n,
 		   unsigned check_bits, uint64_t seed, unsigned flags, struct bt_watch_built *out);
 void bt_watch_built_free(struct bt_watch_built *w);
@@ -32,6 +38,13 @@ void bt_watch_built_free(struct bt_watch_built *w);
 static inline struct bt_watch_view bt_watch_built_view(const struct bt_watch_built *w)
 {
 	return (struct bt_watch_view){ &w->b.hdr, w->b.cells, w->dir };
+}
+
+/* Bits an entry of the list: the table's array (cells and nodes) over the
+ * entries (the /16 words, 256 KiB whatever the list, not counted). */
+static inline double bt_watch_bits_per_entry(const struct bt_watch_hdr *h)
+{
+	return h->entries ? 8.0 * bt_watch_cells_bytes(h) / h->entries : 0;
 }
 
 /* The levels of a balanced tree of n lengths: floor(log2 n) + 1. */
@@ -48,8 +61,16 @@ struct bt_watch_how {
 };
 
 /* The class of an address (v4-mapped when v4) as the datapath finds it;
- * 0: none. how may be NULL. */
+ * 0: none. how may be NULL; its probes are an IPv4 address's nodes. */
 __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_view *v,
 			const uint8_t addr[16], bool v4, struct bt_watch_how *how);
+
+/* watch set for an IPv4 prefix a/len (host order, IPv4 length) in the
+ * range table (dir and cells writable, in use: each change one 32-bit
+ * store): the ranges and /16s whose best match it is take class cls
+ * (below 0: none changed, only found); old, the class they had. Returns
+ * how many; 0: the prefix is not a key, or longer keys cover all of it. */
+size_t bt_watch_v4_set(const struct bt_watch_hdr *h, __u32 *dir, uint8_t *cells, __u32 a,
+		       __u32 len, int cls, __u32 *old);
 
 #endif

@@ -86,7 +86,7 @@ static int take_slot(const struct bt_instance *inst, __u32 gen, bool writable,
 	bt_test_pause("watch-read");
 	if (bpf_map_lookup_elem(inst->watch_hdr_fd, &t->slot, &t->hdr))
 		return -errno;
-	if (!t->hdr.keys)
+	if (!t->hdr.entries)
 		return 0;
 	if ((fd = slot_cells_fd(inst, t->slot)) < 0)
 		return fd;
@@ -94,7 +94,7 @@ static int take_slot(const struct bt_instance *inst, __u32 gen, bool writable,
 	err = t->cells ? 0 : -errno;
 	close(fd);
 	if (!err && !(t->dirs = bt_mmap_array_prot(inst->watch_dir_fd, WATCH_DIRS_BYTES,
-						   &t->dirs_len, false)))
+						   &t->dirs_len, writable)))
 		err = -errno;
 	return err;
 }
@@ -158,7 +158,7 @@ __u32 bt_watch_table_classify(const struct bt_watch_table *t, const uint8_t addr
 
 	if (how)
 		memset(how, 0, sizeof(*how));
-	if (!t->hdr.keys || !t->cells || !t->dirs)
+	if (!t->hdr.entries || !t->cells || !t->dirs)
 		return 0;
 	return bt_watch_classify(&t->keys, &v, addr, v4, how);
 }
@@ -277,28 +277,15 @@ static int write_dir(const struct bt_instance *inst, __u32 slot, const __u32 *di
 	return 0;
 }
 
-/* An address's most probes, each family: the search's, and the final
- * probe of a best match that a marker or a /16's word names, if the
- * family has one. */
+/* An address's most reads, each family: IPv4's range nodes (or, with
+ * BT_WATCH_F_FLAT, as IPv6), IPv6's probes: the search's, and the final
+ * probe of a best match that a marker names, if the family has one. */
 static void probes_of(const struct bt_watch_built *w, uint32_t probes[2])
 {
-	uint32_t most = 0;
-	bool base = false;
-
 	probes[1] = w->b.hdr.depth[1] + (w->markers[1] > 0);
-	if (w->b.hdr.flags & BT_WATCH_F_FLAT) {
-		probes[0] = w->b.hdr.depth[0] + (w->markers[0] > 0);
-		return;
-	}
-	for (__u32 x = 0; x < BT_WATCH_DIR; x++) {
-		uint32_t n = BT_WATCH_DIR_COUNT(w->dir[x]);
-
-		most = n > most ? n : most;
-		base |= bt_watch_dir_base(w->dir[x]) != BT_WATCH_NONE;
-	}
-	probes[0] = bt_watch_levels(most) + (base || w->markers[0]);
+	probes[0] = w->b.hdr.flags & BT_WATCH_F_FLAT ?
+			    (uint32_t)(w->b.hdr.depth[0] + (w->markers[0] > 0)) : w->levels;
 }
-
 
 /* The list's classes as ids: a name the table in use has keeps its id;
  * a new one takes a free id. */
@@ -432,7 +419,7 @@ int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_li
 	info->retries = b.b.retries;
 	info->duplicates = l->duplicates;
 	info->masked = l->masked;
-	info->bits_per_key = bt_bloomier_bits_per_key(&b.b.hdr);
+	info->bits_per_key = bt_watch_bits_per_entry(&b.b.hdr);
 	probes_of(&b, info->probes);
 out:
 	bt_watch_built_free(&b);
@@ -470,7 +457,7 @@ int bt_watch_load_file(const struct bt_instance *inst, const char *path, unsigne
 void bt_watch_names_open(const struct bt_instance *inst, struct bt_watch_names *w)
 {
 	memset(w, 0, sizeof(*w));
-	w->on = !bt_watch_table_open(inst, false, &w->t) && w->t.hdr.keys &&
+	w->on = !bt_watch_table_open(inst, false, &w->t) && w->t.hdr.entries &&
 		!bt_watch_classes(inst, w->names);
 }
 
@@ -514,7 +501,7 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 	struct bt_watch_key k;
 	uint8_t addr[16];
 	char msg[160];
-	bool v4, host;
+	bool v4, host, ranges;
 	__u32 own, old, id;
 	int err;
 
@@ -535,11 +522,17 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 	}
 	/* membership decided on all the check bits (a table loaded with fewer
 	 * let an unlisted key through and overwrite a listed key's cell) */
-	old = t.hdr.keys > t.hdr.markers ? bt_bloomier_member(&t.keys, &t.hdr, t.cells, k.hi, k.lo, k.len, &own) :
-			   0;
+	ranges = v4 && !(t.hdr.flags & BT_WATCH_F_FLAT);
+	old = 0;
+	if (ranges)
+		bt_watch_v4_set(&t.hdr, t.dirs + (size_t)t.slot * BT_WATCH_DIR, t.cells, (__u32)k.lo,
+				k.len - BT_WATCH_V4, -1, &old);
+	else if (t.hdr.keys > t.hdr.markers)
+		old = bt_bloomier_member(&t.keys, &t.hdr, t.cells, k.hi, k.lo, k.len, &own);
 	if (!old) {
-		bt_err("%s is not a key of the watch list in use: 'watch set' changes the class "
-		       "of a listed key in place; to add keys, 'watch load' a new list", prefix);
+		bt_err("%s is not a key of the watch list in use%s: 'watch set' changes the class "
+		       "of a listed key in place; to add keys, 'watch load' a new list", prefix,
+		       ranges ? " (or longer keys cover all its addresses)" : "");
 		err = -ENOENT;
 	} else if (!(id = find_id(names, name)) && !(id = new_id(inst, names, name))) {
 		bt_err("no class id left for '%s' (%d classes at most)", name,
@@ -550,10 +543,13 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 			names[old].entries--;
 		names[id].entries++;
 		err = write_classes(inst, names);
-		/* the class byte (the first: little-endian) of the key's own
-		 * cell, and nobody else's */
-		if (!err)
-			__atomic_store_n(&t.cells[(size_t)own * BT_WATCH_CELL_BYTES], (uint8_t)id,
+		/* the ranges it answers; or the class byte (the first:
+		 * little-endian) of the key's own cell, and nobody else's */
+		if (!err && ranges)
+			bt_watch_v4_set(&t.hdr, t.dirs + (size_t)t.slot * BT_WATCH_DIR, t.cells,
+					(__u32)k.lo, k.len - BT_WATCH_V4, id, &old);
+		else if (!err)
+			__atomic_store_n(&t.cells[bt_watch_cell_offset(own)], (uint8_t)id,
 					 __ATOMIC_RELEASE);
 		else
 			bt_err_errno(err, "writing the classes");
