@@ -292,6 +292,60 @@ static void test_set_in_place(void **state)
 	free(r.k);
 }
 
+/* watch set on IPv4's range table: a prefix's new class reaches the
+ * addresses whose longest match it is, and no other: the longer keys under
+ * it (DEEP: nine lengths nested in every /16 of 10/8) keep theirs. An
+ * unlisted prefix is found nowhere. */
+static void test_v4_set_nested(void **state)
+{
+	struct bt_hash_keys hk = test_keys();
+	struct bt_watch_built b;
+	struct bt_watch_view v;
+	struct ref r;
+	size_t tried = 0, found = 0, wrong = 0, checked = 0;
+
+	make_keys(&r, 100000, DEEP);
+	assert_int_equal(bt_watch_build(&hk, r.k, r.n, BT_WATCH_CHECK_BITS, 5, 0, &b), 0);
+	v = bt_watch_built_view(&b);
+	for (size_t i = 0; i < r.n; i += 3) {
+		struct bt_watch_key *k = &r.k[i];
+		__u32 old = 0, to = 1 + (k->class_id + 7) % CLASSES;
+
+		if (!key_v4(k))
+			continue;
+		tried++;
+		if (!bt_watch_v4_set(&b.b.hdr, b.dir, b.b.cells, (__u32)k->lo, k->len - BT_WATCH_V4,
+				     (int)to, &old))
+			continue;	/* longer keys cover all of it */
+		found++;
+		assert_int_equal(old, k->class_id);
+		k->class_id = to;
+	}
+	for (size_t i = 0; i < r.n; i++) {
+		uint8_t a[16];
+
+		if (!key_v4(&r.k[i]))
+			continue;
+		addr_under(&r.k[i], a);
+		wrong += bt_watch_classify(&hk, &v, a, true, NULL) != ref_classify(&r, a, true);
+		checked++;
+	}
+	print_message("%zu IPv4 keys set to another class (%zu found: the others covered whole "
+		      "by longer keys); %zu addresses under every key: %zu wrong\n", tried, found,
+		      checked, wrong);
+	assert_int_equal(wrong, 0);
+	assert_true(found >= tried * 9 / 10);
+	{
+		__u32 old = 0;
+
+		/* 11.0.0.0/8 holds no key of DEEP's */
+		assert_int_equal(bt_watch_v4_set(&b.b.hdr, b.dir, b.b.cells, 0x0b000000, 8, 1, &old),
+				 0);
+	}
+	bt_watch_built_free(&b);
+	free(r.k);
+}
+
 /* A table of no key, and of one. */
 static void test_tiny_tables(void **state)
 {
@@ -911,6 +965,7 @@ int main(void)
 		cmocka_unit_test(test_members_exact),
 		cmocka_unit_test(test_non_members_rate),
 		cmocka_unit_test(test_set_in_place),
+		cmocka_unit_test(test_v4_set_nested),
 		cmocka_unit_test_teardown(test_datapath_agrees, own_instance_teardown),
 		cmocka_unit_test_teardown(test_real_shape_exact, own_instance_teardown),
 		cmocka_unit_test_teardown(test_set_refuses_outsiders, own_instance_teardown),

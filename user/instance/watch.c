@@ -421,6 +421,8 @@ int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_li
 	info->masked = l->masked;
 	info->bits_per_key = bt_watch_bits_per_entry(&b.b.hdr);
 	probes_of(&b, info->probes);
+	info->ranges = b.ranges;
+	info->nodes = b.nnodes;
 out:
 	bt_watch_built_free(&b);
 	free(keys);

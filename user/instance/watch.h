@@ -41,7 +41,9 @@ struct bt_watch_loaded {
 	uint32_t classes, retries, duplicates, masked;
 	double build_s;		/* the table's construction */
 	double bits_per_key;
-	uint32_t probes[2];	/* an address's most probes: IPv4, IPv6 */
+	uint32_t probes[2];	/* an address's most probes: IPv4 (its range
+				 * nodes), IPv6 */
+	size_t ranges, nodes;	/* IPv4's range table */
 };
 
 /* Builds l's table and switches the datapath to it; classes that keep
