@@ -1336,7 +1336,7 @@ struct watch_cost {
 	uint32_t probes_max, bound;	/* seen; the table's bound */
 	double build_s;
 	size_t keys, markers;
-	size_t ranges, nodes;		/* IPv4's range table */
+	size_t ranges, lines;		/* IPv4's range table */
 };
 
 /* Probes of the traffic's lookups in user space (the datapath's search):
@@ -1419,7 +1419,7 @@ static int watch_list_cost(const uint32_t *seq, struct target *w, const struct b
 	c->keys = info.keys;
 	c->markers = info.markers;
 	c->ranges = info.ranges;
-	c->nodes = info.nodes;
+	c->lines = info.lines;
 	c->build_s = info.build_s;
 	c->bound = info.probes[v6];
 	c->mem = table_memlock(&w->inst, &c->dir);
@@ -1453,7 +1453,7 @@ static void watch_cost_line(FILE *f, const char *what, const struct watch_cost *
 	    "%.1f MiB (%.1f bytes an entry), %.2f %s an address (at most %u), built in "
 	    "%.2f s\n", what, c->ns, c->lpm_ns, (c->mem + c->dir / 2) / 1048576.0,
 	    (double)(c->mem + c->dir / 2) / c->keys, c->probes_mean,
-	    c->nodes ? "range nodes" : "probes", c->bound, c->build_s);
+	    c->lines ? "lines" : "probes", c->bound, c->build_s);
 }
 
 static void watch_cost_rows(FILE *f, const char *title, const struct watch_cost *c)
@@ -1471,10 +1471,10 @@ static void watch_cost_rows(FILE *f, const char *title, const struct watch_cost 
 	out(stdout, f, "  entries %zu, markers %zu (%.2f a key); build %.2f s (%.2f s a million "
 	    "entries)\n", c->keys, c->markers, (double)c->markers / c->keys, c->build_s,
 	    c->build_s / (c->keys / 1e6));
-	if (c->nodes)
-		out(stdout, f, "  IPv4: probes are range nodes read; %zu ranges (%.2f an entry) in "
-		    "%zu nodes of 64 bytes (%.1f bytes a range)\n", c->ranges,
-		    (double)c->ranges / c->keys, c->nodes, 64.0 * c->nodes / c->ranges);
+	if (c->lines)
+		out(stdout, f, "  IPv4: probes are lines read (index and ranges); %zu ranges (%.2f an "
+		    "entry) in %zu lines of 64 bytes with their index (%.1f bytes a range)\n",
+		    c->ranges, (double)c->ranges / c->keys, c->lines, 64.0 * c->lines / c->ranges);
 }
 
 /* Issue 40's targets, against the LPM trie of the same run: IPv4 at most
@@ -1560,7 +1560,7 @@ static void watch_shapes_run(FILE *f, const uint32_t *seq, struct target *w)
 			    "    binary search on the family's lengths: %.2f probes (max %u), +%.1f "
 			    "ns, %zu markers\n", linear, c.probes_mean, c.probes_max, c.ns, c.markers);
 		else
-			out(stdout, f, "    the range table (ABI 16): %.2f nodes (max %u), +%.1f ns, "
+			out(stdout, f, "    the range table (ABI 16): %.2f lines (max %u), +%.1f ns, "
 			    "%.1f bytes an entry\n", c.probes_mean, c.probes_max, c.ns,
 			    (double)(c.mem + c.dir / 2) / c.keys);
 		watch_cost_line(f, v6 ? "this IPv6 list" : "this IPv4 list", &c);

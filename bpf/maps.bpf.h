@@ -182,14 +182,12 @@ struct {
 } watch_cells SEC(".maps");
 
 /* watch_dir: the IPv4 /16 words of each slot's table, word slot *
- * BT_WATCH_DIR + the /16 (include/bloomtap.h "Watch lists"), two words an
- * element, little-endian (an mmapped array's elements are 8 bytes apart:
- * user space sees the words as one u32 array); written by user space
- * through mmap into the slot not in use. */
+ * BT_WATCH_DIR + the /16 (include/bloomtap.h "Watch lists"); written by
+ * user space through mmap into the slot not in use. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, BT_WATCH_DIR);
+	__uint(max_entries, 2 * BT_WATCH_DIR);
 	__type(key, __u32);
 	__type(value, __u64);
 } watch_dir SEC(".maps");

@@ -439,19 +439,20 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  *     al.'s and DXR's idea: Zec, Rizzo and Mikuc, "DXR: towards a billion
  *     routing lookups per second", 2012): the list's IPv4 prefixes cut the
  *     address space into ranges, each answered by one longest match. A
- *     direct table of the 65,536 /16s ("watch_dir", a u32 each) gives the
+ *     direct table of the 65,536 /16s ("watch_dir", a u64 each) gives the
  *     class of a /16 that no prefix longer than /16 cuts (BT_WATCH_R_DIRECT:
- *     class, and the length of its best match), or the root of the /16's
- *     ranges: a static tree of 64-byte nodes (one cache line each) after
- *     the cells, BT_WATCH_R_FAN entries a node, 1 to BT_WATCH_R_LEVELS
- *     levels. A leaf entry is a range's first address in the /16 (16 bits),
- *     its best match's IPv4 length and its class; an inner node's entries
- *     are its children's first addresses, and its last word the first
- *     child's node. An IPv4 address reads its /16's word and, if cut, one
- *     node a level: 1 + 1 reads for nearly every /16 of a real list (15
- *     ranges or fewer). The answer is exact: no check bits, no false hit;
- *     `watch set` rewrites the class of the ranges whose best match is the
- *     prefix (same length, inside it);
+ *     class, and the length of its best match), or where the /16's ranges
+ *     are: the first (bits 0..31) and how many (32..48). The ranges of all
+ *     cut /16s follow the cells, packed in /16 order, BT_WATCH_R_LINE to a
+ *     64-byte element (a cache line): a range's first address in its /16
+ *     (16 bits), its best match's IPv4 length and its class. After them,
+ *     the index: each line's first address (16 bits), BT_WATCH_R_INDEX an
+ *     element, 1/32 of the ranges' bytes, small enough to stay in cache.
+ *     An IPv4 address reads its /16's word, searches the index over its
+ *     /16's lines (nothing for a /16 within one line), and reads one line.
+ *     The answer is exact: no check bits, no false hit; `watch set`
+ *     rewrites the class of the ranges whose best match is the prefix
+ *     (same length, inside it);
  *   - IPv6 (and IPv4 with BT_WATCH_F_FLAT, make bench's ablation): the
  *     family's lengths, in the header, searched as follows:
  *   - the search: binary search on those lengths (Waldvogel, Varghese,
@@ -471,9 +472,10 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  * Two bits of the XOR part are not check bits: BT_WATCH_MARKER_BIT tells
  * markers from keys (markers are XORed with it), BT_WATCH_LEAF_BIT marks a
  * key with no listed prefix under it, where the search can stop (most of a
- * routing table's /48s: one probe for an address under one). At most 1 +
- * BT_WATCH_R_LEVELS reads an IPv4 address, 8 + 1 probes an IPv6 address,
- * whatever the list; 4 cells a probe.
+ * routing table's /48s: one probe for an address under one). An IPv4
+ * address reads its word, at most BT_WATCH_R_SEARCH index entries and one
+ * line; an IPv6 address takes at most 8 + 1 probes, whatever the list; 4
+ * cells a probe.
  *
  * Two slots: `watch load` builds a table (cells in an inner map of the
  * "watch_cells" array of maps, its header in "watch_hdr", its /16 words in
@@ -488,15 +490,18 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 #define BT_WATCH_LEAF_BIT 46		/* a key with no listed prefix under it */
 #define BT_WATCH_NONE 0xff		/* a length byte: no prefix */
 #define BT_WATCH_DIR 65536		/* IPv4 /16s: watch_dir has two slots' */
-/* A /16's word: BT_WATCH_R_DIRECT, then bits 0..7 its class and 8..15 its
- * best match's IPv4 length (BT_WATCH_NONE: none); else bits 0..23 the
- * node of its ranges' root and 24..26 the levels under it, less one. */
-#define BT_WATCH_R_DIRECT 0x80000000u
-#define BT_WATCH_R_FAN 15		/* entries a node; word 15: first child */
-#define BT_WATCH_R_LEVELS 5		/* 15^4 leaves of 15 hold a /16's 65,536 */
-/* A node's entry: first address in the /16 << 16, then (leaves) best
- * match's IPv4 length << 8 (BT_WATCH_NONE: none) | class; unused:
- * BT_WATCH_R_PAD, above any address's search key (BT_WATCH_R_KEY). */
+/* A /16's word (u64): BT_WATCH_R_DIRECT, then bits 0..7 its class and
+ * 8..15 its best match's IPv4 length (BT_WATCH_NONE: none); else bits
+ * 0..31 its first range in the range array and 32..48 how many. */
+#define BT_WATCH_R_DIRECT (1ULL << 63)
+#define BT_WATCH_R_LINE 16		/* ranges a 64-byte element */
+#define BT_WATCH_R_INDEX 32		/* lines' first addresses an element */
+#define BT_WATCH_R_SEARCH 13		/* index steps: a /16's 65,536 ranges
+					 * span at most 4,097 lines */
+/* A range: first address in the /16 << 16 | best match's IPv4 length << 8
+ * (BT_WATCH_NONE: none) | class; after the last, BT_WATCH_R_PAD. The
+ * search key of an address is above the ranges that start at or below it
+ * (BT_WATCH_R_KEY of its low 16 bits). */
 #define BT_WATCH_R_PAD 0xffffffffu
 #define BT_WATCH_R_KEY(a16) ((__u32)(a16) << 16 | 0xfffe)
 #define BT_WATCH_V4 96			/* IPv4 /L is the length 96 + L */
@@ -506,11 +511,13 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 #define BT_WATCH_GROUP 9		/* cells an array element (63 of its 64
 					 * bytes: an element is a cache line) */
 
-/* An element of a table's array: 9 cells, or an IPv4 range node. */
+/* An element of a table's array: 9 cells, a line of IPv4 ranges, or of
+ * their index. */
 struct bt_watch_group {
 	union {
 		__u8 b[64];
-		__u32 w[16];
+		__u32 w[BT_WATCH_R_LINE];
+		__u16 h[BT_WATCH_R_INDEX];
 	};
 };
 
@@ -527,9 +534,11 @@ struct bt_watch_hdr {
 	__u8 pad;
 	__u32 markers;		/* of the keys */
 	__u32 entries;		/* the list's, after expansion; 0: no table */
-	__u32 groups;		/* array elements of the cells, the nodes after */
-	__u32 v4_nodes;		/* IPv4 range nodes */
-	__u32 v4_ranges;	/* their leaf entries in use */
+	__u32 groups;		/* array elements of the cells; IPv4's after */
+	__u32 v4_lines;		/* elements of IPv4's ranges */
+	__u32 v4_index;		/* elements of their index, after them */
+	__u32 v4_ranges;	/* ranges in use */
+	__u32 pad3;
 	__u8 len[2][136];	/* each family's lengths, shortest first */
 	/* The search tree over each family's lengths (IPv6's; IPv4's only
 	 * with BT_WATCH_F_FLAT): node i is the length len[f][i], its children
@@ -541,7 +550,7 @@ struct bt_watch_hdr {
 	__u8 left[2][136];
 	__u8 right[2][136];
 };
-_Static_assert(sizeof(struct bt_watch_hdr) == 880, "bt_watch_hdr must be 880 bytes");
+_Static_assert(sizeof(struct bt_watch_hdr) == 888, "bt_watch_hdr must be 888 bytes");
 
 /* Per CPU and class: [0] as source, [1] as destination. */
 struct bt_watch_count {

@@ -297,26 +297,27 @@ static inline __attribute__((always_inline)) __u32 bt_watch_mid(__u32 lo, __u32 
 
 /* ---- IPv4's range nodes (include/bloomtap.h "Watch lists") ---- */
 
-/* The rank in a node of the last entry at or below key (BT_WATCH_R_KEY of
- * the address's low 16 bits): a leaf's range, an inner node's child. 0
- * when none is, which a built node never gives (its first entry is at or
- * below any address that reaches it). Branch-free: the node is one cache
- * line, read whole. */
-static inline __attribute__((always_inline)) __u32 bt_watch_r_rank(const __u32 *w, __u32 key)
+/* How many ranges of a /16 (entries first..first+n-1 of the range array)
+ * in line w (entries pos0..pos0+15) start at or below the address (key:
+ * BT_WATCH_R_KEY): the answer is the last of them. Branch-free: the line
+ * is one cache line, read whole. */
+static inline __attribute__((always_inline))
+__u32 bt_watch_r_count(const __u32 *w, __u32 key, __u32 pos0, __u32 first, __u32 n)
 {
-	__u32 above = 0;
+	__u32 c = 0;
 
-	for (int j = 0; j < BT_WATCH_R_FAN; j++) {
-		__u64 d = (__u64)key - w[j];
+	for (int j = 0; j < BT_WATCH_R_LINE; j++) {
+		__u64 in = (__u64)(__u32)(pos0 + j - first) - n;	/* < 0: the /16's */
+		__u64 le = (__u64)w[j] - key - 1;			/* < 0: at or below */
 
 #ifdef __bpf__
-		/* a subtraction kept: clang makes the sign a comparison, a
-		 * branch, and the verifier walks 2^15 paths a node */
-		asm volatile("" : "+r"(d));
+		/* the signs kept as arithmetic: clang makes them comparisons,
+		 * branches, and the verifier walks 2^16 paths a line */
+		asm volatile("" : "+r"(in), "+r"(le));
 #endif
-		above += (__u32)(d >> 63);
+		c += (__u32)((in & le) >> 63);
 	}
-	return above < BT_WATCH_R_FAN ? BT_WATCH_R_FAN - 1 - above : 0;
+	return c;
 }
 
 #endif /* BLOOMTAP_HASH_H */

@@ -78,63 +78,6 @@ static void family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_
 
 /* ---- IPv4: ranges ---- */
 
-/* A growing array of node words. */
-struct nodes {
-	__u32 *w;
-	size_t n, cap;		/* nodes */
-};
-
-/* A new node, its 16 words BT_WATCH_R_PAD; its index, or -1. */
-static long node_new(struct nodes *t)
-{
-	if (t->n == t->cap) {
-		size_t c = t->cap ? t->cap * 2 : 4096;
-		__u32 *g = realloc(t->w, c * 16 * sizeof(*g));
-
-		if (!g)
-			return -1;
-		t->w = g;
-		t->cap = c;
-	}
-	memset(t->w + t->n * 16, 0xff, 16 * sizeof(*t->w));
-	return (long)t->n++;
-}
-
-/* The nodes of one /16's n leaf entries (sorted): leaves of
- * BT_WATCH_R_FAN, then inner levels over them until one node is left; the
- * /16's word. */
-static int make_tree16(struct nodes *t, const __u32 *e, size_t n, __u32 *word)
-{
-	size_t count = (n + BT_WATCH_R_FAN - 1) / BT_WATCH_R_FAN, first = t->n;
-	__u32 levels = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (i % BT_WATCH_R_FAN == 0 && node_new(t) < 0)
-			return -ENOMEM;
-		t->w[(t->n - 1) * 16 + i % BT_WATCH_R_FAN] = e[i];
-	}
-	while (count > 1) {
-		size_t below = first, up = (count + BT_WATCH_R_FAN - 1) / BT_WATCH_R_FAN;
-
-		first = t->n;
-		for (size_t c = 0; c < count; c++) {
-			if (c % BT_WATCH_R_FAN == 0) {
-				if (node_new(t) < 0)
-					return -ENOMEM;
-				t->w[(t->n - 1) * 16 + BT_WATCH_R_FAN] = below + c;
-			}
-			/* a child's first address: its first entry's */
-			t->w[(t->n - 1) * 16 + c % BT_WATCH_R_FAN] = t->w[(below + c) * 16] & 0xffff0000u;
-		}
-		count = up;
-		levels++;
-	}
-	if (first >= (1u << 24) || levels >= BT_WATCH_R_LEVELS)
-		return -E2BIG;
-	*word = first | levels << 24;
-	return 0;
-}
-
 /* An IPv4 key's address (v4-mapped words: lo's low 32 bits) and length. */
 static __u32 v4_addr(const struct bt_watch_key *k)
 {
@@ -146,9 +89,9 @@ static __u32 v4_len(const struct bt_watch_key *k)
 	return k->len - BT_WATCH_V4;
 }
 
-/* A leaf entry: a range from first (in the /16) answered by the key of
- * IPv4 length len (BT_WATCH_NONE: none) and class cls. */
-static __u32 leaf_entry(__u32 first, __u32 len, __u32 cls)
+/* A range: from first (in the /16), answered by the key of IPv4 length len
+ * (BT_WATCH_NONE: none) and class cls. */
+static __u32 range_entry(__u32 first, __u32 len, __u32 cls)
 {
 	return first << 16 | len << 8 | cls;
 }
@@ -165,8 +108,8 @@ static int cmp_v4(const void *a, const void *b)
 /* The ranges of one /16 (its keys longer than /16, sorted by address then
  * length, so a prefix comes before those under it; base: the /16's best
  * match of 16 bits or fewer): a sweep with a stack of the keys open at
- * the cursor, one entry each time the longest match changes. e: room for
- * 2n + 1 entries. Returns the entries. */
+ * the cursor, one range each time the longest match changes. The first
+ * starts at 0. e: room for 2n + 1 ranges. Returns the ranges. */
 static size_t ranges16(const struct bt_watch_key *k, size_t n, __u32 base, __u32 *e)
 {
 	struct open { __u32 end, entry; } stack[33];
@@ -189,25 +132,32 @@ static size_t ranges16(const struct bt_watch_key *k, size_t n, __u32 base, __u32
 		cursor = start;
 		if (i < n)
 			stack[depth++] = (struct open){ start + (1u << (32 - v4_len(&k[i]))),
-							 leaf_entry(0, v4_len(&k[i]), k[i].class_id & 0xff) };
+							 range_entry(0, v4_len(&k[i]), k[i].class_id & 0xff) };
 	}
 	return out;
 }
 
-/* The range table of the list's IPv4 keys: the /16 words and the nodes
- * (numbered from the first after the cells). */
+/* Binary search steps over s lines: ceil(log2 s). */
+static __u32 index_steps(__u32 s)
+{
+	return s > 1 ? 32 - __builtin_clz(s - 1) : 0;
+}
+
+/* The range table of the list's IPv4 keys: the /16 words, the ranges of the
+ * cut /16s packed in /16 order (whole lines, BT_WATCH_R_PAD after the
+ * last), and the index of the lines' first addresses. */
 static int make_ranges(const struct bt_watch_key *keys, size_t n, struct bt_watch_built *out)
 {
 	__u32 *base = malloc(BT_WATCH_DIR * sizeof(*base)), *e = NULL;
 	struct bt_watch_key *lng = malloc((n ? n : 1) * sizeof(*lng));
-	size_t nl = 0;
-	struct nodes t = { 0 };
+	size_t nl = 0, nr = 0, lines, index;
+	__u16 *idx;
 	int err = -ENOMEM;
 
 	if (!base || !lng)
 		goto out;
 	for (__u32 x = 0; x < BT_WATCH_DIR; x++)
-		base[x] = leaf_entry(0, BT_WATCH_NONE, 0);
+		base[x] = range_entry(0, BT_WATCH_NONE, 0);
 	/* /16 or shorter: the base of the /16s it covers, unless a longer one
 	 * covers them too */
 	for (size_t i = 0; i < n; i++) {
@@ -223,32 +173,46 @@ static int make_ranges(const struct bt_watch_key *keys, size_t n, struct bt_watc
 		first = v4_addr(k) >> 16;
 		for (__u32 x = first; x < first + (1u << (16 - l)); x++)
 			if (((base[x] >> 8) & 0xff) == BT_WATCH_NONE || ((base[x] >> 8) & 0xff) < l)
-				base[x] = leaf_entry(0, l, k->class_id & 0xff);
+				base[x] = range_entry(0, l, k->class_id & 0xff);
 	}
 	qsort(lng, nl, sizeof(*lng), cmp_v4);
-	if (!(e = malloc((2 * nl + 1) * sizeof(*e))))
+	/* at most 2 ranges a key and one a /16, whole lines, and the index */
+	lines = (2 * nl + BT_WATCH_DIR + BT_WATCH_R_LINE - 1) / BT_WATCH_R_LINE + 1;
+	if (!(e = malloc((lines + lines / BT_WATCH_R_INDEX + 1) * sizeof(struct bt_watch_group))))
 		goto out;
 	for (__u32 x = 0; x < BT_WATCH_DIR; x++)
 		out->dir[x] = BT_WATCH_R_DIRECT | base[x];
 	for (size_t i = 0, j; i < nl; i = j) {
-		__u32 x = v4_addr(&lng[i]) >> 16;
-		size_t ne;
+		__u32 x = v4_addr(&lng[i]) >> 16, steps;
+		size_t m;
 
 		for (j = i; j < nl && v4_addr(&lng[j]) >> 16 == x; j++)
 			;
-		ne = ranges16(lng + i, j - i, base[x], e);
-		out->ranges += ne;
-		if ((err = make_tree16(&t, e, ne, &out->dir[x])))
-			goto out;
-		if ((out->dir[x] >> 24) + 1 > out->levels)
-			out->levels = (out->dir[x] >> 24) + 1;
+		m = ranges16(lng + i, j - i, base[x], e + nr);
+		out->dir[x] = nr | (__u64)m << 32;
+		steps = index_steps((nr + m - 1) / BT_WATCH_R_LINE - nr / BT_WATCH_R_LINE + 1);
+		if (steps + 1 > out->levels)
+			out->levels = steps + 1;
+		nr += m;
 	}
-	out->nodes = t.w;
-	out->nnodes = t.n;
-	t.w = NULL;
+	if (nr > UINT32_MAX - BT_WATCH_R_LINE) {
+		err = -E2BIG;
+		goto out;
+	}
+	lines = (nr + BT_WATCH_R_LINE - 1) / BT_WATCH_R_LINE;
+	index = nr ? (lines + BT_WATCH_R_INDEX - 1) / BT_WATCH_R_INDEX : 0;
+	for (size_t i = nr; i < lines * BT_WATCH_R_LINE; i++)
+		e[i] = BT_WATCH_R_PAD;
+	idx = (__u16 *)(e + lines * BT_WATCH_R_LINE);
+	for (size_t l = 0; l < index * BT_WATCH_R_INDEX; l++)
+		idx[l] = l < lines ? e[l * BT_WATCH_R_LINE] >> 16 : 0xffff;
+	out->nodes = e;
+	out->lines = lines;
+	out->index = index;
+	out->ranges = nr;
+	e = NULL;
 	err = 0;
 out:
-	free(t.w);
 	free(e);
 	free(lng);
 	free(base);
@@ -256,74 +220,70 @@ out:
 }
 
 /* The class of IPv4 address a in the range table, as bpf/watch.bpf.h's
- * watch_v4 finds it; how: the answer's length, the nodes read. */
+ * watch_v4 finds it; how: the answer's length, the lines read (index and
+ * ranges). */
 static __u32 range_class(const struct bt_watch_view *v, __u32 a, struct bt_watch_how *how)
 {
-	__u32 d = v->dir[a >> 16], node = d & 0xffffff, levels = (d >> 24) & 7, entry = d;
+	const struct bt_watch_hdr *h = v->hdr;
+	const uint8_t *arr = v->cells + (size_t)h->groups * sizeof(struct bt_watch_group);
+	const __u16 *idx = (const __u16 *)(arr + (size_t)h->v4_lines * sizeof(struct bt_watch_group));
+	__u64 d = v->dir[a >> 16];
+	__u32 first = (__u32)d, n = (d >> 32) & 0x1ffff, lo = first / BT_WATCH_R_LINE;
+	__u32 hi = (first + n - 1) / BT_WATCH_R_LINE, e = (__u32)d, w[BT_WATCH_R_LINE], pos0;
 
-	if (!(d & BT_WATCH_R_DIRECT))
-		for (__u32 i = 0;; i++) {
-			__u32 w[16], r;
+	if (!(d & BT_WATCH_R_DIRECT)) {
+		if (!n || hi >= h->v4_lines)
+			return 0;
+		while (lo < hi) {
+			__u32 mid = (lo + hi + 1) / 2;
 
-			if (i >= BT_WATCH_R_LEVELS || node >= v->hdr->v4_nodes)
-				return 0;
-			memcpy(w, v->cells + ((size_t)v->hdr->groups + node) * sizeof(struct bt_watch_group),
-			       sizeof(w));
 			how->probes++;
-			r = bt_watch_r_rank(w, BT_WATCH_R_KEY(a & 0xffff));
-			if (i >= levels) {
-				entry = w[r];
-				break;
-			}
-			node = w[BT_WATCH_R_FAN] + r;
+			if (idx[mid] <= (a & 0xffff))
+				lo = mid;
+			else
+				hi = mid - 1;
 		}
-	how->len = entry & 0xff ? BT_WATCH_V4 + ((entry >> 8) & 0xff) : 0;
-	return entry & 0xff;
-}
-
-/* Leaf entries of the subtree at node (levels under it) inside first..last
- * of the /16 whose best match is of IPv4 length len: given class cls
- * (below 0: only counted). */
-static size_t set_leaves(const struct bt_watch_hdr *h, uint8_t *cells, __u32 node,
-			 __u32 levels, __u32 first, __u32 last, __u32 len, int cls, __u32 *old)
-{
-	__u32 *w;
-	size_t n = 0;
-
-	if (node >= h->v4_nodes)
-		return 0;
-	w = (__u32 *)(cells + ((size_t)h->groups + node) * sizeof(struct bt_watch_group));
-	for (__u32 j = 0; j < BT_WATCH_R_FAN && w[j] != BT_WATCH_R_PAD; j++) {
-		if (levels) {
-			n += set_leaves(h, cells, w[BT_WATCH_R_FAN] + j, levels - 1, first, last, len,
-					cls, old);
-		} else if (w[j] >> 16 >= first && w[j] >> 16 <= last && ((w[j] >> 8) & 0xff) == len) {
-			*old = w[j] & 0xff;
-			if (cls >= 0)
-				__atomic_store_n(&w[j], (w[j] & ~0xffu) | cls, __ATOMIC_RELEASE);
-			n++;
-		}
+		memcpy(w, arr + (size_t)lo * sizeof(struct bt_watch_group), sizeof(w));
+		how->probes++;
+		pos0 = lo * BT_WATCH_R_LINE;
+		e = w[(bt_watch_r_count(w, BT_WATCH_R_KEY(a & 0xffff), pos0, first, n) +
+		       (first > pos0 ? first - pos0 : 0) - 1) & (BT_WATCH_R_LINE - 1)];
 	}
-	return n;
+	how->len = e & 0xff ? BT_WATCH_V4 + ((e >> 8) & 0xff) : 0;
+	return e & 0xff;
 }
 
-size_t bt_watch_v4_set(const struct bt_watch_hdr *h, __u32 *dir, uint8_t *cells, __u32 a,
+size_t bt_watch_v4_set(const struct bt_watch_hdr *h, __u64 *dir, uint8_t *cells, __u32 a,
 		       __u32 len, int cls, __u32 *old)
 {
 	__u32 first = len > 16 ? a & 0xffff : 0, last = len > 16 ? first + (1u << (32 - len)) - 1 : 0xffff;
+	__u32 *r = (__u32 *)(cells + (size_t)h->groups * sizeof(struct bt_watch_group));
 	size_t n = 0;
 
 	for (__u32 x = a >> 16; x < (a >> 16) + (len > 16 ? 1 : 1u << (16 - len)); x++) {
-		__u32 d = dir[x];
+		__u64 d = dir[x];
+		__u32 from = (__u32)d, count = (d >> 32) & 0x1ffff;
 
-		if (!(d & BT_WATCH_R_DIRECT)) {
-			n += set_leaves(h, cells, d & 0xffffff, (d >> 24) & 7, first, last, len, cls, old);
-		} else if (((d >> 8) & 0xff) == len && (d & 0xff)) {
-			*old = d & 0xff;
-			if (cls >= 0)
-				__atomic_store_n(&dir[x], (d & ~0xffu) | cls, __ATOMIC_RELEASE);
-			n++;
+		if (d & BT_WATCH_R_DIRECT) {
+			if (((d >> 8) & 0xff) == len && (d & 0xff)) {
+				*old = d & 0xff;
+				if (cls >= 0)
+					__atomic_store_n(&dir[x], (d & ~0xffULL) | (__u32)cls,
+							 __ATOMIC_RELEASE);
+				n++;
+			}
+			continue;
 		}
+		if ((size_t)from + count > (size_t)h->v4_lines * BT_WATCH_R_LINE)
+			continue;	/* not a table this build wrote */
+		for (__u32 *w = r + from; w < r + from + count; w++)
+			if (*w >> 16 >= first && *w >> 16 <= last && ((*w >> 8) & 0xff) == len) {
+				*old = *w & 0xff;
+				if (cls >= 0)
+					__atomic_store_n(w, (*w & ~0xffu) | (__u32)cls,
+							 __ATOMIC_RELEASE);
+				n++;
+			}
 	}
 	return n;
 }
@@ -504,14 +464,16 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	out->b.hdr.flags = flags;
 	out->b.hdr.markers = markers;
 	out->b.hdr.entries = n;
-	out->b.hdr.v4_nodes = out->nnodes;
+	out->b.hdr.v4_lines = out->lines;
+	out->b.hdr.v4_index = out->index;
 	out->b.hdr.v4_ranges = out->ranges;
 	/* the nodes after the cells, in one array */
 	if (!(all = realloc(out->b.cells, bt_watch_cells_bytes(&out->b.hdr) + 1)))
 		goto fail;
 	out->b.cells = all;
-	memcpy(all + (size_t)out->b.hdr.groups * sizeof(struct bt_watch_group), out->nodes,
-	       out->nnodes * sizeof(struct bt_watch_group));
+	if (out->nodes)
+		memcpy(all + (size_t)out->b.hdr.groups * sizeof(struct bt_watch_group), out->nodes,
+		       (out->lines + out->index) * sizeof(struct bt_watch_group));
 	free(e);
 	return 0;
 fail:

@@ -12,23 +12,24 @@
 struct bt_watch_view {
 	const struct bt_watch_hdr *hdr;
 	const uint8_t *cells;
-	const __u32 *dir;	/* BT_WATCH_DIR words, IPv4 /16 by /16 */
+	const __u64 *dir;	/* BT_WATCH_DIR words, IPv4 /16 by /16 */
 };
 
 struct bt_watch_built {
 	struct bt_bloomier b;	/* prefixes and markers, the lengths in b.hdr;
 				 * b.cells holds the nodes after the cells */
-	__u32 *dir;		/* BT_WATCH_DIR words, malloc'd */
-	__u32 *nodes;		/* IPv4's range nodes, 16 words each */
-	size_t nnodes, ranges;
-	__u32 levels;		/* the most nodes an IPv4 address reads */
+	__u64 *dir;		/* BT_WATCH_DIR words, malloc'd */
+	__u32 *nodes;		/* IPv4's range lines, then their index */
+	size_t lines, index, ranges;
+	__u32 levels;		/* the most an IPv4 address reads: index
+				 * entries and a line */
 	size_t markers[2];	/* IPv4's, IPv6's */
 };
 
 /* Builds the table of a list's keys (distinct, class 1..255 each): IPv4's
  * ranges, IPv6's markers and the Bloomier table of IPv6's keys and
- * markers (bt_bloomier_build's check_bits, seed and errors; -E2BIG when
- * the ranges need more nodes than a /16 word can name). flags:
+ * markers (bt_bloomier_build's check_bits, seed and errors; -E2BIG past
+ * 2^32 ranges). flags:
  * BT_WATCH_F_* (0 but for make bench's ablation: IPv4 in the Bloomier
  * table too). */
 int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys, size_t n,
@@ -61,7 +62,8 @@ struct bt_watch_how {
 };
 
 /* The class of an address (v4-mapped when v4) as the datapath finds it;
- * 0: none. how may be NULL; its probes are an IPv4 address's nodes. */
+ * 0: none. how may be NULL; its probes are, for IPv4, the index entries
+ * and the line read. */
 __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_view *v,
 			const uint8_t addr[16], bool v4, struct bt_watch_how *how);
 
@@ -70,7 +72,7 @@ __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_view
  * store): the ranges and /16s whose best match it is take class cls
  * (below 0: none changed, only found); old, the class they had. Returns
  * how many; 0: the prefix is not a key, or longer keys cover all of it. */
-size_t bt_watch_v4_set(const struct bt_watch_hdr *h, __u32 *dir, uint8_t *cells, __u32 a,
+size_t bt_watch_v4_set(const struct bt_watch_hdr *h, __u64 *dir, uint8_t *cells, __u32 a,
 		       __u32 len, int cls, __u32 *old);
 
 #endif

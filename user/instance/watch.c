@@ -23,8 +23,8 @@
 #include "watch.h"
 #include "core/addr.h"
 
-/* Both slots' /16 words, as watch_dir maps them (two words an element). */
-#define WATCH_DIRS_BYTES (2 * BT_WATCH_DIR * sizeof(__u32))
+/* Both slots' /16 words, as watch_dir maps them. */
+#define WATCH_DIRS_BYTES (2 * BT_WATCH_DIR * sizeof(__u64))
 
 static int watch_lock(void)
 {
@@ -265,10 +265,10 @@ static int make_cells(const struct bt_bloomier *b)
 }
 
 /* The /16 words of slot (not in use: nobody reads them). */
-static int write_dir(const struct bt_instance *inst, __u32 slot, const __u32 *dir)
+static int write_dir(const struct bt_instance *inst, __u32 slot, const __u64 *dir)
 {
 	size_t len;
-	__u32 *p = bt_mmap_array(inst->watch_dir_fd, WATCH_DIRS_BYTES, &len);
+	__u64 *p = bt_mmap_array(inst->watch_dir_fd, WATCH_DIRS_BYTES, &len);
 
 	if (!p)
 		return -errno;
@@ -277,7 +277,7 @@ static int write_dir(const struct bt_instance *inst, __u32 slot, const __u32 *di
 	return 0;
 }
 
-/* An address's most reads, each family: IPv4's range nodes (or, with
+/* An address's most reads, each family: IPv4's index entries and line (or, with
  * BT_WATCH_F_FLAT, as IPv6), IPv6's probes: the search's, and the final
  * probe of a best match that a marker names, if the family has one. */
 static void probes_of(const struct bt_watch_built *w, uint32_t probes[2])
@@ -422,7 +422,7 @@ int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_li
 	info->bits_per_key = bt_watch_bits_per_entry(&b.b.hdr);
 	probes_of(&b, info->probes);
 	info->ranges = b.ranges;
-	info->nodes = b.nnodes;
+	info->lines = b.lines + b.index;
 out:
 	bt_watch_built_free(&b);
 	free(keys);

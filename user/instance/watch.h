@@ -17,7 +17,7 @@ struct bt_watch_table {
 	struct bt_watch_hdr hdr;
 	uint8_t *cells;
 	size_t len;		/* of the mapping */
-	__u32 *dirs;		/* both slots' /16 words, mapped read-only */
+	__u64 *dirs;		/* both slots' /16 words, mapped read-only */
 	size_t dirs_len;
 	struct bt_hash_keys keys;
 	__u32 slot;
@@ -41,9 +41,10 @@ struct bt_watch_loaded {
 	uint32_t classes, retries, duplicates, masked;
 	double build_s;		/* the table's construction */
 	double bits_per_key;
-	uint32_t probes[2];	/* an address's most probes: IPv4 (its range
-				 * nodes), IPv6 */
-	size_t ranges, nodes;	/* IPv4's range table */
+	uint32_t probes[2];	/* an address's most probes: IPv4 (index
+				 * entries and its line), IPv6 */
+	size_t ranges, lines;	/* IPv4's range table: ranges, 64-byte lines
+				 * (and index) */
 };
 
 /* Builds l's table and switches the datapath to it; classes that keep

@@ -28,15 +28,15 @@ void bt_print_watch_loaded(const char *name, const struct bt_watch_loaded *w)
 		json_object_object_add(o, "probes_ipv4", json_object_new_int(w->probes[0]));
 		json_object_object_add(o, "probes_ipv6", json_object_new_int(w->probes[1]));
 		json_object_object_add(o, "ranges_ipv4", json_object_new_uint64(w->ranges));
-		json_object_object_add(o, "nodes_ipv4", json_object_new_uint64(w->nodes));
+		json_object_object_add(o, "lines_ipv4", json_object_new_uint64(w->lines));
 		bt_json_print(o);
 		return;
 	}
 	printf("watch list of %s: %zu keys in %u classes and %zu markers, %.1f bits a key, built "
-	       "in %.3f s (%u retries); an address reads at most %u range nodes (IPv4: %zu ranges "
-	       "in %zu nodes), takes at most %u probes (IPv6)",
+	       "in %.3f s (%u retries); an address reads at most %u lines of ranges and index "
+	       "(IPv4: %zu ranges in %zu lines), takes at most %u probes (IPv6)",
 	       name, w->keys, w->classes, w->markers, w->bits_per_key, w->build_s, w->retries,
-	       w->probes[0], w->ranges, w->nodes, w->probes[1]);
+	       w->probes[0], w->ranges, w->lines, w->probes[1]);
 	if (w->duplicates || w->masked)
 		printf("; %u duplicates dropped, %u prefixes masked", w->duplicates, w->masked);
 	/* three spare segments and whole groups of cells: a fixed size */
