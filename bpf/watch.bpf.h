@@ -152,20 +152,29 @@ static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr 
 	cells = bpf_map_lookup_elem(&watch_cells, &slot);
 	if (!cells)
 		return 0;
-	first = (__u32)d;
-	n = (d >> 32) & 0x1ffff;
+	first = BT_WATCH_R_FIRST(d);
+	n = BT_WATCH_R_COUNT(d);
 	lo = first / BT_WATCH_R_LINE;
 	hi = (first + n - 1) / BT_WATCH_R_LINE;
 	for (i = 0; i < BT_WATCH_R_SEARCH && lo < hi; i++) {
-		__u32 mid = (lo + hi + 1) / 2;
+		__u32 mid = (lo + hi + 1) / 2, right, start = BT_WATCH_R_MID(d);
+		__u64 le;
 
-		el = h->groups + h->v4_lines + mid / BT_WATCH_R_INDEX;
-		if (!(p = bpf_map_lookup_elem(cells, &el)))
-			return 0;
-		if (p->h[mid % BT_WATCH_R_INDEX] <= (a & 0xffff))
-			lo = mid;
-		else
-			hi = mid - 1;
+		/* the first step's entry is in the word; the others in the
+		 * index */
+		if (i) {
+			el = h->groups + h->v4_lines + mid / BT_WATCH_R_INDEX;
+			if (!(p = bpf_map_lookup_elem(cells, &el)))
+				return 0;
+			start = p->h[mid % BT_WATCH_R_INDEX];
+		}
+		/* right: the line starts at or below the address; no branch
+		 * (half of them would be mispredicted) */
+		le = (__u64)start - (a & 0xffff) - 1;
+		asm volatile("" : "+r"(le));
+		right = le >> 63;
+		lo += (mid - lo) * right;
+		hi -= (hi - mid + 1) * (1 - right);
 	}
 	el = h->groups + lo;
 	if (!(p = bpf_map_lookup_elem(cells, &el)))

@@ -491,9 +491,15 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 #define BT_WATCH_NONE 0xff		/* a length byte: no prefix */
 #define BT_WATCH_DIR 65536		/* IPv4 /16s: watch_dir has two slots' */
 /* A /16's word (u64): BT_WATCH_R_DIRECT, then bits 0..7 its class and
- * 8..15 its best match's IPv4 length (BT_WATCH_NONE: none); else bits
- * 0..31 its first range in the range array and 32..48 how many. */
+ * 8..15 its best match's IPv4 length (BT_WATCH_NONE: none); else its first
+ * range in the range array, how many, and the index entry that the search
+ * over its lines reads first (the first address of the line in the middle:
+ * a /16 of two lines needs no index read). */
 #define BT_WATCH_R_DIRECT (1ULL << 63)
+#define BT_WATCH_R_FIRST(d) ((__u32)(d) & 0x3ffffff)		/* 64M ranges */
+#define BT_WATCH_R_COUNT(d) ((__u32)((d) >> 26) & 0x1ffff)
+#define BT_WATCH_R_MID(d) ((__u32)((d) >> 43) & 0xffff)
+#define BT_WATCH_R_WORD(first, n, mid) ((__u64)(first) | (__u64)(n) << 26 | (__u64)(mid) << 43)
 #define BT_WATCH_R_LINE 16		/* ranges a 64-byte element */
 #define BT_WATCH_R_INDEX 32		/* lines' first addresses an element */
 #define BT_WATCH_R_SEARCH 13		/* index steps: a /16's 65,536 ranges

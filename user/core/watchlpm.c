@@ -184,20 +184,26 @@ static int make_ranges(const struct bt_watch_key *keys, size_t n, struct bt_watc
 		out->dir[x] = BT_WATCH_R_DIRECT | base[x];
 	for (size_t i = 0, j; i < nl; i = j) {
 		__u32 x = v4_addr(&lng[i]) >> 16, steps;
-		size_t m;
+		size_t m, lo, hi, mid;
 
 		for (j = i; j < nl && v4_addr(&lng[j]) >> 16 == x; j++)
 			;
 		m = ranges16(lng + i, j - i, base[x], e + nr);
-		out->dir[x] = nr | (__u64)m << 32;
-		steps = index_steps((nr + m - 1) / BT_WATCH_R_LINE - nr / BT_WATCH_R_LINE + 1);
-		if (steps + 1 > out->levels)
-			out->levels = steps + 1;
+		if (nr + m > BT_WATCH_R_FIRST(~0ULL)) {
+			err = -E2BIG;
+			goto out;
+		}
+		lo = nr / BT_WATCH_R_LINE;
+		hi = (nr + m - 1) / BT_WATCH_R_LINE;
+		/* the search's first step: the middle line's first address (the
+		 * /16's own ranges from the line after its first) */
+		mid = (lo + hi + 1) / 2;
+		out->dir[x] = BT_WATCH_R_WORD(nr, m, hi > lo ? e[mid * BT_WATCH_R_LINE] >> 16 : 0);
+		/* reads: the index's steps but the first, and the line */
+		steps = index_steps(hi - lo + 1);
+		if ((steps ? steps : 1) > out->levels)
+			out->levels = steps ? steps : 1;
 		nr += m;
-	}
-	if (nr > UINT32_MAX - BT_WATCH_R_LINE) {
-		err = -E2BIG;
-		goto out;
 	}
 	lines = (nr + BT_WATCH_R_LINE - 1) / BT_WATCH_R_LINE;
 	index = nr ? (lines + BT_WATCH_R_INDEX - 1) / BT_WATCH_R_INDEX : 0;
@@ -228,17 +234,17 @@ static __u32 range_class(const struct bt_watch_view *v, __u32 a, struct bt_watch
 	const uint8_t *arr = v->cells + (size_t)h->groups * sizeof(struct bt_watch_group);
 	const __u16 *idx = (const __u16 *)(arr + (size_t)h->v4_lines * sizeof(struct bt_watch_group));
 	__u64 d = v->dir[a >> 16];
-	__u32 first = (__u32)d, n = (d >> 32) & 0x1ffff, lo = first / BT_WATCH_R_LINE;
+	__u32 first = BT_WATCH_R_FIRST(d), n = BT_WATCH_R_COUNT(d), lo = first / BT_WATCH_R_LINE;
 	__u32 hi = (first + n - 1) / BT_WATCH_R_LINE, e = (__u32)d, w[BT_WATCH_R_LINE], pos0;
 
 	if (!(d & BT_WATCH_R_DIRECT)) {
 		if (!n || hi >= h->v4_lines)
 			return 0;
-		while (lo < hi) {
+		for (int step = 0; lo < hi; step++) {
 			__u32 mid = (lo + hi + 1) / 2;
 
-			how->probes++;
-			if (idx[mid] <= (a & 0xffff))
+			how->probes += step > 0;	/* the first is the word's */
+			if ((step ? idx[mid] : BT_WATCH_R_MID(d)) <= (a & 0xffff))
 				lo = mid;
 			else
 				hi = mid - 1;
@@ -262,7 +268,7 @@ size_t bt_watch_v4_set(const struct bt_watch_hdr *h, __u64 *dir, uint8_t *cells,
 
 	for (__u32 x = a >> 16; x < (a >> 16) + (len > 16 ? 1 : 1u << (16 - len)); x++) {
 		__u64 d = dir[x];
-		__u32 from = (__u32)d, count = (d >> 32) & 0x1ffff;
+		__u32 from = BT_WATCH_R_FIRST(d), count = BT_WATCH_R_COUNT(d);
 
 		if (d & BT_WATCH_R_DIRECT) {
 			if (((d >> 8) & 0xff) == len && (d & 0xff)) {
