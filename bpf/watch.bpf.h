@@ -133,13 +133,33 @@ __noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
 	return s->node == BT_WATCH_NONE && !watch_unfinished(s);
 }
 
+/* Line x's first address, from the index of the table (cells, header h);
+ * 0x10000 when it cannot be read (above any address). */
+static __always_inline __u32 index_start(void *cells, const struct bt_watch_hdr *h, __u32 x)
+{
+	__u32 el = h->groups + h->v4_lines + x / BT_WATCH_R_INDEX;
+	struct bt_watch_group *p = bpf_map_lookup_elem(cells, &el);
+
+	return p ? p->h[x % BT_WATCH_R_INDEX] : 0x10000;
+}
+
+/* Is the line of address a16 among lines wlo..whi of a /16's lo..hi (its
+ * first address, the index says, at or below the address, the next line's
+ * above)? */
+static __always_inline int lines_hold(void *cells, const struct bt_watch_hdr *h, __u32 lo,
+				      __u32 hi, __u32 wlo, __u32 whi, __u32 a16)
+{
+	return (wlo == lo || index_start(cells, h, wlo) <= a16) &&
+	       (whi == hi || index_start(cells, h, whi + 1) > a16);
+}
+
 /* The class of IPv4 address a (host order) in the range table of slot
  * (header h): its /16's word, a binary search of the index over the /16's
  * lines (in cache: 1/32 of the ranges), one line. A call of its own: in
  * watch_class, its frame took the stack of the three calls to 528 bytes. */
 static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr *h)
 {
-	__u32 x = slot * BT_WATCH_DIR + (a >> 16), first, n, lo, hi, el, pos0, i;
+	__u32 x = slot * BT_WATCH_DIR + (a >> 16), first, n, lo, hi, el, pos0, i, mid;
 	struct bt_watch_group *p;
 	__u64 *dw = bpf_map_lookup_elem(&watch_dir, &x), d;
 	void *cells;
@@ -156,18 +176,32 @@ static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr 
 	n = BT_WATCH_R_COUNT(d);
 	lo = first / BT_WATCH_R_LINE;
 	hi = (first + n - 1) / BT_WATCH_R_LINE;
+	/* a wide /16 (dense: hosts, long prefixes): its line guessed as if its
+	 * ranges were even, taken if the index says the address is on it (two
+	 * reads, in parallel), else the lines around it, else the search takes
+	 * the whole /16 */
+	mid = 1;		/* the word's step is the whole /16's */
+	if (hi - lo > BT_WATCH_R_INDEX) {
+		__u32 g = lo + (__u32)(((__u64)(a & 0xffff) * (hi - lo + 1)) >> 16), wlo, whi;
+
+		wlo = g - lo > BT_WATCH_R_INDEX / 2 ? g - BT_WATCH_R_INDEX / 2 : lo;
+		whi = hi - wlo > BT_WATCH_R_INDEX ? wlo + BT_WATCH_R_INDEX : hi;
+		if (lines_hold(cells, h, lo, hi, g, g, a & 0xffff))
+			wlo = whi = g;
+		if (wlo == whi || lines_hold(cells, h, lo, hi, wlo, whi, a & 0xffff)) {
+			lo = wlo;
+			hi = whi;
+			mid = 0;
+		}
+	}
 	for (i = 0; i < BT_WATCH_R_SEARCH && lo < hi; i++) {
-		__u32 mid = (lo + hi + 1) / 2, right, start = BT_WATCH_R_MID(d);
+		__u32 right, start;
 		__u64 le;
 
 		/* the first step's entry is in the word; the others in the
 		 * index */
-		if (i) {
-			el = h->groups + h->v4_lines + mid / BT_WATCH_R_INDEX;
-			if (!(p = bpf_map_lookup_elem(cells, &el)))
-				return 0;
-			start = p->h[mid % BT_WATCH_R_INDEX];
-		}
+		start = i || !mid ? index_start(cells, h, (lo + hi + 1) / 2) : BT_WATCH_R_MID(d);
+		mid = (lo + hi + 1) / 2;
 		/* right: the line starts at or below the address; no branch
 		 * (half of them would be mispredicted) */
 		le = (__u64)start - (a & 0xffff) - 1;

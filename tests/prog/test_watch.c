@@ -435,6 +435,79 @@ static void class_ids(const struct bt_instance *inst, __u32 id[CLASSES + 1])
 	}
 }
 
+/* Dense /16s, where the range table's index search is long: every host
+ * of 198.18.0.0/16, and 4,000 prefixes /26 to /32 in 198.19.0.0/16 (with a
+ * /16 over them). 100,000 addresses in 198.18.0.0/15 answer as the
+ * reference says, in user space and through the datapath (the datapath
+ * guesses a wide /16's line, then searches). */
+static void test_dense_slash16(void **state)
+{
+	struct bt_instance inst;
+	struct bt_instance_cfg cfg = { 0 };
+	struct bt_watch_list l;
+	struct bt_watch_loaded w;
+	struct bt_watch_table t;
+	struct bt_watch_count n[BT_WATCH_CLASSES];
+	uint64_t want[BT_WATCH_CLASSES] = { 0 };
+	struct ref r = { .n = 0 };
+	__u32 id[CLASSES + 1];
+	uint8_t dst[16] = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 1 };
+	size_t wrong = 0;
+
+	skip_unless_root();
+	r.k = malloc(70000 * sizeof(*r.k));
+	assert_non_null(r.k);
+	for (__u32 i = 0; i < 65536; i++)
+		r.k[r.n++] = (struct bt_watch_key){ 0, 0xffffc6120000ULL | i, 128, 1 + rng() % CLASSES };
+	r.k[r.n++] = (struct bt_watch_key){ 0, 0xffffc6130000ULL, 96 + 16, 1 + rng() % CLASSES };
+	for (int i = 0; i < 4000; i++) {
+		struct bt_watch_key k = { 0, 0xffffc6130000ULL | (rng() & 0xffff), 96 + 26 + rng() % 7,
+					  1 + rng() % CLASSES };
+
+		bt_watch_mask(&k.hi, &k.lo, k.len);
+		r.k[r.n++] = k;
+	}
+	qsort(r.k, r.n, sizeof(*r.k), bgp_cmp_key);
+	size_t out = 0;
+
+	for (size_t i = 0; i < r.n; i++)
+		if (!out || bgp_cmp_key(&r.k[out - 1], &r.k[i]))
+			r.k[out++] = r.k[i];
+	r.n = out;
+	memset(r.has, 0, sizeof(r.has));
+	for (size_t i = 0; i < r.n; i++)
+		r.has[0][r.k[i].len] = true;
+	list_of(&r, &l);
+	assert_int_equal(bt_instance_create(own_instance("dense"), &cfg, &inst), 0);
+	assert_int_equal(bt_watch_load(&inst, &l, BT_WATCH_CHECK_BITS, &w), 0);
+	class_ids(&inst, id);
+	assert_int_equal(bt_watch_table_open(&inst, false, &t), 0);
+	for (int i = 0; i < 100000; i++) {
+		uint8_t a[16] = { [10] = 0xff, [11] = 0xff, 198, 18 + rng() % 2 };
+		struct frame f;
+		__u32 act, cls;
+
+		a[14] = rng();
+		a[15] = rng();
+		cls = bt_watch_table_classify(&t, a, true, NULL);
+		wrong += cls != id[ref_classify(&r, a, true)];
+		want[cls]++;
+		frame_between(&f, a, dst, true);
+		assert_int_equal(bt_run_frame(inst.prog_fd, f.b, f.len, &act), 0);
+	}
+	bt_watch_table_close(&t);
+	assert_int_equal(bt_watch_counts(&inst, BT_DIR_INGRESS, n), 0);
+	for (__u32 c = 1; c < BT_WATCH_CLASSES; c++)
+		assert_int_equal(n[c].packets[0], want[c]);
+	print_message("%zu entries, %zu ranges in %zu lines, at most %u reads; 100000 addresses: "
+		      "%zu wrong in user space, the datapath's counts equal\n", r.n, w.ranges,
+		      w.lines, w.probes[0], wrong);
+	assert_int_equal(wrong, 0);
+	bt_watch_list_free(&l);
+	bt_instance_close(&inst);
+	free(r.k);
+}
+
 /* watch set decides membership on all the check bits: with a table of 8
  * (--check-bits 8), keys outside the list that the table answers for are
  * refused, and the listed keys keep their classes. Before, set used the
@@ -969,6 +1042,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_datapath_agrees, own_instance_teardown),
 		cmocka_unit_test_teardown(test_real_shape_exact, own_instance_teardown),
 		cmocka_unit_test_teardown(test_set_refuses_outsiders, own_instance_teardown),
+		cmocka_unit_test_teardown(test_dense_slash16, own_instance_teardown),
 		cmocka_unit_test_teardown(test_swaps_under_traffic, own_instance_teardown),
 	};
 

@@ -226,8 +226,8 @@ out:
 }
 
 /* The class of IPv4 address a in the range table, as bpf/watch.bpf.h's
- * watch_v4 finds it; how: the answer's length, the lines read (index and
- * ranges). */
+ * watch_v4 finds it (a wide /16's guess, then a binary search of the
+ * index); how: the answer's length, the lines read (index and ranges). */
 static __u32 range_class(const struct bt_watch_view *v, __u32 a, struct bt_watch_how *how)
 {
 	const struct bt_watch_hdr *h = v->hdr;
@@ -238,13 +238,33 @@ static __u32 range_class(const struct bt_watch_view *v, __u32 a, struct bt_watch
 	__u32 hi = (first + n - 1) / BT_WATCH_R_LINE, e = (__u32)d, w[BT_WATCH_R_LINE], pos0;
 
 	if (!(d & BT_WATCH_R_DIRECT)) {
+		bool word = true;	/* the word's step is the whole /16's */
+
 		if (!n || hi >= h->v4_lines)
 			return 0;
+		if (hi - lo > BT_WATCH_R_INDEX) {
+			__u32 g = lo + (__u32)(((__u64)(a & 0xffff) * (hi - lo + 1)) >> 16), wlo, whi;
+
+			wlo = g - lo > BT_WATCH_R_INDEX / 2 ? g - BT_WATCH_R_INDEX / 2 : lo;
+			whi = hi - wlo > BT_WATCH_R_INDEX ? wlo + BT_WATCH_R_INDEX : hi;
+			how->probes++;
+			if ((g == lo || idx[g] <= (a & 0xffff)) &&
+			    (g == hi || idx[g + 1] > (a & 0xffff)))
+				wlo = whi = g;	/* the guess holds */
+			else
+				how->probes++;
+			if (wlo == whi || ((wlo == lo || idx[wlo] <= (a & 0xffff)) &&
+					   (whi == hi || idx[whi + 1] > (a & 0xffff)))) {
+				lo = wlo;
+				hi = whi;
+				word = false;
+			}
+		}
 		for (int step = 0; lo < hi; step++) {
 			__u32 mid = (lo + hi + 1) / 2;
 
-			how->probes += step > 0;	/* the first is the word's */
-			if ((step ? idx[mid] : BT_WATCH_R_MID(d)) <= (a & 0xffff))
+			how->probes += step > 0 || !word;
+			if ((step || !word ? idx[mid] : BT_WATCH_R_MID(d)) <= (a & 0xffff))
 				lo = mid;
 			else
 				hi = mid - 1;
