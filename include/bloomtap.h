@@ -449,7 +449,10 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  *     the index: each line's first address (16 bits), BT_WATCH_R_INDEX an
  *     element, 1/32 of the ranges' bytes, small enough to stay in cache.
  *     An IPv4 address reads its /16's word, searches the index over its
- *     /16's lines (nothing for a /16 within one line), and reads one line.
+ *     /16's lines (the word holds the first step: nothing to read for a
+ *     /16 within two lines; a /16 of over 32 lines first guesses its line
+ *     as if its ranges were even, checked in the index), and reads one
+ *     line.
  *     The answer is exact: no check bits, no false hit; `watch set`
  *     rewrites the class of the ranges whose best match is the prefix
  *     (same length, inside it);
