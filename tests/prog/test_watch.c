@@ -110,6 +110,21 @@ static void shape_addr(uint8_t a[16], bool v4, enum shape sh)
 		a[12] = 10;
 }
 
+/* The reference's keys sorted, each once, and its lengths noted. */
+static void ref_settle(struct ref *r)
+{
+	size_t out = 0;
+
+	qsort(r->k, r->n, sizeof(*r->k), bgp_cmp_key);
+	for (size_t i = 0; i < r->n; i++)
+		if (!out || bgp_cmp_key(&r->k[out - 1], &r->k[i]))
+			r->k[out++] = r->k[i];
+	r->n = out;
+	memset(r->has, 0, sizeof(r->has));
+	for (size_t i = 0; i < r->n; i++)
+		r->has[!key_v4(&r->k[i])][r->k[i].len] = true;
+}
+
 /* n distinct keys of shape sh. */
 static void make_keys(struct ref *r, size_t n, enum shape sh)
 {
@@ -132,17 +147,8 @@ static void make_keys(struct ref *r, size_t n, enum shape sh)
 			k->class_id = 1 + rng() % CLASSES;
 		}
 		r->n += want;
-		qsort(r->k, r->n, sizeof(*r->k), bgp_cmp_key);
-		size_t out = 0;
-
-		for (size_t i = 0; i < r->n; i++)
-			if (!out || bgp_cmp_key(&r->k[out - 1], &r->k[i]))
-				r->k[out++] = r->k[i];
-		r->n = out;
+		ref_settle(r);
 	}
-	memset(r->has, 0, sizeof(r->has));
-	for (size_t i = 0; i < r->n; i++)
-		r->has[!key_v4(&r->k[i])][r->k[i].len] = true;
 }
 
 /* An address under key k: its prefix, the host bits random. */
@@ -467,16 +473,7 @@ static void test_dense_slash16(void **state)
 		bt_watch_mask(&k.hi, &k.lo, k.len);
 		r.k[r.n++] = k;
 	}
-	qsort(r.k, r.n, sizeof(*r.k), bgp_cmp_key);
-	size_t out = 0;
-
-	for (size_t i = 0; i < r.n; i++)
-		if (!out || bgp_cmp_key(&r.k[out - 1], &r.k[i]))
-			r.k[out++] = r.k[i];
-	r.n = out;
-	memset(r.has, 0, sizeof(r.has));
-	for (size_t i = 0; i < r.n; i++)
-		r.has[0][r.k[i].len] = true;
+	ref_settle(&r);
 	list_of(&r, &l);
 	assert_int_equal(bt_instance_create(own_instance("dense"), &cfg, &inst), 0);
 	assert_int_equal(bt_watch_load(&inst, &l, BT_WATCH_CHECK_BITS, &w), 0);
