@@ -118,7 +118,9 @@ __noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
 		return 1;
 	}
 	r = watch_probe(slot, s->hi, s->lo, p, k);
-	if (final) {
+	if (final || !h) {
+		/* h checked again: 6.1's verifier meets it as the NULL of the
+		 * final probe's path otherwise */
 		s->cls = r & BT_WATCH_IS_MARKER ? 0 : r & 0xff;
 		return 1;
 	}
