@@ -1319,8 +1319,9 @@ static void watch_lengths_run(FILE *f, const uint32_t *seq, struct target *w,
 	nwatch_refs = 0;
 	print_table(f, "watch lists, the cost of prefix lengths (no target): 1,000,000 IPv4 "
 		    "entries at 8 lengths, both addresses matching only the shortest", which, med);
-	out(stdout, f, "  %u probes an address: +%.1f ns on top of parsing (LPM trie +%.1f); one "
-	    "length above: +%.1f\n", info.probes[0], med[P_WATCH] - med[P_PARSE],
+	out(stdout, f, "  at most %u reads an address (the range table's bound): +%.1f ns on top of "
+	    "parsing (LPM trie +%.1f); one length above: +%.1f\n", info.probes[0],
+	    med[P_WATCH] - med[P_PARSE],
 	    med[P_REF_LPM] - med[P_PARSE], watch_one_length_ns);
 }
 
@@ -1337,6 +1338,7 @@ struct watch_cost {
 	double build_s;
 	size_t keys, markers;
 	size_t ranges, lines;		/* IPv4's range table */
+	bool v6;			/* the traffic's family */
 };
 
 /* Probes of the traffic's lookups in user space (the datapath's search):
@@ -1388,6 +1390,7 @@ static int watch_list_cost(const uint32_t *seq, struct target *w, const struct b
 	int err = -1;
 
 	memset(c, 0, sizeof(*c));
+	c->v6 = v6;
 	watch_refs = calloc(l->n, sizeof(*watch_refs));
 	watch_traffic = malloc((size_t)BENCH_SEQ_LEN * sizeof(*watch_traffic));
 	if (!fam || !watch_refs || !watch_traffic)
@@ -1453,7 +1456,7 @@ static void watch_cost_line(FILE *f, const char *what, const struct watch_cost *
 	    "%.1f MiB (%.1f bytes an entry), %.2f %s an address (at most %u), built in "
 	    "%.2f s\n", what, c->ns, c->lpm_ns, (c->mem + c->dir / 2) / 1048576.0,
 	    (double)(c->mem + c->dir / 2) / c->keys, c->probes_mean,
-	    c->lines ? "lines" : "probes", c->bound, c->build_s);
+	    c->v6 ? "probes" : "lines", c->bound, c->build_s);
 }
 
 static void watch_cost_rows(FILE *f, const char *title, const struct watch_cost *c)
@@ -1471,7 +1474,7 @@ static void watch_cost_rows(FILE *f, const char *title, const struct watch_cost 
 	out(stdout, f, "  entries %zu, markers %zu (%.2f a key); build %.2f s (%.2f s a million "
 	    "entries)\n", c->keys, c->markers, (double)c->markers / c->keys, c->build_s,
 	    c->build_s / (c->keys / 1e6));
-	if (c->lines)
+	if (c->lines && !c->v6)
 		out(stdout, f, "  IPv4: probes are lines read (index and ranges); %zu ranges (%.2f an "
 		    "entry) in %zu lines of 64 bytes with their index (%.1f bytes a range)\n",
 		    c->ranges, (double)c->ranges / c->keys, c->lines, 64.0 * c->lines / c->ranges);
