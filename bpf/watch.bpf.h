@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Watch lists: each IP packet's source and destination looked up in the
  * table in use (include/bloomtap.h "Watch lists"): an IPv4 address in the
- * range nodes of its /16, an IPv6 address by binary search on the
+ * ranges of its /16, an IPv6 address by binary search on the
  * family's prefix lengths; counted per class and direction. With no table
  * (the default) a packet costs two array lookups. */
 #ifndef BLOOMTAP_WATCH_BPF_H
@@ -161,7 +161,7 @@ static __always_inline int lines_hold(void *cells, const struct bt_watch_hdr *h,
  * watch_class, its frame took the stack of the three calls to 528 bytes. */
 static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr *h)
 {
-	__u32 x = slot * BT_WATCH_DIR + (a >> 16), first, n, lo, hi, el, pos0, i, mid;
+	__u32 x = slot * BT_WATCH_DIR + (a >> 16), first, n, lo, hi, el, pos0, i, word = 1;
 	struct bt_watch_group *p;
 	__u64 *dw = bpf_map_lookup_elem(&watch_dir, &x), d;
 	void *cells;
@@ -182,28 +182,24 @@ static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr 
 	 * ranges were even, taken if the index says the address is on it (two
 	 * reads, in parallel), else the lines around it, else the search takes
 	 * the whole /16 */
-	mid = 1;		/* the word's step is the whole /16's */
 	if (hi - lo > BT_WATCH_R_INDEX) {
-		__u32 g = lo + (__u32)(((__u64)(a & 0xffff) * (hi - lo + 1)) >> 16), wlo, whi;
+		__u32 wlo, whi, g = bt_watch_r_guess(lo, hi, a & 0xffff, &wlo, &whi);
 
-		wlo = g - lo > BT_WATCH_R_INDEX / 2 ? g - BT_WATCH_R_INDEX / 2 : lo;
-		whi = hi - wlo > BT_WATCH_R_INDEX ? wlo + BT_WATCH_R_INDEX : hi;
 		if (lines_hold(cells, h, lo, hi, g, g, a & 0xffff))
 			wlo = whi = g;
 		if (wlo == whi || lines_hold(cells, h, lo, hi, wlo, whi, a & 0xffff)) {
 			lo = wlo;
 			hi = whi;
-			mid = 0;
+			word = 0;	/* the word's step is the whole /16's */
 		}
 	}
 	for (i = 0; i < BT_WATCH_R_SEARCH && lo < hi; i++) {
-		__u32 right, start;
+		__u32 right, mid = (lo + hi + 1) / 2, start;
 		__u64 le;
 
 		/* the first step's entry is in the word; the others in the
 		 * index */
-		start = i || !mid ? index_start(cells, h, (lo + hi + 1) / 2) : BT_WATCH_R_MID(d);
-		mid = (lo + hi + 1) / 2;
+		start = i || !word ? index_start(cells, h, mid) : BT_WATCH_R_MID(d);
 		/* right: the line starts at or below the address; no branch
 		 * (half of them would be mispredicted) */
 		le = (__u64)start - (a & 0xffff) - 1;

@@ -442,7 +442,8 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  *     direct table of the 65,536 /16s ("watch_dir", a u64 each) gives the
  *     class of a /16 that no prefix longer than /16 cuts (BT_WATCH_R_DIRECT:
  *     class, and the length of its best match), or where the /16's ranges
- *     are: the first (bits 0..31) and how many (32..48). The ranges of all
+ *     are (BT_WATCH_R_FIRST, BT_WATCH_R_COUNT) and the first step of their
+ *     search (BT_WATCH_R_MID). The ranges of all
  *     cut /16s follow the cells, packed in /16 order, BT_WATCH_R_LINE to a
  *     64-byte element (a cache line): a range's first address in its /16
  *     (16 bits), its best match's IPv4 length and its class. After them,
@@ -536,7 +537,7 @@ struct bt_watch_hdr {
 	__u32 seg_len;		/* cells a segment, a power of two */
 	__u32 seg_count_len;	/* segments * seg_len: where a key's first cell falls */
 	__u32 cells;		/* (segments + 3) * seg_len: a key's first cell in
-				 * the first segments, its fourth 3 after; 8 a group */
+				 * the first segments, its fourth 3 after; 9 a group */
 	__u32 keys;		/* entries of the Bloomier table, markers too */
 	__u8 nlen[2];		/* distinct prefix lengths: IPv4 keys, IPv6 keys */
 	__u8 flags;		/* BT_WATCH_F_* */

@@ -295,7 +295,20 @@ static inline __attribute__((always_inline)) __u32 bt_watch_mid(__u32 lo, __u32 
 	return (lo + hi) >> 1;
 }
 
-/* ---- IPv4's range nodes (include/bloomtap.h "Watch lists") ---- */
+/* ---- IPv4's ranges (include/bloomtap.h "Watch lists") ---- */
+
+/* A wide /16's guessed line (lines lo..hi, BT_WATCH_R_INDEX and more): the
+ * line of address a16 were its ranges even; and the lines around it that
+ * the search keeps when the index says the address is among them. */
+static inline __attribute__((always_inline))
+__u32 bt_watch_r_guess(__u32 lo, __u32 hi, __u32 a16, __u32 *wlo, __u32 *whi)
+{
+	__u32 g = lo + (__u32)(((__u64)a16 * (hi - lo + 1)) >> 16);
+
+	*wlo = g - lo > BT_WATCH_R_INDEX / 2 ? g - BT_WATCH_R_INDEX / 2 : lo;
+	*whi = hi - *wlo > BT_WATCH_R_INDEX ? *wlo + BT_WATCH_R_INDEX : hi;
+	return g;
+}
 
 /* How many ranges of a /16 (entries first..first+n-1 of the range array)
  * in line w (entries pos0..pos0+15) start at or below the address (key:

@@ -243,10 +243,8 @@ static __u32 range_class(const struct bt_watch_view *v, __u32 a, struct bt_watch
 		if (!n || hi >= h->v4_lines)
 			return 0;
 		if (hi - lo > BT_WATCH_R_INDEX) {
-			__u32 g = lo + (__u32)(((__u64)(a & 0xffff) * (hi - lo + 1)) >> 16), wlo, whi;
+			__u32 wlo, whi, g = bt_watch_r_guess(lo, hi, a & 0xffff, &wlo, &whi);
 
-			wlo = g - lo > BT_WATCH_R_INDEX / 2 ? g - BT_WATCH_R_INDEX / 2 : lo;
-			whi = hi - wlo > BT_WATCH_R_INDEX ? wlo + BT_WATCH_R_INDEX : hi;
 			how->probes++;
 			if ((g == lo || idx[g] <= (a & 0xffff)) &&
 			    (g == hi || idx[g + 1] > (a & 0xffff)))
@@ -493,7 +491,7 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	out->b.hdr.v4_lines = out->lines;
 	out->b.hdr.v4_index = out->index;
 	out->b.hdr.v4_ranges = out->ranges;
-	/* the nodes after the cells, in one array */
+	/* the ranges and their index after the cells, in one array */
 	if (!(all = realloc(out->b.cells, bt_watch_cells_bytes(&out->b.hdr) + 1)))
 		goto fail;
 	out->b.cells = all;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Longest-prefix match over the watch table: IPv4's range table (/16
- * words and nodes), IPv6's prefixes and their markers in one Bloomier
- * table with the binary search on prefix lengths, as the datapath runs
- * them (include/bloomtap.h "Watch lists"). Nothing here touches BPF. */
+ * words, ranges and their index), IPv6's prefixes and their markers in
+ * one Bloomier table with the binary search on prefix lengths, as the
+ * datapath runs them (include/bloomtap.h "Watch lists"). Nothing here
+ * touches BPF. */
 #ifndef BLOOMTAP_WATCHLPM_H
 #define BLOOMTAP_WATCHLPM_H
 
@@ -17,7 +18,7 @@ struct bt_watch_view {
 
 struct bt_watch_built {
 	struct bt_bloomier b;	/* prefixes and markers, the lengths in b.hdr;
-				 * b.cells holds the nodes after the cells */
+				 * b.cells holds IPv4's after the cells */
 	__u64 *dir;		/* BT_WATCH_DIR words, malloc'd */
 	__u32 *nodes;		/* IPv4's range lines, then their index */
 	size_t lines, index, ranges;
@@ -41,8 +42,8 @@ static inline struct bt_watch_view bt_watch_built_view(const struct bt_watch_bui
 	return (struct bt_watch_view){ &w->b.hdr, w->b.cells, w->dir };
 }
 
-/* Bits an entry of the list: the table's array (cells and nodes) over the
- * entries (the /16 words, 256 KiB whatever the list, not counted). */
+/* Bits an entry of the list: the table's array (cells and ranges) over the
+ * entries (the /16 words, 512 KiB whatever the list, not counted). */
 static inline double bt_watch_bits_per_entry(const struct bt_watch_hdr *h)
 {
 	return h->entries ? 8.0 * bt_watch_cells_bytes(h) / h->entries : 0;
