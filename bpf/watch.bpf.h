@@ -14,11 +14,11 @@
  * one would read past the cell). */
 static __always_inline __u64 cell_at(void *cells, __u32 i)
 {
-	__u32 g = i / BT_WATCH_GROUP, r = i - g * BT_WATCH_GROUP, off;
+	__u32 g = bt_watch_group_of(i), r = i - g * BT_WATCH_GROUP, off;
 	struct bt_watch_group *p = bpf_map_lookup_elem(cells, &g);
 
 	/* the remainder checked as the verifier sees it (it cannot bound
-	 * i - i / 9 * 9) */
+	 * i - g * 9) */
 	asm volatile("" : "+r"(r));
 	if (!p || r >= BT_WATCH_GROUP)
 		return 0;

@@ -243,6 +243,16 @@ __u64 bt_hash_watch(const struct bt_hash_keys *k, __u64 seed, __u64 hi, __u64 lo
 
 #define BT_WATCH_WAYS 4		/* cells a key (include/bloomtap.h) */
 
+/* The group (array element) of cell i: i / BT_WATCH_GROUP as a multiply
+ * and shift, exact for every u32 (division by 9's magic number; checked
+ * for all 2^32). The BPF backend emits a division, which the x86 JIT makes
+ * a DIV: four a probe, a tenth of an IPv6 lookup's time (make bench). */
+static inline __attribute__((always_inline)) __u32 bt_watch_group_of(__u32 i)
+{
+	_Static_assert(BT_WATCH_GROUP == 9, "the magic number is 9's");
+	return (__u32)((__u64)i * 0x38e38e39ULL >> 33);
+}
+
 /* The key's four cells (binary fuse layout): the first anywhere in the
  * first seg_count_len cells, the others one, two and three segments on,
  * moved inside their segment by other bits of the hash (the last by a

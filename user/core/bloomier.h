@@ -42,8 +42,10 @@ void bt_watch_words(const uint8_t addr[16], __u64 *hi, __u64 *lo);
  * (include/bloomtap.h): cell i's first byte. */
 static inline size_t bt_watch_cell_offset(__u32 i)
 {
-	return (size_t)(i / BT_WATCH_GROUP) * sizeof(struct bt_watch_group) +
-	       i % BT_WATCH_GROUP * BT_WATCH_CELL_BYTES;
+	__u32 g = bt_watch_group_of(i);
+
+	return (size_t)g * sizeof(struct bt_watch_group) +
+	       (i - g * BT_WATCH_GROUP) * BT_WATCH_CELL_BYTES;
 }
 
 static inline __u64 bt_watch_cell(const uint8_t *cells, __u32 i)
