@@ -370,6 +370,112 @@ int bench_ref_lpm(struct xdp_md *ctx)
 	return ref_watch(ctx, true);
 }
 
+/* ---- The floor of a lookup (issue 40) ----
+ * Each address reads `reads` random 64-byte lines of ref_chase (sized by
+ * user space to the table's bytes), each read's line chosen by the one
+ * before (dependent, as a search's steps are), `width` lines at once (a
+ * Bloomier probe reads its 4 cells' lines together): what a lookup that
+ * reads that many lines costs with nothing else, on top of the same
+ * parsing and per-class counting. */
+struct ref_line {
+	__u64 w[8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ref_line);
+} ref_chase SEC(".maps");
+
+const volatile __u32 cfg_chase_lines = 1;	/* ref_chase's max_entries */
+
+/* The same array as an inner map (user space puts ref_chase in): each
+ * read a call (an inner map's lookup is not inlined), as the watch
+ * table's reads are. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(map_flags, BPF_F_INNER_MAP);
+		__uint(max_entries, 1);
+		__type(key, __u32);
+		__type(value, struct ref_line);
+	});
+} ref_chase_outer SEC(".maps");
+
+static __always_inline int ref_chase_run(struct xdp_md *ctx, __u32 reads, __u32 width,
+					 bool inner)
+{
+	__u32 zero = 0;
+	void *arr = inner ? bpf_map_lookup_elem(&ref_chase_outer, &zero) : &ref_chase;
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct pkt_info pi;
+	__u64 bytes = data_end - data;
+	__u32 dir, r, w, cls;
+
+	__builtin_memset(&pi, 0, sizeof(pi));
+	parse_packet(ctx, false, data, data_end, &pi);
+	count_packet(&pi, bytes);
+	if (!(pi.flags & BT_F_KEYED) || !arr)
+		return XDP_PASS;
+	for (dir = 0; dir < 2; dir++) {
+		const __u64 *a = (const __u64 *)(dir ? pi.key.dst : pi.key.src);
+		__u64 x = (a[0] ^ a[1]) * 0x9e3779b97f4a7c15ULL, v = 0;
+
+		for (r = 0; r < reads; r++) {
+			__u64 sum = 0;
+
+			for (w = 0; w < width; w++) {
+				/* multiply-shift onto 0..lines-1: no division */
+				__u64 y = (x + v) * (0xff51afd7ed558ccdULL + 2 * w);
+				__u32 i = (y >> 32) * (__u64)cfg_chase_lines >> 32;
+				struct ref_line *l = bpf_map_lookup_elem(arr, &i);
+
+				if (l)
+					sum += l->w[0];
+			}
+			v = sum + r + 1;	/* the next line waits for this one */
+		}
+		cls = 1 + (v & 0x7f);
+		ref_count_class(&cls, dir, bytes);
+	}
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int bench_ref_chase1(struct xdp_md *ctx)
+{
+	return ref_chase_run(ctx, 1, 1, false);
+}
+
+SEC("xdp")
+int bench_ref_chase2(struct xdp_md *ctx)
+{
+	return ref_chase_run(ctx, 2, 1, false);
+}
+
+SEC("xdp")
+int bench_ref_chase4(struct xdp_md *ctx)
+{
+	return ref_chase_run(ctx, 4, 1, false);
+}
+
+SEC("xdp")
+int bench_ref_chase4w(struct xdp_md *ctx)
+{
+	return ref_chase_run(ctx, 4, 4, false);
+}
+
+SEC("xdp")
+int bench_ref_chase4w_inner(struct xdp_md *ctx)
+{
+	return ref_chase_run(ctx, 4, 4, true);
+}
+
 /* ---- The ablation of the SPIE stage (issue 11) ----
  * The stage with one lever more at a time, each on top of bloomtap's
  * parsing and counters. Like the real program, each writes one window

@@ -55,7 +55,8 @@
 
 enum { P_EMPTY, P_PARSE, P_HEAVY, P_SPIE, P_ALL, P_ALL_SEP, P_REF_CMS, P_REF_BLOOM,
        P_REF_BLOOM_MEM, P_MAIN,		/* the main tables' programs end here */
-       P_WATCH = P_MAIN, P_REF_HASH, P_REF_LPM, P_MAX };
+       P_WATCH = P_MAIN, P_REF_HASH, P_REF_LPM,
+       P_CHASE1, P_CHASE2, P_CHASE4, P_CHASE4W, P_CHASE4W_INNER, P_MAX };
 
 static const char *const prog_names[P_MAX] = {
 	[P_EMPTY] = "empty XDP program (the floor)",
@@ -70,6 +71,11 @@ static const char *const prog_names[P_MAX] = {
 	[P_WATCH] = "bloomtap: parsing + watch list",
 	[P_REF_HASH] = "ref: parsing + kernel hash map",
 	[P_REF_LPM] = "ref: parsing + kernel LPM trie",
+	[P_CHASE1] = "floor: 1 line an address",
+	[P_CHASE2] = "floor: 2 dependent lines an address",
+	[P_CHASE4] = "floor: 4 dependent lines an address",
+	[P_CHASE4W] = "floor: 4 dependent reads of 4 lines",
+	[P_CHASE4W_INNER] = "  the same, each line a call",
 };
 
 struct target {
@@ -1203,6 +1209,11 @@ static int run_targets(const struct frame *f, bool ipv6, const uint32_t *seq,
 	targets[P_REF_BLOOM_MEM].fd = bpf_program__fd(skel->progs.bench_ref_bloom_mem);
 	targets[P_REF_HASH].fd = bpf_program__fd(skel->progs.bench_ref_hash);
 	targets[P_REF_LPM].fd = bpf_program__fd(skel->progs.bench_ref_lpm);
+	targets[P_CHASE1].fd = bpf_program__fd(skel->progs.bench_ref_chase1);
+	targets[P_CHASE2].fd = bpf_program__fd(skel->progs.bench_ref_chase2);
+	targets[P_CHASE4].fd = bpf_program__fd(skel->progs.bench_ref_chase4);
+	targets[P_CHASE4W].fd = bpf_program__fd(skel->progs.bench_ref_chase4w);
+	targets[P_CHASE4W_INNER].fd = bpf_program__fd(skel->progs.bench_ref_chase4w_inner);
 	if (nwatch_refs && fill_watch_refs(skel)) {
 		fprintf(stderr, "bench: filling the hash map and LPM trie failed\n");
 		bench_bpf__destroy(skel);
@@ -1339,6 +1350,8 @@ struct watch_cost {
 	size_t keys, markers;
 	size_t ranges, lines;		/* IPv4's range table */
 	bool v6;			/* the traffic's family */
+	/* IPv6: the floor, P_CHASE1..P_CHASE4W on top of parsing */
+	double floor[P_MAX - P_CHASE1];
 };
 
 /* Probes of the traffic's lookups in user space (the datapath's search):
@@ -1382,6 +1395,8 @@ static int watch_list_cost(const uint32_t *seq, struct target *w, const struct b
 			   bool v6, unsigned flags, struct watch_cost *c, double *linear_mean)
 {
 	const unsigned which = 1u << P_EMPTY | 1u << P_PARSE | 1u << P_WATCH | 1u << P_REF_LPM;
+	const unsigned chase = 1u << P_CHASE1 | 1u << P_CHASE2 | 1u << P_CHASE4 | 1u << P_CHASE4W |
+			       1u << P_CHASE4W_INNER;
 	struct bt_watch_loaded info;
 	uint32_t *fam = malloc(l->n * sizeof(*fam)), nfam = 0;
 	uint64_t rng = 0x18b6;
@@ -1432,13 +1447,18 @@ static int watch_list_cost(const uint32_t *seq, struct target *w, const struct b
 		bench_frame_v6_tcp(&fr);
 	else
 		bench_frame_v4_udp(&fr);
-	if (run_case(&fr, v6, seq, which, med))
+	/* IPv6's floor, in an array of the table's bytes */
+	bench_chase_lines = v6 && c->mem > 64 ? c->mem / 64 : 1;
+	if (run_case(&fr, v6, seq, which | (v6 ? chase : 0), med))
 		goto out;
 	c->ns = med[P_WATCH] - med[P_PARSE];
 	c->lpm_ns = med[P_REF_LPM] - med[P_PARSE];
 	c->lpm_mem = memlock_lpm;
+	for (int p = P_CHASE1; v6 && p < P_MAX; p++)
+		c->floor[p - P_CHASE1] = med[p] - med[P_PARSE];
 	err = 0;
 out:
+	bench_chase_lines = 1;
 	nwatch_refs = 0;
 	free(watch_refs);
 	watch_refs = NULL;
@@ -1480,6 +1500,34 @@ static void watch_cost_rows(FILE *f, const char *title, const struct watch_cost 
 		    c->ranges, (double)c->ranges / c->keys, c->lines, 64.0 * c->lines / c->ranges);
 }
 
+/* IPv6's floor (issue 40): what reading lines alone costs, in an array of
+ * the table's size, lines chosen by the line before as a search's are;
+ * how many such lines an address the time target leaves. */
+static void watch_floor(FILE *f, const struct watch_cost *c, double ns_max)
+{
+	const double *x = c->floor;	/* P_CHASE1.. on top of parsing */
+	double step = (x[P_CHASE4 - P_CHASE1] - x[0]) / 3;	/* a dependent line, 2 addresses */
+	double call = (x[P_CHASE4W_INNER - P_CHASE1] - x[P_CHASE4W - P_CHASE1]) / 32;
+	double calls = 2 * BT_WATCH_WAYS * c->probes_mean;	/* a cell, a call */
+	int k = 0;
+
+	while (k < 16 && x[0] + k * step <= ns_max)
+		k++;
+	out(stdout, f, "  the floor (reads of random 64-byte lines in an array of the table's "
+	    "size, each waiting for the one before; both addresses, on top of parsing):\n"
+	    "    1 line an address +%.0f ns, 2 lines +%.0f, 4 lines +%.0f; 4 reads of 4 lines "
+	    "each (4 probes' cells) +%.0f\n"
+	    "    the same, each line a call (an inner map's lookup, as the table's) +%.0f: "
+	    "%.1f ns a call\n"
+	    "    a dependent line costs +%.0f ns a packet (the two addresses' reads overlap); "
+	    "+%.0f ns leaves %d such lines an address\n"
+	    "    this search: %.2f probes an address, a call a cell: %.0f calls a packet, "
+	    "%.0f ns of calls\n",
+	    x[0], x[P_CHASE2 - P_CHASE1], x[P_CHASE4 - P_CHASE1], x[P_CHASE4W - P_CHASE1],
+	    x[P_CHASE4W_INNER - P_CHASE1], call, step, ns_max, k, c->probes_mean, calls,
+	    calls * call);
+}
+
 /* Issue 40's targets, against the LPM trie of the same run: IPv4 at most
  * +150 ns a packet and 0.08 of the trie, IPv6 +300 and 0.1; memory at
  * most mem_bytes an entry (0: not checked). */
@@ -1496,6 +1544,8 @@ static void watch_targets(FILE *f, const struct watch_cost *c, bool v6, double m
 	if (mem_bytes)
 		out(stdout, f, "  - memory at most %.1f bytes an entry: %.1f: %s\n", mem_bytes,
 		    per_entry, per_entry <= mem_bytes ? "met" : "MISSED");
+	if (v6)
+		watch_floor(f, c, ns_max);
 }
 
 /* A generated list of n BGP-shaped prefixes of one family, 200 classes. */

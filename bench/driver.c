@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bloomtap.h"
@@ -32,6 +33,8 @@ uint32_t *bench_seq_zipf(void)
 	zipf_free(&z);
 	return seq;
 }
+
+uint32_t bench_chase_lines = 1;
 
 struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_bytes,
 				    uint32_t ref_entries, const uint8_t (*addrs)[32])
@@ -63,8 +66,25 @@ struct bench_bpf *bench_driver_open(bool ipv6, const uint32_t *seq, uint32_t ab_
 	bpf_map__set_max_entries(skel->maps.ab_blocks, ab_bytes / 16);
 	bpf_map__set_max_entries(skel->maps.ref_hash, ref_entries ? ref_entries : 1);
 	bpf_map__set_max_entries(skel->maps.ref_lpm, ref_entries ? ref_entries : 1);
+	bpf_map__set_max_entries(skel->maps.ref_chase, bench_chase_lines);
+	skel->rodata->cfg_chase_lines = bench_chase_lines;
 	if (bench_bpf__load(skel))
 		goto err;
+	/* the floor's array again as an inner map (not inlined) */
+	{
+		LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP);
+		__u32 zero = 0;
+		int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ref_chase_in", sizeof(__u32), 64,
+					bench_chase_lines, &o);
+
+		if (fd < 0 || bpf_map_update_elem(bpf_map__fd(skel->maps.ref_chase_outer), &zero,
+						  &fd, 0)) {
+			if (fd >= 0)
+				close(fd);
+			goto err;
+		}
+		close(fd);	/* the outer map holds it */
+	}
 	p = mmap(NULL, BENCH_SEQ_LEN * sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED,
 		 bpf_map__fd(skel->maps.bench_seq), 0);
 	if (p == MAP_FAILED)

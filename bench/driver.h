@@ -19,6 +19,10 @@
  * same on every run; malloc'd. */
 uint32_t *bench_seq_zipf(void);
 
+/* Lines (64 bytes) of the lookup floor's array, ref_chase: set before
+ * bench_driver_open to the watch table's size. */
+extern uint32_t bench_chase_lines;
+
 /* The driver loaded with seq (BENCH_SEQ_LEN entries); ab_bytes sizes the
  * ablation arrays (bench.c maps them), ref_entries the watch-list
  * references' hash map and LPM trie; addrs, when not NULL, the source and
