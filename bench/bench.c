@@ -370,26 +370,26 @@ out:
 	return err;
 }
 
-/* The kernel's bytes for the watch table in use: its cells' map, and
- * (dir, when not NULL) the /16 words' map of both slots. */
-static long long table_memlock(const struct bt_instance *inst, long long *dir)
+/* The kernel's bytes for the watch table in use: its chunks' maps. */
+static long long table_memlock(const struct bt_instance *inst)
 {
 	struct bt_watch_table t;
-	long long mem = -1;
-	__u32 slot = 0, id;
+	long long mem = 0;
+	__u32 slot = 0, id, x;
 	int fd;
 
 	if (!bt_watch_table_open(inst, false, &t)) {
 		slot = t.slot;
 		bt_watch_table_close(&t);
 	}
-	if (!bpf_map_lookup_elem(inst->watch_cells_fd, &slot, &id) &&
-	    (fd = bpf_map_get_fd_by_id(id)) >= 0) {
-		mem = map_memlock(fd);
+	for (__u32 c = 0; c < BT_WATCH_CHUNKS; c++) {
+		x = slot * BT_WATCH_CHUNKS + c;
+		if (bpf_map_lookup_elem(inst->watch_cells_fd, &x, &id) ||
+		    (fd = bpf_map_get_fd_by_id(id)) < 0)
+			break;
+		mem += map_memlock(fd);
 		close(fd);
 	}
-	if (dir)
-		*dir = map_memlock(inst->watch_dir_fd);
 	return mem;
 }
 
@@ -1343,7 +1343,7 @@ static void watch_lengths_run(FILE *f, const uint32_t *seq, struct target *w,
 /* What one list costs, for the rows and the one-line summary. */
 struct watch_cost {
 	double ns, lpm_ns;		/* both addresses, on top of parsing */
-	long long mem, dir, lpm_mem;	/* bytes_memlock */
+	long long mem, lpm_mem;		/* bytes_memlock */
 	double probes_mean;
 	uint32_t probes_max, bound;	/* seen; the table's bound */
 	double build_s;
@@ -1440,7 +1440,7 @@ static int watch_list_cost(const uint32_t *seq, struct target *w, const struct b
 	c->lines = info.lines;
 	c->build_s = info.build_s;
 	c->bound = info.probes[v6];
-	c->mem = table_memlock(&w->inst, &c->dir);
+	c->mem = table_memlock(&w->inst);
 	watch_probes(&w->inst, v6, c, linear_mean);
 	nwatch_refs = l->n;
 	if (v6)
@@ -1474,14 +1474,14 @@ static void watch_cost_line(FILE *f, const char *what, const struct watch_cost *
 {
 	out(stdout, f, "  cost of %s: +%.0f ns a packet (both addresses; the LPM trie +%.0f), "
 	    "%.1f MiB (%.1f bytes an entry), %.2f %s an address (at most %u), built in "
-	    "%.2f s\n", what, c->ns, c->lpm_ns, (c->mem + c->dir / 2) / 1048576.0,
-	    (double)(c->mem + c->dir / 2) / c->keys, c->probes_mean,
+	    "%.2f s\n", what, c->ns, c->lpm_ns, c->mem / 1048576.0,
+	    (double)c->mem / c->keys, c->probes_mean,
 	    c->v6 ? "probes" : "lines", c->bound, c->build_s);
 }
 
 static void watch_cost_rows(FILE *f, const char *title, const struct watch_cost *c)
 {
-	long long ours = c->mem + c->dir / 2;	/* the /16 words of one slot */
+	long long ours = c->mem;
 
 	out(stdout, f, "\n%s\n", title);
 	out(stdout, f, "  %-34s %12s %14s %12s %14s\n", "", "ns/pkt (+)", "bytes_memlock",
@@ -1508,7 +1508,7 @@ static void watch_floor(FILE *f, const struct watch_cost *c, double ns_max)
 	const double *x = c->floor;	/* P_CHASE1.. on top of parsing */
 	double step = (x[P_CHASE4 - P_CHASE1] - x[0]) / 3;	/* a dependent line, 2 addresses */
 	double call = (x[P_CHASE4W_INNER - P_CHASE1] - x[P_CHASE4W - P_CHASE1]) / 32;
-	double calls = 2 * BT_WATCH_WAYS * c->probes_mean;	/* a cell, a call */
+	double calls = 2 * BT_WATCH_WAYS * c->probes_mean;	/* ABI 16: a call a cell */
 	int k = 0;
 
 	while (k < 16 && x[0] + k * step <= ns_max)
@@ -1517,12 +1517,12 @@ static void watch_floor(FILE *f, const struct watch_cost *c, double ns_max)
 	    "size, each waiting for the one before; both addresses, on top of parsing):\n"
 	    "    1 line an address +%.0f ns, 2 lines +%.0f, 4 lines +%.0f; 4 reads of 4 lines "
 	    "each (4 probes' cells) +%.0f\n"
-	    "    the same, each line a call (an inner map's lookup, as the table's) +%.0f: "
+	    "    the same, each line a call (an inner map of its own size) +%.0f: "
 	    "%.1f ns a call\n"
 	    "    a dependent line costs +%.0f ns a packet (the two addresses' reads overlap); "
 	    "+%.0f ns leaves %d such lines an address\n"
-	    "    this search: %.2f probes an address, a call a cell: %.0f calls a packet, "
-	    "%.0f ns of calls\n",
+	    "    this search: %.2f probes an address, 4 cells each, read inline (ABI 16 called "
+	    "for each: %.0f calls a packet, %.0f ns at that cost)\n",
 	    x[0], x[P_CHASE2 - P_CHASE1], x[P_CHASE4 - P_CHASE1], x[P_CHASE4W - P_CHASE1],
 	    x[P_CHASE4W_INNER - P_CHASE1], call, step, ns_max, k, c->probes_mean, calls,
 	    calls * call);
@@ -1534,7 +1534,7 @@ static void watch_floor(FILE *f, const struct watch_cost *c, double ns_max)
 static void watch_targets(FILE *f, const struct watch_cost *c, bool v6, double mem_bytes)
 {
 	double ns_max = v6 ? 300 : 150, ratio_max = v6 ? 0.10 : 0.08;
-	double per_entry = (double)(c->mem + c->dir / 2) / c->keys;
+	double per_entry = (double)c->mem / c->keys;
 
 	out(stdout, f, "  targets:\n");
 	out(stdout, f, "  - at most +%.0f ns a packet: +%.0f: %s\n", ns_max, c->ns,
@@ -1605,7 +1605,7 @@ static void watch_shapes_run(FILE *f, const uint32_t *seq, struct target *w)
 			    "    every length, longest first (ABI 8): %.2f probes\n"
 			    "    binary search on all the family's lengths: %.2f probes (max %u), "
 			    "+%.1f ns, %.1f bytes an entry, %zu markers\n", linear, flat.probes_mean,
-			    flat.probes_max, flat.ns, (double)(flat.mem + flat.dir / 2) / flat.keys,
+			    flat.probes_max, flat.ns, (double)flat.mem / flat.keys,
 			    flat.markers);
 		if (v6)
 			out(stdout, f, "  ablation (ns on top of parsing):\n"
@@ -1615,7 +1615,7 @@ static void watch_shapes_run(FILE *f, const uint32_t *seq, struct target *w)
 		else
 			out(stdout, f, "    the range table (ABI 16): %.2f lines (max %u), +%.1f ns, "
 			    "%.1f bytes an entry\n", c.probes_mean, c.probes_max, c.ns,
-			    (double)(c.mem + c.dir / 2) / c.keys);
+			    (double)c.mem / c.keys);
 		watch_cost_line(f, v6 ? "this IPv6 list" : "this IPv4 list", &c);
 		bt_watch_list_free(&l);
 	}
@@ -1702,7 +1702,7 @@ static void watch_run(FILE *f, const uint32_t *seq)
 		snprintf(l.names[c], sizeof(l.names[c]), "c%u", c);
 	if (bt_watch_load(&w->inst, &l, BT_WATCH_CHECK_BITS, &info))
 		goto fail;
-	mem_w = table_memlock(&w->inst, NULL);
+	mem_w = table_memlock(&w->inst);
 	nwatch_refs = WATCH_KEYS;
 	bench_frame_v4_udp(&fr);
 	if (run_case(&fr, false, seq, which, med))

@@ -160,14 +160,15 @@ struct {
 	__type(value, struct bt_watch_hdr);
 } watch_hdr SEC(".maps");
 
-/* watch_cells: index slot, value an array of the table's cells, 7 bytes
- * each, 8 an element (struct bt_watch_group), made by user space for each
- * table at its size (filled through mmap; `watch set` rewrites class bytes
- * in place). */
+/* watch_cells: index slot * BT_WATCH_CHUNKS + chunk, value a chunk of the
+ * table's array (include/bloomtap.h "Watch lists"), made by user space for
+ * each table (filled through mmap; `watch set` rewrites class bytes in
+ * place). No BPF_F_INNER_MAP: chunks of one size, so the verifier inlines
+ * their lookups. */
 struct watch_cells_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BT_WATCH_CHUNK);
 	__type(key, __u32);
 	/* the group as bytes: struct bt_watch_group would reach BTF only as a
 	 * forward declaration, whose size libbpf cannot tell */
@@ -176,21 +177,10 @@ struct watch_cells_inner {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 2);
+	__uint(max_entries, 2 * BT_WATCH_CHUNKS);
 	__type(key, __u32);
 	__array(values, struct watch_cells_inner);
 } watch_cells SEC(".maps");
-
-/* watch_dir: the IPv4 /16 words of each slot's table, word slot *
- * BT_WATCH_DIR + the /16 (include/bloomtap.h "Watch lists"); written by
- * user space through mmap into the slot not in use. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 2 * BT_WATCH_DIR);
-	__type(key, __u32);
-	__type(value, __u64);
-} watch_dir SEC(".maps");
 
 /* watch_counts: per CPU, index direction * BT_WATCH_CLASSES + class id
  * (enum bt_direction: received, sent), value struct bt_watch_count. Plain

@@ -10,12 +10,27 @@
 #include "maps.bpf.h"
 #include "hash.h"
 
+/* Element g of the table of slot: its chunk, then the element in it; both
+ * lookups inlined (include/bloomtap.h: chunks of one size). NULL past the
+ * slot's chunks. */
+static __always_inline struct bt_watch_group *watch_elem(__u32 slot, __u32 g)
+{
+	__u32 x = (slot & 1) * BT_WATCH_CHUNKS + (g >> BT_WATCH_CHUNK_SHIFT);
+	__u32 e = g & (BT_WATCH_CHUNK - 1);
+	void *chunk;
+
+	if (g >> BT_WATCH_CHUNK_SHIFT >= BT_WATCH_CHUNKS)
+		return NULL;
+	chunk = bpf_map_lookup_elem(&watch_cells, &x);
+	return chunk ? bpf_map_lookup_elem(chunk, &e) : NULL;
+}
+
 /* Cell i: 7 bytes of element i / 9, little-endian (three loads: a wider
  * one would read past the cell). */
-static __always_inline __u64 cell_at(void *cells, __u32 i)
+static __always_inline __u64 cell_at(__u32 slot, __u32 i)
 {
 	__u32 g = bt_watch_group_of(i), r = i - g * BT_WATCH_GROUP, off;
-	struct bt_watch_group *p = bpf_map_lookup_elem(cells, &g);
+	struct bt_watch_group *p = watch_elem(slot, g);
 
 	/* the remainder checked as the verifier sees it (it cannot bound
 	 * i - g * 9) */
@@ -35,12 +50,10 @@ static __always_inline __u32 watch_probe(__u32 slot, __u64 hi, __u64 lo, __u32 l
 	__u32 c[BT_WATCH_WAYS];
 	__u64 x, v[BT_WATCH_WAYS];
 	struct bt_watch_hdr *h;
-	void *cells;
 
 	slot &= 1;
 	h = bpf_map_lookup_elem(&watch_hdr, &slot);
-	cells = bpf_map_lookup_elem(&watch_cells, &slot);
-	if (!h || !cells || !k)
+	if (!h || !k)
 		return 0;
 	if (len < 64) {
 		lo = 0;
@@ -50,10 +63,10 @@ static __always_inline __u32 watch_probe(__u32 slot, __u64 hi, __u64 lo, __u32 l
 	}
 	x = bt_hash_watch(k, h->seed, hi, lo, len);
 	bt_watch_cells(x, h->seg_len, h->seg_count_len, c);
-	v[0] = cell_at(cells, c[0]);
-	v[1] = cell_at(cells, c[1]);
-	v[2] = cell_at(cells, c[2]);
-	v[3] = cell_at(cells, c[3]);
+	v[0] = cell_at(slot, c[0]);
+	v[1] = cell_at(slot, c[1]);
+	v[2] = cell_at(slot, c[2]);
+	v[3] = cell_at(slot, c[3]);
 	return bt_watch_decode(v, x, h->check_mask);
 }
 
@@ -135,12 +148,11 @@ __noinline int watch_step(struct watch_search *s, const struct bt_hash_keys *k)
 	return s->node == BT_WATCH_NONE && !watch_unfinished(s);
 }
 
-/* Line x's first address, from the index of the table (cells, header h);
+/* Line x's first address, from the index of the table of slot (header h);
  * 0x10000 when it cannot be read (above any address). */
-static __always_inline __u32 index_start(void *cells, const struct bt_watch_hdr *h, __u32 x)
+static __always_inline __u32 index_start(__u32 slot, const struct bt_watch_hdr *h, __u32 x)
 {
-	__u32 el = h->groups + h->v4_lines + x / BT_WATCH_R_INDEX;
-	struct bt_watch_group *p = bpf_map_lookup_elem(cells, &el);
+	struct bt_watch_group *p = watch_elem(slot, h->groups + h->v4_lines + x / BT_WATCH_R_INDEX);
 
 	return p ? p->h[x % BT_WATCH_R_INDEX] : 0x10000;
 }
@@ -148,11 +160,11 @@ static __always_inline __u32 index_start(void *cells, const struct bt_watch_hdr 
 /* Is the line of address a16 among lines wlo..whi of a /16's lo..hi (its
  * first address, the index says, at or below the address, the next line's
  * above)? */
-static __always_inline int lines_hold(void *cells, const struct bt_watch_hdr *h, __u32 lo,
+static __always_inline int lines_hold(__u32 slot, const struct bt_watch_hdr *h, __u32 lo,
 				      __u32 hi, __u32 wlo, __u32 whi, __u32 a16)
 {
-	return (wlo == lo || index_start(cells, h, wlo) <= a16) &&
-	       (whi == hi || index_start(cells, h, whi + 1) > a16);
+	return (wlo == lo || index_start(slot, h, wlo) <= a16) &&
+	       (whi == hi || index_start(slot, h, whi + 1) > a16);
 }
 
 /* The class of IPv4 address a (host order) in the range table of slot
@@ -161,19 +173,19 @@ static __always_inline int lines_hold(void *cells, const struct bt_watch_hdr *h,
  * watch_class, its frame took the stack of the three calls to 528 bytes. */
 static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr *h)
 {
-	__u32 x = slot * BT_WATCH_DIR + (a >> 16), first, n, lo, hi, el, pos0, i, word = 1;
+	__u32 first, n, lo, hi, pos0, i, word = 1;
 	struct bt_watch_group *p;
-	__u64 *dw = bpf_map_lookup_elem(&watch_dir, &x), d;
-	void *cells;
+	__u64 d;
 
-	if (!dw)
+	if (!h->v4_dir)
+		return 0;	/* the list has no IPv4 key */
+	p = watch_elem(slot, h->groups + h->v4_lines + h->v4_index +
+				     (a >> 16) / BT_WATCH_R_WORDS);
+	if (!p)
 		return 0;
-	d = *dw;
+	d = p->d[(a >> 16) % BT_WATCH_R_WORDS];
 	if (d & BT_WATCH_R_DIRECT)
 		return d & 0xff;
-	cells = bpf_map_lookup_elem(&watch_cells, &slot);
-	if (!cells)
-		return 0;
 	first = BT_WATCH_R_FIRST(d);
 	n = BT_WATCH_R_COUNT(d);
 	lo = first / BT_WATCH_R_LINE;
@@ -185,9 +197,9 @@ static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr 
 	if (hi - lo > BT_WATCH_R_INDEX) {
 		__u32 wlo, whi, g = bt_watch_r_guess(lo, hi, a & 0xffff, &wlo, &whi);
 
-		if (lines_hold(cells, h, lo, hi, g, g, a & 0xffff))
+		if (lines_hold(slot, h, lo, hi, g, g, a & 0xffff))
 			wlo = whi = g;
-		if (wlo == whi || lines_hold(cells, h, lo, hi, wlo, whi, a & 0xffff)) {
+		if (wlo == whi || lines_hold(slot, h, lo, hi, wlo, whi, a & 0xffff)) {
 			lo = wlo;
 			hi = whi;
 			word = 0;	/* the word's step is the whole /16's */
@@ -199,7 +211,7 @@ static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr 
 
 		/* the first step's entry is in the word; the others in the
 		 * index */
-		start = i || !word ? index_start(cells, h, mid) : BT_WATCH_R_MID(d);
+		start = i || !word ? index_start(slot, h, mid) : BT_WATCH_R_MID(d);
 		/* right: the line starts at or below the address; no branch
 		 * (half of them would be mispredicted) */
 		le = (__u64)start - (a & 0xffff) - 1;
@@ -208,8 +220,7 @@ static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr 
 		lo += (mid - lo) * right;
 		hi -= (hi - mid + 1) * (1 - right);
 	}
-	el = h->groups + lo;
-	if (!(p = bpf_map_lookup_elem(cells, &el)))
+	if (!(p = watch_elem(slot, h->groups + lo)))
 		return 0;
 	pos0 = lo * BT_WATCH_R_LINE;
 	i = bt_watch_r_count(p->w, BT_WATCH_R_KEY(a & 0xffff), pos0, first, n) +

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 16
+#define BT_ABI_VERSION 17
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -439,7 +439,7 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  *     al.'s and DXR's idea: Zec, Rizzo and Mikuc, "DXR: towards a billion
  *     routing lookups per second", 2012): the list's IPv4 prefixes cut the
  *     address space into ranges, each answered by one longest match. A
- *     direct table of the 65,536 /16s ("watch_dir", a u64 each) gives the
+ *     direct table of the 65,536 /16s (a u64 each, after the index) gives the
  *     class of a /16 that no prefix longer than /16 cuts (BT_WATCH_R_DIRECT:
  *     class, and the length of its best match), or where the /16's ranges
  *     are (BT_WATCH_R_FIRST, BT_WATCH_R_COUNT) and the first step of their
@@ -481,9 +481,9 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  * line; an IPv6 address takes at most 8 + 1 probes, whatever the list; 4
  * cells a probe.
  *
- * Two slots: `watch load` builds a table (cells in an inner map of the
- * "watch_cells" array of maps, its header in "watch_hdr", its /16 words in
- * its half of "watch_dir") into the slot not in use, then points
+ * Two slots: `watch load` builds a table (its array in chunks, inner maps
+ * of the "watch_cells" array of maps: cells, ranges, index and /16 words;
+ * its header in "watch_hdr") into the slot not in use, then points
  * bt_ctl.watch at it: one write (the word counts the loads, the slot is its
  * low bit, so a reader can tell a load came). */
 #define BT_WATCH_CLASSES 256		/* ids 1..255; 0 is "none" */
@@ -493,7 +493,8 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 #define BT_WATCH_MARKER_BIT 47		/* of the XOR part's 48 bits */
 #define BT_WATCH_LEAF_BIT 46		/* a key with no listed prefix under it */
 #define BT_WATCH_NONE 0xff		/* a length byte: no prefix */
-#define BT_WATCH_DIR 65536		/* IPv4 /16s: watch_dir has two slots' */
+#define BT_WATCH_DIR 65536		/* IPv4 /16s: a table's words, after its index */
+#define BT_WATCH_R_WORDS 8		/* /16 words an element */
 /* A /16's word (u64): BT_WATCH_R_DIRECT, then bits 0..7 its class and
  * 8..15 its best match's IPv4 length (BT_WATCH_NONE: none); else its first
  * range in the range array, how many, and the index entry that the search
@@ -518,6 +519,17 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 #define BT_WATCH_F_FLAT 1		/* IPv4 searched over all its lengths, as
 					 * IPv6 (make bench's ablation only) */
 #define BT_WATCH_CELL_BYTES 7
+/* A table's array in chunks of one size (ABI 17): inner maps of one size
+ * let the verifier inline their lookups, where an inner map of its own
+ * size (BPF_F_INNER_MAP) costs a call a read, 7 ns here, 4 a probe (make
+ * bench: IPv6 +354 to +431 ns a packet inlined, +553 to +978 called).
+ * Element g of slot s is element g % BT_WATCH_CHUNK of the map at
+ * s * BT_WATCH_CHUNKS + g / BT_WATCH_CHUNK. A chunk costs its map's page
+ * and a table its last chunk's rest: 256 KiB chunks minimize the sum for
+ * tables of about 10 MiB. */
+#define BT_WATCH_CHUNK_SHIFT 12
+#define BT_WATCH_CHUNK (1u << BT_WATCH_CHUNK_SHIFT)	/* elements: 256 KiB */
+#define BT_WATCH_CHUNKS 1024		/* a slot's at most: 256 MiB */
 #define BT_WATCH_GROUP 9		/* cells an array element (63 of its 64
 					 * bytes: an element is a cache line) */
 
@@ -528,6 +540,7 @@ struct bt_watch_group {
 		__u8 b[64];
 		__u32 w[BT_WATCH_R_LINE];
 		__u16 h[BT_WATCH_R_INDEX];
+		__u64 d[BT_WATCH_R_WORDS];
 	};
 };
 
@@ -548,7 +561,8 @@ struct bt_watch_hdr {
 	__u32 v4_lines;		/* elements of IPv4's ranges */
 	__u32 v4_index;		/* elements of their index, after them */
 	__u32 v4_ranges;	/* ranges in use */
-	__u32 pad3;
+	__u32 v4_dir;		/* elements of /16 words after the index
+				 * (BT_WATCH_DIR / 8); 0: no IPv4 key */
 	__u8 len[2][136];	/* each family's lengths, shortest first */
 	/* The search tree over each family's lengths (IPv6's; IPv4's only
 	 * with BT_WATCH_F_FLAT): node i is the length len[f][i], its children

@@ -35,7 +35,10 @@ MUTANTS=(
 'range-set-ignores-length|user/core/watchlpm.c|*w >> 16 <= last && ((*w >> 8) & 0xff) == len) {|*w >> 16 <= last) {|.output/tests/test_watch'
 'datapath-range-index-strict|bpf/watch.bpf.h|(a & 0xffff) - 1;|(a & 0xffff);|.output/tests/test_watch'
 'range-word-wrong-step|user/core/watchlpm.c|hi > lo ? e[mid * BT_WATCH_R_LINE] >> 16 : 0);|hi > lo ? e[(mid - 1) * BT_WATCH_R_LINE] >> 16 : 0);|.output/tests/test_watch'
-'datapath-range-guess-wrong|bpf/watch.bpf.h|index_start(cells, h, wlo) <= a16)|index_start(cells, h, wlo) >= a16)|.output/tests/test_watch'
+'datapath-range-guess-wrong|bpf/watch.bpf.h|index_start(slot, h, wlo) <= a16)|index_start(slot, h, wlo) >= a16)|.output/tests/test_watch'
+'datapath-chunk-wrong|bpf/watch.bpf.h|	__u32 e = g & (BT_WATCH_CHUNK - 1);|	__u32 e = g & (BT_WATCH_CHUNK / 2 - 1);|.output/tests/test_watch'
+'chunk-filled-wrong|user/instance/watch.c|		memcpy(p, b->cells + from,|		memcpy(p, b->cells + from / 2,|.output/tests/test_watch'
+'cell-group-magic|include/hash.h|0x38e38e39ULL >> 33|0x38e38e39ULL >> 34|.output/tests/test_watch'
 'datapath-no-final-probe|bpf/watch.bpf.h|	return !s->known && s->best <= 128|	return 0 && !s->known && s->best <= 128|.output/tests/test_watch'
 'key-in-status|user/cmd/status.c|		json_object_object_add(o, "kind", json_object_new_string(kind));|		{ char kh[40]; snprintf(kh, sizeof(kh), "%016llx", (unsigned long long)inst.meta.hash_key.k0); json_object_object_add(o, "kh", json_object_new_string(kh)); } json_object_object_add(o, "kind", json_object_new_string(kind));|tests/live/faults.sh'
 'ipfix-drops-a-flow|user/report/ipfix.c|	for (size_t i = 0; i < r->n; i++) {

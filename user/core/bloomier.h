@@ -68,11 +68,12 @@ static inline size_t bt_watch_cell_groups(__u32 n)
 	return ((size_t)n + BT_WATCH_GROUP - 1) / BT_WATCH_GROUP;
 }
 
-/* Bytes of a table's array: its cells' groups, then IPv4's range lines
- * and their index (watchlpm.h). */
+/* Bytes of a table's array: its cells' groups, then IPv4's range lines,
+ * their index and the /16 words (watchlpm.h). */
 static inline size_t bt_watch_cells_bytes(const struct bt_watch_hdr *h)
 {
-	return ((size_t)h->groups + h->v4_lines + h->v4_index) * sizeof(struct bt_watch_group);
+	return ((size_t)h->groups + h->v4_lines + h->v4_index + h->v4_dir) *
+	       sizeof(struct bt_watch_group);
 }
 
 struct bt_bloomier {

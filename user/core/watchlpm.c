@@ -233,7 +233,7 @@ static __u32 range_class(const struct bt_watch_view *v, __u32 a, struct bt_watch
 	const struct bt_watch_hdr *h = v->hdr;
 	const uint8_t *arr = v->cells + (size_t)h->groups * sizeof(struct bt_watch_group);
 	const __u16 *idx = (const __u16 *)(arr + (size_t)h->v4_lines * sizeof(struct bt_watch_group));
-	__u64 d = v->dir[a >> 16];
+	__u64 d = v->dir ? v->dir[a >> 16] : BT_WATCH_R_DIRECT;	/* none */
 	__u32 first = BT_WATCH_R_FIRST(d), n = BT_WATCH_R_COUNT(d), lo = first / BT_WATCH_R_LINE;
 	__u32 hi = (first + n - 1) / BT_WATCH_R_LINE, e = (__u32)d, w[BT_WATCH_R_LINE], pos0;
 
@@ -449,6 +449,7 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	struct bt_watch_hdr lengths = { 0 };
 	struct bt_watch_key *e = NULL;
 	size_t ne = 0, cap = n + 1024, markers = 0;
+	bool v4 = false;	/* IPv4 keys, in the range table */
 	uint8_t *all;
 	int err = -ENOMEM;
 
@@ -460,6 +461,8 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	for (size_t i = 0; i < n; i++)
 		if (!in_ranges(&keys[i], flags))
 			e[ne++] = keys[i];
+		else
+			v4 = true;
 	family_lengths(e, ne, &lengths);
 	lengths.flags = flags;
 	if (!(flags & BT_WATCH_F_FLAT) && (err = make_ranges(keys, n, out)))
@@ -491,13 +494,17 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	out->b.hdr.v4_lines = out->lines;
 	out->b.hdr.v4_index = out->index;
 	out->b.hdr.v4_ranges = out->ranges;
-	/* the ranges and their index after the cells, in one array */
+	out->b.hdr.v4_dir = v4 ? BT_WATCH_DIR / BT_WATCH_R_WORDS : 0;
+	/* the ranges, their index and the /16 words after the cells, in one
+	 * array */
 	if (!(all = realloc(out->b.cells, bt_watch_cells_bytes(&out->b.hdr) + 1)))
 		goto fail;
 	out->b.cells = all;
 	if (out->nodes)
 		memcpy(all + (size_t)out->b.hdr.groups * sizeof(struct bt_watch_group), out->nodes,
 		       (out->lines + out->index) * sizeof(struct bt_watch_group));
+	if (v4)
+		memcpy(bt_watch_dir_of(&out->b.hdr, all), out->dir, BT_WATCH_DIR * sizeof(__u64));
 	free(e);
 	return 0;
 fail:

@@ -13,13 +13,15 @@
 struct bt_watch_view {
 	const struct bt_watch_hdr *hdr;
 	const uint8_t *cells;
-	const __u64 *dir;	/* BT_WATCH_DIR words, IPv4 /16 by /16 */
+	const __u64 *dir;	/* BT_WATCH_DIR words, IPv4 /16 by /16; NULL:
+				 * no IPv4 key */
 };
 
 struct bt_watch_built {
 	struct bt_bloomier b;	/* prefixes and markers, the lengths in b.hdr;
 				 * b.cells holds IPv4's after the cells */
-	__u64 *dir;		/* BT_WATCH_DIR words, malloc'd */
+	__u64 *dir;		/* BT_WATCH_DIR words, malloc'd (copied into
+				 * b.cells, after the index) */
 	__u32 *nodes;		/* IPv4's range lines, then their index */
 	size_t lines, index, ranges;
 	__u32 levels;		/* the most an IPv4 address reads: index
@@ -37,13 +39,23 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 		   unsigned check_bits, uint64_t seed, unsigned flags, struct bt_watch_built *out);
 void bt_watch_built_free(struct bt_watch_built *w);
 
-static inline struct bt_watch_view bt_watch_built_view(const struct bt_watch_built *w)
+/* The /16 words in a table's array (cells); NULL when the list has no
+ * IPv4 key. */
+static inline __u64 *bt_watch_dir_of(const struct bt_watch_hdr *h, uint8_t *cells)
 {
-	return (struct bt_watch_view){ &w->b.hdr, w->b.cells, w->dir };
+	size_t at = ((size_t)h->groups + h->v4_lines + h->v4_index) * sizeof(struct bt_watch_group);
+
+	return h->v4_dir && cells ? (__u64 *)(cells + at) : NULL;
 }
 
-/* Bits an entry of the list: the table's array (cells and ranges) over the
- * entries (the /16 words, 512 KiB whatever the list, not counted). */
+static inline struct bt_watch_view bt_watch_built_view(const struct bt_watch_built *w)
+{
+	return (struct bt_watch_view){ &w->b.hdr, w->b.cells,
+				       bt_watch_dir_of(&w->b.hdr, w->b.cells) };
+}
+
+/* Bits an entry of the list: the table's array (cells, ranges, index and
+ * /16 words) over the entries. */
 static inline double bt_watch_bits_per_entry(const struct bt_watch_hdr *h)
 {
 	return h->entries ? 8.0 * bt_watch_cells_bytes(h) / h->entries : 0;

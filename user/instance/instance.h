@@ -20,7 +20,7 @@
 #define BT_INSTANCE_MAPS(X)							\
 	X(counters) X(flows) X(ctl) X(cms) X(fm) X(fmc) X(fc) X(fmo)		\
 	X(spie) X(windows) X(wcount) X(digest_log)				\
-	X(watch_hdr) X(watch_cells) X(watch_dir) X(watch_counts) X(watch_classes) \
+	X(watch_hdr) X(watch_cells) X(watch_counts) X(watch_classes) \
 	X(drop_counts) X(drop_counts_subsys) X(drop_counters) X(drop_suppress)	\
 	X(wdrops) X(dcounters) X(dcms) X(dfm) X(dfmc) X(dfc) X(dfmo)		\
 	X(ecms) X(efm) X(efmc) X(efc) X(efmo)					\

@@ -24,7 +24,6 @@ static const struct {
 } features[BT_KF_MAX] = {
 	[BT_KF_BPF] = { "bpf_xdp_programs", "4.8", true },
 	[BT_KF_MMAP_ARRAY] = { "mmapable_arrays", "5.5", true },
-	[BT_KF_INNER_MAP] = { "inner_map_flag", "5.10", true },
 	[BT_KF_BOOT_NS] = { "ktime_get_boot_ns", "5.8", true },
 	[BT_KF_XDP_LINK] = { "xdp_bpf_link", "5.9", true },
 	[BT_KF_ATOMICS] = { "bpf_atomics", "5.12", true },
@@ -106,13 +105,12 @@ static void probe_once(void)
 	 * the kernel (libbpf's probes then answer 0): unknown, and the
 	 * command's own error will say it needs root */
 	if (probe_map_flag(0) < 0) {
-		k.has[BT_KF_BPF] = k.has[BT_KF_MMAP_ARRAY] = k.has[BT_KF_INNER_MAP] = -1;
+		k.has[BT_KF_BPF] = k.has[BT_KF_MMAP_ARRAY] = -1;
 		k.has[BT_KF_BOOT_NS] = k.has[BT_KF_XDP_FRAGS] = k.has[BT_KF_ATOMICS] = -1;
 		k.has[BT_KF_LOOP] = -1;
 	} else {
 		k.has[BT_KF_BPF] = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_XDP, NULL) > 0;
 		k.has[BT_KF_MMAP_ARRAY] = probe_map_flag(BPF_F_MMAPABLE);
-		k.has[BT_KF_INNER_MAP] = probe_map_flag(BPF_F_INNER_MAP);
 		k.has[BT_KF_BOOT_NS] = probe_helper(BPF_FUNC_ktime_get_boot_ns);
 		k.has[BT_KF_XDP_FRAGS] = probe_helper(BPF_FUNC_xdp_get_buff_len);
 		k.has[BT_KF_ATOMICS] = probe_atomics();

@@ -14,7 +14,6 @@
 enum bt_kfeature {
 	BT_KF_BPF,		/* bpf(2) loads XDP programs */
 	BT_KF_MMAP_ARRAY,	/* BPF_F_MMAPABLE arrays: the sketch and windows */
-	BT_KF_INNER_MAP,	/* BPF_F_INNER_MAP: watch lists of any size */
 	BT_KF_BOOT_NS,		/* bpf_ktime_get_boot_ns(): window stamps */
 	BT_KF_XDP_LINK,		/* bpf_link XDP attach */
 	BT_KF_ATOMICS,		/* BPF_ATOMIC cmpxchg: the SPIE ring's turns */

@@ -23,9 +23,6 @@
 #include "watch.h"
 #include "core/addr.h"
 
-/* Both slots' /16 words, as watch_dir maps them. */
-#define WATCH_DIRS_BYTES (2 * BT_WATCH_DIR * sizeof(__u64))
-
 static int watch_lock(void)
 {
 	int fd = open(BT_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -42,27 +39,28 @@ static struct bt_ctl *map_ctl(const struct bt_instance *inst, size_t *len)
 	return bt_mmap_array(inst->ctl_fd, sizeof(struct bt_ctl), len);
 }
 
-/* Where a slot's cells array is pinned: readers open it by its pin, which
- * CAP_BPF allows, and not by its id, which takes CAP_SYS_ADMIN (the agent
- * runs without it). */
-static int cells_pin(const struct bt_instance *inst, __u32 slot, char *buf, size_t len)
+/* Where a chunk of a slot's table is pinned: readers open it by its pin,
+ * which CAP_BPF allows, and not by its id, which takes CAP_SYS_ADMIN (the
+ * agent runs without it). */
+static int chunk_pin(const struct bt_instance *inst, __u32 slot, __u32 chunk, char *buf,
+		     size_t len)
 {
 	char obj[32];
 
-	snprintf(obj, sizeof(obj), "watch_cells_%u", slot);
+	snprintf(obj, sizeof(obj), "watch_cells_%u_%u", slot, chunk);
 	return bt_instance_path(inst->name, obj, buf, len);
 }
 
-/* The cells array of slot, as a new fd; -errno when the slot has none. */
-static int slot_cells_fd(const struct bt_instance *inst, __u32 slot)
+/* Chunk c of slot's table, as a new fd; -errno when the slot has none. */
+static int chunk_fd(const struct bt_instance *inst, __u32 slot, __u32 c)
 {
+	__u32 x = slot * BT_WATCH_CHUNKS + c, id;
 	char path[512];
-	__u32 id;
 	int fd;
 
-	if (bpf_map_lookup_elem(inst->watch_cells_fd, &slot, &id))
+	if (bpf_map_lookup_elem(inst->watch_cells_fd, &x, &id))
 		return -errno;
-	if (!cells_pin(inst, slot, path, sizeof(path)) && (fd = bpf_obj_get(path)) >= 0) {
+	if (!chunk_pin(inst, slot, c, path, sizeof(path)) && (fd = bpf_obj_get(path)) >= 0) {
 		struct bpf_map_info info = { 0 };
 		__u32 ilen = sizeof(info);
 
@@ -70,17 +68,29 @@ static int slot_cells_fd(const struct bt_instance *inst, __u32 slot)
 			return fd;
 		close(fd);	/* a pin being replaced: the id decides */
 	}
-	/* a table loaded by a bloomtap before the pins */
 	fd = bpf_map_get_fd_by_id(id);
 	return fd < 0 ? -errno : fd;
 }
 
-/* The header and cells of the slot that generation gen names (mapped
- * read-only unless the table is opened to write: watch set). */
+/* The chunks a table's array takes. */
+static __u32 table_chunks(const struct bt_watch_hdr *h)
+{
+	size_t groups = bt_watch_cells_bytes(h) / sizeof(struct bt_watch_group);
+
+	return groups ? (groups + BT_WATCH_CHUNK - 1) / BT_WATCH_CHUNK : 1;
+}
+
+#define CHUNK_BYTES ((size_t)BT_WATCH_CHUNK * sizeof(struct bt_watch_group))
+
+/* The header and array of the slot that generation gen names, its chunks
+ * mapped side by side (read-only unless the table is opened to write:
+ * watch set). */
 static int take_slot(const struct bt_instance *inst, __u32 gen, bool writable,
 		     struct bt_watch_table *t)
 {
-	int fd, err;
+	int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ, err = 0;
+	__u32 n;
+	void *p;
 
 	t->slot = gen & 1;
 	bt_test_pause("watch-read");
@@ -88,14 +98,25 @@ static int take_slot(const struct bt_instance *inst, __u32 gen, bool writable,
 		return -errno;
 	if (!t->hdr.entries)
 		return 0;
-	if ((fd = slot_cells_fd(inst, t->slot)) < 0)
-		return fd;
-	t->cells = bt_mmap_array_prot(fd, bt_watch_cells_bytes(&t->hdr), &t->len, writable);
-	err = t->cells ? 0 : -errno;
-	close(fd);
-	if (!err && !(t->dirs = bt_mmap_array_prot(inst->watch_dir_fd, WATCH_DIRS_BYTES,
-						   &t->dirs_len, writable)))
-		err = -errno;
+	n = table_chunks(&t->hdr);
+	if (n > BT_WATCH_CHUNKS)
+		return -E2BIG;
+	/* one range of addresses, each chunk mapped over its part */
+	p = mmap(NULL, n * CHUNK_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	t->cells = p;
+	t->len = n * CHUNK_BYTES;
+	for (__u32 c = 0; c < n && !err; c++) {
+		int fd = chunk_fd(inst, t->slot, c);
+
+		if (fd < 0)
+			return fd;
+		if (mmap((uint8_t *)p + c * CHUNK_BYTES, CHUNK_BYTES, prot, MAP_SHARED | MAP_FIXED,
+			 fd, 0) == MAP_FAILED)
+			err = -errno;
+		close(fd);
+	}
 	return err;
 }
 
@@ -103,10 +124,7 @@ static void unmap_slot(struct bt_watch_table *t)
 {
 	if (t->cells)
 		munmap(t->cells, t->len);
-	if (t->dirs)
-		munmap(t->dirs, t->dirs_len);
 	t->cells = NULL;
-	t->dirs = NULL;
 }
 
 int bt_watch_table_open(const struct bt_instance *inst, bool writable, struct bt_watch_table *t)
@@ -158,7 +176,7 @@ __u32 bt_watch_table_classify(const struct bt_watch_table *t, const uint8_t addr
 
 	if (how)
 		memset(how, 0, sizeof(*how));
-	if (!t->hdr.entries || !t->cells || !t->dirs)
+	if (!t->hdr.entries || !t->cells)
 		return 0;
 	return bt_watch_classify(&t->keys, &v, addr, v4, how);
 }
@@ -241,42 +259,63 @@ static int write_classes(const struct bt_instance *inst, const struct bt_watch_c
 	return 0;
 }
 
-/* A new cells array of the table, filled through mmap; its fd. */
-static int make_cells(const struct bt_bloomier *b)
+/* Chunk c of the built table (b->cells), a new map filled through mmap;
+ * its fd. */
+static int make_chunk(const struct bt_bloomier *b, __u32 c)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	size_t bytes = bt_watch_cells_bytes(&b->hdr), len;
-	__u32 n = bytes / sizeof(struct bt_watch_group);
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	size_t bytes = bt_watch_cells_bytes(&b->hdr), from = c * CHUNK_BYTES, len;
 	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "watch_table", sizeof(__u32),
-				sizeof(struct bt_watch_group), n ? n : 1, &o);
+				sizeof(struct bt_watch_group), BT_WATCH_CHUNK, &o);
 	uint8_t *p;
 
 	if (fd < 0)
 		return -errno;
-	if (!(p = bt_mmap_array(fd, bytes ? bytes : sizeof(struct bt_watch_group), &len))) {
+	if (!(p = bt_mmap_array(fd, CHUNK_BYTES, &len))) {
 		int err = -errno;
 
 		close(fd);
 		return err;
 	}
-	memcpy(p, b->cells, bytes);
+	if (from < bytes)
+		memcpy(p, b->cells + from, bytes - from < CHUNK_BYTES ? bytes - from : CHUNK_BYTES);
 	munmap(p, len);
 	return fd;
 }
 
-/* The /16 words of slot (not in use: nobody reads them). */
-static int write_dir(const struct bt_instance *inst, __u32 slot, const __u64 *dir)
+/* Is chunk c of slot there: in the datapath's map, or pinned? */
+static bool chunk_there(const struct bt_instance *inst, __u32 slot, __u32 c)
 {
-	size_t len;
-	__u64 *p = bt_mmap_array(inst->watch_dir_fd, WATCH_DIRS_BYTES, &len);
+	__u32 x = slot * BT_WATCH_CHUNKS + c, id;
+	char pin[512];
 
-	if (!p)
-		return -errno;
-	memcpy(p + (size_t)slot * BT_WATCH_DIR, dir, BT_WATCH_DIR * sizeof(*p));
-	munmap(p, len);
-	return 0;
+	return !bpf_map_lookup_elem(inst->watch_cells_fd, &x, &id) ||
+	       (!chunk_pin(inst, slot, c, pin, sizeof(pin)) && !access(pin, F_OK));
 }
 
+/* Slot's chunks out of the datapath's map and their pins removed. Chunks
+ * go in from the first and out from the last, so that a load that died
+ * leaves a run from chunk 0: the scan stops at the first one missing.
+ * Each delete from an array of maps waits for an RCU grace period. */
+static void drop_chunks(const struct bt_instance *inst, __u32 slot)
+{
+	__u32 n = 0;
+	char pin[512];
+
+	while (n < BT_WATCH_CHUNKS && chunk_there(inst, slot, n))
+		n++;
+	while (n--) {
+		__u32 x = slot * BT_WATCH_CHUNKS + n;
+
+		bpf_map_delete_elem(inst->watch_cells_fd, &x);
+		if (!chunk_pin(inst, slot, n, pin, sizeof(pin)))
+			unlink(pin);
+	}
+}
+
+/* The slot not in use made the built table's: its array (in chunks, maps
+ * of their own, pinned), its /16 words, its header, and the classes' names. 0, or
+ * -errno after saying why. Nothing reads it until the switch. */
 /* An address's most reads, each family: IPv4's index entries and line (or, with
  * BT_WATCH_F_FLAT, as IPv6), IPv6's probes: the search's, and the final
  * probe of a best match that a marker names, if the family has one. */
@@ -310,29 +349,42 @@ int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 	return bt_watch_load_flags(inst, l, check_bits, 0, info);
 }
 
-/* The slot not in use made the built table's: its cells (a map of their
- * own, pinned), its /16 words, its header, and the classes' names. 0, or
+/* The slot not in use made the built table's: its array (in chunks, maps
+ * of their own, pinned), its header, and the classes' names. 0, or
  * -errno after saying why. Nothing reads it until the switch. */
 static int fill_slot(const struct bt_instance *inst, __u32 slot, const struct bt_watch_built *b,
 		     const struct bt_watch_class *names)
 {
-	char pin[512] = "";
-	int fd, err;
+	__u32 n = table_chunks(&b->b.hdr);
+	int err = 0;
 
-	if (!cells_pin(inst, slot, pin, sizeof(pin)))
-		unlink(pin);	/* a load that died before it freed its slot */
-	if ((fd = make_cells(&b->b)) < 0 || bpf_obj_pin(fd, pin) ||
-	    bpf_map_update_elem(inst->watch_cells_fd, &slot, &fd, 0)) {
-		err = fd < 0 ? fd : -errno;
-		bt_err("making the watch table's map (%u cells): %s", b->b.hdr.cells,
-		       strerror(-err));
+	drop_chunks(inst, slot);	/* a load that died before it freed its slot */
+	if (n > BT_WATCH_CHUNKS) {
+		bt_err("the watch table takes %u chunks of %zu KiB, more than the %u a slot has: "
+		       "load a shorter list", n, CHUNK_BYTES / 1024, BT_WATCH_CHUNKS);
+		return -E2BIG;
+	}
+	for (__u32 c = 0; c < n && !err; c++) {
+		__u32 x = slot * BT_WATCH_CHUNKS + c;
+		char pin[512] = "";
+		int fd = make_chunk(&b->b, c);
+
+		if (fd < 0)
+			err = fd;
+		else if (chunk_pin(inst, slot, c, pin, sizeof(pin)))
+			err = -ENAMETOOLONG;
+		else if (bpf_obj_pin(fd, pin) || bpf_map_update_elem(inst->watch_cells_fd, &x, &fd, 0))
+			err = -errno;
 		if (fd >= 0)
 			close(fd);
+	}
+	if (err) {
+		bt_err("making the watch table's maps (%u cells, %u chunks): %s", b->b.hdr.cells, n,
+		       strerror(-err));
+		drop_chunks(inst, slot);
 		return err;
 	}
-	close(fd);
-	if ((err = write_dir(inst, slot, b->dir)) ||
-	    bpf_map_update_elem(inst->watch_hdr_fd, &slot, &b->b.hdr, 0) ||
+	if (bpf_map_update_elem(inst->watch_hdr_fd, &slot, &b->b.hdr, 0) ||
 	    (err = write_classes(inst, names))) {
 		err = err ? err : -errno;
 		bt_err_errno(err, "writing the watch table");
@@ -346,12 +398,9 @@ static int fill_slot(const struct bt_instance *inst, __u32 slot, const struct bt
 static void free_slot(const struct bt_instance *inst, __u32 slot)
 {
 	struct bt_watch_hdr empty = { 0 };
-	char pin[512] = "";
 
 	bpf_map_update_elem(inst->watch_hdr_fd, &slot, &empty, 0);
-	bpf_map_delete_elem(inst->watch_cells_fd, &slot);
-	if (!cells_pin(inst, slot, pin, sizeof(pin)))
-		unlink(pin);
+	drop_chunks(inst, slot);
 }
 
 int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_list *l,
@@ -505,6 +554,7 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 	char msg[160];
 	bool v4, host, ranges;
 	__u32 own, old, id;
+	__u64 *dir;
 	int err;
 
 	if (bt_watch_parse_prefix(prefix, addr, &k.len, &v4, &host, msg, sizeof(msg))) {
@@ -525,10 +575,10 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 	/* membership decided on all the check bits (a table loaded with fewer
 	 * let an unlisted key through and overwrite a listed key's cell) */
 	ranges = v4 && !(t.hdr.flags & BT_WATCH_F_FLAT);
+	dir = bt_watch_dir_of(&t.hdr, t.cells);
 	old = 0;
-	if (ranges)
-		bt_watch_v4_set(&t.hdr, t.dirs + (size_t)t.slot * BT_WATCH_DIR, t.cells, (__u32)k.lo,
-				k.len - BT_WATCH_V4, -1, &old);
+	if (ranges && dir)
+		bt_watch_v4_set(&t.hdr, dir, t.cells, (__u32)k.lo, k.len - BT_WATCH_V4, -1, &old);
 	else if (t.hdr.keys > t.hdr.markers)
 		old = bt_bloomier_member(&t.keys, &t.hdr, t.cells, k.hi, k.lo, k.len, &own);
 	if (!old) {
@@ -548,8 +598,8 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 		/* the ranges it answers; or the class byte (the first:
 		 * little-endian) of the key's own cell, and nobody else's */
 		if (!err && ranges)
-			bt_watch_v4_set(&t.hdr, t.dirs + (size_t)t.slot * BT_WATCH_DIR, t.cells,
-					(__u32)k.lo, k.len - BT_WATCH_V4, id, &old);
+			bt_watch_v4_set(&t.hdr, dir, t.cells, (__u32)k.lo, k.len - BT_WATCH_V4, id,
+					&old);
 		else if (!err)
 			__atomic_store_n(&t.cells[bt_watch_cell_offset(own)], (uint8_t)id,
 					 __ATOMIC_RELEASE);

@@ -11,14 +11,12 @@
 #include "core/watchlist.h"
 
 /* The table in use, mapped (read-only unless writable), consistent: its
- * header, cells and /16 words are of one load, whatever loads come
- * meanwhile. */
+ * header and array (cells, ranges, /16 words) are of one load, whatever
+ * loads come meanwhile. */
 struct bt_watch_table {
 	struct bt_watch_hdr hdr;
 	uint8_t *cells;
 	size_t len;		/* of the mapping */
-	__u64 *dirs;		/* both slots' /16 words, mapped read-only */
-	size_t dirs_len;
 	struct bt_hash_keys keys;
 	__u32 slot;
 	int lock_fd;		/* held while writable */
@@ -31,8 +29,7 @@ __u32 bt_watch_table_classify(const struct bt_watch_table *t, const uint8_t addr
 
 static inline struct bt_watch_view bt_watch_table_view(const struct bt_watch_table *t)
 {
-	return (struct bt_watch_view){ &t->hdr, t->cells,
-				       t->dirs ? t->dirs + (size_t)t->slot * BT_WATCH_DIR : NULL };
+	return (struct bt_watch_view){ &t->hdr, t->cells, bt_watch_dir_of(&t->hdr, t->cells) };
 }
 
 struct bt_watch_loaded {
