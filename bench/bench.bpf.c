@@ -446,35 +446,19 @@ static __always_inline int ref_chase_run(struct xdp_md *ctx, __u32 reads, __u32 
 	return XDP_PASS;
 }
 
-SEC("xdp")
-int bench_ref_chase1(struct xdp_md *ctx)
-{
-	return ref_chase_run(ctx, 1, 1, false);
-}
+/* The floor's programs: reads an address, lines a read, through the inner
+ * map or not. */
+#define REF_CHASE(name, reads, width, inner)			\
+	SEC("xdp") int name(struct xdp_md *ctx)			\
+	{							\
+		return ref_chase_run(ctx, reads, width, inner);	\
+	}
 
-SEC("xdp")
-int bench_ref_chase2(struct xdp_md *ctx)
-{
-	return ref_chase_run(ctx, 2, 1, false);
-}
-
-SEC("xdp")
-int bench_ref_chase4(struct xdp_md *ctx)
-{
-	return ref_chase_run(ctx, 4, 1, false);
-}
-
-SEC("xdp")
-int bench_ref_chase4w(struct xdp_md *ctx)
-{
-	return ref_chase_run(ctx, 4, 4, false);
-}
-
-SEC("xdp")
-int bench_ref_chase4w_inner(struct xdp_md *ctx)
-{
-	return ref_chase_run(ctx, 4, 4, true);
-}
+REF_CHASE(bench_ref_chase1, 1, 1, false)
+REF_CHASE(bench_ref_chase2, 2, 1, false)
+REF_CHASE(bench_ref_chase4, 4, 1, false)
+REF_CHASE(bench_ref_chase4w, 4, 4, false)
+REF_CHASE(bench_ref_chase4w_inner, 4, 4, true)
 
 /* ---- The ablation of the SPIE stage (issue 11) ----
  * The stage with one lever more at a time, each on top of bloomtap's
