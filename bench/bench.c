@@ -370,11 +370,12 @@ out:
 	return err;
 }
 
-/* The kernel's bytes for the watch table in use: its chunks' maps. */
+/* The kernel's bytes for the watch table in use: its chunks' maps; -1
+ * when it has none. */
 static long long table_memlock(const struct bt_instance *inst)
 {
 	struct bt_watch_table t;
-	long long mem = 0;
+	long long mem = -1;
 	__u32 slot = 0, id, x;
 	int fd;
 
@@ -383,11 +384,11 @@ static long long table_memlock(const struct bt_instance *inst)
 		bt_watch_table_close(&t);
 	}
 	for (__u32 c = 0; c < BT_WATCH_CHUNKS; c++) {
-		x = slot * BT_WATCH_CHUNKS + c;
+		x = BT_WATCH_CHUNK_KEY(slot, c);
 		if (bpf_map_lookup_elem(inst->watch_cells_fd, &x, &id) ||
 		    (fd = bpf_map_get_fd_by_id(id)) < 0)
 			break;
-		mem += map_memlock(fd);
+		mem = (mem < 0 ? 0 : mem) + map_memlock(fd);
 		close(fd);
 	}
 	return mem;

@@ -160,7 +160,7 @@ struct {
 	__type(value, struct bt_watch_hdr);
 } watch_hdr SEC(".maps");
 
-/* watch_cells: index slot * BT_WATCH_CHUNKS + chunk, value a chunk of the
+/* watch_cells: index BT_WATCH_CHUNK_KEY(slot, chunk), value a chunk of the
  * table's array (include/bloomtap.h "Watch lists"), made by user space for
  * each table (filled through mmap; `watch set` rewrites class bytes in
  * place). No BPF_F_INNER_MAP: chunks of one size, so the verifier inlines

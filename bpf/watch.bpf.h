@@ -15,7 +15,7 @@
  * slot's chunks. */
 static __always_inline struct bt_watch_group *watch_elem(__u32 slot, __u32 g)
 {
-	__u32 x = (slot & 1) * BT_WATCH_CHUNKS + (g >> BT_WATCH_CHUNK_SHIFT);
+	__u32 x = BT_WATCH_CHUNK_KEY(slot & 1, g >> BT_WATCH_CHUNK_SHIFT);
 	__u32 e = g & (BT_WATCH_CHUNK - 1);
 	void *chunk;
 

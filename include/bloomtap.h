@@ -530,6 +530,8 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 #define BT_WATCH_CHUNK_SHIFT 12
 #define BT_WATCH_CHUNK (1u << BT_WATCH_CHUNK_SHIFT)	/* elements: 256 KiB */
 #define BT_WATCH_CHUNKS 1024		/* a slot's at most: 256 MiB */
+/* watch_cells' key of chunk c of slot s */
+#define BT_WATCH_CHUNK_KEY(s, c) ((__u32)(s) * BT_WATCH_CHUNKS + (__u32)(c))
 #define BT_WATCH_GROUP 9		/* cells an array element (63 of its 64
 					 * bytes: an element is a cache line) */
 

@@ -54,7 +54,7 @@ static int chunk_pin(const struct bt_instance *inst, __u32 slot, __u32 chunk, ch
 /* Chunk c of slot's table, as a new fd; -errno when the slot has none. */
 static int chunk_fd(const struct bt_instance *inst, __u32 slot, __u32 c)
 {
-	__u32 x = slot * BT_WATCH_CHUNKS + c, id;
+	__u32 x = BT_WATCH_CHUNK_KEY(slot, c), id;
 	char path[512];
 	int fd;
 
@@ -286,7 +286,7 @@ static int make_chunk(const struct bt_bloomier *b, __u32 c)
 /* Is chunk c of slot there: in the datapath's map, or pinned? */
 static bool chunk_there(const struct bt_instance *inst, __u32 slot, __u32 c)
 {
-	__u32 x = slot * BT_WATCH_CHUNKS + c, id;
+	__u32 x = BT_WATCH_CHUNK_KEY(slot, c), id;
 	char pin[512];
 
 	return !bpf_map_lookup_elem(inst->watch_cells_fd, &x, &id) ||
@@ -305,7 +305,7 @@ static void drop_chunks(const struct bt_instance *inst, __u32 slot)
 	while (n < BT_WATCH_CHUNKS && chunk_there(inst, slot, n))
 		n++;
 	while (n--) {
-		__u32 x = slot * BT_WATCH_CHUNKS + n;
+		__u32 x = BT_WATCH_CHUNK_KEY(slot, n);
 
 		bpf_map_delete_elem(inst->watch_cells_fd, &x);
 		if (!chunk_pin(inst, slot, n, pin, sizeof(pin)))
@@ -313,9 +313,6 @@ static void drop_chunks(const struct bt_instance *inst, __u32 slot)
 	}
 }
 
-/* The slot not in use made the built table's: its array (in chunks, maps
- * of their own, pinned), its /16 words, its header, and the classes' names. 0, or
- * -errno after saying why. Nothing reads it until the switch. */
 /* An address's most reads, each family: IPv4's index entries and line (or, with
  * BT_WATCH_F_FLAT, as IPv6), IPv6's probes: the search's, and the final
  * probe of a best match that a marker names, if the family has one. */
@@ -365,7 +362,7 @@ static int fill_slot(const struct bt_instance *inst, __u32 slot, const struct bt
 		return -E2BIG;
 	}
 	for (__u32 c = 0; c < n && !err; c++) {
-		__u32 x = slot * BT_WATCH_CHUNKS + c;
+		__u32 x = BT_WATCH_CHUNK_KEY(slot, c);
 		char pin[512] = "";
 		int fd = make_chunk(&b->b, c);
 
