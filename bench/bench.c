@@ -1625,6 +1625,9 @@ static void watch_shapes_run(FILE *f, const uint32_t *seq, struct target *w)
 /* BENCH_WATCH_LIST=FILE: the operator's own list, each family it holds. */
 static int watch_user_list_run(FILE *f, const uint32_t *seq, struct target *w, const char *path)
 {
+	const char *how = getenv("BENCH_WATCH_IPV6");	/* IPv6's lookup: auto, tree, search */
+	unsigned flags = how && !strcmp(how, "tree")	 ? BT_WATCH_B_V6_TREE :
+			 how && !strcmp(how, "search") ? BT_WATCH_B_V6_SEARCH : 0;
 	struct bt_watch_list l;
 	char err[BT_WATCH_ERR_LEN];
 	int rc = 0;
@@ -1642,7 +1645,7 @@ static int watch_user_list_run(FILE *f, const uint32_t *seq, struct target *w, c
 			n += bt_watch_key_is_v4(&l.e[i].key) != v6;
 		if (!n)
 			continue;
-		if (watch_list_cost(seq, w, &l, v6, 0, &c, NULL)) {
+		if (watch_list_cost(seq, w, &l, v6, flags, &c, NULL)) {
 			out(stdout, f, "\n%s, %s traffic: failed\n", path, v6 ? "IPv6" : "IPv4");
 			rc = 1;
 			continue;

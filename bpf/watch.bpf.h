@@ -228,6 +228,40 @@ static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr 
 	return p->w[i & (BT_WATCH_R_LINE - 1)] & 0xff;
 }
 
+/* The classes of two IPv6 addresses (their top 64 bits a0, a1) in the
+ * range tree of slot (header h), into cls: a node a level, 8 first
+ * addresses compared at once (no branch), then a leaf of 6 or 9 ranges.
+ * The two descents side by side, so that one's cache misses overlap the
+ * other's. A call of its own, as watch_v4. */
+static __noinline int watch_v6(__u32 slot, __u64 a0, __u64 a1, const struct bt_watch_hdr *h,
+			       __u32 *cls)
+{
+	struct bt_watch_group *p, *q;
+	__u32 x = 0, y = 0, l, n;
+
+	for (l = 0; l < BT_WATCH_T_LEVELS && l < h->v6_levels; l++) {
+		p = watch_elem(slot, h->v6_at[l] + x);
+		q = watch_elem(slot, h->v6_at[l] + y);
+		if (!p || !q)
+			return 0;
+		x = x * BT_WATCH_T_FAN + bt_watch_t_count(p->d, BT_WATCH_T_KEYS, a0);
+		y = y * BT_WATCH_T_FAN + bt_watch_t_count(q->d, BT_WATCH_T_KEYS, a1);
+		/* past the level's last node (the tree's right edge): its last */
+		n = h->v6_nodes[l + 1];
+		x = x < n ? x : n - 1;
+		y = y < n ? y : n - 1;
+	}
+	if (l > BT_WATCH_T_LEVELS)
+		return 0;
+	p = watch_elem(slot, h->v6_at[l] + x);
+	q = watch_elem(slot, h->v6_at[l] + y);
+	if (!p || !q)
+		return 0;
+	cls[0] = bt_watch_t_answer(p, bt_watch_t_range(p, a0)) & 0xff;
+	cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a1)) & 0xff;
+	return 0;
+}
+
 /* The class of an address, as host-order words (v4-mapped for IPv4), in
  * the table of slot; 0: none. An IPv4 address: its /16's word, at most
  * BT_WATCH_R_SEARCH index entries and a line; IPv6: at most 8 steps and the final probe (the
@@ -245,6 +279,12 @@ __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 		return 0;
 	if (fam == 0 && !(h->flags & BT_WATCH_F_FLAT))
 		return watch_v4(slot, lo, h);
+	if (fam == 1 && (h->flags & BT_WATCH_F_V6_TREE)) {
+		__u32 cls[2] = { 0, 0 };
+
+		watch_v6(slot, hi, hi, h, cls);
+		return cls[0];
+	}
 	s = bpf_map_lookup_elem(&watch_scratch, &zero);
 	if (!s)
 		return 0;
@@ -271,16 +311,28 @@ static __always_inline void watch_count(const struct pkt_info *pi, const struct 
 					const struct bt_hash_keys *k, __u64 bytes, __u32 n,
 					__u32 dir)
 {
-	__u32 slot = c->watch & 1, side;
+	__u32 slot = c->watch & 1, side, both[2] = { 0, 0 };
 	struct bt_watch_hdr *h = bpf_map_lookup_elem(&watch_hdr, &slot);
+	__u64 hi[2], lo[2];
 
 	if (!h || !h->entries)
 		return;
 	for (side = 0; side < 2; side++) {
 		const __u8 *a = side ? pi->key.dst : pi->key.src;
-		__u64 hi = __builtin_bswap64(*(const __u64 *)a);
-		__u64 lo = __builtin_bswap64(*(const __u64 *)(a + 8));
-		__u32 cls = watch_class(slot, hi, lo, addr_family(hi, lo), k);
+
+		hi[side] = __builtin_bswap64(*(const __u64 *)a);
+		lo[side] = __builtin_bswap64(*(const __u64 *)(a + 8));
+	}
+	/* IPv6 in the tree: both addresses at once */
+	int tree = (h->flags & BT_WATCH_F_V6_TREE) && addr_family(hi[0], lo[0]) &&
+		   addr_family(hi[1], lo[1]);
+
+	if (tree)
+		watch_v6(slot, hi[0], hi[1], h, both);
+	for (side = 0; side < 2; side++) {
+		__u32 cls = tree ? both[side] :
+				   watch_class(slot, hi[side], lo[side],
+					       addr_family(hi[side], lo[side]), k);
 		struct bt_watch_count *x;
 
 		if (!cls)

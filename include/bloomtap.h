@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 17
+#define BT_ABI_VERSION 18
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -518,6 +518,26 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 #define BT_WATCH_V4 96			/* IPv4 /L is the length 96 + L */
 #define BT_WATCH_F_FLAT 1		/* IPv4 searched over all its lengths, as
 					 * IPv6 (make bench's ablation only) */
+#define BT_WATCH_F_V6_TREE 2		/* IPv6 in the range tree, not searched */
+/* IPv6's range tree (ABI 18): a list whose IPv6 prefixes are all /64 or
+ * shorter cuts the top 64 bits of the space into ranges, as IPv4's; they
+ * are the leaves of a static B+ tree (Bayer and McCreight; laid out level
+ * by level, a node a cache line). A node holds the first address of its
+ * children 1..8 (child 0 starts where the node does); node x's children
+ * are x * 9 + 0..8 of the level below (the last levels' rightmost nodes
+ * may be missing: an address past the level's last node takes its last).
+ * A leaf holds 6 ranges: their first addresses, then their answers (best
+ * match's length << 8 | class); a compact leaf 9, whose first addresses
+ * lie within 2^32 of its first. After a leaf's last range, copies of it. */
+#define BT_WATCH_T_KEYS 8		/* a node's keys */
+#define BT_WATCH_T_FAN (BT_WATCH_T_KEYS + 1)
+#define BT_WATCH_T_LEAF 6		/* ranges a leaf */
+#define BT_WATCH_T_COMPACT 9		/* ranges a compact leaf: the first's
+					 * address, the others' 32-bit offsets
+					 * from it (ranges within 2^32 /64s) */
+#define BT_WATCH_T_LEVELS 8		/* above the leaves, at most: a slot's
+					 * 2^22 elements need 7 */
+#define BT_WATCH_T_MAX_LEN 64		/* the longest IPv6 prefix it holds */
 #define BT_WATCH_CELL_BYTES 7
 /* A table's array in chunks of one size (ABI 17): inner maps of one size
  * let the verifier inline their lookups, where an inner map of its own
@@ -535,14 +555,27 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 #define BT_WATCH_GROUP 9		/* cells an array element (63 of its 64
 					 * bytes: an element is a cache line) */
 
-/* An element of a table's array: 9 cells, a line of IPv4 ranges, or of
- * their index. */
+/* An element of a table's array: 9 cells, a line of IPv4 ranges, of
+ * their index or of /16 words, a node or a leaf of IPv6's tree. */
 struct bt_watch_group {
 	union {
 		__u8 b[64];
 		__u32 w[BT_WATCH_R_LINE];
 		__u16 h[BT_WATCH_R_INDEX];
-		__u64 d[BT_WATCH_R_WORDS];
+		__u64 d[BT_WATCH_R_WORDS];	/* /16 words; a tree's node */
+		struct {
+			__u64 s[BT_WATCH_T_LEAF];
+			__u16 e[BT_WATCH_T_LEAF];
+			__u8 pad[3];
+			__u8 compact;		/* 0 */
+		} t;				/* a tree's leaf */
+		struct {
+			__u64 base;		/* the first range's first address */
+			__u32 d[BT_WATCH_T_COMPACT - 1];	/* the others', - base */
+			__u16 e[BT_WATCH_T_COMPACT];
+			__u8 pad[5];
+			__u8 compact;		/* 1 */
+		} tc;				/* a compact leaf */
 	};
 };
 
@@ -575,8 +608,17 @@ struct bt_watch_hdr {
 	__u8 pad2[4];
 	__u8 left[2][136];
 	__u8 right[2][136];
+	/* IPv6's range tree (BT_WATCH_F_V6_TREE), after the /16 words: each
+	 * level's first element and elements, the root's first, the leaves'
+	 * at v6_levels */
+	__u32 v6_at[BT_WATCH_T_LEVELS + 1];
+	__u32 v6_nodes[BT_WATCH_T_LEVELS + 1];
+	__u32 v6_ranges;
+	__u32 v6_elems;		/* of the whole tree */
+	__u8 v6_levels;		/* above the leaves */
+	__u8 pad3[7];
 };
-_Static_assert(sizeof(struct bt_watch_hdr) == 888, "bt_watch_hdr must be 888 bytes");
+_Static_assert(sizeof(struct bt_watch_hdr) == 976, "bt_watch_hdr must be 976 bytes");
 
 /* Per CPU and class: [0] as source, [1] as destination. */
 struct bt_watch_count {

@@ -343,4 +343,61 @@ __u32 bt_watch_r_count(const __u32 *w, __u32 key, __u32 pos0, __u32 first, __u32
 	return c;
 }
 
+/* ---- IPv6's range tree (include/bloomtap.h) ---- */
+
+/* How many of the n sorted first addresses s are at or below a: a node's
+ * child, a leaf's range (the last of them). Branch-free, as the IPv4
+ * line's: x <= a unless a - x borrows (Hacker's Delight, 2-13). */
+static inline __attribute__((always_inline))
+__u32 bt_watch_t_count(const __u64 *s, __u32 n, __u64 a)
+{
+	__u32 c = n;
+
+	for (__u32 j = 0; j < n; j++) {
+		__u64 borrow = (~a & s[j]) | (~(a ^ s[j]) & (a - s[j]));
+
+#ifdef __bpf__
+		asm volatile("" : "+r"(borrow));
+#endif
+		c -= (__u32)(borrow >> 63);
+	}
+	return c;
+}
+
+/* The range of leaf g that holds address a (at or above the leaf's first
+ * address): its index; past the leaf's ranges when none does (a leaf the
+ * descent did not lead to). */
+static inline __attribute__((always_inline))
+__u32 bt_watch_t_range(const struct bt_watch_group *g, __u64 a)
+{
+	__u64 off = a - g->tc.base;
+	__u32 c = 0;
+
+	if (!g->tc.compact)
+		return bt_watch_t_count(g->t.s, BT_WATCH_T_LEAF, a) - 1;
+	if (a < g->tc.base)
+		return BT_WATCH_T_COMPACT;
+	if (off > 0xffffffffULL)
+		off = 0xffffffffULL;	/* past them all */
+	for (__u32 j = 0; j < BT_WATCH_T_COMPACT - 1; j++) {
+		__u64 le = (__u64)g->tc.d[j] - off - 1;	/* < 0: at or below */
+
+#ifdef __bpf__
+		asm volatile("" : "+r"(le));
+#endif
+		c += (__u32)(le >> 63);
+	}
+	return c;
+}
+
+/* Range r's answer in leaf g (best match's length << 8 | class); none
+ * past its ranges. */
+static inline __attribute__((always_inline))
+__u32 bt_watch_t_answer(const struct bt_watch_group *g, __u32 r)
+{
+	if (g->tc.compact)
+		return r < BT_WATCH_T_COMPACT ? g->tc.e[r] : BT_WATCH_NONE << 8;
+	return r < BT_WATCH_T_LEAF ? g->t.e[r] : BT_WATCH_NONE << 8;
+}
+
 #endif /* BLOOMTAP_HASH_H */

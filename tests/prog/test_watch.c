@@ -91,11 +91,16 @@ static void random_addr(uint8_t a[16], bool v4)
  * under 10.0.0.0/8 and IPv6 /64../128 (DEEP: every /16 of 10/8 holds all
  * nine lengths, so searches take markers and several probes, and most of
  * the space is outside). */
-enum shape { ANY, FEW, DEEP };
+enum shape { ANY, FEW, DEEP, TREE };
 
+/* TREE: IPv6 /16../64 (the range tree's), half in 2001:db8::/32 (nested,
+ * its ranges close: compact leaves), half anywhere (full ones); IPv4 as
+ * DEEP's. */
 static __u32 draw_len(enum shape sh, bool v4)
 {
-	if (sh == DEEP)
+	if (sh == TREE && !v4)
+		return 16 + rng() % 49;
+	if (sh == DEEP || sh == TREE)
 		return v4 ? 96 + 24 + rng() % 9 : 64 + rng() % 65;
 	if (v4)
 		return 96 + (rng() % 3 ? 32 : sh == FEW ? 24 : 8 + rng() % 25);
@@ -106,8 +111,13 @@ static __u32 draw_len(enum shape sh, bool v4)
 static void shape_addr(uint8_t a[16], bool v4, enum shape sh)
 {
 	random_addr(a, v4);
-	if (v4 && sh == DEEP)
+	if (v4 && (sh == DEEP || sh == TREE))
 		a[12] = 10;
+	if (!v4 && sh == TREE && rng() % 2) {
+		__u64 hi = rng();
+
+		memcpy(a, &hi, 8);
+	}
 }
 
 /* The reference's keys sorted, each once, and its lengths noted. */
@@ -352,6 +362,84 @@ static void test_v4_set_nested(void **state)
 	free(r.k);
 }
 
+/* IPv6's range tree (every prefix /64 or shorter): an address under each
+ * key, and 200,000 anywhere, answer as the reference says, through
+ * compact leaves and full ones; then watch set gives a third of the keys
+ * another class, which reaches the addresses whose longest match each is
+ * and no other; an unlisted prefix is found nowhere. */
+static void test_v6_tree(void **state)
+{
+	struct bt_hash_keys hk = test_keys();
+	struct bt_watch_built b;
+	struct bt_watch_view v;
+	struct bt_watch_how how;
+	struct ref r;
+	size_t compact = 0, leaves, checked = 0, wrong = 0, tried = 0, found = 0;
+	const struct bt_watch_group *t;
+
+	make_keys(&r, 100000, TREE);
+	assert_int_equal(bt_watch_build(&hk, r.k, r.n, BT_WATCH_CHECK_BITS, 3, BT_WATCH_B_V6_TREE,
+					&b), 0);
+	assert_true(b.b.hdr.flags & BT_WATCH_F_V6_TREE);
+	v = bt_watch_built_view(&b);
+	t = (const struct bt_watch_group *)b.b.cells + b.b.hdr.v6_at[b.b.hdr.v6_levels];
+	leaves = b.b.hdr.v6_nodes[b.b.hdr.v6_levels];
+	for (size_t x = 0; x < leaves; x++)
+		compact += t[x].tc.compact;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < r.n; i++) {
+			uint8_t a[16];
+			bool v4 = key_v4(&r.k[i]);
+
+			addr_under(&r.k[i], a);
+			wrong += bt_watch_classify(&hk, &v, a, v4, &how) != ref_classify(&r, a, v4);
+			checked++;
+			if (!v4)
+				assert_int_equal(how.probes, b.b.hdr.v6_levels + 1);
+		}
+		for (int i = 0; i < 200000; i++) {
+			uint8_t a[16];
+
+			shape_addr(a, false, TREE);
+			wrong += bt_watch_classify(&hk, &v, a, false, NULL) != ref_classify(&r, a, false);
+			checked++;
+		}
+		if (pass)
+			break;
+		for (size_t i = 0; i < r.n; i += 3) {
+			struct bt_watch_key *k = &r.k[i];
+			__u32 old = 0, to = 1 + (k->class_id + 7) % CLASSES;
+
+			if (key_v4(k))
+				continue;
+			tried++;
+			if (!bt_watch_v6_set(&b.b.hdr, b.b.cells, k->hi, k->len, (int)to, &old))
+				continue;	/* longer keys cover all of it */
+			found++;
+			assert_int_equal(old, k->class_id);
+			k->class_id = to;
+		}
+	}
+	print_message("%u IPv6 ranges in %zu leaves (%zu compact), %u levels above; %zu IPv6 keys "
+		      "set to another class (%zu found); %zu addresses, before and after: %zu wrong\n",
+		      b.b.hdr.v6_ranges, leaves, compact, b.b.hdr.v6_levels, tried, found, checked,
+		      wrong);
+	assert_int_equal(wrong, 0);
+	assert_true(compact > 0 && compact < leaves);
+	assert_true(found >= tried * 9 / 10);
+	{
+		__u32 old = 0;
+
+		/* 3fff::/16 holds no key of TREE's; a /80 is never the tree's */
+		assert_int_equal(bt_watch_v6_set(&b.b.hdr, b.b.cells, 0x3fffULL << 48, 16, 1, &old),
+				 0);
+		assert_int_equal(bt_watch_v6_set(&b.b.hdr, b.b.cells, 0x20010db800000000ULL, 80, 1,
+						 &old), 0);
+	}
+	bt_watch_built_free(&b);
+	free(r.k);
+}
+
 /* A table of no key, and of one. */
 static void test_tiny_tables(void **state)
 {
@@ -371,6 +459,26 @@ static void test_tiny_tables(void **state)
 	assert_int_equal(bt_watch_classify(&hk, &v, a, true, NULL), 9);
 	a[12] = 10;
 	assert_int_equal(bt_watch_classify(&hk, &v, a, true, NULL), 0);
+	bt_watch_built_free(&b);
+	/* IPv6's tree of one range (::/0), and of a /64 at the top of the
+	 * space: the last address answers */
+	struct bt_watch_key all = { 0, 0, 0, 4 }, top = { ~0ULL, 0, 64, 5 };
+	uint8_t last[16];
+
+	memset(last, 0xff, sizeof(last));
+	assert_int_equal(bt_watch_build(&hk, &all, 1, BT_WATCH_CHECK_BITS, 1, BT_WATCH_B_V6_TREE,
+					&b), 0);
+	assert_true(b.b.hdr.flags & BT_WATCH_F_V6_TREE);
+	v = bt_watch_built_view(&b);
+	assert_int_equal(bt_watch_classify(&hk, &v, last, false, NULL), 4);
+	bt_watch_built_free(&b);
+	assert_int_equal(bt_watch_build(&hk, &top, 1, BT_WATCH_CHECK_BITS, 1, BT_WATCH_B_V6_TREE,
+					&b), 0);
+	assert_true(b.b.hdr.flags & BT_WATCH_F_V6_TREE);
+	v = bt_watch_built_view(&b);
+	assert_int_equal(bt_watch_classify(&hk, &v, last, false, NULL), 5);
+	last[7] = 0xfe;
+	assert_int_equal(bt_watch_classify(&hk, &v, last, false, NULL), 0);
 	bt_watch_built_free(&b);
 }
 
@@ -792,7 +900,7 @@ static void put_addr(FILE *fp, u128 v, bool v4)
  * space and through the datapath (per class and direction, a frame from
  * each entry's first address to an address under it); then a million
  * addresses anywhere in the families. */
-static void test_real_shape_exact(void **state)
+static void real_shape(bool tree)
 {
 	const size_t n4 = 600000, n6 = 400000, r4 = 2000, r6 = 500;
 	struct bt_watch_key *k = malloc((n4 + n6) * sizeof(*k));
@@ -836,6 +944,12 @@ static void test_real_shape_exact(void **state)
 			u128 b = value_in(a, base + (i + 1) * slice - 1);
 			uint32_t cls = 1 + rng() % CLASSES;
 
+			if (v6 && tree) {
+				/* whole /64s: their CIDRs the tree's */
+				a &= ~(u128)0 << 64;
+				b |= ((u128)1 << 64) - 1;
+			}
+
 			put_addr(fp, a, !v6);
 			fputc('-', fp);
 			put_addr(fp, b, !v6);
@@ -850,10 +964,14 @@ static void test_real_shape_exact(void **state)
 	for (size_t i = 0; i < l.n; i++)
 		ranges_cidrs += l.e[i].line > n4 + n6;
 	assert_int_equal(bt_instance_create(own_instance("real"), &cfg, &inst), 0);
-	assert_int_equal(bt_watch_load(&inst, &l, BT_WATCH_CHECK_BITS, &w), 0);
+	assert_int_equal(bt_watch_load_flags(&inst, &l, BT_WATCH_CHECK_BITS,
+					     tree ? BT_WATCH_B_V6_TREE : BT_WATCH_B_V6_SEARCH, &w),
+			 0);
+	assert_int_equal(w.v6_tree, tree);
 	print_message("%zu entries (%zu of them CIDRs of %zu ranges), %zu markers: built in %.2f "
-		      "s, at most %u probes an IPv4 address, %u an IPv6 one\n", l.n, ranges_cidrs,
-		      r4 + r6, w.markers, w.build_s, w.probes[0], w.probes[1]);
+		      "s, at most %u lines an IPv4 address, %u %s an IPv6 one\n", l.n, ranges_cidrs,
+		      r4 + r6, w.markers, w.build_s, w.probes[0], w.probes[1],
+		      tree ? "lines of the range tree" : "probes");
 	assert_true(l.n >= 1000000);
 	class_ids(&inst, id);
 	assert_int_equal(bt_watch_table_open(&inst, false, &t), 0);
@@ -868,8 +986,9 @@ static void test_real_shape_exact(void **state)
 
 		/* IPv6's keys in the Bloomier table (IPv4's ranges: the
 		 * addresses below) */
-		wrong_key += !v4 && bt_bloomier_get(&t.keys, &t.hdr, t.cells, e->hi, e->lo, e->len,
-						    NULL) != id[cls];
+		wrong_key += !v4 && !tree &&
+			     bt_bloomier_get(&t.keys, &t.hdr, t.cells, e->hi, e->lo, e->len,
+					     NULL) != id[cls];
 		addr_of(first, a);
 		addr_of(under, b);
 		wrong_addr += bt_watch_table_classify(&t, a, v4, NULL) != id[flat_find(&ref, first)];
@@ -908,6 +1027,18 @@ static void test_real_shape_exact(void **state)
 	free(ref.s);
 	free(iv);
 	free(k);
+}
+
+static void test_real_shape_exact(void **state)
+{
+	real_shape(false);
+}
+
+/* The same list (its IPv6 ranges of whole /64s) with IPv6 in the range
+ * tree. */
+static void test_real_shape_tree(void **state)
+{
+	real_shape(true);
 }
 
 /* Swaps under traffic: two CPUs send frames from key X, which table A
@@ -1036,8 +1167,10 @@ int main(void)
 		cmocka_unit_test(test_non_members_rate),
 		cmocka_unit_test(test_set_in_place),
 		cmocka_unit_test(test_v4_set_nested),
+		cmocka_unit_test(test_v6_tree),
 		cmocka_unit_test_teardown(test_datapath_agrees, own_instance_teardown),
 		cmocka_unit_test_teardown(test_real_shape_exact, own_instance_teardown),
+		cmocka_unit_test_teardown(test_real_shape_tree, own_instance_teardown),
 		cmocka_unit_test_teardown(test_set_refuses_outsiders, own_instance_teardown),
 		cmocka_unit_test_teardown(test_dense_slash16, own_instance_teardown),
 		cmocka_unit_test_teardown(test_swaps_under_traffic, own_instance_teardown),

@@ -15,6 +15,7 @@ static struct watch_cfg {
 	const char *instance;
 	uint32_t check_bits;
 	int dir;	/* show's enum bt_direction */
+	int ipv6;	/* load's ipv6_lookups */
 } wcfg = { .check_bits = BT_WATCH_CHECK_BITS };
 _Static_assert(BT_WATCH_CHECK_BITS == 44, "the --check-bits help names the default");
 
@@ -23,11 +24,18 @@ static const struct bt_opt instance_opts[] = {
 	{ 0 }
 };
 
+static const char *const ipv6_lookups[] = { "auto", "tree", "search", NULL };
+static const unsigned ipv6_flags[] = { 0, BT_WATCH_B_V6_TREE, BT_WATCH_B_V6_SEARCH };
+
 static const struct bt_opt load_opts[] = {
 	BT_INSTANCE_OPT(wcfg.instance),
 	{ "check-bits", 0, BT_OPT_U32, &wcfg.check_bits, "R",
 	  "check bits a key: an address off the list answers a class with probability "
 	  "at most 2^-R a probe (default 44, the most)", .min = 1, .max = BT_WATCH_CHECK_BITS },
+	{ "ipv6", 0, BT_OPT_ENUM, &wcfg.ipv6, "LOOKUP",
+	  "IPv6's lookup: auto (the range tree when every IPv6 prefix is /64 or shorter and "
+	  "it takes no more memory), tree (whenever the prefixes allow), search (the "
+	  "Bloomier table's)", .choices = ipv6_lookups },
 	{ 0 }
 };
 
@@ -209,7 +217,8 @@ int cmd_watch(int argc, char **argv)
 	if (spec == &load_spec) {
 		struct bt_watch_loaded w;
 
-		if (!(err = bt_watch_load_file(&inst, pos[0], wcfg.check_bits, &w)))
+		if (!(err = bt_watch_load_file(&inst, pos[0], wcfg.check_bits, ipv6_flags[wcfg.ipv6],
+					      &w)))
 			bt_print_watch_loaded(inst.name, &w);
 	} else if (spec == &show_spec) {
 		if (!(err = bt_instance_records(&inst, wcfg.dir)))

@@ -72,7 +72,7 @@ static inline size_t bt_watch_cell_groups(__u32 n)
  * their index and the /16 words (watchlpm.h). */
 static inline size_t bt_watch_cells_bytes(const struct bt_watch_hdr *h)
 {
-	return ((size_t)h->groups + h->v4_lines + h->v4_index + h->v4_dir) *
+	return ((size_t)h->groups + h->v4_lines + h->v4_index + h->v4_dir + h->v6_elems) *
 	       sizeof(struct bt_watch_group);
 }
 

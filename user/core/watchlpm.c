@@ -105,34 +105,56 @@ static int cmp_v4(const void *a, const void *b)
 	return (x->len > y->len) - (x->len < y->len);
 }
 
-/* The ranges of one /16 (its keys longer than /16, sorted by address then
- * length, so a prefix comes before those under it; base: the /16's best
- * match of 16 bits or fewer): a sweep with a stack of the keys open at
- * the cursor, one range each time the longest match changes. The first
- * starts at 0. e: room for 2n + 1 ranges. Returns the ranges. */
-static size_t ranges16(const struct bt_watch_key *k, size_t n, __u32 base, __u32 *e)
+/* A range of a sweep: its first address and its answer (best match's
+ * length in the family << 8, BT_WATCH_NONE: none, | class). */
+struct range {
+	__u64 first;
+	__u32 entry;
+};
+
+/* Key k's place in a sweep: IPv4 in its /16 (the low 16 bits), IPv6 in the
+ * top 64 bits; its first address, and how many addresses it spans (log2). */
+static __u64 span_first(const struct bt_watch_key *k, bool v4, __u32 *bits)
 {
-	struct open { __u32 end, entry; } stack[33];
+	*bits = v4 ? 32 - v4_len(k) : 64 - k->len;
+	return v4 ? v4_addr(k) & 0xffff : k->hi;
+}
+
+/* The ranges of keys k (of one family, IPv4 of one /16, sorted by address
+ * then length, so a prefix comes before those under it; base: the answer
+ * where none of them is) over addresses 0..limit-1: a sweep with a stack
+ * of the keys open at the cursor, one range each time the longest match
+ * changes. The first starts at 0. e: room for 2n + 1 ranges. Returns the
+ * ranges. */
+static size_t sweep(const struct bt_watch_key *k, size_t n, bool v4, unsigned __int128 limit,
+		    __u32 base, struct range *e)
+{
+	/* the keys open at the cursor: one a length, 16 (IPv4 under a /16) or
+	 * 65 (IPv6 of /0 to /64) */
+	struct open { unsigned __int128 end; __u32 entry; } stack[BT_WATCH_T_MAX_LEN + 1];
+	unsigned __int128 cursor = 0;
 	size_t depth = 0, out = 0;
-	__u32 cursor = 0;
 
 	for (size_t i = 0; i <= n; i++) {
-		__u32 start = i < n ? v4_addr(&k[i]) & 0xffff : 0x10000;
+		__u32 bits = 0;
+		unsigned __int128 start = i < n ? span_first(&k[i], v4, &bits) : limit;
 
-		if (i < n && i && v4_addr(&k[i]) == v4_addr(&k[i - 1]) && k[i].len == k[i - 1].len)
+		if (i < n && i && k[i].hi == k[i - 1].hi && k[i].lo == k[i - 1].lo &&
+		    k[i].len == k[i - 1].len)
 			continue;	/* the same key again */
 		/* close the keys that end before this one starts */
 		while (depth && stack[depth - 1].end <= start) {
 			if (cursor < stack[depth - 1].end)
-				e[out++] = cursor << 16 | stack[depth - 1].entry;
+				e[out++] = (struct range){ (__u64)cursor, stack[depth - 1].entry };
 			cursor = stack[--depth].end;
 		}
 		if (cursor < start)
-			e[out++] = cursor << 16 | (depth ? stack[depth - 1].entry : base);
+			e[out++] = (struct range){ (__u64)cursor, depth ? stack[depth - 1].entry : base };
 		cursor = start;
-		if (i < n)
-			stack[depth++] = (struct open){ start + (1u << (32 - v4_len(&k[i]))),
-							 range_entry(0, v4_len(&k[i]), k[i].class_id & 0xff) };
+		if (i < n && depth < BT_WATCH_T_MAX_LEN + 1)
+			stack[depth++] = (struct open){ start + ((unsigned __int128)1 << bits),
+							 range_entry(0, v4 ? v4_len(&k[i]) : k[i].len,
+								     k[i].class_id & 0xff) };
 	}
 	return out;
 }
@@ -150,11 +172,13 @@ static int make_ranges(const struct bt_watch_key *keys, size_t n, struct bt_watc
 {
 	__u32 *base = malloc(BT_WATCH_DIR * sizeof(*base)), *e = NULL;
 	struct bt_watch_key *lng = malloc((n ? n : 1) * sizeof(*lng));
+	/* a /16's ranges: at most one an address */
+	struct range *swept = malloc(BT_WATCH_DIR * sizeof(*swept));
 	size_t nl = 0, nr = 0, lines, index;
 	__u16 *idx;
 	int err = -ENOMEM;
 
-	if (!base || !lng)
+	if (!base || !lng || !swept)
 		goto out;
 	for (__u32 x = 0; x < BT_WATCH_DIR; x++)
 		base[x] = range_entry(0, BT_WATCH_NONE, 0);
@@ -188,11 +212,13 @@ static int make_ranges(const struct bt_watch_key *keys, size_t n, struct bt_watc
 
 		for (j = i; j < nl && v4_addr(&lng[j]) >> 16 == x; j++)
 			;
-		m = ranges16(lng + i, j - i, base[x], e + nr);
+		m = sweep(lng + i, j - i, true, 0x10000, base[x], swept);
 		if (nr + m > BT_WATCH_R_FIRST(~0ULL)) {
 			err = -E2BIG;
 			goto out;
 		}
+		for (size_t r = 0; r < m; r++)
+			e[nr + r] = (__u32)swept[r].first << 16 | swept[r].entry;
 		lo = nr / BT_WATCH_R_LINE;
 		hi = (nr + m - 1) / BT_WATCH_R_LINE;
 		/* the search's first step: the middle line's first address (the
@@ -222,6 +248,7 @@ out:
 	free(e);
 	free(lng);
 	free(base);
+	free(swept);
 	return err;
 }
 
@@ -309,6 +336,209 @@ size_t bt_watch_v4_set(const struct bt_watch_hdr *h, __u64 *dir, uint8_t *cells,
 				n++;
 			}
 	}
+	return n;
+}
+
+/* ---- IPv6: the range tree (all IPv6 keys /64 or shorter) ---- */
+
+static int cmp_v6(const void *a, const void *b)
+{
+	const struct bt_watch_key *x = a, *y = b;
+
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+/* The levels above leaves: *nodes, each level's elements, the root's
+ * first, the leaves' last; the levels above the leaves, or -E2BIG past
+ * BT_WATCH_T_LEVELS. */
+static int tree_shape(size_t leaves, __u32 nodes[BT_WATCH_T_LEVELS + 1])
+{
+	size_t level[BT_WATCH_T_LEVELS + 2] = { leaves }, k = 0;
+
+	while (level[k] > 1) {
+		if (k == BT_WATCH_T_LEVELS)
+			return -E2BIG;
+		level[k + 1] = (level[k] + BT_WATCH_T_FAN - 1) / BT_WATCH_T_FAN;
+		k++;
+	}
+	for (size_t l = 0; l <= k; l++)
+		nodes[l] = (__u32)level[k - l];
+	return (int)k;
+}
+
+/* Ranges e[i..m-1] into leaf g: compact when at least 7 of them lie within
+ * 2^32 of the first (9 a leaf, against 6), else 6; after the last range
+ * taken, copies of it. Returns the ranges taken. */
+static size_t fill_leaf(const struct range *e, size_t i, size_t m, struct bt_watch_group *g)
+{
+	size_t k = 1;
+
+	while (k < BT_WATCH_T_COMPACT && i + k < m && e[i + k].first - e[i].first <= 0xffffffffULL)
+		k++;
+	memset(g, 0, sizeof(*g));
+	if (k > BT_WATCH_T_LEAF) {
+		g->tc.compact = 1;
+		g->tc.base = e[i].first;
+		for (size_t j = 0; j < BT_WATCH_T_COMPACT; j++) {
+			const struct range *r = &e[i + (j < k ? j : k - 1)];
+
+			if (j)
+				g->tc.d[j - 1] = (__u32)(r->first - e[i].first);
+			g->tc.e[j] = (__u16)r->entry;
+		}
+		return k;
+	}
+	k = m - i < BT_WATCH_T_LEAF ? m - i : BT_WATCH_T_LEAF;
+	for (size_t j = 0; j < BT_WATCH_T_LEAF; j++) {
+		const struct range *r = &e[i + (j < k ? j : k - 1)];
+
+		g->t.s[j] = r->first;
+		g->t.e[j] = (__u16)r->entry;
+	}
+	return k;
+}
+
+/* A leaf's first address. */
+static __u64 leaf_first(const struct bt_watch_group *g)
+{
+	return g->tc.compact ? g->tc.base : g->t.s[0];
+}
+
+/* The range tree of the list's IPv6 keys (each /64 or shorter): the header's
+ * v6_* (v6_at from element 0: the caller adds where the tree starts) and
+ * its elements, *out (malloc'd). */
+static int make_v6_tree(const struct bt_watch_key *keys, size_t n, struct bt_watch_hdr *h,
+			struct bt_watch_group **out)
+{
+	struct bt_watch_key *k6 = malloc((n ? n : 1) * sizeof(*k6));
+	struct range *e = malloc((2 * n + 1) * sizeof(*e));
+	struct bt_watch_group *leaves = NULL, *t = NULL;
+	__u64 *first = NULL;	/* each node's first address, a level at a time */
+	size_t n6 = 0, m, nl = 0, elems = 0;
+	int levels, err = -ENOMEM;
+
+	if (!k6 || !e)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (!bt_watch_key_is_v4(&keys[i]))
+			k6[n6++] = keys[i];
+	qsort(k6, n6, sizeof(*k6), cmp_v6);
+	m = sweep(k6, n6, false, (unsigned __int128)1 << 64, range_entry(0, BT_WATCH_NONE, 0), e);
+	if (!(leaves = malloc(((m + BT_WATCH_T_LEAF - 1) / BT_WATCH_T_LEAF) * sizeof(*leaves))))
+		goto out;
+	for (size_t i = 0; i < m; nl++)
+		i += fill_leaf(e, i, m, &leaves[nl]);
+	if ((levels = tree_shape(nl, h->v6_nodes)) < 0) {
+		err = levels;
+		goto out;
+	}
+	for (int l = 0; l <= levels; l++) {
+		h->v6_at[l] = (__u32)elems;
+		elems += h->v6_nodes[l];
+	}
+	if (!(t = calloc(elems, sizeof(*t))) || !(first = malloc(nl * sizeof(*first))))
+		goto out;
+	memcpy(&t[h->v6_at[levels]], leaves, nl * sizeof(*leaves));
+	for (size_t x = 0; x < nl; x++)
+		first[x] = leaf_first(&leaves[x]);
+	/* each level from the one below: a node's keys are its children 1..8's
+	 * first addresses; a missing child's, above any address */
+	for (int l = levels - 1; l >= 0; l--) {
+		for (size_t x = 0; x < h->v6_nodes[l]; x++) {
+			struct bt_watch_group *g = &t[h->v6_at[l] + x];
+
+			for (size_t j = 0; j < BT_WATCH_T_KEYS; j++) {
+				size_t c = x * BT_WATCH_T_FAN + j + 1;
+
+				g->d[j] = c < h->v6_nodes[l + 1] ? first[c] : ~0ULL;
+			}
+			first[x] = first[x * BT_WATCH_T_FAN];
+		}
+	}
+	h->v6_levels = (__u8)levels;
+	h->v6_ranges = (__u32)m;
+	h->v6_elems = (__u32)elems;
+	*out = t;
+	t = NULL;
+	err = 0;
+out:
+	free(first);
+	free(t);
+	free(leaves);
+	free(e);
+	free(k6);
+	return err;
+}
+
+/* The leaf of IPv6 address hi in the tree (its element), as
+ * bpf/watch.bpf.h's watch_v6 finds it; *reads, the elements read. */
+static __u32 tree_leaf(const struct bt_watch_view *v, __u64 hi, __u32 *reads)
+{
+	const struct bt_watch_hdr *h = v->hdr;
+	const struct bt_watch_group *t = (const struct bt_watch_group *)v->cells;
+	__u32 x = 0, l;
+
+	for (l = 0; l < h->v6_levels && l < BT_WATCH_T_LEVELS; l++) {
+		x = x * BT_WATCH_T_FAN + bt_watch_t_count(t[h->v6_at[l] + x].d, BT_WATCH_T_KEYS, hi);
+		if (x >= h->v6_nodes[l + 1])
+			x = h->v6_nodes[l + 1] - 1;
+	}
+	*reads = l + 1;
+	return h->v6_at[l] + x;
+}
+
+static __u32 tree_class(const struct bt_watch_view *v, __u64 hi, struct bt_watch_how *how)
+{
+	const struct bt_watch_group *g =
+		(const struct bt_watch_group *)v->cells + tree_leaf(v, hi, &how->probes);
+	__u32 e = bt_watch_t_answer(g, bt_watch_t_range(g, hi));
+
+	how->len = e & 0xff ? e >> 8 : 0;
+	return e & 0xff;
+}
+
+/* Range j's first address and answer in leaf g. */
+static __u64 leaf_range(struct bt_watch_group *g, __u32 j, __u16 **e)
+{
+	*e = g->tc.compact ? &g->tc.e[j] : &g->t.e[j];
+	return g->tc.compact ? g->tc.base + (j ? g->tc.d[j - 1] : 0) : g->t.s[j];
+}
+
+size_t bt_watch_v6_set(const struct bt_watch_hdr *h, uint8_t *cells, __u64 hi, __u32 len,
+		       int cls, __u32 *old)
+{
+	struct bt_watch_view v = { h, cells, NULL };
+	struct bt_watch_group *t = (struct bt_watch_group *)cells;
+	/* its last address (a shift by 64 is undefined) */
+	__u64 last = len >= 64 ? hi : len ? hi | (~0ULL >> len) : ~0ULL, prev = 0;
+	__u32 reads, x, end, j;
+	size_t n = 0;
+
+	if (len > BT_WATCH_T_MAX_LEN || !(h->flags & BT_WATCH_F_V6_TREE))
+		return 0;	/* never a key of the tree */
+	x = tree_leaf(&v, hi, &reads);
+	end = h->v6_at[h->v6_levels] + h->v6_nodes[h->v6_levels];
+	j = bt_watch_t_range(&t[x], hi);
+	/* the ranges from the prefix's first address to its last (the copies
+	 * after a leaf's last range too: they stand for it) */
+	for (; x < end; x++, j = 0)
+		for (; j < (t[x].tc.compact ? BT_WATCH_T_COMPACT : BT_WATCH_T_LEAF); j++) {
+			__u16 *e;
+			__u64 first = leaf_range(&t[x], j, &e);
+
+			if (first > last)
+				return n;
+			if (*e >> 8 == len && (*e & 0xff)) {
+				*old = *e & 0xff;
+				if (cls >= 0)
+					__atomic_store_n(e, (__u16)((*e & ~0xffu) | (__u32)cls),
+							 __ATOMIC_RELEASE);
+				n += !n || first != prev;	/* a copy is not another */
+			}
+			prev = first;
+		}
 	return n;
 }
 
@@ -443,6 +673,44 @@ static size_t settle_markers(struct bt_watch_key *e, size_t n)
 	return out;
 }
 
+/* IPv6 in the range tree or searched (settled entries e, ne of them; the
+ * search's lengths in h): the tree when every IPv6 key is /64 or shorter
+ * and it takes no more elements than the Bloomier table would with IPv6's
+ * keys and markers (BT_WATCH_B_V6_TREE: whatever it takes;
+ * BT_WATCH_B_V6_SEARCH, BT_WATCH_F_FLAT: never). With the tree, IPv6's
+ * entries leave e and its lengths the header; out->tree, its elements. */
+static int choose_v6_tree(const struct bt_watch_key *keys, size_t n, unsigned flags,
+			  struct bt_watch_hdr *h, struct bt_watch_key *e, size_t *ne,
+			  struct bt_watch_built *out)
+{
+	struct bt_watch_hdr with = { 0 }, without = { 0 };
+	size_t kept = 0;
+	int err;
+
+	if (flags & (BT_WATCH_F_FLAT | BT_WATCH_B_V6_SEARCH) || !h->nlen[1] ||
+	    h->len[1][h->nlen[1] - 1] > BT_WATCH_T_MAX_LEN)
+		return 0;
+	if ((err = make_v6_tree(keys, n, h, &out->tree)))
+		return err == -E2BIG ? 0 : err;	/* too many ranges: searched */
+	for (size_t i = 0; i < *ne; i++)
+		kept += bt_watch_key_is_v4(&e[i]);
+	bt_bloomier_size((uint32_t)*ne, &without);
+	bt_bloomier_size((uint32_t)kept, &with);
+	if (!(flags & BT_WATCH_B_V6_TREE) && (size_t)with.groups + h->v6_elems > without.groups) {
+		free(out->tree);
+		out->tree = NULL;
+		return 0;
+	}
+	for (size_t i = 0, j = 0; i < *ne; i++)
+		if (bt_watch_key_is_v4(&e[i]))
+			e[j++] = e[i];
+	*ne = kept;
+	h->nlen[1] = 0;
+	h->root[1] = BT_WATCH_NONE;
+	h->depth[1] = 0;
+	return 0;
+}
+
 int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys, size_t n,
 		   unsigned check_bits, uint64_t seed, unsigned flags, struct bt_watch_built *out)
 {
@@ -475,6 +743,8 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	}
 	qsort(e, ne, sizeof(*e), cmp_entry);
 	ne = settle_markers(e, ne);
+	if ((err = choose_v6_tree(keys, n, flags, &lengths, e, &ne, out)))
+		goto fail;
 	for (size_t i = 0; i < ne; i++)
 		if (e[i].class_id & BT_WATCH_KEY_MARKER)
 			out->markers[!bt_watch_key_is_v4(&e[i])]++;
@@ -488,15 +758,28 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 	memcpy(out->b.hdr.depth, lengths.depth, sizeof(lengths.depth));
 	memcpy(out->b.hdr.left, lengths.left, sizeof(lengths.left));
 	memcpy(out->b.hdr.right, lengths.right, sizeof(lengths.right));
-	out->b.hdr.flags = flags;
+	out->b.hdr.flags = (flags & BT_WATCH_F_FLAT) | (out->tree ? BT_WATCH_F_V6_TREE : 0);
 	out->b.hdr.markers = markers;
 	out->b.hdr.entries = n;
 	out->b.hdr.v4_lines = out->lines;
 	out->b.hdr.v4_index = out->index;
 	out->b.hdr.v4_ranges = out->ranges;
 	out->b.hdr.v4_dir = v4 ? BT_WATCH_DIR / BT_WATCH_R_WORDS : 0;
-	/* the ranges, their index and the /16 words after the cells, in one
-	 * array */
+	if (out->tree) {
+		/* IPv6's tree after the /16 words, its levels where it lands */
+		__u32 at = out->b.hdr.groups + out->b.hdr.v4_lines + out->b.hdr.v4_index +
+			   out->b.hdr.v4_dir;
+
+		memcpy(out->b.hdr.v6_at, lengths.v6_at, sizeof(lengths.v6_at));
+		memcpy(out->b.hdr.v6_nodes, lengths.v6_nodes, sizeof(lengths.v6_nodes));
+		for (int l = 0; l <= lengths.v6_levels; l++)
+			out->b.hdr.v6_at[l] += at;
+		out->b.hdr.v6_levels = lengths.v6_levels;
+		out->b.hdr.v6_ranges = lengths.v6_ranges;
+		out->b.hdr.v6_elems = lengths.v6_elems;
+	}
+	/* the ranges, their index, the /16 words and IPv6's tree after the
+	 * cells, in one array */
 	if (!(all = realloc(out->b.cells, bt_watch_cells_bytes(&out->b.hdr) + 1)))
 		goto fail;
 	out->b.cells = all;
@@ -505,6 +788,9 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 		       (out->lines + out->index) * sizeof(struct bt_watch_group));
 	if (v4)
 		memcpy(bt_watch_dir_of(&out->b.hdr, all), out->dir, BT_WATCH_DIR * sizeof(__u64));
+	if (out->tree)
+		memcpy(all + (size_t)out->b.hdr.v6_at[0] * sizeof(struct bt_watch_group), out->tree,
+		       (size_t)out->b.hdr.v6_elems * sizeof(struct bt_watch_group));
 	free(e);
 	return 0;
 fail:
@@ -518,8 +804,10 @@ void bt_watch_built_free(struct bt_watch_built *w)
 	bt_bloomier_free(&w->b);
 	free(w->dir);
 	free(w->nodes);
+	free(w->tree);
 	w->dir = NULL;
 	w->nodes = NULL;
+	w->tree = NULL;
 }
 
 __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_view *v,
@@ -539,6 +827,8 @@ __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_view
 	bt_watch_words(addr, &ah, &al);
 	if (v4 && !(h->flags & BT_WATCH_F_FLAT))
 		return range_class(v, (__u32)al, how);
+	if (!v4 && (h->flags & BT_WATCH_F_V6_TREE))
+		return tree_class(v, ah, how);
 	s = search_start(h, v4);
 	while (search_next(&s, &p)) {
 		__u64 mh = ah, ml = al;

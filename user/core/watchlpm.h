@@ -23,11 +23,19 @@ struct bt_watch_built {
 	__u64 *dir;		/* BT_WATCH_DIR words, malloc'd (copied into
 				 * b.cells, after the index) */
 	__u32 *nodes;		/* IPv4's range lines, then their index */
+	struct bt_watch_group *tree;	/* IPv6's range tree (BT_WATCH_F_V6_TREE),
+					 * malloc'd, copied into b.cells last */
 	size_t lines, index, ranges;
 	__u32 levels;		/* the most an IPv4 address reads: index
 				 * entries and a line */
 	size_t markers[2];	/* IPv4's, IPv6's */
 };
+
+/* bt_watch_build's choice of IPv6's lookup (beside BT_WATCH_F_FLAT): the
+ * range tree whenever the list's IPv6 prefixes are all /64 or shorter,
+ * or never (by default, the tree when it takes no more memory). */
+#define BT_WATCH_B_V6_TREE 0x100
+#define BT_WATCH_B_V6_SEARCH 0x200
 
 /* Builds the table of a list's keys (distinct, class 1..255 each): IPv4's
  * ranges, IPv6's markers and the Bloomier table of IPv6's keys and
@@ -79,6 +87,12 @@ struct bt_watch_how {
  * and the line read. */
 __u32 bt_watch_classify(const struct bt_hash_keys *k, const struct bt_watch_view *v,
 			const uint8_t addr[16], bool v4, struct bt_watch_how *how);
+
+/* watch set for an IPv6 prefix hi/len (masked; len at most
+ * BT_WATCH_T_MAX_LEN) in the range tree, as bt_watch_v4_set: each change
+ * one 16-bit store. */
+size_t bt_watch_v6_set(const struct bt_watch_hdr *h, uint8_t *cells, __u64 hi, __u32 len,
+		       int cls, __u32 *old);
 
 /* watch set for an IPv4 prefix a/len (host order, IPv4 length) in the
  * range table (dir and cells writable, in use: each change one 32-bit

@@ -318,7 +318,9 @@ static void drop_chunks(const struct bt_instance *inst, __u32 slot)
  * probe of a best match that a marker names, if the family has one. */
 static void probes_of(const struct bt_watch_built *w, uint32_t probes[2])
 {
-	probes[1] = w->b.hdr.depth[1] + (w->markers[1] > 0);
+	/* IPv6's tree: a node a level and the leaf */
+	probes[1] = w->b.hdr.flags & BT_WATCH_F_V6_TREE ? w->b.hdr.v6_levels + 1u :
+							  (uint32_t)(w->b.hdr.depth[1] + (w->markers[1] > 0));
 	probes[0] = w->b.hdr.flags & BT_WATCH_F_FLAT ?
 			    (uint32_t)(w->b.hdr.depth[0] + (w->markers[0] > 0)) : w->levels;
 }
@@ -469,6 +471,8 @@ int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_li
 	probes_of(&b, info->probes);
 	info->ranges = b.ranges;
 	info->lines = b.lines + b.index;
+	info->v6_tree = b.b.hdr.flags & BT_WATCH_F_V6_TREE;
+	info->v6_ranges = b.b.hdr.v6_ranges;
 out:
 	bt_watch_built_free(&b);
 	free(keys);
@@ -490,14 +494,14 @@ int bt_watch_list_read_or_explain(const char *path, struct bt_watch_list *l)
 }
 
 int bt_watch_load_file(const struct bt_instance *inst, const char *path, unsigned check_bits,
-		       struct bt_watch_loaded *info)
+		       unsigned flags, struct bt_watch_loaded *info)
 {
 	struct bt_watch_list l;
 	int rc = bt_watch_list_read_or_explain(path, &l);
 
 	if (rc)
 		return rc;
-	rc = bt_watch_load(inst, &l, check_bits, info);
+	rc = bt_watch_load_flags(inst, &l, check_bits, flags, info);
 	bt_watch_list_free(&l);
 	return rc;
 }
@@ -549,7 +553,7 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 	struct bt_watch_key k;
 	uint8_t addr[16];
 	char msg[160];
-	bool v4, host, ranges;
+	bool v4, host, ranges, tree;
 	__u32 own, old, id;
 	__u64 *dir;
 	int err;
@@ -572,16 +576,20 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 	/* membership decided on all the check bits (a table loaded with fewer
 	 * let an unlisted key through and overwrite a listed key's cell) */
 	ranges = v4 && !(t.hdr.flags & BT_WATCH_F_FLAT);
+	tree = !v4 && (t.hdr.flags & BT_WATCH_F_V6_TREE);
 	dir = bt_watch_dir_of(&t.hdr, t.cells);
+	bt_watch_mask(&k.hi, &k.lo, k.len);
 	old = 0;
 	if (ranges && dir)
 		bt_watch_v4_set(&t.hdr, dir, t.cells, (__u32)k.lo, k.len - BT_WATCH_V4, -1, &old);
+	else if (tree)
+		bt_watch_v6_set(&t.hdr, t.cells, k.hi, k.len, -1, &old);
 	else if (t.hdr.keys > t.hdr.markers)
 		old = bt_bloomier_member(&t.keys, &t.hdr, t.cells, k.hi, k.lo, k.len, &own);
 	if (!old) {
 		bt_err("%s is not a key of the watch list in use%s: 'watch set' changes the class "
 		       "of a listed key in place; to add keys, 'watch load' a new list", prefix,
-		       ranges ? " (or longer keys cover all its addresses)" : "");
+		       ranges || tree ? " (or longer keys cover all its addresses)" : "");
 		err = -ENOENT;
 	} else if (!(id = find_id(names, name)) && !(id = new_id(inst, names, name))) {
 		bt_err("no class id left for '%s' (%d classes at most)", name,
@@ -597,6 +605,8 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 		if (!err && ranges)
 			bt_watch_v4_set(&t.hdr, dir, t.cells, (__u32)k.lo, k.len - BT_WATCH_V4, id,
 					&old);
+		else if (!err && tree)
+			bt_watch_v6_set(&t.hdr, t.cells, k.hi, k.len, id, &old);
 		else if (!err)
 			__atomic_store_n(&t.cells[bt_watch_cell_offset(own)], (uint8_t)id,
 					 __ATOMIC_RELEASE);

@@ -42,13 +42,16 @@ struct bt_watch_loaded {
 				 * entries and its line), IPv6 */
 	size_t ranges, lines;	/* IPv4's range table: ranges, 64-byte lines
 				 * (and index) */
+	bool v6_tree;		/* IPv6 in the range tree, not searched */
+	size_t v6_ranges;	/* its ranges */
 };
 
 /* Builds l's table and switches the datapath to it; classes that keep
  * their name keep their id and counts. 0, or an error already printed. */
 int bt_watch_load(const struct bt_instance *inst, const struct bt_watch_list *l,
 		  unsigned check_bits, struct bt_watch_loaded *info);
-/* The same with BT_WATCH_F_* flags (make bench's ablation). */
+/* The same with BT_WATCH_F_FLAT and BT_WATCH_B_* flags (make bench's
+ * ablation; watch load --ipv6). */
 int bt_watch_load_flags(const struct bt_instance *inst, const struct bt_watch_list *l,
 			unsigned check_bits, unsigned flags, struct bt_watch_loaded *info);
 /* --watch FILE, as attach, replay and run take it. */
@@ -62,7 +65,7 @@ int bt_watch_load_named(const char *name, const struct bt_watch_list *l);
 /* Reads a list, printing what is wrong with it: 0 or -errno. */
 int bt_watch_list_read_or_explain(const char *path, struct bt_watch_list *l);
 int bt_watch_load_file(const struct bt_instance *inst, const char *path, unsigned check_bits,
-		       struct bt_watch_loaded *info);
+		       unsigned flags, struct bt_watch_loaded *info);
 
 /* Gives the key PREFIX (exactly as listed) the class NAME, in place. */
 int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char *name);

@@ -29,14 +29,21 @@ void bt_print_watch_loaded(const char *name, const struct bt_watch_loaded *w)
 		json_object_object_add(o, "probes_ipv6", json_object_new_int(w->probes[1]));
 		json_object_object_add(o, "ranges_ipv4", json_object_new_uint64(w->ranges));
 		json_object_object_add(o, "lines_ipv4", json_object_new_uint64(w->lines));
+		json_object_object_add(o, "lookup_ipv6",
+				       json_object_new_string(w->v6_tree ? "tree" : "search"));
+		json_object_object_add(o, "ranges_ipv6", json_object_new_uint64(w->v6_ranges));
 		bt_json_print(o);
 		return;
 	}
 	printf("watch list of %s: %zu keys in %u classes and %zu markers, %.1f bits a key, built "
 	       "in %.3f s (%u retries); an address reads at most %u lines of ranges and index "
-	       "(IPv4: %zu ranges in %zu lines), takes at most %u probes (IPv6)",
+	       "(IPv4: %zu ranges in %zu lines), ",
 	       name, w->keys, w->classes, w->markers, w->bits_per_key, w->build_s, w->retries,
-	       w->probes[0], w->ranges, w->lines, w->probes[1]);
+	       w->probes[0], w->ranges, w->lines);
+	if (w->v6_tree)
+		printf("%u lines of a tree (IPv6: %zu ranges)", w->probes[1], w->v6_ranges);
+	else
+		printf("takes at most %u probes (IPv6)", w->probes[1]);
 	if (w->duplicates || w->masked)
 		printf("; %u duplicates dropped, %u prefixes masked", w->duplicates, w->masked);
 	/* three spare segments and whole groups of cells: a fixed size */
