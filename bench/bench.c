@@ -1351,6 +1351,8 @@ struct watch_cost {
 	size_t keys, markers;
 	size_t ranges, lines;		/* IPv4's range table */
 	bool v6;			/* the traffic's family */
+	bool tree;			/* IPv6 in the range tree */
+	size_t v6_ranges;
 	/* IPv6: the floor, P_CHASE1..P_CHASE4W on top of parsing */
 	double floor[P_MAX - P_CHASE1];
 };
@@ -1441,6 +1443,8 @@ static int watch_list_cost(const uint32_t *seq, struct target *w, const struct b
 	c->lines = info.lines;
 	c->build_s = info.build_s;
 	c->bound = info.probes[v6];
+	c->tree = info.v6_tree;
+	c->v6_ranges = info.v6_ranges;
 	c->mem = table_memlock(&w->inst);
 	watch_probes(&w->inst, v6, c, linear_mean);
 	nwatch_refs = l->n;
@@ -1477,7 +1481,7 @@ static void watch_cost_line(FILE *f, const char *what, const struct watch_cost *
 	    "%.1f MiB (%.1f bytes an entry), %.2f %s an address (at most %u), built in "
 	    "%.2f s\n", what, c->ns, c->lpm_ns, c->mem / 1048576.0,
 	    (double)c->mem / c->keys, c->probes_mean,
-	    c->v6 ? "probes" : "lines", c->bound, c->build_s);
+	    c->v6 && !c->tree ? "probes" : "lines", c->bound, c->build_s);
 }
 
 static void watch_cost_rows(FILE *f, const char *title, const struct watch_cost *c)
@@ -1499,6 +1503,10 @@ static void watch_cost_rows(FILE *f, const char *title, const struct watch_cost 
 		out(stdout, f, "  IPv4: probes are lines read (index and ranges); %zu ranges (%.2f an "
 		    "entry) in %zu lines of 64 bytes with their index (%.1f bytes a range)\n",
 		    c->ranges, (double)c->ranges / c->keys, c->lines, 64.0 * c->lines / c->ranges);
+	if (c->tree && c->v6)
+		out(stdout, f, "  IPv6: in the range tree, probes are lines read (a node a level and "
+		    "the leaf); %zu ranges (%.2f an entry)\n", c->v6_ranges,
+		    (double)c->v6_ranges / c->keys);
 }
 
 /* IPv6's floor (issue 40): what reading lines alone costs, in an array of
@@ -1521,12 +1529,16 @@ static void watch_floor(FILE *f, const struct watch_cost *c, double ns_max)
 	    "    the same, each line a call (an inner map of its own size) +%.0f: "
 	    "%.1f ns a call\n"
 	    "    a dependent line costs +%.0f ns a packet (the two addresses' reads overlap); "
-	    "+%.0f ns leaves %d such lines an address\n"
-	    "    this search: %.2f probes an address, 4 cells each, read inline (ABI 16 called "
-	    "for each: %.0f calls a packet, %.0f ns at that cost)\n",
+	    "+%.0f ns leaves %d such lines an address\n",
 	    x[0], x[P_CHASE2 - P_CHASE1], x[P_CHASE4 - P_CHASE1], x[P_CHASE4W - P_CHASE1],
-	    x[P_CHASE4W_INNER - P_CHASE1], call, step, ns_max, k, c->probes_mean, calls,
-	    calls * call);
+	    x[P_CHASE4W_INNER - P_CHASE1], call, step, ns_max, k);
+	if (c->tree)
+		out(stdout, f, "    this tree: %.2f lines an address, one a level (the upper levels "
+		    "in cache), the two addresses side by side\n", c->probes_mean);
+	else
+		out(stdout, f, "    this search: %.2f probes an address, 4 cells each, read inline "
+		    "(ABI 16 called for each: %.0f calls a packet, %.0f ns at that cost)\n",
+		    c->probes_mean, calls, calls * call);
 }
 
 /* Issue 40's targets, against the LPM trie of the same run: IPv4 at most
@@ -1612,7 +1624,17 @@ static void watch_shapes_run(FILE *f, const uint32_t *seq, struct target *w)
 			out(stdout, f, "  ablation (ns on top of parsing):\n"
 			    "    every length, longest first (ABI 8): %.2f probes\n"
 			    "    binary search on the family's lengths: %.2f probes (max %u), +%.1f "
-			    "ns, %zu markers\n", linear, c.probes_mean, c.probes_max, c.ns, c.markers);
+			    "ns, %zu markers%s\n", linear, c.probes_mean, c.probes_max, c.ns,
+			    c.markers, c.tree ? " (the tree's: the choice below)" : "");
+		/* the range tree, which the load does not choose when it takes
+		 * more memory than the search's table (ABI 18) */
+		if (v6 && !watch_list_cost(seq, w, &l, v6, BT_WATCH_B_V6_TREE, &flat, NULL))
+			out(stdout, f, "    the range tree (ABI 18%s): %.2f lines (max %u), +%.1f ns, "
+			    "%.1f bytes an entry, %zu ranges\n", c.tree ? "" : ", not chosen: more memory",
+			    flat.probes_mean, flat.probes_max, flat.ns, (double)flat.mem / flat.keys,
+			    flat.v6_ranges);
+		else if (v6)
+			out(stdout, f, "    the range tree: failed\n");
 		else
 			out(stdout, f, "    the range table (ABI 16): %.2f lines (max %u), +%.1f ns, "
 			    "%.1f bytes an entry\n", c.probes_mean, c.probes_max, c.ns,

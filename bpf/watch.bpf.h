@@ -228,28 +228,35 @@ static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr 
 	return p->w[i & (BT_WATCH_R_LINE - 1)] & 0xff;
 }
 
+/* Two addresses' classes (watch_v6's answer). */
+struct watch_pair {
+	__u32 cls[2];
+};
+
 /* The classes of two IPv6 addresses (their top 64 bits a0, a1) in the
- * range tree of slot (header h), into cls: a node a level, 8 first
- * addresses compared at once (no branch), then a leaf of 6 or 9 ranges.
- * The two descents side by side, so that one's cache misses overlap the
- * other's. A call of its own, as watch_v4. */
-static __noinline int watch_v6(__u32 slot, __u64 a0, __u64 a1, const struct bt_watch_hdr *h,
-			       __u32 *cls)
+ * range tree of slot, into *out: a node a level, 8 first addresses
+ * compared at once (no branch), then a leaf of 6 or 9 ranges. The two
+ * descents side by side, so that one's cache misses overlap the other's.
+ * A global function: the verifier checks it once, whoever calls it. */
+__noinline int watch_v6(__u32 slot, __u64 a0, __u64 a1, struct watch_pair *out)
 {
 	struct bt_watch_group *p, *q;
-	__u32 x = 0, y = 0, l, n;
+	struct bt_watch_hdr *h;
+	__u32 x = 0, y = 0, l;
 
+	slot &= 1;
+	h = bpf_map_lookup_elem(&watch_hdr, &slot);
+	if (!h || !out)
+		return 0;
 	for (l = 0; l < BT_WATCH_T_LEVELS && l < h->v6_levels; l++) {
 		p = watch_elem(slot, h->v6_at[l] + x);
 		q = watch_elem(slot, h->v6_at[l] + y);
 		if (!p || !q)
 			return 0;
-		x = x * BT_WATCH_T_FAN + bt_watch_t_count(p->d, BT_WATCH_T_KEYS, a0);
-		y = y * BT_WATCH_T_FAN + bt_watch_t_count(q->d, BT_WATCH_T_KEYS, a1);
-		/* past the level's last node (the tree's right edge): its last */
-		n = h->v6_nodes[l + 1];
-		x = x < n ? x : n - 1;
-		y = y < n ? y : n - 1;
+		x = bt_watch_t_clamp(x * BT_WATCH_T_FAN + bt_watch_t_count(p->d, BT_WATCH_T_KEYS, a0),
+				     h->v6_nodes[l + 1]);
+		y = bt_watch_t_clamp(y * BT_WATCH_T_FAN + bt_watch_t_count(q->d, BT_WATCH_T_KEYS, a1),
+				     h->v6_nodes[l + 1]);
 	}
 	if (l > BT_WATCH_T_LEVELS)
 		return 0;
@@ -257,8 +264,8 @@ static __noinline int watch_v6(__u32 slot, __u64 a0, __u64 a1, const struct bt_w
 	q = watch_elem(slot, h->v6_at[l] + y);
 	if (!p || !q)
 		return 0;
-	cls[0] = bt_watch_t_answer(p, bt_watch_t_range(p, a0)) & 0xff;
-	cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a1)) & 0xff;
+	out->cls[0] = bt_watch_t_answer(p, bt_watch_t_range(p, a0)) & 0xff;
+	out->cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a1)) & 0xff;
 	return 0;
 }
 
@@ -280,10 +287,10 @@ __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 	if (fam == 0 && !(h->flags & BT_WATCH_F_FLAT))
 		return watch_v4(slot, lo, h);
 	if (fam == 1 && (h->flags & BT_WATCH_F_V6_TREE)) {
-		__u32 cls[2] = { 0, 0 };
+		struct watch_pair both = { { 0, 0 } };
 
-		watch_v6(slot, hi, hi, h, cls);
-		return cls[0];
+		watch_v6(slot, hi, hi, &both);
+		return both.cls[0];
 	}
 	s = bpf_map_lookup_elem(&watch_scratch, &zero);
 	if (!s)
@@ -311,7 +318,8 @@ static __always_inline void watch_count(const struct pkt_info *pi, const struct 
 					const struct bt_hash_keys *k, __u64 bytes, __u32 n,
 					__u32 dir)
 {
-	__u32 slot = c->watch & 1, side, both[2] = { 0, 0 };
+	__u32 slot = c->watch & 1, side;
+	struct watch_pair both = { { 0, 0 } };
 	struct bt_watch_hdr *h = bpf_map_lookup_elem(&watch_hdr, &slot);
 	__u64 hi[2], lo[2];
 
@@ -323,16 +331,17 @@ static __always_inline void watch_count(const struct pkt_info *pi, const struct 
 		hi[side] = __builtin_bswap64(*(const __u64 *)a);
 		lo[side] = __builtin_bswap64(*(const __u64 *)(a + 8));
 	}
-	/* IPv6 in the tree: both addresses at once */
-	int tree = (h->flags & BT_WATCH_F_V6_TREE) && addr_family(hi[0], lo[0]) &&
-		   addr_family(hi[1], lo[1]);
-
-	if (tree)
-		watch_v6(slot, hi[0], hi[1], h, both);
+	/* the classes first, the counts after: the verifier meets one state
+	 * (two unknown classes) at the counting, whichever way they came */
+	if ((h->flags & BT_WATCH_F_V6_TREE) && addr_family(hi[0], lo[0]) &&
+	    addr_family(hi[1], lo[1]))
+		watch_v6(slot, hi[0], hi[1], &both);	/* IPv6 in the tree: at once */
+	else
+		for (side = 0; side < 2; side++)
+			both.cls[side] = watch_class(slot, hi[side], lo[side],
+						     addr_family(hi[side], lo[side]), k);
 	for (side = 0; side < 2; side++) {
-		__u32 cls = tree ? both[side] :
-				   watch_class(slot, hi[side], lo[side],
-					       addr_family(hi[side], lo[side]), k);
+		__u32 cls = both.cls[side];
 		struct bt_watch_count *x;
 
 		if (!cls)

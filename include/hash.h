@@ -364,6 +364,19 @@ __u32 bt_watch_t_count(const __u64 *s, __u32 n, __u64 a)
 	return c;
 }
 
+/* Child x of a level of n nodes, or its last when x is past them (the
+ * tree's right edge). No branch: in the datapath, one a level and address
+ * would double the verifier's paths each time. */
+static inline __attribute__((always_inline)) __u32 bt_watch_t_clamp(__u32 x, __u32 n)
+{
+	__u64 d = (__u64)n - 1 - x;	/* < 0: past the last */
+
+#ifdef __bpf__
+	asm volatile("" : "+r"(d));
+#endif
+	return x + (__u32)(d & (__u64)((__s64)d >> 63));
+}
+
 /* The range of leaf g that holds address a (at or above the leaf's first
  * address): its index; past the leaf's ranges when none does (a leaf the
  * descent did not lead to). */

@@ -39,6 +39,15 @@ MUTANTS=(
 'datapath-chunk-wrong|bpf/watch.bpf.h|	__u32 e = g & (BT_WATCH_CHUNK - 1);|	__u32 e = g & (BT_WATCH_CHUNK / 2 - 1);|.output/tests/test_watch'
 'chunk-filled-wrong|user/instance/watch.c|		memcpy(p, b->cells + from,|		memcpy(p, b->cells + from / 2,|.output/tests/test_watch'
 'cell-group-magic|include/hash.h|0x38e38e39ULL >> 33|0x38e38e39ULL >> 34|.output/tests/test_watch'
+# issue 40: IPv6's range tree (ABI 18)
+'tree-edge-unclamped|include/hash.h|	return x + (__u32)(d & (__u64)((__s64)d >> 63));|	return x;|.output/tests/test_watch'
+'tree-compact-first-excluded|include/hash.h|		__u64 le = (__u64)g->tc.d[j] - off - 1;	/* < 0: at or below */|		__u64 le = (__u64)g->tc.d[j] - off;|.output/tests/test_watch'
+'tree-leaf-copies-first|user/core/watchlpm.c|			const struct range *r = &e[i + (j < k ? j : k - 1)];
+
+			if (j)|			const struct range *r = &e[i + (j < k ? j : 0)];
+
+			if (j)|.output/tests/test_watch'
+'datapath-tree-pair-crossed|bpf/watch.bpf.h|	out->cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a1)) & 0xff;|	out->cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a0)) & 0xff;|.output/tests/test_watch'
 'datapath-no-final-probe|bpf/watch.bpf.h|	return !s->known && s->best <= 128|	return 0 && !s->known && s->best <= 128|.output/tests/test_watch'
 'key-in-status|user/cmd/status.c|		json_object_object_add(o, "kind", json_object_new_string(kind));|		{ char kh[40]; snprintf(kh, sizeof(kh), "%016llx", (unsigned long long)inst.meta.hash_key.k0); json_object_object_add(o, "kh", json_object_new_string(kh)); } json_object_object_add(o, "kind", json_object_new_string(kind));|tests/live/faults.sh'
 'ipfix-drops-a-flow|user/report/ipfix.c|	for (size_t i = 0; i < r->n; i++) {

@@ -52,6 +52,23 @@ check "a list of 4 keys: its bits a key explained (a fixed size)" bash -c \
 BEFORE=$("$BLOOMTAP" watch test 10.0.2.15 69.118.162.5 1.2.3.4 2001:db8:1::9 2001:db8:2::9 --instance "$INST")
 eq "watch test: longest prefix, or none" "$(tr '\n' '|' <<<"$BEFORE")" \
 	"10.0.2.15: me (10.0.2.15/32)|69.118.162.5: peers (69.118.162.0/24)|1.2.3.4: none|2001:db8:1::9: doc-one (2001:db8:1::/48)|2001:db8:2::9: doc (2001:db8::/32)|"
+# IPv6 in the range tree (every IPv6 prefix /64 or shorter): the same
+# answers, a line a level; set in place; then searched again
+W=$("$BLOOMTAP" -j watch load "$TMP/good.txt" --ipv6 tree --instance "$INST" 2>/dev/null)
+eq "watch load --ipv6 tree -j: lookup, ranges, lines" \
+	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["lookup_ipv6"], d["ranges_ipv6"], d["probes_ipv6"])' <<<"$W")" "tree 5 1"
+eq "watch test, IPv6 in the tree: as searched" \
+	"$("$BLOOMTAP" watch test 10.0.2.15 69.118.162.5 1.2.3.4 2001:db8:1::9 2001:db8:2::9 --instance "$INST")" "$BEFORE"
+check "watch set in the tree" "$BLOOMTAP" watch set 2001:db8::/32 doc-two --instance "$INST"
+eq "watch set in the tree: the /32's addresses, not the /48's under it" \
+	"$("$BLOOMTAP" watch test 2001:db8:1::9 2001:db8:2::9 --instance "$INST" | tr '\n' '|')" \
+	"2001:db8:1::9: doc-one (2001:db8:1::/48)|2001:db8:2::9: doc-two (2001:db8::/32)|"
+expect_fail "watch set in the tree: an unlisted prefix" "is not a key of the watch list in use" \
+	"$BLOOMTAP" watch set 2001:db8:2::/48 doc --instance "$INST"
+expect_fail "watch load --ipv6: a bad choice" "ipv6" \
+	"$BLOOMTAP" watch load "$TMP/good.txt" --ipv6 trie --instance "$INST"
+W=$("$BLOOMTAP" -j watch load "$TMP/good.txt" --ipv6 search --instance "$INST" 2>/dev/null)
+eq "watch load --ipv6 search -j" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["lookup_ipv6"])' <<<"$W")" "search"
 SHOW=$("$BLOOMTAP" -j watch show --instance "$INST")
 eq "watch show -j: fields" "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)[0])))' <<<"$SHOW")" \
 	"class direction dst_bytes dst_packets entries src_bytes src_packets"

@@ -378,6 +378,10 @@ static void test_v6_tree(void **state)
 	const struct bt_watch_group *t;
 
 	make_keys(&r, 100000, TREE);
+	/* a key at the top of the space, which the right edge's lookups find */
+	assert_non_null(r.k = realloc(r.k, (r.n + 1) * sizeof(*r.k)));
+	r.k[r.n++] = (struct bt_watch_key){ ~0ULL << 8, 0, 56, 7 };
+	ref_settle(&r);
 	assert_int_equal(bt_watch_build(&hk, r.k, r.n, BT_WATCH_CHECK_BITS, 3, BT_WATCH_B_V6_TREE,
 					&b), 0);
 	assert_true(b.b.hdr.flags & BT_WATCH_F_V6_TREE);
@@ -401,6 +405,15 @@ static void test_v6_tree(void **state)
 			uint8_t a[16];
 
 			shape_addr(a, false, TREE);
+			wrong += bt_watch_classify(&hk, &v, a, false, NULL) != ref_classify(&r, a, false);
+			checked++;
+		}
+		{
+			/* the last /64 of the space: past every level's last
+			 * key (the tree's right edge) */
+			uint8_t a[16];
+
+			memset(a, 0xff, sizeof(a));
 			wrong += bt_watch_classify(&hk, &v, a, false, NULL) != ref_classify(&r, a, false);
 			checked++;
 		}

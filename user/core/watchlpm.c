@@ -481,9 +481,9 @@ static __u32 tree_leaf(const struct bt_watch_view *v, __u64 hi, __u32 *reads)
 	__u32 x = 0, l;
 
 	for (l = 0; l < h->v6_levels && l < BT_WATCH_T_LEVELS; l++) {
-		x = x * BT_WATCH_T_FAN + bt_watch_t_count(t[h->v6_at[l] + x].d, BT_WATCH_T_KEYS, hi);
-		if (x >= h->v6_nodes[l + 1])
-			x = h->v6_nodes[l + 1] - 1;
+		x = bt_watch_t_clamp(x * BT_WATCH_T_FAN +
+					     bt_watch_t_count(t[h->v6_at[l] + x].d, BT_WATCH_T_KEYS, hi),
+				     h->v6_nodes[l + 1]);
 	}
 	*reads = l + 1;
 	return h->v6_at[l] + x;
