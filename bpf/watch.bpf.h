@@ -271,7 +271,8 @@ __noinline int watch_v6(__u32 slot, __u64 a0, __u64 a1, struct watch_pair *out)
 
 /* The class of an address, as host-order words (v4-mapped for IPv4), in
  * the table of slot; 0: none. An IPv4 address: its /16's word, at most
- * BT_WATCH_R_SEARCH index entries and a line; IPv6: at most 8 steps and the final probe (the
+ * BT_WATCH_R_SEARCH index entries and a line; IPv6: a line a level of the
+ * range tree, or at most 8 steps of the search and the final probe (the
  * header's trees have at most 8 levels). */
 __noinline int watch_class(__u32 slot, __u64 hi, __u64 lo, __u32 fam,
 			   const struct bt_hash_keys *k)
