@@ -167,39 +167,57 @@ static __always_inline int lines_hold(__u32 slot, const struct bt_watch_hdr *h, 
 	       (whi == hi || index_start(slot, h, whi + 1) > a16);
 }
 
-/* The class of IPv4 address a (host order) in the range table of slot
- * (header h): its /16's word, a binary search of the index over the /16's
- * lines (in cache: 1/32 of the ranges), one line. A call of its own: in
- * watch_class, its frame took the stack of the three calls to 528 bytes. */
-static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr *h)
-{
-	__u32 first, n, lo, hi, pos0, i, word = 1;
-	struct bt_watch_group *p;
-	__u64 d;
+/* An IPv4 lookup in the range table (include/bloomtap.h "Watch lists"),
+ * in three phases, so that a packet's two lookups can run side by side:
+ * its /16's word; the binary search of the index over the /16's lines (in
+ * cache: 1/32 of the ranges); one line. */
+struct v4_lookup {
+	__u64 d;		/* the /16's word */
+	__u32 a;		/* the address, host order */
+	__u32 lo, hi;		/* lines searched; the line, at the end */
+	__u32 cls, done;
+};
 
+/* The /16's word: done when it answers (a /16 no longer prefix cuts) or
+ * the list has no IPv4 key. */
+static __always_inline void v4_word(__u32 slot, const struct bt_watch_hdr *h, struct v4_lookup *s)
+{
+	struct bt_watch_group *p;
+
+	s->cls = 0;
+	s->done = 1;
 	if (!h->v4_dir)
-		return 0;	/* the list has no IPv4 key */
+		return;
 	p = watch_elem(slot, h->groups + h->v4_lines + h->v4_index +
-				     (a >> 16) / BT_WATCH_R_WORDS);
+				     (s->a >> 16) / BT_WATCH_R_WORDS);
 	if (!p)
-		return 0;
-	d = p->d[(a >> 16) % BT_WATCH_R_WORDS];
-	if (d & BT_WATCH_R_DIRECT)
-		return d & 0xff;
-	first = BT_WATCH_R_FIRST(d);
-	n = BT_WATCH_R_COUNT(d);
-	lo = first / BT_WATCH_R_LINE;
-	hi = (first + n - 1) / BT_WATCH_R_LINE;
+		return;
+	s->d = p->d[(s->a >> 16) % BT_WATCH_R_WORDS];
+	if (s->d & BT_WATCH_R_DIRECT)
+		s->cls = s->d & 0xff;
+	else
+		s->done = 0;
+}
+
+/* The address's line among the /16's. */
+static __always_inline void v4_search(__u32 slot, const struct bt_watch_hdr *h,
+				      struct v4_lookup *s)
+{
+	__u32 first = BT_WATCH_R_FIRST(s->d), n = BT_WATCH_R_COUNT(s->d), a16 = s->a & 0xffff;
+	__u32 lo = first / BT_WATCH_R_LINE, hi = (first + n - 1) / BT_WATCH_R_LINE, i, word = 1;
+
+	if (s->done)
+		return;
 	/* a wide /16 (dense: hosts, long prefixes): its line guessed as if its
 	 * ranges were even, taken if the index says the address is on it (two
 	 * reads, in parallel), else the lines around it, else the search takes
 	 * the whole /16 */
 	if (hi - lo > BT_WATCH_R_INDEX) {
-		__u32 wlo, whi, g = bt_watch_r_guess(lo, hi, a & 0xffff, &wlo, &whi);
+		__u32 wlo, whi, g = bt_watch_r_guess(lo, hi, a16, &wlo, &whi);
 
-		if (lines_hold(slot, h, lo, hi, g, g, a & 0xffff))
+		if (lines_hold(slot, h, lo, hi, g, g, a16))
 			wlo = whi = g;
-		if (wlo == whi || lines_hold(slot, h, lo, hi, wlo, whi, a & 0xffff)) {
+		if (wlo == whi || lines_hold(slot, h, lo, hi, wlo, whi, a16)) {
 			lo = wlo;
 			hi = whi;
 			word = 0;	/* the word's step is the whole /16's */
@@ -211,21 +229,43 @@ static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr 
 
 		/* the first step's entry is in the word; the others in the
 		 * index */
-		start = i || !word ? index_start(slot, h, mid) : BT_WATCH_R_MID(d);
+		start = i || !word ? index_start(slot, h, mid) : BT_WATCH_R_MID(s->d);
 		/* right: the line starts at or below the address; no branch
 		 * (half of them would be mispredicted) */
-		le = (__u64)start - (a & 0xffff) - 1;
+		le = (__u64)start - a16 - 1;
 		asm volatile("" : "+r"(le));
 		right = le >> 63;
 		lo += (mid - lo) * right;
 		hi -= (hi - mid + 1) * (1 - right);
 	}
-	if (!(p = watch_elem(slot, h->groups + lo)))
-		return 0;
-	pos0 = lo * BT_WATCH_R_LINE;
-	i = bt_watch_r_count(p->w, BT_WATCH_R_KEY(a & 0xffff), pos0, first, n) +
+	s->lo = lo;
+}
+
+/* The answer in the address's line. */
+static __always_inline void v4_line(__u32 slot, const struct bt_watch_hdr *h, struct v4_lookup *s)
+{
+	__u32 first = BT_WATCH_R_FIRST(s->d), pos0 = s->lo * BT_WATCH_R_LINE, i;
+	struct bt_watch_group *p;
+
+	if (s->done || !(p = watch_elem(slot, h->groups + s->lo)))
+		return;
+	i = bt_watch_r_count(p->w, BT_WATCH_R_KEY(s->a & 0xffff), pos0, first,
+			     BT_WATCH_R_COUNT(s->d)) +
 	    (first > pos0 ? first - pos0 : 0) - 1;
-	return p->w[i & (BT_WATCH_R_LINE - 1)] & 0xff;
+	s->cls = p->w[i & (BT_WATCH_R_LINE - 1)] & 0xff;
+}
+
+/* The class of IPv4 address a (host order) in the range table of slot
+ * (header h). A call of its own: in watch_class, its frame took the stack
+ * of the three calls to 528 bytes. */
+static __noinline __u32 watch_v4(__u32 slot, __u32 a, const struct bt_watch_hdr *h)
+{
+	struct v4_lookup s = { .a = a };
+
+	v4_word(slot, h, &s);
+	v4_search(slot, h, &s);
+	v4_line(slot, h, &s);
+	return s.cls;
 }
 
 /* Two addresses' classes (watch_v6's answer). */
@@ -266,6 +306,29 @@ __noinline int watch_v6(__u32 slot, __u64 a0, __u64 a1, struct watch_pair *out)
 		return 0;
 	out->cls[0] = bt_watch_t_answer(p, bt_watch_t_range(p, a0)) & 0xff;
 	out->cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a1)) & 0xff;
+	return 0;
+}
+
+/* The classes of two IPv4 addresses (a0, a1, host order) in the range
+ * table of slot, into *out: the two lookups phase by phase, so that one's
+ * cache misses overlap the other's. A global function, as watch_v6. */
+__noinline int watch_v4_pair(__u32 slot, __u32 a0, __u32 a1, struct watch_pair *out)
+{
+	struct v4_lookup s0 = { .a = a0 }, s1 = { .a = a1 };
+	struct bt_watch_hdr *h;
+
+	slot &= 1;
+	h = bpf_map_lookup_elem(&watch_hdr, &slot);
+	if (!h || !out)
+		return 0;
+	v4_word(slot, h, &s0);
+	v4_word(slot, h, &s1);
+	v4_search(slot, h, &s0);
+	v4_search(slot, h, &s1);
+	v4_line(slot, h, &s0);
+	v4_line(slot, h, &s1);
+	out->cls[0] = s0.cls;
+	out->cls[1] = s1.cls;
 	return 0;
 }
 
@@ -319,7 +382,7 @@ static __always_inline void watch_count(const struct pkt_info *pi, const struct 
 					const struct bt_hash_keys *k, __u64 bytes, __u32 n,
 					__u32 dir)
 {
-	__u32 slot = c->watch & 1, side;
+	__u32 slot = c->watch & 1, side, fam;
 	struct watch_pair both = { { 0, 0 } };
 	struct bt_watch_hdr *h = bpf_map_lookup_elem(&watch_hdr, &slot);
 	__u64 hi[2], lo[2];
@@ -333,10 +396,13 @@ static __always_inline void watch_count(const struct pkt_info *pi, const struct 
 		lo[side] = __builtin_bswap64(*(const __u64 *)(a + 8));
 	}
 	/* the classes first, the counts after: the verifier meets one state
-	 * (two unknown classes) at the counting, whichever way they came */
-	if ((h->flags & BT_WATCH_F_V6_TREE) && addr_family(hi[0], lo[0]) &&
-	    addr_family(hi[1], lo[1]))
-		watch_v6(slot, hi[0], hi[1], &both);	/* IPv6 in the tree: at once */
+	 * (two unknown classes) at the counting, whichever way they came. Two
+	 * addresses of IPv4's ranges or IPv6's tree are looked up at once. */
+	fam = addr_family(hi[0], lo[0]);
+	if (fam == addr_family(hi[1], lo[1]) && fam && (h->flags & BT_WATCH_F_V6_TREE))
+		watch_v6(slot, hi[0], hi[1], &both);
+	else if (fam == addr_family(hi[1], lo[1]) && !fam && !(h->flags & BT_WATCH_F_FLAT))
+		watch_v4_pair(slot, lo[0], lo[1], &both);
 	else
 		for (side = 0; side < 2; side++)
 			both.cls[side] = watch_class(slot, hi[side], lo[side],
