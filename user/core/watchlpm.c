@@ -96,13 +96,23 @@ static __u32 range_entry(__u32 first, __u32 len, __u32 cls)
 	return first << 16 | len << 8 | cls;
 }
 
-static int cmp_v4(const void *a, const void *b)
+/* Family, words, length (a prefix before everything it covers: the
+ * order of the sweeps and of the markers' pass); a key before a marker of
+ * the same prefix. */
+static int cmp_entry(const void *a, const void *b)
 {
 	const struct bt_watch_key *x = a, *y = b;
+	bool fx = bt_watch_key_is_v4(x), fy = bt_watch_key_is_v4(y);
 
-	if (v4_addr(x) != v4_addr(y))
-		return v4_addr(x) < v4_addr(y) ? -1 : 1;
-	return (x->len > y->len) - (x->len < y->len);
+	if (fx != fy)
+		return fx ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return (int)(x->class_id & BT_WATCH_KEY_MARKER) - (int)(y->class_id & BT_WATCH_KEY_MARKER);
 }
 
 /* A range of a sweep: its first address and its answer (best match's
@@ -199,7 +209,7 @@ static int make_ranges(const struct bt_watch_key *keys, size_t n, struct bt_watc
 			if (((base[x] >> 8) & 0xff) == BT_WATCH_NONE || ((base[x] >> 8) & 0xff) < l)
 				base[x] = range_entry(0, l, k->class_id & 0xff);
 	}
-	qsort(lng, nl, sizeof(*lng), cmp_v4);
+	qsort(lng, nl, sizeof(*lng), cmp_entry);
 	/* at most 2 ranges a key and one a /16, whole lines, and the index */
 	lines = (2 * nl + BT_WATCH_DIR + BT_WATCH_R_LINE - 1) / BT_WATCH_R_LINE + 1;
 	if (!(e = malloc((lines + lines / BT_WATCH_R_INDEX + 1) * sizeof(struct bt_watch_group))))
@@ -341,15 +351,6 @@ size_t bt_watch_v4_set(const struct bt_watch_hdr *h, __u64 *dir, uint8_t *cells,
 
 /* ---- IPv6: the range tree (all IPv6 keys /64 or shorter) ---- */
 
-static int cmp_v6(const void *a, const void *b)
-{
-	const struct bt_watch_key *x = a, *y = b;
-
-	if (x->hi != y->hi)
-		return x->hi < y->hi ? -1 : 1;
-	return (x->len > y->len) - (x->len < y->len);
-}
-
 /* The levels above leaves: *nodes, each level's elements, the root's
  * first, the leaves' last; the levels above the leaves, or -E2BIG past
  * BT_WATCH_T_LEVELS. */
@@ -424,7 +425,7 @@ static int make_v6_tree(const struct bt_watch_key *keys, size_t n, struct bt_wat
 	for (size_t i = 0; i < n; i++)
 		if (!bt_watch_key_is_v4(&keys[i]))
 			k6[n6++] = keys[i];
-	qsort(k6, n6, sizeof(*k6), cmp_v6);
+	qsort(k6, n6, sizeof(*k6), cmp_entry);
 	m = sweep(k6, n6, false, (unsigned __int128)1 << 64, range_entry(0, BT_WATCH_NONE, 0), e);
 	if (!(leaves = malloc(((m + BT_WATCH_T_LEAF - 1) / BT_WATCH_T_LEAF) * sizeof(*leaves))))
 		goto out;
@@ -607,23 +608,6 @@ static int add_markers(const struct bt_watch_hdr *h, const struct bt_watch_key *
 		bt_watch_mask(&m->hi, &m->lo, p);
 	}
 	return -EINVAL;	/* its length is not among its search's */
-}
-
-/* Family, words, length; a key before a marker of the same prefix. */
-static int cmp_entry(const void *a, const void *b)
-{
-	const struct bt_watch_key *x = a, *y = b;
-	bool fx = bt_watch_key_is_v4(x), fy = bt_watch_key_is_v4(y);
-
-	if (fx != fy)
-		return fx ? -1 : 1;
-	if (x->hi != y->hi)
-		return x->hi < y->hi ? -1 : 1;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;
-	return (int)(x->class_id & BT_WATCH_KEY_MARKER) - (int)(y->class_id & BT_WATCH_KEY_MARKER);
 }
 
 /* Does prefix p cover entry e (same family)? */
