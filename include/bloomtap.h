@@ -464,10 +464,10 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  *     ablation): the family's lengths, in the header, searched as follows:
  *   - the search: binary search on those lengths (Waldvogel, Varghese,
  *     Turner and Plattner, "Scalable high speed IP routing lookups",
- *     SIGCOMM 1997), no deeper than the balanced tree (log2 of the
- *     lengths), but with the length that holds the most keys first where
- *     that depth allows: the tree is in the header, each subtree's
- *     heaviest length at its root. A hit means
+ *     SIGCOMM 1997), at most two levels deeper than the balanced tree
+ *     and never more than 8: the tree is in the header, the one the
+ *     builder expects to take the fewest probes and markers
+ *     (user/core/watchlpm.c). A hit means
  *     "longer", a miss "shorter"; so that a hit exists on the way to each
  *     prefix, every prefix puts a *marker* at the lengths where its search
  *     goes longer. A marker's byte is the length of the longest listed

@@ -295,16 +295,6 @@ __u32 bt_watch_decode(const __u64 x[BT_WATCH_WAYS], __u64 h, __u64 check_mask)
 	       ((__u32)(v >> (BT_WATCH_LEAF_BIT - 10)) & BT_WATCH_IS_LEAF) | (__u32)(x[v & 3] & 0xff);
 }
 
-/* ---- The binary search on prefix lengths (include/bloomtap.h "Watch
- * lists"): the builder places markers where the datapath's search will
- * look, so both take their pivots from here. ---- */
-
-/* The pivot of ranks lo..hi-1: the median, the lower of two. */
-static inline __attribute__((always_inline)) __u32 bt_watch_mid(__u32 lo, __u32 hi)
-{
-	return (lo + hi) >> 1;
-}
-
 /* ---- IPv4's ranges (include/bloomtap.h "Watch lists") ---- */
 
 /* A wide /16's guessed line (lines lo..hi, BT_WATCH_R_INDEX and more): the

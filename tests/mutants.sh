@@ -49,6 +49,8 @@ MUTANTS=(
 			if (j)|.output/tests/test_watch'
 'datapath-tree-pair-crossed|bpf/watch.bpf.h|	out->cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a1)) & 0xff;|	out->cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a0)) & 0xff;|.output/tests/test_watch'
 'datapath-no-final-probe|bpf/watch.bpf.h|	return !s->known && s->best <= 128|	return 0 && !s->known && s->best <= 128|.output/tests/test_watch'
+# issue 40: the search's planned tree
+'plan-takes-first-root|user/core/watchlpm.c|					if (c < p->cost[at]) {|					if (p->cost[at] == PLAN_NONE) {|.output/tests/test_watch'
 'key-in-status|user/cmd/status.c|		json_object_object_add(o, "kind", json_object_new_string(kind));|		{ char kh[40]; snprintf(kh, sizeof(kh), "%016llx", (unsigned long long)inst.meta.hash_key.k0); json_object_object_add(o, "kh", json_object_new_string(kh)); } json_object_object_add(o, "kind", json_object_new_string(kind));|tests/live/faults.sh'
 'ipfix-drops-a-flow|user/report/ipfix.c|	for (size_t i = 0; i < r->n; i++) {
 		const struct bt_heavy_flow *f = &r->flows[i];

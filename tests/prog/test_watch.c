@@ -362,6 +362,55 @@ static void test_v4_set_nested(void **state)
 	free(r.k);
 }
 
+/* The search's tree is planned on the list's lengths (user/core/watchlpm.c
+ * make_tree): 4,000 /48s with nothing under them, and one prefix of each
+ * of 28 other lengths elsewhere (in fd00::/8). The /48s' addresses are most
+ * of the traffic the plan expects: each must take one probe (the /48 at
+ * the root, a leaf); the others, an answer at most the tree's levels
+ * deep. */
+static void test_search_plan(void **state)
+{
+	static const uint8_t others[] = { 16, 20, 22, 24, 26, 28, 29, 30, 31, 32, 33, 34, 35, 36,
+					  37, 38, 40, 42, 44, 46, 47, 52, 56, 60, 64, 80, 96, 128 };
+	const size_t heavy = 4000, n = heavy + sizeof(others);
+	struct bt_watch_key *k = malloc(n * sizeof(*k));
+	struct bt_hash_keys hk = test_keys();
+	struct bt_watch_built b;
+	struct bt_watch_view v;
+	struct bt_watch_how how;
+	size_t one = 0;
+
+	assert_non_null(k);
+	for (size_t i = 0; i < n; i++) {
+		bool h = i < heavy;
+
+		/* the others each in a /16 of its own: none under another */
+		k[i] = (struct bt_watch_key){ h ? 0x2000000000000000ULL | rng() >> 3 :
+						  0xfd00000000000000ULL |
+							  (__u64)(i - heavy + 1) << 48 | rng() >> 16,
+					      rng(), h ? 48 : others[i - heavy], 1 + i % 200 };
+		bt_watch_mask(&k[i].hi, &k[i].lo, k[i].len);
+	}
+	assert_int_equal(bt_watch_build(&hk, k, n, BT_WATCH_CHECK_BITS, 1, BT_WATCH_B_V6_SEARCH, &b),
+			 0);
+	v = bt_watch_built_view(&b);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t a[16];
+
+		addr_under(&k[i], a);
+		assert_int_equal(bt_watch_classify(&hk, &v, a, false, &how), k[i].class_id);
+		assert_true(how.probes <= b.b.hdr.depth[1] + 1u);
+		one += i < heavy && how.probes == 1;
+	}
+	print_message("%zu /48s and %zu other lengths: the tree's root /%u, %u levels; %zu of the "
+		      "/48s' addresses took one probe\n", heavy, sizeof(others),
+		      b.b.hdr.len[1][b.b.hdr.root[1]], b.b.hdr.depth[1], one);
+	assert_int_equal(b.b.hdr.len[1][b.b.hdr.root[1]], 48);
+	assert_int_equal(one, heavy);
+	bt_watch_built_free(&b);
+	free(k);
+}
+
 /* IPv6's range tree (every prefix /64 or shorter): an address under each
  * key, and 200,000 anywhere, answer as the reference says, through
  * compact leaves and full ones; then watch set gives a third of the keys
@@ -1180,6 +1229,7 @@ int main(void)
 		cmocka_unit_test(test_non_members_rate),
 		cmocka_unit_test(test_set_in_place),
 		cmocka_unit_test(test_v4_set_nested),
+		cmocka_unit_test(test_search_plan),
 		cmocka_unit_test(test_v6_tree),
 		cmocka_unit_test_teardown(test_datapath_agrees, own_instance_teardown),
 		cmocka_unit_test_teardown(test_real_shape_exact, own_instance_teardown),

@@ -13,68 +13,13 @@
  *     under it;
  *  4. the Bloomier table of the keys and the markers left (a marker where a
  *     key is, or another marker, is that one).
- * The search's order: IPv6's tree (make_tree) puts the length with the
- * most keys first where the depth allows.
+ * The search's order: each family's tree over its lengths (make_tree),
+ * the one with the fewest probes and markers expected.
  * The lookup is bpf/watch.bpf.h's, probe for probe and node for node. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "watchlpm.h"
-
-/* The root rank of ranks first..last-1 (weights w) in a tree of at most
- * depth levels: the heaviest length among those whose two sides still fit
- * (depth - 1 levels each), the median on ties (always fits). */
-static __u32 heavy_root(const uint32_t *w, __u32 first, __u32 last, __u32 depth)
-{
-	__u32 side = (1u << (depth - 1)) - 1, best = bt_watch_mid(first, last);
-
-	for (__u32 r = first; r < last; r++)
-		if (r - first <= side && last - r - 1 <= side && w[r] > w[best])
-			best = r;
-	return best;
-}
-
-/* The tree of ranks first..last-1 of family f, at most depth levels: its
- * root (BT_WATCH_NONE: empty); *levels_out, its levels. */
-static __u32 make_tree(struct bt_watch_hdr *h, int f, const uint32_t *w, __u32 first,
-		       __u32 last, __u32 depth, __u32 *levels_out)
-{
-	__u32 r, dl = 0, dr = 0;
-
-	*levels_out = 0;
-	if (first >= last)
-		return BT_WATCH_NONE;
-	r = heavy_root(w, first, last, depth);
-	h->left[f][r] = make_tree(h, f, w, first, r, depth - 1, &dl);
-	h->right[f][r] = make_tree(h, f, w, r + 1, last, depth - 1, &dr);
-	*levels_out = 1 + (dl > dr ? dl : dr);
-	return r;
-}
-
-/* Each family's lengths, shortest first, and their trees. */
-static void family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_watch_hdr *h)
-{
-	uint32_t count[2][BT_WATCH_LENGTHS] = { { 0 } }, w[BT_WATCH_LENGTHS];
-
-	for (size_t i = 0; i < n; i++)
-		count[!bt_watch_key_is_v4(&keys[i])][keys[i].len]++;
-	for (int f = 0; f < 2; f++) {
-		__u32 depth;
-
-		h->nlen[f] = 0;
-		for (int l = 0; l < BT_WATCH_LENGTHS; l++)
-			if (count[f][l]) {
-				w[h->nlen[f]] = count[f][l];
-				h->len[f][h->nlen[f]++] = l;
-			}
-		/* two levels more than balanced, for heavy lengths nearer the
-		 * root (fewer probes, fewer markers), and never more than 8:
-		 * the bound of 129 lengths */
-		depth = bt_watch_levels(h->nlen[f]) + 2 < 8 ? bt_watch_levels(h->nlen[f]) + 2 : 8;
-		h->root[f] = make_tree(h, f, w, 0, h->nlen[f], depth, &depth);
-		h->depth[f] = depth;
-	}
-}
 
 /* ---- IPv4: ranges ---- */
 
@@ -621,6 +566,151 @@ static bool covers(const struct bt_watch_key *p, const struct bt_watch_key *e)
 	return hi == p->hi && lo == p->lo;
 }
 
+/* The search tree over a family's lengths: of the trees of at most so many
+ * levels, the cheapest, by dynamic programming over ranks (Knuth's optimal
+ * binary search trees, with the search's own costs). The cost is probes
+ * and markers:
+ *  - an address under a key of length L takes L's depth in probes, and,
+ *    when more is listed under that key, one more a node down the left
+ *    edge of L's right subtree (each a miss);
+ *  - an address under nothing takes the root's left edge;
+ *  - each key of a node's right subtree leaves a marker at the node (fewer
+ *    where a key is already there), each a key's cells in the table.
+ * Traffic is taken as spread evenly over the keys, with one address in ten
+ * under nothing (make bench's mix). */
+#define PLAN_PROBE 4	/* a probe of an address, in the plan's units */
+#define PLAN_MARKER 10	/* a marker: weighed as 2.5 probes, the weight that
+			 * took both fewer probes and fewer markers on the
+			 * BGP- and country-shaped lists (docs/benchmark.md) */
+#define PLAN_NONE UINT64_MAX	/* no such tree */
+
+struct tree_plan {
+	__u32 n, levels;		/* ranks; levels at most */
+	const uint64_t *w, *nl;		/* keys of each rank; of them, not leaves */
+	uint64_t *sum;			/* w's prefix sums */
+	uint64_t none;			/* addresses under nothing */
+	uint64_t *cost;			/* [first][last][levels] */
+	uint8_t *root;			/* the root rank of that tree */
+};
+
+static size_t plan_at(const struct tree_plan *p, __u32 first, __u32 last, __u32 d)
+{
+	return ((size_t)first * (p->n + 1) + last) * (p->levels + 1) + d;
+}
+
+/* Every subtree's cheapest cost, by span and levels. The left edges'
+ * misses need no state of their own: a subtree of ranks first..last-1 is
+ * on the left edge of the right subtree of rank first - 1 (of the whole
+ * tree, when first is 0), so each node whose ranks start at first is one
+ * more probe for the addresses under rank first - 1's keys that have
+ * more listed under them (under nothing, when first is 0). */
+static void plan_fill(struct tree_plan *p)
+{
+	for (__u32 span = 0; span <= p->n; span++)
+		for (__u32 first = 0; first + span <= p->n; first++)
+			for (__u32 d = 0; d <= p->levels; d++) {
+				__u32 last = first + span, side = (1u << d >> 1) - 1;
+				size_t at = plan_at(p, first, last, d);
+				uint64_t edge = first ? p->nl[first - 1] : p->none;
+
+				p->cost[at] = span ? PLAN_NONE : 0;
+				/* d levels hold at most 2^d - 1 ranks */
+				if (!span || span >> d)
+					continue;
+				/* the roots whose two sides fit in d - 1 levels
+				 * (side ranks each) */
+				for (__u32 r = last - 1 - (span - 1 < side ? span - 1 : side);
+				     r < last && r <= first + side; r++) {
+					uint64_t c = p->cost[plan_at(p, first, r, d - 1)] +
+						     p->cost[plan_at(p, r + 1, last, d - 1)] +
+						     PLAN_PROBE * (p->sum[last] - p->sum[first] + edge) +
+						     PLAN_MARKER * (p->sum[last] - p->sum[r + 1]);
+
+					if (c < p->cost[at]) {
+						p->cost[at] = c;
+						p->root[at] = r;
+					}
+				}
+			}
+}
+
+/* The planned tree of ranks first..last-1, d levels, into h's family f:
+ * its root (BT_WATCH_NONE: empty); *levels_out, its levels. */
+static __u32 plan_tree(const struct tree_plan *p, struct bt_watch_hdr *h, int f, __u32 first,
+		       __u32 last, __u32 d, __u32 *levels_out)
+{
+	__u32 r, dl = 0, dr = 0;
+
+	*levels_out = 0;
+	if (first >= last)
+		return BT_WATCH_NONE;
+	r = p->root[plan_at(p, first, last, d)];
+	h->left[f][r] = plan_tree(p, h, f, first, r, d - 1, &dl);
+	h->right[f][r] = plan_tree(p, h, f, r + 1, last, d - 1, &dr);
+	*levels_out = 1 + (dl > dr ? dl : dr);
+	return r;
+}
+
+/* Family f's tree over h->nlen[f] ranks (w, nl), at most levels levels. */
+static int make_tree(struct bt_watch_hdr *h, int f, const uint64_t *w, const uint64_t *nl,
+		     __u32 levels)
+{
+	struct tree_plan p = { h->nlen[f], levels, w, nl };
+	size_t states = (size_t)(p.n + 1) * (p.n + 1) * (levels + 1);
+	__u32 depth;
+
+	p.sum = calloc(p.n + 1, sizeof(*p.sum));
+	p.cost = malloc(states * sizeof(*p.cost));
+	p.root = malloc(states);
+	if (p.sum && p.cost && p.root) {
+		for (__u32 r = 0; r < p.n; r++)
+			p.sum[r + 1] = p.sum[r] + w[r];
+		p.none = p.sum[p.n] / 9;	/* one address in ten */
+		plan_fill(&p);
+		h->root[f] = plan_tree(&p, h, f, 0, p.n, levels, &depth);
+		h->depth[f] = depth;
+	}
+	free(p.sum);
+	free(p.cost);
+	free(p.root);
+	return h->root[f] == BT_WATCH_NONE ? -ENOMEM : 0;
+}
+
+/* Each family's lengths, shortest first, and their trees. keys: sorted by
+ * cmp_entry, so that what is listed under a key comes right after it. */
+static int family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_watch_hdr *h)
+{
+	uint64_t count[2][BT_WATCH_LENGTHS] = { { 0 } }, inner[2][BT_WATCH_LENGTHS] = { { 0 } };
+	uint64_t w[BT_WATCH_LENGTHS], nl[BT_WATCH_LENGTHS];
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		int f = !bt_watch_key_is_v4(&keys[i]);
+
+		count[f][keys[i].len]++;
+		if (i + 1 < n && keys[i + 1].len > keys[i].len && covers(&keys[i], &keys[i + 1]))
+			inner[f][keys[i].len]++;
+	}
+	for (int f = 0; f < 2; f++) {
+		h->nlen[f] = 0;
+		for (int l = 0; l < BT_WATCH_LENGTHS; l++)
+			if (count[f][l]) {
+				w[h->nlen[f]] = count[f][l];
+				nl[h->nlen[f]] = inner[f][l];
+				h->len[f][h->nlen[f]++] = l;
+			}
+		/* at most two levels more than balanced, and never more than
+		 * 8: the bound of 129 lengths */
+		h->root[f] = BT_WATCH_NONE;
+		h->depth[f] = 0;
+		if (h->nlen[f] &&
+		    (err = make_tree(h, f, w, nl, bt_watch_levels(h->nlen[f]) + 2 < 8 ?
+						       bt_watch_levels(h->nlen[f]) + 2 : 8)))
+			return err;
+	}
+	return 0;
+}
+
 /* Sorted entries: drops repeated prefixes (the first, a key if one is,
  * stays), gives each marker its best match, and marks leaves: a key is one
  * unless the entry after it is under it (anything under a key sorts right
@@ -715,7 +805,9 @@ int bt_watch_build(const struct bt_hash_keys *k, const struct bt_watch_key *keys
 			e[ne++] = keys[i];
 		else
 			v4 = true;
-	family_lengths(e, ne, &lengths);
+	qsort(e, ne, sizeof(*e), cmp_entry);
+	if ((err = family_lengths(e, ne, &lengths)))
+		goto fail;
 	lengths.flags = flags;
 	if (!(flags & BT_WATCH_F_FLAT) && (err = make_ranges(keys, n, out)))
 		goto fail;
