@@ -457,8 +457,9 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  *     The answer is exact: no check bits, no false hit; `watch set`
  *     rewrites the class of the ranges whose best match is the prefix
  *     (same length, inside it);
- *   - IPv6, when every IPv6 prefix is /64 or shorter and the tree is no
- *     larger than the Bloomier table (BT_WATCH_F_V6_TREE): its ranges in
+ *   - IPv6, when every IPv6 prefix is /64 or shorter and the tree is at
+ *     most a quarter larger than the Bloomier table (BT_WATCH_F_V6_TREE,
+ *     user/core/watchlpm.c choose_v6_tree): its ranges in
  *     a static B+ tree, after the /16 words (below, "IPv6's range tree");
  *   - IPv6 otherwise (and IPv4 with BT_WATCH_F_FLAT, make bench's
  *     ablation): the family's lengths, in the header, searched as follows:

@@ -51,6 +51,7 @@ MUTANTS=(
 'datapath-no-final-probe|bpf/watch.bpf.h|	return !s->known && s->best <= 128|	return 0 && !s->known && s->best <= 128|.output/tests/test_watch'
 # issue 40: the search's planned tree
 'plan-takes-first-root|user/core/watchlpm.c|					if (c < p->cost[at]) {|					if (p->cost[at] == PLAN_NONE) {|.output/tests/test_watch'
+'v6-tree-no-more-memory|user/core/watchlpm.c|#define V6_TREE_MEMORY 1.25|#define V6_TREE_MEMORY 1.0|.output/tests/test_watch'
 'key-in-status|user/cmd/status.c|		json_object_object_add(o, "kind", json_object_new_string(kind));|		{ char kh[40]; snprintf(kh, sizeof(kh), "%016llx", (unsigned long long)inst.meta.hash_key.k0); json_object_object_add(o, "kh", json_object_new_string(kh)); } json_object_object_add(o, "kind", json_object_new_string(kind));|tests/live/faults.sh'
 'ipfix-drops-a-flow|user/report/ipfix.c|	for (size_t i = 0; i < r->n; i++) {
 		const struct bt_heavy_flow *f = &r->flows[i];

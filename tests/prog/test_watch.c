@@ -411,6 +411,36 @@ static void test_search_plan(void **state)
 	free(k);
 }
 
+/* load's choice for IPv6 (user/core/watchlpm.c choose_v6_tree): 100,000
+ * /48s side by side, a gap after every 8 (ranges 1.125 an entry, the tree
+ * about 1.12 times the searched table, as the country-shaped list's), in
+ * the tree; 100,000 /56s each with a gap after it (the tree twice the
+ * table, as the BGP-shaped list's), searched. */
+static void test_v6_choice(void **state)
+{
+	const size_t n = 100000;
+	struct bt_watch_key *k = malloc(n * sizeof(*k));
+	struct bt_hash_keys hk = test_keys();
+	struct bt_watch_built b;
+
+	assert_non_null(k);
+	for (int gaps = 0; gaps < 2; gaps++) {
+		for (size_t i = 0; i < n; i++)
+			k[i] = gaps ? (struct bt_watch_key){ (0x20010db8000000ULL + 2 * i) << 8, 0,
+							     56, 1 + i % 7 } :
+				      (struct bt_watch_key){ (0x20010db80000ULL + i + i / 8) << 16,
+							     0, 48, 1 + i % 7 };
+		assert_int_equal(bt_watch_build(&hk, k, n, BT_WATCH_CHECK_BITS, 1, 0, &b), 0);
+		print_message("%zu %s: IPv6 %s (%u tree elements)\n", n,
+			      gaps ? "/56s, a gap after each" : "/48s, a gap after every 8",
+			      b.b.hdr.flags & BT_WATCH_F_V6_TREE ? "in the tree" : "searched",
+			      b.b.hdr.v6_elems);
+		assert_int_equal(!!(b.b.hdr.flags & BT_WATCH_F_V6_TREE), !gaps);
+		bt_watch_built_free(&b);
+	}
+	free(k);
+}
+
 /* IPv6's range tree (every prefix /64 or shorter): an address under each
  * key, and 200,000 anywhere, answer as the reference says, through
  * compact leaves and full ones; then watch set gives a third of the keys
@@ -1230,6 +1260,7 @@ int main(void)
 		cmocka_unit_test(test_set_in_place),
 		cmocka_unit_test(test_v4_set_nested),
 		cmocka_unit_test(test_search_plan),
+		cmocka_unit_test(test_v6_choice),
 		cmocka_unit_test(test_v6_tree),
 		cmocka_unit_test_teardown(test_datapath_agrees, own_instance_teardown),
 		cmocka_unit_test_teardown(test_real_shape_exact, own_instance_teardown),

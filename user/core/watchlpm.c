@@ -747,10 +747,18 @@ static size_t settle_markers(struct bt_watch_key *e, size_t n)
 	return out;
 }
 
+/* The range tree's memory against the searched table's, at most: a
+ * quarter more memory for 2 to 5 times less time (a line a level, against
+ * 3 to 5 probes of about 50 ns of instructions each: docs/benchmark.md).
+ * The country-shaped list's tree takes 1.12 times its searched table, the
+ * BGP-shaped list's 2.2. */
+#define V6_TREE_MEMORY 1.25
+
 /* IPv6 in the range tree or searched (settled entries e, ne of them; the
  * search's lengths in h): the tree when every IPv6 key is /64 or shorter
- * and it takes no more elements than the Bloomier table would with IPv6's
- * keys and markers (BT_WATCH_B_V6_TREE: whatever it takes;
+ * and it takes at most V6_TREE_MEMORY times the elements the Bloomier
+ * table would with IPv6's keys and markers (BT_WATCH_B_V6_TREE: whatever
+ * it takes;
  * BT_WATCH_B_V6_SEARCH, BT_WATCH_F_FLAT: never). With the tree, IPv6's
  * entries leave e and its lengths the header; out->tree, its elements. */
 static int choose_v6_tree(const struct bt_watch_key *keys, size_t n, unsigned flags,
@@ -770,7 +778,8 @@ static int choose_v6_tree(const struct bt_watch_key *keys, size_t n, unsigned fl
 		kept += bt_watch_key_is_v4(&e[i]);
 	bt_bloomier_size((uint32_t)*ne, &without);
 	bt_bloomier_size((uint32_t)kept, &with);
-	if (!(flags & BT_WATCH_B_V6_TREE) && (size_t)with.groups + h->v6_elems > without.groups) {
+	if (!(flags & BT_WATCH_B_V6_TREE) &&
+	    (double)with.groups + h->v6_elems > V6_TREE_MEMORY * without.groups) {
 		free(out->tree);
 		out->tree = NULL;
 		return 0;
