@@ -658,6 +658,7 @@ static int make_tree(struct bt_watch_hdr *h, int f, const uint64_t *w, const uin
 	struct tree_plan p = { h->nlen[f], levels, w, nl };
 	size_t states = (size_t)(p.n + 1) * (p.n + 1) * (levels + 1);
 	__u32 depth;
+	int err = -ENOMEM;
 
 	p.sum = calloc(p.n + 1, sizeof(*p.sum));
 	p.cost = malloc(states * sizeof(*p.cost));
@@ -669,11 +670,12 @@ static int make_tree(struct bt_watch_hdr *h, int f, const uint64_t *w, const uin
 		plan_fill(&p);
 		h->root[f] = plan_tree(&p, h, f, 0, p.n, levels, &depth);
 		h->depth[f] = depth;
+		err = 0;
 	}
 	free(p.sum);
 	free(p.cost);
 	free(p.root);
-	return h->root[f] == BT_WATCH_NONE ? -ENOMEM : 0;
+	return err;
 }
 
 /* Each family's lengths, shortest first, and their trees. keys: sorted by
@@ -682,6 +684,7 @@ static int family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_w
 {
 	uint64_t count[2][BT_WATCH_LENGTHS] = { { 0 } }, inner[2][BT_WATCH_LENGTHS] = { { 0 } };
 	uint64_t w[BT_WATCH_LENGTHS], nl[BT_WATCH_LENGTHS];
+	__u32 levels;
 	int err;
 
 	for (size_t i = 0; i < n; i++) {
@@ -701,11 +704,10 @@ static int family_lengths(const struct bt_watch_key *keys, size_t n, struct bt_w
 			}
 		/* at most two levels more than balanced, and never more than
 		 * 8: the bound of 129 lengths */
+		levels = bt_watch_levels(h->nlen[f]) + 2 < 8 ? bt_watch_levels(h->nlen[f]) + 2 : 8;
 		h->root[f] = BT_WATCH_NONE;
 		h->depth[f] = 0;
-		if (h->nlen[f] &&
-		    (err = make_tree(h, f, w, nl, bt_watch_levels(h->nlen[f]) + 2 < 8 ?
-						       bt_watch_levels(h->nlen[f]) + 2 : 8)))
+		if (h->nlen[f] && (err = make_tree(h, f, w, nl, levels)))
 			return err;
 	}
 	return 0;
