@@ -382,7 +382,7 @@ static __always_inline void watch_count(const struct pkt_info *pi, const struct 
 					const struct bt_hash_keys *k, __u64 bytes, __u32 n,
 					__u32 dir)
 {
-	__u32 slot = c->watch & 1, side, fam;
+	__u32 slot = c->watch & 1, side, fam, same;
 	struct watch_pair both = { { 0, 0 } };
 	struct bt_watch_hdr *h = bpf_map_lookup_elem(&watch_hdr, &slot);
 	__u64 hi[2], lo[2];
@@ -399,9 +399,10 @@ static __always_inline void watch_count(const struct pkt_info *pi, const struct 
 	 * (two unknown classes) at the counting, whichever way they came. Two
 	 * addresses of IPv4's ranges or IPv6's tree are looked up at once. */
 	fam = addr_family(hi[0], lo[0]);
-	if (fam == addr_family(hi[1], lo[1]) && fam && (h->flags & BT_WATCH_F_V6_TREE))
+	same = fam == addr_family(hi[1], lo[1]);
+	if (same && fam && (h->flags & BT_WATCH_F_V6_TREE))
 		watch_v6(slot, hi[0], hi[1], &both);
-	else if (fam == addr_family(hi[1], lo[1]) && !fam && !(h->flags & BT_WATCH_F_FLAT))
+	else if (same && !fam && !(h->flags & BT_WATCH_F_FLAT))
 		watch_v4_pair(slot, lo[0], lo[1], &both);
 	else
 		for (side = 0; side < 2; side++)
