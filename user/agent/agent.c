@@ -690,6 +690,22 @@ static int check_only(char names[][IFNAMSIZ], int n)
 	if (bt_http_exposure(&hc, line, sizeof(line)))
 		bt_log(BT_LOG_WARNING, "the API is open to the network: %s", line);
 	bt_web_config_free(&web);
+	if (bt_g.json) {
+		struct json_object *o = json_object_new_object(), *ifs = json_object_new_array();
+
+		for (int i = 0; i < n; i++)
+			json_object_array_add(ifs, json_object_new_string(names[i]));
+		json_object_object_add(o, "configuration", json_object_new_string("ok"));
+		json_object_object_add(o, "interfaces", ifs);
+		json_object_object_add(o, "archive", json_object_new_string(ag.cfg.archive));
+		json_object_object_add(o, "archive_max_bytes",
+				       json_object_new_uint64(ag.cfg.archive_max_bytes));
+		json_object_object_add(o, "http", json_object_new_string(line));
+		json_object_object_add(o, "held_by", holder > 0 ? json_object_new_int(holder)
+						      : holder ? json_object_new_string("unknown") : NULL);
+		bt_json_print(o);
+		return 0;
+	}
 	printf("configuration OK: %d interface%s, archive %s (%s)\n%s\n", n,
 	       n > 1 ? "s" : "", ag.cfg.archive, budget, line);
 	if (holder)
