@@ -7,7 +7,12 @@ need_root "cli"
 ID=$$
 INST=cli-$ID
 TMP=$(mktemp -d)
-cleanup() { "$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1; rm -rf "$TMP"; }
+NS=bt-cli-$ID
+cleanup() {
+	"$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "$TMP"
+}
 trap cleanup EXIT INT TERM
 
 for c in attach detach status stats heavy trace drops windows archive replay watch demo kernel; do
@@ -130,6 +135,20 @@ expect_fail "-j trace --hex zz: the error is the document" '{"error":"trace: not
 	bash -c "'$BLOOMTAP' -j trace --instance '$INST' --hex zz 2>/dev/null"
 eq "-j run --check: the verdict as JSON" "$("$BLOOMTAP" -j run --check --listen 127.0.0.1:9 lo 2>/dev/null |
 	json_get '["configuration"], d["interfaces"]')" "('ok', ['lo'])"
+
+# ---- under ip netns exec (a /sys of its own): every command that reads
+# pins refuses as attach does, with the way that works; none says that
+# there is no instance (the instance above is there, on the host's bpffs)
+ip netns add "$NS"
+for args in "status" "-j status" "stats --instance $INST" "stats" "heavy --instance $INST" \
+	"drops --instance $INST" "windows --instance $INST" "watch show --instance $INST" \
+	"trace --instance $INST --hex 00" "detach --instance $INST" "run --check lo" \
+	"replay --instance $INST $PCAPS/dnscap__dns.pcap" "attach lo"; do
+	# shellcheck disable=SC2086
+	expect_fail "ip netns exec: $args refused, says to use nsenter" \
+		"nsenter --net=/var/run/netns/NAME bloomtap ... instead" ip netns exec "$NS" "$BLOOMTAP" $args
+done
+check "ip netns exec: the instance is still there" "$BLOOMTAP" stats --instance "$INST"
 
 # ---- the demo: runs, reports, and removes all it made ----
 expect_fail "trace IFACE without a capture: a usage error that names what is missing" \

@@ -736,6 +736,9 @@ static int configure(int argc, char **argv, char names[][IFNAMSIZ], int *np)
 			bt_err_no_iface("run", names[i]);
 			return BT_EXIT_USAGE;
 		}
+	/* the instances it would adopt (and --check's holders) are pins */
+	if (bt_pins_visible())
+		return BT_EXIT_FAIL;
 	if (!ag.cfg.check) {
 		/* a second agent is refused before it makes anything */
 		for (int i = 0; i < n; i++)

@@ -582,6 +582,8 @@ int bt_detach(const char *name, bool keep_maps)
 	int fd, err = 0;
 
 	if (!bt_instance_exists(name)) {
+		if (bt_pins_visible())
+			return -EXDEV;
 		bt_err("no bloomtap instance '%s' (see 'bloomtap status')", name);
 		return -ENOENT;
 	}
