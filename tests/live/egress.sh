@@ -166,7 +166,11 @@ kill "$AGENT_A" "$AGENT_B"; wait "$AGENT_A" "$AGENT_B" 2>/dev/null; AGENT_A= AGE
 # recorded, what it receives is not
 in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
 in_ns "$NSB" "$BLOOMTAP" detach "$VB" >/dev/null 2>&1
-check "attach --direction egress on B" in_ns "$NSB" "$BLOOMTAP" attach --direction egress --bytes 1 "$VB"
+OUT=$(in_ns "$NSB" "$BLOOMTAP" attach --direction egress --bytes 1 "$VB" 2>&1); RC=$?
+eq "attach --direction egress on B" "$RC" 0
+check "attach says it records what B sends only, and no XDP mode" bash -c \
+	"grep -q \"attached to $VB's egress (.*, no XDP program): records what it sends only\" <<<\"\$0\" &&
+	 ! grep -q 'native mode\|skb mode' <<<\"\$0\"" "$OUT"
 eq "status: B records egress alone" "$(status_field "$NSB" "$VB" direction)/$(status_field "$NSB" "$VB" state)" \
 	egress/attached
 check "no XDP program on B" bash -c "! ip -n $NSB link show $VB | grep -q xdp"
@@ -176,7 +180,14 @@ in_ns "$NSA" ping -c $PINGS -i 0.2 -W 2 -q "198.18.$N.2" >/dev/null
 wait "$CAP"; CAP=
 read -r left recv none <<<"$(trace_dir "$NSB" "$VB" "$TMP/alone.pcap")"
 eq "B's $PINGS replies left B" "$left/$recv" "$PINGS/0"
-eq "B's ingress counted nothing" "$(in_ns "$NSB" "$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" 0
+# what B receives is not recorded: asked for it, each reader says so
+# rather than print zeros
+for args in "stats" "heavy" "watch show" "-j stats" "stats --direction ingress"; do
+	# shellcheck disable=SC2086
+	expect_fail "$args on B (egress alone): refused, records what it sends only" \
+		"instance $VB records what it sends only" in_ns "$NSB" "$BLOOMTAP" $args "$VB"
+done
+check "stats --direction egress on B" in_ns "$NSB" "$BLOOMTAP" stats --direction egress "$VB"
 eq "heavy --direction egress: the replies' flow, B to A" "$(in_ns "$NSB" "$BLOOMTAP" -j heavy \
 	--direction egress "$VB" | python3 -c '
 import json, sys

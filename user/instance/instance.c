@@ -477,6 +477,13 @@ const char *const bt_direction_names[] = { "ingress", "egress", NULL };
 
 int bt_instance_records(const struct bt_instance *inst, int dir)
 {
+	/* egress alone: no XDP program, so the ingress maps stay zero */
+	if (dir == BT_DIR_INGRESS && inst->meta.flags & BT_META_NO_INGRESS) {
+		bt_err("instance %s records what it sends only (attached with --direction "
+		       "egress, no XDP program): ask with --direction egress, or attach it "
+		       "with --direction both to record what it receives too", inst->name);
+		return -ENOENT;
+	}
 	if (dir == BT_DIR_INGRESS || inst->meta.flags & BT_META_EGRESS_MAPS)
 		return 0;
 	bt_err("instance %s does not record what it sends: attach it with --direction egress "

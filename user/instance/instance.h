@@ -116,7 +116,8 @@ extern const char *const bt_direction_names[];
 	  "(egress: attached with --direction egress or both)",			\
 	  .choices = bt_direction_names }
 /* Does the instance record dir? Egress: when it was made to (attach
- * --direction egress or both). 0, or -ENOENT after saying it does not. */
+ * --direction egress or both); ingress: unless attached for egress alone.
+ * 0, or -ENOENT after saying it does not. */
 int bt_instance_records(const struct bt_instance *inst, int dir);
 
 /* bt_instance_resolve() then bt_instance_open_or_explain(): the instance a

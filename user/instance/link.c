@@ -412,11 +412,17 @@ static void say_attached(const struct bt_instance *inst, const char *ifname, boo
 {
 	char desc[256];
 
-	bt_info("attached to %s (%s mode), pinned under %s/%s", ifname,
-		skb ? "skb" : "native", BT_PIN_ROOT, ifname);
-	if (inst->meta.flags & BT_META_EGRESS)
-		bt_info("egress recorded too (%s): what %s sends traces as 'left here'",
-			inst->meta.flags & BT_META_EGRESS_TC ? "a clsact filter" : "a tcx link",
+	const char *hook = inst->meta.flags & BT_META_EGRESS_TC ? "a clsact filter" : "a tcx link";
+
+	if (inst->meta.flags & BT_META_NO_INGRESS)
+		bt_info("attached to %s's egress (%s, no XDP program): records what it sends "
+			"only, not what it receives; pinned under %s/%s", ifname, hook,
+			BT_PIN_ROOT, ifname);
+	else
+		bt_info("attached to %s (%s mode), pinned under %s/%s", ifname,
+			skb ? "skb" : "native", BT_PIN_ROOT, ifname);
+	if (inst->meta.flags & BT_META_EGRESS && !(inst->meta.flags & BT_META_NO_INGRESS))
+		bt_info("egress recorded too (%s): what %s sends traces as 'left here'", hook,
 			ifname);
 	bt_sketch_describe(&inst->meta, desc, sizeof(desc));
 	bt_info("%s", desc);
