@@ -206,6 +206,26 @@ check "detach B (egress alone)" in_ns "$NSB" "$BLOOMTAP" detach "$VB"
 check "no egress program left on B" bash -c \
 	"! tc -n $NSB filter show dev $VB egress 2>/dev/null | grep -q bloomtap && ! bpftool net show dev $VB 2>/dev/null | grep -q bloomtap"
 
+# a kept instance (detach --keep-maps) has the sizes it was made with:
+# other sizes asked when it is attached again are refused, never ignored
+check "attach B --width 2048" in_ns "$NSB" "$BLOOMTAP" attach --width 2048 "$VB"
+check "detach B --keep-maps" in_ns "$NSB" "$BLOOMTAP" detach --keep-maps "$VB"
+expect_fail "attach the kept instance --width 1024: refused, the kept width named" \
+	"--width 1024 (kept: 2048)" in_ns "$NSB" "$BLOOMTAP" attach --width 1024 "$VB"
+check "refused: nothing attached, the kept instance still there" bash -c \
+	"! ip -n $NSB link show $VB | grep -q xdp && nsenter --net=/var/run/netns/$NSB $BLOOMTAP stats $VB"
+expect_fail "attach the kept instance --fraction 0.01 --windows 64: refused, both named" \
+	"--fraction 0.01 (kept: --fraction 0.001), --windows 64 (kept: 256)" \
+	in_ns "$NSB" "$BLOOMTAP" attach --fraction 0.01 --windows 64 "$VB"
+expect_fail "attach the kept (ingress) instance --direction both: refused" \
+	"was made to record ingress only" in_ns "$NSB" "$BLOOMTAP" attach --direction both "$VB"
+check "attach the kept instance with its own width" in_ns "$NSB" "$BLOOMTAP" attach --width 2048 "$VB"
+check "detach B --keep-maps again" in_ns "$NSB" "$BLOOMTAP" detach --keep-maps "$VB"
+check "attach the kept instance without sizes" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
+eq "its sketch is the kept one: 4 x 2048 cells of 16 bytes" "$(bpftool -j map show pinned \
+	"/sys/fs/bpf/bloomtap/$VB/cms" | json_get '["bytes_value"]')" $((4 * 2048 * 16))
+check "detach B" in_ns "$NSB" "$BLOOMTAP" detach "$VB"
+
 cleanup
 trap - EXIT
 summary
