@@ -77,6 +77,35 @@ static int adopt_tap(const struct agent_iface *f)
 	return 0;
 }
 
+/* An instance attached before keeps the directions it was attached for
+ * (an ingress instance has no egress maps to add a program to): true when
+ * they are not the configuration's, said with the way out. At start with
+ * --force the instance is then made anew; --check says what start would do. */
+static bool direction_differs(const char *name, const struct bt_meta *meta, bool starting)
+{
+	const char *has = bt_attach_dir_of(meta), *want = bt_attach_dir_names[ag.cfg.dir];
+
+	if (!strcmp(has, want))
+		return false;
+	if (ag.cfg.force)
+		bt_log(starting ? BT_LOG_INFO : BT_LOG_WARNING, "%s: the instance attached there "
+		       "records direction %s, the configuration asks %s: %s detach%s it and "
+		       "attach%s anew (--force; its counters and windows start again)", name,
+		       has, want, starting ? "the agent" : "run would", starting ? "es" : "",
+		       starting ? "es" : "");
+	else
+		bt_warn("%s: the instance attached there records direction %s, the configuration "
+			"asks %s: %s (%s). To apply the configuration's, 'bloomtap detach %s' "
+			"before the agent starts, or start it with --force (it detaches the "
+			"instance, its counters and windows, and attaches anew)", name, has, want,
+			starting ? "adopted as it is" : "run would adopt it as it is",
+			!strcmp(has, "ingress") ?
+			"what the interface sends is not recorded" : !strcmp(has, "egress") ?
+			"what the interface receives is not recorded" : "both directions recorded",
+			name);
+	return true;
+}
+
 static int adopt_or_attach(struct agent_iface *f)
 {
 	int link = bt_instance_link_ifindex(f->name), err;
@@ -104,6 +133,14 @@ static int adopt_or_attach(struct agent_iface *f)
 			bt_instance_open_or_explain(f->name, &f->inst);
 			return err;
 		}
+		if (direction_differs(f->name, &f->inst.meta, true) && ag.cfg.force) {
+			bt_instance_close(&f->inst);
+			if ((err = bt_detach(f->name, false)))
+				return err;
+			link = -ENOENT;
+		}
+	}
+	if (link > 0) {
 		if (!f->reattached)
 			bt_log(BT_LOG_INFO, "%s: adopted the attached instance (%s)", f->name,
 			       BT_PIN_ROOT);
@@ -664,6 +701,14 @@ static int check_only(char names[][IFNAMSIZ], int n)
 	for (int i = 0; i < n && !holder; i++)
 		if (bt_instance_exists(names[i]))
 			holder = bt_instance_lock_holder(names[i]);
+	for (int i = 0; i < n; i++) {
+		struct bt_instance inst;
+
+		if (bt_instance_link_ifindex(names[i]) > 0 && !bt_instance_open(names[i], &inst)) {
+			direction_differs(names[i], &inst.meta, false);
+			bt_instance_close(&inst);
+		}
+	}
 	if (holder) {
 		bt_holder_str(holder, who, sizeof(who));
 	} else {
