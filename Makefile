@@ -67,7 +67,7 @@ TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/t
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/tc_drop.bpf.o $(OUTPUT)/tests/flowgen
 
 .PHONY: all deps demo test test-kernels test-mutants test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
-	man install uninstall deb image package-test print-version print-deb print-deb-pkgs
+	man install uninstall deb image seccomp package-test print-version print-deb print-deb-pkgs
 all: $(OUTPUT)/bloomtap
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
@@ -246,6 +246,7 @@ install: all man
 	put 0644 deploy/bloomtap.sysusers $(SYSUSERSDIR)/bloomtap.conf; \
 	put 0644 deploy/bloomtap.conf $(DATADIR)/bloomtap.conf.example; \
 	put 0644 deploy/grafana/bloomtap.json $(DATADIR)/grafana/bloomtap.json; \
+	put 0644 deploy/bloomtap-seccomp.json $(DATADIR)/bloomtap-seccomp.json; \
 	conf=$(SYSCONFDIR)/bloomtap/bloomtap.conf; \
 	if [ ! -e "$(DESTDIR)$$conf" ]; then put 0644 deploy/bloomtap.conf $$conf; \
 	elif grep -qx "$$conf" "$$m" 2>/dev/null; then \
@@ -293,13 +294,18 @@ $(DEB): $(shell git ls-files 2>/dev/null) | $(OUTPUT)
 
 # The container image from Debian's packages alone (deploy/image.sh):
 # bloomtap:$(VERSION) in podman's store and $(OUTPUT)/bloomtap_$(VERSION).oci.tar.
-# Also its seccomp profile: the runtime's default with bpf(2) and
-# perf_event_open(2) allowed (deploy/seccomp.py).
 # The packages it downloads are kept in IMAGE_APT_CACHE for the next build.
 IMAGE_APT_CACHE ?= /var/cache/bloomtap-build/debs
 image: deb
 	APT_CACHE=$(IMAGE_APT_CACHE) deploy/image.sh $(DEB) $(VERSION) $(OUTPUT)/bloomtap_$(VERSION).oci.tar
-	python3 deploy/seccomp.py > $(OUTPUT)/bloomtap-seccomp.json
+
+# The container's seccomp profile, in the tree (so that a clone has it;
+# make install, the .deb and the image put it in $(DATADIR)): the
+# runtime's default with bpf(2) and perf_event_open(2) allowed, made again
+# from this host's default by deploy/seccomp.py (tests/ship/doc_commands.py
+# checks that it is current).
+seccomp:
+	python3 deploy/seccomp.py > deploy/bloomtap-seccomp.json
 
 # The package and the image, installed and run (also part of make test).
 package-test: deps

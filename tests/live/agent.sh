@@ -405,6 +405,33 @@ sighup_then $AGENT "$TMP/agent.log"
 eq "reloaded: the new list applied" "$(suppressed)" "NO_SOCKET OTHERHOST"
 kill -TERM $AGENT; wait $AGENT; AGENT=
 
+# ---- direction = both in the file over an instance attached for ingress
+# (the one above): adopted as it is, which --check and the start say, with
+# the way out; with --force, made anew with the file's directions ----
+sed 's/^interface = .*/&\ndirection = both/' "$TMP/agent.conf" > "$TMP/both.conf"
+OUT=$(inb "$BLOOMTAP" run --check --config "$TMP/both.conf" 2>&1)
+check "run --check: the instance records ingress, the file asks both: said, with detach and --force" \
+	bash -c "grep -q 'warning: $VB: the instance attached there records direction ingress, the configuration asks both: run would adopt it as it is' <<<\"\$0\" &&
+		 grep -q \"'bloomtap detach $VB' before the agent starts, or start it with --force\" <<<\"\$0\"" "$OUT"
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/both.conf" > "$TMP/both.log" 2>&1 &
+AGENT=$!
+wait_for "/healthz answers" 30 get "127.0.0.1:$PORT/healthz"
+check "at start: warned, with the way out" grep -q \
+	"warning: $VB: the instance attached there records direction ingress, the configuration asks both: adopted as it is .*'bloomtap detach $VB'.*--force" \
+	"$TMP/both.log"
+eq "adopted as it is" "$(status_field "$NSB" "$VB" direction)" ingress
+kill -TERM $AGENT; wait $AGENT; AGENT=
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/both.conf" --force > "$TMP/both-force.log" 2>&1 &
+AGENT=$!
+wait_for "/healthz answers" 30 get "127.0.0.1:$PORT/healthz"
+eq "--force: made anew with the file's directions" "$(status_field "$NSB" "$VB" direction)" both
+check "--force: said so" grep -q "the agent detaches it and attaches anew (--force" "$TMP/both-force.log"
+kill -TERM $AGENT; wait $AGENT; AGENT=
+OUT=$(inb "$BLOOMTAP" run --check --config "$TMP/both.conf" 2>&1)
+check "run --check: the directions agree now, nothing said of them" bash -c \
+	"! grep -q 'records direction' <<<\"\$0\"" "$OUT"
+inb "$BLOOMTAP" detach "$VB" >/dev/null
+
 # ---- /api/v1/drops reads the dropped flows' sketches under the agent's
 # lock, as /api/v1/heavy does: a flip (which clears the idle interval of
 # those sketches) held mid-way by the test's pause keeps the lock, and the

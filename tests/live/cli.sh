@@ -7,7 +7,12 @@ need_root "cli"
 ID=$$
 INST=cli-$ID
 TMP=$(mktemp -d)
-cleanup() { "$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1; rm -rf "$TMP"; }
+NS=bt-cli-$ID
+cleanup() {
+	"$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "$TMP"
+}
 trap cleanup EXIT INT TERM
 
 for c in attach detach status stats heavy trace drops windows archive replay watch demo kernel; do
@@ -103,6 +108,47 @@ check "replay --fraction 0.0001: the flow memory grows to 4/f slots (65,536)" ba
 check "replay --fraction 0.0001 --flow-memory 1024: warns that flows may be refused" bash -c \
 	"'$BLOOMTAP' replay --reset --instance '$INST' --fraction 0.0001 --flow-memory 1024 '$G' 2>&1 |
 	 grep -q 'flow-memory 1024 is below 40000 slots'"
+
+# ---- -j: stdout holds exactly one JSON document, whatever went wrong ----
+# every command of bloomtap --help with a bad input (one past option
+# parsing where there is one), and the inputs found to print two
+one_doc() { "$@" 2>/dev/null | python3 -c 'import json,sys; json.load(sys.stdin)'; }
+declare -A BAD=(
+	[attach]="nosuch-$ID" [detach]="--instance nope-$ID" [status]="extra"
+	[stats]="--instance nope-$ID" [heavy]="--instance $INST --count 2"
+	[trace]="--instance $INST --hex zz" [drops]="--instance nope-$ID"
+	[windows]="--instance $INST --rotate --every 0" [archive]="$TMP/nope-dir"
+	[replay]="$TMP/nope.pcap" [run]="--check nosuch-$ID" [watch]="show --instance nope-$ID"
+	[demo]="extra" [kernel]="extra"
+)
+for c in $("$BLOOMTAP" --help | awk '/^Commands:/ {f = 1; next} f && NF {print $1} f && !NF {exit}'); do
+	if [ -z "${BAD[$c]:-}" ]; then fail "-j $c: no bad input in this test's table"; continue; fi
+	# shellcheck disable=SC2086 # the table's inputs are words
+	check "-j $c ${BAD[$c]}: one JSON document on stdout" one_doc "$BLOOMTAP" -j $c ${BAD[$c]}
+done
+for args in "trace --instance $INST --hex 00" "trace --instance $INST $TMP/cut.pcap" "watch" "" \
+	"run --check --listen 127.0.0.1:9 lo" "run --check --interval 0 lo"; do
+	# shellcheck disable=SC2086
+	check "-j $args: one JSON document on stdout" one_doc "$BLOOMTAP" -j $args
+done
+expect_fail "-j trace --hex zz: the error is the document" '{"error":"trace: not hex bytes' \
+	bash -c "'$BLOOMTAP' -j trace --instance '$INST' --hex zz 2>/dev/null"
+eq "-j run --check: the verdict as JSON" "$("$BLOOMTAP" -j run --check --listen 127.0.0.1:9 lo 2>/dev/null |
+	json_get '["configuration"], d["interfaces"]')" "('ok', ['lo'])"
+
+# ---- under ip netns exec (a /sys of its own): every command that reads
+# pins refuses as attach does, with the way that works; none says that
+# there is no instance (the instance above is there, on the host's bpffs)
+ip netns add "$NS"
+for args in "status" "-j status" "stats --instance $INST" "stats" "heavy --instance $INST" \
+	"drops --instance $INST" "windows --instance $INST" "watch show --instance $INST" \
+	"trace --instance $INST --hex 00" "detach --instance $INST" "run --check lo" \
+	"replay --instance $INST $PCAPS/dnscap__dns.pcap" "attach lo"; do
+	# shellcheck disable=SC2086
+	expect_fail "ip netns exec: $args refused, says to use nsenter" \
+		"nsenter --net=/var/run/netns/NAME bloomtap ... instead" ip netns exec "$NS" "$BLOOMTAP" $args
+done
+check "ip netns exec: the instance is still there" "$BLOOMTAP" stats --instance "$INST"
 
 # ---- the demo: runs, reports, and removes all it made ----
 expect_fail "trace IFACE without a capture: a usage error that names what is missing" \

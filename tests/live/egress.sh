@@ -166,7 +166,11 @@ kill "$AGENT_A" "$AGENT_B"; wait "$AGENT_A" "$AGENT_B" 2>/dev/null; AGENT_A= AGE
 # recorded, what it receives is not
 in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
 in_ns "$NSB" "$BLOOMTAP" detach "$VB" >/dev/null 2>&1
-check "attach --direction egress on B" in_ns "$NSB" "$BLOOMTAP" attach --direction egress --bytes 1 "$VB"
+OUT=$(in_ns "$NSB" "$BLOOMTAP" attach --direction egress --bytes 1 "$VB" 2>&1); RC=$?
+eq "attach --direction egress on B" "$RC" 0
+check "attach says it records what B sends only, and no XDP mode" bash -c \
+	"grep -q \"attached to $VB's egress (.*, no XDP program): records what it sends only\" <<<\"\$0\" &&
+	 ! grep -q 'native mode\|skb mode' <<<\"\$0\"" "$OUT"
 eq "status: B records egress alone" "$(status_field "$NSB" "$VB" direction)/$(status_field "$NSB" "$VB" state)" \
 	egress/attached
 check "no XDP program on B" bash -c "! ip -n $NSB link show $VB | grep -q xdp"
@@ -176,7 +180,14 @@ in_ns "$NSA" ping -c $PINGS -i 0.2 -W 2 -q "198.18.$N.2" >/dev/null
 wait "$CAP"; CAP=
 read -r left recv none <<<"$(trace_dir "$NSB" "$VB" "$TMP/alone.pcap")"
 eq "B's $PINGS replies left B" "$left/$recv" "$PINGS/0"
-eq "B's ingress counted nothing" "$(in_ns "$NSB" "$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" 0
+# what B receives is not recorded: asked for it, each reader says so
+# rather than print zeros
+for args in "stats" "heavy" "watch show" "-j stats" "stats --direction ingress"; do
+	# shellcheck disable=SC2086
+	expect_fail "$args on B (egress alone): refused, records what it sends only" \
+		"instance $VB records what it sends only" in_ns "$NSB" "$BLOOMTAP" $args "$VB"
+done
+check "stats --direction egress on B" in_ns "$NSB" "$BLOOMTAP" stats --direction egress "$VB"
 eq "heavy --direction egress: the replies' flow, B to A" "$(in_ns "$NSB" "$BLOOMTAP" -j heavy \
 	--direction egress "$VB" | python3 -c '
 import json, sys
@@ -194,6 +205,26 @@ eq "IPFIX: the replies' record: direction 1 (egress), egressInterface B's, no in
 check "detach B (egress alone)" in_ns "$NSB" "$BLOOMTAP" detach "$VB"
 check "no egress program left on B" bash -c \
 	"! tc -n $NSB filter show dev $VB egress 2>/dev/null | grep -q bloomtap && ! bpftool net show dev $VB 2>/dev/null | grep -q bloomtap"
+
+# a kept instance (detach --keep-maps) has the sizes it was made with:
+# other sizes asked when it is attached again are refused, never ignored
+check "attach B --width 2048" in_ns "$NSB" "$BLOOMTAP" attach --width 2048 "$VB"
+check "detach B --keep-maps" in_ns "$NSB" "$BLOOMTAP" detach --keep-maps "$VB"
+expect_fail "attach the kept instance --width 1024: refused, the kept width named" \
+	"--width 1024 (kept: 2048)" in_ns "$NSB" "$BLOOMTAP" attach --width 1024 "$VB"
+check "refused: nothing attached, the kept instance still there" bash -c \
+	"! ip -n $NSB link show $VB | grep -q xdp && nsenter --net=/var/run/netns/$NSB $BLOOMTAP stats $VB"
+expect_fail "attach the kept instance --fraction 0.01 --windows 64: refused, both named" \
+	"--fraction 0.01 (kept: --fraction 0.001), --windows 64 (kept: 256)" \
+	in_ns "$NSB" "$BLOOMTAP" attach --fraction 0.01 --windows 64 "$VB"
+expect_fail "attach the kept (ingress) instance --direction both: refused" \
+	"was made to record ingress only" in_ns "$NSB" "$BLOOMTAP" attach --direction both "$VB"
+check "attach the kept instance with its own width" in_ns "$NSB" "$BLOOMTAP" attach --width 2048 "$VB"
+check "detach B --keep-maps again" in_ns "$NSB" "$BLOOMTAP" detach --keep-maps "$VB"
+check "attach the kept instance without sizes" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
+eq "its sketch is the kept one: 4 x 2048 cells of 16 bytes" "$(bpftool -j map show pinned \
+	"/sys/fs/bpf/bloomtap/$VB/cms" | json_get '["bytes_value"]')" $((4 * 2048 * 16))
+check "detach B" in_ns "$NSB" "$BLOOMTAP" detach "$VB"
 
 cleanup
 trap - EXIT

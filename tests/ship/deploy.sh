@@ -61,7 +61,8 @@ DEST=$TMP/dest
 check "make install DESTDIR=... PREFIX=/usr" make -s -C "$TOP" install DESTDIR="$DEST" PREFIX=/usr
 for f in usr/sbin/bloomtap usr/lib/systemd/system/bloomtap.service usr/share/man/man8/bloomtap.8 \
 	 usr/share/bash-completion/completions/bloomtap usr/share/bloomtap/bloomtap.conf.example \
-	 usr/share/bloomtap/grafana/bloomtap.json etc/bloomtap/bloomtap.conf usr/share/bloomtap/installed \
+	 usr/share/bloomtap/grafana/bloomtap.json usr/share/bloomtap/bloomtap-seccomp.json \
+	 etc/bloomtap/bloomtap.conf usr/share/bloomtap/installed \
 	 usr/lib/sysusers.d/bloomtap.conf; do
 	check "installed: /$f" test -s "$DEST/$f"
 done

@@ -10,6 +10,11 @@ unknown option, a missing argument or a bad value exits 2), in a network
 namespace and a mount namespace of its own all the same. A page that
 names an option bloomtap no longer has fails here. tests/live/firstlab.sh runs
 the README's first lab line for line; the rest are checked for syntax.
+The container lines (podman, CONTAINERS_CONF) may name only files of
+the tree as a clone has it, never what a build makes (.output/): each
+such path must be a file git tracks; and the seccomp profile they name,
+deploy/bloomtap-seccomp.json, must be deploy/seccomp.py's over this
+host's default (tests/ship/image.sh runs install.md's podman lines).
 Ends with "N passed, N failed"."""
 import glob
 import os
@@ -97,16 +102,7 @@ def commands(path):
                 yield n, shlex.split(text[9:]), text
             except ValueError:
                 yield n, None, text
-    pending, start = "", 0
-    for n, s in code_lines(path):
-        if pending:
-            s = pending + " " + s.strip()
-        else:
-            start = n
-        if s.endswith("\\"):
-            pending = s[:-1]
-            continue
-        pending = ""
+    for start, s in joined_code(path):
         if s.lstrip().startswith(("|", "+")):       # a diagram's box
             continue
         m = INVOKE.search(s)
@@ -125,6 +121,58 @@ def commands(path):
         if words and words[0].endswith(":"):
             continue                                          # an output line
         yield start, words, s
+
+
+def joined_code(path):
+    """(line number, text) of the page's code lines, continued lines joined."""
+    pending, start = "", 0
+    for n, s in code_lines(path):
+        if not pending:
+            start = n
+        s = pending + " " + s.strip() if pending else s
+        if s.endswith("\\"):
+            pending = s[:-1]
+            continue
+        pending = ""
+        yield start, s
+
+
+# a path of the tree in a container line: podman's seccomp=PATH (relative),
+# and $PWD/PATH, as run from the top of the tree
+TREE_PATH = re.compile(r"(?:seccomp=(?!/)|\$\{?PWD\}?/)([\w.][\w./-]*)")
+
+
+def container_paths(pages):
+    """(page, line, path) of each file of the tree a container line names."""
+    for page in pages:
+        if not os.path.exists(page):
+            continue
+        for n, s in joined_code(page):
+            if re.search(r"(?:^|\s)podman\s|CONTAINERS_CONF=", s):
+                for m in TREE_PATH.finditer(s):
+                    yield os.path.relpath(page, TOP), n, m.group(1)
+
+
+def check_container_lines(pages):
+    """passed, failed: the container lines' files are the tree's, and the
+    profile is current."""
+    passed = failed = 0
+    r = subprocess.run(["git", "-C", TOP, "ls-files"], capture_output=True, text=True)
+    tracked = set(r.stdout.split()) if r.returncode == 0 else None
+    for rel, n, path in container_paths(pages):
+        ok = path in tracked if tracked is not None else os.path.isfile(os.path.join(TOP, path))
+        passed, failed = passed + ok, failed + (not ok)
+        print("  %s  %s:%d: %s is %sa file of the tree as cloned" % (
+            "ok  " if ok else "FAIL", rel, n, path, "" if ok else "not "))
+    default = "/usr/share/containers/seccomp.json"
+    if os.path.exists(default):
+        r = subprocess.run([sys.executable, os.path.join(TOP, "deploy", "seccomp.py"), default],
+                           capture_output=True, text=True)
+        ok = r.returncode == 0 and r.stdout == open(os.path.join(TOP, "deploy", "bloomtap-seccomp.json")).read()
+        passed, failed = passed + ok, failed + (not ok)
+        print("  %s  deploy/bloomtap-seccomp.json is deploy/seccomp.py's over %s%s" % (
+            "ok  " if ok else "FAIL", default, "" if ok else " (make seccomp)"))
+    return passed, failed
 
 
 def main():
@@ -173,6 +221,8 @@ def main():
                 print("  FAIL  %s:%d: bloomtap %s (exit %d) %s" % (
                     rel, line, " ".join(words), r.returncode,
                     (r.stderr.strip().splitlines() or [""])[-1]))
+    p, f = check_container_lines(pages)
+    passed, failed = passed + p, failed + f
     if passed < 30:
         print("  FAIL  only %d command lines found in the manual: the extraction broke" % passed)
         failed += 1

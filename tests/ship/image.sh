@@ -16,7 +16,7 @@ VERSION=$(make -s -C "$TOP" print-version)
 IMAGE=localhost/bloomtap:$VERSION
 OCI=${BT_OCI:-$TOP/.output/bloomtap_$VERSION.oci.tar}
 DEB=${BT_DEB:-$TOP/$(make -s -C "$TOP" print-deb)}
-SECCOMP=${BT_SECCOMP:-$TOP/.output/bloomtap-seccomp.json}
+SECCOMP=${BT_SECCOMP:-$TOP/deploy/bloomtap-seccomp.json}
 ID=$$
 NSA=bt-im-a-$ID NSB=bt-im-b-$ID
 VA=btia$ID VB=btib$ID
@@ -62,6 +62,9 @@ eq "nothing in the image beyond the runtime closure and the Essential set's" \
 for p in apt perl libperl5.36 usrmerge; do
 	check "not in the image: $p" bash -c "! grep -qx '$p' '$TMP/pkgs'"
 done
+check "the image holds the seccomp profile, the tree's" bash -c \
+	"podman run --rm --entrypoint /usr/bin/cat '$IMAGE' /usr/share/bloomtap/bloomtap-seccomp.json |
+	 cmp - '$TOP/deploy/bloomtap-seccomp.json'"
 eq "no manual pages or documentation but copyrights" \
 	"$(in_image /usr/bin/find /usr/share/man /usr/share/doc -type f ! -name copyright)" ""
 check "the OCI archive holds the image" python3 - "$OCI" "$IMAGE" <<'EOF'
@@ -133,5 +136,25 @@ check "and bloomtap kernel says a seccomp filter may be why" grep -q 'a seccomp 
 eq "under bloomtap's profile: bpf(2) answers" \
 	"$(xdp_probe "$(podman run --rm $THREE --security-opt seccomp="$SECCOMP" "$IMAGE" kernel)")" yes
 run_lab "three capabilities" $THREE --security-opt seccomp="$SECCOMP"
+
+# docs/install.md's podman lines as they stand, from a copy of the tree's
+# files (what a clone has: nothing a build made), with the lab's container
+# name and directories
+mkdir -p "$TMP/clone"
+git -C "$TOP" ls-files -z | (cd "$TOP" && xargs -0 cp --parents -t "$TMP/clone")
+sed -n '/^<!-- podman-run -->$/,/^<!-- \/podman-run -->$/p' "$TOP/docs/install.md" |
+	grep -v '^<!--\|^```' | sed -e "s|--name bloomtap|--name $CTR|" \
+	-e "s|-v /var/lib/bloomtap:|-v $TMP/state:|" -e "s|-v /etc/bloomtap:|-v $TMP/etc:|" > "$TMP/doc-lines"
+eq "docs/install.md's podman lines: the export and the run" "$(grep -c '^export \|^podman run' "$TMP/doc-lines")" 2
+rm -rf "$TMP/state"/*
+check "docs/install.md's podman lines, run in a copy of the tree" \
+	in_ns "$NSB" bash -ec "cd '$TMP/clone'; $(cat "$TMP/doc-lines")"
+agent_on_lab "docs/install.md's podman run" "$NSA" "$NSB" "$VB" 198.18.24.2 "$PORT" "$TMP/state/archive"
+podman stop -t 20 "$CTR" >/dev/null
+eq "docs/install.md's podman run: SIGTERM stops it cleanly" \
+	"$(podman inspect --format '{{.State.ExitCode}}' "$CTR")" 0
+podman rm "$CTR" >/dev/null
+check "the image's tool detaches" in_ns "$NSB" podman run --rm --network host $THREE \
+	--security-opt seccomp="$SECCOMP" -v /sys/fs/bpf:/sys/fs/bpf "$IMAGE" detach "$VB"
 summary
 [ $FAIL -eq 0 ]

@@ -98,6 +98,8 @@ check "bash completion is loaded for bloomtap" bash -c \
 	"source /usr/share/bash-completion/bash_completion; _completion_loader bloomtap; complete -p bloomtap | grep -q _bloomtap"
 check "the Grafana dashboard is JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' \
 	/usr/share/bloomtap/grafana/bloomtap.json
+check "the container's seccomp profile: the tree's" cmp /usr/share/bloomtap/bloomtap-seccomp.json \
+	"$TOP/deploy/bloomtap-seccomp.json"
 
 # ---- the agent from the installed files, as the unit runs it ----
 mount -t bpf bpffs /sys/fs/bpf || { fail "a bpffs of the test's own"; summary; exit 1; }

@@ -77,6 +77,35 @@ static int adopt_tap(const struct agent_iface *f)
 	return 0;
 }
 
+/* An instance attached before keeps the directions it was attached for
+ * (an ingress instance has no egress maps to add a program to): true when
+ * they are not the configuration's, said with the way out. At start with
+ * --force the instance is then made anew; --check says what start would do. */
+static bool direction_differs(const char *name, const struct bt_meta *meta, bool starting)
+{
+	const char *has = bt_attach_dir_of(meta), *want = bt_attach_dir_names[ag.cfg.dir];
+
+	if (!strcmp(has, want))
+		return false;
+	if (ag.cfg.force)
+		bt_log(starting ? BT_LOG_INFO : BT_LOG_WARNING, "%s: the instance attached there "
+		       "records direction %s, the configuration asks %s: %s detach%s it and "
+		       "attach%s anew (--force; its counters and windows start again)", name,
+		       has, want, starting ? "the agent" : "run would", starting ? "es" : "",
+		       starting ? "es" : "");
+	else
+		bt_warn("%s: the instance attached there records direction %s, the configuration "
+			"asks %s: %s (%s). To apply the configuration's, 'bloomtap detach %s' "
+			"before the agent starts, or start it with --force (it detaches the "
+			"instance, its counters and windows, and attaches anew)", name, has, want,
+			starting ? "adopted as it is" : "run would adopt it as it is",
+			!strcmp(has, "ingress") ?
+			"what the interface sends is not recorded" : !strcmp(has, "egress") ?
+			"what the interface receives is not recorded" : "both directions recorded",
+			name);
+	return true;
+}
+
 static int adopt_or_attach(struct agent_iface *f)
 {
 	int link = bt_instance_link_ifindex(f->name), err;
@@ -104,6 +133,14 @@ static int adopt_or_attach(struct agent_iface *f)
 			bt_instance_open_or_explain(f->name, &f->inst);
 			return err;
 		}
+		if (direction_differs(f->name, &f->inst.meta, true) && ag.cfg.force) {
+			bt_instance_close(&f->inst);
+			if ((err = bt_detach(f->name, false)))
+				return err;
+			link = -ENOENT;
+		}
+	}
+	if (link > 0) {
 		if (!f->reattached)
 			bt_log(BT_LOG_INFO, "%s: adopted the attached instance (%s)", f->name,
 			       BT_PIN_ROOT);
@@ -664,6 +701,14 @@ static int check_only(char names[][IFNAMSIZ], int n)
 	for (int i = 0; i < n && !holder; i++)
 		if (bt_instance_exists(names[i]))
 			holder = bt_instance_lock_holder(names[i]);
+	for (int i = 0; i < n; i++) {
+		struct bt_instance inst;
+
+		if (bt_instance_link_ifindex(names[i]) > 0 && !bt_instance_open(names[i], &inst)) {
+			direction_differs(names[i], &inst.meta, false);
+			bt_instance_close(&inst);
+		}
+	}
 	if (holder) {
 		bt_holder_str(holder, who, sizeof(who));
 	} else {
@@ -690,6 +735,22 @@ static int check_only(char names[][IFNAMSIZ], int n)
 	if (bt_http_exposure(&hc, line, sizeof(line)))
 		bt_log(BT_LOG_WARNING, "the API is open to the network: %s", line);
 	bt_web_config_free(&web);
+	if (bt_g.json) {
+		struct json_object *o = json_object_new_object(), *ifs = json_object_new_array();
+
+		for (int i = 0; i < n; i++)
+			json_object_array_add(ifs, json_object_new_string(names[i]));
+		json_object_object_add(o, "configuration", json_object_new_string("ok"));
+		json_object_object_add(o, "interfaces", ifs);
+		json_object_object_add(o, "archive", json_object_new_string(ag.cfg.archive));
+		json_object_object_add(o, "archive_max_bytes",
+				       json_object_new_uint64(ag.cfg.archive_max_bytes));
+		json_object_object_add(o, "http", json_object_new_string(line));
+		json_object_object_add(o, "held_by", holder > 0 ? json_object_new_int(holder)
+						      : holder ? json_object_new_string("unknown") : NULL);
+		bt_json_print(o);
+		return 0;
+	}
 	printf("configuration OK: %d interface%s, archive %s (%s)\n%s\n", n,
 	       n > 1 ? "s" : "", ag.cfg.archive, budget, line);
 	if (holder)
@@ -720,6 +781,9 @@ static int configure(int argc, char **argv, char names[][IFNAMSIZ], int *np)
 			bt_err_no_iface("run", names[i]);
 			return BT_EXIT_USAGE;
 		}
+	/* the instances it would adopt (and --check's holders) are pins */
+	if (bt_pins_visible())
+		return BT_EXIT_FAIL;
 	if (!ag.cfg.check) {
 		/* a second agent is refused before it makes anything */
 		for (int i = 0; i < n; i++)

@@ -71,7 +71,8 @@
 	  .choices = bt_mode_names },						\
 	{ "force", 'f', BT_OPT_FLAG, &(c).force, NULL,				\
 	  "replace an XDP program that is not bloomtap's; allow tap on an "	\
-	  "interface with addresses" },						\
+	  "interface with addresses; make anew an attached instance of other " \
+	  "directions than --direction" },					\
 	{ "tap", 0, BT_OPT_FLAG, &(c).tap, NULL,					\
 	  "tap mode, for mirror (SPAN) ports: record every frame, then drop it" }, \
 	BT_ATTACH_DIR_OPT((c).dir),						\

@@ -18,11 +18,14 @@ struct bt_global {
 	bool json;
 	bool pretty;
 	int verbose;
+	bool json_out;	/* a JSON document went to stdout (or one is open) */
 };
 extern struct bt_global bt_g;
 
 /* Errors name the problem and what to do. In JSON mode they are one JSON
- * object on stdout, {"error": "..."}, so a consumer always gets JSON. */
+ * object on stdout, {"error": "..."}, so a consumer always gets JSON; once
+ * a document is on stdout (data, or a first error), further errors go to
+ * stderr as text: stdout holds one document. */
 /* Levels as syslog's (and journald's "<N>" prefix) */
 enum { BT_LOG_ERR = 3, BT_LOG_WARNING = 4, BT_LOG_INFO = 6, BT_LOG_DEBUG = 7 };
 void bt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -38,7 +41,8 @@ const char *bt_seccomp_hint(void);
 void bt_err_no_iface(const char *who, const char *ifname);
 void bt_setup_libbpf_log(void);
 
-/* Prints a JSON value on stdout, pretty with -p, and frees it. */
+/* Prints a JSON value on stdout, pretty with -p, and frees it. A command
+ * prints one, except those that stream one a period (heavy --interval). */
 void bt_json_print(struct json_object *o);
 
 #endif /* BLOOMTAP_COMMON_H */

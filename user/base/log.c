@@ -64,7 +64,7 @@ void bt_err(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (bt_g.json) {
+	if (bt_g.json && !bt_g.json_out) {
 		char buf[1024];
 
 		vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -162,6 +162,7 @@ void bt_json_print(struct json_object *o)
 
 	puts(json_object_to_json_string_ext(o, flags | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
+	bt_g.json_out = true;
 }
 
 void bt_err_no_iface(const char *who, const char *ifname)

@@ -86,6 +86,8 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		usage(stderr);
+		if (bt_g.json)
+			bt_err("give a command (see bloomtap --help)");
 		return BT_EXIT_USAGE;
 	}
 	c = find_cmd(argv[i]);

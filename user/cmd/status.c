@@ -114,7 +114,8 @@ int cmd_status(int argc, char **argv)
 		return 0;
 	err = bt_instance_names(&names, &cnt);
 	if (err) {
-		bt_err_errno(err, "listing " BT_PIN_ROOT);
+		if (err != -EXDEV)
+			bt_err_errno(err, "listing " BT_PIN_ROOT);
 		return BT_EXIT_FAIL;
 	}
 	if (bt_g.json)

@@ -187,6 +187,8 @@ int cmd_watch(int argc, char **argv)
 
 	if (!sub || !strcmp(sub, "-h") || !strcmp(sub, "--help")) {
 		usage_all(sub ? stdout : stderr);
+		if (!sub && bt_g.json)
+			bt_err("watch: give a subcommand (load, show, test, set, clear)");
 		return sub ? 0 : BT_EXIT_USAGE;
 	}
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)

@@ -39,22 +39,40 @@ bool bt_private_mounts(void)
 	return other_mounts(1) || other_mounts(getppid());
 }
 
-int bt_ensure_bpffs(void)
+static bool bpffs_mounted(void)
 {
 	struct statfs st;
 
-	if (!statfs("/sys/fs/bpf", &st) && st.f_type == BPF_FS_MAGIC_)
+	return !statfs("/sys/fs/bpf", &st) && st.f_type == BPF_FS_MAGIC_;
+}
+
+/* A private mount namespace (ip netns exec makes one and mounts a /sys of
+ * its own): the host's pins are not there, and a bpffs mounted here
+ * vanishes with this process, and the pins with it, while the program
+ * stays attached. True then, after saying so and what to run instead. */
+static bool foreign_sys(void)
+{
+	if (bpffs_mounted() || !bt_private_mounts())
+		return false;
+	bt_err("/sys/fs/bpf here is not the host's: this process runs in a mount "
+	       "namespace of its own (ip netns exec gives it a private /sys), where the host's "
+	       "pins are not seen and pins made here would vanish when it exits. Run bloomtap "
+	       "in the network namespace with nsenter --net=/var/run/netns/NAME bloomtap ... "
+	       "instead");
+	return true;
+}
+
+int bt_pins_visible(void)
+{
+	return foreign_sys() ? -EXDEV : 0;
+}
+
+int bt_ensure_bpffs(void)
+{
+	if (bpffs_mounted())
 		return 0;
-	/* A private mount namespace (ip netns exec makes one and mounts a /sys
-	 * of its own): a bpffs mounted here vanishes with this process, and
-	 * the pins with it, while the program stays attached. */
-	if (bt_private_mounts()) {
-		bt_err("/sys/fs/bpf here is not the host's: this process runs in a mount "
-		       "namespace of its own (ip netns exec gives it a private /sys), so pins made "
-		       "here would vanish when it exits. Run bloomtap in the network namespace with "
-		       "nsenter --net=/var/run/netns/NAME bloomtap ... instead");
+	if (foreign_sys())
 		return -EPERM;
-	}
 	/* Pins must outlive this process: mount bpffs where everyone looks. */
 	if (mount("bpffs", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
 		int err = -errno;
@@ -195,6 +213,8 @@ int bt_instance_open_or_explain(const char *name, struct bt_instance *inst)
 		return 0;
 	if (err == -EINVAL)
 		bt_err("'%s' is not a valid instance name", name);
+	else if (err == -ENOENT && bt_pins_visible())
+		err = -EXDEV;
 	else if (err == -ENOENT)
 		bt_err("no bloomtap instance '%s' (see 'bloomtap status'; make one "
 		       "with 'bloomtap attach IFACE' or 'bloomtap replay FILE')", name);
@@ -254,7 +274,13 @@ static bool is_instance_name(const char *name)
 
 int bt_instance_names(char ***names, int *n)
 {
-	int err = bt_list_dir(BT_PIN_ROOT, is_instance_name, names, n);
+	int err = bt_pins_visible();
+
+	*names = NULL;
+	*n = 0;
+	if (err)
+		return err;
+	err = bt_list_dir(BT_PIN_ROOT, is_instance_name, names, n);
 
 	return err == -ENOENT ? 0 : err;
 }
@@ -451,6 +477,13 @@ const char *const bt_direction_names[] = { "ingress", "egress", NULL };
 
 int bt_instance_records(const struct bt_instance *inst, int dir)
 {
+	/* egress alone: no XDP program, so the ingress maps stay zero */
+	if (dir == BT_DIR_INGRESS && inst->meta.flags & BT_META_NO_INGRESS) {
+		bt_err("instance %s records what it sends only (attached with --direction "
+		       "egress, no XDP program): ask with --direction egress, or attach it "
+		       "with --direction both to record what it receives too", inst->name);
+		return -ENOENT;
+	}
 	if (dir == BT_DIR_INGRESS || inst->meta.flags & BT_META_EGRESS_MAPS)
 		return 0;
 	bt_err("instance %s does not record what it sends: attach it with --direction egress "
@@ -482,6 +515,8 @@ int bt_instance_counters_dir(const struct bt_instance *inst, enum bt_direction d
 int bt_instance_resolve(const char *iface, const char *instance, const char **name,
 			char ***names, int *n)
 {
+	int err;
+
 	*names = NULL;
 	*n = 0;
 	if (iface && instance) {
@@ -492,7 +527,9 @@ int bt_instance_resolve(const char *iface, const char *instance, const char **na
 		*name = iface ? iface : instance;
 		return 0;
 	}
-	if (bt_instance_names(names, n) || *n == 0) {
+	if ((err = bt_instance_names(names, n)) == -EXDEV)
+		return err;
+	if (err || *n == 0) {
 		bt_err("no bloomtap instance exists: attach one with 'bloomtap attach "
 		       "IFACE' or fill one with 'bloomtap replay FILE'");
 		return -ENOENT;

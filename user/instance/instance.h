@@ -45,6 +45,9 @@ struct bt_instance {
 /* True in a mount namespace other than PID 1's (ip netns exec's). */
 bool bt_private_mounts(void);
 int bt_ensure_bpffs(void);
+/* Whether the host's pins can be read here: 0, or -EXDEV after saying that
+ * this process has a /sys of its own (ip netns exec) and what to run. */
+int bt_pins_visible(void);
 /* 0 when name is usable as an instance (and directory) name. */
 int bt_instance_name_check(const char *name);
 int bt_instance_path(const char *name, const char *obj, char *buf, size_t len);
@@ -61,7 +64,8 @@ int bt_instance_open_or_explain(const char *name, struct bt_instance *inst);
 void bt_instance_close(struct bt_instance *inst);
 /* Unpins everything of the instance (maps, program, link) and its dir. */
 int bt_instance_remove(const char *name);
-/* Names of all instances, sorted; free with bt_instance_names_free(). */
+/* Names of all instances, sorted; free with bt_instance_names_free().
+ * -EXDEV after bt_pins_visible()'s error. */
 int bt_instance_names(char ***names, int *n);
 void bt_instance_names_free(char **names, int n);
 
@@ -112,7 +116,8 @@ extern const char *const bt_direction_names[];
 	  "(egress: attached with --direction egress or both)",			\
 	  .choices = bt_direction_names }
 /* Does the instance record dir? Egress: when it was made to (attach
- * --direction egress or both). 0, or -ENOENT after saying it does not. */
+ * --direction egress or both); ingress: unless attached for egress alone.
+ * 0, or -ENOENT after saying it does not. */
 int bt_instance_records(const struct bt_instance *inst, int dir);
 
 /* bt_instance_resolve() then bt_instance_open_or_explain(): the instance a

@@ -971,13 +971,13 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 {
 	uint64_t unseen = 0, ip = 0, count = 0, searched_max = 0;
 	__u64 cut_ns = 0;	/* the newest archived window left out by --budget */
-	bool first = true;
+	bool first = true, opened = false;
 	double fpr_max = 0;
 	char msg[600];
 	int rc;
 
-	if (bt_g.json)
-		fputs("[", stdout);
+	/* JSON: the array opens with its first packet, so that an input
+	 * refused before any (bad hex, no IP packet) is the error alone */
 	while (1) {
 		rc = cap ? load_batch(t, cap, &count, file, msg, sizeof(msg))
 			 : (first ? load_hex(t, hex, msg, sizeof(msg)) ? -EINVAL : 1 : 0);
@@ -1008,20 +1008,20 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 			if (bt_g.json) {
 				struct json_object *o = packet_json(t, p);
 
-				printf("%s%s", first ? "" : ",", json_object_to_json_string_ext(o,
+				printf("%s%s", opened ? "," : "[", json_object_to_json_string_ext(o,
 				       (bt_g.pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
 				       JSON_C_TO_STRING_NOSLASHESCAPE));
 				json_object_put(o);
+				opened = bt_g.json_out = true;
 			} else {
 				print_packet(t, p);
 			}
-			first = false;
 		}
 		first = false;
 	}
-	if (bt_g.json)
+	if (opened)
 		puts("]");
-	else
+	else if (!bt_g.json)
 		printf("%" PRIu64 " IP packets: %" PRIu64 " seen, %" PRIu64 " not seen; %" PRIu64
 		       " windows searched (%s%s), a false positive among them for a packet: "
 		       "%.2g\n", ip, ip - unseen, unseen, searched_max,
