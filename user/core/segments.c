@@ -300,6 +300,7 @@ uint32_t bt_seg_split(const struct bt_seg_flows *f, const uint8_t *ip, uint32_t 
 	if (parse(ip, len, &x) || !x.payload || (x.tcp && (x.flags & (TCP_SYN | TCP_RST | TCP_URG))))
 		return 0;
 	s->tcp = x.tcp;
+	s->v4 = x.v4;
 	s->payload = x.payload;
 	s->size = mss;
 	if (mss)

@@ -53,7 +53,7 @@ struct bt_seg_split {
 	uint32_t size;		/* payload bytes a segment, all but the last */
 	uint32_t payload;	/* payload bytes of the whole */
 	enum bt_seg_from from;
-	bool tcp;
+	bool tcp, v4;
 	const char *why;	/* n == 0 and a merged buffer: why it is not cut */
 	/* segment i of variant v at head[v * n + i], head_len[] bytes (its
 	 * IP packet cut after them; its length fields say the whole) */

@@ -65,7 +65,7 @@ struct tpkt {
 	 * replay, generic XDP) or as all the segments of one variant */
 	uint32_t nseg, variants, seg_size, seg_payload;
 	enum bt_seg_from seg_from;
-	bool seg_tcp;
+	bool seg_tcp, seg_v4;
 	uint32_t seg;		/* a segment: its number in its packet, from 1; 0 */
 	uint32_t seq;		/* a TCP segment's sequence number */
 	uint16_t ip_id;		/* an IPv4 segment's ID */
@@ -761,6 +761,7 @@ static void add_segments(struct trace_ctx *t, struct tpkt *p, const uint8_t *ip,
 	p->seg_payload = s->payload;
 	p->seg_from = s->from;
 	p->seg_tcp = s->tcp;
+	p->seg_v4 = s->v4;
 	for (uint32_t k = 0; k < s->n * s->variants; k++) {
 		struct tpkt *q = &t->p[t->n++];
 
@@ -896,7 +897,7 @@ static const char *ids_name(const struct tpkt *p, uint32_t variant)
 {
 	const struct tpkt *s = p + 1 + variant * p->nseg;
 
-	if (s->pkt.legacy[0] >> 4 != 4)
+	if (!p->seg_v4)
 		return NULL;
 	return p->nseg > 1 && s[0].ip_id == s[1].ip_id ? "fixed" : "incremented";
 }
