@@ -407,8 +407,9 @@ __u32 bt_watch_t_answer(const struct bt_watch_group *g, __u32 r)
  * packet into, gso payload bytes each but the last (payload bytes in
  * all): its payload bytes, IPv4 ID (fixed: SKB_GSO_TCP_FIXEDID, where
  * every segment keeps the first's) and TCP sequence number, as
- * net/ipv4/tcp_offload.c and udp_offload.c set them. user/core/segments.c
- * rebuilds a capture's merged buffer's segments with them. */
+ * net/ipv4/tcp_offload.c and udp_offload.c set them: bpf/segments.bpf.h
+ * digests a sent TSO skb's and a dropped GRO skb's segments with them,
+ * user/core/segments.c a capture's merged buffer's. */
 static inline __attribute__((always_inline))
 __u32 bt_seg_payload(__u32 i, __u32 segs, __u32 gso, __u32 payload)
 {
