@@ -44,11 +44,11 @@ static long one_segment(__u32 i, void *arg)
 	if (g->v4) {
 		w = (w & ~(0xffffULL << 16)) | (__u64)bpf_htons(len) << 16;
 		if (!g->fixed_id)
-			w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons((__u16)(x->id0 + i)) << 32;
+			w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons(bt_seg_id(x->id0, i, 0)) << 32;
 	} else {
 		w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons(len) << 32;
 	}
-	a = (g->after & 0xffffffffULL) | (__u64)bpf_htonl(x->seq0 + i * g->gso_size) << 32;
+	a = (g->after & 0xffffffffULL) | (__u64)bpf_htonl(bt_seg_seq(x->seq0, i, g->gso_size)) << 32;
 	h = bt_hash_spie_finish(&cfg_keys, g->addrs, w, a, 0);	/* TCP: no more word */
 	if (g->sent)
 		spie_insert_sent(x->c, g->win, h);

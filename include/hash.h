@@ -403,4 +403,27 @@ __u32 bt_watch_t_answer(const struct bt_watch_group *g, __u32 r)
 	return r < BT_WATCH_T_LEAF ? g->t.e[r] : BT_WATCH_NONE << 8;
 }
 
+/* Segment i of the segs that TSO, GSO or GRO cut a merged TCP or UDP
+ * packet into, gso payload bytes each but the last (payload bytes in
+ * all): its payload bytes, IPv4 ID (fixed: SKB_GSO_TCP_FIXEDID, where
+ * every segment keeps the first's) and TCP sequence number, as
+ * net/ipv4/tcp_offload.c and udp_offload.c set them: bpf/segments.bpf.h
+ * digests a sent TSO skb's and a dropped GRO skb's segments with them,
+ * user/core/segments.c a capture's merged buffer's. */
+static inline __attribute__((always_inline))
+__u32 bt_seg_payload(__u32 i, __u32 segs, __u32 gso, __u32 payload)
+{
+	return i + 1 < segs ? gso : payload - (segs - 1) * gso;
+}
+
+static inline __attribute__((always_inline)) __u16 bt_seg_id(__u16 id0, __u32 i, int fixed)
+{
+	return fixed ? id0 : (__u16)(id0 + i);
+}
+
+static inline __attribute__((always_inline)) __u32 bt_seg_seq(__u32 seq0, __u32 i, __u32 gso)
+{
+	return seq0 + i * gso;
+}
+
 #endif /* BLOOMTAP_HASH_H */

@@ -78,6 +78,8 @@ MUTANTS=(
 	f->gone = true;|	f->gone = true;|tests/live/ipfix.sh'
 'remove-purges|debian/bloomtap.postrm|if [ "$1" = purge ]; then|if [ "$1" = purge -o "$1" = remove ]; then|tests/ship/package.sh'
 'egress-never-records|bpf/egress.bpf.h|	win = c->window;|	win = cfg_windows;|tests/live/egress.sh'
+'seg-ids-fixed|include/hash.h|	return fixed ? id0 : (__u16)(id0 + i);|	return id0;|.output/tests/test_unit'
+'seg-syn-keeps-options|user/core/segments.c|			return syn - opts;|			return syn;|tests/live/gro.sh'
 'segments-from-super-header|bpf/segments.bpf.h|	h = bt_hash_spie_finish(&cfg_keys, g->addrs, w, a, 0);|	h = bt_hash_spie_finish(&cfg_keys, g->addrs, g->hdr + 0 * w, g->after + 0 * a, 0);|tests/live/egress.sh'
 'udp-checksum-in-digest|bpf/spie.bpf.h|	in->after &= SPIE_CSUM_OUT;|	(void)0;|.output/tests/test_spie'
 'egress-heavy-in-received-maps|bpf/egress.bpf.h|	const struct heavy_maps hm = { &ecms, &efm, &efmc, &efc, &efmo };|	const struct heavy_maps hm = { &cms, &fm, &fmc, &fc, &fmo };|tests/live/both_lab.sh'

@@ -154,6 +154,7 @@ run_build() {	# label, build dir
 	run_suite ${label}heavy-live  tests/live/heavy_live.sh
 	run_suite ${label}tap         tests/live/tap.sh
 	run_suite ${label}egress      tests/live/egress.sh
+	run_suite ${label}gro         tests/live/gro.sh
 	run_suite ${label}both-lab    tests/live/both_lab.sh
 	run_suite ${label}deploy      tests/ship/deploy.sh
 	run_suite ${label}faults      tests/live/faults.sh

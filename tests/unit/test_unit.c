@@ -15,6 +15,8 @@
 #include <cmocka.h>
 #include <pcap/pcap.h>
 #include "core/capture.h"
+#include "core/digest.h"
+#include "core/segments.h"
 #include "base/common.h"
 #include "report/flow.h"
 #include "instance/drops.h"
@@ -308,6 +310,255 @@ static void test_capture_pcapng_from_shared(void **state)
 	bt_capture_close(c);
 }
 
+/* ---- merged buffers cut into segments (core/segments.c) ---- */
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+
+/* tcpdump's of10_s4810.pcap, frame 19: 4,104 bytes of TCP in one IPv4
+ * packet (DF, ID 0xcf6d) from 10.0.0.20:6633, whose peer's SYN (frame 1)
+ * announced an MSS of 1,380 and whose own (frame 2) 1,460; timestamps
+ * (a 32-byte TCP header). The sender cut at 1,380 - 12 = 1,368: three
+ * segments, which the capture itself confirms: the flow's next packet
+ * (frame 20) has ID 0xcf70, three on, and the sequence number right
+ * after the 4,104 bytes. */
+static void test_seg_split_shared_capture(void **state)
+{
+	const char *path = BT_PCAPS "/tcpdump__of10_s4810.pcap";
+	static uint8_t f19[4200], f20[300];
+	struct bt_seg_flows *fl = bt_seg_flows_new();
+	struct bt_seg_split *s = malloc(sizeof(*s));
+	struct bt_spie_packet sp, whole;
+	struct bt_capture *c;
+	struct bt_packet p;
+	uint32_t n19 = 0, n20 = 0, seq0;
+	int num = 0;
+	char err[256];
+
+	if (access(path, R_OK)) {
+		print_message("SKIP: %s not found (run from the checkout)\n", path);
+		skip();
+	}
+	assert_non_null(fl);
+	assert_non_null(s);
+	assert_int_equal(bt_capture_open(path, &c, err, sizeof(err)), 0);
+	while (bt_capture_next(c, &p) == 1) {
+		int off = bt_frame_ip_offset(p.data, p.len);
+
+		num++;
+		assert_true(off >= 0);
+		bt_seg_learn(fl, p.data + off, p.len - off);
+		if (num == 19 && p.len - off <= sizeof(f19))
+			memcpy(f19, p.data + off, n19 = p.len - off);
+		if (num == 20 && p.len - off <= sizeof(f20))
+			memcpy(f20, p.data + off, n20 = p.len - off);
+	}
+	bt_capture_close(c);
+	assert_int_equal(n19, 4156);	/* tshark: ip.len 4156, tcp.len 4104 */
+	assert_true(n20 > 40);
+	assert_int_equal(bt_seg_split(fl, f19, n19, 0, s), 3);
+	assert_int_equal(s->from, BT_SEG_FROM_SYN);
+	assert_int_equal(s->size, 1368);
+	assert_int_equal(s->variants, 1);	/* the flow's IDs go up: incremented */
+	seq0 = get32(f19 + 24);
+	for (uint32_t i = 0; i < 3; i++) {
+		const uint8_t *h = s->head[i];
+
+		assert_int_equal(s->head_len[i], 52);
+		assert_int_equal(h[2] << 8 | h[3], 20 + 32 + 1368);
+		assert_int_equal(h[4] << 8 | h[5], 0xcf6d + i);
+		assert_int_equal(get32(h + 24), seq0 + 1368 * i);
+		assert_int_equal(s->seq[i], seq0 + 1368 * i);
+		assert_memory_equal(h + 12, f19 + 12, 8);	/* the addresses */
+		assert_memory_equal(h + 20, f19 + 20, 4);	/* the ports */
+		assert_int_equal(bt_spie_packet_ip(h, s->head_len[i], &sp), 0);
+	}
+	/* what the sender did next: the ID and the sequence after the three */
+	assert_int_equal(f20[4] << 8 | f20[5], (s->head[2][4] << 8 | s->head[2][5]) + 1);
+	assert_int_equal(get32(f20 + 24), s->seq[2] + 1368);
+	/* the whole packet's digest is none of its segments' */
+	assert_int_equal(bt_spie_packet_ip(f19, n19, &whole), 0);
+	assert_memory_not_equal(whole.w, sp.w, sizeof(sp.w));
+	/* --mss overrides what the capture says */
+	assert_int_equal(bt_seg_split(fl, f19, n19, 1000, s), 5);
+	assert_int_equal(s->from, BT_SEG_FROM_GIVEN);
+	/* an unmerged packet of the flow (frame 20, 128 bytes) is left whole */
+	assert_int_equal(bt_seg_split(fl, f20, n20, 0, s), 0);
+	assert_null(s->why);
+	bt_seg_flows_free(fl);
+	free(s);
+}
+
+/* A flow's segments as Linux's TSO sends them: IPv4 (DF, IDs from id0,
+ * or all id0) or IPv6, TCP with timestamps or UDP, payloads of size bytes
+ * but the last (last bytes), each with its own payload. */
+static uint32_t make_seg(uint8_t *b, bool v6, bool tcp, uint32_t i, uint32_t pay, uint32_t size,
+			 bool fixed_id, uint8_t flags)
+{
+	uint32_t hl = v6 ? 40 : 20, l4h = tcp ? 32 : 8, seq = 1000000 + i * size, id = 0x1234;
+
+	memset(b, 0, hl + l4h + pay);
+	if (v6) {
+		b[0] = 0x60;
+		b[4] = (l4h + pay) >> 8;
+		b[5] = l4h + pay;
+		b[6] = tcp ? 6 : 17;
+		b[7] = 64;
+		b[8] = 0x20; b[9] = 0x01; b[10] = 0x0d; b[11] = 0xb8; b[23] = 1;
+		b[24] = 0x20; b[25] = 0x01; b[26] = 0x0d; b[27] = 0xb8; b[39] = 2;
+	} else {
+		b[0] = 0x45;
+		b[2] = (hl + l4h + pay) >> 8;
+		b[3] = hl + l4h + pay;
+		id = fixed_id ? id : id + i;
+		b[4] = id >> 8;
+		b[5] = id;
+		b[6] = 0x40;	/* DF */
+		b[8] = 64;
+		b[9] = tcp ? 6 : 17;
+		b[12] = 198; b[13] = 18; b[14] = 41; b[15] = 1;
+		b[16] = 198; b[17] = 18; b[18] = 41; b[19] = 2;
+	}
+	b[hl] = 0x9c; b[hl + 1] = 0x40;		/* port 40000 */
+	b[hl + 2] = 0x9c; b[hl + 3] = 0x4a;	/* port 40010 */
+	if (tcp) {
+		b[hl + 4] = seq >> 24; b[hl + 5] = seq >> 16; b[hl + 6] = seq >> 8; b[hl + 7] = seq;
+		b[hl + 12] = 0x80;	/* 32 bytes: NOP, NOP, timestamps */
+		b[hl + 13] = flags;
+		b[hl + 20] = b[hl + 21] = 1;
+		b[hl + 22] = 8;
+		b[hl + 23] = 10;
+	} else {
+		b[hl + 4] = (8 + pay) >> 8;
+		b[hl + 5] = 8 + pay;
+	}
+	for (uint32_t j = 0; j < pay; j++)
+		b[hl + l4h + j] = (i * size + j) * 7 + 3;
+	return hl + l4h + pay;
+}
+
+/* The segments of a flow merged as GRO merges them (the first's headers,
+ * the length fields of the whole, the last's PSH), cut again: each
+ * segment's digest words are the original's. */
+static void roundtrip(bool v6, bool tcp, bool fixed_id, uint32_t mss, bool learn_id)
+{
+	enum { SEGS = 5, LAST = 700 };
+	/* a full segment fits 1,500 bytes: IPv6 TCP's MSS is 1,428 */
+	const uint32_t SIZE = v6 && tcp ? 1428 : 1448;
+	static uint8_t seg[SEGS][1600], merged[SEGS * 1600], one[1600];
+	struct bt_seg_flows *fl = bt_seg_flows_new();
+	struct bt_seg_split *s = malloc(sizeof(*s));
+	uint32_t len[SEGS], hdrs = (v6 ? 40 : 20) + (tcp ? 32 : 8), mlen, pay = 0;
+
+	assert_non_null(fl);
+	assert_non_null(s);
+	for (uint32_t i = 0; i < SEGS; i++)
+		len[i] = make_seg(seg[i], v6, tcp, i, i + 1 < SEGS ? SIZE : LAST, SIZE, fixed_id,
+				  0x10 | (i + 1 == SEGS ? 0x08 : 0));
+	/* the flow's size, from one unmerged segment of it */
+	bt_seg_learn(fl, seg[0], len[0]);
+	if (learn_id)	/* two in a row show the sender's IDs */
+		bt_seg_learn(fl, seg[1], len[1]);
+	memcpy(merged, seg[0], hdrs);
+	mlen = hdrs;
+	for (uint32_t i = 0; i < SEGS; i++) {
+		memcpy(merged + mlen, seg[i] + hdrs, len[i] - hdrs);
+		mlen += len[i] - hdrs;
+		pay += len[i] - hdrs;
+	}
+	if (v6) {
+		merged[4] = (mlen - 40) >> 8;
+		merged[5] = mlen - 40;
+	} else {
+		merged[2] = mlen >> 8;
+		merged[3] = mlen;
+	}
+	if (tcp)
+		merged[hdrs - 32 + 13] |= 0x08;	/* PSH, from the last */
+	else {
+		merged[hdrs - 4] = (8 + pay) >> 8;
+		merged[hdrs - 3] = 8 + pay;
+	}
+	assert_int_equal(bt_seg_split(fl, merged, mlen, mss, s), SEGS);
+	assert_int_equal(s->size, SIZE);
+	assert_int_equal(s->from, mss ? BT_SEG_FROM_GIVEN : BT_SEG_FROM_LARGEST);
+	/* IPv6 has no ID; IPv4 with DF: the flow's packets in a row tell, or
+	 * both are tried, incremented first */
+	assert_int_equal(s->variants, v6 || learn_id ? 1 : 2);
+	for (uint32_t i = 0; i < SEGS; i++) {
+		uint32_t k = (s->variants == 2 && fixed_id ? SEGS : 0) + i;
+		struct bt_spie_packet a, b;
+
+		assert_int_equal(bt_spie_packet_ip(seg[i], len[i], &a), 0);
+		assert_int_equal(bt_spie_packet_ip(s->head[k], s->head_len[k], &b), 0);
+		assert_memory_equal(a.w, b.w, sizeof(a.w));
+		if (tcp)	/* PSH on the last alone, as TSO leaves it */
+			assert_int_equal(s->head[k][hdrs - 32 + 13], seg[i][hdrs - 32 + 13]);
+	}
+	/* a segment alone is not merged */
+	memcpy(one, seg[1], len[1]);
+	assert_int_equal(bt_seg_split(fl, one, len[1], mss, s), 0);
+	assert_null(s->why);
+	bt_seg_flows_free(fl);
+	free(s);
+}
+
+static void test_seg_split_roundtrip(void **state)
+{
+	roundtrip(false, true, false, 0, true);		/* IPv4 TCP, IDs incremented */
+	roundtrip(false, true, true, 0, true);		/* fixed IDs, learned */
+	roundtrip(false, true, false, 0, false);	/* unknown: both tried */
+	roundtrip(false, true, true, 0, false);
+	roundtrip(true, true, false, 0, false);		/* IPv6 TCP */
+	roundtrip(false, false, false, 0, true);	/* UDP GRO */
+	roundtrip(true, false, false, 1448, false);	/* IPv6 UDP, --mss */
+}
+
+/* Merged buffers that cannot be cut say why; packets GRO never merges
+ * are left whole. */
+static void test_seg_split_refusals(void **state)
+{
+	static uint8_t b[9000];
+	struct bt_seg_split *s = malloc(sizeof(*s));
+	struct bt_seg_flows *fl = bt_seg_flows_new();
+	uint32_t n;
+
+	assert_non_null(s);
+	/* no size known: the merged buffer is named, with what to do */
+	n = make_seg(b, false, true, 0, 4000, 4000, false, 0x10);
+	assert_int_equal(bt_seg_split(fl, b, n, 0, s), 0);
+	assert_non_null(s->why);
+	assert_non_null(strstr(s->why, "capture with GRO off, or give --mss"));
+	assert_int_equal(bt_seg_split(NULL, b, n, 0, s), 0);
+	assert_non_null(s->why);
+	/* a packet no larger than an Ethernet MTU: traced as it is */
+	n = make_seg(b, false, true, 0, 1400, 1400, false, 0x10);
+	assert_int_equal(bt_seg_split(fl, b, n, 0, s), 0);
+	assert_null(s->why);
+	/* a SYN (with data) or an IPv4 fragment: never merged */
+	n = make_seg(b, false, true, 0, 4000, 4000, false, 0x02);
+	assert_int_equal(bt_seg_split(fl, b, n, 1000, s), 0);
+	n = make_seg(b, false, true, 0, 4000, 4000, false, 0x10);
+	b[6] |= 0x20;	/* more fragments */
+	assert_int_equal(bt_seg_split(fl, b, n, 1000, s), 0);
+	/* UDP whose later datagrams the capture cut off (snap length) */
+	n = make_seg(b, false, false, 0, 4000, 4000, false, 0);
+	assert_int_equal(bt_seg_split(fl, b, 200, 1000, s), 0);
+	assert_non_null(strstr(s->why, "snap length"));
+	assert_int_equal(bt_seg_split(fl, b, n, 1000, s), 4);
+	/* TCP's digest needs its headers alone: cut from a capture of 100 bytes */
+	n = make_seg(b, false, true, 0, 4000, 4000, false, 0x10);
+	assert_int_equal(bt_seg_split(fl, b, 100, 1000, s), 4);
+	/* past BT_SEGS_MAX segments */
+	n = make_seg(b, false, true, 0, 8000, 8000, false, 0x10);
+	assert_int_equal(bt_seg_split(fl, b, n, 7, s), 0);
+	assert_non_null(strstr(s->why, "more segments"));
+	bt_seg_flows_free(fl);
+	free(s);
+}
+
 /* ---- formatting ---- */
 
 static void test_addr_and_flow_format(void **state)
@@ -502,6 +753,9 @@ int main(void)
 		cmocka_unit_test(test_capture_linux_cooked),
 		cmocka_unit_test(test_capture_unsupported_linktype_skipped),
 		cmocka_unit_test(test_capture_pcapng_from_shared),
+		cmocka_unit_test(test_seg_split_shared_capture),
+		cmocka_unit_test(test_seg_split_roundtrip),
+		cmocka_unit_test(test_seg_split_refusals),
 		cmocka_unit_test(test_addr_and_flow_format),
 		cmocka_unit_test(test_flow_json),
 		cmocka_unit_test(test_hex_input),

@@ -27,7 +27,7 @@
 
 static struct trace_cfg {
 	const char *instance, *hex, *since, *until, *archive, *agents, *topology, *from;
-	uint64_t budget;
+	uint64_t budget, mss;
 } tcfg;
 
 static const struct bt_opt trace_opts[] = {
@@ -43,6 +43,10 @@ static const struct bt_opt trace_opts[] = {
 	  "search the archive newest window first, at most N window x packet probes "
 	  "for each 65,536 packets, and say where it stopped (default: no bound; the "
 	  "API's is 67,108,864)", .max = UINT64_MAX },
+	{ "mss", 0, BT_OPT_U64, &tcfg.mss, "N",
+	  "cut merged TCP and UDP packets (a receiver's capture under GRO) into segments "
+	  "of N payload bytes (default: the flow's, from its SYN's MSS or its largest "
+	  "unmerged segment)", .min = 1, .max = 65535 },
 	{ "agents", 0, BT_OPT_STRING, &tcfg.agents, "NAME=ADDR:PORT|/SOCKET,...",
 	  "ask these agents (bloomtap run) instead, and walk the path back" },
 	{ "topology", 0, BT_OPT_STRING, &tcfg.topology, "FILE",
@@ -63,7 +67,8 @@ static const struct bt_cmd_spec trace_spec = {
 	"into); with --archive alone, every instance's. A digest covers\n"
 	"the packet's invariant bytes: identical packets (a retransmitted datagram\n"
 	"with the same IP ID and payload) are one to SPIE, seen in each window any\n"
-	"of them passed in. Exit status: 0 when every IP packet was seen, 1 when\n"
+	"of them passed in. A merged packet of a receiver's capture (GRO) is traced\n"
+	"as the segments the wire carried. Exit status: 0 when every IP packet was seen, 1 when\n"
 	"some were not, 2 on error.",
 	trace_opts, 0, 2,
 };
@@ -148,6 +153,11 @@ int cmd_trace(int argc, char **argv)
 		       "or -N[smhd]");
 		return BT_EXIT_USAGE;
 	}
+	if (tcfg.agents && tcfg.mss) {
+		/* the agents cut merged packets at the flows' own sizes */
+		bt_err("trace: --mss is for a local trace, not with --agents");
+		return BT_EXIT_USAGE;
+	}
 	if (tcfg.agents)
 		return trace_agents(file);
 	if (file && bt_capture_open(file, &cap, msg, sizeof(msg))) {
@@ -173,7 +183,8 @@ int cmd_trace(int argc, char **argv)
 	}
 	ret = bt_trace_print(&(struct bt_trace_query){ .inst = have_inst ? &inst : NULL,
 						       .archive = archive, .since = since,
-						       .until = until, .budget = tcfg.budget },
+						       .until = until, .budget = tcfg.budget,
+						       .mss = (uint32_t)tcfg.mss },
 			     cap, tcfg.hex, file);
 out:
 	bt_capture_close(cap);

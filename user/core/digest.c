@@ -94,7 +94,7 @@ int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
 	return 0;
 }
 
-int bt_spie_packet_frame(const uint8_t *f, uint32_t len, struct bt_spie_packet *p)
+int bt_frame_ip_offset(const uint8_t *f, uint32_t len)
 {
 	uint32_t off = 14, et;
 
@@ -112,7 +112,14 @@ int bt_spie_packet_frame(const uint8_t *f, uint32_t len, struct bt_spie_packet *
 	    (et == 0x86dd && len > off && f[off] >> 4 != 6) ||
 	    (et != 0x0800 && et != 0x86dd))
 		return -1;
-	return bt_spie_packet_ip(f + off, len - off, p);
+	return off;
+}
+
+int bt_spie_packet_frame(const uint8_t *f, uint32_t len, struct bt_spie_packet *p)
+{
+	int off = bt_frame_ip_offset(f, len);
+
+	return off < 0 ? -1 : bt_spie_packet_ip(f + off, len - off, p);
 }
 
 void bt_hash_keys_derive(const struct bt_hash_key_raw *key, struct bt_hash_keys *out)

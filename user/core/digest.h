@@ -23,6 +23,8 @@ struct bt_spie_packet {
  * VLAN tags at most, a valid IPv4/IPv6 header). 0, or -1 when the frame
  * carries no IP packet the datapath would record. */
 int bt_spie_packet_frame(const uint8_t *frame, uint32_t len, struct bt_spie_packet *p);
+/* Where a frame's IP packet starts under the same rules, or -1. */
+int bt_frame_ip_offset(const uint8_t *frame, uint32_t len);
 /* The same from a bare IP packet (first byte: version 4 or 6). */
 int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p);
 

@@ -14,11 +14,13 @@
 #include <unistd.h>
 #include <zstd.h>
 #include <net/if.h>
+#include <sys/stat.h>
 #include "instance/archive.h"
 #include "core/capture.h"
 #include "base/common.h"
 #include "trace_query.h"
 #include "core/digest.h"
+#include "core/segments.h"
 #include "instance/drops.h"
 #include "instance/instance.h"
 #include "base/options.h"
@@ -58,6 +60,16 @@ struct tpkt {
 	uint64_t same_as;	/* the number of an earlier packet with the same
 				 * invariant bytes (answered there), or 0 */
 	int64_t uniq;		/* its entry in trace_ctx.uniq, or -1 */
+	/* a merged buffer cut into its segments (core/segments.c): nseg *
+	 * variants segments follow it in the batch; it is seen whole (a
+	 * replay, generic XDP) or as all the segments of one variant */
+	uint32_t nseg, variants, seg_size, seg_payload;
+	enum bt_seg_from seg_from;
+	bool seg_tcp, seg_v4;
+	uint32_t seg;		/* a segment: its number in its packet, from 1; 0 */
+	uint32_t seq;		/* a TCP segment's sequence number */
+	uint16_t ip_id;		/* an IPv4 segment's ID */
+	const char *why;	/* a merged buffer not cut: why */
 };
 
 /* A packet's invariant bytes seen earlier in the input: its number, and
@@ -108,6 +120,13 @@ struct trace_ctx {
 	uint64_t budget, probes;	/* archived window x packet probes */
 	__u64 archive_cut_ns;		/* archived windows ending at or before
 					 * this were not searched (budget) */
+	/* merged buffers: the flows' segment sizes, learned from the whole
+	 * capture first when it can be read twice (learned), else as it is
+	 * read; mss: --mss, 0 for none */
+	struct bt_seg_flows *flows;
+	struct bt_seg_split *split;
+	bool learned;
+	uint32_t mss;
 };
 
 static void batch_reset(struct trace_ctx *t)
@@ -119,6 +138,8 @@ static void batch_reset(struct trace_ctx *t)
 		t->p[i].cut = false;
 		t->p[i].same_as = 0;
 		t->p[i].uniq = -1;
+		t->p[i].nseg = t->p[i].seg = 0;
+		t->p[i].why = NULL;
 	}
 	t->n = 0;
 	t->searched = 0;
@@ -189,9 +210,37 @@ static void dedup(struct trace_ctx *t, struct tpkt *p)
 }
 
 /* Whether a packet was seen: its own hits, or its first's. */
-static bool was_seen(const struct trace_ctx *t, const struct tpkt *p)
+static bool seen_one(const struct trace_ctx *t, const struct tpkt *p)
 {
 	return p->same_as ? t->uniq[p->uniq].seen : p->nseen > 0;
+}
+
+/* A cut packet's segments seen, in the variant (IDs incremented, fixed)
+ * with the most (the first on a tie), which *variant says. */
+static uint32_t segs_seen(const struct trace_ctx *t, const struct tpkt *p, uint32_t *variant)
+{
+	uint32_t best = 0;
+
+	*variant = 0;
+	for (uint32_t v = 0; v < p->variants; v++) {
+		uint32_t c = 0;
+
+		for (uint32_t i = 0; i < p->nseg; i++)
+			c += seen_one(t, p + 1 + v * p->nseg + i);
+		if (c > best) {
+			best = c;
+			*variant = v;
+		}
+	}
+	return best;
+}
+
+/* A cut packet is seen whole, or when all its segments are. */
+static bool was_seen(const struct trace_ctx *t, const struct tpkt *p)
+{
+	uint32_t v;
+
+	return seen_one(t, p) || (p->nseg && !p->same_as && segs_seen(t, p, &v) == p->nseg);
 }
 
 /* A stable copy of an instance name for the hits. */
@@ -224,6 +273,8 @@ static void ctx_free(struct trace_ctx *t)
 	bt_strv_free(t->names, t->nnames);
 	bt_strv_free(t->warned, t->nwarned);
 	ZSTD_freeDCtx(t->dctx);
+	bt_seg_flows_free(t->flows);
+	free(t->split);
 	if (t->sm.ctl)
 		bt_spie_unmap(&t->sm);
 	memset(&t->keys, 0, sizeof(t->keys));
@@ -647,8 +698,16 @@ static int batch_query(struct trace_ctx *t)
 
 		if (p->nhits > 1)	/* hits is NULL until the first */
 			qsort(p->hits, p->nhits, sizeof(p->hits[0]), cmp_hit);
-		if (p->ip && !p->same_as && p->uniq >= 0)
+		if (p->ip && !p->same_as && p->uniq >= 0 && !p->nseg)
 			t->uniq[p->uniq].seen = p->nseen > 0;	/* for its repeats */
+	}
+	/* a cut packet's, once its segments' (after it, and which may repeat
+	 * each other) are known */
+	for (size_t i = 0; i < t->n; i++) {
+		struct tpkt *p = &t->p[i];
+
+		if (p->nseg && !p->same_as && p->uniq >= 0)
+			t->uniq[p->uniq].seen = was_seen(t, p);
 	}
 	return 0;
 }
@@ -668,7 +727,9 @@ static int ctx_init(struct trace_ctx *t, const struct bt_instance *inst, const c
 	t->since = since;
 	t->until = until;
 	t->p = calloc(BATCH, sizeof(*t->p));
-	if (!t->p)
+	t->flows = bt_seg_flows_new();
+	t->split = malloc(sizeof(*t->split));
+	if (!t->p || !t->flows || !t->split)
 		return -ENOMEM;
 	if (inst) {
 		if (bt_spie_map(inst, &t->sm))
@@ -682,21 +743,71 @@ static int ctx_init(struct trace_ctx *t, const struct bt_instance *inst, const c
 	return 0;
 }
 
+/* A merged buffer's segments after it in the batch (each a packet of its
+ * own to the query, and to dedup()), or why it is not cut. */
+static void add_segments(struct trace_ctx *t, struct tpkt *p, const uint8_t *ip, uint32_t len)
+{
+	const struct bt_seg_split *s = t->split;
+
+	if (!t->learned)
+		bt_seg_learn(t->flows, ip, len);
+	if (!bt_seg_split(t->flows, ip, len, t->mss, t->split)) {
+		p->why = s->why;
+		return;
+	}
+	p->nseg = s->n;
+	p->variants = s->variants;
+	p->seg_size = s->size;
+	p->seg_payload = s->payload;
+	p->seg_from = s->from;
+	p->seg_tcp = s->tcp;
+	p->seg_v4 = s->v4;
+	for (uint32_t k = 0; k < s->n * s->variants; k++) {
+		struct tpkt *q = &t->p[t->n++];
+
+		q->number = p->number;
+		q->uniq = -1;
+		q->seg = k % s->n + 1;
+		q->seq = s->seq[k % s->n];
+		q->ip_id = s->id[k];
+		q->ip = !bt_spie_packet_ip(s->head[k], s->head_len[k], &q->pkt);
+		dedup(t, q);
+	}
+}
+
+/* The flows' segment sizes from a second reading of the capture, before
+ * the trace reads it (a merged buffer may come before the flow's largest
+ * unmerged segment). */
+static void learn_capture(struct trace_ctx *t, struct bt_capture *c)
+{
+	struct bt_packet pk;
+	int off;
+
+	while (bt_capture_next(c, &pk) == 1)
+		if (!pk.skip && (off = bt_frame_ip_offset(pk.data, pk.len)) >= 0)
+			bt_seg_learn(t->flows, pk.data + off, pk.len - off);
+	t->learned = true;
+}
+
 /* The next batch from a capture: 1 when it holds packets, 0 at the end,
  * -EINVAL when the capture breaks off (err says where). */
 static int load_batch(struct trace_ctx *t, struct bt_capture *cap, uint64_t *count,
 		      const char *what, char *err, size_t errlen)
 {
 	struct bt_packet pk;
-	int rc = 0;
+	int rc = 0, off;
 
 	batch_reset(t);
-	while (t->n < BATCH && (rc = bt_capture_next(cap, &pk)) == 1) {
+	/* room for a packet's segments in both ID variants */
+	while (t->n + 1 + 2 * BT_SEGS_MAX <= BATCH && (rc = bt_capture_next(cap, &pk)) == 1) {
 		struct tpkt *p = &t->p[t->n++];
 
 		p->number = ++*count;
 		p->uniq = -1;
 		p->ip = !pk.skip && !bt_spie_packet_frame(pk.data, pk.len, &p->pkt);
+		off = p->ip ? bt_frame_ip_offset(pk.data, pk.len) : -1;
+		if (off >= 0)
+			add_segments(t, p, pk.data + off, pk.len - off);
 		dedup(t, p);
 	}
 	if (rc < 0) {
@@ -713,6 +824,7 @@ static int load_hex(struct trace_ctx *t, const char *hex, char *err, size_t errl
 	uint8_t *buf = malloc(65536);
 	int len = buf ? bt_parse_hex(hex, buf, 65536) : -ENOMEM;
 	struct tpkt *p = &t->p[0];
+	int off = -1;
 
 	if (len < 0) {
 		snprintf(err, errlen, len == -ENOMEM ? "out of memory" :
@@ -727,30 +839,77 @@ static int load_hex(struct trace_ctx *t, const char *hex, char *err, size_t errl
 	/* An Ethernet frame first: a MAC address may well start with a 4 or a
 	 * 6, while a bare IP packet would need its source address to read as
 	 * an ethertype followed by a valid IP header to pass for a frame. */
-	p->ip = !bt_spie_packet_frame(buf, len, &p->pkt) || !bt_spie_packet_ip(buf, len, &p->pkt);
+	if (!bt_spie_packet_frame(buf, len, &p->pkt))
+		off = bt_frame_ip_offset(buf, len);
+	else if (!bt_spie_packet_ip(buf, len, &p->pkt))
+		off = 0;
+	p->ip = off >= 0;
+	if (p->ip)
+		add_segments(t, p, buf + off, len - off);
 	free(buf);
 	return 0;
 }
 
-/* One packet's answer, as trace -j prints it. */
-static struct json_object *packet_json(const struct trace_ctx *t, const struct tpkt *p)
+/* The windows and drops of a cut packet's segments (of one ID variant),
+ * each once, in time order; malloc'd, NULL when none (or out of memory:
+ * the segments' own answers still say it). */
+static struct hit *union_hits(const struct tpkt *p, uint32_t variant, int *n, bool *cut)
 {
-	struct json_object *o = json_object_new_object(), *ws = json_object_new_array(),
-			   *drops = json_object_new_array();
+	const struct tpkt *s = p + 1 + variant * p->nseg;
+	struct hit *u = NULL;
+	int cap = 0;
+
+	*n = 0;
+	*cut = false;
+	for (uint32_t i = 0; i < p->nseg; i++) {
+		*cut |= s[i].cut;
+		for (int h = 0; h < s[i].nhits; h++) {
+			const struct hit *x = &s[i].hits[h];
+			int j;
+
+			for (j = 0; j < *n; j++)
+				if (u[j].instance == x->instance && u[j].seq == x->seq &&
+				    u[j].archived == x->archived && u[j].drop == x->drop &&
+				    u[j].sent == x->sent && u[j].reason == x->reason)
+					break;
+			if (j < *n)
+				continue;
+			if (*n == cap) {
+				struct hit *v = realloc(u, (cap = cap ? 2 * cap : 8) * sizeof(*v));
+
+				if (!v) {
+					free(u);
+					*n = 0;
+					return NULL;
+				}
+				u = v;
+			}
+			u[(*n)++] = *x;
+		}
+	}
+	if (*n > 1)
+		qsort(u, *n, sizeof(*u), cmp_hit);
+	return u;
+}
+
+/* "incremented", "fixed" (SKB_GSO_TCP_FIXEDID), or none for IPv6 */
+static const char *ids_name(const struct tpkt *p, uint32_t variant)
+{
+	const struct tpkt *s = p + 1 + variant * p->nseg;
+
+	if (!p->seg_v4)
+		return NULL;
+	return p->nseg > 1 && s[0].ip_id == s[1].ip_id ? "fixed" : "incremented";
+}
+
+static void hits_json(const struct hit *hits, int n, struct json_object *ws,
+		      struct json_object *drops)
+{
 	char a[40], b[40];
 
-	json_object_object_add(o, "packet", json_object_new_int64(p->number));
-	json_object_object_add(o, "seen", json_object_new_boolean(was_seen(t, p)));
-	if (p->same_as) {
-		/* answered at its first: the windows are the same */
-		json_object_put(ws);
-		json_object_put(drops);
-		json_object_object_add(o, "same_as", json_object_new_int64(p->same_as));
-		return o;
-	}
-	for (int h = 0; h < p->nhits; h++) {
+	for (int h = 0; h < n; h++) {
 		struct json_object *w = json_object_new_object();
-		const struct hit *x = &p->hits[h];
+		const struct hit *x = &hits[h];
 		char rb[96];
 
 		if (x->drop) {
@@ -773,11 +932,97 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 		json_object_object_add(w, "source", json_object_new_string(
 				       x->archived ? "archive" : "live"));
 	}
+}
+
+/* A cut packet's segments (of the variant answered), each as a packet's
+ * answer is: "seen", its windows and drops, or "same_as" */
+static struct json_object *segments_json(const struct trace_ctx *t, const struct tpkt *p,
+					 uint32_t variant)
+{
+	struct json_object *arr = json_object_new_array();
+	const struct tpkt *s = p + 1 + variant * p->nseg;
+
+	for (uint32_t i = 0; i < p->nseg; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_array_add(arr, o);
+		json_object_object_add(o, "segment", json_object_new_int64(s[i].seg));
+		if (p->seg_tcp)
+			json_object_object_add(o, "seq", json_object_new_int64(s[i].seq));
+		if (ids_name(p, variant))
+			json_object_object_add(o, "ip_id", json_object_new_int64(s[i].ip_id));
+		json_object_object_add(o, "seen", json_object_new_boolean(seen_one(t, &s[i])));
+		if (!s[i].ip) {
+			continue;
+		} else if (s[i].same_as) {
+			json_object_object_add(o, "same_as", json_object_new_int64(s[i].same_as));
+		} else {
+			struct json_object *ws = json_object_new_array(), *drops = json_object_new_array();
+
+			hits_json(s[i].hits, s[i].nhits, ws, drops);
+			json_object_object_add(o, "windows", ws);
+			json_object_object_add(o, "drops", drops);
+			json_object_object_add(o, "hits_cut", json_object_new_boolean(s[i].cut));
+		}
+	}
+	return arr;
+}
+
+/* One packet's answer, as trace -j prints it. A cut packet's windows and
+ * drops are its segments', each once, and its segments are in
+ * "segments". */
+static struct json_object *packet_json(const struct trace_ctx *t, const struct tpkt *p)
+{
+	struct json_object *o = json_object_new_object(), *ws = json_object_new_array(),
+			   *drops = json_object_new_array();
+	uint32_t variant = 0;
+	struct hit *u = NULL;
+	char a[40];
+	bool cut = p->cut;
+
+	json_object_object_add(o, "packet", json_object_new_int64(p->number));
+	json_object_object_add(o, "seen", json_object_new_boolean(was_seen(t, p)));
+	if (p->same_as) {
+		/* answered at its first: the windows are the same */
+		json_object_put(ws);
+		json_object_put(drops);
+		json_object_object_add(o, "same_as", json_object_new_int64(p->same_as));
+		return o;
+	}
+	if (p->nseg) {
+		const char *ids;
+		int nu;
+
+		json_object_object_add(o, "segments_seen",
+				       json_object_new_int64(segs_seen(t, p, &variant)));
+		json_object_object_add(o, "segments_total", json_object_new_int64(p->nseg));
+		json_object_object_add(o, "segment_size", json_object_new_int64(p->seg_size));
+		json_object_object_add(o, "segment_size_from", json_object_new_string(
+			bt_seg_from_name(p->seg_from)));
+		json_object_object_add(o, "payload", json_object_new_int64(p->seg_payload));
+		ids = ids_name(p, variant);
+		json_object_object_add(o, "ip_ids", ids ? json_object_new_string(ids) : NULL);
+		json_object_object_add(o, "ip_ids_tried", json_object_new_int64(p->variants));
+		/* seen whole (a replayed capture): its own windows */
+		if (p->nseen) {
+			hits_json(p->hits, p->nhits, ws, drops);
+		} else {
+			u = union_hits(p, variant, &nu, &cut);
+			hits_json(u, nu, ws, drops);
+			free(u);
+		}
+		json_object_object_add(o, "segments", segments_json(t, p, variant));
+	} else {
+		hits_json(p->hits, p->nhits, ws, drops);
+	}
+	/* a merged buffer not cut: why it cannot be found */
+	if (p->why && !was_seen(t, p))
+		json_object_object_add(o, "why", json_object_new_string(p->why));
 	json_object_object_add(o, "windows", ws);
 	json_object_object_add(o, "drops", drops);
 	/* windows and drops left out: more than MAX_HITS, or the answer's
 	 * bound on hits */
-	json_object_object_add(o, "hits_cut", json_object_new_boolean(p->cut));
+	json_object_object_add(o, "hits_cut", json_object_new_boolean(cut));
 	if (t->archive_cut_ns) {
 		bt_fmt_ns(t->archive_cut_ns, a, sizeof(a), "now");
 		json_object_object_add(o, "archive_cut", json_object_new_string(a));
@@ -859,9 +1104,16 @@ static int trace_into(const struct bt_trace_query *q, const void *buf, size_t le
 	t.bounded = true;
 	t.hits_left = BT_TRACE_API_HITS;
 	t.budget = API_BUDGET;
+	t.mss = q->mss;
 	if (bt_is_capture(buf, len)) {
+		struct bt_capture *first;
+
 		if (bt_capture_open_mem(buf, len, &cap, err, errlen))
 			goto out;
+		if (!bt_capture_open_mem(buf, len, &first, err, errlen)) {
+			learn_capture(&t, first);
+			bt_capture_close(first);
+		}
 	} else {
 		char *hex = strndup(buf, len);
 
@@ -882,7 +1134,7 @@ static int trace_into(const struct bt_trace_query *q, const void *buf, size_t le
 			goto out;
 		}
 		for (size_t i = 0; i < t.n; i++)
-			if (t.p[i].ip)
+			if (t.p[i].ip && !t.p[i].seg)
 				answer_add(ans, packet_json(&t, &t.p[i]));
 		if (!cap)
 			break;
@@ -931,22 +1183,12 @@ char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len,
 	return ans.text;
 }
 
-static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
+static void print_hits(const struct hit *hits, int n)
 {
 	char a[40], b[40], rb[96];
 
-	if (p->same_as) {
-		printf("packet %" PRIu64 ": the same as packet %" PRIu64 " (%s)\n", p->number,
-		       p->same_as, was_seen(t, p) ? "seen" : "not seen");
-		return;
-	}
-	if (!p->nseen)
-		printf("packet %" PRIu64 ": not seen\n", p->number);
-	else
-		printf("packet %" PRIu64 ": seen in %d window%s\n", p->number, p->nseen,
-		       p->nseen > 1 ? "s" : "");
-	for (int h = 0; h < p->nhits; h++) {
-		const struct hit *x = &p->hits[h];
+	for (int h = 0; h < n; h++) {
+		const struct hit *x = &hits[h];
 
 		bt_fmt_ns(x->start_ns, a, sizeof(a), "now");
 		bt_fmt_ns(x->end_ns, b, sizeof(b), "now");
@@ -960,6 +1202,56 @@ static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
 			       x->sent ? "left here: " : "", x->instance, x->seq, a, b, x->fpr,
 			       x->archived ? "archive" : "live");
 	}
+}
+
+/* A cut packet: how many of its segments were seen, how it was cut, the
+ * windows they were seen in, and those not seen. */
+static void print_cut(const struct trace_ctx *t, const struct tpkt *p)
+{
+	uint32_t variant, seen = segs_seen(t, p, &variant), gone = 0;
+	const struct tpkt *s = p + 1 + variant * p->nseg;
+	const char *ids = ids_name(p, variant);
+	struct hit *u;
+	bool cut;
+	int nu;
+
+	printf("packet %" PRIu64 ": %s: %u of %u segments (a merged buffer, %u bytes of %s cut "
+	       "at %u, %s%s%s%s)\n", p->number, seen == p->nseg ? "seen" : "not seen", seen,
+	       p->nseg, p->seg_payload, p->seg_tcp ? "TCP" : "UDP", p->seg_size,
+	       bt_seg_from_name(p->seg_from), ids ? "; IP IDs " : "", ids ? ids : "",
+	       p->variants > 1 ? ", of both ways tried" : "");
+	u = union_hits(p, variant, &nu, &cut);
+	print_hits(u, nu);
+	free(u);
+	for (uint32_t i = 0; i < p->nseg; i++) {
+		if (seen_one(t, &s[i]))
+			continue;
+		printf("%s%u", gone++ ? ", " : "  segments not seen: ", s[i].seg);
+	}
+	if (gone)
+		printf("\n");
+	if (cut)
+		printf("  (and more: an answer holds at most %d windows a segment)\n", MAX_HITS);
+}
+
+static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
+{
+	if (p->same_as) {
+		printf("packet %" PRIu64 ": the same as packet %" PRIu64 " (%s)\n", p->number,
+		       p->same_as, was_seen(t, p) ? "seen" : "not seen");
+		return;
+	}
+	if (p->nseg && !p->nseen) {
+		print_cut(t, p);
+		return;
+	}
+	if (!p->nseen)
+		printf("packet %" PRIu64 ": not seen%s%s%s\n", p->number, p->why ? " (" : "",
+		       p->why ? p->why : "", p->why ? ")" : "");
+	else
+		printf("packet %" PRIu64 ": seen in %d window%s\n", p->number, p->nseen,
+		       p->nseen > 1 ? "s" : "");
+	print_hits(p->hits, p->nhits);
 	if (p->cut)
 		printf("  (and more: an answer holds at most %d windows a packet)\n", MAX_HITS);
 }
@@ -997,6 +1289,8 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 		for (size_t i = 0; i < t->n; i++) {
 			const struct tpkt *p = &t->p[i];
 
+			if (p->seg)	/* answered with its packet */
+				continue;
 			if (!p->ip) {
 				if (!bt_g.json)
 					printf("packet %" PRIu64 ": not an IP packet bloomtap records; "
@@ -1049,7 +1343,10 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 int bt_trace_print(const struct bt_trace_query *q, struct bt_capture *cap, const char *hex,
 		   const char *file)
 {
+	struct bt_capture *first;
 	struct trace_ctx t;
+	struct stat st;
+	char msg[600];
 	int ret;
 
 	if (ctx_init(&t, q->inst, q->archive, q->inst ? q->inst->name : NULL, q->since, q->until)) {
@@ -1058,6 +1355,14 @@ int bt_trace_print(const struct bt_trace_query *q, struct bt_capture *cap, const
 		return BT_EXIT_USAGE;
 	}
 	t.budget = q->budget;
+	t.mss = q->mss;
+	/* a file read twice: the flows' segment sizes first (a pipe is read
+	 * once, and learned from as it goes) */
+	if (cap && file && !stat(file, &st) && S_ISREG(st.st_mode) &&
+	    !bt_capture_open(file, &first, msg, sizeof(msg))) {
+		learn_capture(&t, first);
+		bt_capture_close(first);
+	}
 	ret = trace_stream(&t, cap, hex, file);
 	ctx_free(&t);
 	return ret;
