@@ -288,6 +288,24 @@ static __always_inline bool drop_seen(__u64 h, __u32 win)
 	       drop_window_has(h, prev);
 }
 
+/* Is the skb an ICMP or ICMPv6 echo reply? What ping_rcv frees as
+ * NO_SOCKET when no ping socket asked for it, after raw_local_deliver
+ * (ipv6_raw_deliver) gave each raw socket of the protocol a clone. Read
+ * apart from the digest's copy of the header: the verifier then walks the
+ * header's paths once, not again for this rare case. */
+static __noinline bool drop_echo_reply(const struct sk_buff *skb)
+{
+	__u16 nh = skb->network_header;
+	__u8 ip[41] = {}, type;
+
+	if (nh == 0xffff || bpf_probe_read_kernel(ip, sizeof(ip), skb->head + nh))
+		return false;
+	if (skb->protocol == ETH_P_IP_BE && ip[0] >> 4 == 4 && ip[9] == 1)
+		return !bpf_probe_read_kernel(&type, 1, skb->head + nh + (ip[0] & 15) * 4) &&
+		       type == 0;
+	return skb->protocol == ETH_P_IPV6_BE && ip[0] >> 4 == 6 && ip[6] == 58 && ip[40] == 129;
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_reason why)
 {
@@ -301,7 +319,23 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	__u32 zero = 0, reason = why, segs, win, lin, gso_type, gso_size, why_not, iif;
 	__u32 digested, hsegs = 1;	/* digests made, segments the heavy stage counts */
 	__u64 addrs, h, bytes = skb->len;
+	bool raw_copy;
 
+	/* A NO_SOCKET free of a cloned skb may follow a delivery: a raw
+	 * socket took a clone (ping without ping sockets) and ping_rcv found
+	 * no ping socket for its own copy. Only an echo reply is told apart
+	 * (drop_echo_reply): AF_PACKET's clones (packet_rcv; tcpdump's
+	 * TPACKET_V3 ring copies and keeps none) leave a UDP or TCP
+	 * NO_SOCKET a drop. */
+	raw_copy = bpf_core_enum_value_exists(enum skb_drop_reason, SKB_DROP_REASON_NO_SOCKET) &&
+		   reason == bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_NO_SOCKET) &&
+		   BPF_CORE_READ_BITFIELD(skb, cloned);
+	if (raw_copy && drop_echo_reply(skb)) {
+		dctr = bpf_map_lookup_elem(&drop_counters, &zero);
+		if (dctr)
+			dctr->c[BT_DROP_DELIVERED_FREED] += 1;
+		return 0;
+	}
 	/* first: a suppressed drop costs a count and nothing else */
 	if (drop_suppressed(reason)) {
 		drop_count_suppressed(skb, reason);

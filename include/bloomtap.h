@@ -705,6 +705,9 @@ enum bt_drop_counter {
 				 * (not a cause: how often GRO was met) */
 	/* Frees that are not this instance's drops (no reason counted, no
 	 * digest): */
+	BT_DROP_DELIVERED_FREED,	/* an ICMP echo reply freed as NO_SOCKET
+					 * after a raw socket took its clone:
+					 * delivered (ping without ping sockets) */
 	BT_DROP_SHARED_NOT_SEEN,	/* on a device stacked on the instance's
 					 * interface and others (BT_DROP_DIGEST):
 					 * its digest is not in the instance's

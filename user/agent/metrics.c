@@ -325,8 +325,9 @@ static void section_drops(struct buf *b, const struct agent *a)
 	}
 	family(b, "bloomtap_drops_not_drops_total", "counter",
 	       "Frees the drop tracepoint reported that are not the instance's drops, by kind: "
-	       "shared_not_seen (on a device stacked on this and other interfaces, a packet "
-	       "this instance never saw).");
+	       "delivered_then_freed (an echo reply freed as NO_SOCKET after a raw socket took "
+	       "its copy), shared_not_seen (on a device stacked on this and other interfaces, "
+	       "a packet this instance never saw).");
 	for (int i = 0; i < a->n; i++) {
 		__u64 c[BT_DROP_CTR_MAX];
 

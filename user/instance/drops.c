@@ -32,6 +32,7 @@ const char *const bt_drop_counter_names[BT_DROP_CTR_MAX] = {
 	[BT_DROP_SEGS_CAPPED] = "segments_capped",
 	[BT_DROP_GSO_NOT_TCP] = "gso_not_tcp",
 	[BT_DROP_GRO_SKBS] = "gro_skbs",
+	[BT_DROP_DELIVERED_FREED] = "delivered_then_freed",
 	[BT_DROP_SHARED_NOT_SEEN] = "shared_not_seen",
 };
 
