@@ -560,13 +560,12 @@ static int slot_map(const struct host *h, __u32 s, const char *name)
 	return fd;
 }
 
-/* Slot s's drop_shared made the devices of want that have s |
+/* Slot s's drop_shared (fd) made the devices of want that have s |
  * BT_DROP_UPPER | BT_DROP_DIGEST: added (add) or the others removed. */
-static void sync_shared(const struct host *h, __u32 s, const struct bt_link *links, int n,
-			const __u32 *want, bool add)
+static void sync_shared(int fd, __u32 s, const struct bt_link *links, int n, const __u32 *want,
+			bool add)
 {
 	__u32 key, next, *prev = NULL, one = 1, v = s | BT_DROP_UPPER | BT_DROP_DIGEST;
-	int fd = slot_map(h, s, "drop_shared");
 
 	if (fd < 0)
 		return;
@@ -585,7 +584,6 @@ static void sync_shared(const struct host *h, __u32 s, const struct bt_link *lin
 		}
 		prev = &key;
 	}
-	close(fd);
 }
 
 /* The stacked devices' entries of namespace ns, made again from its links
@@ -604,6 +602,7 @@ static void refresh_uppers(const struct host *h, __u32 ns)
 	size_t nown = 0, nstale = 0, *ups = NULL;
 	struct bt_link *links;
 	__u32 *want = NULL, *tag = NULL, v;
+	int sfd[BT_DROP_SLOTS];	/* own[i]'s drop_shared */
 	int n = bt_links_dump(&links);
 	bool changed = true;
 
@@ -654,8 +653,10 @@ static void refresh_uppers(const struct host *h, __u32 ns)
 				changed = true;
 			}
 	}
-	for (size_t i = 0; i < nown; i++)
-		sync_shared(h, own[i].v & BT_DROP_SLOT_MASK, links, n, want, true);
+	for (size_t i = 0; i < nown; i++) {
+		sfd[i] = slot_map(h, own[i].v & BT_DROP_SLOT_MASK, "drop_shared");
+		sync_shared(sfd[i], own[i].v & BT_DROP_SLOT_MASK, links, n, want, true);
+	}
 	for (int j = 0; j < n; j++) {
 		key = (struct bt_drop_owner){ .netns = ns, .ifindex = links[j].ifindex };
 		if (want[j])
@@ -670,8 +671,11 @@ static void refresh_uppers(const struct host *h, __u32 ns)
 		if (!kept)
 			bpf_map_delete_elem(h->owners_fd, &key);
 	}
-	for (size_t i = 0; i < nown; i++)
-		sync_shared(h, own[i].v & BT_DROP_SLOT_MASK, links, n, want, false);
+	for (size_t i = 0; i < nown; i++) {
+		sync_shared(sfd[i], own[i].v & BT_DROP_SLOT_MASK, links, n, want, false);
+		if (sfd[i] >= 0)
+			close(sfd[i]);
+	}
 out:
 	free(want);
 	free(tag);
