@@ -259,6 +259,53 @@ static __always_inline __u32 drop_copy_header(const struct sk_buff *skb, __u8 *i
 	return BT_DROP_CTR_MAX;
 }
 
+/* Is digest h in window win's filter? The XDP program set its bits
+ * (spie.bpf.h spie_insert) when the packet came in. */
+static __always_inline bool drop_window_has(__u64 h, __u32 win)
+{
+	__u32 idx = win * (cfg_block_mask + 1) + bt_bloom_block(h, cfg_block_mask);
+	struct bt_bloom_block *b = bpf_map_lookup_elem(&spie, &idx);
+	__u64 m0 = bt_bloom_mask(h, 0, cfg_k), m1 = bt_bloom_mask(h, 1, cfg_k);
+
+	return b && (b->w[0] & m0) == m0 && (b->w[1] & m1) == m1;
+}
+
+/* Did this instance see the packet (digest h)? A drop follows its
+ * receive by microseconds: the digest is in the current window, or in the
+ * one the ring left since, while that one still holds its bits (closed or
+ * sealed, not yet cleared). A packet it never saw is taken for one at
+ * 1 - (1 - f_cur)(1 - f_prev) (user/drops_report.c prints it). */
+static __always_inline bool drop_seen(__u64 h, __u32 win)
+{
+	__u32 prev = win ? win - 1 : cfg_windows - 1;
+	struct bt_window *w;
+
+	if (drop_window_has(h, win))
+		return true;
+	if (prev == win || !(w = bpf_map_lookup_elem(&windows, &prev)))
+		return false;
+	return (w->state == BT_WIN_CLOSED || w->state == BT_WIN_SEALED) &&
+	       drop_window_has(h, prev);
+}
+
+/* Is the skb an ICMP or ICMPv6 echo reply? What ping_rcv frees as
+ * NO_SOCKET when no ping socket asked for it, after raw_local_deliver
+ * (ipv6_raw_deliver) gave each raw socket of the protocol a clone. Read
+ * apart from the digest's copy of the header: the verifier then walks the
+ * header's paths once, not again for this rare case. */
+static __noinline bool drop_echo_reply(const struct sk_buff *skb)
+{
+	__u16 nh = skb->network_header;
+	__u8 ip[41] = {}, type;
+
+	if (nh == 0xffff || bpf_probe_read_kernel(ip, sizeof(ip), skb->head + nh))
+		return false;
+	if (skb->protocol == ETH_P_IP_BE && ip[0] >> 4 == 4 && ip[9] == 1)
+		return !bpf_probe_read_kernel(&type, 1, skb->head + nh + (ip[0] & 15) * 4) &&
+		       type == 0;
+	return skb->protocol == ETH_P_IPV6_BE && ip[0] >> 4 == 6 && ip[6] == 58 && ip[40] == 129;
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_reason why)
 {
@@ -269,10 +316,26 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	struct bt_ctl *c;
 	struct drop_hdr *scratch;
 	__u8 *ip;
-	__u32 zero = 0, reason = why, segs, win, lin, gso_type, gso_size, why_not;
+	__u32 zero = 0, reason = why, segs, win, lin, gso_type, gso_size, why_not, iif;
 	__u32 digested, hsegs = 1;	/* digests made, segments the heavy stage counts */
 	__u64 addrs, h, bytes = skb->len;
+	bool raw_copy;
 
+	/* A NO_SOCKET free of a cloned skb may follow a delivery: a raw
+	 * socket took a clone (ping without ping sockets) and ping_rcv found
+	 * no ping socket for its own copy. Only an echo reply is told apart
+	 * (drop_echo_reply): AF_PACKET's clones (packet_rcv; tcpdump's
+	 * TPACKET_V3 ring copies and keeps none) leave a UDP or TCP
+	 * NO_SOCKET a drop. */
+	raw_copy = bpf_core_enum_value_exists(enum skb_drop_reason, SKB_DROP_REASON_NO_SOCKET) &&
+		   reason == bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_NO_SOCKET) &&
+		   BPF_CORE_READ_BITFIELD(skb, cloned);
+	if (raw_copy && drop_echo_reply(skb)) {
+		dctr = bpf_map_lookup_elem(&drop_counters, &zero);
+		if (dctr)
+			dctr->c[BT_DROP_DELIVERED_FREED] += 1;
+		return 0;
+	}
 	/* first: a suppressed drop costs a count and nothing else */
 	if (drop_suppressed(reason)) {
 		drop_count_suppressed(skb, reason);
@@ -288,7 +351,16 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	why_not = drop_copy_header(skb, ip, &lin, &bytes);
 	if (why_not == BT_DROP_CTR_MAX)
 		why_not = drop_read_ip(ip, lin, skb->protocol, &key, &p, &bytes);
+	/* A device stacked on the instance's interface and others'
+	 * (drop_shared): the drop is the instance's only if it saw the
+	 * packet (drop_seen); one without a digest to look for (not IP,
+	 * GRO'd) cannot be told. Looked up on each path apart, so that no
+	 * value of it is carried into the GRO paths below (the verifier
+	 * would walk them once for each). */
+	iif = skb->skb_iif;
 	if (why_not < BT_DROP_CTR_MAX) {
+		if (bpf_map_lookup_elem(&drop_shared, &iif))
+			goto not_seen;
 		dctr->c[why_not] += segs;
 		goto out;
 	}
@@ -297,6 +369,9 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 		goto out;
 	drop_flow_key(&key, ip, p.hl, p.n, p.v4, reason);
 	addrs = bt_hash_addrs(k, (const __u64 *)&key);
+	if (bpf_map_lookup_elem(&drop_shared, &iif) &&
+	    (segs > 1 || !drop_seen(bt_hash_spie_finish(k, addrs, p.hdr, p.after, p.more), win)))
+		goto not_seen;
 	if (segs > 1 && (gso_type & GSO_TCP) && p.n == 8 &&
 	    (p.v4 ? ip[9] : ip[6]) == IPPROTO_TCP_NUM) {
 		struct seg_run g = { .addrs = addrs, .hdr = p.hdr, .after = p.after,
@@ -337,6 +412,9 @@ out:
 	 * segment); without an IP header, those from the network header on;
 	 * without one, skb->len */
 	drop_count_add(&drop_counts, &drop_counts_subsys, reason, segs, bytes);
+	return 0;
+not_seen:
+	dctr->c[BT_DROP_SHARED_NOT_SEEN] += segs;
 	return 0;
 }
 

@@ -265,6 +265,19 @@ struct {
 	__type(value, __u64[BT_DROP_REASONS / 64]);
 } drop_suppress SEC(".maps");
 
+/* drop_shared: key an ifindex of the instance's namespace, value 1: the
+ * devices stacked on its interface and on others (a bridge's other ports,
+ * a bond's other slaves, a macvlan's siblings; drop_owners' value has
+ * BT_DROP_DIGEST), whose drops are the instance's only when its windows
+ * hold the packet's digest. Written by user space (user/drops.c
+ * refresh_uppers) before the owner entry that sends their drops here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, __u32);
+} drop_shared SEC(".maps");
+
 /* wdrops: per CPU, W entries of struct bt_window_drops: the reasons of
  * each window's drop digests. Written by the drop program (this CPU's
  * slots, plain stores); summed when a window is sealed, zeroed when it is

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 18
+#define BT_ABI_VERSION 19
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -668,12 +668,18 @@ struct bt_drop_owner {
 /* drop_owners' value: the instance's slot in drop_progs for its own
  * interface; with BT_DROP_UPPER for a device stacked on it (a bridge's
  * local delivery, a VLAN, a bond, a macvlan: each receives the packet
- * again and names itself in skb_iif); BT_DROP_SHARED for a device
- * stacked on several instances' interfaces, which no drop can be told
- * apart on: its slot is past drop_progs' end, so the tail call fails and
- * the host counts the drop (user/drops.c keeps them). */
+ * again and names itself in skb_iif) whose every lower is the instance's
+ * interface; with BT_DROP_UPPER | BT_DROP_DIGEST for one that also
+ * receives what the instance never saw (a bridge's other ports, a bond's
+ * other slaves, a macvlan's or ipvlan's siblings): its drops are the
+ * instance's only when the packet's digest is in the instance's current
+ * or previous window (its "drop_shared" map names the device for the drop
+ * program); BT_DROP_SHARED for a device stacked on several instances'
+ * interfaces: its slot is past drop_progs' end, so the tail call fails
+ * and the host counts the drop (user/drops.c keeps them). */
 #define BT_DROP_SLOT_MASK 0xffffu
 #define BT_DROP_UPPER (1u << 31)
+#define BT_DROP_DIGEST (1u << 30)
 #define BT_DROP_SHARED (BT_DROP_UPPER | BT_DROP_SLOT_MASK)
 
 /* Per CPU and reason (key: the reason). */
@@ -697,14 +703,23 @@ enum bt_drop_counter {
 				 * GRO: each segment's checksum is gone) */
 	BT_DROP_GRO_SKBS,	/* GRO'd TCP skbs whose segments were rebuilt
 				 * (not a cause: how often GRO was met) */
+	/* Frees that are not this instance's drops (no reason counted, no
+	 * digest): */
+	BT_DROP_DELIVERED_FREED,	/* an ICMP echo reply freed as NO_SOCKET
+					 * after a raw socket took its clone:
+					 * delivered (ping without ping sockets) */
+	BT_DROP_SHARED_NOT_SEEN,	/* on a device stacked on the instance's
+					 * interface and others (BT_DROP_DIGEST):
+					 * its digest is not in the instance's
+					 * windows, or it has none to look for */
 	BT_DROP_CTR_MAX,
 };
 
 struct bt_drop_counters {
-	__u64 c[8];		/* enum bt_drop_counter */
+	__u64 c[16];		/* enum bt_drop_counter */
 };
-_Static_assert(BT_DROP_CTR_MAX <= 8, "bt_drop_counters holds 8 counters");
-_Static_assert(sizeof(struct bt_drop_counters) == 64, "bt_drop_counters must be 64 bytes");
+_Static_assert(BT_DROP_CTR_MAX <= 16, "bt_drop_counters holds 16 counters");
+_Static_assert(sizeof(struct bt_drop_counters) == 128, "bt_drop_counters must be 128 bytes");
 
 /* The reasons of one window's drop digests, per CPU ("wdrops", W
  * entries): a reason claims a slot; one that finds none counts in other,

@@ -73,6 +73,8 @@ MUTANTS=(
 'window-other-never-set|bpf/drop.bpf.h|	d->other += n;|	(void)n;|tests/live/drops.sh'
 'uppers-shared-last-wins|user/instance/drops.c|								      : BT_DROP_SHARED;|								      : own[i].v + BT_DROP_UPPER;|tests/live/uppers.sh'
 'uppers-not-refreshed|user/agent/agent.c|			bt_drops_refresh_uppers();|			(void)0;|tests/live/uppers.sh'
+'raw-copy-a-drop|bpf/drop.bpf.h|	if (raw_copy && drop_echo_reply(skb)) {|	if (raw_copy && drop_echo_reply(skb) && 0) {|tests/live/drops.sh'
+'uppers-one-lower-enough|user/instance/drops.c|			    !bt_links_only_from(links, n, j, tag)) {|			    0) {|tests/live/uppers.sh'
 'iface-gone-interval-goes-on|user/agent/agent.c|	if (!f->gone)
 		end_interval(f, bt_mono_s(), false);
 	f->gone = true;|	f->gone = true;|tests/live/ipfix.sh'

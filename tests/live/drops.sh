@@ -272,6 +272,42 @@ check "delivered: trace says seen only, at the destination" \
 	trace_says $IF_DB $NS_D "$WORK/open.pcap" -
 check "delivered: seen only at the router too" trace_says $IF_RA $NS_R "$WORK/open.pcap" -
 
+# ping with a raw socket: ping_group_range "1 0" in the destination's
+# namespace leaves no ICMP datagram socket to anyone, so iputils ping
+# (root, CAP_NET_RAW) opens a raw one. Each echo reply reaches it (a clone
+# from raw_local_deliver) and the kernel frees its own copy as NO_SOCKET
+# (ping_rcv finds no ping socket): delivered, then freed, never "dropped
+# here". Once alone, once with an AF_PACKET socket capturing the replies
+# (tests/lib/capture.py: packet_rcv, which clones too); then a real
+# NO_SOCKET drop (UDP to a closed port) under the same capture still counts.
+PGR=$(in_ns $NS_D sysctl -n net.ipv4.ping_group_range)
+in_ns $NS_D sysctl -qw net.ipv4.ping_group_range="1 0"
+delivered_freed() { in_ns $NS_D "$BLOOMTAP" -j drops $IF_DB | json_get '["delivered_then_freed"]'; }
+export -f delivered_freed
+before=$(reason_count $IF_DB $NS_D NO_SOCKET) dtf=$(delivered_freed)
+check "raw-socket ping: both replies arrive" bash -c \
+	"in_ns $NS_D ping -c 2 -i 0.2 -W 2 198.18.40.1 | grep -q '2 received'"
+wait_for "raw-socket ping: its replies' frees counted" 10 bash -c \
+	"[ \$(delivered_freed) -ge $((dtf + 2)) ]"
+eq "raw-socket ping: delivered_then_freed counts each reply" $(($(delivered_freed) - dtf)) 2
+eq "raw-socket ping: no NO_SOCKET drop" $(($(reason_count $IF_DB $NS_D NO_SOCKET) - before)) 0
+capture_bg $NS_D $IF_DB "$WORK/replies.pcap" 3 icmp-reply
+before=$(reason_count $IF_DB $NS_D NO_SOCKET) dtf=$(delivered_freed)
+check "raw-socket ping under a packet socket: the replies arrive" bash -c \
+	"in_ns $NS_D ping -c 3 -i 0.2 -W 2 198.18.40.1 | grep -q '3 received'"
+wait "$CAPTURE_PID"
+wait_for "the replies' frees counted" 10 bash -c "[ \$(delivered_freed) -ge $((dtf + 3)) ]"
+eq "raw-socket ping under a packet socket: no NO_SOCKET drop" \
+	$(($(reason_count $IF_DB $NS_D NO_SOCKET) - before)) 0
+check "raw-socket ping: trace says each reply seen, not dropped" \
+	trace_says $IF_DB $NS_D "$WORK/replies.pcap" -
+check "drops prints delivered_then_freed" bash -c \
+	"in_ns $NS_D $BLOOMTAP drops $IF_DB | grep -qE 'delivered_then_freed $(delivered_freed)(,|\$)'"
+capture_bg $NS_D $IF_DB "$WORK/closed.cap" $N udp:5002
+one_reason NO_SOCKET $IF_DB $NS_D $IF_RA $NS_R 19 198.18.40.1 198.18.41.2 5002
+wait "$CAPTURE_PID"
+in_ns $NS_D sysctl -qw net.ipv4.ping_group_range="$PGR"
+
 # GRO: segments of one TCP flow whose data nft drops, queued behind a
 # throttled tbf on the sender and released at once: they reach each veth
 # in one softirq, and GRO merges them (at the router's ingress, then at the

@@ -16,6 +16,7 @@
 #include <pcap/pcap.h>
 #include "core/capture.h"
 #include "core/digest.h"
+#include "core/links.h"
 #include "core/segments.h"
 #include "base/common.h"
 #include "report/flow.h"
@@ -738,6 +739,40 @@ static void test_drop_reasons(void **state)
 	assert_int_equal(tries[0], 12);
 }
 
+/* A stacked device is an instance's outright only when all it receives
+ * came through lowers tagged as it is (user/drops.c refresh_uppers tags
+ * the instance's interface and its outright uppers alike). */
+static void test_links_only_from(void **state)
+{
+	enum { T = 8 };
+	const struct bt_link l[] = {
+		{ .ifindex = 2, .master = 10, .name = "inst" },		/* the instance's */
+		{ .ifindex = 3, .master = 10, .name = "other" },	/* no instance */
+		{ .ifindex = 10, .name = "br", .kind = "bridge" },
+		{ .ifindex = 4, .master = 20, .name = "slave" },	/* the instance's */
+		{ .ifindex = 20, .name = "bond", .kind = "bond" },
+		{ .ifindex = 30, .lower = 20, .name = "bond.5", .kind = "vlan" },
+		{ .ifindex = 40, .lower = 4, .name = "mv0", .kind = "macvlan" },
+		{ .ifindex = 41, .lower = 4, .name = "mv1", .kind = "macvlan" },
+		{ .ifindex = 50, .lower = 2, .name = "inst.5", .kind = "vlan" },
+		{ .ifindex = 51, .lower = 2, .name = "inst.6", .kind = "vlan" },
+	};
+	size_t n = sizeof(l) / sizeof(l[0]);
+	__u32 tag[] = { T, 0, T, T, T, T, T, T, T, T };
+
+	(void)state;
+	assert_false(bt_links_only_from(l, n, 2, tag));	/* the other port is not */
+	tag[1] = T;
+	assert_true(bt_links_only_from(l, n, 2, tag));
+	assert_true(bt_links_only_from(l, n, 4, tag));	/* a bond of one slave */
+	assert_true(bt_links_only_from(l, n, 5, tag));	/* a VLAN on it */
+	tag[4] = T | 1;					/* the bond, not outright */
+	assert_false(bt_links_only_from(l, n, 5, tag));
+	/* macvlan siblings pass packets to each other; VLANs do not */
+	assert_false(bt_links_only_from(l, n, 6, tag));
+	assert_true(bt_links_only_from(l, n, 8, tag));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -761,6 +796,7 @@ int main(void)
 		cmocka_unit_test(test_hex_input),
 		cmocka_unit_test(test_ipfix_dest),
 		cmocka_unit_test(test_drop_reasons),
+		cmocka_unit_test(test_links_only_from),
 	};
 
 	return cmocka_run_group_tests_name("user space units", tests, group_setup, group_teardown);

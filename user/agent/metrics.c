@@ -323,6 +323,21 @@ static void section_drops(struct buf *b, const struct agent *a)
 				"%llu\n", a->ifs[i].name, bt_drop_counter_names[j],
 				(unsigned long long)c[j]);
 	}
+	family(b, "bloomtap_drops_not_drops_total", "counter",
+	       "Frees the drop tracepoint reported that are not the instance's drops, by kind: "
+	       "delivered_then_freed (an echo reply freed as NO_SOCKET after a raw socket took "
+	       "its copy), shared_not_seen (on a device stacked on this and other interfaces, "
+	       "a packet this instance never saw).");
+	for (int i = 0; i < a->n; i++) {
+		__u64 c[BT_DROP_CTR_MAX];
+
+		if (bt_drops_counters(&a->ifs[i].inst, c))
+			continue;
+		for (int j = BT_DROP_GRO_SKBS + 1; j < BT_DROP_CTR_MAX; j++)
+			bprintf(b, "bloomtap_drops_not_drops_total{interface=\"%s\",kind=\"%s\"} "
+				"%llu\n", a->ifs[i].name, bt_drop_counter_names[j],
+				(unsigned long long)c[j]);
+	}
 	family(b, "bloomtap_drops_unattributed_total", "counter",
 	       "Drops on this host's interfaces without a bloomtap instance, by reason (skbs).");
 	for (int j = 0; j < n[a->n]; j++)

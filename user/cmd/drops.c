@@ -96,12 +96,14 @@ static const struct bt_opt drops_opts[] = {
 
 static const struct bt_cmd_spec drops_spec = {
 	"drops", "[IFACE]",
-	"What the kernel dropped of the packets an instance saw, per reason (the\n"
-	"running kernel's names): packets and bytes, how many got a digest and why\n"
-	"the others did not; then the heavy dropped flows of the last complete and the\n"
-	"current heavy-flow interval, each with its reason (the intervals are the heavy\n"
-	"flows': the agent, 'heavy --interval' or --interval here ends them). 'bloomtap\n"
-	"trace' says which packets were dropped.",
+	"What the kernel dropped of the packets an instance saw, per reason (the running\n"
+	"kernel's names): packets and bytes, how many got a digest and why the others\n"
+	"did not, the frees that were not its drops (a raw socket's delivered echo\n"
+	"replies, a shared stacked device's packets it never saw), the stacked devices\n"
+	"and who gets their drops; then the heavy dropped flows of the last complete and\n"
+	"the current heavy-flow interval, each with its reason (the intervals are the\n"
+	"heavy flows': the agent, 'heavy --interval' or --interval here ends them).\n"
+	"'bloomtap trace' says which packets were dropped.",
 	drops_opts, 0, 1,
 };
 

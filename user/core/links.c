@@ -24,6 +24,13 @@ static bool stacked_kind(const char *kind)
 	return false;
 }
 
+/* Kinds whose devices on one lower pass packets to each other (bridge
+ * and private modes aside, the lower's receive never sees them). */
+static bool sibling_kind(const char *kind)
+{
+	return strstr(kind, "macv") == kind || strstr(kind, "ipv") == kind;
+}
+
 static void parse_link(struct nlmsghdr *h, struct bt_link *l)
 {
 	struct ifinfomsg *ifi = NLMSG_DATA(h);
@@ -162,4 +169,20 @@ size_t bt_links_uppers(const struct bt_link *links, size_t n, __u32 ifindex,
 			break;
 	}
 	return found;
+}
+
+bool bt_links_only_from(const struct bt_link *links, size_t n, size_t j, const __u32 *tag)
+{
+	const struct bt_link *up = &links[j];
+
+	for (size_t k = 0; k < n; k++) {
+		if (k == j)
+			continue;
+		if (stacked_on(up, &links[k]) && tag[k] != tag[j])
+			return false;
+		if (up->lower && links[k].lower == up->lower && sibling_kind(up->kind) &&
+		    sibling_kind(links[k].kind))
+			return false;
+	}
+	return true;
 }

@@ -7,6 +7,7 @@
 #ifndef BLOOMTAP_LINKS_H
 #define BLOOMTAP_LINKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -28,5 +29,12 @@ int bt_links_dump(struct bt_link **out);
  * max, by index into links); returns how many. */
 size_t bt_links_uppers(const struct bt_link *links, size_t n, __u32 ifindex,
 		       size_t *ups, size_t max);
+
+/* Does links[j] receive only what its lowers received first, each of them
+ * tagged as it is (tag[k] == tag[j], tag by index into links)? Not when a
+ * lower has another tag (a bridge's other port, a bond's other slave),
+ * nor for a macvlan or ipvlan with a sibling on its lower (siblings pass
+ * packets to each other without the lower's receive). */
+bool bt_links_only_from(const struct bt_link *links, size_t n, size_t j, const __u32 *tag);
 
 #endif

@@ -32,6 +32,8 @@ const char *const bt_drop_counter_names[BT_DROP_CTR_MAX] = {
 	[BT_DROP_SEGS_CAPPED] = "segments_capped",
 	[BT_DROP_GSO_NOT_TCP] = "gso_not_tcp",
 	[BT_DROP_GRO_SKBS] = "gro_skbs",
+	[BT_DROP_DELIVERED_FREED] = "delivered_then_freed",
+	[BT_DROP_SHARED_NOT_SEEN] = "shared_not_seen",
 };
 
 bool bt_drops_supported(void)
@@ -531,20 +533,78 @@ static bool owners_empty(const struct host *h)
 	return bpf_map_get_next_key(h->owners_fd, NULL, &next) != 0;
 }
 
+/* The instance's map called name, found from its drop program in slot s
+ * (a prog array answers user space with the program's id): an fd, or
+ * -errno. */
+static int slot_map(const struct host *h, __u32 s, const char *name)
+{
+	__u32 id, ids[64], len = sizeof(struct bpf_prog_info);
+	struct bpf_prog_info info = { .nr_map_ids = 64, .map_ids = (__u64)(uintptr_t)ids };
+	int pfd, fd = -ENOENT;
+
+	if (bpf_map_lookup_elem(h->progs_fd, &s, &id) || (pfd = bpf_prog_get_fd_by_id(id)) < 0)
+		return -ENOENT;
+	if (bpf_obj_get_info_by_fd(pfd, &info, &len))
+		info.nr_map_ids = 0;
+	for (__u32 i = 0; i < info.nr_map_ids && i < 64 && fd < 0; i++) {
+		struct bpf_map_info mi = { 0 };
+		__u32 mlen = sizeof(mi);
+		int m = bpf_map_get_fd_by_id(ids[i]);
+
+		if (m >= 0 && !bpf_obj_get_info_by_fd(m, &mi, &mlen) && !strcmp(mi.name, name))
+			fd = m;
+		else if (m >= 0)
+			close(m);
+	}
+	close(pfd);
+	return fd;
+}
+
+/* Slot s's drop_shared (fd) made the devices of want that have s |
+ * BT_DROP_UPPER | BT_DROP_DIGEST: added (add) or the others removed. */
+static void sync_shared(int fd, __u32 s, const struct bt_link *links, int n, const __u32 *want,
+			bool add)
+{
+	__u32 key, next, *prev = NULL, one = 1, v = s | BT_DROP_UPPER | BT_DROP_DIGEST;
+
+	if (fd < 0)
+		return;
+	for (int j = 0; add && j < n; j++)
+		if (want[j] == v)
+			bpf_map_update_elem(fd, &links[j].ifindex, &one, 0);
+	while (!add && !bpf_map_get_next_key(fd, prev, &next)) {
+		bool kept = false;
+
+		key = next;
+		for (int j = 0; j < n && !kept; j++)
+			kept = links[j].ifindex == key && want[j] == v;
+		if (!kept && !bpf_map_delete_elem(fd, &key)) {
+			prev = NULL;	/* start again: the order changed */
+			continue;
+		}
+		prev = &key;
+	}
+}
+
 /* The stacked devices' entries of namespace ns, made again from its links
  * and its instances' own entries: a device stacked on one instance's
- * interface gets that instance's slot | BT_DROP_UPPER, one stacked on
- * several BT_DROP_SHARED, one with an instance of its own keeps it. New
- * entries are written before stale ones go, so a drop in between finds
- * one or the other. Under the root lock. */
+ * interface gets that instance's slot | BT_DROP_UPPER when all it
+ * receives came through that interface (bt_links_only_from, through any
+ * depth), with BT_DROP_DIGEST too when it also receives from elsewhere;
+ * one stacked on several instances' BT_DROP_SHARED, one with an instance
+ * of its own keeps it. New entries are written before stale ones go, so a
+ * drop in between finds one or the other; a device's drop_shared entry is
+ * there before its owner entry says BT_DROP_DIGEST. Under the root lock. */
 static void refresh_uppers(const struct host *h, __u32 ns)
 {
 	struct bt_drop_owner key, next, *prev = NULL;
 	struct { __u32 ifindex, v; } own[BT_DROP_SLOTS], stale[BT_DROP_SLOTS * 4];
 	size_t nown = 0, nstale = 0, *ups = NULL;
 	struct bt_link *links;
-	__u32 *want = NULL, v;
+	__u32 *want = NULL, *tag = NULL, v;
+	int sfd[BT_DROP_SLOTS];	/* own[i]'s drop_shared */
 	int n = bt_links_dump(&links);
+	bool changed = true;
 
 	if (n < 0)
 		return;
@@ -559,8 +619,9 @@ static void refresh_uppers(const struct host *h, __u32 ns)
 			stale[nstale++] = (typeof(stale[0])){ key.ifindex, v };
 	}
 	want = calloc(n + 1, sizeof(*want));
+	tag = calloc(n + 1, sizeof(*tag));
 	ups = calloc(n + 1, sizeof(*ups));
-	if (!want || !ups)
+	if (!want || !tag || !ups)
 		goto out;
 	for (size_t i = 0; i < nown; i++) {
 		size_t k = bt_links_uppers(links, n, own[i].ifindex, ups, n);
@@ -574,8 +635,28 @@ static void refresh_uppers(const struct host *h, __u32 ns)
 	}
 	for (size_t i = 0; i < nown; i++)	/* an instance of its own */
 		for (int j = 0; j < n; j++)
-			if (links[j].ifindex == own[i].ifindex)
+			if (links[j].ifindex == own[i].ifindex) {
 				want[j] = 0;
+				tag[j] = own[i].v | BT_DROP_UPPER;
+			}
+	/* the instance's only while every lower is, down to its interface:
+	 * demoted to BT_DROP_DIGEST until nothing changes */
+	while (changed) {
+		changed = false;
+		for (int j = 0; j < n; j++)
+			if (want[j])
+				tag[j] = want[j];
+		for (int j = 0; j < n; j++)
+			if (want[j] && want[j] != BT_DROP_SHARED && !(want[j] & BT_DROP_DIGEST) &&
+			    !bt_links_only_from(links, n, j, tag)) {
+				want[j] |= BT_DROP_DIGEST;
+				changed = true;
+			}
+	}
+	for (size_t i = 0; i < nown; i++) {
+		sfd[i] = slot_map(h, own[i].v & BT_DROP_SLOT_MASK, "drop_shared");
+		sync_shared(sfd[i], own[i].v & BT_DROP_SLOT_MASK, links, n, want, true);
+	}
 	for (int j = 0; j < n; j++) {
 		key = (struct bt_drop_owner){ .netns = ns, .ifindex = links[j].ifindex };
 		if (want[j])
@@ -590,8 +671,14 @@ static void refresh_uppers(const struct host *h, __u32 ns)
 		if (!kept)
 			bpf_map_delete_elem(h->owners_fd, &key);
 	}
+	for (size_t i = 0; i < nown; i++) {
+		sync_shared(sfd[i], own[i].v & BT_DROP_SLOT_MASK, links, n, want, false);
+		if (sfd[i] >= 0)
+			close(sfd[i]);
+	}
 out:
 	free(want);
+	free(tag);
 	free(ups);
 	free(links);
 }
@@ -750,6 +837,7 @@ int bt_drops_uppers(const struct bt_instance *inst, struct bt_drop_upper *out, i
 		if (s >= 0 && !bpf_map_lookup_elem(h.owners_fd, &key, &v))
 			out[i].state = v == BT_DROP_SHARED ? BT_UPPER_SHARED
 				     : v == (s | BT_DROP_UPPER) ? BT_UPPER_OURS
+				     : v == (s | BT_DROP_UPPER | BT_DROP_DIGEST) ? BT_UPPER_SEEN
 				     : !(v & BT_DROP_UPPER) ? BT_UPPER_ITS_OWN : BT_UPPER_PENDING;
 	}
 out:

@@ -74,12 +74,14 @@ bool bt_drops_registered(const struct bt_instance *inst);
  * detach once. Never waits for the lock an attach holds. */
 void bt_drops_refresh_uppers(void);
 /* A device stacked on the instance's interface, and who gets its drops:
- * this instance, the host (shared with another instance's interface),
- * an instance on that device, or nobody yet (made since the last
- * refresh). */
+ * this instance, this instance for the packets its windows hold (the
+ * device receives from other interfaces too), the host (shared with
+ * another instance's interface), an instance on that device, or nobody
+ * yet (made since the last refresh). */
 struct bt_drop_upper {
 	char name[16], kind[16];
-	enum { BT_UPPER_OURS, BT_UPPER_SHARED, BT_UPPER_ITS_OWN, BT_UPPER_PENDING } state;
+	enum { BT_UPPER_OURS, BT_UPPER_SHARED, BT_UPPER_ITS_OWN, BT_UPPER_PENDING,
+	       BT_UPPER_SEEN } state;
 };
 /* Into out (at most max); returns how many, or -errno. */
 int bt_drops_uppers(const struct bt_instance *inst, struct bt_drop_upper *out, int max);

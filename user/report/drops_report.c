@@ -12,6 +12,7 @@
 #include "instance/link.h"
 #include "heavy_report.h"
 #include "instance/drops.h"
+#include "instance/spie.h"
 #include "base/options.h"
 
 static void print_drops(const struct bt_instance *inst, size_t n);
@@ -54,7 +55,38 @@ static const char *const upper_states[] = {
 	[BT_UPPER_SHARED] = "host (shared with another instance)",
 	[BT_UPPER_ITS_OWN] = "its own instance",
 	[BT_UPPER_PENDING] = "nobody yet (the agent refreshes every second, attach once)",
+	[BT_UPPER_SEEN] = "here if seen here",
 };
+
+#define SEEN_FORMULA "1 - (1 - f_cur)(1 - f_prev)"
+
+/* The rate at which a drop on a device stacked on the instance's
+ * interface and others', of a packet the instance never saw, is taken for
+ * its own (bpf/drop.bpf.h drop_seen: the digest probed in the current
+ * window and the one before while it holds its bits), as the windows are
+ * filled now. */
+static struct json_object *seen_fpr_json(const struct bt_instance *inst)
+{
+	struct json_object *o = json_object_new_object();
+	struct bt_spie_maps s;
+	double fc = 0, fp = 0;
+
+	if (!bt_spie_map(inst, &s)) {
+		uint32_t cur = bt_spie_current(&s), w = s.meta->windows;
+		uint32_t prev = cur ? cur - 1 : w - 1;
+
+		fc = bt_window_fpr(&s, cur);
+		if (prev != cur && (s.win[prev].state == BT_WIN_CLOSED ||
+				    s.win[prev].state == BT_WIN_SEALED))
+			fp = bt_window_fpr(&s, prev);
+		bt_spie_unmap(&s);
+	}
+	json_object_object_add(o, "formula", json_object_new_string(SEEN_FORMULA));
+	json_object_object_add(o, "f_cur", json_object_new_double(fc));
+	json_object_object_add(o, "f_prev", json_object_new_double(fp));
+	json_object_object_add(o, "rate", json_object_new_double(1 - (1 - fc) * (1 - fp)));
+	return o;
+}
 
 /* The devices stacked on the instance's interface: a drop there (after a
  * bridge's local delivery, a VLAN's or a bond's receive) is one of its. */
@@ -70,6 +102,8 @@ static struct json_object *stacked_json(const struct bt_instance *inst)
 		json_object_object_add(o, "name", json_object_new_string(up[i].name));
 		json_object_object_add(o, "kind", json_object_new_string(up[i].kind));
 		json_object_object_add(o, "drops", json_object_new_string(upper_states[up[i].state]));
+		if (up[i].state == BT_UPPER_SEEN)
+			json_object_object_add(o, "false_attribution", seen_fpr_json(inst));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -100,6 +134,8 @@ struct json_object *bt_drops_json(const struct bt_instance *inst, size_t n_heavy
 		json_object_object_add(nd, bt_drop_counter_names[i], json_object_new_uint64(c[i]));
 	json_object_object_add(o, "not_digested", nd);
 	json_object_object_add(o, "gro_skbs", json_object_new_uint64(c[BT_DROP_GRO_SKBS]));
+	for (int i = BT_DROP_GRO_SKBS + 1; i < BT_DROP_CTR_MAX; i++)	/* frees, not drops */
+		json_object_object_add(o, bt_drop_counter_names[i], json_object_new_uint64(c[i]));
 	bpf_map_lookup_elem(inst->drop_suppress_fd, &zero, bits);
 	r = bt_drop_reasons(&nr);
 	for (int i = 0; r && i < nr; i++)
@@ -142,6 +178,10 @@ static void print_drops(const struct bt_instance *inst, size_t n_heavy)
 		printf("%s %s %" PRIu64, sep, key, json_object_get_uint64(val));
 		sep = ",";
 	}
+	printf("\nfreed, not drops here:");
+	for (int i = BT_DROP_GRO_SKBS + 1; i < BT_DROP_CTR_MAX; i++)
+		printf("%s %s %" PRIu64, i > BT_DROP_GRO_SKBS + 1 ? "," : "", bt_drop_counter_names[i],
+		       json_object_get_uint64(json_object_object_get(o, bt_drop_counter_names[i])));
 	printf("\nsuppressed (counted, no digest):");
 	v = json_object_object_get(o, "suppressed");
 	for (size_t i = 0; i < json_object_array_length(v); i++)
@@ -152,11 +192,16 @@ static void print_drops(const struct bt_instance *inst, size_t n_heavy)
 		struct json_object *u = json_object_array_get_idx(v, i);
 
 		const char *to = json_object_get_string(json_object_object_get(u, "drops"));
+		struct json_object *fa = json_object_object_get(u, "false_attribution");
 
 		printf("%s %s (%s): %s", i ? "," : "stacked devices, whose drops go to:",
 		       json_object_get_string(json_object_object_get(u, "name")),
 		       json_object_get_string(json_object_object_get(u, "kind")),
-		       !strcmp(to, "here") ? "this instance" : to);
+		       !strcmp(to, "here") ? "this instance" : fa ?
+		       "this instance when its windows hold the packet's digest" : to);
+		if (fa)
+			printf(" (a packet never seen here taken for one at %s = %.2g)", SEEN_FORMULA,
+			       json_object_get_double(json_object_object_get(fa, "rate")));
 	}
 	printf("%s", json_object_array_length(v) ? "\n" : "");
 	json_object_put(o);
