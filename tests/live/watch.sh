@@ -218,6 +218,9 @@ eq "watch test agrees" "$("$BLOOMTAP" watch test ::ffff:198.18.9.1 --instance "$
 # ---- set and clear ----
 check "watch set: a listed key to another class" "$BLOOMTAP" watch set 10.0.2.15/32 mine --instance "$INST"
 eq "watch test: the new class" "$("$BLOOMTAP" watch test 10.0.2.15 --instance "$INST")" "10.0.2.15: mine (10.0.2.15/32)"
+# the family of an address is its form, in watch set as in the list
+check "watch set: a listed IPv4 key in v4-mapped notation" \
+	"$BLOOMTAP" watch set ::ffff:69.118.162.0/120 peers --instance "$INST"
 expect_fail "watch set: a key not listed" "not a key of the watch list in use" \
 	"$BLOOMTAP" watch set 10.0.2.16 x --instance "$INST"
 expect_fail "watch set: a prefix not listed as such" "not a key of the watch list in use" \
