@@ -90,9 +90,10 @@ bad() {	# name, file content, expected message
 	expect_fail "bad list: $1" "$3" "$BLOOMTAP" watch load "$TMP/bad.txt" --instance "$INST"
 }
 bad "not an address" '10.0.0.1 a\nbogus b\n' "bad.txt:2: 'bogus' is not an IPv4 or IPv6 address"
-bad "IPv4 length" '10.0.0.0/33 a\n' "bad.txt:1: '10.0.0.0/33': a prefix length is 0..32"
-bad "IPv6 length" '\n\n2001:db8::/129 a\n' "bad.txt:3: '2001:db8::/129': a prefix length is 0..128"
-bad "length not a number" '10.0.0.0/x a\n' "bad.txt:1: '10.0.0.0/x': a prefix length"
+bad "IPv4 length" '10.0.0.0/33 a\n' "bad.txt:1: '10.0.0.0/33': bad prefix length (a prefix length is 0..32)"
+bad "IPv6 length" '\n\n2001:db8::/129 a\n' "bad.txt:3: '2001:db8::/129': bad prefix length (a prefix length is 0..128)"
+bad "negative length: a length, not a range" '198.18.4.0/-1 neg\n' "bad.txt:1: '198.18.4.0/-1': bad prefix length"
+bad "length not a number" '10.0.0.0/x a\n' "bad.txt:1: '10.0.0.0/x': bad prefix length"
 bad "class name" '10.0.0.1 bad/name\n' "bad.txt:1: class 'bad/name': 1 to 32 characters"
 bad "class too long" "10.0.0.1 $(printf 'a%.0s' $(seq 33))\n" "bad.txt:1: class 'aaaa"
 bad "missing class" '10.0.0.1\n' "bad.txt:1: expected ADDRESS[/LEN] CLASS"

@@ -52,7 +52,8 @@ int bt_watch_parse_prefix(const char *s, uint8_t addr[16], __u32 *len, bool *v4,
 		errno = 0;
 		l = strtoul(slash + 1, &end, 10);
 		if (!isdigit((unsigned char)slash[1]) || *end || errno || l > (*v4 ? 32u : 128u)) {
-			snprintf(err, errlen, "'%s': a prefix length is 0..%d", s, *v4 ? 32 : 128);
+			snprintf(err, errlen, "'%s': bad prefix length (a prefix length is 0..%d)",
+				 s, *v4 ? 32 : 128);
 			return -EINVAL;
 		}
 	}
@@ -188,10 +189,10 @@ static int add_range(struct bt_watch_list *l, const char *s, uint32_t id, uint32
 static int parse_line(struct bt_watch_list *l, char *line, const char *path, uint32_t no,
 		      char *msg, size_t msglen)
 {
-	char *tok[3] = { 0 }, *save = NULL;
+	char *tok[3] = { 0 }, *save = NULL, *slash;
 	struct bt_watch_entry e = { .line = no };
 	uint8_t addr[16];
-	bool v4, host;
+	bool v4, host, range;
 	int n = 0, id;
 
 	line[strcspn(line, "#\r\n")] = 0;
@@ -216,16 +217,18 @@ static int parse_line(struct bt_watch_list *l, char *line, const char *path, uin
 			 tok[1], BT_WATCH_CLASS_LEN);
 		return -EINVAL;
 	}
-	/* no address has a dash: FIRST-LAST is a range */
-	if (!strchr(tok[0], '-') &&
-	    bt_watch_parse_prefix(tok[0], addr, &e.key.len, &v4, &host, msg, msglen))
+	/* no address has a dash: FIRST-LAST is a range; a dash right after
+	 * the slash is a negative length (198.18.4.0/-1) */
+	slash = strchr(tok[0], '/');
+	range = strchr(tok[0], '-') && !(slash && slash[1] == '-');
+	if (!range && bt_watch_parse_prefix(tok[0], addr, &e.key.len, &v4, &host, msg, msglen))
 		return -EINVAL;
 	if ((id = class_id(l, tok[1])) < 0) {
 		snprintf(msg, msglen, "class '%s': more than %d classes", tok[1],
 			 BT_WATCH_CLASSES - 1);
 		return -EINVAL;
 	}
-	if (strchr(tok[0], '-'))
+	if (range)
 		return add_range(l, tok[0], id, no, msg, msglen);
 	bt_watch_words(addr, &e.key.hi, &e.key.lo);
 	e.key.class_id = id;
