@@ -145,6 +145,12 @@ eq "hex of no IP packet: 400, as trace --hex exits 2" "$(code -X POST --data 'de
 	inb "$BLOOMTAP" trace "$VB" --hex deadbeef >/dev/null 2>&1; echo $?)" "400/2"
 check "and the same message" bash -c "grep -q 'no IP packet that bloomtap records in the input' '$TMP/body' &&
 	nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' trace '$VB' --hex deadbeef 2>&1 | grep -q 'no IP packet that bloomtap records in the input'"
+# a time outside the clock's range (before 1970), and an empty range: 400,
+# with the message trace gives
+eq "?since=-99999d: 400" "$(code -X POST --data "$HEX" "127.0.0.1:$PORT/api/v1/trace?since=-99999d")" 400
+check "and it says the clock's range" grep -q "since '-99999d' is outside the clock's range: from 0" "$TMP/body"
+eq "?since=-1s&until=-2s: 400" "$(code -X POST --data "$HEX" "127.0.0.1:$PORT/api/v1/trace?since=-1s&until=-2s")" 400
+check "and it says the range is empty" grep -q "since '-1s' is after until '-2s': the range is empty" "$TMP/body"
 head -c 1100000 /dev/zero > "$TMP/big"
 eq "oversized body: 413" "$(code -X POST --data-binary @$TMP/big 127.0.0.1:$PORT/api/v1/trace)" 413
 check "errors are JSON" grep -q '"error"' "$TMP/body"

@@ -295,9 +295,8 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
 	if (!r->len)
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "empty body");
-	if ((since && bt_parse_time(since, &s_ns)) || (until && bt_parse_time(until, &u_ns)))
-		return reply_error(a, c, MHD_HTTP_BAD_REQUEST,
-				   "since and until take epoch seconds, YYYY-MM-DDTHH:MM:SSZ or -N[smhd]");
+	if (bt_parse_time_range(since, until, "", &s_ns, &u_ns, err, sizeof(err)))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
 	/* unless asked, the last hour: a request opens the files of its time
 	 * range only, not a year of archive */
 	if (!since) {
