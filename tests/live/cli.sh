@@ -35,6 +35,15 @@ expect_fail "ambiguous prefix" "unknown or ambiguous command" "$BLOOMTAP" st
 check "unique prefix works (stat -> status)" "$BLOOMTAP" statu
 expect_fail "unknown option" "unknown option '--bogus'" "$BLOOMTAP" stats --bogus
 expect_fail "errors are JSON with -j" '{"error":' "$BLOOMTAP" -j stats --instance nope-$ID
+# an interface that does not exist is a runtime error (1), not a usage
+# error (2), for every command that takes one (trace's errors are its 2)
+: > "$TMP/empty.list"
+for c in "attach" "detach" "detach --force" "stats" "heavy" "heavy --flip" "heavy --interval 1" \
+	"drops" "windows" "windows --rotate" "windows --every 1" "watch show" "watch test 10.0.0.1" \
+	"watch set 10.0.0.1 x" "watch clear" "watch load $TMP/empty.list" "run" "run --check"; do
+	"$BLOOMTAP" $c btno$ID >/dev/null 2>&1
+	eq "$c on an unknown interface: exit 1" "$?" 1
+done
 
 # ---- replay: bad inputs first ----
 expect_fail "replay: missing file" "cannot read as a capture file" "$BLOOMTAP" replay "$TMP/nope.pcap"

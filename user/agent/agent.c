@@ -718,7 +718,7 @@ static int configure(int argc, char **argv, char names[][IFNAMSIZ], int *np)
 	for (int i = 0; i < n; i++)
 		if (!if_nametoindex(names[i])) {
 			bt_err_no_iface("run", names[i]);
-			return BT_EXIT_USAGE;
+			return BT_EXIT_FAIL;	/* a runtime error, as attach's */
 		}
 	if (!ag.cfg.check) {
 		/* a second agent is refused before it makes anything */
