@@ -35,7 +35,11 @@ expect_fail "run IFACE from another namespace: the nsenter hint, as attach gives
 expect_fail "bad --listen" "give ADDR:PORT" inb "$BLOOMTAP" run --listen nowhere "$VB"
 expect_fail "bad --interval" "out of range" inb "$BLOOMTAP" run --interval 0 "$VB"
 printf 'interval = 1\nbogus = 3\n' > "$TMP/bad.conf"
-expect_fail "unknown key in the config file: named, and run's help pointed to" "unknown option '--bogus' (see bloomtap run --help)" inb "$BLOOMTAP" run --config "$TMP/bad.conf" "$VB"
+expect_fail "unknown key in the config file: named with its FILE:LINE, and run's help pointed to" \
+	"bad.conf:2: unknown option '--bogus' (see bloomtap run --help)" inb "$BLOOMTAP" run --config "$TMP/bad.conf" "$VB"
+printf 'interval\nwindow = 1\n' > "$TMP/bad3.conf"
+expect_fail "an option without its value: its own line, not the next line's name" \
+	"bad3.conf:1: --interval needs a value" inb "$BLOOMTAP" run --config "$TMP/bad3.conf" "$VB"
 printf 'window-bits = 5000\n' > "$TMP/bad2.conf"
 expect_fail "bad value in the config file" "not a power of two" inb "$BLOOMTAP" run --config "$TMP/bad2.conf" "$VB"
 check "nothing attached after the refusals" test ! -e "/sys/fs/bpf/bloomtap/$VB"
@@ -219,6 +223,9 @@ cp "$TMP/agent.conf" "$TMP/good.conf"
 printf 'interval = 4\nbogus = 3\n' >> "$TMP/agent.conf"
 sighup_then $AGENT "$TMP/agent.log"
 check "SIGHUP, a bad file: not applied, said so" grep -q "not applied, the previous settings stay" "$TMP/agent.log"
+check "SIGHUP, a bad file: its FILE:LINE" grep -q "agent.conf:$(wc -l < "$TMP/agent.conf"): unknown option '--bogus'" "$TMP/agent.log"
+check "SIGHUP, a bad file: which part was refused, and what stays in force" \
+	grep -q "the file was refused (said above); in force: interval 3 s, window " "$TMP/agent.log"
 eq "SIGHUP, a bad file: the interval before it stays" "$(ival)" 3
 cp "$TMP/good.conf" "$TMP/agent.conf"
 # IPFIX collectors named in the file: set up at SIGHUP; a bad one keeps them
