@@ -117,6 +117,18 @@ python3 -c 'for i in range(256): print("10.0.%d.%d/32 c%d" % (i // 256, i % 256,
 expect_fail "bad list: 256 classes" "many.txt:256: class 'c255': more than 255 classes" \
 	"$BLOOMTAP" watch load "$TMP/many.txt" --instance "$INST"
 expect_fail "bad list: no such file" "nope.txt: No such file" "$BLOOMTAP" watch load "$TMP/nope.txt" --instance "$INST"
+# a list of ranges whose keys need more than a slot (256 MiB): refused by
+# the count, before a key is stored (20,000 such lines took 430 MB to load)
+python3 -c 'for i in range(190000): a, b = 0x2000 + i // 256, i % 256; print("%x:%x00::1-%x:%xff:ffff:ffff:ffff:ffff:ffff:fffe c%d" % (a, b, a, b, i % 100))' > "$TMP/big.txt"
+RSS=$(python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+sys.stderr.write(r.stderr)
+print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+	"$BLOOMTAP" watch load "$TMP/big.txt" --instance "$INST" 2> "$TMP/big.err")
+check "a list too large for a slot: refused, with the keys and the table it would take" \
+	grep -q "big.txt: 39140000 keys once its ranges are expanded (IPv4 0, IPv6 39140000): a table of at least 265.4 MiB, more than the 256 MiB a slot holds" "$TMP/big.err"
+check "and refused before it took memory: exit 1, under 64 MiB of RSS ($RSS kB)" \
+	test "${RSS% *}" = 1 -a "${RSS#* }" -lt 65536
 eq "after the bad lists: the table in use answers as before" \
 	"$("$BLOOMTAP" watch test 10.0.2.15 69.118.162.5 1.2.3.4 2001:db8:1::9 2001:db8:2::9 --instance "$INST")" "$BEFORE"
 eq "after the bad lists: the classes as before" "$("$BLOOMTAP" -j watch show --instance "$INST")" "$SHOW"
