@@ -155,6 +155,9 @@ eq "?since=-99999d: 400" "$(code -X POST --data "$HEX" "127.0.0.1:$PORT/api/v1/t
 check "and it says the clock's range" grep -q "since '-99999d' is outside the clock's range: from 0" "$TMP/body"
 eq "?since=-1s&until=-2s: 400" "$(code -X POST --data "$HEX" "127.0.0.1:$PORT/api/v1/trace?since=-1s&until=-2s")" 400
 check "and it says the range is empty" grep -q "since '-1s' is after until '-2s': the range is empty" "$TMP/body"
+eq "?until=-2h alone, before the default last hour: 400" \
+	"$(code -X POST --data "$HEX" "127.0.0.1:$PORT/api/v1/trace?until=-2h")" 400
+check "and it says the range is empty" grep -q "since '-3600s' is after until '-2h': the range is empty" "$TMP/body"
 head -c 1100000 /dev/zero > "$TMP/big"
 eq "oversized body: 413" "$(code -X POST --data-binary @$TMP/big 127.0.0.1:$PORT/api/v1/trace)" 413
 check "errors are JSON" grep -q '"error"' "$TMP/body"
