@@ -58,6 +58,10 @@ MUTANTS=(
 		struct flow_rec rec = {|	for (size_t i = 1; i < r->n; i++) {
 		const struct bt_heavy_flow *f = &r->flows[i];
 		struct flow_rec rec = {|tests/live/ipfix.sh'
+# trace's time bounds; watch lists' families and their size bound
+'time-out-of-range-converted|user/report/trace_query.c|		if (!(v <= TIME_MAX_S))|		if (0)|.output/tests/test_unit'
+'watch-set-parser-v4|user/instance/watch.c|	v4 = bt_watch_key_is_v4(&k);|	(void)0;|tests/live/watch.sh'
+'watch-no-count-first|user/core/watchlist.c|	l->counting = true;|	return 0;|.output/tests/test_watch'
 'api-ignores-n|user/agent/http.c|	o = bt_heavy_json(&f->hm, top, false, NULL);|	o = bt_heavy_json(&f->hm, 100000, false, NULL);|tests/live/agent.sh'
 'drops-api-unlocked|user/agent/http.c|	pthread_mutex_lock(&a->lock);
 	o = bt_drops_json(&f->inst, 20);

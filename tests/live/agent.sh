@@ -35,7 +35,11 @@ expect_fail "run IFACE from another namespace: the nsenter hint, as attach gives
 expect_fail "bad --listen" "give ADDR:PORT" inb "$BLOOMTAP" run --listen nowhere "$VB"
 expect_fail "bad --interval" "out of range" inb "$BLOOMTAP" run --interval 0 "$VB"
 printf 'interval = 1\nbogus = 3\n' > "$TMP/bad.conf"
-expect_fail "unknown key in the config file: named, and run's help pointed to" "unknown option '--bogus' (see bloomtap run --help)" inb "$BLOOMTAP" run --config "$TMP/bad.conf" "$VB"
+expect_fail "unknown key in the config file: named with its FILE:LINE, and run's help pointed to" \
+	"bad.conf:2: unknown option '--bogus' (see bloomtap run --help)" inb "$BLOOMTAP" run --config "$TMP/bad.conf" "$VB"
+printf 'interval\nwindow = 1\n' > "$TMP/bad3.conf"
+expect_fail "an option without its value: its own line, not the next line's name" \
+	"bad3.conf:1: --interval needs a value" inb "$BLOOMTAP" run --config "$TMP/bad3.conf" "$VB"
 printf 'window-bits = 5000\n' > "$TMP/bad2.conf"
 expect_fail "bad value in the config file" "not a power of two" inb "$BLOOMTAP" run --config "$TMP/bad2.conf" "$VB"
 check "nothing attached after the refusals" test ! -e "/sys/fs/bpf/bloomtap/$VB"
@@ -145,6 +149,15 @@ eq "hex of no IP packet: 400, as trace --hex exits 2" "$(code -X POST --data 'de
 	inb "$BLOOMTAP" trace "$VB" --hex deadbeef >/dev/null 2>&1; echo $?)" "400/2"
 check "and the same message" bash -c "grep -q 'no IP packet that bloomtap records in the input' '$TMP/body' &&
 	nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' trace '$VB' --hex deadbeef 2>&1 | grep -q 'no IP packet that bloomtap records in the input'"
+# a time outside the clock's range (before 1970), and an empty range: 400,
+# with the message trace gives
+eq "?since=-99999d: 400" "$(code -X POST --data "$HEX" "127.0.0.1:$PORT/api/v1/trace?since=-99999d")" 400
+check "and it says the clock's range" grep -q "since '-99999d' is outside the clock's range: from 0" "$TMP/body"
+eq "?since=-1s&until=-2s: 400" "$(code -X POST --data "$HEX" "127.0.0.1:$PORT/api/v1/trace?since=-1s&until=-2s")" 400
+check "and it says the range is empty" grep -q "since '-1s' is after until '-2s': the range is empty" "$TMP/body"
+eq "?until=-2h alone, before the default last hour: 400" \
+	"$(code -X POST --data "$HEX" "127.0.0.1:$PORT/api/v1/trace?until=-2h")" 400
+check "and it says the range is empty" grep -q "since '-3600s' is after until '-2h': the range is empty" "$TMP/body"
 head -c 1100000 /dev/zero > "$TMP/big"
 eq "oversized body: 413" "$(code -X POST --data-binary @$TMP/big 127.0.0.1:$PORT/api/v1/trace)" 413
 check "errors are JSON" grep -q '"error"' "$TMP/body"
@@ -213,6 +226,9 @@ cp "$TMP/agent.conf" "$TMP/good.conf"
 printf 'interval = 4\nbogus = 3\n' >> "$TMP/agent.conf"
 sighup_then $AGENT "$TMP/agent.log"
 check "SIGHUP, a bad file: not applied, said so" grep -q "not applied, the previous settings stay" "$TMP/agent.log"
+check "SIGHUP, a bad file: its FILE:LINE" grep -q "agent.conf:$(wc -l < "$TMP/agent.conf"): unknown option '--bogus'" "$TMP/agent.log"
+check "SIGHUP, a bad file: which part was refused, and what stays in force" \
+	grep -q "the file was refused (said above); in force: interval 3 s, window " "$TMP/agent.log"
 eq "SIGHUP, a bad file: the interval before it stays" "$(ival)" 3
 cp "$TMP/good.conf" "$TMP/agent.conf"
 # IPFIX collectors named in the file: set up at SIGHUP; a bad one keeps them

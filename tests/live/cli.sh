@@ -40,6 +40,15 @@ expect_fail "ambiguous prefix" "unknown or ambiguous command" "$BLOOMTAP" st
 check "unique prefix works (stat -> status)" "$BLOOMTAP" statu
 expect_fail "unknown option" "unknown option '--bogus'" "$BLOOMTAP" stats --bogus
 expect_fail "errors are JSON with -j" '{"error":' "$BLOOMTAP" -j stats --instance nope-$ID
+# an interface that does not exist is a runtime error (1), not a usage
+# error (2), for every command that takes one (trace's errors are its 2)
+: > "$TMP/empty.list"
+for c in "attach" "detach" "detach --force" "stats" "heavy" "heavy --flip" "heavy --interval 1" \
+	"drops" "windows" "windows --rotate" "windows --every 1" "watch show" "watch test 10.0.0.1" \
+	"watch set 10.0.0.1 x" "watch clear" "watch load $TMP/empty.list" "run" "run --check"; do
+	"$BLOOMTAP" $c btno$ID >/dev/null 2>&1
+	eq "$c on an unknown interface: exit 1" "$?" 1
+done
 
 # ---- replay: bad inputs first ----
 expect_fail "replay: missing file" "cannot read as a capture file" "$BLOOMTAP" replay "$TMP/nope.pcap"
@@ -155,6 +164,23 @@ expect_fail "trace IFACE without a capture: a usage error that names what is mis
 	"'lo' is an interface: give a capture FILE after it, or --hex BYTES" "$BLOOMTAP" trace lo
 "$BLOOMTAP" trace lo >/dev/null 2>&1
 eq "trace IFACE without a capture: exit 2" "$?" 2
+# the time bounds: inside the clock's range (__u64 ns: 1970 to 2554), the
+# range not empty; bad ones are usage errors that say the range
+PKT=4500001c0000000040110000c6120001c612000200350035000c0000
+expect_fail "trace --since -99999d: before 1970, refused with the clock's range" \
+	"--since '-99999d' is outside the clock's range: from 0 (1970-01-01T00:00:00Z) to 18446744073" \
+	"$BLOOMTAP" trace --instance "$INST" --since -99999d --hex $PKT
+"$BLOOMTAP" trace --instance "$INST" --since -99999d --hex $PKT >/dev/null 2>&1
+eq "trace --since -99999d: exit 2" "$?" 2
+expect_fail "trace --until 1e30: past 2554, refused" "--until '1e30' is outside the clock's range" \
+	"$BLOOMTAP" trace --instance "$INST" --until 1e30 --hex $PKT
+expect_fail "trace --since 2600-01-01T00:00:00Z: refused" "outside the clock's range" \
+	"$BLOOMTAP" trace --instance "$INST" --since 2600-01-01T00:00:00Z --hex $PKT
+expect_fail "trace --since -1s --until -2s: an empty range, refused" \
+	"--since '-1s' is after --until '-2s': the range is empty" \
+	"$BLOOMTAP" trace --instance "$INST" --since -1s --until -2s --hex $PKT
+"$BLOOMTAP" trace --instance "$INST" --since -1h --until -0s --hex $PKT >/dev/null 2>&1
+check "trace --since -1h --until -0s: answered (exit $?, not 2)" test $? -lt 2
 OUT=$("$BLOOMTAP" demo --duration 1 2>&1)
 DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' <<<"$OUT")
 check "demo names its lab after its PID ($DB)" test -n "$DB"

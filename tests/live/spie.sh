@@ -22,7 +22,7 @@ expect_fail "trace: no input" "give a capture FILE or --hex" "$BLOOMTAP" trace -
 eq "trace of an instance no agent archives: no archive searched, and it says so" \
 	"$("$BLOOMTAP" -j trace --instance "$INST" "$A" | python3 -c 'import json,sys; print({p["archive"] for p in json.load(sys.stdin) if "same_as" not in p})') $("$BLOOMTAP" trace --instance "$INST" "$A" | tail -1 | grep -c 'the live ring alone, no archive')" \
 	"{None} 1"
-expect_fail "trace: bad --since" "--since/--until take" "$BLOOMTAP" trace --instance "$INST" --since yesterday "$A"
+expect_fail "trace: bad --since" "--since 'yesterday': give epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] or -N[smhd]" "$BLOOMTAP" trace --instance "$INST" --since yesterday "$A"
 # the first frame of A that holds an IP packet (the very first is a runt)
 F=$(python3 -c '
 import sys; d=open(sys.argv[1],"rb").read(); o=24

@@ -90,9 +90,10 @@ bad() {	# name, file content, expected message
 	expect_fail "bad list: $1" "$3" "$BLOOMTAP" watch load "$TMP/bad.txt" --instance "$INST"
 }
 bad "not an address" '10.0.0.1 a\nbogus b\n' "bad.txt:2: 'bogus' is not an IPv4 or IPv6 address"
-bad "IPv4 length" '10.0.0.0/33 a\n' "bad.txt:1: '10.0.0.0/33': a prefix length is 0..32"
-bad "IPv6 length" '\n\n2001:db8::/129 a\n' "bad.txt:3: '2001:db8::/129': a prefix length is 0..128"
-bad "length not a number" '10.0.0.0/x a\n' "bad.txt:1: '10.0.0.0/x': a prefix length"
+bad "IPv4 length" '10.0.0.0/33 a\n' "bad.txt:1: '10.0.0.0/33': bad prefix length (a prefix length is 0..32)"
+bad "IPv6 length" '\n\n2001:db8::/129 a\n' "bad.txt:3: '2001:db8::/129': bad prefix length (a prefix length is 0..128)"
+bad "negative length: a length, not a range" '198.18.4.0/-1 neg\n' "bad.txt:1: '198.18.4.0/-1': bad prefix length"
+bad "length not a number" '10.0.0.0/x a\n' "bad.txt:1: '10.0.0.0/x': bad prefix length"
 bad "class name" '10.0.0.1 bad/name\n' "bad.txt:1: class 'bad/name': 1 to 32 characters"
 bad "class too long" "10.0.0.1 $(printf 'a%.0s' $(seq 33))\n" "bad.txt:1: class 'aaaa"
 bad "missing class" '10.0.0.1\n' "bad.txt:1: expected ADDRESS[/LEN] CLASS"
@@ -116,6 +117,18 @@ python3 -c 'for i in range(256): print("10.0.%d.%d/32 c%d" % (i // 256, i % 256,
 expect_fail "bad list: 256 classes" "many.txt:256: class 'c255': more than 255 classes" \
 	"$BLOOMTAP" watch load "$TMP/many.txt" --instance "$INST"
 expect_fail "bad list: no such file" "nope.txt: No such file" "$BLOOMTAP" watch load "$TMP/nope.txt" --instance "$INST"
+# a list of ranges whose keys need more than a slot (256 MiB): refused by
+# the count, before a key is stored (20,000 such lines took 430 MB to load)
+python3 -c 'for i in range(190000): a, b = 0x2000 + i // 256, i % 256; print("%x:%x00::1-%x:%xff:ffff:ffff:ffff:ffff:ffff:fffe c%d" % (a, b, a, b, i % 100))' > "$TMP/big.txt"
+RSS=$(python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+sys.stderr.write(r.stderr)
+print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+	"$BLOOMTAP" watch load "$TMP/big.txt" --instance "$INST" 2> "$TMP/big.err")
+check "a list too large for a slot: refused, with the keys and the table it would take" \
+	grep -q "big.txt: 39140000 keys once its ranges are expanded (IPv4 0, IPv6 39140000): a table of at least 265.4 MiB, more than the 256 MiB a slot holds" "$TMP/big.err"
+check "and refused before it took memory: exit 1, under 64 MiB of RSS ($RSS kB)" \
+	test "${RSS% *}" = 1 -a "${RSS#* }" -lt 65536
 eq "after the bad lists: the table in use answers as before" \
 	"$("$BLOOMTAP" watch test 10.0.2.15 69.118.162.5 1.2.3.4 2001:db8:1::9 2001:db8:2::9 --instance "$INST")" "$BEFORE"
 eq "after the bad lists: the classes as before" "$("$BLOOMTAP" -j watch show --instance "$INST")" "$SHOW"
@@ -218,6 +231,9 @@ eq "watch test agrees" "$("$BLOOMTAP" watch test ::ffff:198.18.9.1 --instance "$
 # ---- set and clear ----
 check "watch set: a listed key to another class" "$BLOOMTAP" watch set 10.0.2.15/32 mine --instance "$INST"
 eq "watch test: the new class" "$("$BLOOMTAP" watch test 10.0.2.15 --instance "$INST")" "10.0.2.15: mine (10.0.2.15/32)"
+# the family of an address is its form, in watch set as in the list
+check "watch set: a listed IPv4 key in v4-mapped notation" \
+	"$BLOOMTAP" watch set ::ffff:69.118.162.0/120 peers --instance "$INST"
 expect_fail "watch set: a key not listed" "not a key of the watch list in use" \
 	"$BLOOMTAP" watch set 10.0.2.16 x --instance "$INST"
 expect_fail "watch set: a prefix not listed as such" "not a key of the watch list in use" \

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/resource.h>
 #include "testlib.h"
 #include "zipf.h"
 #include "core/bloomier.h"
@@ -1251,9 +1252,45 @@ static void test_swaps_under_traffic(void **state)
 	bt_instance_close(&inst);
 }
 
+/* A list of FIRST-LAST ranges whose keys need more than a slot: 190,000
+ * lines of 206 prefixes each (a /24's addresses but its first and last),
+ * 39 million IPv6 keys, a table of at least 265 MiB. Refused by the count
+ * before a key is stored, so its memory is the parser's alone (it took
+ * 430 MB to load 20,000 such lines, refused only after the build). */
+static void test_list_too_big(void **state)
+{
+	char path[] = "/tmp/bt-watch-big-XXXXXX", err[BT_WATCH_ERR_LEN];
+	struct bt_watch_list l;
+	struct rusage before, after;
+	int fd = mkstemp(path);
+	FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+	uint64_t n[2] = { 0, 37748737 };
+
+	assert_non_null(fp);
+	for (unsigned i = 0; i < 190000; i++)
+		fprintf(fp, "%x:%x00::1-%x:%xff:ffff:ffff:ffff:ffff:ffff:fffe c%u\n", 0x2000 + i / 256,
+			i % 256, 0x2000 + i / 256, i % 256, i % 100);
+	fclose(fp);
+	getrusage(RUSAGE_SELF, &before);
+	assert_int_equal(bt_watch_list_read(path, &l, err, sizeof(err)), -E2BIG);
+	getrusage(RUSAGE_SELF, &after);
+	unlink(path);
+	print_message("%s\n", err);
+	assert_non_null(strstr(err, ": 39140000 keys once its ranges are expanded (IPv4 0, IPv6 "
+				    "39140000): a table of at least 265.4 MiB, more than the 256 MiB"));
+	assert_null(l.e);
+	/* kilobytes: the file's lines counted, not stored (1.2 GB to store) */
+	assert_true(after.ru_maxrss - before.ru_maxrss < 64 * 1024);
+	/* the bound: one key fewer than a slot's worth fits */
+	assert_true(bt_watch_least_bytes(n) > BT_WATCH_SLOT_BYTES);
+	n[1]--;
+	assert_true(bt_watch_least_bytes(n) <= BT_WATCH_SLOT_BYTES);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_list_too_big),	/* first: its memory measured */
 		cmocka_unit_test(test_tiny_tables),
 		cmocka_unit_test(test_members_exact),
 		cmocka_unit_test(test_non_members_rate),

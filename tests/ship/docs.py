@@ -85,6 +85,15 @@ def main():
                     for v in re.findall(r"bloomtap[_:](\d+\.\d+\.\d+)", open(f).read()) if v != version})
     result(not stale, "every version the manual names is the package's, %s%s"
            % (version, ": not " + ", ".join(stale) if stale else ""))
+    # the tour gives --archive: the README says where the agent writes
+    # without it (its default in the code) and that trace searches there
+    default = re.search(r'\.archive = "([^"]+)"',
+                        open(os.path.join(TOP, "user/agent/agent_state.h")).read()).group(1)
+    readme = open(os.path.join(TOP, "README.md")).read()
+    said = [p for p in readme.split("\n\n") if "`%s`" % default in p]
+    result(said and "trace" in said[0],
+           "the README says the agent's archive without --archive, %s, and that trace "
+           "searches it" % default)
     n = sum(1 for _ in open(os.path.join(TOP, "README.md")))
     result(n <= 320, "the README is a manual's front page: %d lines, about 300 at most" % n)
     print("%d passed, %d failed" % (passed, failed))

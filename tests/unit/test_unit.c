@@ -23,6 +23,7 @@
 #include "instance/drops.h"
 #include "report/ipfix.h"
 #include "base/options.h"
+#include "report/trace_query.h"
 
 /* ---- options ---- */
 
@@ -773,6 +774,50 @@ static void test_links_only_from(void **state)
 	assert_true(bt_links_only_from(l, n, 8, tag));
 }
 
+/* ---- trace's time bounds ---- */
+
+static void test_parse_time(void **state)
+{
+	__u64 ns = 7, s = 0, u = 0;
+	char err[300];
+
+	assert_int_equal(bt_parse_time("0", &ns), 0);
+	assert_true(ns == 0);
+	assert_int_equal(bt_parse_time("18446744073", &ns), 0);
+	assert_true(ns > 18446744072999990000ULL);	/* a double's rounding */
+	assert_int_equal(bt_parse_time("2554-07-21T23:34:33Z", &ns), 0);
+	assert_int_equal(bt_parse_time("-1h", &ns), 0);
+	/* outside what __u64 nanoseconds hold: refused, never converted */
+	assert_int_equal(bt_parse_time("-99999d", &ns), -ERANGE);
+	assert_int_equal(bt_parse_time("-1e300s", &ns), -ERANGE);
+	assert_int_equal(bt_parse_time("18446744074", &ns), -ERANGE);
+	assert_int_equal(bt_parse_time("1e30", &ns), -ERANGE);
+	assert_int_equal(bt_parse_time("inf", &ns), -ERANGE);
+	assert_int_equal(bt_parse_time("-infs", &ns), -ERANGE);
+	assert_int_equal(bt_parse_time("2554-07-21T23:34:34Z", &ns), -ERANGE);
+	assert_int_equal(bt_parse_time("1969-12-31T23:59:59Z", &ns), -ERANGE);
+	assert_int_equal(bt_parse_time("nan", &ns), -EINVAL);
+	assert_int_equal(bt_parse_time("-nan", &ns), -EINVAL);
+	assert_int_equal(bt_parse_time("-5x", &ns), -EINVAL);
+	/* the range: its message names the bound and the clock's range */
+	assert_int_equal(bt_parse_time_range("-99999d", NULL, "--", &s, &u, err, sizeof(err)),
+			 -ERANGE);
+	assert_non_null(strstr(err, "--since '-99999d' is outside the clock's range: from 0 "
+				    "(1970-01-01T00:00:00Z) to 18446744073 (2554-07-21T23:34:33Z)"));
+	assert_int_equal(bt_parse_time_range(NULL, "x", "", &s, &u, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "until 'x': give epoch seconds"));
+	/* an empty range refused; one instant, or one bound alone, taken */
+	assert_int_equal(bt_parse_time_range("-1s", "-2s", "--", &s, &u, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "--since '-1s' is after --until '-2s': the range is empty"));
+	assert_int_equal(bt_parse_time_range("100", "100", "", &s, &u, err, sizeof(err)), 0);
+	assert_int_equal(bt_parse_time_range("-2s", "-1s", "", &s, &u, err, sizeof(err)), 0);
+	assert_true(s < u);
+	s = u = 0;
+	assert_int_equal(bt_parse_time_range("200", NULL, "", &s, &u, err, sizeof(err)), 0);
+	assert_true(s == 200000000000ULL && u == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -797,6 +842,7 @@ int main(void)
 		cmocka_unit_test(test_ipfix_dest),
 		cmocka_unit_test(test_drop_reasons),
 		cmocka_unit_test(test_links_only_from),
+		cmocka_unit_test(test_parse_time),
 	};
 
 	return cmocka_run_group_tests_name("user space units", tests, group_setup, group_teardown);

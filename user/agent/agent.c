@@ -479,6 +479,14 @@ static bool same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+/* A reload refused: which part, and the settings that stay in force. */
+static void kept_settings(const char *what, const char *part)
+{
+	bt_log(BT_LOG_ERR, "%s: %s: %s was refused (said above); in force: interval %g s, "
+	       "window %g s, archive %s, and the watch list in use", ag.cfg.config, what, part,
+	       ag.cfg.interval_s, ag.cfg.spie.window_s, ag.cfg.archive ? ag.cfg.archive : "none");
+}
+
 static void reconfigure(void)
 {
 	char names[BT_AGENT_MAX_IFACES][IFNAMSIZ];
@@ -491,7 +499,8 @@ static void reconfigure(void)
 		return;
 	}
 	if (bt_agent_config_load(ag.argc, ag.argv, &next, names, &n)) {
-		bt_log(BT_LOG_ERR, "%s: not applied, the previous settings stay", ag.cfg.config);
+		kept_settings("not applied, the previous settings stay",
+			      bt_agent_config_refused());
 		bt_agent_config_discard();
 		return;
 	}
@@ -504,8 +513,9 @@ static void reconfigure(void)
 		bt_log(BT_LOG_WARNING, "%s: interfaces are read at start: restart the agent to "
 		       "add or remove one", ag.cfg.config);
 	if (next.archive && mkdir_p(next.archive)) {
-		bt_log(BT_LOG_ERR, "%s: --archive %s: %s; not applied", ag.cfg.config, next.archive,
+		bt_log(BT_LOG_ERR, "%s: --archive %s: %s", ag.cfg.config, next.archive,
 		       strerror(errno));
+		kept_settings("not applied, the previous settings stay", "the archive");
 		bt_watch_list_drop(next.watch_list);
 		bt_agent_config_discard();
 		return;
@@ -521,7 +531,7 @@ static void reconfigure(void)
 
 	memcpy(old_ipfix, ag.ipfix, sizeof(old_ipfix));
 	if (new_ipfix && open_ipfix(&next, old_ipfix, nold, ipfix, &nipfix)) {
-		bt_log(BT_LOG_ERR, "%s: not applied, the previous settings stay", ag.cfg.config);
+		kept_settings("not applied, the previous settings stay", "the IPFIX collectors");
 		bt_watch_list_drop(next.watch_list);
 		bt_agent_config_discard();
 		return;
@@ -779,7 +789,7 @@ static int configure(int argc, char **argv, char names[][IFNAMSIZ], int *np)
 	for (int i = 0; i < n; i++)
 		if (!if_nametoindex(names[i])) {
 			bt_err_no_iface("run", names[i]);
-			return BT_EXIT_USAGE;
+			return BT_EXIT_FAIL;	/* a runtime error, as attach's */
 		}
 	/* the instances it would adopt (and --check's holders) are pins */
 	if (bt_pins_visible())

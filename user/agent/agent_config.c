@@ -4,6 +4,7 @@
  * then the command line on top (the command line always wins), and checks
  * every value before the caller applies it: a bad file changes nothing. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,12 +202,12 @@ static int parse_into(struct agent_cfg *c, const char *name, int argc, char **ar
  * "name" for a flag) a line, '#' comments; "interface = NAME" lines add
  * interfaces: the argument vector they make, for the command line's own
  * parser. */
-static int read_config(const char *path, char ***argv_out, int *argc_out)
+static int read_config(const char *path, char ***argv_out, int **lines_out, int *argc_out)
 {
 	FILE *f = fopen(path, "r");
 	char *line = NULL, **argv;
 	size_t cap = 64, lcap = 0, slot;
-	int argc = 1, lineno = 0, err = 0;
+	int argc = 1, lineno = 0, err = 0, *lines;
 
 	if (!f) {
 		err = -errno;
@@ -214,8 +215,10 @@ static int read_config(const char *path, char ***argv_out, int *argc_out)
 		return err;
 	}
 	argv = calloc(cap, sizeof(*argv));
-	if (!argv || keep(argv)) {
+	lines = calloc(cap, sizeof(*lines));	/* each argument's line */
+	if (!argv || !lines || keep(argv)) {
 		free(argv);
+		free(lines);
 		fclose(f);
 		return -ENOMEM;
 	}
@@ -242,14 +245,18 @@ static int read_config(const char *path, char ***argv_out, int *argc_out)
 		}
 		if ((size_t)argc + 3 >= cap) {
 			char **more = realloc(argv, 2 * cap * sizeof(*argv));
+			int *more_lines;
 
-			if (!more) {
+			if (more)
+				kept[slot].p = argv = more;
+			if (!more || !(more_lines = realloc(lines, 2 * cap * sizeof(*lines)))) {
 				err = -ENOMEM;
 				break;
 			}
-			kept[slot].p = argv = more;
+			lines = more_lines;
 			cap *= 2;
 		}
+		lines[argc] = lines[argc + 1] = lineno;
 		if (!strcmp(s, "config")) {
 			bt_err("%s:%d: a configuration file cannot name another", path, lineno);
 			err = -EINVAL;
@@ -277,8 +284,27 @@ static int read_config(const char *path, char ***argv_out, int *argc_out)
 	if (err == -ENOMEM)
 		bt_err("%s: out of memory", path);
 	*argv_out = argv;
+	*lines_out = lines;
 	*argc_out = argc;
 	return err;
+}
+
+/* A file's argument vector parsed line by line, so that each error names
+ * its FILE:LINE as the watch list's do. */
+static int parse_file(struct agent_cfg *c, const char *path, int argc, char **argv,
+		      const int *lines, char names[][IFNAMSIZ], int *n)
+{
+	for (int i = 1, j; i < argc; i = j) {
+		char name[PATH_MAX + 16], *v[4] = { argv[0] };
+		int err;
+
+		for (j = i; j < argc && lines[j] == lines[i]; j++)
+			v[1 + j - i] = argv[j];		/* a line makes at most 2 */
+		snprintf(name, sizeof(name), "%s:%d", path, lines[i]);
+		if ((err = parse_into(c, name, 1 + j - i, v, names, n)))
+			return err;
+	}
+	return 0;
 }
 
 int bt_agent_config_check(const struct agent_cfg *c)
@@ -327,6 +353,13 @@ int bt_agent_config_check(const struct agent_cfg *c)
 	return 0;
 }
 
+static const char *refused = "";
+
+const char *bt_agent_config_refused(void)
+{
+	return refused;
+}
+
 int bt_agent_config_load(int argc, char **argv, struct agent_cfg *out,
 			 char names[][IFNAMSIZ], int *n)
 {
@@ -337,24 +370,31 @@ int bt_agent_config_load(int argc, char **argv, struct agent_cfg *out,
 	*out = (struct agent_cfg)AGENT_DEFAULTS;
 	*n = 0;
 	generation++;
+	refused = "the command line";
 	/* the command line alone first: --config FILE or --config=FILE, --help */
 	if ((err = parse_into(&cli, "run", argc, argv, scratch, &ns)))
 		return err;
 	if (cli.config) {
 		char **fargv = NULL;
-		int fargc = 0;
+		int fargc = 0, *lines = NULL;
 
-		if ((err = read_config(cli.config, &fargv, &fargc)) ||
-		    (err = parse_into(out, cli.config, fargc, fargv, names, n)))
+		refused = "the file";
+		if (!(err = read_config(cli.config, &fargv, &lines, &fargc)))
+			err = parse_file(out, cli.config, fargc, fargv, lines, names, n);
+		free(lines);
+		if (err)
 			return err < 0 ? err : -EINVAL;
 	}
 	/* then the command line again, on top of the file */
+	refused = "the command line";
 	if ((err = parse_into(out, "run", argc, argv, names, n)))
 		return err;
 	out->config = cli.config;
+	refused = "a setting";
 	if ((err = bt_agent_config_check(out)))
 		return err;
 	/* the list read whole once, to check it and to load it */
+	refused = "the watch list";
 	if (out->watch) {
 		out->watch_list = calloc(1, sizeof(*out->watch_list));
 		if (!out->watch_list || bt_watch_list_read_or_explain(out->watch, out->watch_list)) {

@@ -69,6 +69,10 @@ extern const struct bt_cmd_spec bt_run_spec;
 int bt_agent_config_load(int argc, char **argv, struct agent_cfg *out,
 			 char names[][IFNAMSIZ], int *n);
 int bt_agent_config_check(const struct agent_cfg *c);
+/* What the last bt_agent_config_load that failed refused: "the file" (its
+ * FILE:LINE said), "the command line", "a setting" (bt_agent_config_check)
+ * or "the watch list". */
+const char *bt_agent_config_refused(void);
 /* Frees what configurations read (at exit: the config points into it). */
 void bt_agent_config_free(void);
 /* After a reload: the configuration just loaded is in force; what the loads

@@ -289,23 +289,18 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	const char *until = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "until");
 	struct agent_iface *f = pick_iface(a, c);
 	__u64 s_ns = 0, u_ns = 0;
-	char err[600] = "", from[40], *archive, *text;
+	char err[600] = "", from[40], ago[32], *archive, *text;
 
 	if (!f)
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
 	if (!r->len)
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "empty body");
-	if ((since && bt_parse_time(since, &s_ns)) || (until && bt_parse_time(until, &u_ns)))
-		return reply_error(a, c, MHD_HTTP_BAD_REQUEST,
-				   "since and until take epoch seconds, YYYY-MM-DDTHH:MM:SSZ or -N[smhd]");
 	/* unless asked, the last hour: a request opens the files of its time
-	 * range only, not a year of archive */
-	if (!since) {
-		char ago[32];
-
-		snprintf(ago, sizeof(ago), "-%ds", BT_HTTP_TRACE_DEFAULT_S);
-		bt_parse_time(ago, &s_ns);
-	}
+	 * range only, not a year of archive (an until before it is an empty
+	 * range, refused) */
+	snprintf(ago, sizeof(ago), "-%ds", BT_HTTP_TRACE_DEFAULT_S);
+	if (bt_parse_time_range(since ? since : ago, until, "", &s_ns, &u_ns, err, sizeof(err)))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
 	/* the archive's path copied under the lock (a reload frees old
 	 * configurations); then no lock: the query reads the ring as it
 	 * turns, and the archive's files, while rotations and flips go on */

@@ -36,7 +36,8 @@ static const struct bt_opt trace_opts[] = {
 	  "one packet in hex: an IP packet, or an Ethernet frame" },
 	{ "since", 0, BT_OPT_STRING, &tcfg.since, "T",
 	  "windows that end after T (epoch seconds, 2026-11-25T10:00:00Z, -10m)" },
-	{ "until", 0, BT_OPT_STRING, &tcfg.until, "T", "windows that start before T" },
+	{ "until", 0, BT_OPT_STRING, &tcfg.until, "T",
+	  "windows that start before T (T from 1970 to 2554; not before --since)" },
 	{ "archive", 'a', BT_OPT_STRING, &tcfg.archive, "DIR",
 	  "also query the sealed windows archived in DIR" },
 	{ "budget", 0, BT_OPT_U64, &tcfg.budget, "N",
@@ -147,10 +148,8 @@ int cmd_trace(int argc, char **argv)
 		       "(see bloomtap trace --help)", file);
 		return BT_EXIT_USAGE;
 	}
-	if ((tcfg.since && bt_parse_time(tcfg.since, &since)) ||
-	    (tcfg.until && bt_parse_time(tcfg.until, &until))) {
-		bt_err("trace: --since/--until take epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] "
-		       "or -N[smhd]");
+	if (bt_parse_time_range(tcfg.since, tcfg.until, "--", &since, &until, msg, sizeof(msg))) {
+		bt_err("trace: %s", msg);
 		return BT_EXIT_USAGE;
 	}
 	if (tcfg.agents && tcfg.mss) {

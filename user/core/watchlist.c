@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <endian.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/common.h"
@@ -52,7 +53,8 @@ int bt_watch_parse_prefix(const char *s, uint8_t addr[16], __u32 *len, bool *v4,
 		errno = 0;
 		l = strtoul(slash + 1, &end, 10);
 		if (!isdigit((unsigned char)slash[1]) || *end || errno || l > (*v4 ? 32u : 128u)) {
-			snprintf(err, errlen, "'%s': a prefix length is 0..%d", s, *v4 ? 32 : 128);
+			snprintf(err, errlen, "'%s': bad prefix length (a prefix length is 0..%d)",
+				 s, *v4 ? 32 : 128);
 			return -EINVAL;
 		}
 	}
@@ -97,8 +99,20 @@ static int class_id(struct bt_watch_list *l, const char *name)
 	return l->nclasses;
 }
 
+uint64_t bt_watch_least_bytes(const uint64_t n[2])
+{
+	return n[0] * 4 + (n[0] ? BT_WATCH_DIR * sizeof(__u64) : 0) + (n[1] * 64 + 8) / 9;
+}
+
 static int add_entry(struct bt_watch_list *l, const struct bt_watch_entry *e)
 {
+	/* the slot's bound checked before the key is stored: one FIRST-LAST
+	 * line is up to 254 keys */
+	l->counted[!bt_watch_key_is_v4(&e->key)]++;
+	if (l->counting)
+		return 0;
+	if (bt_watch_least_bytes(l->counted) > BT_WATCH_SLOT_BYTES)
+		return -E2BIG;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 1024;
 		struct bt_watch_entry *p = realloc(l->e, cap * sizeof(*p));
@@ -121,6 +135,29 @@ static unsigned __int128 words_num(const uint8_t addr[16])
 	return (unsigned __int128)hi << 64 | lo;
 }
 
+static int min_int(int a, int b)
+{
+	return a < b ? a : b;
+}
+
+/* Trailing zero bits of x; 128 for 0. */
+static int ctz128(unsigned __int128 x)
+{
+	__u64 l = (__u64)x, h = (__u64)(x >> 64);
+
+	return l ? __builtin_ctzll(l) : h ? 64 + __builtin_ctzll(h) : 128;
+}
+
+/* floor(log2(span + 1)): the largest block of 2^k addresses that fits in
+ * span + 1 of them (128 when span + 1 is 2^128). */
+static int log2_span(unsigned __int128 span)
+{
+	unsigned __int128 n = span + 1;
+	__u64 l = (__u64)n, h = (__u64)(n >> 64);
+
+	return !n ? 128 : h ? 127 - __builtin_clzll(h) : 63 - __builtin_clzll(l);
+}
+
 /* "FIRST-LAST": the smallest set of prefixes that covers exactly the
  * addresses first..last (both of one family), each added with class id
  * and the line. 0, or a message in msg. */
@@ -133,6 +170,7 @@ static int add_range(struct bt_watch_list *l, const char *s, uint32_t id, uint32
 	bool v4[2], host;
 	unsigned __int128 lo, hi;
 	__u32 len;
+	int err;
 
 	for (int i = 0; i < 2; i++) {
 		const char *from = i ? dash + 1 : s;
@@ -160,23 +198,18 @@ static int add_range(struct bt_watch_list *l, const char *s, uint32_t id, uint32
 	/* from the low end: the largest aligned block that starts there and
 	 * does not pass the high end, again and again (at most 2 x 128) */
 	for (;;) {
-		int size = 0, bits = v4[0] ? 32 : 128;	/* log2 of the block's addresses */
+		int bits = v4[0] ? 32 : 128;
+		/* log2 of the block's addresses: lo's alignment, and what fits
+		 * up to hi (hi - lo + 1 addresses; 2^128 for the whole space) */
+		int size = min_int(min_int(ctz128(lo), bits), log2_span(hi - lo));
 		struct bt_watch_entry e = { .line = no };
 
-		while (size < bits) {
-			unsigned __int128 mask = size + 1 == 128 ? ~(unsigned __int128)0 :
-					       ((unsigned __int128)1 << (size + 1)) - 1;
-
-			if ((lo & mask) || hi - lo < mask)
-				break;
-			size++;
-		}
 		e.key.hi = (__u64)(lo >> 64);
 		e.key.lo = (__u64)lo;
 		e.key.len = 128 - size;
 		e.key.class_id = id;
-		if (add_entry(l, &e))
-			return -ENOMEM;
+		if ((err = add_entry(l, &e)))
+			return err;
 		if (size == 128 || hi - lo == ((unsigned __int128)1 << size) - 1)
 			return 0;
 		lo += (unsigned __int128)1 << size;
@@ -188,10 +221,10 @@ static int add_range(struct bt_watch_list *l, const char *s, uint32_t id, uint32
 static int parse_line(struct bt_watch_list *l, char *line, const char *path, uint32_t no,
 		      char *msg, size_t msglen)
 {
-	char *tok[3] = { 0 }, *save = NULL;
+	char *tok[3] = { 0 }, *save = NULL, *slash;
 	struct bt_watch_entry e = { .line = no };
 	uint8_t addr[16];
-	bool v4, host;
+	bool v4, host, range;
 	int n = 0, id;
 
 	line[strcspn(line, "#\r\n")] = 0;
@@ -216,27 +249,29 @@ static int parse_line(struct bt_watch_list *l, char *line, const char *path, uin
 			 tok[1], BT_WATCH_CLASS_LEN);
 		return -EINVAL;
 	}
-	/* no address has a dash: FIRST-LAST is a range */
-	if (!strchr(tok[0], '-') &&
-	    bt_watch_parse_prefix(tok[0], addr, &e.key.len, &v4, &host, msg, msglen))
+	/* no address has a dash: FIRST-LAST is a range; a dash right after
+	 * the slash is a negative length (198.18.4.0/-1) */
+	slash = strchr(tok[0], '/');
+	range = strchr(tok[0], '-') && !(slash && slash[1] == '-');
+	if (!range && bt_watch_parse_prefix(tok[0], addr, &e.key.len, &v4, &host, msg, msglen))
 		return -EINVAL;
 	if ((id = class_id(l, tok[1])) < 0) {
 		snprintf(msg, msglen, "class '%s': more than %d classes", tok[1],
 			 BT_WATCH_CLASSES - 1);
 		return -EINVAL;
 	}
-	if (strchr(tok[0], '-'))
+	if (range)
 		return add_range(l, tok[0], id, no, msg, msglen);
 	bt_watch_words(addr, &e.key.hi, &e.key.lo);
 	e.key.class_id = id;
-	if (host) {
+	if (host && !l->counting) {
 		char s[64];
 
 		l->masked++;
 		bt_warn("%s:%u: %s has host bits set under its prefix: %s used", path, no,
 			tok[0], bt_watch_key_str(&e.key, s, sizeof(s)));
 	}
-	return add_entry(l, &e) ? -ENOMEM : 0;
+	return add_entry(l, &e);
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -285,6 +320,53 @@ static int dedup(struct bt_watch_list *l, const char *path, char *err, size_t er
 	return 0;
 }
 
+/* "PATH[:LINE]: N keys ...": a list too large for a slot, said with the
+ * table it would take at least. */
+static void too_big(const struct bt_watch_list *l, const char *path, uint32_t no, char *err,
+		    size_t errlen)
+{
+	char at[32] = "";
+
+	if (no)
+		snprintf(at, sizeof(at), ":%u", no);
+	snprintf(err, errlen, "%s%s: %" PRIu64 " keys%s once its ranges are expanded (IPv4 %"
+		 PRIu64 ", IPv6 %" PRIu64 "): a table of at least %.1f MiB, more than the %" PRIu64
+		 " MiB a slot holds; refused before it was built (load a shorter list)", path, at,
+		 l->counted[0] + l->counted[1], no ? " by this line" : "", l->counted[0],
+		 l->counted[1], bt_watch_least_bytes(l->counted) / 1048576.0,
+		 BT_WATCH_SLOT_BYTES >> 20);
+}
+
+/* A file that can be read twice: its keys counted, none stored, so that a
+ * list too large for a slot costs no memory. 0, or -E2BIG with err set. */
+static int count_first(FILE *f, const char *path, struct bt_watch_list *l, char *err,
+		       size_t errlen)
+{
+	long at = ftell(f);
+	char *line = NULL, msg[256];
+	size_t cap = 0;
+	uint32_t no = 0;
+	int rc = 0;
+
+	if (at < 0 || fseek(f, at, SEEK_SET))
+		return 0;	/* a pipe: counted as it is stored */
+	l->counting = true;
+	while (getline(&line, &cap, f) >= 0)
+		parse_line(l, line, path, ++no, msg, sizeof(msg));	/* told by the next pass */
+	free(line);
+	if (bt_watch_least_bytes(l->counted) > BT_WATCH_SLOT_BYTES) {
+		too_big(l, path, 0, err, errlen);
+		rc = -E2BIG;
+	}
+	/* read again from the start, as if never counted */
+	if (fseek(f, at, SEEK_SET) && !rc) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rc = -EIO;
+	}
+	memset(l, 0, sizeof(*l));
+	return rc;
+}
+
 int bt_watch_list_parse(FILE *f, const char *path, struct bt_watch_list *l, char *err,
 			size_t errlen)
 {
@@ -295,6 +377,8 @@ int bt_watch_list_parse(FILE *f, const char *path, struct bt_watch_list *l, char
 
 	memset(l, 0, sizeof(*l));
 	err[0] = 0;
+	if ((rc = count_first(f, path, l, err, errlen)))
+		return rc;
 	/* every bad line, each with its problem, the first BT_WATCH_MAX_ERRORS
 	 * told; the list is refused when there is one */
 	while (getline(&line, &cap, f) >= 0) {
@@ -303,13 +387,17 @@ int bt_watch_list_parse(FILE *f, const char *path, struct bt_watch_list *l, char
 			snprintf(err, errlen, "%s:%u: out of memory", path, no);
 			break;
 		}
+		if (rc == -E2BIG) {
+			too_big(l, path, no, err, errlen);
+			break;
+		}
 		if (rc && ++bad <= BT_WATCH_MAX_ERRORS && used < errlen)
 			used += snprintf(err + used, errlen - used, "%s%s:%u: %s", used ? "\n" : "",
 					 path, no, msg);
 		rc = 0;
 	}
 	free(line);
-	if (rc == -ENOMEM) {
+	if (rc == -ENOMEM || rc == -E2BIG) {
 		bt_watch_list_free(l);
 		return rc;
 	}

@@ -23,7 +23,20 @@ struct bt_watch_list {
 	uint64_t entries[BT_WATCH_CLASSES];	/* a class's keys, after duplicates */
 	uint32_t duplicates;	/* the same key and class again: dropped */
 	uint32_t masked;	/* host bits under a prefix: warned, masked */
+	uint64_t counted[2];	/* IPv4's, IPv6's keys read (ranges expanded,
+				 * duplicates included) */
+	bool counting;		/* count the keys, store none */
 };
+
+/* The least a table of n[0] IPv4 and n[1] IPv6 keys takes, in bytes: a
+ * range of 4 bytes an IPv4 key and the /16 words; a 64-byte line for 9
+ * IPv6 keys (the range tree's compact leaves; the searched table takes
+ * 1.075 cells of 7 bytes a key, and its markers). A list whose keys are
+ * disjoint takes about that; one whose shorter prefixes longer ones cover
+ * whole, less. */
+uint64_t bt_watch_least_bytes(const uint64_t n[2]);
+/* What a slot holds: BT_WATCH_CHUNKS chunks of BT_WATCH_CHUNK lines. */
+#define BT_WATCH_SLOT_BYTES ((uint64_t)BT_WATCH_CHUNKS * BT_WATCH_CHUNK * 64)
 
 /* "ADDRESS[/LEN]" into a 16-byte address (v4-mapped for IPv4), its length
  * over 128 bits, and whether it had host bits (they are cleared). 0, or a
@@ -35,7 +48,10 @@ bool bt_watch_class_name_ok(const char *s);
 /* Reads a list from f (named path in messages): 0, or -EINVAL with
  * "PATH:LINE: problem" in err, a line for each bad line (the first
  * BT_WATCH_MAX_ERRORS; err of BT_WATCH_ERR_LEN holds them); host bits draw
- * a warning on stderr. */
+ * a warning on stderr. -E2BIG when its keys need more than a slot holds
+ * (bt_watch_least_bytes): a file that can be read twice is counted first,
+ * and refused before a key is stored; any other, at the line where the
+ * keys read so far are too many. */
 #define BT_WATCH_MAX_ERRORS 20
 #define BT_WATCH_ERR_LEN 8192
 int bt_watch_list_parse(FILE *f, const char *path, struct bt_watch_list *l, char *err,

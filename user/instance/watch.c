@@ -597,6 +597,8 @@ int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char 
 		return -EINVAL;
 	}
 	bt_watch_words(addr, &k.hi, &k.lo);
+	/* the family of its form: ::ffff:10.0.0.0/104 is 10.0.0.0/8, as in a list */
+	v4 = bt_watch_key_is_v4(&k);
 	if ((err = bt_watch_table_open(inst, true, &t)) || (err = bt_watch_classes(inst, names))) {
 		bt_err_errno(err, "opening the instance's watch list");
 		bt_watch_table_close(&t);
