@@ -176,6 +176,10 @@ else
 	deb=$(make -s print-deb 2>/dev/null)
 	wanted systemd && [ "$(id -u)" = 0 ] && [ -f "$deb" ] &&
 		(tests/kernels/rootfs.sh "$deb" "${BT_TEST_CACHE:-/var/cache/bloomtap-tests}" >/dev/null 2>&1 &)
+	# and the previous ABI's package for its upgrade (a dpkg-buildpackage
+	# run the first time, about 40 s; kept by its commit), the same way
+	wanted systemd && [ "$(id -u)" = 0 ] && [ -f "$deb" ] &&
+		(tests/ship/prev_abi_deb.sh >/dev/null 2>&1 &)
 	run_build "" .output
 	# the datapath's cmocka suites on Debian 12's kernel with 4 CPUs, under
 	# QEMU (about 10 minutes beside the ASan pass; TEST_KERNELS= none), and

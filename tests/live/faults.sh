@@ -91,6 +91,28 @@ OUT=$(timeout 20 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --lis
 check "agent on an instance of another ABI: a clear error (exit $RC)" bash -c \
 	"[ $RC -ne 0 ] && [ $RC -ne 124 ] && grep -q 'another map layout' <<<\"\$0\"" "$OUT"
 eq "and it is left as it was (ABI 3)" "$(bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["value"][8], 16))')" 3
+eq "its exit status: 3, which the unit does not restart on" "$RC" 3
+# --recreate-incompatible (the packaged unit's): detached, attached anew,
+# and the log says what was lost and what was kept; the old instance's
+# drop program leaves the host's table (which would keep it, and its maps)
+OLD_DROP=$(bpftool -j prog show pinned "/sys/fs/bpf/bloomtap/$VB/prog_drop" 2>/dev/null | json_get '["id"]')
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --recreate-incompatible \
+	--listen 127.0.0.1:19477 --archive "$TMP/arch-abi" >"$TMP/recreate.log" 2>&1 &
+AGENT=$!
+wait_for "--recreate-incompatible: the agent serves" 30 in_ns "$NSB" curl -sf -m 5 127.0.0.1:19477/healthz &&
+	ok "--recreate-incompatible: the agent serves"
+check "it says what went with the old instance, and what stays" grep -q \
+	"$VB: the pinned instance (ABI 3, made .*Lost with it: its live SPIE windows.*kept: the archive $TMP/arch-abi" \
+	"$TMP/recreate.log"
+ABI=$(sed -n 's/^#define BT_ABI_VERSION \([0-9]*\).*/\1/p' "$TOP/include/bloomtap.h")
+eq "the instance is made anew, of this ABI" "$(bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["value"][8], 16))')" "$ABI"
+in_ns "$NSA" ping -q -c 3 -i 0.05 198.18.9.2 >/dev/null
+check "and counts" bash -c "[ \$(nsenter --net=/var/run/netns/$NSB curl -s -m 5 127.0.0.1:19477/metrics | awk -v k='bloomtap_packets_total{interface=\"$VB\",direction=\"ingress\"}' '\$1 == k {print \$2}') -ge 3 ]"
+if [ -n "$OLD_DROP" ]; then
+	wait_for "the old instance's drop program (id $OLD_DROP) is gone" 30 \
+		bash -c "! bpftool prog show id $OLD_DROP" && ok "the old instance's drop program (id $OLD_DROP) is gone"
+fi
+kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
 check "detach removes it" "$BLOOMTAP" detach "$VB"
 cleanup_netns
 # the same ABI, one map of another shape (wdrops, which the agent's old

@@ -68,7 +68,7 @@ for f in usr/sbin/bloomtap usr/lib/systemd/system/bloomtap.service usr/share/man
 done
 eq "the binary's mode" "$(stat -c %a "$DEST/usr/sbin/bloomtap")" 755
 eq "the unit runs the installed binary" "$(grep '^ExecStart=' "$DEST/usr/lib/systemd/system/bloomtap.service")" \
-	"ExecStart=/usr/sbin/bloomtap run --config /etc/bloomtap/bloomtap.conf"
+	"ExecStart=/usr/sbin/bloomtap run --config /etc/bloomtap/bloomtap.conf --recreate-incompatible"
 check "the installed binary runs" "$DEST/usr/sbin/bloomtap" --version
 sed "s|/usr/sbin/bloomtap|$DEST/usr/sbin/bloomtap|" "$DEST/usr/lib/systemd/system/bloomtap.service" \
 	> "$TMP/installed.service"

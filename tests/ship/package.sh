@@ -89,7 +89,7 @@ eq "its home is the archive's directory, no login" "$HOME_ $SHELL_" "/var/lib/bl
 eq "and its group" "$(getent group bloomtap | cut -d: -f3)" "$GID_"
 eq "the unit is not enabled" "$(systemctl --root=/ is-enabled bloomtap.service 2>&1)" "disabled"
 check "the unit runs the installed binary" grep -qx \
-	'ExecStart=/usr/sbin/bloomtap run --config /etc/bloomtap/bloomtap.conf' /lib/systemd/system/bloomtap.service
+	'ExecStart=/usr/sbin/bloomtap run --config /etc/bloomtap/bloomtap.conf --recreate-incompatible' /lib/systemd/system/bloomtap.service
 check "systemd-analyze verify the installed unit" bash -c \
 	"out=\$(systemd-analyze verify /lib/systemd/system/bloomtap.service 2>&1 | grep -v '^Failed to connect to bus'); [ -z \"\$out\" ] || { echo \"\$out\"; exit 1; }"
 eq "man bloomtap finds the page" "$(man -w bloomtap)" /usr/share/man/man8/bloomtap.8.gz

@@ -3,6 +3,8 @@
 # 6.1 kernel and systemd 252, tests/kernels/rootfs.sh makes its disk once)
 # under QEMU, which runs tests/ship/systemd_guest.sh from this checkout over
 # 9p and powers off. The guest's checks and summary are printed here.
+# The package of the previous ABI goes in too, for the upgrade
+# (tests/ship/prev_abi_deb.sh builds it from the history, once).
 # Env: BT_DEB (the .deb), BT_TEST_CACHE (where the disk is kept,
 # /var/cache/bloomtap-tests), VM_TIMEOUT (seconds, default 900).
 source "$(dirname "$0")/../lib/lib.sh"
@@ -12,6 +14,19 @@ CACHE=${BT_TEST_CACHE:-/var/cache/bloomtap-tests}
 [ -f "$DEB" ] || { fail "no package at $DEB (make deb builds it)"; summary; exit 1; }
 RES=$(mktemp -d)
 trap 'rm -rf "$RES"' EXIT
+# the package of the previous ABI, for the upgrade: built once from the
+# history (a dpkg-buildpackage run), then found by its commit
+t0=$(date +%s)
+if PREV=$("$TOP/tests/ship/prev_abi_deb.sh" 2>"$RES/prev.err"); then
+	echo "  the previous ABI's package: $PREV, made or found in $(($(date +%s) - t0)) s"
+	prev_arg="bt_prev_deb=$PREV"
+elif [ $? -eq 3 ]; then
+	prev_arg="bt_prev_why=no_commit_of_an_older_ABI_in_the_history"
+	cat "$RES/prev.err"
+else
+	sed 's/^/        /' "$RES/prev.err"
+	fail "the previous ABI's package (tests/ship/prev_abi_deb.sh)"; summary; exit 1
+fi
 
 t0=$(date +%s)
 if ! dir=$("$TOP/tests/kernels/rootfs.sh" "$DEB" "$CACHE" 2>"$RES/rootfs.err"); then
@@ -25,7 +40,7 @@ timeout "${VM_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -M q35 -smp 
 	-nographic -no-reboot -snapshot \
 	-kernel "$dir/vmlinuz" -initrd "$dir/initrd.img" \
 	-drive "file=$dir/disk.img,format=raw,if=virtio" \
-	-append "root=/dev/vda rw console=ttyS0 panic=-1 quiet bt_repo=$TOP bt_run=$TOP/tests/ship/systemd_guest.sh bt_deb=$DEB" \
+	-append "root=/dev/vda rw console=ttyS0 panic=-1 quiet bt_repo=$TOP bt_run=$TOP/tests/ship/systemd_guest.sh bt_deb=$DEB $prev_arg" \
 	-virtfs "local,path=$(dirname "$TOP"),mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$RES,mount_tag=results,security_model=none" \
 	</dev/null >"$RES/console.log" 2>&1

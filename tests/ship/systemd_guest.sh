@@ -6,7 +6,10 @@
 # without a restart; packets and a NO_SOCKET drop show in /metrics and
 # over the API socket; reload; the interface made again; a restart that
 # adopts; stop, detach and purge leave no XDP program and no pin; the
-# journal holds no read-only error and no seccomp kill.
+# journal holds no read-only error and no seccomp kill. Then the package of
+# the previous ABI (bt_prev_deb) running with an instance, upgraded to
+# this one: the unit active on an instance of this ABI, the journal saying
+# what was lost.
 export BT_PCAPS=${BT_PCAPS:-/nonexistent}
 source "$(dirname "$0")/../lib/lib.sh"
 need_root "systemd"
@@ -112,6 +115,66 @@ check "no pin under /sys/fs/bpf/bloomtap*" bash -c \
 	"[ -z \"\$(find /sys/fs/bpf/bloomtap /sys/fs/bpf/bloomtap_drops -mindepth 1 2>/dev/null)\" ]"
 check "purge took the user, the configuration and the archive" bash -c \
 	"! getent passwd bloomtap && [ ! -e /etc/bloomtap ] && [ ! -e /var/lib/bloomtap ]"
+
+# ---- an upgrade across an ABI change ----
+# The package of the previous ABI (tests/ship/prev_abi_deb.sh builds it
+# from the history) runs the unit with an instance; this package over it
+# must leave the unit active, on an instance made anew with this ABI, and
+# say in the journal what went with the old one (its live windows), the
+# archive kept.
+abi_of_meta() {	# the ABI in an instance's pinned meta (bytes 8..11)
+	bpftool -j map lookup pinned "/sys/fs/bpf/bloomtap/$1/meta" key 0 0 0 0 | python3 -c '
+import json, sys
+v = bytes(int(b, 16) for b in json.load(sys.stdin)["value"])
+print(int.from_bytes(v[8:12], "little"))'
+}
+archived() { ls /var/lib/bloomtap/archive 2>/dev/null | grep -c '\.btw$'; }
+NEW_ABI=$(sed -n 's/^#define BT_ABI_VERSION \([0-9]*\).*/\1/p' "$bt_repo/include/bloomtap.h")
+if [ -z "${bt_prev_deb:-}" ]; then
+	echo "  SKIP  the upgrade across an ABI change: ${bt_prev_why:-no package of the previous ABI}"
+	SKIP=$((SKIP + 1))
+else
+	APT=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Options::=--force-confold)
+	check "apt-get install the previous ABI's package ($(basename "$bt_prev_deb"))" \
+		"${APT[@]}" "$bt_prev_deb"
+	check "set interface = $VH" sed -i -e "s/^interface = .*/interface = $VH/" \
+		-e '$a archive-flush = 0.3' "$CONF"
+	check "systemctl enable --now bloomtap (the previous version)" systemctl enable --now bloomtap.service
+	wait_for "its agent serves /healthz" 60 curl -sf -m 5 "127.0.0.1:$PORT/healthz" &&
+		ok "its agent serves /healthz"
+	OLD_ABI=$(abi_of_meta "$VH")
+	check "its instance is of an older ABI ($OLD_ABI, this package's $NEW_ABI)" \
+		test "${OLD_ABI:-0}" -lt "$NEW_ABI" -a "${OLD_ABI:-0}" -gt 0
+	in_ns "$NSA" ping -q -c 5 -i 0.2 "$ADDR" >/dev/null
+	wait_for "it archives sealed windows" 60 bash -c '[ "$(ls /var/lib/bloomtap/archive 2>/dev/null | grep -c "\.btw$")" -gt 0 ]'
+	OLD_PID=$(unit MainPID)
+	check "upgrade: apt-get install this package over it" bash -c \
+		'"$@" >/tmp/upgrade.txt 2>&1' _ "${APT[@]}" "$DEB"
+	sed 's/^/        /' /tmp/upgrade.txt | grep bloomtap: 
+	check "the upgrade says what is lost" grep -q 'live SPIE windows (not yet archived)' /tmp/upgrade.txt
+	wait_for "after the upgrade: /healthz again" 60 curl -sf -m 5 "127.0.0.1:$PORT/healthz" &&
+		ok "after the upgrade: /healthz again"
+	eq "after the upgrade: the unit is active" "$(systemctl is-active bloomtap.service)" active
+	check "a new agent runs (not pid $OLD_PID)" test "$(unit MainPID)" != "$OLD_PID" -a "$(unit MainPID)" != 0
+	eq "the instance was made anew with this ABI" "$(abi_of_meta "$VH")" "$NEW_ABI"
+	check "status reads it, attached" bash -c "/usr/sbin/bloomtap status | grep '^$VH ' | grep -q ' attached '"
+	journalctl -b -u bloomtap.service --no-pager >/tmp/upgrade-journal.txt
+	check "the unit's journal: the old instance (ABI $OLD_ABI) detached and made anew" grep -q \
+		"$VH: the pinned instance (ABI $OLD_ABI, made .*) was made by another bloomtap version (ABI $NEW_ABI)" \
+		/tmp/upgrade-journal.txt
+	check "the unit's journal: lost, its live SPIE windows; kept, the archive" grep -q \
+		'Lost with it: its live SPIE windows .* kept: the archive /var/lib/bloomtap/archive' \
+		/tmp/upgrade-journal.txt
+	check "the postinst's own lines in the journal" bash -c \
+		"journalctl -b -t bloomtap --no-pager | grep -q 'cannot read: $VH'"
+	check "the archive is kept ($(archived) sealed files)" test "$(archived)" -gt 0
+	in_ns "$NSA" ping -q -c 5 -i 0.2 "$ADDR" >/dev/null
+	got=$(metric "bloomtap_packets_total{interface=\"$VH\",direction=\"ingress\"}")
+	check "the new instance counts (${got:-none} packets)" test "${got:-0}" -ge 5
+	eq "not failed" "$(unit Result)" success
+	check "then: disable --now, detach, purge" bash -c "systemctl disable --now bloomtap.service &&
+		/usr/sbin/bloomtap detach $VH && DEBIAN_FRONTEND=noninteractive apt-get purge -y -q bloomtap"
+fi
 
 # ---- the journal ----
 journalctl -b -u bloomtap.service --no-pager >/tmp/journal.txt

@@ -106,10 +106,61 @@ static bool direction_differs(const char *name, const struct bt_meta *meta, bool
 	return true;
 }
 
+/* A pinned instance this bloomtap cannot read (another ABI, or another map
+ * layout): refused (-EPROTO, nothing changed), or with
+ * recreate-incompatible detached and removed, saying what went with it,
+ * for adopt_or_attach to attach anew. 0 when there is none or it is this
+ * one's. */
+static int drop_incompatible(struct agent_iface *f)
+{
+	char when[32] = "?";
+	__u64 created = 0;
+	__u32 abi = 0;
+	int err;
+
+	if (!bt_instance_exists(f->name))
+		return 0;
+	err = bt_instance_open(f->name, &f->inst);
+	if (!err) {
+		bool same = bt_instance_layout_matches(&f->inst);
+
+		bt_instance_close(&f->inst);
+		if (same)
+			return 0;
+	} else if (err != -EPROTO) {
+		return 0;	/* adopt_or_attach explains it */
+	}
+	if (!ag.cfg.recreate_incompatible) {
+		bt_err("%s: the pinned instance has another map layout (made by another "
+		       "bloomtap version): 'bloomtap detach %s' first, or run with "
+		       "--recreate-incompatible; nothing was changed", f->name, f->name);
+		ag.incompatible = true;
+		return -EPROTO;
+	}
+	if (!bt_instance_peek(f->name, &abi, &created)) {
+		time_t t = created / 1000000000ULL;
+
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	}
+	if ((err = bt_detach(f->name, false)))
+		return err;
+	bt_log(BT_LOG_WARNING, "%s: the pinned instance (ABI %u, made %s) was made by another "
+	       "bloomtap version (ABI %u), which cannot read it: detached and made anew "
+	       "(recreate-incompatible). Lost with it: its live SPIE windows (what was not yet "
+	       "sealed into the archive), the heavy-flow interval in progress and its counters; "
+	       "kept: the archive %s", f->name, abi, when, BT_ABI_VERSION,
+	       ag.cfg.archive ? ag.cfg.archive : "(none)");
+	f->recreated = true;
+	return 0;
+}
+
 static int adopt_or_attach(struct agent_iface *f)
 {
-	int link = bt_instance_link_ifindex(f->name), err;
+	int link, err;
 
+	if ((err = drop_incompatible(f)))
+		return err;
+	link = bt_instance_link_ifindex(f->name);
 	if (link == 0) {
 		/* pinned, but its interface was deleted (and perhaps made again) */
 		if ((err = reattach(f->name)))
@@ -121,14 +172,6 @@ static int adopt_or_attach(struct agent_iface *f)
 	}
 	if (link > 0) {
 		err = bt_instance_open(f->name, &f->inst);
-		if (err == -EPROTO || (!err && !bt_instance_layout_matches(&f->inst))) {
-			if (!err)
-				bt_instance_close(&f->inst);
-			bt_err("%s: the pinned instance has another map layout (made by another "
-			       "bloomtap version): 'bloomtap detach %s' first; nothing was changed",
-			       f->name, f->name);
-			return -EPROTO;
-		}
 		if (err) {
 			bt_instance_open_or_explain(f->name, &f->inst);
 			return err;
@@ -155,7 +198,8 @@ static int adopt_or_attach(struct agent_iface *f)
 		return err;
 	err = bt_instance_open_or_explain(f->name, &f->inst);
 	if (!err)
-		bt_log(BT_LOG_INFO, "%s: attached", f->name);
+		bt_log(BT_LOG_INFO, "%s: attached%s", f->name,
+		       f->recreated ? " (a new instance, of this ABI)" : "");
 	return err;
 }
 
@@ -887,8 +931,11 @@ static int run(int argc, char **argv)
 	if (bt_kernel_require())
 		goto out;
 	bt_kernel_note_optional();
-	if (start_ifaces(keepers) || bt_watch_loader_start(&ag, reconfigure))
+	if (start_ifaces(keepers) || bt_watch_loader_start(&ag, reconfigure)) {
+		if (ag.incompatible)
+			ret = BT_EXIT_INCOMPATIBLE;
 		goto out;
+	}
 	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, false);
 	ag.cfg.watch_list = NULL;
 	if (!(http = open_door(&web, loopback)))

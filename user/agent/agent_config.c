@@ -50,6 +50,10 @@
 	  "check the options and the configuration file, attach nothing, exit" }, \
 	{ "detach-on-exit", 0, BT_OPT_FLAG, &(c).detach_on_exit, NULL,		\
 	  "detach and remove the pins when stopped (default: leave attached)" }, \
+	{ "recreate-incompatible", 0, BT_OPT_FLAG, &(c).recreate_incompatible, NULL, \
+	  "an interface's instance made by a bloomtap of another ABI: detach it and " \
+	  "attach anew, its live windows and counters lost (default: refuse; the " \
+	  "packaged unit sets it)" },						\
 	{ "watch", 0, BT_OPT_STRING, &(c).watch, "FILE",			\
 	  "watch list for every interface (one 'ADDRESS[/LEN] CLASS' a line; SIGHUP " \
 	  "reloads it)" },							\

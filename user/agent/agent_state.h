@@ -33,6 +33,7 @@ struct agent_iface {
 	bool detached;			/* its pins removed under it (detach --force):
 					 * nothing counts; /healthz says so */
 	uint64_t reattached;		/* to an interface of its name made again */
+	bool recreated;			/* another ABI's instance removed for a new one */
 };
 
 struct agent_cfg {
@@ -42,6 +43,7 @@ struct agent_cfg {
 	uint32_t top;
 	uint64_t archive_max_bytes, archive_max_age;
 	bool detach_on_exit, force, check;
+	bool recreate_incompatible;	/* another ABI's instance: made anew */
 	bool tap;			/* attach --tap: a mirror port's mode */
 	bool listen_metrics_only;	/* --listen: /metrics and /healthz alone */
 	int mode;
@@ -85,6 +87,7 @@ struct agent {
 	struct agent_cfg cfg;
 	struct agent_iface ifs[BT_AGENT_MAX_IFACES];
 	int n;
+	bool incompatible;		/* a start refused another ABI's instance */
 	pthread_mutex_t lock;		/* loop's turns vs HTTP readers of heavy flows */
 	double started;
 	uint64_t requests, rejected;

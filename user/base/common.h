@@ -12,7 +12,9 @@
 
 /* Exit codes, as bpftool and xdp-tools use them: 0 success, 1 failure.
  * trace uses 1 for "some packets not seen" and 2 for errors. */
-enum { BT_EXIT_OK = 0, BT_EXIT_FAIL = 1, BT_EXIT_USAGE = 2 };
+/* BT_EXIT_INCOMPATIBLE: run refused an instance of another ABI (the unit's
+ * RestartPreventExitStatus=: starting again would refuse it again). */
+enum { BT_EXIT_OK = 0, BT_EXIT_FAIL = 1, BT_EXIT_USAGE = 2, BT_EXIT_INCOMPATIBLE = 3 };
 
 struct bt_global {
 	bool json;

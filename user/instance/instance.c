@@ -178,6 +178,19 @@ int bt_instance_open(const char *name, struct bt_instance *inst)
 	inst->meta_fd = bpf_obj_get(path);
 	if (inst->meta_fd < 0)
 		return -errno;
+	/* a meta of another size is another bloomtap's (and a lookup would
+	 * write its value_size bytes into ours) */
+	struct bpf_map_info mi = { 0 };
+	__u32 mlen = sizeof(mi);
+
+	if (bpf_obj_get_info_by_fd(inst->meta_fd, &mi, &mlen)) {
+		err = -errno;
+		goto err;
+	}
+	if (mi.value_size != sizeof(inst->meta)) {
+		err = -EPROTO;
+		goto err;
+	}
 	if (bpf_map_lookup_elem(inst->meta_fd, &zero, &inst->meta)) {
 		err = -errno;
 		goto err;
@@ -202,6 +215,44 @@ int bt_instance_open(const char *name, struct bt_instance *inst)
 	return 0;
 err:
 	bt_instance_close(inst);
+	return err;
+}
+
+int bt_instance_peek(const char *name, __u32 *abi, __u64 *created_ns)
+{
+	struct bpf_map_info mi = { 0 };
+	__u32 mlen = sizeof(mi), zero = 0;
+	struct bt_meta *m;
+	char path[256];
+	int fd, err = 0;
+
+	if (bt_instance_name_check(name))
+		return -EINVAL;
+	bt_instance_path(name, "meta", path, sizeof(path));
+	if ((fd = bpf_obj_get(path)) < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+		err = -errno;
+		goto out;
+	}
+	/* every bloomtap's meta begins as this one's: magic, ABI, ... created_ns */
+	if (mi.value_size < offsetof(struct bt_meta, created_ns) + sizeof(m->created_ns)) {
+		err = -EPROTO;
+		goto out;
+	}
+	if (!(m = calloc(1, mi.value_size > sizeof(*m) ? mi.value_size : sizeof(*m)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (bpf_map_lookup_elem(fd, &zero, m))
+		err = -errno;
+	else if (m->magic != BT_META_MAGIC)
+		err = -EPROTO;
+	else
+		*abi = m->abi_version, *created_ns = m->created_ns;
+	free(m);
+out:
+	close(fd);
 	return err;
 }
 

@@ -60,6 +60,10 @@ int bt_instance_mkdir(const char *name);
 /* Opens the pins of an existing instance: -ENOENT when there is none,
  * -EPROTO when it was made by an incompatible bloomtap. Prints nothing. */
 int bt_instance_open(const char *name, struct bt_instance *inst);
+/* The ABI and creation time (CLOCK_REALTIME, ns) in the meta of any
+ * bloomtap's instance, this one's or another's: -ENOENT without a meta,
+ * -EPROTO when it is no bloomtap meta. Prints nothing. */
+int bt_instance_peek(const char *name, __u32 *abi, __u64 *created_ns);
 /* Opens, or prints an error that says how to make one. */
 int bt_instance_open_or_explain(const char *name, struct bt_instance *inst);
 void bt_instance_close(struct bt_instance *inst);

@@ -687,6 +687,16 @@ int bt_detach(const char *name, bool keep_maps)
 			bt_err_errno(err, "detaching the egress program");
 			return err;
 		}
+	} else {
+		/* another bloomtap's instance: its drop program out of the host's
+		 * table by its pin alone (the table's reference would keep it
+		 * running, and its maps, the SPIE ring among them, in memory) */
+		bt_instance_path(name, "prog_drop", path, sizeof(path));
+		inst.prog_drop_fd = bpf_obj_get(path);
+		if (inst.prog_drop_fd >= 0) {
+			bt_drops_unregister(&inst);
+			close(inst.prog_drop_fd);
+		}
 	}
 	bt_instance_path(name, "link", path, sizeof(path));
 	fd = bpf_obj_get(path);
