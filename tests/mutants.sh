@@ -89,6 +89,7 @@ MUTANTS=(
 		if (f->key.proto == 6)
 			continue;
 		struct json_object *o = json_object_new_object();|tests/live/cli.sh'
+'web-dummy-first-user|user/agent/webconfig.c|	return dearest;|	return w->nusers ? w->users[0].hash : NULL;|.output/tests/test_unit'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary
