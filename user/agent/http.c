@@ -225,7 +225,31 @@ static struct agent_iface *pick_iface(struct agent *a, struct MHD_Connection *c)
 	return NULL;
 }
 
-/* A route: its path, the method it takes, what it does. */
+/* The directions of ?direction=ingress|egress|both that f records, as
+ * dir[0] (ingress) and dir[1] (egress); without it, every direction f
+ * records. NULL, or the 400's message. */
+static const char *pick_dirs(struct agent_iface *f, struct MHD_Connection *c, bool dir[BT_DIRS])
+{
+	const char *want = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "direction");
+	bool sends = f->inst.meta.flags & BT_META_EGRESS_MAPS;
+
+	if (!want) {
+		dir[BT_DIR_INGRESS] = !(f->inst.meta.flags & BT_META_NO_INGRESS) || !sends;
+		dir[BT_DIR_EGRESS] = sends;
+		return NULL;
+	}
+	dir[BT_DIR_INGRESS] = !strcmp(want, "ingress") || !strcmp(want, "both");
+	dir[BT_DIR_EGRESS] = !strcmp(want, "egress") || !strcmp(want, "both");
+	if (!dir[BT_DIR_INGRESS] && !dir[BT_DIR_EGRESS])
+		return "direction is ingress, egress or both";
+	if (dir[BT_DIR_EGRESS] && !sends)
+		return "this interface does not record what it sends (attached with --direction "
+		       "ingress): direction=ingress";
+	return NULL;
+}
+
+/* A route: its path, the method it takes, the query parameters it takes,
+ * what it does. */
 struct route {
 	const char *path;
 	bool post;			/* POST; else GET */
@@ -233,6 +257,7 @@ struct route {
 	bool api;			/* /api/v1/: not on a metrics-only door */
 	const char *wrong_method;	/* the 405's message */
 	enum MHD_Result (*fn)(struct agent *a, struct MHD_Connection *c, struct req *r);
+	const char *const params[6];	/* the query's names; NULL-ended */
 };
 
 static enum MHD_Result route_healthz(struct agent *a, struct MHD_Connection *c, struct req *r)
@@ -265,7 +290,9 @@ static enum MHD_Result route_heavy(struct agent *a, struct MHD_Connection *c, st
 {
 	const char *n = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "n");
 	struct agent_iface *f = pick_iface(a, c);
-	struct json_object *o;
+	struct json_object *o = NULL, *sent = NULL;
+	const char *bad;
+	bool dir[BT_DIRS];
 	char *end = NULL;
 	long top = n ? strtol(n, &end, 10) : 20;
 
@@ -275,9 +302,20 @@ static enum MHD_Result route_heavy(struct agent *a, struct MHD_Connection *c, st
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
 	if (top < 1 || top > 100000)
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "n must be 1..100000");
+	if ((bad = pick_dirs(f, c, dir)))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, bad);
+	/* the received intervals, then the sent ones: each says its direction */
 	pthread_mutex_lock(&a->lock);
-	o = bt_heavy_json(&f->hm, top, false, NULL);
+	o = dir[BT_DIR_INGRESS] ? bt_heavy_json(&f->hm, top, false, NULL) : json_object_new_array();
+	if (o && dir[BT_DIR_EGRESS] && (sent = bt_heavy_json(f->hm.egress, top, false, NULL)))
+		for (size_t i = 0; i < json_object_array_length(sent); i++)
+			json_object_array_add(o, json_object_get(json_object_array_get_idx(sent, i)));
 	pthread_mutex_unlock(&a->lock);
+	if (o && dir[BT_DIR_EGRESS] && !sent) {
+		json_object_put(o);
+		o = NULL;
+	}
+	json_object_put(sent);
 	if (!o)
 		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	return reply_json(c, MHD_HTTP_OK, o);
@@ -344,13 +382,38 @@ static enum MHD_Result route_drops(struct agent *a, struct MHD_Connection *c, st
 }
 
 static const struct route routes[] = {
-	{ "/healthz", false, true, false, "use GET", route_healthz },
-	{ "/metrics", false, false, false, "use GET", route_metrics },
-	{ "/api/v1/heavy", false, false, true, "use GET", route_heavy },
-	{ "/api/v1/drops", false, false, true, "use GET", route_drops },
+	{ "/healthz", false, true, false, "use GET", route_healthz, { NULL } },
+	{ "/metrics", false, false, false, "use GET", route_metrics, { NULL } },
+	{ "/api/v1/heavy", false, false, true, "use GET", route_heavy,
+	  { "iface", "n", "direction", NULL } },
+	{ "/api/v1/drops", false, false, true, "use GET", route_drops, { "iface", NULL } },
 	{ "/api/v1/trace", true, false, true, "use POST with packet bytes in hex, or a pcap",
-	  route_trace },
+	  route_trace, { "iface", "since", "until", NULL } },
 };
+
+/* The first query parameter the route does not take, into a 400's
+ * message; libmicrohttpd's iterator over the query */
+struct param_check {
+	const struct route *route;
+	char msg[200];
+};
+
+static enum MHD_Result param_known(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	struct param_check *pc = cls;
+	char takes[80] = "";
+
+	for (const char *const *p = pc->route->params; *p; p++)
+		if (!strcmp(*p, key))
+			return MHD_YES;
+	for (const char *const *p = pc->route->params; *p; p++)
+		snprintf(takes + strlen(takes), sizeof(takes) - strlen(takes), "%s%s",
+			 p == pc->route->params ? "" : ", ", *p);
+	snprintf(pc->msg, sizeof(pc->msg), "unknown parameter '%.40s' (%s takes %s)", key,
+		 pc->route->path, takes[0] ? takes : "none");
+	return MHD_NO;
+}
 
 /* With users in the web config, every route but /healthz wants one of
  * them (the unix socket's file mode is its credential): 1, 0, or -EBUSY
@@ -415,6 +478,7 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *c, const
 			     const char *method, struct req *r)
 {
 	struct agent *a = srv->a;
+	struct param_check pc = { .route = NULL };
 	const char *length;
 	int auth = 1;	/* an open route's */
 
@@ -439,6 +503,10 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *c, const
 	length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (length && strtoull(length, NULL, 10) > BODY_MAX)
 		return reply_error(a, c, MHD_HTTP_CONTENT_TOO_LARGE, "request body over 1 MiB");
+	pc.route = r->route;
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, param_known, &pc);
+	if (pc.msg[0])
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, pc.msg);
 	r->admitted = true;
 	return MHD_YES;
 }
