@@ -463,6 +463,33 @@ print({f["src"] for f in json.load(sys.stdin) if f["proto"] in ("icmp", 1)})')" 
 kill -TERM $AGENT; wait $AGENT; AGENT=
 inb "$BLOOMTAP" detach "$VB" >/dev/null
 
+# ---- the archive's disk full: a failed write is tried again a second
+# later, not at every 10 ms turn (each try compressed up to 64 windows
+# again, under the agent's lock). A 1 MiB tmpfs in a mount namespace of
+# the agent's own, filled once it archives; windows of 0.2 s ----
+mkdir -p "$TMP/full"
+unshare --mount bash -c "mount -t tmpfs -o size=1m tmpfs '$TMP/full' &&
+	exec nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --config '$TMP/agent.conf' \
+	--archive '$TMP/full/archive' --window 0.2 --archive-flush 0.2" > "$TMP/full.log" 2>&1 &
+AGENT=$!
+errors() { get "127.0.0.1:$PORT/metrics" | awk -v i="$VB" \
+	'$1 == "bloomtap_archive_errors_total{interface=\""i"\"}" { print $2 }'; }
+archived() { [ "$(get "127.0.0.1:$PORT/metrics" | awk -v i="$VB" \
+	'$1 == "bloomtap_spie_windows_archived_total{interface=\""i"\"}" { print $2 }')" -gt 0 ] 2>/dev/null; }
+wait_for "the agent archives into the small disk" 30 archived
+# the disk filled from the agent's mount namespace
+nsenter --mount --target "$AGENT" bash -c "head -c 2M /dev/zero > '$TMP/full/fill'" 2>/dev/null
+failing() { [ "$(errors)" -gt 0 ] 2>/dev/null; }
+wait_for "archive writes fail on the full disk" 30 failing
+E0=$(errors) T0=$(date +%s%N)
+in_ns "$NSA" ping -q -c 30 -i 0.1 198.18.8.2 >/dev/null	# 3 s of windows
+E1=$(errors) T1=$(date +%s%N)
+S=$(( (T1 - T0) / 1000000000 + 1 ))
+check "failed writes over ${S} s: $((E1 - E0)), at most one a second (tried at every turn: 42 in 4 s, each compressing the windows again)" \
+	test $((E1 - E0)) -le $((S + 2))
+kill -TERM $AGENT; wait $AGENT; AGENT=
+inb "$BLOOMTAP" detach "$VB" >/dev/null
+
 cleanup
 trap - EXIT
 summary
