@@ -480,7 +480,7 @@ for i in range(8192):
 open(sys.argv[2], "wb").write(b"".join(out))
 PY
 for i in $(seq 20); do
-	c=$(tls --interface 127.0.0.23 -u "prom:$PASSWORD" -o "$TMP/work.body" -w '%{http_code} %{time_total}' \
+	c=$(tls -m 60 --interface 127.0.0.23 -u "prom:$PASSWORD" -o "$TMP/work.body" -w '%{http_code} %{time_total}' \
 		-X POST --data-binary "@$TMP/distinct.pcap" "$S/api/v1/trace?since=-1d")
 	echo "$c" >> "$TMP/work.codes"
 	[ "${c% *}" = 200 ] || break
