@@ -97,6 +97,10 @@ MUTANTS=(
 		if (f->key.proto == 6)
 			continue;
 		struct json_object *o = json_object_new_object();|tests/live/cli.sh'
+'web-dummy-first-user|user/agent/webconfig.c|	return dearest;|	return w->nusers ? w->users[0].hash : NULL;|.output/tests/test_unit'
+'http-work-uncharged|user/agent/http.c|			work_charge(r->key, thread_cpu_ms() - r->cpu0_ms);|			(void)0;|tests/live/webapi.sh'
+'http-no-header-deadline|user/agent/http.c|				shutdown(k->fd, SHUT_RDWR);|				(void)0;|tests/live/webapi.sh'
+'keeper-retry-each-turn|user/instance/keeper.c|			k->retry_at = bt_mono_s() + BT_KEEPER_RETRY_S;|			(void)0;|tests/live/agent.sh'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary

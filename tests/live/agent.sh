@@ -163,6 +163,19 @@ eq "oversized body: 413" "$(code -X POST --data-binary @$TMP/big 127.0.0.1:$PORT
 check "errors are JSON" grep -q '"error"' "$TMP/body"
 eq "unknown interface: 404" "$(code '127.0.0.1:'$PORT'/api/v1/heavy?iface=nope')" 404
 eq "heavy ?n=5x: 400" "$(code '127.0.0.1:'$PORT'/api/v1/heavy?n=5x')" 400
+# a parameter a route does not take: 400, named (it answered 200, and
+# ?direction=egress gave the received flows)
+eq "heavy ?bogus=1: 400" "$(code '127.0.0.1:'$PORT'/api/v1/heavy?bogus=1')" 400
+check "the parameter named, and what the route takes" \
+	grep -q "unknown parameter 'bogus' (/api/v1/heavy takes iface, n, direction)" "$TMP/body"
+eq "drops ?n=5: 400 (drops takes iface alone)" "$(code '127.0.0.1:'$PORT'/api/v1/drops?n=5')" 400
+eq "trace ?bogus=1: 400 before the body" "$(code -X POST --data 00 '127.0.0.1:'$PORT'/api/v1/trace?bogus=1')" 400
+eq "metrics ?x=1: 400" "$(code '127.0.0.1:'$PORT'/metrics?x=1')" 400
+eq "heavy ?direction=egress on an interface attached for ingress: 400" \
+	"$(code '127.0.0.1:'$PORT'/api/v1/heavy?direction=egress')" 400
+check "and it says so" grep -q "does not record what it sends" "$TMP/body"
+eq "heavy ?direction=sideways: 400" "$(code '127.0.0.1:'$PORT'/api/v1/heavy?direction=sideways')" 400
+eq "heavy ?direction=ingress: 200" "$(code '127.0.0.1:'$PORT'/api/v1/heavy?direction=ingress')" 200
 # five UDP flows (pings of any size are one flow: ICMP is keyed by type
 # and code), so that ?n has more to cut than it keeps: shown by ?n=100
 in_ns "$NSA" python3 -c '
@@ -464,6 +477,59 @@ eq "/api/v1/drops waits for the flip (no answer in 2 s)" \
 touch "$TMP/go-flip"
 eq "and answers once the flip is done" \
 	"$(get -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/api/v1/drops)" 200
+kill -TERM $AGENT; wait $AGENT; AGENT=
+inb "$BLOOMTAP" detach "$VB" >/dev/null
+
+# ---- --direction both: /api/v1/heavy answers the sent flows too (it
+# answered the received ones alone, whatever was asked), each interval
+# with its direction; ?direction= picks ----
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" \
+	--direction both > "$TMP/both.log" 2>&1 &
+AGENT=$!
+wait_for "/healthz answers (--direction both)" 30 get "127.0.0.1:$PORT/healthz"
+dirs_of() {	# QUERY: the directions of the flows listed, sorted
+	get "127.0.0.1:$PORT/api/v1/heavy$1" | python3 -c 'import json, sys
+print(" ".join(sorted({f["direction"] for f in json.load(sys.stdin)})))'
+}
+both_listed() {
+	in_ns "$NSA" ping -q -c 2 -i 0.05 198.18.8.2 >/dev/null
+	[ "$(dirs_of "")" = "egress ingress" ]
+}
+wait_for "both directions' heavy flows listed (pings in, replies out)" 30 both_listed &&
+	ok "both directions' heavy flows listed by default (pings in, replies out)"
+eq "?direction=egress: the sent flows alone" "$(dirs_of '?direction=egress')" egress
+eq "?direction=ingress: the received flows alone" "$(dirs_of '?direction=ingress')" ingress
+eq "?direction=both: both" "$(dirs_of '?direction=both')" "egress ingress"
+eq "a reply sent is an egress flow from B" "$(get "127.0.0.1:$PORT/api/v1/heavy?direction=egress" |
+	python3 -c 'import json, sys
+print({f["src"] for f in json.load(sys.stdin) if f["proto"] in ("icmp", 1)})')" "{'198.18.8.2'}"
+kill -TERM $AGENT; wait $AGENT; AGENT=
+inb "$BLOOMTAP" detach "$VB" >/dev/null
+
+# ---- the archive's disk full: a failed write is tried again a second
+# later, not at every 10 ms turn (each try compressed up to 64 windows
+# again, under the agent's lock). A 1 MiB tmpfs in a mount namespace of
+# the agent's own, filled once it archives; windows of 0.2 s ----
+mkdir -p "$TMP/full"
+unshare --mount bash -c "mount -t tmpfs -o size=1m tmpfs '$TMP/full' &&
+	exec nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --config '$TMP/agent.conf' \
+	--archive '$TMP/full/archive' --window 0.2 --archive-flush 0.2" > "$TMP/full.log" 2>&1 &
+AGENT=$!
+errors() { get "127.0.0.1:$PORT/metrics" | awk -v i="$VB" \
+	'$1 == "bloomtap_archive_errors_total{interface=\""i"\"}" { print $2 }'; }
+archived() { [ "$(get "127.0.0.1:$PORT/metrics" | awk -v i="$VB" \
+	'$1 == "bloomtap_spie_windows_archived_total{interface=\""i"\"}" { print $2 }')" -gt 0 ] 2>/dev/null; }
+wait_for "the agent archives into the small disk" 30 archived
+# the disk filled from the agent's mount namespace
+nsenter --mount --target "$AGENT" bash -c "head -c 2M /dev/zero > '$TMP/full/fill'" 2>/dev/null
+failing() { [ "$(errors)" -gt 0 ] 2>/dev/null; }
+wait_for "archive writes fail on the full disk" 30 failing
+E0=$(errors) T0=$(date +%s%N)
+in_ns "$NSA" ping -q -c 30 -i 0.1 198.18.8.2 >/dev/null	# 3 s of windows
+E1=$(errors) T1=$(date +%s%N)
+S=$(( (T1 - T0) / 1000000000 + 1 ))
+check "failed writes over ${S} s: $((E1 - E0)), at most one a second (tried at every turn: 42 in 4 s, each compressing the windows again)" \
+	test $((E1 - E0)) -le $((S + 2))
 kill -TERM $AGENT; wait $AGENT; AGENT=
 inb "$BLOOMTAP" detach "$VB" >/dev/null
 

@@ -318,27 +318,55 @@ static void keeper_settings(struct agent_iface *f)
 	f->keeper.flush_s = ag.cfg.archive_flush_s;
 }
 
-/* The archive directory's size, for /metrics: counted here, not at every
- * scrape. */
-static void count_archive(void)
+/* The archive directory's files and bytes, for /metrics: counted here,
+ * not at every scrape; read in the directory's order, unsorted. */
+static void count_archive(const char *dir)
 {
-	char **names;
-	int n;
-	uint64_t bytes = 0;
+	DIR *d = dir ? opendir(dir) : NULL;
+	uint64_t bytes = 0, files = 0;
+	struct dirent *de;
 
-	if (!ag.cfg.archive || bt_archive_list(ag.cfg.archive, NULL, &names, &n))
+	if (!d)
 		return;
-	for (int i = 0; i < n; i++) {
-		char path[600];
+	while ((de = readdir(d))) {
+		char inst[BT_ARCHIVE_NAME_MAX + 1];
 		struct stat st;
+		__u64 start;
+		__u32 seq;
 
-		snprintf(path, sizeof(path), "%s/%s", ag.cfg.archive, names[i]);
-		if (!stat(path, &st))
+		if (!bt_archive_name_parse(de->d_name, inst, sizeof(inst), &start, &seq) &&
+		    !fstatat(dirfd(d), de->d_name, &st, 0)) {
 			bytes += st.st_size;
+			files++;
+		}
 	}
-	bt_strv_free(names, n);
+	closedir(d);
 	__atomic_store_n(&ag.archive_bytes, bytes, __ATOMIC_RELAXED);
-	__atomic_store_n(&ag.archive_files, (uint64_t)n, __ATOMIC_RELAXED);
+	__atomic_store_n(&ag.archive_files, files, __ATOMIC_RELAXED);
+}
+
+/* The counter's thread: every second, outside the agent's lock and off
+ * the loop's thread (listed, sorted and stat'ed there under the lock,
+ * 60,000 files took 0.7-1.4 s a second, which the rings' 10 ms turns
+ * and every scrape waited for). The path is copied under the lock: a
+ * reload frees the configuration it replaces. */
+static pthread_t counter;
+static volatile bool counter_stop;
+
+static void *counter_main(void *arg)
+{
+	while (!counter_stop) {
+		char *dir;
+
+		pthread_mutex_lock(&ag.lock);
+		dir = ag.cfg.archive ? strdup(ag.cfg.archive) : NULL;
+		pthread_mutex_unlock(&ag.lock);
+		count_archive(dir);
+		free(dir);
+		for (int i = 0; i < 10 && !counter_stop; i++)
+			usleep(100000);
+	}
+	return NULL;
 }
 
 /* The collectors of c into x[*n]: those of keep[nkeep] that go to the same
@@ -652,8 +680,7 @@ static int start_ifaces(struct bt_keeper **keepers)
 }
 
 /* Phase 3: every 10 ms (the datapath may fill a window in that time), the
- * intervals and the rings; every second, the interfaces and the archive's
- * size. */
+ * intervals and the rings; every second, the interfaces. */
 static void loop(struct bt_keeper **keepers)
 {
 	double next_check = 0, next_web = bt_mono_s() + WEB_CHECK_S;
@@ -677,7 +704,6 @@ static void loop(struct bt_keeper **keepers)
 		if (now >= next_check) {
 			for (int i = 0; i < ag.n; i++)
 				check_iface(&ag.ifs[i]);
-			count_archive();
 			/* a VLAN, bridge or bond made on an interface since */
 			bt_drops_refresh_uppers();
 			next_check = now + 1;
@@ -948,8 +974,14 @@ static int run(int argc, char **argv)
 	sigaction(SIGHUP, &sh, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	ag.started = bt_mono_s();
-	count_archive();
+	count_archive(ag.cfg.archive);
+	bool counting = !pthread_create(&counter, NULL, counter_main, NULL);
+
 	loop(keepers);
+	if (counting) {
+		counter_stop = true;
+		pthread_join(counter, NULL);
+	}
 	say_stopping();
 	ret = 0;
 out:

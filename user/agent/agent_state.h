@@ -91,8 +91,8 @@ struct agent {
 	pthread_mutex_t lock;		/* loop's turns vs HTTP readers of heavy flows */
 	double started;
 	uint64_t requests, rejected;
-	/* the archive directory, counted by the loop now and then (a scrape
-	 * reads these, never the directory) */
+	/* the archive directory, counted every second by a thread of its
+	 * own (a scrape reads these, never the directory) */
 	uint64_t archive_bytes, archive_files;
 	/* IPFIX collectors (--ipfix): each ended interval goes to each */
 	struct bt_ipfix *ipfix[BT_IPFIX_MAX_DEST];

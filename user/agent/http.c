@@ -68,6 +68,7 @@ struct bt_http {
 struct bucket {
 	uint8_t addr[17];		/* family byte, then the address */
 	double tokens, last;
+	double work_ms, work_last;	/* the API's CPU budget (BT_HTTP_WORK_*) */
 };
 
 static struct bucket buckets[BUCKET_SLOTS];
@@ -121,38 +122,282 @@ static bool bcrypt_ok(void)
 	return ok;
 }
 
-/* Takes cost tokens from the client's bucket; false when it has none. */
-static bool rate_ok(struct MHD_Connection *c, double cost)
+static void conn_key(struct MHD_Connection *c, uint8_t key[17])
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	struct bucket *b = NULL, *idle = NULL;
-	double now = bt_mono_s();
-	uint8_t key[17];
-	uint32_t h = 2166136261u;
-	bool ok;
 
 	client_key(ci ? ci->client_addr : NULL, key);
+}
+
+/* The client's bucket, made when it has none over the longest idle of
+ * its slots, one in the API's debt last (new clients would clear it).
+ * Under buckets_lock. */
+static struct bucket *bucket_of(const uint8_t key[17], double now)
+{
+	struct bucket *b = NULL, *idle = NULL, *debtor = NULL;
+	uint32_t h = 2166136261u;
+
 	for (int i = 0; i < 17; i++)		/* FNV-1a: a table index, no secret */
 		h = (h ^ key[i]) * 16777619u;
-	pthread_mutex_lock(&buckets_lock);
 	for (int i = 0; i < BUCKET_PROBE && !b; i++) {
 		struct bucket *s = &buckets[(h + i) % BUCKET_SLOTS];
 
-		if (s->last && !memcmp(s->addr, key, sizeof(key)))
+		if (s->last && !memcmp(s->addr, key, sizeof(s->addr)))
 			b = s;
-		else if (!idle || s->last < idle->last)
+		else if (s->work_ms < 0 && (!debtor || s->last < debtor->last))
+			debtor = s;
+		else if (s->work_ms >= 0 && (!idle || s->last < idle->last))
 			idle = s;
 	}
 	if (!b) {
-		b = idle;
-		memcpy(b->addr, key, sizeof(key));
+		b = idle ? idle : debtor;
+		memcpy(b->addr, key, sizeof(b->addr));
 		b->tokens = BT_HTTP_RATE_PER_CLIENT;
 		b->last = now;
+		b->work_ms = BT_HTTP_WORK_BURST_MS;
+		b->work_last = now;
 	}
-	ok = bucket_take(b, BT_HTTP_RATE_PER_CLIENT, cost, now);
+	return b;
+}
+
+/* Takes cost tokens from the client's bucket; false when it has none. */
+static bool rate_ok(struct MHD_Connection *c, double cost)
+{
+	double now = bt_mono_s();
+	uint8_t key[17];
+	bool ok;
+
+	conn_key(c, key);
+	pthread_mutex_lock(&buckets_lock);
+	ok = bucket_take(bucket_of(key, now), BT_HTTP_RATE_PER_CLIENT, cost, now);
 	pthread_mutex_unlock(&buckets_lock);
 	return ok;
+}
+
+/* Charges the client ms of the API's CPU (0: none, a look), then says
+ * how many seconds its budget needs to be back above nothing: 0 when it
+ * is above now. A request is admitted on a budget above nothing and
+ * charged what it took: one that took more leaves a debt that refuses
+ * the client's next ones until it is paid. */
+static double work_charge(const uint8_t key[17], double ms)
+{
+	double now = bt_mono_s(), wait;
+	struct bucket *b;
+
+	pthread_mutex_lock(&buckets_lock);
+	b = bucket_of(key, now);
+	b->work_ms += (now - b->work_last) * BT_HTTP_WORK_MS_PER_S;
+	if (b->work_ms > BT_HTTP_WORK_BURST_MS)
+		b->work_ms = BT_HTTP_WORK_BURST_MS;
+	b->work_last = now;
+	b->work_ms -= ms;
+	wait = b->work_ms > 0 ? 0 : -b->work_ms / BT_HTTP_WORK_MS_PER_S;
+	pthread_mutex_unlock(&buckets_lock);
+	return wait;
+}
+
+/* The CPU this thread has taken, in ms */
+static double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The connections at once, and the trace requests, of each client: the
+ * per-client connection limit counts an IPv6 client by its /64, as the
+ * buckets do (libmicrohttpd's own counts exact addresses: one host with
+ * a /64 held all 64 connections with 8 addresses). And each connection's
+ * deadline: libmicrohttpd's timeout is an idle one, which a header line
+ * every few seconds resets; a watchdog shuts a connection down whose
+ * request is not in by its deadline. A connection is added at its start
+ * and removed at its close, both by libmicrohttpd's listening thread,
+ * which closes its socket after the removal only: the watchdog, under
+ * conns_lock, never shuts a socket that is another's. */
+struct client {
+	uint8_t key[17];
+	int conns, traces;
+};
+
+struct conn {
+	struct conn *prev, *next;
+	uint8_t key[17];
+	int fd;
+	double deadline;		/* CLOCK_MONOTONIC s; 0: none (answering) */
+	bool shut;
+};
+
+/* a client a connection at most (both doors), and free slots */
+static struct client clients[2 * BT_HTTP_CONNECTIONS + 2];
+static struct conn *conns;
+static int traces_all;
+static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The client of key, or (make) a free slot for it; NULL when none is
+ * free. Under conns_lock. */
+static struct client *client_of(const uint8_t key[17], bool make)
+{
+	struct client *free_slot = NULL;
+
+	for (size_t i = 0; i < sizeof(clients) / sizeof(clients[0]); i++) {
+		struct client *cl = &clients[i];
+
+		if (!cl->conns && !cl->traces) {
+			if (!free_slot)
+				free_slot = cl;
+		} else if (!memcmp(cl->key, key, sizeof(cl->key))) {
+			return cl;
+		}
+	}
+	if (!make || !free_slot)
+		return NULL;
+	memcpy(free_slot->key, key, sizeof(free_slot->key));
+	return free_slot;
+}
+
+/* libmicrohttpd's accept policy on TCP: a client (an IPv6 /64) holds at
+ * most BT_HTTP_CONNECTIONS_PER_CLIENT connections. The count it checks
+ * grows at the connection's start, on the same thread, before the next
+ * accept. */
+static enum MHD_Result accept_ok(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+	struct client *cl;
+	uint8_t key[17];
+	bool ok;
+
+	client_key(sa, key);
+	pthread_mutex_lock(&conns_lock);
+	cl = client_of(key, false);
+	ok = !cl || cl->conns < BT_HTTP_CONNECTIONS_PER_CLIENT;
+	pthread_mutex_unlock(&conns_lock);
+	return ok ? MHD_YES : MHD_NO;
+}
+
+/* A connection's start and close (libmicrohttpd's listening thread) */
+static void connection_event(void *cls, struct MHD_Connection *c, void **socket_context,
+			     enum MHD_ConnectionNotificationCode toe)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct conn *k = *socket_context;
+	struct client *cl;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		if (!(k = calloc(1, sizeof(*k))))
+			return;	/* not counted: no deadline but libmicrohttpd's */
+		conn_key(c, k->key);
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		k->fd = ci ? ci->connect_fd : -1;
+		k->deadline = bt_mono_s() + BT_HTTP_HEADER_S;
+		pthread_mutex_lock(&conns_lock);
+		if ((cl = client_of(k->key, true)))
+			cl->conns++;
+		k->next = conns;
+		if (conns)
+			conns->prev = k;
+		conns = k;
+		pthread_mutex_unlock(&conns_lock);
+		*socket_context = k;
+		return;
+	}
+	if (!k)
+		return;
+	pthread_mutex_lock(&conns_lock);
+	if ((cl = client_of(k->key, false)) && cl->conns)
+		cl->conns--;
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		conns = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	pthread_mutex_unlock(&conns_lock);
+	free(k);
+	*socket_context = NULL;
+}
+
+/* The connection's deadline: now + s, or none (s = 0) */
+static void set_deadline(struct MHD_Connection *c, double s)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = ci ? ci->socket_context : NULL;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&conns_lock);
+	k->deadline = s ? bt_mono_s() + s : 0;
+	pthread_mutex_unlock(&conns_lock);
+}
+
+/* A trace request's slot, taken on its headers: 0, or the status that
+ * refuses it (one client's, or all clients', traces at once) */
+static unsigned trace_slot_take(const uint8_t key[17])
+{
+	unsigned status = 0;
+	struct client *cl;
+
+	pthread_mutex_lock(&conns_lock);
+	cl = client_of(key, true);
+	if (!cl || cl->traces >= BT_HTTP_TRACES_PER_CLIENT)
+		status = MHD_HTTP_TOO_MANY_REQUESTS;
+	else if (traces_all >= BT_HTTP_TRACES)
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+	else {
+		cl->traces++;
+		traces_all++;
+	}
+	pthread_mutex_unlock(&conns_lock);
+	return status;
+}
+
+static void trace_slot_give(const uint8_t key[17])
+{
+	struct client *cl;
+
+	pthread_mutex_lock(&conns_lock);
+	if ((cl = client_of(key, false)) && cl->traces) {
+		cl->traces--;
+		traces_all--;
+	}
+	pthread_mutex_unlock(&conns_lock);
+}
+
+/* The watchdog: every quarter of a second, shuts down the connections
+ * past their deadline (libmicrohttpd's thread then reads the end of the
+ * stream and closes it). */
+static pthread_t watchdog;
+static bool watchdog_running;
+static pthread_mutex_t watchdog_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t watchdog_cond = PTHREAD_COND_INITIALIZER;
+static bool watchdog_stop;
+
+static void *watchdog_main(void *arg)
+{
+	struct timespec ts;
+
+	pthread_mutex_lock(&watchdog_lock);
+	while (!watchdog_stop) {
+		double now = bt_mono_s();
+
+		pthread_mutex_lock(&conns_lock);
+		for (struct conn *k = conns; k; k = k->next)
+			if (k->deadline && now > k->deadline && !k->shut && k->fd >= 0) {
+				shutdown(k->fd, SHUT_RDWR);
+				k->shut = true;
+			}
+		pthread_mutex_unlock(&conns_lock);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&watchdog_cond, &watchdog_lock, &ts);
+	}
+	pthread_mutex_unlock(&watchdog_lock);
+	return NULL;
 }
 
 struct route;
@@ -160,6 +405,13 @@ struct route;
 struct req {
 	const struct route *route;	/* set by admit() */
 	bool admitted;			/* else refused on its headers */
+	bool trace_slot;		/* holds one of its client's traces */
+	uint8_t key[17];		/* its client */
+	/* the API's: the connection thread's CPU at its admission, charged
+	 * to the client at the request's end (the body's TLS and copy, the
+	 * answer, its TLS and send) */
+	double cpu0_ms;
+	pthread_t thread;
 	char *body;
 	size_t len;
 	bool too_large;
@@ -225,7 +477,31 @@ static struct agent_iface *pick_iface(struct agent *a, struct MHD_Connection *c)
 	return NULL;
 }
 
-/* A route: its path, the method it takes, what it does. */
+/* The directions of ?direction=ingress|egress|both that f records, as
+ * dir[0] (ingress) and dir[1] (egress); without it, every direction f
+ * records. NULL, or the 400's message. */
+static const char *pick_dirs(struct agent_iface *f, struct MHD_Connection *c, bool dir[BT_DIRS])
+{
+	const char *want = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "direction");
+	bool sends = f->inst.meta.flags & BT_META_EGRESS_MAPS;
+
+	if (!want) {
+		dir[BT_DIR_INGRESS] = !(f->inst.meta.flags & BT_META_NO_INGRESS) || !sends;
+		dir[BT_DIR_EGRESS] = sends;
+		return NULL;
+	}
+	dir[BT_DIR_INGRESS] = !strcmp(want, "ingress") || !strcmp(want, "both");
+	dir[BT_DIR_EGRESS] = !strcmp(want, "egress") || !strcmp(want, "both");
+	if (!dir[BT_DIR_INGRESS] && !dir[BT_DIR_EGRESS])
+		return "direction is ingress, egress or both";
+	if (dir[BT_DIR_EGRESS] && !sends)
+		return "this interface does not record what it sends (attached with --direction "
+		       "ingress): direction=ingress";
+	return NULL;
+}
+
+/* A route: its path, the method it takes, the query parameters it takes,
+ * what it does. */
 struct route {
 	const char *path;
 	bool post;			/* POST; else GET */
@@ -233,6 +509,7 @@ struct route {
 	bool api;			/* /api/v1/: not on a metrics-only door */
 	const char *wrong_method;	/* the 405's message */
 	enum MHD_Result (*fn)(struct agent *a, struct MHD_Connection *c, struct req *r);
+	const char *const params[6];	/* the query's names; NULL-ended */
 };
 
 static enum MHD_Result route_healthz(struct agent *a, struct MHD_Connection *c, struct req *r)
@@ -265,7 +542,9 @@ static enum MHD_Result route_heavy(struct agent *a, struct MHD_Connection *c, st
 {
 	const char *n = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "n");
 	struct agent_iface *f = pick_iface(a, c);
-	struct json_object *o;
+	struct json_object *o = NULL, *sent = NULL;
+	const char *bad;
+	bool dir[BT_DIRS];
 	char *end = NULL;
 	long top = n ? strtol(n, &end, 10) : 20;
 
@@ -275,9 +554,20 @@ static enum MHD_Result route_heavy(struct agent *a, struct MHD_Connection *c, st
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
 	if (top < 1 || top > 100000)
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "n must be 1..100000");
+	if ((bad = pick_dirs(f, c, dir)))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, bad);
+	/* the received intervals, then the sent ones: each says its direction */
 	pthread_mutex_lock(&a->lock);
-	o = bt_heavy_json(&f->hm, top, false, NULL);
+	o = dir[BT_DIR_INGRESS] ? bt_heavy_json(&f->hm, top, false, NULL) : json_object_new_array();
+	if (o && dir[BT_DIR_EGRESS] && (sent = bt_heavy_json(f->hm.egress, top, false, NULL)))
+		for (size_t i = 0; i < json_object_array_length(sent); i++)
+			json_object_array_add(o, json_object_get(json_object_array_get_idx(sent, i)));
 	pthread_mutex_unlock(&a->lock);
+	if (o && dir[BT_DIR_EGRESS] && !sent) {
+		json_object_put(o);
+		o = NULL;
+	}
+	json_object_put(sent);
 	if (!o)
 		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	return reply_json(c, MHD_HTTP_OK, o);
@@ -339,13 +629,38 @@ static enum MHD_Result route_drops(struct agent *a, struct MHD_Connection *c, st
 }
 
 static const struct route routes[] = {
-	{ "/healthz", false, true, false, "use GET", route_healthz },
-	{ "/metrics", false, false, false, "use GET", route_metrics },
-	{ "/api/v1/heavy", false, false, true, "use GET", route_heavy },
-	{ "/api/v1/drops", false, false, true, "use GET", route_drops },
+	{ "/healthz", false, true, false, "use GET", route_healthz, { NULL } },
+	{ "/metrics", false, false, false, "use GET", route_metrics, { NULL } },
+	{ "/api/v1/heavy", false, false, true, "use GET", route_heavy,
+	  { "iface", "n", "direction", NULL } },
+	{ "/api/v1/drops", false, false, true, "use GET", route_drops, { "iface", NULL } },
 	{ "/api/v1/trace", true, false, true, "use POST with packet bytes in hex, or a pcap",
-	  route_trace },
+	  route_trace, { "iface", "since", "until", NULL } },
 };
+
+/* The first query parameter the route does not take, into a 400's
+ * message; libmicrohttpd's iterator over the query */
+struct param_check {
+	const struct route *route;
+	char msg[200];
+};
+
+static enum MHD_Result param_known(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	struct param_check *pc = cls;
+	char takes[80] = "";
+
+	for (const char *const *p = pc->route->params; *p; p++)
+		if (!strcmp(*p, key))
+			return MHD_YES;
+	for (const char *const *p = pc->route->params; *p; p++)
+		snprintf(takes + strlen(takes), sizeof(takes) - strlen(takes), "%s%s",
+			 p == pc->route->params ? "" : ", ", *p);
+	snprintf(pc->msg, sizeof(pc->msg), "unknown parameter '%.40s' (%s takes %s)", key,
+		 pc->route->path, takes[0] ? takes : "none");
+	return MHD_NO;
+}
 
 /* With users in the web config, every route but /healthz wants one of
  * them (the unix socket's file mode is its credential): 1, 0, or -EBUSY
@@ -410,10 +725,14 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *c, const
 			     const char *method, struct req *r)
 {
 	struct agent *a = srv->a;
+	struct param_check pc = { .route = NULL };
 	const char *length;
 	int auth = 1;	/* an open route's */
+	unsigned busy;
+	double wait;
 
 	__atomic_add_fetch(&a->requests, 1, __ATOMIC_RELAXED);
+	conn_key(c, r->key);
 	if (!rate_ok(c, 1))
 		return reply_error(a, c, MHD_HTTP_TOO_MANY_REQUESTS, "too many requests");
 	if (!(r->route = route_of(url)))
@@ -434,6 +753,34 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *c, const
 	length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (length && strtoull(length, NULL, 10) > BODY_MAX)
 		return reply_error(a, c, MHD_HTTP_CONTENT_TOO_LARGE, "request body over 1 MiB");
+	pc.route = r->route;
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, param_known, &pc);
+	if (pc.msg[0])
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, pc.msg);
+	/* the API is charged its CPU; /metrics and /healthz are not, so that
+	 * a client's traces never refuse its scrapes */
+	if (r->route->api && (wait = work_charge(r->key, 0)) > 0) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "this client's API requests took their share of CPU "
+			 "(%d ms a second): try again in %.0f s", BT_HTTP_WORK_MS_PER_S, wait + 0.5);
+		return reply_error(a, c, MHD_HTTP_TOO_MANY_REQUESTS, msg);
+	}
+	if (r->route->fn == route_trace) {
+		if ((busy = trace_slot_take(r->key)) == MHD_HTTP_TOO_MANY_REQUESTS)
+			return reply_error(a, c, busy, "a trace of this client's is under way: one "
+					   "at a time");
+		if (busy)
+			return reply_error(a, c, busy, "traces of other clients fill what the agent "
+					   "runs at once: try again");
+		r->trace_slot = true;
+	}
+	/* a body has its own time to come; an answer none */
+	set_deadline(c, r->route->post ? BT_HTTP_BODY_S : 0);
+	if (r->route->api) {
+		r->cpu0_ms = thread_cpu_ms();
+		r->thread = pthread_self();
+	}
 	r->admitted = true;
 	return MHD_YES;
 }
@@ -472,6 +819,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*size = 0;
 		return MHD_YES;
 	}
+	set_deadline(c, 0);
 	if (r->too_large)
 		return reply_error(srv->a, c, MHD_HTTP_CONTENT_TOO_LARGE, "request body over 1 MiB");
 	return r->route->fn(srv->a, c, r);
@@ -483,10 +831,17 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct req *r = *con_cls;
 
 	if (r) {
+		/* on the connection's thread (not at the daemon's stop) */
+		if (r->cpu0_ms && pthread_equal(r->thread, pthread_self()))
+			work_charge(r->key, thread_cpu_ms() - r->cpu0_ms);
+		if (r->trace_slot)
+			trace_slot_give(r->key);
 		free(r->body);
 		free(r);
 	}
 	*con_cls = NULL;
+	/* the next request's headers, on a connection kept alive */
+	set_deadline(c, BT_HTTP_HEADER_S);
 }
 
 /* "127.0.0.1:9477", "[::1]:9477" or ":9477" (loopback) */
@@ -709,12 +1064,12 @@ static struct MHD_Daemon *start_tcp(struct server *srv, const char *listen, char
 	if (tls)
 		flags |= MHD_USE_TLS;
 	/* the TLS options last: without TLS, the END before them ends the list */
-	d = MHD_start_daemon(flags, ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL,
+	d = MHD_start_daemon(flags, ntohs(((struct sockaddr_in *)&ss)->sin_port), &accept_ok, NULL,
 			     &handle, srv, MHD_OPTION_SOCK_ADDR, &ss,
 			     MHD_OPTION_NOTIFY_COMPLETED, &completed, NULL,
+			     MHD_OPTION_NOTIFY_CONNECTION, &connection_event, NULL,
 			     MHD_OPTION_CONNECTION_LIMIT, BT_HTTP_CONNECTIONS,
-			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, BT_HTTP_CONNECTIONS_PER_CLIENT,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 10,
+			     MHD_OPTION_CONNECTION_TIMEOUT, BT_HTTP_HEADER_S,
 			     tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END, &tls_certificate,
 			     MHD_OPTION_HTTPS_PRIORITIES, tls ? w->priorities : NULL,
 			     MHD_OPTION_END);
@@ -756,6 +1111,13 @@ struct bt_http *bt_http_start(struct agent *a, const struct bt_http_cfg *cfg, ch
 		return NULL;
 	}
 	h->tcp = (struct server){ .a = a, .metrics_only = cfg->metrics_only };
+	watchdog_stop = false;
+	if (pthread_create(&watchdog, NULL, watchdog_main, NULL)) {
+		snprintf(err, errlen, "the HTTP watchdog thread: %s", strerror(errno));
+		free(h);
+		return NULL;
+	}
+	watchdog_running = true;
 	/* the config the caller loaded, taken over (not read from the files
 	 * again: what the caller checked is what is served) */
 	if (cfg->web && !(h->tcp.web = web_state_new(cfg->web, err, errlen)))
@@ -772,8 +1134,10 @@ struct bt_http *bt_http_start(struct agent *a, const struct bt_http_cfg *cfg, ch
 					  MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
 					  &handle, &h->unix_sock, MHD_OPTION_LISTEN_SOCKET, fd,
 					  MHD_OPTION_NOTIFY_COMPLETED, &completed, NULL,
+					  MHD_OPTION_NOTIFY_CONNECTION, &connection_event, NULL,
 					  MHD_OPTION_CONNECTION_LIMIT, BT_HTTP_CONNECTIONS,
-					  MHD_OPTION_CONNECTION_TIMEOUT, 10, MHD_OPTION_END);
+					  MHD_OPTION_CONNECTION_TIMEOUT, BT_HTTP_HEADER_S,
+					  MHD_OPTION_END);
 	if (!h->unix_sock.d) {
 		snprintf(err, errlen, "--api-socket %s: cannot serve it: %s", cfg->socket,
 			 strerror(errno));
@@ -871,4 +1235,12 @@ void bt_http_stop(struct bt_http *h)
 	if (h->socket_path[0])
 		unlink(h->socket_path);
 	free(h);
+	if (watchdog_running) {
+		pthread_mutex_lock(&watchdog_lock);
+		watchdog_stop = true;
+		pthread_cond_signal(&watchdog_cond);
+		pthread_mutex_unlock(&watchdog_lock);
+		pthread_join(watchdog, NULL);
+		watchdog_running = false;
+	}
 }

@@ -17,7 +17,18 @@ struct bt_web_cfg;
 #define BT_HTTP_AUTH_FAIL_COST 10	/* tokens a failed login takes (a bcrypt) */
 #define BT_HTTP_BCRYPTS_PER_S 10	/* bcrypts a second, all clients together */
 #define BT_HTTP_CONNECTIONS 64		/* at once, all clients */
-#define BT_HTTP_CONNECTIONS_PER_CLIENT 8
+#define BT_HTTP_CONNECTIONS_PER_CLIENT 8	/* an IPv4 address, an IPv6 /64 */
+#define BT_HTTP_HEADER_S 10		/* a request's headers, from the connection or
+					 * the answer before: in by then, or closed */
+#define BT_HTTP_BODY_S 30		/* its body, from its headers */
+/* The API's CPU (the connection thread's, what its answer took) a client:
+ * a budget of BT_HTTP_WORK_BURST_MS that refills BT_HTTP_WORK_MS_PER_S; a
+ * request is charged what it took, and the client is refused (429) while
+ * the budget is spent. /metrics and /healthz take none of it. */
+#define BT_HTTP_WORK_MS_PER_S 100
+#define BT_HTTP_WORK_BURST_MS 1000
+#define BT_HTTP_TRACES_PER_CLIENT 1	/* trace requests at once, from headers to answer */
+#define BT_HTTP_TRACES 2		/* ... of all clients (on both doors) */
 #define BT_HTTP_TRACE_MAX_PACKETS 8192	/* packets a trace request (a 1 MiB body of small ones holds more) */
 #define BT_HTTP_TRACE_DEFAULT_S 3600	/* a trace without since: the last hour */
 

@@ -355,8 +355,26 @@ static bool password_mac(const char *password, uint8_t mac[32])
 						 password, strlen(password), mac);
 }
 
+/* A bcrypt hash's cost: "$2b$12$..." is 12 (load_users checked the form) */
+static int bcrypt_cost(const char *hash)
+{
+	return atoi(hash + 4);
+}
+
+const char *bt_web_dummy_hash(const struct bt_web_cfg *w)
+{
+	const char *dearest = NULL;
+
+	for (int i = 0; i < w->nusers; i++)
+		if (!dearest || bcrypt_cost(w->users[i].hash) > bcrypt_cost(dearest))
+			dearest = w->users[i].hash;
+	return dearest;
+}
+
 int bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password, bool may_bcrypt)
 {
+	const char *dummy;
+
 	struct bt_web_user *u = NULL;
 	struct crypt_data *cd;
 	uint8_t mac[32];
@@ -366,13 +384,12 @@ int bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password, bo
 		if (!strcmp(w->users[i].name, user))
 			u = &w->users[i];
 	if (!u) {
-		/* as dear as a known user's wrong password (a bcrypt of the
-		 * first user's cost), so that the time does not tell which
-		 * names exist */
+		/* as dear as the dearest user's wrong password, so that the
+		 * time does not tell which names exist */
 		if (!may_bcrypt)
 			return -EAGAIN;
-		if (w->nusers && (cd = calloc(1, sizeof(*cd)))) {
-			crypt_rn(password, w->users[0].hash, cd, sizeof(*cd));
+		if ((dummy = bt_web_dummy_hash(w)) && (cd = calloc(1, sizeof(*cd)))) {
+			crypt_rn(password, dummy, cd, sizeof(*cd));
 			explicit_bzero(cd, sizeof(*cd));
 			free(cd);
 		}

@@ -46,6 +46,11 @@ struct bt_web_cfg {
  * -errno with a message in err naming the file and the key. */
 int bt_web_config_load(const char *path, struct bt_web_cfg *w, char *err, size_t errlen);
 void bt_web_config_free(struct bt_web_cfg *w);
+/* The hash an unknown user's password is checked against: the dearest
+ * user's (bcrypt's cost, the 2^cost rounds of its "$2b$NN$"), so that a
+ * wrong password costs a name that is no user what it costs the dearest
+ * user; NULL without users. */
+const char *bt_web_dummy_hash(const struct bt_web_cfg *w);
 /* Whether user and password match an entry: 1, or 0. Thread-safe: the
  * bcrypt runs outside the cache's lock. When the answer needs a bcrypt
  * (anything but a password already checked) and may_bcrypt is false,

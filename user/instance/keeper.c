@@ -50,6 +50,8 @@ static void archive(struct bt_keeper *k, bool flush)
 	const struct bt_win_reasons *rp[BT_KEEPER_FILE_WINDOWS];
 	int n;
 
+	if (!flush && k->retry_at && bt_mono_s() < k->retry_at)
+		return;	/* the windows stay in the ring meanwhile */
 	while ((n = unarchived_run(s, run, BT_KEEPER_FILE_WINDOWS)) > 0) {
 		const struct bt_window *oldest = &s->win[run[0]];
 		double wait = k->flush_s > 0 ? k->flush_s : BT_KEEPER_FLUSH_S;
@@ -75,8 +77,10 @@ static void archive(struct bt_keeper *k, bool flush)
 		k->last_err = err;
 		if (err) {
 			k->archive_errors++;
-			return;	/* tried again next turn; the windows stay in the ring */
+			k->retry_at = bt_mono_s() + BT_KEEPER_RETRY_S;
+			return;	/* the windows stay in the ring */
 		}
+		k->retry_at = 0;
 		bt_test_kill_point("archived");
 		for (int i = 0; i < n; i++)
 			__atomic_fetch_or(&s->win[run[i]].flags, BT_WIN_ARCHIVED, __ATOMIC_RELEASE);

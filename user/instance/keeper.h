@@ -16,6 +16,10 @@
  * windows on disk within seconds. */
 #define BT_KEEPER_FILE_WINDOWS 64
 #define BT_KEEPER_FLUSH_S 10.0
+/* After a failed archive write (a full disk), the next waits this long:
+ * each try compresses up to BT_KEEPER_FILE_WINDOWS windows again, and the
+ * turns come every 10 ms. A flush (a rotation, stopping) tries at once. */
+#define BT_KEEPER_RETRY_S 1.0
 
 struct bt_keeper {
 	struct bt_spie_maps *sm;
@@ -28,6 +32,7 @@ struct bt_keeper {
 	uint64_t sealed, archived, files, archive_errors, dropped, overloaded;
 	uint64_t archive_bytes;	/* after the last prune */
 	int last_err;		/* of the last archive write */
+	double retry_at;	/* CLOCK_MONOTONIC s: no write before, after a failed one */
 };
 
 /* One turn. close_now: close the current window whatever its age (a
