@@ -89,6 +89,11 @@ MUTANTS=(
 		if (f->key.proto == 6)
 			continue;
 		struct json_object *o = json_object_new_object();|tests/live/cli.sh'
+# archived drop reasons, subsystem reasons, a window's packets
+'reasons-archived-as-codes|user/instance/archive.c|	if (!ndrops && !nall)
+		return 0;|	return 0;|.output/tests/test_unit'
+'subsys-reasons-never-tried|user/instance/drops.c|!(all = bt_drop_reasons_all(&nall))|!(all = bt_drop_reasons(&nall))|.output/tests/test_unit'
+'unread-window-tries-none|user/instance/drops.c|		out->other = true;	/* cannot tell: try them all */|		out->other = !v;|.output/tests/test_spie'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary
