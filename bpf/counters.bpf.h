@@ -46,15 +46,24 @@ static __always_inline struct bt_counters *count_packet(const struct pkt_info *p
 	return count_packets(pi, bytes, 1, BT_DIR_INGRESS);
 }
 
-static __always_inline void count_event(enum bt_counter which)
+/* A rare event, in the counters of the traffic it happened to: dir's
+ * (enum bt_direction), or with BT_DIRS the dropped traffic's (dcounters) */
+static __always_inline void count_event_of(enum bt_counter which, __u32 dir)
 {
 	__u32 zero = 0;
-	struct bt_counters *ctr = bpf_map_lookup_elem(&counters, &zero);
+	struct bt_counters *ctr = dir == BT_DIRS ? bpf_map_lookup_elem(&dcounters, &zero) :
+						   bpf_map_lookup_elem(&counters, &dir);
 
 	/* atomic: the drop program, interrupted by XDP's softirq on its
 	 * CPU, counts here too (rare events: no cost per packet) */
 	if (ctr)
 		__sync_fetch_and_add(&ctr->c[which], 1);
+}
+
+/* ...of what XDP received */
+static __always_inline void count_event(enum bt_counter which)
+{
+	count_event_of(which, BT_DIR_INGRESS);
 }
 
 #endif /* BLOOMTAP_COUNTERS_BPF_H */

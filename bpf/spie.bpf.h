@@ -197,8 +197,11 @@ static __always_inline void spie_finish_rotation(struct bt_ctl *c, struct bt_win
  * the move to the next one if user space has it READY (include/bloomtap.h,
  * "Life of a window"). True when this CPU won the claim; the caller then
  * takes the steps after it. Once a window, so the clock read (45 ns) stays
- * off the per-packet path. */
-static __noinline bool spie_claim_rotation(struct bt_ctl *c, struct bt_window *w, __u32 win)
+ * off the per-packet path. prog: whose digests filled it, as wcount's
+ * slots are ordered (0 XDP, 1 the drop program, 2 tc egress), for the
+ * counters a missed rotation is counted in. */
+static __noinline bool spie_claim_rotation(struct bt_ctl *c, struct bt_window *w, __u32 win,
+					   __u32 prog)
 {
 	__u32 next = win + 1 < cfg_windows ? win + 1 : 0;
 	struct bt_window *nw = bpf_map_lookup_elem(&windows, &next);
@@ -223,7 +226,8 @@ static __noinline bool spie_claim_rotation(struct bt_ctl *c, struct bt_window *w
 		 * false-positive rate that the window's fill will show. */
 		if (!(w->flags & BT_WIN_OVERLOADED))
 			__sync_fetch_and_or(&w->flags, BT_WIN_OVERLOADED);
-		count_event(BT_CTR_SPIE_NO_READY);
+		count_event_of(BT_CTR_SPIE_NO_READY, prog == 1 ? BT_DIRS :
+				prog == 2 ? BT_DIR_EGRESS : BT_DIR_INGRESS);
 		return false;
 	}
 	/* one claimant wins; the others see the ring busy until it is done */
@@ -243,7 +247,7 @@ static __always_inline void spie_count(struct bt_ctl *c, __u32 win, __u32 slot, 
 	w = bpf_map_lookup_elem(&windows, &win);
 	if (w && __sync_fetch_and_add(&w->fill, cfg_batch_mask + 1) + cfg_batch_mask + 1 >=
 	    cfg_design_load)
-		if (spie_claim_rotation(c, w, win)) {
+		if (spie_claim_rotation(c, w, win, slot / cfg_windows)) {
 			__u32 next = win + 1 < cfg_windows ? win + 1 : 0;
 			struct bt_window *nw = bpf_map_lookup_elem(&windows, &next);
 

@@ -329,7 +329,8 @@ struct bt_window {
 	__u64 start_ns;		/* CLOCK_BOOTTIME: became current */
 	__u64 end_ns;		/* CLOCK_BOOTTIME: the next became current; 0 before */
 	__u64 fill;		/* datapath: digests added, in batches (atomic) */
-	__u64 packets;		/* user space: digests recorded, exact, when sealed */
+	__u64 packets;		/* user space: packets it holds digests of (a drop's
+				 * two once), exact, when sealed */
 	__u64 set_bits;		/* user space: when sealed */
 	__u64 fpr_e15;		/* user space: false-positive rate from the fill
 				 * when sealed, in units of 1e-15 */

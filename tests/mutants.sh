@@ -101,6 +101,16 @@ MUTANTS=(
 'http-work-uncharged|user/agent/http.c|			work_charge(r->key, thread_cpu_ms() - r->cpu0_ms);|			(void)0;|tests/live/webapi.sh'
 'http-no-header-deadline|user/agent/http.c|				shutdown(k->fd, SHUT_RDWR);|				(void)0;|tests/live/webapi.sh'
 'keeper-retry-each-turn|user/instance/keeper.c|			k->retry_at = bt_mono_s() + BT_KEEPER_RETRY_S;|			(void)0;|tests/live/agent.sh'
+# archived drop reasons, subsystem reasons, a window's packets
+'reasons-archived-as-codes|user/instance/archive.c|	if (!ndrops && !nall)
+		return 0;|	return 0;|.output/tests/test_unit'
+'reasons-archived-as-codes-live|user/instance/archive.c|	if (!ndrops && !nall)
+		return 0;|	return 0;|tests/live/drops.sh'
+'subsys-reasons-never-tried|user/instance/drops.c|!(all = bt_drop_reasons_all(&nall))|!(all = bt_drop_reasons(&nall))|.output/tests/test_unit'
+'unread-window-tries-none|user/instance/drops.c|		out->other = true;	/* cannot tell: try them all */|		out->other = !v;|.output/tests/test_spie'
+'drop-counted-twice|user/instance/spie.c|counted_by(s, i, 1, 1) / 2|counted_by(s, i, 1, 1)|tests/live/drops.sh'
+'no-ready-always-ingress|bpf/spie.bpf.h|		count_event_of(BT_CTR_SPIE_NO_READY, prog == 1 ? BT_DIRS :
+				prog == 2 ? BT_DIR_EGRESS : BT_DIR_INGRESS);|		count_event(BT_CTR_SPIE_NO_READY);|tests/live/drops.sh'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* libFuzzer: an archive file as trace and archive read it, in a directory
  * that holds the key file of a fixed test key, so that checks past the
- * header are reached. A real file of three windows (format 5, with its
- * dictionary: two filled, the middle one empty, which keeps its record
- * only; the first with two drop reasons, the last with one and more than
- * its slots held) is the template. Each input is read four ways: as it is;
+ * header are reached. A real file of three windows (with its dictionary:
+ * two filled, the middle one empty, which keeps its record only; the
+ * first with two drop reasons, the last with one and more than its slots
+ * held, so that the reasons' names are every reason of this kernel) is
+ * the template. Each input is read four ways: as it is;
  * with its header's CRC made right (a mutated header would rarely get past
  * the checksum to the fields behind it); as everything behind the
  * template's header, the header's and the records' CRCs made right; and as
@@ -110,7 +111,8 @@ static void fix_crcs(uint8_t *file, size_t len, bool records)
 		return;
 	memcpy(&h, file, sizeof(h));
 	rl = h.dict_len + (size_t)h.windows * sizeof(struct bt_archive_win) +
-	     (h.reserved[0] < (1u << 20) ? h.reserved[0] * sizeof(struct bt_archive_drop) : 0);
+	     (h.reserved[0] < (1u << 20) ? h.reserved[0] * sizeof(struct bt_archive_drop) : 0) +
+	     (h.reserved[1] < (1u << 20) ? h.reserved[1] * sizeof(struct bt_archive_reason) : 0);
 	if (records && h.windows <= 65536 && rl <= len - sizeof(h))
 		h.records_crc = crc32(0, file + sizeof(h), rl);
 	h.hdr_crc = 0;
@@ -135,7 +137,11 @@ static void query_file(const uint8_t *file, size_t len)
 	for (__u32 w = 0; f && w < f->nwin; w++) {
 		struct bt_win_reasons r;
 
+		char buf[96];
+
 		bt_archive_reasons(f, w, &r);
+		for (int i = 0; i < r.n; i++)
+			bt_archive_reason_name(f, r.code[i], buf, sizeof(buf));
 		for (__u64 h = 0; h < 64; h++)	/* blocks all over the window */
 			if (bt_archive_has(f, w, h * 0x9e3779b97f4a7c15ULL, &why) < 0)
 				break;

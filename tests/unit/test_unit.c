@@ -20,7 +20,9 @@
 #include "core/segments.h"
 #include "base/common.h"
 #include "report/flow.h"
+#include "instance/archive.h"
 #include "instance/drops.h"
+#include <bpf/btf.h>
 #include "report/ipfix.h"
 #include "base/options.h"
 #include "report/trace_query.h"
@@ -732,12 +734,12 @@ static void test_drop_reasons(void **state)
 	assert_int_equal(wr.n, 3);
 	assert_false(wr.other);
 	assert_int_equal(wr.count[0] + wr.count[1] + wr.count[2], 12);
-	assert_int_equal(bt_win_reasons_try(&wr, tries, BT_DROP_REASONS), 3);
+	assert_int_equal(bt_win_reasons_try(&wr, NULL, 0, tries, BT_DROP_REASONS), 3);
 	cpu1.other = 9;
 	bt_win_reasons_add(&wr, &cpu1);
 	assert_true(wr.other);
 	/* its own three first, then every other reason once */
-	assert_int_equal(bt_win_reasons_try(&wr, tries, BT_DROP_REASONS), n);
+	assert_int_equal(bt_win_reasons_try(&wr, NULL, 0, tries, BT_DROP_REASONS), n);
 	assert_int_equal(tries[0], 12);
 }
 
@@ -849,6 +851,137 @@ static void test_web_dummy_hash(void **state)
 	assert_null(bt_web_dummy_hash(&w));
 }
 
+/* A kernel's BTF with only what reasons are named from: its enum
+ * skb_drop_reason (code, name pairs until NULL), the subsystems' enum,
+ * and openvswitch's reasons when ovs (a subsystem built in). */
+static void write_btf(const char *path, const char *const *core, bool ovs)
+{
+	struct btf *b = btf__new_empty();
+	const void *raw;
+	__u32 len;
+	FILE *f;
+
+	assert_non_null(b);
+	assert_true(btf__add_enum(b, "skb_drop_reason", 4) > 0);
+	for (int i = 0; core[i]; i += 2)
+		assert_int_equal(btf__add_enum_value(b, core[i + 1], atoi(core[i])), 0);
+	assert_true(btf__add_enum(b, "skb_drop_reason_subsys", 4) > 0);
+	assert_int_equal(btf__add_enum_value(b, "SKB_DROP_REASON_SUBSYS_CORE", 0), 0);
+	assert_int_equal(btf__add_enum_value(b, "SKB_DROP_REASON_SUBSYS_OPENVSWITCH", 2), 0);
+	if (ovs) {
+		assert_true(btf__add_enum(b, "ovs_drop_reason", 4) > 0);
+		assert_int_equal(btf__add_enum_value(b, "__OVS_DROP_REASON", 2 << 16), 0);
+		assert_int_equal(btf__add_enum_value(b, "OVS_DROP_LAST_ACTION", (2 << 16) + 1), 0);
+		assert_int_equal(btf__add_enum_value(b, "OVS_DROP_ACTION_ERROR", (2 << 16) + 2), 0);
+	}
+	raw = btf__raw_data(b, &len);
+	assert_non_null(f = fopen(path, "wb"));
+	assert_int_equal(fwrite(raw, 1, len, f), len);
+	fclose(f);
+	btf__free(b);
+}
+
+static bool tried(const __u32 *codes, int n, __u32 code)
+{
+	for (int i = 0; i < n; i++)
+		if (codes[i] == code)
+			return true;
+	return false;
+}
+
+/* The enum is no stable ABI: NETFILTER_DROP is 7 on Debian's 6.1 and 12
+ * on 6.18, where 7 is UNIX_DISCONNECT. An archive written on one kernel
+ * (BTF "old") names its reasons as that kernel did when another ("new")
+ * reads it: each record's code, and for a window whose drops overflowed
+ * its slots, every reason of the writer's, which a query then tries. A
+ * window that overflowed tries the subsystems' reasons too (an OVS drop
+ * after 7 others). */
+static void test_drop_reasons_archived(void **state)
+{
+	static const char *const old_k[] = { "0", "SKB_NOT_DROPPED_YET", "2", "SKB_DROP_REASON_NO_SOCKET",
+		"7", "SKB_DROP_REASON_NETFILTER_DROP", "9", "SKB_DROP_REASON_IP_CSUM", NULL };
+	static const char *const new_k[] = { "0", "SKB_NOT_DROPPED_YET", "2", "SKB_DROP_REASON_NO_SOCKET",
+		"7", "SKB_DROP_REASON_UNIX_DISCONNECT", "12", "SKB_DROP_REASON_NETFILTER_DROP",
+		"13", "SKB_DROP_REASON_IP_CSUM", NULL };
+	char dir[] = "/tmp/bt-test-reasons-XXXXXX", oldp[300], newp[300], path[512], buf[96];
+	struct bt_meta m = { .window_bits = 32768, .k = 8, .hash_key = { 3, 5 } };
+	static struct bt_bloom_block filter[2][256];
+	const struct bt_window w[2] = { { .seq = 1, .start_ns = 1, .end_ns = 2, .set_bits = 8 },
+					{ .seq = 2, .start_ns = 2, .end_ns = 3, .set_bits = 8 } };
+	const struct bt_window *wins[2] = { &w[0], &w[1] };
+	const struct bt_bloom_block *filters[2] = { filter[0], filter[1] };
+	const struct bt_win_reasons r[2] = { { .n = 1, .code = { 7 }, .count = { 5 } },
+					     { .n = 1, .code = { 2 }, .count = { 1 }, .other = true } };
+	const struct bt_win_reasons *rp[2] = { &r[0], &r[1] }, *none[2] = { NULL, NULL };
+	struct bt_archive_file *f;
+	struct bt_win_reasons back;
+	__u32 codes[BT_DROP_REASONS];
+	const char *why;
+	int n;
+
+	filter[0][0].w[0] = filter[1][0].w[0] = 0xff;
+	assert_non_null(mkdtemp(dir));
+	snprintf(oldp, sizeof(oldp), "%s/old.btf", dir);
+	snprintf(newp, sizeof(newp), "%s/new.btf", dir);
+	write_btf(oldp, old_k, false);
+	write_btf(newp, new_k, true);
+
+	bt_drop_reasons_from(oldp);
+	assert_int_equal(bt_archive_write(dir, "reasons", &m,
+					  &(struct bt_archive_batch){ wins, filters, rp, 2, 256 },
+					  path, sizeof(path)), 0);
+	bt_drop_reasons_from(newp);
+	assert_string_equal(bt_drop_reason_name(7, buf, sizeof(buf)), "UNIX_DISCONNECT");
+	assert_non_null(f = bt_archive_open(dir, strrchr(path, '/') + 1, &why));
+	assert_int_equal(f->version, BT_ARCHIVE_VERSION);
+	bt_archive_reasons(f, 0, &back);
+	assert_int_equal(back.n, 1);
+	assert_int_equal(back.code[0], 7);
+	assert_string_equal(bt_archive_reason_name(f, 7, buf, sizeof(buf)), "NETFILTER_DROP");
+	/* the window that overflowed: the writer's reasons, 9 among them */
+	bt_archive_reasons(f, 1, &back);
+	assert_true(back.other);
+	n = bt_win_reasons_try(&back, f->names, f->nnames, codes, BT_DROP_REASONS);
+	assert_int_equal(n, 4);
+	assert_int_equal(codes[0], 2);
+	assert_true(tried(codes, n, 9));
+	assert_false(tried(codes, n, 12));
+	assert_string_equal(bt_archive_reason_name(f, 9, buf, sizeof(buf)), "IP_CSUM");
+	bt_archive_close(f);
+
+	/* a file without drops has no names: nothing more on disk */
+	assert_int_equal(bt_archive_write(dir, "nodrops", &m,
+					  &(struct bt_archive_batch){ wins, filters, none, 2, 256 },
+					  path, sizeof(path)), 0);
+	assert_non_null(f = bt_archive_open(dir, strrchr(path, '/') + 1, &why));
+	assert_int_equal(f->nnames, 0);
+	bt_archive_close(f);
+
+	/* the live ring on the new kernel: a window that overflowed tries
+	 * the subsystem's reasons as well, never its base marker */
+	n = bt_win_reasons_try(&(struct bt_win_reasons){ .other = true }, NULL, 0, codes,
+			       BT_DROP_REASONS);
+	assert_true(tried(codes, n, 12));
+	assert_true(tried(codes, n, (2 << 16) + 1));
+	assert_true(tried(codes, n, (2 << 16) + 2));
+	assert_false(tried(codes, n, 2 << 16));
+	assert_string_equal(bt_drop_reason_name((2 << 16) + 2, buf, sizeof(buf)),
+			    "OVS_DROP_ACTION_ERROR");
+
+	bt_drop_reasons_from(NULL);
+	assert_int_equal(bt_archive_prune(dir, NULL, 1, 0, NULL) >= 0, 1);
+	unlink(oldp);
+	unlink(newp);
+	for (const char *k = "reasons"; k; k = strcmp(k, "reasons") ? NULL : "nodrops") {
+		char key[512];
+
+		snprintf(key, sizeof(key), "%s/%s-%016llx.key", dir, k,
+			 (unsigned long long)bt_key_id(&m.hash_key));
+		unlink(key);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -875,6 +1008,7 @@ int main(void)
 		cmocka_unit_test(test_links_only_from),
 		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_web_dummy_hash),
+		cmocka_unit_test(test_drop_reasons_archived),
 	};
 
 	return cmocka_run_group_tests_name("user space units", tests, group_setup, group_teardown);

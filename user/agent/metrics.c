@@ -115,6 +115,14 @@ static void section_counters(struct buf *b, const struct agent *a)
 				bprintf(b, "%s{interface=\"%s\",direction=\"%s\"%s%s} %llu\n", name,
 					a->ifs[i].name, bt_direction_names[d], cm->label ? "," : "",
 					cm->label ? cm->label : "", (unsigned long long)c[i][d][cm->ctr]);
+		/* a window the drop program's digests filled: "dropped" */
+		for (int i = 0; cm->ctr == BT_CTR_SPIE_NO_READY && i < a->n; i++) {
+			__u64 dc[BT_CTR_MAX];
+
+			if (!bt_instance_counters_dir(&a->ifs[i].inst, BT_DIRS, dc))
+				bprintf(b, "%s{interface=\"%s\",direction=\"dropped\"} %llu\n", name,
+					a->ifs[i].name, (unsigned long long)dc[cm->ctr]);
+		}
 	}
 }
 

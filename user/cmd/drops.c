@@ -43,7 +43,7 @@ static int print_reasons(void)
 	__u64 def[BT_DROP_REASONS / 64];
 
 	if (!r) {
-		bt_err("cannot read the kernel's drop reasons from /sys/kernel/btf/vmlinux");
+		bt_err("cannot read the kernel's drop reasons from %s", bt_drop_reasons_btf());
 		return -ENOENT;
 	}
 	if (bt_drops_parse_suppress("default", def))

@@ -220,12 +220,57 @@ static int collect_drops(const struct bt_archive_batch *b, struct bt_archive_dro
 	return 0;
 }
 
+static int cmp_name_code(const void *a, const void *b)
+{
+	const struct bt_archive_reason *x = a, *y = b;
+
+	return x->code < y->code ? -1 : x->code > y->code;
+}
+
+/* The names of the drops' reasons as this kernel names them (format 8):
+ * each record's, and every reason this kernel has when a window's drops
+ * did not all find a slot (a query tries them all); sorted by code, each
+ * once. *out NULL when there are no drops. 0 or -ENOMEM. */
+static int collect_names(const struct bt_archive_batch *b, const struct bt_archive_drop *drops,
+			 __u32 ndrops, struct bt_archive_reason **out, __u32 *n)
+{
+	const struct bt_drop_reason *all = NULL;
+	int nall = 0;
+	__u32 m = 0;
+	char buf[96];
+
+	*out = NULL;
+	*n = 0;
+	for (int i = 0; b->reasons && i < b->n && !all; i++)
+		if (b->reasons[i] && b->reasons[i]->other && !(all = bt_drop_reasons_all(&nall)))
+			break;
+	if (!ndrops && !nall)
+		return 0;
+	if (!(*out = calloc(ndrops + nall, sizeof(**out))))
+		return -ENOMEM;
+	for (int i = 0; i < nall; i++) {
+		(*out)[m].code = all[i].code;
+		snprintf((*out)[m++].name, sizeof((*out)[0].name), "%s", all[i].name);
+	}
+	for (__u32 i = 0; i < ndrops; i++) {
+		(*out)[m].code = drops[i].reason;
+		snprintf((*out)[m++].name, sizeof((*out)[0].name), "%s",
+			 bt_drop_reason_name(drops[i].reason, buf, sizeof(buf)));
+	}
+	qsort(*out, m, sizeof(**out), cmp_name_code);
+	for (__u32 i = 0; i < m; i++)
+		if (!*n || (*out)[*n - 1].code != (*out)[i].code)
+			(*out)[(*n)++] = (*out)[i];
+	return 0;
+}
+
 /* Where the windows' compressed chunks go, as write_atomic takes them. */
 struct chunked {
 	struct bt_archive_win *recs;	/* a record a window */
 	uint8_t *tables, *data;		/* each window's offsets, then chunks */
-	struct iovec *iov;		/* 4 + 2 a window: header, dictionary,
-					 * records, drops, then the windows' */
+	struct iovec *iov;		/* 5 + 2 a window: header, dictionary,
+					 * records, drops, names, then the
+					 * windows' */
 	size_t table_len, bound;
 	__u32 cbytes, chunks;
 };
@@ -255,8 +300,8 @@ static int compress_windows(const struct bt_archive_batch *b, ZSTD_CCtx *cctx,
 		/* nothing recorded: the record alone (format 4) */
 		if (!w->set_bits) {
 			c->recs[i].table_off = c->recs[i].data_off = 0;
-			c->iov[4 + 2 * i] = (struct iovec){ t, 0 };
-			c->iov[5 + 2 * i] = (struct iovec){ d0, 0 };
+			c->iov[5 + 2 * i] = (struct iovec){ t, 0 };
+			c->iov[6 + 2 * i] = (struct iovec){ d0, 0 };
 			continue;
 		}
 		for (__u32 k = 0; k < c->chunks; k++) {
@@ -272,8 +317,8 @@ static int compress_windows(const struct bt_archive_batch *b, ZSTD_CCtx *cctx,
 			at += clen;
 		}
 		offs[c->chunks] = at;
-		c->iov[4 + 2 * i] = (struct iovec){ t, c->table_len };
-		c->iov[5 + 2 * i] = (struct iovec){ d0, at };
+		c->iov[5 + 2 * i] = (struct iovec){ t, c->table_len };
+		c->iov[6 + 2 * i] = (struct iovec){ d0, at };
 		used += at;
 		off += c->table_len + at;
 	}
@@ -291,7 +336,7 @@ static int chunked_alloc(struct chunked *c, size_t raw, int n)
 	c->recs = calloc(n, sizeof(*c->recs));
 	c->tables = malloc(n * c->table_len);
 	c->data = malloc((size_t)n * c->chunks * c->bound);
-	c->iov = calloc(4 + 2 * n, sizeof(*c->iov));
+	c->iov = calloc(5 + 2 * n, sizeof(*c->iov));
 	return c->recs && c->tables && c->data && c->iov ? 0 : -ENOMEM;
 }
 
@@ -334,11 +379,12 @@ static void cctx_setup(ZSTD_CCtx *cctx, const ZSTD_CDict *cdict)
 		ZSTD_CCtx_refCDict(cctx, cdict);
 }
 
-/* The header of format 3, its checksums over the dictionary, the records
- * and the drops included */
+/* The header of format 3, its checksums over the dictionary, the records,
+ * the drops and their names included */
 static void hdr3_fill(struct bt_archive_hdr3 *h, const char *instance, const struct bt_meta *meta,
 		      const struct chunked *c, int n, const uint8_t *dict, size_t dict_len,
-		      const struct bt_archive_drop *drops, __u32 ndrops)
+		      const struct bt_archive_drop *drops, __u32 ndrops,
+		      const struct bt_archive_reason *names, __u32 nnames)
 {
 	memcpy(h->magic, BT_ARCHIVE_MAGIC, 8);
 	h->version = BT_ARCHIVE_VERSION;
@@ -354,9 +400,13 @@ static void hdr3_fill(struct bt_archive_hdr3 *h, const char *instance, const str
 	h->dict_len = dict_len;
 	h->reserved[0] = ndrops;
 	h->records_crc = crc32(crc(dict, dict_len), (const Bytef *)c->recs, n * sizeof(*c->recs));
+	h->reserved[1] = nnames;
 	if (ndrops)	/* zlib's crc32() of NULL is its initial value, not a no-op */
 		h->records_crc = crc32(h->records_crc, (const Bytef *)drops,
 				       ndrops * sizeof(*drops));
+	if (nnames)
+		h->records_crc = crc32(h->records_crc, (const Bytef *)names,
+				       nnames * sizeof(*names));
 	h->hdr_crc = hdr3_crc(h);
 }
 
@@ -369,14 +419,15 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	struct bt_archive_hdr3 h = { 0 };
 	uint8_t dict[BT_ARCHIVE_DICT];
 	struct bt_archive_drop *drops = NULL;
-	__u32 ndrops = 0;
+	struct bt_archive_reason *names = NULL;
+	__u32 ndrops = 0, nnames = 0;
 	ZSTD_CCtx *cctx = ZSTD_createCCtx();
 	ZSTD_CDict *cdict = NULL;
 	char name[160];
 	int err = -ENOMEM;
 
 	if (!n || !cctx || chunked_alloc(&c, b->bpw * sizeof(struct bt_bloom_block), n) ||
-	    collect_drops(b, &drops, &ndrops))
+	    collect_drops(b, &drops, &ndrops) || collect_names(b, drops, ndrops, &names, &nnames))
 		goto out;
 	if ((err = archive_dir_ready(dir, instance, meta)))
 		goto out;
@@ -385,19 +436,21 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 		dict_len = 0;
 	cctx_setup(cctx, cdict);
 	if ((err = compress_windows(b, cctx, &c, sizeof(h) + dict_len +
-				    (__u64)n * sizeof(*c.recs) + ndrops * sizeof(*drops))))
+				    (__u64)n * sizeof(*c.recs) + ndrops * sizeof(*drops) +
+				    nnames * sizeof(*names))))
 		goto out;
-	hdr3_fill(&h, instance, meta, &c, n, dict, dict_len, drops, ndrops);
+	hdr3_fill(&h, instance, meta, &c, n, dict, dict_len, drops, ndrops, names, nnames);
 	c.iov[0] = (struct iovec){ &h, sizeof(h) };
 	c.iov[1] = (struct iovec){ dict, dict_len };
 	c.iov[2] = (struct iovec){ c.recs, n * sizeof(*c.recs) };
 	c.iov[3] = (struct iovec){ drops, ndrops * sizeof(*drops) };
+	c.iov[4] = (struct iovec){ names, nnames * sizeof(*names) };
 	/* names sort by time: the first window's start in ns, then its number */
 	snprintf(name, sizeof(name), "%s-%020llu-%08u%s", instance,
 		 (unsigned long long)c.recs[0].start_ns, c.recs[0].seq, BT_ARCHIVE_SUFFIX);
 	same_first_window(dir, instance, h.key_id, c.recs[0].start_ns, c.recs[0].seq, name,
 			  sizeof(name));
-	err = write_atomic(dir, name, 0600, c.iov, 4 + 2 * n);
+	err = write_atomic(dir, name, 0600, c.iov, 5 + 2 * n);
 	if (err) {
 		bt_err("archive %s/%s: %s%s", dir, name, strerror(-err),
 		       err == -ENOSPC ? " (the windows stay in the ring until they are "
@@ -411,6 +464,7 @@ out:
 	ZSTD_freeCCtx(cctx);
 	chunked_free(&c);
 	free(drops);
+	free(names);
 	return err;
 }
 
@@ -442,6 +496,23 @@ static bool pread_all(int fd, void *buf, size_t len, __u64 off)
 	return pread(fd, buf, len, off) == (ssize_t)len;
 }
 
+/* The names of format 8, from the records as read (p: unaligned) */
+static const char *read_names(struct bt_archive_file *f, const uint8_t *p)
+{
+	for (__u32 i = 0; i < f->nnames; i++) {
+		struct bt_archive_reason r;
+
+		memcpy(&r, p + i * sizeof(r), sizeof(r));
+		if (!memchr(r.name, 0, sizeof(r.name)))
+			return "a reason's name is not terminated";
+		if (i && r.code <= f->names[i - 1].code)
+			return "the reasons' names are out of order";
+		f->names[i].code = r.code;
+		memcpy(f->names[i].name, r.name, sizeof(r.name));
+	}
+	return NULL;
+}
+
 static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 size)
 {
 	struct bt_archive_hdr3 h;
@@ -465,9 +536,13 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 		return "header fields out of range";
 	if (h.version >= 5 && h.reserved[0] > (__u64)h.windows * BT_WIN_REASONS_MAX)
 		return "header fields out of range";
+	if (h.version >= 8 && h.reserved[1] > BT_ARCHIVE_REASONS_MAX)
+		return "header fields out of range";
 	f->ndrops = h.version >= 5 ? h.reserved[0] : 0;
+	f->nnames = h.version >= 8 ? h.reserved[1] : 0;
 	recs_end = sizeof(h) + h.dict_len + (__u64)h.windows * sizeof(struct bt_archive_win) +
-		   f->ndrops * sizeof(struct bt_archive_drop);
+		   f->ndrops * sizeof(struct bt_archive_drop) +
+		   f->nnames * sizeof(struct bt_archive_reason);
 	if (size < recs_end)
 		return "truncated";
 	/* the dictionary and the records, read once; then a query reads only
@@ -476,9 +551,10 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 	head = malloc(recs_end - sizeof(h));
 	f->win = malloc(h.windows * sizeof(*f->win));
 	f->drops = malloc((f->ndrops ? f->ndrops : 1) * sizeof(*f->drops));
+	f->names = malloc((f->nnames ? f->nnames : 1) * sizeof(*f->names));
 	f->raw_buf = malloc(h.chunk_bytes);
 	f->chunk_buf = malloc(ZSTD_compressBound(h.chunk_bytes));
-	if (!head || !f->win || !f->drops || !f->raw_buf || !f->chunk_buf)
+	if (!head || !f->win || !f->drops || !f->names || !f->raw_buf || !f->chunk_buf)
 		why = "out of memory";
 	else if (!pread_all(f->fd, head, recs_end - sizeof(h), sizeof(h)))
 		why = "truncated";
@@ -490,6 +566,8 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 		memcpy(f->win, head + h.dict_len, h.windows * sizeof(*f->win));
 		memcpy(f->drops, head + h.dict_len + h.windows * sizeof(*f->win),
 		       f->ndrops * sizeof(*f->drops));
+		why = read_names(f, head + h.dict_len + h.windows * sizeof(*f->win) +
+				 f->ndrops * sizeof(*f->drops));
 	}
 	for (__u32 i = 0; !why && i < f->ndrops; i++)
 		if (f->drops[i].window >= h.windows)
@@ -607,6 +685,28 @@ void bt_archive_reasons(const struct bt_archive_file *f, __u32 w, struct bt_win_
 		}
 }
 
+static int cmp_code(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = ((const struct bt_drop_reason *)b)->code;
+
+	return x < y ? -1 : x > y;
+}
+
+const char *bt_archive_reason_name(const struct bt_archive_file *f, __u32 code, char *buf,
+				   size_t len)
+{
+	const struct bt_drop_reason *r = f->nnames ?
+		bsearch(&code, f->names, f->nnames, sizeof(*f->names), cmp_code) : NULL;
+
+	if (r)
+		return r->name;
+	if (f->nnames) {	/* a code the writer did not name: no guess from this kernel */
+		snprintf(buf, len, "reason %u", code);
+		return buf;
+	}
+	return bt_drop_reason_name(code, buf, len);
+}
+
 void bt_archive_close(struct bt_archive_file *f)
 {
 	if (!f)
@@ -615,6 +715,7 @@ void bt_archive_close(struct bt_archive_file *f)
 		close(f->fd);
 	free(f->win);
 	free(f->drops);
+	free(f->names);
 	free(f->raw_buf);
 	free(f->chunk_buf);
 	ZSTD_freeDDict(f->ddict);

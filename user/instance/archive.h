@@ -41,7 +41,14 @@
 /* Format 7 is format 6 whose UDP digests leave the checksum out and take
  * 8 payload bytes (ABI 14, include/bloomtap.h "SPIE digests"); a window
  * may hold sent packets' digests (BT_WIN_SENT in its flags). */
-#define BT_ARCHIVE_VERSION 7
+/* Format 8 is format 7 with the reasons' names as the kernel that wrote
+ * it named them (the enum is no stable ABI: a code means another reason
+ * after an upgrade): after the drop records, names (the header's
+ * reserved[1]) struct bt_archive_reason sorted by code, under the records'
+ * CRC: every code of the drop records and, when a window has
+ * BT_ARCHIVE_DROPS_OTHER, every reason that kernel had (what a query then
+ * tries). Files before it are named by the kernel that reads them. */
+#define BT_ARCHIVE_VERSION 8
 #define BT_ARCHIVE_DROPS_OTHER (1u << 16)
 #define BT_ARCHIVE_SUFFIX ".btw"
 /* Raw filter bytes a chunk holds: 32 blocks (make bench weighs query speed
@@ -99,6 +106,14 @@ struct bt_archive_drop {
 };
 _Static_assert(sizeof(struct bt_archive_drop) == 16, "bt_archive_drop must be 16 bytes");
 
+/* A reason's name, as the writing kernel named it (format 8). */
+struct bt_archive_reason {
+	__u32 code;
+	char name[60];		/* NUL-terminated, as bt_drop_reason_name() gave it */
+};
+_Static_assert(sizeof(struct bt_archive_reason) == 64, "bt_archive_reason must be 64 bytes");
+#define BT_ARCHIVE_REASONS_MAX 65536	/* in a file, at most */
+
 /* The key's fingerprint: SipHash of a fixed word under the key. */
 __u64 bt_key_id(const struct bt_hash_key_raw *key);
 
@@ -129,6 +144,8 @@ struct bt_archive_file {
 	struct bt_archive_win *win;	/* nwin */
 	struct bt_archive_drop *drops;	/* ndrops, by window (format 5) */
 	__u32 ndrops;
+	struct bt_drop_reason *names;	/* nnames, by code (format 8) */
+	__u32 nnames;
 	/* private */
 	int fd;
 	__u64 size;
@@ -158,6 +175,10 @@ __u64 bt_archive_digest(const struct bt_archive_file *f, const struct bt_spie_pa
 int bt_archive_has(struct bt_archive_file *f, __u32 w, __u64 h, const char **why);
 /* The reasons of window w's drop digests. */
 void bt_archive_reasons(const struct bt_archive_file *f, __u32 w, struct bt_win_reasons *out);
+/* A reason's name as the kernel that wrote f named it; before format 8,
+ * as this kernel names it (bt_drop_reason_name). */
+const char *bt_archive_reason_name(const struct bt_archive_file *f, __u32 code, char *buf,
+				   size_t len);
 /* Every chunk of window w decompressed, as a query without chunks would
  * (make bench's comparison); 0 or -1. */
 int bt_archive_read_window(struct bt_archive_file *f, __u32 w, struct bt_bloom_block *out);

@@ -44,10 +44,14 @@ bool bt_drops_supported(void)
 /* ---- reason names ---- */
 
 static struct {
-	struct btf *btf;		/* vmlinux */
+	struct btf *btf;		/* vmlinux, or the file BT_DROP_BTF_ENV names */
+	char path[256];			/* its path */
+	bool own_kernel;		/* the running kernel's: its modules' BTF applies */
 	struct bt_drop_reason *r;
 	int n;
 	char subsys[16][40];		/* enum skb_drop_reason_subsys, by value */
+	struct bt_drop_reason *all;	/* r, then the subsystems' (all_once) */
+	int nall;
 } kr;
 
 static int cmp_reason(const void *a, const void *b)
@@ -70,13 +74,15 @@ static void strip_into(char *dst, size_t len, const char *name)
 	snprintf(dst, len, "%s", name);
 }
 
-static void load_reasons_once(void)
+static void load_reasons_from(const char *path)
 {
 	const struct btf_type *t;
 	const struct btf_enum *e;
 	int id;
 
-	kr.btf = btf__parse(BT_VMLINUX_BTF, NULL);
+	snprintf(kr.path, sizeof(kr.path), "%s", path);
+	kr.own_kernel = !strcmp(path, BT_VMLINUX_BTF);
+	kr.btf = btf__parse(path, NULL);
 	if (!kr.btf)
 		return;
 	id = btf__find_by_name_kind(kr.btf, "skb_drop_reason_subsys", BTF_KIND_ENUM);
@@ -111,12 +117,39 @@ static void load_reasons_once(void)
 	qsort(kr.r, kr.n, sizeof(*kr.r), cmp_reason);
 }
 
+static void sub_names_forget(void);
+
+static void load_reasons_once(void)
+{
+	const char *path = getenv(BT_DROP_BTF_ENV);
+
+	load_reasons_from(path && *path ? path : BT_VMLINUX_BTF);
+}
+
 /* Once, for the agent's HTTP threads too. */
+static pthread_once_t reasons_once = PTHREAD_ONCE_INIT;
+
 static void load_reasons(void)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&reasons_once, load_reasons_once);
+}
 
-	pthread_once(&once, load_reasons_once);
+void bt_drop_reasons_from(const char *path)
+{
+	load_reasons();
+	btf__free(kr.btf);
+	free(kr.r);
+	if (kr.all != kr.r)
+		free(kr.all);
+	memset(&kr, 0, sizeof(kr));
+	sub_names_forget();
+	load_reasons_from(path ? path : BT_VMLINUX_BTF);
+}
+
+const char *bt_drop_reasons_btf(void)
+{
+	load_reasons();
+	return kr.path;
 }
 
 const struct bt_drop_reason *bt_drop_reasons(int *n)
@@ -126,21 +159,38 @@ const struct bt_drop_reason *bt_drop_reasons(int *n)
 	return kr.n ? kr.r : NULL;
 }
 
-/* A subsystem's reason: from the module BTF of an enum that holds both
- * the subsystem's base (subsystem << 16) and the code (openvswitch's
- * ovs_drop_reason, mac80211's...). */
-static bool module_reason(__u32 code, char *buf, size_t len)
+/* Is t subsystem sub's enum of reasons: named so (openvswitch's
+ * ovs_drop_reason, mac80211's mac80211_drop_reason) and holding its base
+ * value, sub << 16 (__OVS_DROP_REASON, ___RX_DROP_UNUSABLE)? Flag enums
+ * hold such values too (65,536 is a common flag). */
+static bool subsys_enum(const struct btf *b, const struct btf_type *t, __u32 sub)
 {
-	DIR *d = opendir("/sys/kernel/btf");
-	struct dirent *de;
-	bool found = false;
+	const struct btf_enum *e = btf_enum(t);
+	const char *name = btf__name_by_offset(b, t->name_off);
 
-	if (!d || !kr.btf) {
-		if (d)
-			closedir(d);
+	if (!sub || !name || !strstr(name, "drop_reason") || !strncmp(name, "skb_drop_reason", 15))
 		return false;
-	}
-	while (!found && (de = readdir(d))) {
+	for (int i = 0; i < btf_vlen(t); i++)
+		if ((__u32)e[i].val == sub << SUBSYS_SHIFT)
+			return true;
+	return false;
+}
+
+/* Each BTF whose types may hold a subsystem's enum: the one reasons are
+ * named from (a subsystem built in), and the running kernel's modules'
+ * (split on vmlinux: none when the names come from another kernel's
+ * file). fn returns true to stop; so does for_each_btf. */
+static bool for_each_btf(bool (*fn)(const struct btf *b, __u32 first, void *arg), void *arg)
+{
+	DIR *d;
+	struct dirent *de;
+	bool stop;
+
+	if (!kr.btf)
+		return false;
+	if ((stop = fn(kr.btf, 1, arg)) || !kr.own_kernel || !(d = opendir("/sys/kernel/btf")))
+		return stop;
+	while (!stop && (de = readdir(d))) {
 		char path[300];
 		struct btf *m;
 
@@ -150,30 +200,109 @@ static bool module_reason(__u32 code, char *buf, size_t len)
 		m = btf__parse_split(path, kr.btf);
 		if (!m)
 			continue;
-		for (__u32 id = btf__type_cnt(kr.btf); !found && id < btf__type_cnt(m); id++) {
-			const struct btf_type *t = btf__type_by_id(m, id);
-			const struct btf_enum *e;
-			int hit = -1;
-			bool base = false;
-
-			if (!btf_is_enum(t))
-				continue;
-			e = btf_enum(t);
-			for (int i = 0; i < btf_vlen(t); i++) {
-				if ((__u32)e[i].val == (code >> SUBSYS_SHIFT) << SUBSYS_SHIFT)
-					base = true;
-				if ((__u32)e[i].val == code)
-					hit = i;
-			}
-			if (base && hit >= 0) {
-				snprintf(buf, len, "%s", btf__name_by_offset(m, e[hit].name_off));
-				found = true;
-			}
-		}
+		stop = fn(m, btf__type_cnt(kr.btf), arg);
 		btf__free(m);
 	}
 	closedir(d);
-	return found;
+	return stop;
+}
+
+struct name_query {
+	__u32 code;
+	char *buf;
+	size_t len;
+};
+
+static bool name_in(const struct btf *b, __u32 first, void *arg)
+{
+	struct name_query *q = arg;
+
+	for (__u32 id = first; id < btf__type_cnt(b); id++) {
+		const struct btf_type *t = btf__type_by_id(b, id);
+		const struct btf_enum *e;
+
+		if (!btf_is_enum(t) || !subsys_enum(b, t, q->code >> SUBSYS_SHIFT))
+			continue;
+		e = btf_enum(t);
+		for (int i = 0; i < btf_vlen(t); i++)
+			if ((__u32)e[i].val == q->code) {
+				snprintf(q->buf, q->len, "%s", btf__name_by_offset(b, e[i].name_off));
+				return true;
+			}
+	}
+	return false;
+}
+
+/* A subsystem's reason: from the enum that holds both the subsystem's
+ * base and the code. */
+static bool module_reason(__u32 code, char *buf, size_t len)
+{
+	struct name_query q = { code, buf, len };
+
+	return for_each_btf(name_in, &q);
+}
+
+/* Every subsystem's reasons the BTF names, after the core's in kr.all:
+ * the values of each subsystem's enum in its subsystem, but for the
+ * markers (names that start with "__"). */
+static bool subsys_reasons_in(const struct btf *b, __u32 first, void *arg)
+{
+	int *cap = arg;
+
+	for (__u32 id = first; id < btf__type_cnt(b); id++) {
+		const struct btf_type *t = btf__type_by_id(b, id);
+		const struct btf_enum *e;
+
+		if (!btf_is_enum(t))
+			continue;
+		e = btf_enum(t);
+		for (int i = 0; i < btf_vlen(t); i++) {
+			__u32 v = e[i].val;
+			const char *name = btf__name_by_offset(b, e[i].name_off);
+			struct bt_drop_reason *r;
+
+			if (!(v >> SUBSYS_SHIFT) || !name || !strncmp(name, "__", 2) ||
+			    !subsys_enum(b, t, v >> SUBSYS_SHIFT))
+				continue;
+			if (kr.nall == *cap) {
+				*cap *= 2;
+				if (!(r = realloc(kr.all, *cap * sizeof(*r))))
+					return true;
+				kr.all = r;
+			}
+			kr.all[kr.nall].code = v;
+			snprintf(kr.all[kr.nall++].name, sizeof(kr.all[0].name), "%s", name);
+		}
+	}
+	return false;
+}
+
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void all_reasons_load(void)
+{
+	int cap = kr.n + 16;
+
+	if (!kr.n || !(kr.all = malloc(cap * sizeof(*kr.all)))) {
+		kr.all = kr.r;
+		kr.nall = kr.n;
+		return;
+	}
+	memcpy(kr.all, kr.r, kr.n * sizeof(*kr.r));
+	kr.nall = kr.n;
+	for_each_btf(subsys_reasons_in, &cap);
+	qsort(kr.all, kr.nall, sizeof(*kr.all), cmp_reason);
+}
+
+const struct bt_drop_reason *bt_drop_reasons_all(int *n)
+{
+	load_reasons();
+	pthread_mutex_lock(&all_lock);
+	if (!kr.all)
+		all_reasons_load();
+	*n = kr.nall;
+	pthread_mutex_unlock(&all_lock);
+	return *n ? kr.all : NULL;
 }
 
 /* Subsystem reasons' names by code, found once: module_reason() parses
@@ -186,6 +315,13 @@ static struct { __u32 code; char name[64]; } sub_names[SUB_NAMES];
 static int nsub_names;
 static unsigned long module_scans;
 static pthread_mutex_t sub_names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void sub_names_forget(void)
+{
+	pthread_mutex_lock(&sub_names_lock);
+	nsub_names = 0;
+	pthread_mutex_unlock(&sub_names_lock);
+}
 
 unsigned long bt_drop_reason_scans(void)
 {
@@ -301,7 +437,7 @@ int bt_drops_parse_suppress(const char *list, __u64 bits[BT_DROP_REASONS / 64])
 	memset(bits, 0, BT_DROP_REASONS / 8);
 	load_reasons();
 	if (!kr.n) {
-		bt_err("cannot read the kernel's drop reasons from " BT_VMLINUX_BTF);
+		bt_err("cannot read the kernel's drop reasons from %s", bt_drop_reasons_btf());
 		return -ENOENT;
 	}
 	return suppress_list(list ? list : "default", false, bits);
@@ -1007,29 +1143,29 @@ void bt_window_reasons(const struct bt_instance *inst, int ncpu, __u32 i,
 
 	memset(out, 0, sizeof(*out));
 	if (!v || bpf_map_lookup_elem(inst->wdrops_fd, &i, v))
-		out->other = !v;	/* cannot tell: try them all */
+		out->other = true;	/* cannot tell: try them all */
 	else
 		for (int c = 0; c < ncpu; c++)
 			bt_win_reasons_add(out, &v[c]);
 	free(v);
 }
 
-int bt_win_reasons_try(const struct bt_win_reasons *r, __u32 *codes, int max)
+int bt_win_reasons_try(const struct bt_win_reasons *r, const struct bt_drop_reason *all,
+		       int nall, __u32 *codes, int max)
 {
-	int n = 0, nk;
-	const struct bt_drop_reason *k;
+	int n = 0;
 
 	for (int i = 0; i < r->n && n < max; i++)
 		codes[n++] = r->code[i];
-	if (!r->other || !(k = bt_drop_reasons(&nk)))
+	if (!r->other || (!all && !(all = bt_drop_reasons_all(&nall))))
 		return n;
-	for (int i = 0; i < nk && n < max; i++) {
+	for (int i = 0; i < nall && n < max; i++) {
 		int j;
 
-		for (j = 0; j < r->n && r->code[j] != k[i].code; j++)
+		for (j = 0; j < r->n && r->code[j] != all[i].code; j++)
 			;
 		if (j == r->n)
-			codes[n++] = k[i].code;
+			codes[n++] = all[i].code;
 	}
 	return n;
 }

@@ -36,13 +36,26 @@ struct json_object;
 int bt_drops_host_verify(struct json_object *arr);
 
 /* The kernel's enum skb_drop_reason, read once from
- * /sys/kernel/btf/vmlinux. */
+ * /sys/kernel/btf/vmlinux, or from the BTF file (raw, or an ELF vmlinux
+ * with its .BTF section) the environment variable BT_DROP_BTF_ENV names:
+ * reasons are then named, and names looked up, as on that kernel (an
+ * archive written or read as on another kernel: tests/live/drops.sh). */
+#define BT_DROP_BTF_ENV "BLOOMTAP_DROP_REASONS_BTF"
 struct bt_drop_reason {
 	__u32 code;
-	char name[48];	/* without SKB_DROP_REASON_ / SKB_ */
+	char name[60];	/* without SKB_DROP_REASON_ / SKB_ */
 };
 /* All core reasons, sorted by code; NULL when the BTF cannot be read. */
 const struct bt_drop_reason *bt_drop_reasons(int *n);
+/* The core reasons and every subsystem reason the BTF names (a built-in
+ * subsystem's enum, and the running kernel's loaded modules' when the
+ * names are its own), sorted by code; read once. */
+const struct bt_drop_reason *bt_drop_reasons_all(int *n);
+/* The BTF file reasons are named from. */
+const char *bt_drop_reasons_btf(void);
+/* Names reasons from the BTF file at path (NULL: the running kernel's)
+ * from now on; before any other thread names one (tests). */
+void bt_drop_reasons_from(const char *path);
 /* The reason's name on this kernel: a core reason's, a subsystem's from
  * its module's BTF, else "subsystem S (NAME), reason N" ("subsystem S,
  * reason N" when the core does not name S either). */
@@ -113,8 +126,11 @@ void bt_window_reasons(const struct bt_instance *inst, int ncpu, __u32 i,
 		       struct bt_win_reasons *out);
 /* Merges one CPU's (or one record's) slots into out. */
 void bt_win_reasons_add(struct bt_win_reasons *out, const struct bt_window_drops *d);
-/* The reasons to try for a window's digests: its own, or every reason of
- * the kernel when some found no slot. Returns how many are in codes. */
-int bt_win_reasons_try(const struct bt_win_reasons *r, __u32 *codes, int max);
+/* The reasons to try for a window's digests: its own, and when some
+ * found no slot every other reason of all (nall of them; all NULL: of
+ * this kernel, its subsystems' too, bt_drop_reasons_all). Returns how
+ * many are in codes. */
+int bt_win_reasons_try(const struct bt_win_reasons *r, const struct bt_drop_reason *all,
+		       int nall, __u32 *codes, int max);
 
 #endif /* BLOOMTAP_DROPS_H */

@@ -554,7 +554,8 @@ int bt_instance_counters_dir(const struct bt_instance *inst, enum bt_direction d
 	int ncpu, err;
 
 	memset(out, 0, sizeof(__u64) * BT_CTR_MAX);
-	if ((err = bt_counters_cpus_at(inst->counters_fd, dir, &v, &ncpu)))
+	if ((err = dir == BT_DIRS ? bt_counters_cpus_at(inst->dcounters_fd, 0, &v, &ncpu)
+				  : bt_counters_cpus_at(inst->counters_fd, dir, &v, &ncpu)))
 		return err;
 	for (int cpu = 0; cpu < ncpu; cpu++)
 		for (int i = 0; i < BT_CTR_MAX; i++)

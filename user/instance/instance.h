@@ -106,7 +106,10 @@ int bt_instance_counters_cpus(const struct bt_instance *inst, struct bt_counters
  * key 0, or at key (an enum bt_direction of the counters map). */
 int bt_counters_cpus(int fd, struct bt_counters **out, int *ncpu_out);
 int bt_counters_cpus_at(int fd, __u32 key, struct bt_counters **out, int *ncpu_out);
-/* Counters summed over all possible CPUs: received, or of a direction. */
+/* Counters summed over all possible CPUs: received, or of a direction;
+ * dir BT_DIRS: the dropped traffic's (dcounters: the heavy dropped flows'
+ * stage's counts, and the drop program's batches that found no ready
+ * window, BT_CTR_SPIE_NO_READY). */
 int bt_instance_counters(const struct bt_instance *inst, __u64 out[BT_CTR_MAX]);
 int bt_instance_counters_dir(const struct bt_instance *inst, enum bt_direction dir,
 			     __u64 out[BT_CTR_MAX]);

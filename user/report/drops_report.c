@@ -136,6 +136,14 @@ struct json_object *bt_drops_json(const struct bt_instance *inst, size_t n_heavy
 	json_object_object_add(o, "gro_skbs", json_object_new_uint64(c[BT_DROP_GRO_SKBS]));
 	for (int i = BT_DROP_GRO_SKBS + 1; i < BT_DROP_CTR_MAX; i++)	/* frees, not drops */
 		json_object_object_add(o, bt_drop_counter_names[i], json_object_new_uint64(c[i]));
+	/* the drop digests' batches that found no clean window ready (stats
+	 * counts XDP's, stats --direction egress tc egress's) */
+	__u64 dc[BT_CTR_MAX];
+
+	if (bt_instance_counters_dir(inst, BT_DIRS, dc))
+		memset(dc, 0, sizeof(dc));
+	json_object_object_add(o, "spie_no_ready_window",
+			       json_object_new_uint64(dc[BT_CTR_SPIE_NO_READY]));
 	bpf_map_lookup_elem(inst->drop_suppress_fd, &zero, bits);
 	r = bt_drop_reasons(&nr);
 	for (int i = 0; r && i < nr; i++)
@@ -204,6 +212,10 @@ static void print_drops(const struct bt_instance *inst, size_t n_heavy)
 			       json_object_get_double(json_object_object_get(fa, "rate")));
 	}
 	printf("%s", json_object_array_length(v) ? "\n" : "");
+	if (json_object_get_uint64(json_object_object_get(o, "spie_no_ready_window")))
+		printf("past their load: %" PRIu64 " batches of drop digests found no clean "
+		       "window ready (nobody keeps the ring, or it is behind)\n",
+		       json_object_get_uint64(json_object_object_get(o, "spie_no_ready_window")));
 	json_object_put(o);
 	printf("\n");
 	bt_print_heavy_dropped(inst, n_heavy);

@@ -44,6 +44,8 @@ struct hit {
 	bool drop;		/* a drop digest: dropped here with reason */
 	bool sent;		/* a sent packet's digest: left here (egress) */
 	__u32 reason;
+	const char *reason_name;	/* as an archive file's kernel named it
+					 * (interned), or NULL: this kernel names it */
 };
 
 /* A packet to trace. Most are seen in a window or two: hits grow on
@@ -412,16 +414,19 @@ static double false_drop_rate(double f, int tries, bool any)
 
 /* The window's drop digests: for each packet, "dropped" (BT_DROP_ANY)
  * first, when the window has it (any), then each reason the window holds
- * (every reason of the kernel when some found no slot). The pairs found
+ * (every reason of the kernel that wrote it when some found no slot: of
+ * archive file f's, when f names them, else this one's). The pairs found
  * go to t->dh, for commit_drops() once the window is known not to have
  * been recycled meanwhile; returns the reasons tried (-1: out of memory,
  * t->err set). */
 static int probe_drops(struct trace_ctx *t, const struct bt_win_reasons *r,
 		       bool (*has)(struct trace_ctx *t, const void *src, __u32 w, __u64 d),
-		       const void *src, __u32 w, struct tpkt **pkts, size_t n, bool any)
+		       const void *src, __u32 w, struct tpkt **pkts, size_t n, bool any,
+		       const struct bt_archive_file *f)
 {
 	__u32 codes[BT_DROP_REASONS];
-	int nc = bt_win_reasons_try(r, codes, BT_DROP_REASONS);
+	int nc = bt_win_reasons_try(r, f && f->nnames ? f->names : NULL, f ? f->nnames : 0,
+				    codes, BT_DROP_REASONS);
 
 	t->ndh = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -448,13 +453,19 @@ static int probe_drops(struct trace_ctx *t, const struct bt_win_reasons *r,
 }
 
 /* A drop found reports the chance that the window would call a packet
- * never dropped dropped: the probes' rate, not the window's. */
-static void commit_drops(struct trace_ctx *t, struct hit h, int tries, bool any)
+ * never dropped dropped: the probes' rate, not the window's. Its reason
+ * is named as archive file f names it (NULL: live). */
+static void commit_drops(struct trace_ctx *t, struct hit h, int tries, bool any,
+			 const struct bt_archive_file *f)
 {
+	char rb[96];
+
 	h.drop = true;
 	h.fpr = false_drop_rate(h.fpr, tries, any);
 	for (size_t i = 0; i < t->ndh; i++) {
 		h.reason = t->dh[i].reason;
+		h.reason_name = f ? intern(t, bt_archive_reason_name(f, h.reason, rb, sizeof(rb)))
+				  : NULL;
 		add_hit(t, t->dh[i].p, &h);
 	}
 	t->log_clean += log1p(-(h.fpr < 1 ? h.fpr : 1 - 1e-16));
@@ -519,7 +530,7 @@ static void query_live(struct trace_ctx *t)
 		 * than the packet's own digest) */
 		bt_window_reasons(t->inst, s->ncpu, w, &reasons);
 		tries = reasons.n || reasons.other ?
-			probe_drops(t, &reasons, live_has, s, w, all, np, true) : 0;
+			probe_drops(t, &reasons, live_has, s, w, all, np, true, NULL) : 0;
 		if (tries < 0)
 			break;
 		/* current -> closed -> sealed leaves the bits; being cleared
@@ -538,7 +549,7 @@ static void query_live(struct trace_ctx *t)
 		}
 		h.sent = false;
 		if (tries)
-			commit_drops(t, h, tries, true);
+			commit_drops(t, h, tries, true, NULL);
 	}
 	free(hit);
 	free(all);
@@ -657,11 +668,11 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 		if (reasons.n || reasons.other) {
 			struct file_query fq = { f, NULL };
 			bool any = f->version >= 6;
-			int tries = probe_drops(t, &reasons, file_has, &fq, w, order, m, any);
+			int tries = probe_drops(t, &reasons, file_has, &fq, w, order, m, any, f);
 
 			if (tries < 0)
 				return;
-			commit_drops(t, h, tries, any);
+			commit_drops(t, h, tries, any, f);
 			if (fq.why) {
 				warn_file(t, f->path, fq.why);
 				return;
@@ -949,6 +960,11 @@ static const char *ids_name(const struct tpkt *p, uint32_t variant)
 	return p->nseg > 1 && s[0].ip_id == s[1].ip_id ? "fixed" : "incremented";
 }
 
+static const char *hit_reason(const struct hit *x, char *buf, size_t len)
+{
+	return x->reason_name ? x->reason_name : bt_drop_reason_name(x->reason, buf, len);
+}
+
 static void hits_json(const struct hit *hits, int n, struct json_object *ws,
 		      struct json_object *drops)
 {
@@ -961,8 +977,8 @@ static void hits_json(const struct hit *hits, int n, struct json_object *ws,
 
 		if (x->drop) {
 			json_object_array_add(drops, w);
-			json_object_object_add(w, "reason", json_object_new_string(
-				bt_drop_reason_name(x->reason, rb, sizeof(rb))));
+			json_object_object_add(w, "reason",
+					       json_object_new_string(hit_reason(x, rb, sizeof(rb))));
 		} else {
 			json_object_array_add(ws, w);
 			json_object_object_add(w, "direction", json_object_new_string(
@@ -1242,7 +1258,7 @@ static void print_hits(const struct hit *hits, int n)
 		if (x->drop)
 			printf("  dropped here: %s window %u  %s .. %s  (reason %s)  "
 			       "false-positive rate %.2g  (%s)\n", x->instance, x->seq, a, b,
-			       bt_drop_reason_name(x->reason, rb, sizeof(rb)), x->fpr,
+			       hit_reason(x, rb, sizeof(rb)), x->fpr,
 			       x->archived ? "archive" : "live");
 		else
 			printf("  %s%s window %u  %s .. %s  false-positive rate %.2g  (%s)\n",
