@@ -89,6 +89,10 @@ MUTANTS=(
 		if (f->key.proto == 6)
 			continue;
 		struct json_object *o = json_object_new_object();|tests/live/cli.sh'
+# the node's workloads
+'workloads-lists-vanished|user/core/workloads.c|if (next[i].fd >= 0 && (err = build_one(|if ((err = build_one(|tests/live/workloads.sh'
+'workloads-refresh-dumps-all|user/core/workloads.c|		if (!next[i].dumped) {|		if (1) {|tests/live/workloads.sh'
+'workloads-uid-underscores|user/core/workloads.c|out[i] = dash ? '"'-'"' :|out[i] = dash ? ch :|.output/tests/test_unit'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary
