@@ -90,7 +90,9 @@ MUTANTS=(
 			continue;
 		struct json_object *o = json_object_new_object();|tests/live/cli.sh'
 # the node's workloads
-'workloads-lists-vanished|user/core/workloads.c|if (next[i].fd >= 0 && (err = build_one(|if ((err = build_one(|tests/live/workloads.sh'
+'workloads-lists-vanished|user/core/workloads.c|if (next[i].alive && (err = build_one(|if ((err = build_one(|tests/live/workloads.sh'
+'workloads-no-socket-unlisted|user/core/workloads.c|			ns->alive = true;
+			if (!setns(nsfd, CLONE_NEWNET)) {|			if (!setns(nsfd, CLONE_NEWNET) && (ns->alive = nl_open() >= 0)) {|tests/live/workloads.sh'
 'workloads-refresh-dumps-all|user/core/workloads.c|		if (!next[i].dumped) {|		if (1) {|tests/live/workloads.sh'
 'workloads-uid-underscores|user/core/workloads.c|out[i] = dash ? '"'-'"' :|out[i] = dash ? ch :|.output/tests/test_unit'
 )

@@ -37,6 +37,7 @@ struct ns_ent {
 	int fd;				/* NETLINK_ROUTE inside it, -1 none */
 	bool dumped;			/* addrs hold a whole dump */
 	bool news;			/* its socket is readable */
+	bool alive;			/* entered in this refresh, or kept */
 	struct bt_wl_addr *addrs;
 	size_t n_addrs;
 };
@@ -56,6 +57,7 @@ struct cached_file {
 	off_t size;
 	char *data;
 	size_t len;
+	struct json_object *json;	/* data parsed, when asked for */
 };
 
 /* a /run/netns directory's entries, read again when its mtime moves */
@@ -248,21 +250,20 @@ static void cached_read(struct cached_file *f, const char *path)
 
 	if (strcmp(f->path, path)) {
 		free(f->data);
+		json_object_put(f->json);
 		memset(f, 0, sizeof(*f));
 		snprintf(f->path, sizeof(f->path), "%s", path);
 	}
-	if (stat(path, &st)) {
-		free(f->data);
-		f->data = NULL;
-		f->len = 0;
-		return;
-	}
-	if (f->data && st.st_size == f->size && st.st_mtim.tv_sec == f->mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == f->mtime.tv_nsec)
+	if (!stat(path, &st) && f->data && st.st_size == f->size &&
+	    st.st_mtim.tv_sec == f->mtime.tv_sec && st.st_mtim.tv_nsec == f->mtime.tv_nsec)
 		return;
 	free(f->data);
 	f->data = NULL;
 	f->len = 0;
+	json_object_put(f->json);
+	f->json = NULL;
+	if (stat(path, &st))
+		return;
 	if (!(fp = fopen(path, "re")))
 		return;
 	f->data = malloc(st.st_size + 1);
@@ -336,8 +337,10 @@ static void from_podman(struct bt_workloads *w, struct bt_wl_container *c)
 
 	rooted(w, path, sizeof(path), "/var/lib/containers/storage/overlay-containers/containers.json");
 	cached_read(&w->containers_json, path);
-	if (w->containers_json.data && !c->name[0]) {
-		struct json_object *all = json_tokener_parse(w->containers_json.data);
+	if (w->containers_json.data && !w->containers_json.json)
+		w->containers_json.json = json_tokener_parse(w->containers_json.data);
+	if (w->containers_json.json && !c->name[0]) {
+		struct json_object *all = w->containers_json.json;
 
 		for (size_t i = 0; all && i < json_object_array_length(all); i++) {
 			struct json_object *e = json_object_array_get_idx(all, i), *v;
@@ -349,7 +352,6 @@ static void from_podman(struct bt_workloads *w, struct bt_wl_container *c)
 				SET(c->name, json_object_get_string(json_object_array_get_idx(v, 0)));
 			break;
 		}
-		json_object_put(all);
 	}
 	if (!c->pod_id[0])
 		return;
@@ -730,7 +732,7 @@ static int walk_pid(struct bt_workloads *w, struct walk *k, int procfd, const ch
 	int dfd = openat(procfd, pid, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, err = 0;
 	struct bt_wl_container c;
 	struct stat st;
-	char buf[4096];
+	char buf[16384];	/* v1: a line a hierarchy, 13 of them */
 	ssize_t n;
 	long ctr = -1;
 
@@ -909,7 +911,7 @@ static void enter_one(struct ns_ent *ns, const struct sighting *s, const struct 
 {
 	char path[64];
 
-	for (; s < end && s->ino == ns->ino && ns->fd < 0; s++) {
+	for (; s < end && s->ino == ns->ino && !ns->alive; s++) {
 		const char *p = s->name;
 		struct stat st;
 		int nsfd;
@@ -920,10 +922,15 @@ static void enter_one(struct ns_ent *ns, const struct sighting *s, const struct 
 		}
 		if ((nsfd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
 			continue;	/* gone: the next sighting, or none */
-		if (!fstat(nsfd, &st) && st.st_ino == ns->ino && !setns(nsfd, CLONE_NEWNET)) {
-			int fd = nl_open();
+		/* still the namespace seen: listed, with its addresses when a
+		 * socket could be made in it (descriptors may run out) */
+		if (!fstat(nsfd, &st) && st.st_ino == ns->ino) {
+			ns->alive = true;
+			if (!setns(nsfd, CLONE_NEWNET)) {
+				int fd = nl_open();
 
-			ns->fd = fd < 0 ? -1 : fd;
+				ns->fd = fd < 0 ? -1 : fd;
+			}
 		}
 		close(nsfd);
 	}
@@ -1110,6 +1117,7 @@ int bt_workloads_refresh(struct bt_workloads *w)
 
 		if (old && old->fd >= 0) {
 			*e = *old;
+			e->alive = true;
 			old->fd = -1;
 			old->addrs = NULL;
 		} else {
@@ -1151,7 +1159,7 @@ int bt_workloads_refresh(struct bt_workloads *w)
 		bool news;
 
 		if (next[i].fd < 0)
-			continue;	/* vanished before it was entered */
+			continue;	/* vanished before it was entered, or no socket */
 		if (!next[i].dumped) {
 			struct epoll_event ev = { .events = EPOLLIN, .data.u64 = next[i].ino };
 
@@ -1189,7 +1197,7 @@ int bt_workloads_refresh(struct bt_workloads *w)
 			j++;
 		for (b = j; b < k.n && k.s[b].ino == next[i].ino; b++)
 			;
-		if (next[i].fd >= 0 && (err = build_one(w, &next[i], k.s + j, b - j, &w->wl[w->n_wl++])))
+		if (next[i].alive && (err = build_one(w, &next[i], k.s + j, b - j, &w->wl[w->n_wl++])))
 			goto out;
 		j = b;
 	}
@@ -1287,6 +1295,7 @@ void bt_workloads_free(struct bt_workloads *w)
 	close(w->epfd);
 	free(w->bolt.data);
 	free(w->containers_json.data);
+	json_object_put(w->containers_json.json);
 	free(w);
 }
 
