@@ -3,15 +3,19 @@
 # `ip netns add`, an address each (198.19.X.Y/32 on lo), then
 # `bloomtap workloads --repeat R`: the first scan (every namespace
 # entered and dumped) and a refresh (nothing changed), then a refresh
-# after one namespace was added and one address changed. Removes its
-# namespaces on exit, also on failure. Not a test: it prints times.
+# after one namespace was added and one address changed; then N
+# namespaces each held by a process (unshare --net sleep), whose cgroups
+# the walk reads. Removes its namespaces and processes on exit, also on
+# failure. Not a test: it prints times.
 #   bench/workloads.sh [N] [R]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 BLOOMTAP=${BLOOMTAP:-$TOP/.output/bloomtap}
 N=${1:-500} R=${2:-20} ID=$$
 [ "$(id -u)" = 0 ] || { echo "bench/workloads.sh: needs root" >&2; exit 1; }
+HELD=()
 cleanup() {
+	[ ${#HELD[@]} -gt 0 ] && kill "${HELD[@]}" 2>/dev/null && wait "${HELD[@]}" 2>/dev/null
 	for i in $(seq 0 "$N"); do echo "netns delete btwb-$ID-$i"; done | ip -force -batch - 2>/dev/null
 }
 trap cleanup EXIT INT TERM
@@ -28,3 +32,10 @@ import json, sys
 w = json.load(sys.stdin)
 print("after the change:", len(w), "workloads listed")'
 wait
+for i in $(seq 0 "$N"); do echo "netns delete btwb-$ID-$i"; done | ip -force -batch - 2>/dev/null
+for i in $(seq 1 "$N"); do unshare --net sleep 600 & HELD+=($!); done
+until [ "$(for p in "${HELD[@]}"; do readlink /proc/$p/ns/net; done | sort -u | wc -l)" -ge "$N" ]; do
+	sleep 0.1
+done
+echo "$N namespaces held by processes"
+"$BLOOMTAP" workloads --repeat "$R" >/dev/null
