@@ -32,6 +32,9 @@ GONE=btwl-gone-$ID
 UID_K=$(cat /proc/sys/kernel/random/uuid)
 WORK=$(mktemp -d /tmp/bt-workloads.XXXXXX)
 HOLDER=
+# podman kube play builds its infra image when it is missing: removed
+# again only then (and only when no other pod uses it)
+PAUSE_BEFORE=$(podman images -q --filter reference=localhost/podman-pause 2>/dev/null)
 
 cleanup() {
 	[ -n "$HOLDER" ] && kill "$HOLDER" 2>/dev/null && wait "$HOLDER" 2>/dev/null
@@ -40,6 +43,8 @@ cleanup() {
 	podman rm -f -t 0 "$CTR" "$KCTR" >/dev/null 2>&1
 	podman network rm -f "$NET" >/dev/null 2>&1
 	podman rmi -f "$IMG" >/dev/null 2>&1
+	[ -z "$PAUSE_BEFORE" ] &&
+		podman rmi $(podman images -q --filter reference=localhost/podman-pause) >/dev/null 2>&1
 	# the kubepods parent podman made under every hierarchy (conmon's
 	# cgroup inside it), then its parents when nobody else's are in them
 	for h in /sys/fs/cgroup /sys/fs/cgroup/*; do
