@@ -111,6 +111,12 @@ MUTANTS=(
 'drop-counted-twice|user/instance/spie.c|counted_by(s, i, 1, 1) / 2|counted_by(s, i, 1, 1)|tests/live/drops.sh'
 'no-ready-always-ingress|bpf/spie.bpf.h|		count_event_of(BT_CTR_SPIE_NO_READY, prog == 1 ? BT_DIRS :
 				prog == 2 ? BT_DIR_EGRESS : BT_DIR_INGRESS);|		count_event(BT_CTR_SPIE_NO_READY);|tests/live/drops.sh'
+# the node's workloads
+'workloads-lists-vanished|user/core/workloads.c|if (next[i].alive && (err = build_one(|if ((err = build_one(|tests/live/workloads.sh'
+'workloads-no-socket-unlisted|user/core/workloads.c|			ns->alive = true;
+			if (!setns(nsfd, CLONE_NEWNET)) {|			if (!setns(nsfd, CLONE_NEWNET) && (ns->alive = nl_open() >= 0)) {|tests/live/workloads.sh'
+'workloads-refresh-dumps-all|user/core/workloads.c|		if (!next[i].dumped) {|		if (1) {|tests/live/workloads.sh'
+'workloads-uid-underscores|user/core/workloads.c|out[i] = dash ? '"'-'"' :|out[i] = dash ? ch :|.output/tests/test_unit'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary

@@ -128,7 +128,7 @@ declare -A BAD=(
 	[trace]="--instance $INST --hex zz" [drops]="--instance nope-$ID"
 	[windows]="--instance $INST --rotate --every 0" [archive]="$TMP/nope-dir"
 	[replay]="$TMP/nope.pcap" [run]="--check nosuch-$ID" [watch]="show --instance nope-$ID"
-	[demo]="extra" [kernel]="extra"
+	[demo]="extra" [kernel]="extra" [workloads]="extra"
 )
 for c in $("$BLOOMTAP" --help | awk '/^Commands:/ {f = 1; next} f && NF {print $1} f && !NF {exit}'); do
 	if [ -z "${BAD[$c]:-}" ]; then fail "-j $c: no bad input in this test's table"; continue; fi

@@ -27,6 +27,7 @@
 #include "base/options.h"
 #include "report/trace_query.h"
 #include "agent/webconfig.h"
+#include "core/workloads.h"
 
 /* ---- options ---- */
 
@@ -982,6 +983,77 @@ static void test_drop_reasons_archived(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* /proc/PID/cgroup as each runtime and driver writes it: the container id,
+ * its runtime, podman's pod and the kubelet's pod UID (systemd's driver
+ * writes the UID's dashes as underscores) */
+static void test_workload_cgroups(void **state)
+{
+	const char *id = "4b6658445f2b5345b850bcd9750f5782716f01841e15c9d8f4a290b1a359a2d3";
+	const char *pod = "4c674ee04cf1850af35abf9670ff8b5e737f6e69906e3a65c6b6356032a2ee09";
+	const char *uid = "0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9";
+	struct bt_wl_container c;
+	char text[1024], buf[64];
+
+	/* v2, systemd driver, containerd under the kubelet */
+	snprintf(text, sizeof(text), "0::/kubepods.slice/kubepods-besteffort.slice/"
+		 "kubepods-besteffort-pod0a1b2c3d_4e5f_6071_8293_a4b5c6d7e8f9.slice/"
+		 "cri-containerd-%s.scope\n", id);
+	assert_true(bt_wl_parse_cgroup(text, &c));
+	assert_string_equal(c.id, id);
+	assert_string_equal(c.runtime, "containerd");
+	assert_string_equal(c.pod_uid, uid);
+	/* v1, cgroupfs driver, CRI-O: the unified line at "/", the others not */
+	snprintf(text, sizeof(text), "12:memory:/kubepods/burstable/pod%s/crio-%s\n0::/\n", uid, id);
+	assert_true(bt_wl_parse_cgroup(text, &c));
+	assert_string_equal(c.runtime, "cri-o");
+	assert_string_equal(c.pod_uid, uid);
+	/* cgroupfs under the kubelet, the id bare: the runtime says later */
+	snprintf(text, sizeof(text), "9:name=systemd:/kubepods/besteffort/pod%s/%s\n", uid, id);
+	assert_true(bt_wl_parse_cgroup(text, &c));
+	assert_string_equal(c.id, id);
+	assert_string_equal(c.runtime, "");
+	assert_string_equal(c.pod_uid, uid);
+	/* the pod's own cgroup (no container): the UID alone */
+	snprintf(text, sizeof(text), "0::/kubepods/besteffort/pod%s\n", uid);
+	assert_true(bt_wl_parse_cgroup(text, &c));
+	assert_string_equal(c.id, "");
+	assert_string_equal(c.pod_uid, uid);
+	/* podman: cgroupfs with a pod, systemd with a pod, and alone */
+	snprintf(text, sizeof(text), "4:memory:/libpod_parent/%s/libpod-%s\n", pod, id);
+	assert_true(bt_wl_parse_cgroup(text, &c));
+	assert_string_equal(c.id, id);
+	assert_string_equal(c.pod_id, pod);
+	assert_string_equal(c.runtime, "podman");
+	snprintf(text, sizeof(text), "0::/machine.slice/machine-libpod_pod_%s.slice/libpod-%s.scope\n",
+		 pod, id);
+	assert_true(bt_wl_parse_cgroup(text, &c));
+	assert_string_equal(c.pod_id, pod);
+	assert_string_equal(c.id, id);
+	snprintf(text, sizeof(text), "0::/machine.slice/libpod-%s.scope/container\n", id);
+	assert_true(bt_wl_parse_cgroup(text, &c));
+	assert_string_equal(c.pod_id, "");
+	assert_string_equal(c.runtime, "podman");
+	/* conmon's scope is not the container's */
+	snprintf(text, sizeof(text), "0::/machine.slice/libpod-conmon-%s.scope\n", id);
+	assert_false(bt_wl_parse_cgroup(text, &c));
+	/* docker, both drivers */
+	snprintf(text, sizeof(text), "0::/system.slice/docker-%s.scope\n", id);
+	assert_true(bt_wl_parse_cgroup(text, &c));
+	assert_string_equal(c.runtime, "docker");
+	snprintf(text, sizeof(text), "3:cpu:/docker/%s\n", id);
+	assert_true(bt_wl_parse_cgroup(text, &c));
+	assert_string_equal(c.runtime, "docker");
+	assert_string_equal(c.id, id);
+	/* the host's own, a user's session, garbage */
+	assert_false(bt_wl_parse_cgroup("0::/\n", &c));
+	assert_false(bt_wl_parse_cgroup("0::/user.slice/user-0.slice/session-3.scope\n", &c));
+	assert_false(bt_wl_parse_cgroup("no colons\n::\n", &c));
+	assert_false(bt_wl_parse_cgroup("0::/kubepods/podnot-a-uid\n", &c));
+	/* names escaped for text, never cut inside an escape */
+	assert_string_equal(bt_wl_escape("a b\t\\c\xff", buf, sizeof(buf)), "a\\x20b\\x09\\x5cc\\xff");
+	assert_string_equal(bt_wl_escape("\t\t\t", buf, 9), "\\x09");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1009,6 +1081,7 @@ int main(void)
 		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_web_dummy_hash),
 		cmocka_unit_test(test_drop_reasons_archived),
+		cmocka_unit_test(test_workload_cgroups),
 	};
 
 	return cmocka_run_group_tests_name("user space units", tests, group_setup, group_teardown);

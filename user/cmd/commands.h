@@ -18,5 +18,6 @@ int cmd_archive(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_drops(int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
+int cmd_workloads(int argc, char **argv);
 
 #endif /* BLOOMTAP_COMMANDS_H */

@@ -26,6 +26,7 @@ static const struct cmd cmds[] = {
 	{ "watch", cmd_watch, "watch lists: traffic per class of addresses (Bloomier filter)" },
 	{ "demo", cmd_demo, "the built-in lab: namespaces, traffic, what bloomtap saw" },
 	{ "kernel", cmd_kernel, "what the running kernel offers bloomtap; the verifier's figures" },
+	{ "workloads", cmd_workloads, "the node's pods, containers and network namespaces" },
 	{ 0 }
 };
 
@@ -35,7 +36,7 @@ static void usage(FILE *f)
 		   "XDP network observability: counters, heavy flows, packet traceback.\n\n"
 		   "Commands:\n");
 	for (const struct cmd *c = cmds; c->name; c++)
-		fprintf(f, "  %-8s %s\n", c->name, c->summary);
+		fprintf(f, "  %-9s %s\n", c->name, c->summary);
 	fprintf(f, "\nGlobal options: -j/--json, -p/--pretty (JSON), -v/--verbose,\n"
 		   "-h/--help, -V/--version. 'bloomtap COMMAND --help' for a command.\n"
 		   "Unique prefixes of command names are accepted.\n");
