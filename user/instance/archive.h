@@ -41,7 +41,12 @@
 /* Format 7 is format 6 whose UDP digests leave the checksum out and take
  * 8 payload bytes (ABI 14, include/bloomtap.h "SPIE digests"); a window
  * may hold sent packets' digests (BT_WIN_SENT in its flags). */
-#define BT_ARCHIVE_VERSION 7
+/* Format 8 is format 7 whose IPv6 digests take their 8 bytes after the
+ * extension headers (ABI 19, include/bloomtap.h "SPIE digests"); format 7
+ * and older files are queried with the digest that takes them at byte
+ * 40 (bt_spie_digest_v7). Nothing else in the file changed. */
+#define BT_ARCHIVE_V6_EXT 8
+#define BT_ARCHIVE_VERSION 8
 #define BT_ARCHIVE_DROPS_OTHER (1u << 16)
 #define BT_ARCHIVE_SUFFIX ".btw"
 /* Raw filter bytes a chunk holds: 32 blocks (make bench weighs query speed
