@@ -85,6 +85,7 @@ MUTANTS=(
 'egress-forwarded-ids-incrementing|bpf/egress.bpf.h|.both_ids = pi->l3 == BT_CTR_L3_IPV4 && skb->ingress_ifindex };|.both_ids = false };|tests/live/egress.sh'
 'spie-v6-ext-not-walked|bpf/parse.bpf.h|	pi->spie_hlen = ((w.spie_off|	pi->spie_hlen = 40 + 0 * ((w.spie_off|.output/tests/test_spie'
 'digest-v6-ext-not-walked|user/core/digest.c|		dhl = v6_digest_off(ip, len, &left, &nh);|		dhl = 40 + 0 * v6_digest_off(ip, len, &left, &nh);|.output/tests/test_spie'
+'archive-v7-queried-with-new-digest|user/instance/archive.c|		return bt_spie_digest_v7(&f->keys, p);|		return bt_spie_digest(&f->keys, p);|.output/tests/test_spie'
 'egress-v6-segments-at-40|bpf/egress.bpf.h|	__u32 hl = pi->spie_hlen;|	__u32 hl = pi->l3_hlen;|tests/live/egress.sh'
 'udp-checksum-in-digest|bpf/spie.bpf.h|	in->after &= SPIE_CSUM_OUT;|	(void)0;|.output/tests/test_spie'
 'egress-heavy-in-received-maps|bpf/egress.bpf.h|	const struct heavy_maps hm = { &ecms, &efm, &efmc, &efc, &efmo };|	const struct heavy_maps hm = { &cms, &fm, &fmc, &fc, &fmo };|tests/live/both_lab.sh'

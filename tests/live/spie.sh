@@ -127,7 +127,7 @@ ARCHE=$ARCH/idle
 check "an instance with nothing in it" "$BLOOMTAP" replay --reset --instance "$INST-idle" "$ARCH/empty.pcap"
 for i in 1 2 3 4; do "$BLOOMTAP" windows --instance "$INST-idle" --rotate --archive "$ARCHE" >/dev/null; done
 J=$("$BLOOMTAP" -j archive "$ARCHE")
-eq "four empty windows archived, format 7" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(len(f["windows"]) for f in d), sorted({f["format"] for f in d}))' <<<"$J")" "4 [7]"
+eq "four empty windows archived, format 8" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(len(f["windows"]) for f in d), sorted({f["format"] for f in d}))' <<<"$J")" "4 [8]"
 check "each file of one empty window under 512 bytes ($(cat "$ARCHE"/*.btw | wc -c) bytes in all)" \
 	test "$(cat "$ARCHE"/*.btw | wc -c)" -lt $((4 * 512))
 "$BLOOMTAP" trace --archive "$ARCHE" --hex 4500001c00010000401100000a0000010a000002d431003500080000 > "$ARCH/idle.out" 2>&1
