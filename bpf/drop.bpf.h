@@ -182,8 +182,39 @@ static __always_inline void drop_count_suppressed(const struct sk_buff *skb, __u
 struct drop_ip {
 	__u64 hdr, after, more;	/* the SPIE digest's words (spie.bpf.h) */
 	__u32 hl, n;		/* the IP header's bytes; the L4 bytes digested, 8 at most */
+	__u32 dhl;		/* where those start: hl, or IPv6's after its
+				 * extension headers (pkt_info.spie_hlen) */
 	bool v4;
 };
+
+#define DROP_EXT_MAX 60		/* the digest's bytes start within the copy's
+				 * first 64 (read & 0x3f) */
+
+/* IPv6's extension headers in the copy ip, as parse.bpf.h walks them up
+ * to the digest's bytes (before a fragment header, or where the walk
+ * ends): their offset, *left and *nh updated; above DROP_EXT_MAX when
+ * they lie past what the copy holds. */
+static __always_inline __u32 drop_ipv6_ext(const __u8 *ip, __u32 *left, __u8 *nh)
+{
+	__u32 off = 40, len, i;
+
+	for (i = 0; i < BT_MAX_IPV6_EXT; i++) {
+		const __u8 *eh;
+
+		if (!ipv6_is_ext(*nh) || *nh == IPPROTO_FRAGMENT_ || *left < 8)
+			break;
+		if (off > DROP_EXT_MAX - 8)
+			return DROP_EXT_MAX + 1;
+		eh = &ip[off & 0x3f];
+		len = *nh == IPPROTO_AH_ ? ((__u32)eh[1] + 2) * 4 : ((__u32)eh[1] + 1) * 8;
+		if (len > *left)
+			break;
+		*nh = eh[0];
+		*left -= len;
+		off += len;
+	}
+	return off;
+}
 
 /* The IP header at the start of the copy ip (lin bytes of it linear): the
  * flow key's addresses, the digest's words, *bytes the packet's IP length.
@@ -192,6 +223,7 @@ static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 prot
 					  struct bt_flow_key *key, struct drop_ip *p, __u64 *bytes)
 {
 	__u32 more_n = 0;	/* UDP: payload bytes for the more word */
+	__u8 nh;
 	bool udp;
 
 	__builtin_memset(key, 0, sizeof(*key));
@@ -199,13 +231,13 @@ static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 prot
 	if (p->v4 && ip[0] >> 4 == 4 && (ip[0] & 15) >= 5) {
 		__u32 tot = (__u32)ip[2] << 8 | ip[3];
 
-		p->hl = (ip[0] & 15) * 4;
+		p->hl = p->dhl = (ip[0] & 15) * 4;
 		p->n = tot > p->hl ? tot - p->hl : 0;
 		*bytes = tot;
 		key_set_v4mapped(key->src, *(__be32 *)&ip[12]);
 		key_set_v4mapped(key->dst, *(__be32 *)&ip[16]);
 		p->hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
-		udp = spie_is_udp(ip, true);
+		udp = spie_is_udp(ip, true, 0);
 	} else if (proto == ETH_P_IPV6_BE && ip[0] >> 4 == 6) {
 		p->hl = 40;
 		p->n = (__u32)ip[4] << 8 | ip[5];
@@ -213,7 +245,11 @@ static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 prot
 		__builtin_memcpy(key->src, &ip[8], 16);
 		__builtin_memcpy(key->dst, &ip[24], 16);
 		p->hdr = spie_hdr_v6(*(__u64 *)ip);
-		udp = spie_is_udp(ip, false);
+		nh = ip[6];
+		p->dhl = drop_ipv6_ext(ip, &p->n, &nh);
+		if (p->dhl > DROP_EXT_MAX)
+			return BT_DROP_NONLINEAR;
+		udp = spie_is_udp(ip, false, nh);
 	} else {
 		return BT_DROP_NOT_IP;
 	}
@@ -222,15 +258,15 @@ static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 prot
 		more_n = p->n - 8 < 8 ? p->n - 8 : 8;
 	if (p->n > 8)
 		p->n = 8;
-	if (lin < p->hl + p->n + more_n || p->hl > HDR_BYTES - 13)
+	if (lin < p->dhl + p->n + more_n || p->hl > HDR_BYTES - 13)
 		return BT_DROP_NONLINEAR;
-	p->after = *(__u64 *)&ip[p->hl & 0x3f];
+	p->after = *(__u64 *)&ip[p->dhl & 0x3f];
 	if (p->n < 8)
 		p->after &= (1ULL << (p->n * 8)) - 1;
 	p->more = 0;
 	if (udp) {
 		p->after &= SPIE_CSUM_OUT;
-		p->more = *(__u64 *)&ip[(p->hl & 0x3f) + 8];
+		p->more = *(__u64 *)&ip[(p->dhl & 0x3f) + 8];
 		if (more_n < 8)
 			p->more &= (1ULL << (more_n * 8)) - 1;
 	}

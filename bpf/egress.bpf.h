@@ -33,6 +33,8 @@
 #define BT_TC_NEXT (-1)		/* TC_ACT_UNSPEC: tcx's TCX_NEXT, the next
 				 * program or filter decides */
 #define PULL_BYTES 128		/* L2 + the IP header + TCP's or UDP's */
+#define LINEAR_MIN 34		/* L2 and IPv4's header: below it, no IP header
+				 * can be parsed in the linear part */
 
 /* Per CPU: a header copy for the segments (tc egress does not nest on its
  * CPU for one instance). Sized past the masks it is read with (& 0x7f). */
@@ -60,14 +62,18 @@ static __always_inline __u32 egress_segments(struct __sk_buff *skb, const struct
 					     __u64 *bytes)
 {
 	__u32 l3 = pi->l3_off & BT_HDR_OFF_MASK, digested = 0;
+	/* TCP at spie_hlen: IPv6's extension headers walked (a GSO skb is
+	 * no fragment); the header and TCP's first 13 bytes in the copy */
+	__u32 hl = pi->spie_hlen;
 	bool rebuilt = !(pi->flags & BT_F_FRAGMENT) && pi->key.proto == IPPROTO_TCP_ &&
-		       !bpf_skb_load_bytes(skb, l3, buf->b, HDR_BYTES) &&
-		       gso_tcp_segments(c, buf->b, pi->l3_hlen & 0x3c, g, bytes, &digested);
+		       hl <= sizeof(buf->b) - 13 &&
+		       !bpf_skb_load_bytes(skb, l3, buf->b, hl + 13 > HDR_BYTES ? sizeof(buf->b) :
+									   HDR_BYTES) &&
+		       gso_tcp_segments(c, buf->b, hl, g, bytes, &digested);
 
 	/* a rebuilt TCP skb's headers are counted by gso_tcp_segments */
 	if (!rebuilt)
-		*bytes += (g->segs - 1) * (__u64)(pi->l3_hlen +
-						  (pi->key.proto == IPPROTO_UDP_ ? 8 : 0));
+		*bytes += (g->segs - 1) * (__u64)(hl + (pi->key.proto == IPPROTO_UDP_ ? 8 : 0));
 	*bytes += (g->segs - 1) * (__u64)l3;	/* each segment's L2 header */
 	ctr->c[BT_CTR_GSO_SEGMENTS] += digested;
 	/* past BT_MAX_SEGS, or not TCP: counted */
@@ -87,9 +93,15 @@ static __always_inline __u32 egress_digests(struct __sk_buff *skb, const struct 
 	__u64 h;
 
 	if (segs > 1) {
+		/* SKB_GSO_TCP_FIXEDID is in the skb's gso_type, which a tc
+		 * program cannot read (Linux 6.1; a kfunc's cast from 6.3):
+		 * the host's own TSO and GSO increment the IPv4 ID, while a
+		 * forwarded GRO skb may hold segments of one ID; so a
+		 * forwarded skb's segments have a digest for each */
 		struct seg_run g = { .addrs = addrs, .hdr = in->hdr, .after = in->after,
 				     .segs = segs, .gso_size = skb->gso_size, .win = win,
-				     .v4 = pi->l3 == BT_CTR_L3_IPV4, .sent = true };
+				     .v4 = pi->l3 == BT_CTR_L3_IPV4, .sent = true,
+				     .both_ids = pi->l3 == BT_CTR_L3_IPV4 && skb->ingress_ifindex };
 
 		buf = bpf_map_lookup_elem(&egress_scratch, &zero);
 		return buf ? egress_segments(skb, pi, c, ctr, &g, buf, bytes) : 0;
@@ -98,6 +110,56 @@ static __always_inline __u32 egress_digests(struct __sk_buff *skb, const struct 
 	if (spie_insert_sent(c, win, h))
 		ctr->c[BT_CTR_SPIE_PRESENT]++;
 	return 1;
+}
+
+/* A GSO skb's segments, from the qdisc layer's length (wire_len, with the
+ * other segments' headers) and gso_segs. gso_segs is 0 in a SKB_GSO_DODGY
+ * skb (a VM's through tap or vhost-net, AF_PACKET's with a vnet header,
+ * one bpf_skb_adjust_room changed) until the stack segments it: counted
+ * then from the lengths and gso_size, as the qdisc layer counts
+ * (qdisc_pkt_len_init): the payload after the headers (TCP's, or UDP's 8
+ * bytes) in gso_size pieces. */
+static __always_inline __u32 egress_gso_segs(struct __sk_buff *skb, const struct pkt_info *pi,
+					     void *data, void *data_end)
+{
+	__u32 segs = skb->gso_segs, size, hdrs, thl = 0;
+	__u8 *l4;
+
+	if (segs)
+		return segs > 1 ? segs : 1;
+	size = skb->gso_size;
+	if (!size || !(pi->flags & BT_F_KEYED) || (pi->flags & BT_F_FRAGMENT))
+		return 1;
+	l4 = data + (pi->l3_off & BT_HDR_OFF_MASK) + (pi->spie_hlen & BT_HDR_OFF_MASK);
+	if (pi->key.proto == IPPROTO_TCP_) {
+		if ((void *)(l4 + 13) > data_end)
+			return 1;
+		thl = (l4[12] >> 4) * 4;
+	} else if (pi->key.proto == IPPROTO_UDP_) {
+		thl = 8;
+	}
+	hdrs = (pi->l3_off & BT_HDR_OFF_MASK) + (pi->spie_hlen & BT_HDR_OFF_MASK) + thl;
+	if (skb->len <= hdrs)
+		return 1;
+	segs = (skb->len - hdrs + size - 1) / size;
+	return segs > 1 ? segs : 1;
+}
+
+/* The bytes of the digest's words past the linear part, pulled into it:
+ * the headers are there already in nearly every skb the stack sends, and
+ * pulling more than they hold would copy the head of a cloned one (every
+ * TCP skb, which TCP keeps for retransmission). The packet's pointers
+ * are to be read again after it. */
+static __always_inline void egress_pull_words(struct __sk_buff *skb, const struct pkt_info *pi,
+					      void *data, void *data_end)
+{
+	__u32 need = (pi->l3_off & BT_HDR_OFF_MASK) + (pi->spie_hlen & BT_HDR_OFF_MASK) +
+		     (pi->ip_after < 16 ? pi->ip_after : 16);
+
+	if (need > skb->len)
+		need = skb->len;
+	if (data + need > data_end)
+		bpf_skb_pull_data(skb, need);
 }
 
 /* The heavy-flow stage in a call of its own: inlined, its frame made the
@@ -152,23 +214,30 @@ int bloomtap_egress(struct __sk_buff *skb)
 	bool spie;
 
 	/* the headers in the linear part, where the stack nearly always has
-	 * them already */
+	 * them already: pulled here only when it cannot hold an IP header
+	 * (AF_PACKET with a vnet header of no hdr_len leaves L2 alone), the
+	 * digest's bytes past it after the parse (egress_pull_words) */
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;
-	if (data + PULL_BYTES > data_end && data + skb->len > data_end) {
+	if (data + LINEAR_MIN > data_end && data + skb->len > data_end) {
 		bpf_skb_pull_data(skb, skb->len < PULL_BYTES ? skb->len : PULL_BYTES);
 		data = (void *)(long)skb->data;
 		data_end = (void *)(long)skb->data_end;
 	}
+	__builtin_memset(&pi, 0, sizeof(pi));
+	parse_packet(skb, true, data, data_end, &pi);
 	/* a GSO skb's segments: only where the length on the wire (the
 	 * qdisc layer's, with the other segments' headers) says there are
 	 * several, since gso_segs is in the skb's shared info, a cache line
 	 * of its own that a sent packet's path had not read: 175 ns a packet
 	 * of 64 bytes forwarded out of a veth (make bench, egress live) */
-	if (skb->wire_len > skb->len && skb->gso_segs > 1)
-		segs = skb->gso_segs;
-	__builtin_memset(&pi, 0, sizeof(pi));
-	parse_packet(skb, true, data, data_end, &pi);
+	if (skb->wire_len > skb->len)
+		segs = egress_gso_segs(skb, &pi, data, data_end);
+	/* read again either way: one verifier state after the pull, not two */
+	if (pi.flags & BT_F_KEYED)
+		egress_pull_words(skb, &pi, data, data_end);
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
 	c = bpf_map_lookup_elem(&ctl, &zero);
 	/* counted first, its bytes once the segments' headers are known */
 	ctr = count_packets(&pi, 0, segs, BT_DIR_EGRESS);

@@ -70,7 +70,13 @@ struct pkt_info {
 				 * from the cursor on */
 	__u16 l3_off;		/* IP header, from the start of the frame */
 	__u16 l3_hlen;		/* its length: IHL * 4, or 40 */
-	__u32 ip_after;		/* IP bytes after that header, per the length field */
+	__u32 ip_after;		/* IP bytes after spie_hlen, per the length field */
+	__u16 spie_hlen;	/* where the SPIE digest's 8 bytes "after the
+				 * header" start, from l3_off: IHL * 4; IPv6: 40
+				 * and the extension headers walked before a
+				 * fragment header (spie.bpf.h) */
+	__u8 spie_nh;		/* IPv6: the header found there (UDP: 17) */
+	__u8 pad;
 };
 
 static __always_inline bool eth_is_vlan(__u16 proto)
@@ -150,6 +156,7 @@ static __always_inline int parse_ipv4(struct hdr_cursor *c, void *data_end,
 	c->pos += hlen;
 	pi->ip_left = tot_len - hlen;
 	pi->l3_hlen = hlen;
+	pi->spie_hlen = hlen;
 	pi->ip_after = pi->ip_left;
 
 	key_set_v4mapped(pi->key.src, iph->saddr);
@@ -178,11 +185,22 @@ struct bt_ext_walk {
 	__u32 off;		/* in: first extension header; out: the L4 header */
 	__u32 ip_left;		/* IP payload left from off */
 	__u32 flags;		/* out: BT_F_* found on the way */
+	__u32 spie_off;		/* out: where the digest's 8 bytes start: before
+				 * a fragment header, else where the walk ended */
+	__u32 spie_left;	/* out: IP payload left from spie_off */
 	__u8 nh;		/* in: its type; out: the upper-layer protocol */
-	__u8 pad[3];
+	__u8 spie_nh;		/* out: the header at spie_off */
+	__u8 pad[2];
 };
 
 enum { BT_EXT_L4, BT_EXT_NO_PORTS };
+
+static __always_inline void spie_at(struct bt_ext_walk *w, __u32 off, __u32 left, __u8 nh)
+{
+	w->spie_off = off & BT_HDR_OFF_MASK;
+	w->spie_left = left;
+	w->spie_nh = nh;
+}
 
 /* The bounded walk over hop-by-hop, routing, fragment, destination options
  * and AH headers (RFC 8200 4, RFC 4302 2.2), as a global function: the
@@ -203,6 +221,7 @@ static __always_inline int ipv6_ext_walk(void *data, void *data_end, struct bt_e
 	off = w->off;
 	left = w->ip_left;
 	nh = w->nh;
+	w->spie_off = 0;
 	for (i = 0; i < BT_MAX_IPV6_EXT; i++) {
 		__u8 *eh;
 		__u32 len;
@@ -210,6 +229,11 @@ static __always_inline int ipv6_ext_walk(void *data, void *data_end, struct bt_e
 		if (!ipv6_is_ext(nh))
 			break;
 		off &= BT_HDR_OFF_MASK;
+		/* the digest stops at a fragment header: its ID and offset
+		 * are what tell one fragment from another (IPv4's are in
+		 * the header word) */
+		if (nh == IPPROTO_FRAGMENT_ && !w->spie_off)
+			spie_at(w, off, left, nh);
 		eh = data + off;
 		/* Every extension header starts with next-header and a length
 		 * byte; the fragment header is a fixed 8 bytes. */
@@ -238,15 +262,19 @@ static __always_inline int ipv6_ext_walk(void *data, void *data_end, struct bt_e
 	w->nh = nh;
 	w->off = off & BT_HDR_OFF_MASK;
 	w->ip_left = left;
+	if (!w->spie_off)
+		spie_at(w, off, left, nh);
 	if (ipv6_is_ext(nh)) {
 		w->flags |= BT_F_TOO_DEEP;
 		return BT_EXT_NO_PORTS;
 	}
 	return BT_EXT_L4;
 truncated:
-	/* keyed by the header that was cut */
+	/* keyed by the header that was cut; the digest's bytes start there */
 	w->nh = nh;
 	w->flags |= BT_F_TRUNCATED;
+	if (!w->spie_off)
+		spie_at(w, off, left, nh);
 	return BT_EXT_NO_PORTS;
 }
 
@@ -287,6 +315,8 @@ static __always_inline int parse_ipv6(void *ctx, bool skb, struct hdr_cursor *c,
 	if (!pi->ip_left)
 		pi->ip_left = 0xffff;
 	pi->l3_hlen = sizeof(*ip6);
+	pi->spie_hlen = sizeof(*ip6);
+	pi->spie_nh = ip6->nexthdr;
 	pi->ip_after = pi->ip_left;
 	__builtin_memcpy(pi->key.src, &ip6->saddr, 16);
 	__builtin_memcpy(pi->key.dst, &ip6->daddr, 16);
@@ -302,6 +332,11 @@ static __always_inline int parse_ipv6(void *ctx, bool skb, struct hdr_cursor *c,
 	ret = skb ? bt_ipv6_ext_skb(ctx, &w) : bt_ipv6_ext(ctx, &w);
 	pi->flags |= w.flags;
 	pi->key.proto = w.nh;
+	/* the walk's offsets are from the frame's start, below 8 KiB */
+	pi->spie_hlen = ((w.spie_off & BT_HDR_OFF_MASK) - (pi->l3_off & BT_HDR_OFF_MASK)) &
+			BT_HDR_OFF_MASK;
+	pi->spie_nh = w.spie_nh;
+	pi->ip_after = w.spie_left;
 	if (ret != BT_EXT_L4)
 		return 0;
 	pi->ip_left = w.ip_left;

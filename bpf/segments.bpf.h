@@ -19,6 +19,9 @@ struct seg_run {
 	__u32 len, last_len;	/* the length field of all but the last, the last's */
 	__u32 win, reason;	/* reason: a drop's */
 	bool v4, fixed_id;
+	bool both_ids;		/* IPv4 IDs fixed or incrementing, not told
+				 * apart: each segment after the first has a
+				 * digest for each (egress, forwarded skbs) */
 	bool sent;		/* egress: "left here", not "dropped" */
 };
 
@@ -33,27 +36,36 @@ struct seg_ctx {
 	__u16 id0;
 };
 
+static __always_inline void segment_insert(const struct seg_ctx *x, __u64 w, __u64 a)
+{
+	const struct seg_run *g = x->g;
+	__u64 h = bt_hash_spie_finish(&cfg_keys, g->addrs, w, a, 0);	/* TCP: no more word */
+
+	if (g->sent)
+		spie_insert_sent(x->c, g->win, h);
+	else
+		spie_insert_dropped(x->c, g->win, h, g->reason);
+}
+
 static long one_segment(__u32 i, void *arg)
 {
 	struct seg_ctx *x = arg;
 	const struct seg_run *g = x->g;
 	__u16 len = i + 1 < g->segs ? g->len : g->last_len;
-	__u64 w = g->hdr, a, h;
+	__u64 w = g->hdr, a, fixed;
 
 	/* the length field: IPv4's bytes 2-3, IPv6's bytes 4-5 */
 	if (g->v4) {
-		w = (w & ~(0xffffULL << 16)) | (__u64)bpf_htons(len) << 16;
+		w = fixed = (w & ~(0xffffULL << 16)) | (__u64)bpf_htons(len) << 16;
 		if (!g->fixed_id)
 			w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons(bt_seg_id(x->id0, i, 0)) << 32;
 	} else {
 		w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons(len) << 32;
 	}
 	a = (g->after & 0xffffffffULL) | (__u64)bpf_htonl(bt_seg_seq(x->seq0, i, g->gso_size)) << 32;
-	h = bt_hash_spie_finish(&cfg_keys, g->addrs, w, a, 0);	/* TCP: no more word */
-	if (g->sent)
-		spie_insert_sent(x->c, g->win, h);
-	else
-		spie_insert_dropped(x->c, g->win, h, g->reason);
+	segment_insert(x, w, a);
+	if (g->both_ids && i)
+		segment_insert(x, fixed, a);
 	return 0;
 }
 
@@ -71,17 +83,20 @@ static __always_inline __u32 digest_segments(struct bt_ctl *c, const struct seg_
 }
 
 /* A TCP skb's segments digested (digest_segments), from a copy of its IP
- * header ip (hl bytes, TCP's first 13 after it, read with & 0x7f): true
- * when its lengths are what GRO or TSO leave, with *digested and *bytes
- * (each segment's headers counted); false, and it is digested as it is.
- * g holds all but the segments' lengths. */
+ * header ip (hl bytes, IPv6's extension headers included; TCP's first 13
+ * after it, read with & 0x7f): true when its lengths are what GRO or TSO
+ * leave, with *digested and *bytes (each segment's headers counted);
+ * false, and it is digested as it is. g holds all but the segments'
+ * lengths. */
 static __always_inline bool gso_tcp_segments(struct bt_ctl *c, const __u8 *ip, __u32 hl,
 					     struct seg_run *g, __u64 *bytes, __u32 *digested)
 {
 	/* the merged header's length field is the whole skb's */
 	__u32 thl = (ip[(hl + 12) & 0x7f] >> 4) * 4;
-	__u32 total = g->v4 ? ((__u32)ip[2] << 8 | ip[3]) : hl + ((__u32)ip[4] << 8 | ip[5]);
-	__u32 hdrs = (g->v4 ? hl : 0) + thl;
+	__u32 total = g->v4 ? ((__u32)ip[2] << 8 | ip[3]) : 40 + ((__u32)ip[4] << 8 | ip[5]);
+	/* a segment's length field: IPv4's counts its header, IPv6's not
+	 * the fixed 40 bytes */
+	__u32 hdrs = (g->v4 ? hl : hl - 40) + thl;
 
 	if (thl < 20 || total < hl + thl + (g->segs - 1) * g->gso_size + 1)
 		return false;

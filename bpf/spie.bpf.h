@@ -68,7 +68,8 @@ static __always_inline __u64 spie_hdr_v6(__u64 w)
 }
 
 /* The digest's words after the addresses (include/bloomtap.h "SPIE
- * digests"): the header word, the 8 bytes after the header, and a UDP
+ * digests"): the header word, the 8 bytes after the header (IPv4's
+ * options and IPv6's extension headers skipped), and a UDP
  * datagram's first 8 payload bytes (0 for any other packet). */
 struct spie_in {
 	__u64 hdr, after, more;
@@ -95,14 +96,15 @@ static __always_inline __u64 spie_load(__u8 *p, __u32 n, void *data_end)
 	return w;
 }
 
-/* The digest's UDP words: an IP header ip whose own protocol is 17 (an
- * IPv6 extension header first is not), not a later fragment (its 8 bytes
- * are payload). The XDP, egress and drop programs ask the same. */
-static __always_inline bool spie_is_udp(const __u8 *ip, bool v4)
+/* The digest's UDP words: IPv4 whose protocol is 17, not a later fragment
+ * (its 8 bytes are payload); IPv6 whose header at the digest's 8 bytes,
+ * nh (after the extension headers, none of them a fragment header), is
+ * 17. The XDP, egress and drop programs ask the same. */
+static __always_inline bool spie_is_udp(const __u8 *ip, bool v4, __u8 nh)
 {
 	if (v4)
 		return ip[9] == IPPROTO_UDP_ && !(((__u32)ip[6] << 8 | ip[7]) & 0x1fff);
-	return ip[6] == IPPROTO_UDP_;
+	return nh == IPPROTO_UDP_;
 }
 
 #define SPIE_CSUM_OUT 0x0000ffffffffffffULL	/* UDP's checksum, bytes 6-7, zeroed */
@@ -134,15 +136,16 @@ static __always_inline bool spie_words(const struct pkt_info *pi, void *data,
 		if ((void *)(ip + 20) > data_end)
 			return false;
 		in->hdr = spie_hdr_v4(*(__u64 *)ip, ip[9]);
-		udp = spie_is_udp(ip, true);
+		udp = spie_is_udp(ip, true, 0);
 	} else {
 		if ((void *)(ip + 40) > data_end)
 			return false;
 		in->hdr = spie_hdr_v6(*(__u64 *)ip);
-		udp = spie_is_udp(ip, false);
+		udp = spie_is_udp(ip, false, pi->spie_nh);
 	}
-	/* IHL * 4 (20..60) or 40, masked for the verifier */
-	l4 = ip + (pi->l3_hlen & 0x3c);
+	/* IHL * 4 (20..60), or 40 and IPv6's extension headers (below 8 KiB),
+	 * masked for the verifier; spie_load checks the bounds */
+	l4 = ip + (pi->spie_hlen & BT_HDR_OFF_MASK);
 	in->after = spie_load(l4, n, data_end);
 	spie_udp(in, l4, n, data_end, udp);
 	return true;

@@ -257,9 +257,12 @@ enum bt_test_gate {
  *              IPv6: bytes 0-7 with traffic class, flow label and hop
  *              limit zeroed (version, payload length, next header stay);
  *   word 5:    the first 8 bytes after the whole IP header (IPv4 options
- *              skipped, IPv6 extension headers not), zero-padded past the
- *              end of the IP packet. Ethernet padding is never taken.
- *              UDP (the header's protocol 17, not a later fragment): its
+ *              skipped; IPv6 extension headers skipped as the parser
+ *              walks them, up to a fragment header, whose ID and offset
+ *              are taken then: ABI 19), zero-padded past the end of the
+ *              IP packet. Ethernet padding is never taken.
+ *              UDP (IPv4's protocol 17, not a later fragment; IPv6's
+ *              header 17 there): its
  *              checksum (bytes 6-7) zeroed, since a sender's checksum
  *              offload leaves a partial one, which a NIC completes but a
  *              veth, a container's link, carries as it is (ABI 14);

@@ -86,7 +86,15 @@ MUTANTS=(
 'egress-never-records|bpf/egress.bpf.h|	win = c->window;|	win = cfg_windows;|tests/live/egress.sh'
 'seg-ids-fixed|include/hash.h|	return fixed ? id0 : (__u16)(id0 + i);|	return id0;|.output/tests/test_unit'
 'seg-syn-keeps-options|user/core/segments.c|			return syn - opts;|			return syn;|tests/live/gro.sh'
-'segments-from-super-header|bpf/segments.bpf.h|	h = bt_hash_spie_finish(&cfg_keys, g->addrs, w, a, 0);|	h = bt_hash_spie_finish(&cfg_keys, g->addrs, g->hdr + 0 * w, g->after + 0 * a, 0);|tests/live/egress.sh'
+'segments-from-super-header|bpf/segments.bpf.h|	__u64 h = bt_hash_spie_finish(&cfg_keys, g->addrs, w, a, 0);|	__u64 h = bt_hash_spie_finish(&cfg_keys, g->addrs, g->hdr + 0 * w, g->after + 0 * a, 0);|tests/live/egress.sh'
+'egress-gso-segs-0-as-1|bpf/egress.bpf.h|	if (segs)
+		return segs > 1 ? segs : 1;|	if (1)
+		return segs > 1 ? segs : 1;|tests/live/egress.sh'
+'egress-forwarded-ids-incrementing|bpf/egress.bpf.h|.both_ids = pi->l3 == BT_CTR_L3_IPV4 && skb->ingress_ifindex };|.both_ids = false };|tests/live/egress.sh'
+'spie-v6-ext-not-walked|bpf/parse.bpf.h|	pi->spie_hlen = ((w.spie_off|	pi->spie_hlen = 40 + 0 * ((w.spie_off|.output/tests/test_spie'
+'digest-v6-ext-not-walked|user/core/digest.c|		dhl = v6_digest_off(ip, len, &left, &nh);|		dhl = 40 + 0 * v6_digest_off(ip, len, &left, &nh);|.output/tests/test_spie'
+'archive-v7-queried-with-new-digest|user/instance/archive.c|		return bt_spie_digest_v7(&f->keys, p);|		return bt_spie_digest(&f->keys, p);|.output/tests/test_spie'
+'egress-v6-segments-at-40|bpf/egress.bpf.h|	__u32 hl = pi->spie_hlen;|	__u32 hl = pi->l3_hlen;|tests/live/egress.sh'
 'udp-checksum-in-digest|bpf/spie.bpf.h|	in->after &= SPIE_CSUM_OUT;|	(void)0;|.output/tests/test_spie'
 'egress-heavy-in-received-maps|bpf/egress.bpf.h|	const struct heavy_maps hm = { &ecms, &efm, &efmc, &efc, &efmo };|	const struct heavy_maps hm = { &cms, &fm, &fmc, &fc, &fmo };|tests/live/both_lab.sh'
 'egress-classes-as-received|bpf/egress.bpf.h|	watch_count(pi, c, &cfg_keys, bytes, segs, BT_DIR_EGRESS);|	watch_count(pi, c, &cfg_keys, bytes, segs, BT_DIR_INGRESS);|tests/live/both_lab.sh'

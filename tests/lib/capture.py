@@ -9,7 +9,8 @@ usage: capture.py IFACE OUT.pcap COUNT MATCH[,MATCH...]
   COUNT 0: until SIGTERM, each frame written as it comes.
   MATCH: icmp-echo (IPv4 echo requests), icmp-reply (their replies),
   udp:PORT (IPv4, destination) or
-  port:PORT (IPv4 UDP or TCP, either end); "sent" among them: the frames
+  port:PORT (UDP or TCP, either end; IPv4, or IPv6 after its extension
+  headers); "sent" among them: the frames
   IFACE sends instead of those it receives. On lo each frame is captured
   once (the incoming copy)."""
 import signal
@@ -25,7 +26,23 @@ RCVBUF = 64 << 20	# a 2 MB TCP burst, each frame's truesize counted, on a
 			# slow guest (TCG) that reads it late
 
 
+def v6_l4(frame):
+    """IPv6's upper-layer protocol and its offset, past hop-by-hop,
+    routing, destination options and a first fragment's header"""
+    proto, off = frame[20], 54
+    while proto in (0, 43, 60, 44) and len(frame) >= off + 8:
+        if proto == 44 and struct.unpack_from("!H", frame, off + 2)[0] & ~7:
+            return None, off	# a later fragment: no ports
+        proto, off = frame[off], off + (8 if proto == 44 else (frame[off + 1] + 1) * 8)
+    return proto, off
+
+
 def matches(frame, wanted):
+    if len(frame) >= 54 and frame[12:14] == b"\x86\xdd":
+        proto, l4 = v6_l4(frame)
+        return len(frame) >= l4 + 4 and proto in (6, 17) and any(
+            m.startswith("port:") and int(m[5:]) in struct.unpack_from("!HH", frame, l4)
+            for m in wanted)
     if len(frame) < 34 or frame[12:14] != b"\x08\x00":
         return False
     ihl = (frame[14] & 15) * 4

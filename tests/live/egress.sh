@@ -20,7 +20,7 @@ need_root "egress"
 ID=$$ N=38
 NSA=bt-eg-a-$ID NSB=bt-eg-b-$ID
 VA=btega$ID VB=btegb$ID
-UPORT=40038 TPORT=40039 DATAGRAMS=40 PINGS=5
+UPORT=40038 TPORT=40039 VPORT=40036 DATAGRAMS=40 PINGS=5
 TMP=$(mktemp -d)
 cleanup() {
 	[ -n "${AGENT_A:-}" ] && kill "$AGENT_A" 2>/dev/null && wait "$AGENT_A" 2>/dev/null
@@ -30,6 +30,7 @@ cleanup() {
 	[ -n "${SINK:-}" ] && kill "$SINK" 2>/dev/null
 	in_ns "$NSA" "$BLOOMTAP" detach "$VA" >/dev/null 2>&1
 	in_ns "$NSB" "$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	[ -n "${NSR:-}" ] && in_ns "$NSR" "$BLOOMTAP" detach "$VR2" >/dev/null 2>&1
 	cleanup_netns
 	rm -rf "$TMP"
 }
@@ -121,6 +122,77 @@ check "A's egress digested the TCP transfer's GSO segments one by one ($(egress 
 eq "the $GSO_DATAGRAMS UDP GSO datagrams counted, not digested" "$(egress gso_not_digested)" $GSO_DATAGRAMS
 check "A's ingress counters hold no datagram (they were sent)" \
 	test "$(in_ns "$NSA" "$BLOOMTAP" -j stats "$VA" | json_get '["udp"]')" -eq 0
+
+# A GSO skb of SKB_GSO_DODGY, as a VM's through tap or vhost-net: ten
+# 1,000-byte segments in one write to a PACKET_VNET_HDR socket, whose
+# gso_segs is 0 until the stack cuts it after egress; egress counts its
+# segments from the lengths and gso_size, and each one left A
+segs0=$(egress gso_segments)
+capture_bg "$NSA" "$VA" "$TMP/vnet.pcap" 10 "port:$VPORT,sent"
+CAP=$CAPTURE_PID
+in_ns "$NSA" python3 "$TOP/tests/lib/segsend.py" vnet "$VA" \
+	"$(ip -n "$NSB" -br link show "$VB" | awk '{print $3}')" "198.18.$N.1" "198.18.$N.2" $VPORT 10 1000
+# a bound for a segment that never comes (the checks below say so)
+poll_until 30 test "$(frames_in "$TMP/vnet.pcap")" -ge 10
+kill "$CAP" 2>/dev/null; wait "$CAP" 2>/dev/null; CAP=
+read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/vnet.pcap")"
+eq "PACKET_VNET_HDR, gso_segs 0: the 10 segments on the wire left A" "$left/$(frames_in "$TMP/vnet.pcap")" 10/10
+eq "... and A's egress digested them as GSO segments" $(($(egress gso_segments) - segs0)) 10
+
+# IPv6 with a destination options header on every segment (IPV6_DSTOPTS):
+# egress rebuilds each GSO segment's digest with TCP after the extension
+# header, and the digest takes TCP's bytes there, not the header's
+in_ns "$NSA" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf."$VA".disable_ipv6=0
+in_ns "$NSB" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf."$VB".disable_ipv6=0
+ip -n "$NSA" addr add "2001:db8:$N::1/64" dev "$VA" nodad
+ip -n "$NSB" addr add "2001:db8:$N::2/64" dev "$VB" nodad
+ip -n "$NSA" neigh replace "2001:db8:$N::2" dev "$VA" nud permanent \
+	lladdr "$(ip -n "$NSB" -br link show "$VB" | awk '{print $3}')"
+ip -n "$NSB" neigh replace "2001:db8:$N::1" dev "$VB" nud permanent \
+	lladdr "$(ip -n "$NSA" -br link show "$VA" | awk '{print $3}')"
+segs0=$(egress gso_segments)
+capture_bg "$NSA" "$VA" "$TMP/dstopts.pcap" 0 "port:$((TPORT + 2)),sent"
+CAP=$CAPTURE_PID
+nsenter --net=/var/run/netns/"$NSB" timeout 120 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("::", int(sys.argv[1]))); s.listen(1); print("ready", flush=True)
+c, _ = s.accept(); n = 0
+while (b := c.recv(1 << 16)):
+    n += len(b)
+print(n, flush=True)' $((TPORT + 2)) > "$TMP/sink6.out" &
+SINK=$!
+wait_for "the IPv6 TCP sink listens" 30 grep -qx ready "$TMP/sink6.out"
+in_ns "$NSA" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_DSTOPTS, bytes([0, 0, 1, 4, 0, 0, 0, 0]))
+s.connect((sys.argv[1], int(sys.argv[2])))
+s.sendall(bytes(range(256)) * 1024); s.close()' "2001:db8:$N::2" $((TPORT + 2))
+wait_for "B's sink read the 256 KB over IPv6" 60 grep -qx 262144 "$TMP/sink6.out"
+SINK=
+kill "$CAP"; wait "$CAP" 2>/dev/null; CAP=
+got=$(frames_in "$TMP/dstopts.pcap")
+read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/dstopts.pcap")"
+eq "IPV6_DSTOPTS: every segment on the wire left A" "$left" "$got"
+# one of them with another sequence number: never sent, though of the same
+# length as the others (a digest taken at byte 40 covers the header alone)
+python3 - "$TMP/dstopts.pcap" "$TMP/forged6.pcap" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+o, best = 24, b""
+while o + 16 <= len(d):
+    n = struct.unpack_from("<I", d, o + 8)[0]
+    best = max(best, d[o + 16:o + 16 + n], key=len)
+    o += 16 + n
+f = bytearray(best)
+f[14 + 40 + 8 + 4] ^= 0x40	# TCP's sequence number, after 8 bytes of options
+open(sys.argv[2], "wb").write(d[:24] + struct.pack("<IIII", 0, 0, len(f), len(f)) + bytes(f))
+PY
+read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/forged6.pcap")"
+eq "... and a segment A never sent (another sequence number) did not" "$none" 1
+check "... GSO segments among them ($(($(egress gso_segments) - segs0)))" \
+	test $(($(egress gso_segments) - segs0)) -gt 0
 
 check "detach A" in_ns "$NSA" "$BLOOMTAP" detach "$VA"
 check "no egress program left on A's interface" bash -c \
@@ -225,6 +297,47 @@ check "attach the kept instance without sizes" in_ns "$NSB" "$BLOOMTAP" attach "
 eq "its sketch is the kept one: 4 x 2048 cells of 16 bytes" "$(bpftool -j map show pinned \
 	"/sys/fs/bpf/bloomtap/$VB/cms" | json_get '["bytes_value"]')" $((4 * 2048 * 16))
 check "detach B" in_ns "$NSB" "$BLOOMTAP" detach "$VB"
+# A router: S -- R -- D. R's receiving veth merges with GRO (TSO off at
+# S, so that veth hands R's NAPI what S sends; a flush timeout so that
+# the segments of one write meet in one poll) and forwards the merged skb
+# out of its other veth, which cuts it again (TSO and GSO off there, so
+# its capture holds the segments). S's 8 DF segments share one IPv4 ID:
+# GRO's skb is SKB_GSO_TCP_FIXEDID, and its segments keep that ID on the
+# wire. Egress cannot read the GSO type: a forwarded skb's segments are
+# recorded with both IDs, and each one left R.
+NSS=bt-eg-s-$ID NSR=bt-eg-r-$ID NSD=bt-eg-d-$ID
+VS=btegs$ID VR1=btegr$ID VR2=btegq$ID VD=btegd$ID
+veth_pair "$NSS" "$VS" "$NSR" "$VR1" $((N + 100)) && netns_add "$NSD" &&
+	ip link add "$VR2" netns "$NSR" type veth peer name "$VD" netns "$NSD" ||
+	{ fail "the router's namespaces"; summary; exit 1; }
+ip -n "$NSR" addr add "198.18.$((N + 101)).1/24" dev "$VR2"
+ip -n "$NSD" addr add "198.18.$((N + 101)).2/24" dev "$VD"
+ip -n "$NSR" link set "$VR2" up
+ip -n "$NSD" link set "$VD" up
+static_neighbours "$NSS" "$VS" "$NSR" "$VR1" $((N + 100))
+static_neighbours "$NSR" "$VR2" "$NSD" "$VD" $((N + 101))
+in_ns "$NSR" sysctl -qw net.ipv4.ip_forward=1
+in_ns "$NSS" ethtool -K "$VS" tso off gso off >/dev/null
+in_ns "$NSR" ethtool -K "$VR1" gro on >/dev/null
+in_ns "$NSR" ethtool -K "$VR2" tso off gso off >/dev/null
+# sysfs shows the devices of the namespace that mounts it
+in_ns "$NSR" unshare -m sh -c "mount -t sysfs sysfs /sys &&
+	echo 20000000 > /sys/class/net/$VR1/gro_flush_timeout &&
+	echo 2 > /sys/class/net/$VR1/napi_defer_hard_irqs"
+check "attach --direction egress on R's way out" in_ns "$NSR" "$BLOOMTAP" attach --direction egress "$VR2"
+capture_bg "$NSR" "$VR2" "$TMP/fwd.pcap" 8 "port:$VPORT,sent"
+CAP=$CAPTURE_PID
+in_ns "$NSS" python3 "$TOP/tests/lib/segsend.py" fixedid "$VS" \
+	"$(ip -n "$NSR" -br link show "$VR1" | awk '{print $3}')" "198.18.$((N + 100)).1" \
+	"198.18.$((N + 101)).2" $VPORT 8 1000
+poll_until 30 test "$(frames_in "$TMP/fwd.pcap")" -ge 8
+kill "$CAP" 2>/dev/null; wait "$CAP" 2>/dev/null; CAP=
+eq "R forwarded the 8 segments as one GRO skb, with their one ID" "$(in_ns "$NSR" "$BLOOMTAP" -j stats \
+	--direction egress "$VR2" | json_get '["gso_segments"]')/$(tshark -r "$TMP/fwd.pcap" -T fields \
+	-e ip.id 2>/dev/null | sort -u)" 8/0x4242
+read -r left recv none <<<"$(trace_dir "$NSR" "$VR2" "$TMP/fwd.pcap")"
+eq "fixed IDs (SKB_GSO_TCP_FIXEDID): the 8 segments left R" "$left" 8
+check "detach R" in_ns "$NSR" "$BLOOMTAP" detach "$VR2"
 
 cleanup
 trap - EXIT

@@ -21,6 +21,7 @@
 #include "report/trace_query.h"
 #include "instance/drops.h"
 #include <json-c/json.h>
+#include <zlib.h>
 
 #define PCAPS BT_PCAPS	/* from the Makefile */
 
@@ -182,6 +183,101 @@ static void test_digest_invariant_along_the_path(void **state)
 	assert_int_equal(bt_instance_counters(inst, c1), 0);
 	assert_int_equal(c1[BT_CTR_SPIE_INSERTED] - c0[BT_CTR_SPIE_INSERTED], 2);
 	assert_int_equal(c1[BT_CTR_SPIE_PRESENT] - c0[BT_CTR_SPIE_PRESENT], 1);
+}
+
+/* The kernel's logged digest of frame f (the XDP program's), or 0 when
+ * it recorded none. */
+static __u64 kernel_digest(struct bt_instance *inst, const struct frame *f)
+{
+	__u64 before = inserted(inst), logged = 0;
+	__u32 act, idx = before % BT_DIGEST_LOG;
+
+	assert_int_equal(bt_run_frame(inst->prog_fd, f->b, f->len, &act), 0);
+	if (inserted(inst) != before + 1)
+		return 0;
+	assert_int_equal(bpf_map_lookup_elem(inst->digest_log_fd, &idx, &logged), 0);
+	return logged;
+}
+
+/* IPv6 with extension headers: a TCP segment behind destination options
+ * (IPV6_DSTOPTS), a UDP datagram behind hop-by-hop and routing headers, a
+ * fragment behind hop-by-hop options. */
+enum { EXT_TCP, EXT_UDP, EXT_FRAG };
+static size_t v6_ext_packet(struct frame *f, int kind, uint32_t seq)
+{
+	size_t ip, l4;
+
+	f->len = 0;
+	fr_eth(f, 0x86dd);
+	if (kind == EXT_TCP) {
+		ip = fr_ipv6(f, 60);
+		fr_ext6(f, 6, 1);
+		l4 = f->len;
+		fr_ports(f, 40000, 443, 20);
+		memcpy(f->b + l4 + 4, &(uint32_t){ htonl(seq) }, 4);
+		f->b[l4 + 12] = 5 << 4;
+		fr_put(f, "segment payload", 15);
+	} else if (kind == EXT_UDP) {
+		ip = fr_ipv6(f, 0);
+		fr_ext6(f, 43, 1);
+		fr_ext6(f, 17, 2);
+		l4 = f->len;
+		fr_ports(f, 40000, 53, 8);
+		fr_put(f, "query 0123456", 13);
+		memcpy(f->b + l4 + 8, &(uint32_t){ htonl(seq) }, 4);
+	} else {
+		ip = fr_ipv6(f, 0);
+		fr_ext6(f, 44, 1);
+		l4 = f->len;
+		fr_frag6(f, 17, 0, 1);
+		memcpy(f->b + l4 + 4, &(uint32_t){ htonl(seq) }, 4);	/* its ID */
+		fr_ports(f, 40000, 53, 8);
+		fr_put(f, "first fragment", 14);
+	}
+	fr_ipv6_done(f, ip);
+	return l4;
+}
+
+/* The digest's 8 bytes come after the extension headers (up to a fragment
+ * header, taken whole), in the kernel and in user space: packets that
+ * differ there (TCP's sequence number, UDP's payload, a fragment's ID)
+ * differ in their digests, where taking the bytes at offset 40 made all
+ * of a flow's equal-length segments one digest. UDP's checksum behind
+ * extension headers stays out of it. Archive format 7's digest (byte 40)
+ * is still computed for old files. */
+static void test_ipv6_extension_headers_in_the_digest(void **state)
+{
+	struct bt_instance *inst = *state;
+	struct bt_hash_keys keys;
+
+	skip_unless_root();
+	bt_hash_keys_derive(&inst->meta.hash_key, &keys);
+	for (int kind = EXT_TCP; kind <= EXT_FRAG; kind++) {
+		struct bt_spie_packet a, b;
+		struct frame f, g;
+		size_t l4;
+
+		l4 = v6_ext_packet(&f, kind, 1000);
+		v6_ext_packet(&g, kind, 2448);
+		assert_int_equal(bt_spie_packet_frame(f.b, f.len, &a), 0);
+		assert_int_equal(bt_spie_packet_frame(g.b, g.len, &b), 0);
+		print_message("kind %d: digests %s, format 7's %s\n", kind,
+			      bt_spie_digest(&keys, &a) != bt_spie_digest(&keys, &b) ? "differ" : "equal",
+			      bt_spie_digest_v7(&keys, &a) != bt_spie_digest_v7(&keys, &b) ? "differ" :
+			      "equal");
+		assert_true(bt_spie_digest(&keys, &a) != bt_spie_digest(&keys, &b));
+		/* format 7's digest took the first extension header's bytes */
+		assert_true(bt_spie_digest_v7(&keys, &a) == bt_spie_digest_v7(&keys, &b));
+		/* the kernel's are user space's */
+		assert_true(kernel_digest(inst, &f) == bt_spie_digest(&keys, &a));
+		assert_true(kernel_digest(inst, &g) == bt_spie_digest(&keys, &b));
+		if (kind == EXT_UDP) {	/* the checksum (partial under offload) */
+			g = f;
+			g.b[l4 + 6] ^= 0x5a;
+			assert_int_equal(bt_spie_packet_frame(g.b, g.len, &b), 0);
+			assert_true(bt_spie_digest(&keys, &b) == bt_spie_digest(&keys, &a));
+		}
+	}
 }
 
 /* Random UDP packets with distinct content, for inserting and querying. */
@@ -918,11 +1014,73 @@ static void test_archive_every_bit_flip(void **state)
 	rmdir(dir);
 }
 
+/* An archive of format 7 (ABI 14 to 18) is queried with the digest its
+ * windows were written with: IPv6's 8 bytes at byte 40, whatever header
+ * is there. The same file as format 8 is queried with the walked digest.
+ * (The header rewritten to version 7, its CRC-32 again.) */
+static void test_archive_format7_keeps_its_digest(void **state)
+{
+	char dir[] = "/tmp/bt-test-v7-XXXXXX", path[512], name[256];
+	struct bt_meta m = { .window_bits = 32768, .k = 8, .hash_key = { 7, 13 } };
+	static struct bt_bloom_block filter[256];
+	const struct bt_window w = { .seq = 1, .start_ns = 1, .end_ns = 2, .packets = 1,
+				     .set_bits = 8 };
+	const struct bt_window *wins[1] = { &w };
+	const struct bt_bloom_block *filters[1] = { filter };
+	struct bt_archive_hdr3 h;
+	struct bt_archive_file *a;
+	struct bt_spie_packet p;
+	struct bt_hash_keys keys;
+	struct frame f;
+	const char *why;
+	__u64 old;
+	FILE *fp;
+
+	bt_hash_keys_derive(&m.hash_key, &keys);
+	v6_ext_packet(&f, EXT_TCP, 1000);
+	assert_int_equal(bt_spie_packet_frame(f.b, f.len, &p), 0);
+	old = bt_spie_digest_v7(&keys, &p);
+	assert_true(old != bt_spie_digest(&keys, &p));
+	filter[bt_bloom_block(old, 255)].w[0] |= bt_bloom_mask(old, 0, 8);
+	filter[bt_bloom_block(old, 255)].w[1] |= bt_bloom_mask(old, 1, 8);
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(bt_archive_write(dir, "v7", &m,
+					  &(struct bt_archive_batch){ wins, filters, NULL, 1, 256 },
+					  path, sizeof(path)), 0);
+	snprintf(name, sizeof(name), "%s", strrchr(path, '/') + 1);
+	assert_non_null(a = bt_archive_open(dir, name, &why));
+	assert_int_equal(a->version, BT_ARCHIVE_VERSION);
+	assert_true(bt_archive_digest(a, &p) == bt_spie_digest(&keys, &p));
+	assert_int_equal(bt_archive_has(a, 0, bt_archive_digest(a, &p), &why), 0);
+	bt_archive_close(a);
+
+	fp = fopen(path, "r+b");
+	assert_true(fread(&h, sizeof(h), 1, fp) == 1);
+	h.version = 7;
+	h.hdr_crc = 0;
+	h.hdr_crc = crc32(0, (const Bytef *)&h, sizeof(h));
+	rewind(fp);
+	assert_true(fwrite(&h, sizeof(h), 1, fp) == 1);
+	fclose(fp);
+	assert_non_null(a = bt_archive_open(dir, name, &why));
+	assert_int_equal(a->version, 7);
+	assert_true(bt_archive_digest(a, &p) == old);
+	assert_int_equal(bt_archive_has(a, 0, bt_archive_digest(a, &p), &why), 1);
+	bt_archive_close(a);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/v7-%016llx.key", dir,
+		 (unsigned long long)bt_key_id(&m.hash_key));
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel_and_user_digests_agree),
 		cmocka_unit_test(test_digest_invariant_along_the_path),
+		cmocka_unit_test(test_ipv6_extension_headers_in_the_digest),
+		cmocka_unit_test(test_archive_format7_keeps_its_digest),
 		cmocka_unit_test_teardown(test_window_at_design_load, own_instance_teardown),
 		cmocka_unit_test_teardown(test_no_false_negative_while_windows_change,
 					  own_instance_teardown),

@@ -25,10 +25,35 @@ static void v4mapped(__u8 dst[16], const uint8_t *addr)
 	memcpy(dst + 12, addr, 4);
 }
 
+/* IPv6's extension headers up to the digest's 8 bytes, as the datapath
+ * walks them (bpf/parse.bpf.h ipv6_ext_walk): at most 8 of them, up to a
+ * fragment header (whose ID and offset the digest takes), or to one cut
+ * short by the frame or the payload length. Their offset from ip; *left
+ * (payload bytes from there) and *nh (the header there) updated. */
+static uint32_t v6_digest_off(const uint8_t *ip, uint32_t len, uint32_t *left, uint8_t *nh)
+{
+	uint32_t off = 40;
+
+	for (int i = 0; i < 8; i++) {
+		uint32_t n;
+
+		if ((*nh != 0 && *nh != 43 && *nh != 60 && *nh != 51) ||
+		    off + 8 > len || *left < 8)
+			break;
+		n = *nh == 51 ? ((uint32_t)ip[off + 1] + 2) * 4 : ((uint32_t)ip[off + 1] + 1) * 8;
+		if (n > *left)
+			break;
+		*nh = ip[off];
+		*left -= n;
+		off += n;
+	}
+	return off;
+}
+
 int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
 {
-	uint32_t hl, fixed, after, total, more;
-	__u8 addrs[32], hdr[8];
+	uint32_t hl, fixed, after, total, more, dhl, left;
+	__u8 addrs[32], hdr[8], nh = 0;
 	bool udp;
 
 	memset(p, 0, sizeof(*p));
@@ -52,6 +77,7 @@ int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
 		p->legacy[8] = 0;
 		p->legacy[10] = p->legacy[11] = 0;
 		fixed = 20;
+		dhl = hl;
 		udp = ip[9] == 17 && !(be16(ip + 6) & 0x1fff);	/* not a later fragment */
 	} else if (ip[0] >> 4 == 6) {
 		if (len < 40)
@@ -69,27 +95,48 @@ int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
 		p->legacy[1] = p->legacy[2] = p->legacy[3] = 0;
 		p->legacy[7] = 0;
 		fixed = 40;
-		udp = ip[6] == 17;	/* no extension header first */
+		nh = ip[6];
+		left = total - 40;
+		dhl = v6_digest_off(ip, len, &left, &nh);
+		udp = nh == 17;
 	} else {
 		return -1;
 	}
 	for (int i = 0; i < 4; i++)
 		p->w[i] = le_word(addrs + 8 * i, 8);
 	p->w[4] = le_word(hdr, 8);
-	/* 8 bytes after the header, within the IP packet and the capture */
+	/* 8 bytes after the header, within the IP packet and the capture:
+	 * before archive format 8, at byte 40 of IPv6 whatever came there */
 	after = total - hl;
 	if (after > len - hl)
 		after = len - hl;
 	if (after > 8)
 		after = 8;
-	p->w[5] = p->w5_raw = le_word(ip + hl, after);
+	p->w5_v7 = p->w5_raw = le_word(ip + hl, after);
+	p->w6_v7 = 0;
 	memcpy(p->legacy + fixed, ip + hl, after);
+	if (udp && dhl == hl) {
+		p->w5_v7 &= 0x0000ffffffffffffULL;
+		more = total - hl > len - hl ? len - hl : total - hl;
+		if (more > 8)
+			p->w6_v7 = le_word(ip + hl + 8, more - 8);
+	}
+	/* since format 8, after IPv6's extension headers (v6_digest_off) */
+	if (dhl == hl) {
+		p->w[5] = p->w5_v7;
+		p->w[6] = p->w6_v7;
+		return 0;
+	}
+	after = dhl < len ? len - dhl : 0;
+	if (after > total - dhl)
+		after = total - dhl;
+	more = after;
+	p->w[5] = le_word(ip + dhl, after > 8 ? 8 : after);
 	/* UDP: the checksum out, the payload's first 8 bytes in word 6 */
 	if (udp) {
 		p->w[5] &= 0x0000ffffffffffffULL;
-		more = total - hl > len - hl ? len - hl : total - hl;
 		if (more > 8)
-			p->w[6] = le_word(ip + hl + 8, more - 8);
+			p->w[6] = le_word(ip + dhl + 8, more - 8);
 	}
 	return 0;
 }
@@ -139,6 +186,11 @@ void bt_hash_keys_derive(const struct bt_hash_key_raw *key, struct bt_hash_keys 
 __u64 bt_spie_digest(const struct bt_hash_keys *k, const struct bt_spie_packet *p)
 {
 	return bt_hash_spie_finish(k, bt_hash_addrs(k, p->w), p->w[4], p->w[5], p->w[6]);
+}
+
+__u64 bt_spie_digest_v7(const struct bt_hash_keys *k, const struct bt_spie_packet *p)
+{
+	return bt_hash_spie_finish(k, bt_hash_addrs(k, p->w), p->w[4], p->w5_v7, p->w6_v7);
 }
 
 __u64 bt_spie_digest_abi13(const struct bt_hash_keys *k, const struct bt_spie_packet *p)

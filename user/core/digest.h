@@ -16,6 +16,9 @@
 struct bt_spie_packet {
 	__u64 w[BT_SPIE_WORDS];
 	__u64 w5_raw;		/* word 5 with UDP's checksum: before ABI 14 */
+	__u64 w5_v7, w6_v7;	/* words 5 and 6 before ABI 19 (archive format 8),
+				 * taken at IPv6's byte 40, extension headers
+				 * or not; w5_raw is too */
 	__u8 legacy[48] __attribute__((aligned(8)));
 };
 
@@ -32,6 +35,9 @@ int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
  * PRF: the derived words are independent and reveal nothing of the key). */
 void bt_hash_keys_derive(const struct bt_hash_key_raw *key, struct bt_hash_keys *out);
 __u64 bt_spie_digest(const struct bt_hash_keys *k, const struct bt_spie_packet *p);
+/* The digest of archive format 7 (ABI 14 to 18): IPv6's extension
+ * headers not walked. */
+__u64 bt_spie_digest_v7(const struct bt_hash_keys *k, const struct bt_spie_packet *p);
 /* The digest of archive formats 3 to 6 (ABI 5 to 13): UDP's checksum in
  * word 5, no word 6. */
 __u64 bt_spie_digest_abi13(const struct bt_hash_keys *k, const struct bt_spie_packet *p);

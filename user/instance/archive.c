@@ -736,8 +736,10 @@ void bt_archive_lend_dctx(struct bt_archive_file *f, ZSTD_DCtx *dctx)
 
 __u64 bt_archive_digest(const struct bt_archive_file *f, const struct bt_spie_packet *p)
 {
-	if (f->version >= 7)
+	if (f->version >= BT_ARCHIVE_V6_EXT)
 		return bt_spie_digest(&f->keys, p);
+	if (f->version >= 7)
+		return bt_spie_digest_v7(&f->keys, p);
 	return f->version >= 3 ? bt_spie_digest_abi13(&f->keys, p) : bt_spie_digest_legacy(&f->key, p);
 }
 

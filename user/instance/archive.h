@@ -48,7 +48,12 @@
  * CRC: every code of the drop records and, when a window has
  * BT_ARCHIVE_DROPS_OTHER, every reason that kernel had (what a query then
  * tries). Files before it are named by the kernel that reads them. */
-#define BT_ARCHIVE_VERSION 8
+/* Format 9 is format 8 whose IPv6 digests take their 8 bytes after the
+ * extension headers (include/bloomtap.h "SPIE digests"); format 8 and
+ * older files are queried with the digest that takes them at byte 40
+ * (bt_spie_digest_v7). Nothing else in the file changed. */
+#define BT_ARCHIVE_V6_EXT 9
+#define BT_ARCHIVE_VERSION 9
 #define BT_ARCHIVE_DROPS_OTHER (1u << 16)
 #define BT_ARCHIVE_SUFFIX ".btw"
 /* Raw filter bytes a chunk holds: 32 blocks (make bench weighs query speed
