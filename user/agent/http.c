@@ -9,6 +9,7 @@
  * address: a slow trace never holds a scrape up. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -287,8 +288,14 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 {
 	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
 	const char *until = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "until");
+	const char *skew = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "skew");
+	const char *at = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "at");
+	const char *any = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "any_time");
+	bool any_time = any && strcmp(any, "0");
 	struct agent_iface *f = pick_iface(a, c);
-	__u64 s_ns = 0, u_ns = 0;
+	__u64 s_ns = 0, u_ns = 0, at_ns = 0;
+	double skew_s;
+	char *end;
 	char err[600] = "", from[40], *archive, *text;
 
 	if (!f)
@@ -298,6 +305,14 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	if ((since && bt_parse_time(since, &s_ns)) || (until && bt_parse_time(until, &u_ns)))
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST,
 				   "since and until take epoch seconds, YYYY-MM-DDTHH:MM:SSZ or -N[smhd]");
+	/* each packet at its own time +- skew (the agent's trace-skew unless
+	 * asked), a --hex packet at at= */
+	skew_s = skew ? strtod(skew, &end) : a->cfg.trace_skew_s > 0 ? a->cfg.trace_skew_s :
+		 BT_TRACE_SKEW_NS / 1e9;
+	if ((skew && (end == skew || *end || !(skew_s > 0) || skew_s > 1e9)) ||
+	    (at && bt_parse_time(at, &at_ns)))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST,
+				   "skew takes seconds (over 0), at a time as since does");
 	/* unless asked, the last hour: a request opens the files of its time
 	 * range only, not a year of archive */
 	if (!since) {
@@ -316,7 +331,9 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	text = bt_trace_text(&(struct bt_trace_query){ .inst = &f->inst, .archive = archive,
 						       .since = s_ns, .until = u_ns,
-						       .max_packets = BT_HTTP_TRACE_MAX_PACKETS },
+						       .max_packets = BT_HTTP_TRACE_MAX_PACKETS,
+						       .skew_ns = (__u64)llround(skew_s * 1e9),
+						       .at_ns = at_ns, .any_time = any_time },
 			     r->body, r->len, err, sizeof(err));
 	free(archive);
 	if (!text)

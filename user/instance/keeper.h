@@ -28,6 +28,7 @@ struct bt_keeper {
 	uint64_t sealed, archived, files, archive_errors, dropped, overloaded;
 	uint64_t archive_bytes;	/* after the last prune */
 	int last_err;		/* of the last archive write */
+	__s64 clock_lo, clock_hi;	/* bt_clock_note's copy */
 };
 
 /* One turn. close_now: close the current window whatever its age (a
