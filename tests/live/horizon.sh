@@ -60,7 +60,7 @@ idx = list(range(0, n, 400)) + list(range(n - 100, n))
 with open(d + "/sample.pcap", "wb") as o:
     o.write(hdr + b"".join(rec(t0 + i / 4096, frame(i)) for i in idx))
 with open(d + "/late.pcap", "wb") as o:
-    o.write(hdr + b"".join(rec(t0 + i / 4096 + 10, frame(i)) for i in range(4096 * 10, 4096 * 10 + 20)))
+    o.write(hdr + b"".join(rec(t0 + i / 4096 + 10, frame(i)) for i in range(4096 * 10 + 2000, 4096 * 10 + 2020)))
 open(d + "/empty.pcap", "wb").write(hdr)
 PY
 ARCH=$TMP/archive
@@ -68,7 +68,8 @@ check "an instance of 16 KiB windows (4,096 packets each)" "$BLOOMTAP" replay --
 	--instance "$INST" --window-bits 131072 --windows 256 "$TMP/empty.pcap"
 "$BLOOMTAP" windows --instance "$INST" --every 1 --archive "$ARCH" >/dev/null 2>"$TMP/keep.err" &
 KEEP=$!
-wait_for "windows --every holds the instance" 10 bash -c "! flock -n /sys/fs/bpf/bloomtap/$INST true"
+wait_for "windows --every holds the instance" 60 bash -c "! flock -n /sys/fs/bpf/bloomtap/$INST true" ||
+	sed 's/^/        /' "$TMP/keep.err"
 check "replay --capture-time of $((WINS * 4096)) packets" "$BLOOMTAP" replay --instance "$INST" \
 	--capture-time "$TMP/sent.pcap"
 kill -TERM "$KEEP"; wait "$KEEP"; KEEP=
@@ -111,6 +112,26 @@ d = json.load(open(sys.argv[1]))
 w = [p["windows_searched"] for p in d]
 sys.exit(not (all(2 <= x <= 7 for x in w) and 4.5 <= sum(w) / len(w) <= 6 and
               all(abs(t(p["searched"]["until"]) - t(p["searched"]["from"]) - 4) < 0.01 for p in d)))' "$TMP/never.json"
+# the formula for the windows actually searched: each packet's combined
+# rate is 1 - prod(1 - fpr) over the windows (archived, or live and not
+# archived) overlapping its range, and over those alone
+"$BLOOMTAP" -j archive "$ARCH" > "$TMP/arch.json"
+"$BLOOMTAP" -j windows --instance "$INST" > "$TMP/ring.json"
+check "each packet's combined rate is its windows' formula" python3 - "$TMP/never.json" "$TMP/arch.json" "$TMP/ring.json" <<'PY'
+import bisect, datetime, json, math, sys
+t = lambda s: datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+d = json.load(open(sys.argv[1]))
+w = [(t(x["start"]), t(x["end"]), x["fpr"]) for f in json.load(open(sys.argv[2])) for x in f["windows"]]
+w += [(t(x["start"]), t(x["end"]) if x["end"] else math.inf, x["fpr"])
+      for x in json.load(open(sys.argv[3])) if x["start"] and not x["archived"]]
+bad = 0
+for p in d:
+    lo, hi = t(p["searched"]["from"]), t(p["searched"]["until"])
+    e = -math.expm1(sum(math.log1p(-f) for s, en, f in w if s <= hi and en >= lo))
+    bad += abs(e - p["fpr_combined"]) > 0.02 * e + 1e-9
+print("%d of %d packets off the formula" % (bad, len(d)))
+sys.exit(bad > len(d) // 100)	# a window's edge within the printed millisecond
+PY
 S=$SECONDS
 "$BLOOMTAP" -j trace --instance "$INST" --archive "$ARCH" --any-time "$TMP/never.pcap" > "$TMP/any.json"
 TA=$((SECONDS - S))
@@ -124,9 +145,12 @@ echo "  (bounded ${TB}s, any time ${TA}s)"
 # off by more than the skew: not seen, and the range searched said
 OUT=$("$BLOOMTAP" trace --instance "$INST" --archive "$ARCH" "$TMP/late.pcap")
 check "a capture 10 s late: not seen (at most 1 of 20 falsely)" test "$(grep -c ': not seen' <<<"$OUT")" -ge 19
-FROM=$(date -u -d @$((T0 + 10 + 10 - 2)) +%Y-%m-%dT%H:%M:%S)
-check "the answer says which range was searched ($FROM...)" grep -q "searched ${FROM}.000Z .. " <<<"$OUT"
+FROM=$(python3 -c 'import datetime, sys
+t = int(sys.argv[1]) + 10 + 2000 / 4096 + 10 - 2
+print(datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z")' "$T0")
+check "the answer says which range was searched (from $FROM, the first packet's time less 2 s)" grep -q "^  searched $FROM .. " <<<"$OUT"
 check "... and the summary the skew" grep -q "each packet's capture time +- 2 s" <<<"$OUT"
+check "--skew 10, the range's edge at the packets' own time: found" bash -c "'$BLOOMTAP' trace --instance '$INST' --archive '$ARCH' --skew 10 '$TMP/late.pcap' | tail -1 | grep -q ', 0 not seen'"
 check "--skew 11: found" bash -c "'$BLOOMTAP' trace --instance '$INST' --archive '$ARCH' --skew 11 '$TMP/late.pcap' | tail -1 | grep -q ', 0 not seen'"
 
 # a clock step of +30 s after the packets (the conversion's input): the

@@ -359,7 +359,9 @@ static bool in_time(const struct trace_ctx *t, const struct tpkt *p, __u64 start
 	__u64 s = start > t->slack ? start - t->slack : 0;
 	__u64 e = !end || end + t->slack < end ? UINT64_MAX : end + t->slack;
 
-	return (flags & BT_WIN_REPLAY_TIME) || (p->lo <= e && s <= p->hi);
+	if (flags & BT_WIN_REPLAY_TIME)
+		return true;
+	return p->lo <= e && s <= p->hi;
 }
 
 /* A probe of packet p in a window at false-positive rate fpr: the chance
@@ -373,6 +375,17 @@ static void searched(struct tpkt *p, double fpr)
 {
 	p->nsearched++;
 	probed(p, fpr);
+}
+
+/* A window searched for its packets pkts[0..n) (those of its time): each
+ * counts it, and its "left here" probe when it holds sent digests */
+static void window_searched(struct tpkt **pkts, size_t n, double fpr, bool sent)
+{
+	for (size_t i = 0; i < n; i++) {
+		searched(pkts[i], fpr);
+		if (sent)
+			probed(pkts[i], fpr);
+	}
 }
 
 static void add_hit(struct trace_ctx *t, struct tpkt *p, const struct hit *h)
@@ -532,11 +545,7 @@ static void query_live(struct trace_ctx *t)
 		if (__atomic_load_n(&win->state, __ATOMIC_ACQUIRE) < BT_WIN_CURRENT ||
 		    __atomic_load_n(&win->seq, __ATOMIC_ACQUIRE) != seq)
 			continue;
-		for (size_t i = 0; i < np; i++) {
-			searched(all[i], h.fpr);
-			if (sent)
-				probed(all[i], h.fpr);	/* "left here" */
-		}
+		window_searched(all, np, h.fpr, sent);
 		t->live_seq[t->nlive++] = seq;
 		for (size_t i = 0; i < nh; i++) {
 			h.sent = i >= nsent;
@@ -670,12 +679,8 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 				if (r)
 					add_hit(t, sub[i], &h);
 			}
-			for (size_t i = 0; i < k; i++)
-				if (sent)
-					probed(sub[i], h.fpr);
-				else
-					searched(sub[i], h.fpr);
 		}
+		window_searched(sub, k, h.fpr, aw->flags & BT_WIN_SENT);
 		h.sent = false;
 		bt_archive_reasons(f, w, &reasons);
 		if (reasons.n || reasons.other) {
