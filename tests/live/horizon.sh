@@ -103,8 +103,8 @@ S=$SECONDS
 "$BLOOMTAP" -j trace --instance "$INST" --archive "$ARCH" "$TMP/never.pcap" > "$TMP/never.json"
 TB=$((SECONDS - S))
 check "never sent, time-bounded: falsely seen as the formula over the windows searched" check_false b "$TMP/never.json"
-check "never sent, time-bounded: at most 1 falsely seen" python3 -c '
-import json, sys; sys.exit(sum(p["seen"] for p in json.load(open(sys.argv[1]))) > 1)' "$TMP/never.json"
+check "never sent, time-bounded: at most 3 falsely seen (0.5 expected; --any-time: 100)" python3 -c '
+import json, sys; sys.exit(sum(p["seen"] for p in json.load(open(sys.argv[1]))) > 3)' "$TMP/never.json"
 check "each packet searched 5 windows or so (2 to 7), its range its time +- 2 s" python3 -c '
 import json, sys, datetime
 t = lambda s: datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
