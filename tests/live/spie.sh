@@ -29,6 +29,7 @@ import sys; d=open(sys.argv[1],"rb").read(); o=24
 while o < len(d):
     n=int.from_bytes(d[o+8:o+12],"little"); f=d[o+16:o+16+n]; o+=16+n
     if len(f) > 34 and f[12:14] == b"\x08\x00": print(f.hex()); break' "$A")
+FHEX=$F	# F is taken for a file name below
 check "--hex: an Ethernet frame" bash -c "'$BLOOMTAP' trace --instance '$INST' --hex '$F' | tail -1 | grep -q '^1 IP packets: 1 seen'"
 check "--hex: a frame whose MAC starts with 4 (not an IPv4 header)" bash -c "'$BLOOMTAP' trace --instance '$INST' --hex '4${F:1}' | tail -1 | grep -q '^1 IP packets: 1 seen'"
 check "--hex: the bare IP packet" bash -c "'$BLOOMTAP' trace --instance '$INST' --hex '${F:28}' | tail -1 | grep -q '^1 IP packets: 1 seen'"
@@ -111,7 +112,7 @@ check "a format 2 file is still read: A all seen" bash -c "'$BLOOMTAP' trace --a
 AT=$("$BLOOMTAP" -j archive "$OLD" | python3 -c 'import json, sys, datetime
 s = json.load(sys.stdin)[0]["windows"][0]["start"]
 print("%.3f" % datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp())')
-check "a format 2 file, time-bounded: a packet at its window's time seen ($AT)" bash -c "'$BLOOMTAP' trace --archive '$OLD' --hex '$F' --at '$AT' | tail -1 | grep -q '^1 IP packets: 1 seen'"
+check "a format 2 file, time-bounded: a packet at its window's time seen ($AT)" bash -c "'$BLOOMTAP' trace --archive '$OLD' --hex '$FHEX' --at '$AT' | tail -1 | grep -q '^1 IP packets: 1 seen'"
 check "... and A at its capture times not (not the window's)" bash -c "'$BLOOMTAP' trace --archive '$OLD' '$A' | tail -1 | grep -q ' 0 seen'"
 "$BLOOMTAP" trace --archive "$OLD" "$B" >/dev/null 2>&1
 eq "a format 2 file: B (never in it) not seen" "$?" 1
