@@ -30,7 +30,7 @@ static struct trace_cfg {
 	uint64_t budget, mss;
 	double skew;
 	bool any_time;
-} tcfg = { .skew = BT_TRACE_SKEW_NS / 1e9 };
+} tcfg;	/* skew 0: the default here, the agent's own trace-skew there */
 
 static const struct bt_opt trace_opts[] = {
 	BT_INSTANCE_OPT(tcfg.instance),
@@ -41,7 +41,8 @@ static const struct bt_opt trace_opts[] = {
 	{ "until", 0, BT_OPT_STRING, &tcfg.until, "T", "windows that start before T" },
 	{ "skew", 0, BT_OPT_DOUBLE, &tcfg.skew, "SECONDS",
 	  "search each packet in the windows of its capture time +- SECONDS: the "
-	  "capture's clock against this host's, and the capture's own delay (default 2)",
+	  "capture's clock against this host's, and the capture's own delay (default "
+	  "2; with --agents, each agent's trace-skew)",
 	  .dmin = 0.000001, .dmax = 1e9 },
 	{ "any-time", 0, BT_OPT_FLAG, &tcfg.any_time, NULL,
 	  "search every window for every packet, whatever its time" },
@@ -97,13 +98,16 @@ static const struct bt_cmd_spec trace_spec = {
  * each packet's; these say how far around them (or --hex's time) */
 static const char *time_args(char *buf, size_t len, __u64 at)
 {
+	int n = 0;
+
+	buf[0] = 0;
 	if (tcfg.any_time)
-		snprintf(buf, len, "any_time=1");
-	else if (at)
-		snprintf(buf, len, "skew=%.9g&at=%" PRIu64 ".%09" PRIu64, tcfg.skew,
+		return "any_time=1";
+	if (tcfg.skew > 0)
+		n = snprintf(buf, len, "skew=%.9g", tcfg.skew);
+	if (at)
+		snprintf(buf + n, len - n, "%sat=%" PRIu64 ".%09" PRIu64, n ? "&" : "",
 			 (uint64_t)(at / 1000000000), (uint64_t)(at % 1000000000));
-	else
-		snprintf(buf, len, "skew=%.9g", tcfg.skew);
 	return buf;
 }
 
