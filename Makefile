@@ -64,7 +64,8 @@ USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
 USER_HDRS := $(OUTPUT)/bloomtap.skel.h $(OUTPUT)/drops_host.skel.h
 
 TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/tests/test_heavy $(OUTPUT)/tests/test_spie $(OUTPUT)/tests/test_watch $(OUTPUT)/tests/test_ring \
-	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/tc_drop.bpf.o $(OUTPUT)/tests/flowgen
+	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/tc_drop.bpf.o $(OUTPUT)/tests/flowgen \
+	     $(OUTPUT)/tests/mkarchive
 
 .PHONY: all deps demo test test-kernels test-mutants test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
 	man install uninstall deb image seccomp package-test print-version print-deb print-deb-pkgs
@@ -106,6 +107,9 @@ $(OUTPUT)/tests/%.bpf.o: tests/lib/%.bpf.c | $(OUTPUT)/tests
 
 $(OUTPUT)/tests/flowgen: tests/lib/flowgen.c | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) -Itests/lib $< -o $@
+
+$(OUTPUT)/tests/mkarchive: tests/lib/mkarchive.c $(OUTPUT)/libbloomtap.a | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) $< $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
 
 # tests/unit: pure user space; tests/prog: the BPF object under BPF_PROG_TEST_RUN
 TEST_CMD = $(CC) $(CFLAGS) -DBT_PCAPS='"$(BT_PCAPS)"' -Itests/lib $< $(OUTPUT)/libbloomtap.a $(LIBS) -lcmocka -lpthread -o $@

@@ -326,6 +326,11 @@ enum bt_window_flags {
 	BT_WIN_ARCHIVED = 1 << 1,	/* user space: written to the archive */
 	BT_WIN_SENT = 1 << 2,		/* user space, when sealed: holds sent
 					 * packets' digests (tc egress) */
+	BT_WIN_REPLAY_TIME = 1 << 3,	/* user space (replay): its times are
+					 * the replay's, not its packets' */
+	BT_WIN_CAPTURE_TIME = 1 << 4,	/* user space (replay --capture-time):
+					 * its times are its packets' capture
+					 * times; never closed on time */
 };
 
 struct bt_window {
@@ -402,7 +407,11 @@ struct bt_meta {
 				 * refused, where /proc/locks is hidden (a unit's
 				 * ProcSubset=pid); 0 if an older bloomtap took it */
 	__u32 reserved32;
-	__u64 reserved[3];
+	/* CLOCK_REALTIME - CLOCK_BOOTTIME, the least and the most any keeper
+	 * of the instance saw (0: none yet): a clock step between a window's
+	 * time and its conversion moves it by at most clock_hi - clock_lo */
+	__s64 clock_lo, clock_hi;
+	__u64 reserved[1];
 	char archive[BT_META_ARCHIVE_LEN];	/* where the instance's agent archives
 						 * sealed windows (an absolute path,
 						 * NUL-terminated; empty: none known):

@@ -29,6 +29,10 @@ MUTANTS=(
 			continue;|		if (1)
 			continue;|.output/tests/test_watch'
 'watch-every-key-a-leaf|user/core/watchlpm.c|			e[out - 2].class_id &= ~BT_WATCH_KEY_LEAF;|			(void)0;|.output/tests/test_watch'
+# time-bounded traceback: a window at the range's edge, the rate's windows
+'horizon-edge-skipped|user/report/trace_query.c|	return p->lo <= e && s <= p->hi;|	return p->lo <= s && s <= p->hi && e >= s;|tests/live/horizon.sh'
+'horizon-no-clock-slack|user/report/trace_query.c|	t->slack = inst ? bt_clock_span(inst) : 0;|	t->slack = 0;|tests/live/horizon.sh'
+'horizon-rate-all-windows|user/report/trace_query.c|		window_searched(sub, k, h.fpr, aw->flags & BT_WIN_SENT);|		window_searched(order, m, h.fpr, aw->flags & BT_WIN_SENT);|tests/live/horizon.sh'
 # issue 40: IPv4's range table
 'range-first-address-excluded|include/bloomtap.h|0xfffe)|0)|.output/tests/test_watch'
 'range-parent-not-resumed|user/core/watchlpm.c|(depth ? stack[depth - 1].entry : base);|(base);|.output/tests/test_watch'

@@ -136,6 +136,7 @@ run_build() {	# label, build dir
 	run_suite ${label}integration tests/live/integration.sh
 	run_suite ${label}first-lab   tests/live/firstlab.sh
 	run_suite ${label}windows     tests/live/spie.sh
+	run_suite ${label}horizon     tests/live/horizon.sh
 	# under ASan, 50 rounds reach each kill step about 10 times (memory
 	# errors in the mending); the main pass's 200 look for rare orders
 	KEEPER_KILL_ROUNDS=${label:+50} run_suite ${label}keeper-kills tests/live/keeper_kills.sh

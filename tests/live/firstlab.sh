@@ -31,6 +31,8 @@ eq "every line of the first lab succeeded (exit)" "$RC" 0
 check "stats: 5 ICMP packets" grep -qE '^  icmp +5$' "$TMP/out"
 check "heavy: the ping flow" grep -q "198.18.0.1" "$TMP/out"
 check "windows: a window holding digests" grep -qE 'window +0 +current' "$TMP/out"
+check "trace: the capture's 5 packets seen, each at its own time" bash -c \
+	"grep -q '^5 IP packets: 5 seen, 0 not seen' '$TMP/out' && grep -q \"each packet's capture time +- 2 s\" '$TMP/out'"
 check "the agent's metrics, from its namespace" grep -q "^bloomtap_packets_total{interface=\"${N}vb\",direction=\"ingress\"} [1-9]" "$TMP/out"
 check "nothing left: namespaces" bash -c "! ip netns list | grep -q '^$N-'"
 check "nothing left: pins" test ! -e "/sys/fs/bpf/bloomtap/${N}vb"

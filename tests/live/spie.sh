@@ -29,6 +29,7 @@ import sys; d=open(sys.argv[1],"rb").read(); o=24
 while o < len(d):
     n=int.from_bytes(d[o+8:o+12],"little"); f=d[o+16:o+16+n]; o+=16+n
     if len(f) > 34 and f[12:14] == b"\x08\x00": print(f.hex()); break' "$A")
+FHEX=$F	# F is taken for a file name below
 check "--hex: an Ethernet frame" bash -c "'$BLOOMTAP' trace --instance '$INST' --hex '$F' | tail -1 | grep -q '^1 IP packets: 1 seen'"
 check "--hex: a frame whose MAC starts with 4 (not an IPv4 header)" bash -c "'$BLOOMTAP' trace --instance '$INST' --hex '4${F:1}' | tail -1 | grep -q '^1 IP packets: 1 seen'"
 check "--hex: the bare IP packet" bash -c "'$BLOOMTAP' trace --instance '$INST' --hex '${F:28}' | tail -1 | grep -q '^1 IP packets: 1 seen'"
@@ -42,7 +43,7 @@ eq "A: found once per packet (ring and archive are one window)" \
 	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sorted({len(p["windows"]) for p in d if "same_as" not in p}))' <<<"$TA")" "[1]"
 eq "trace -j fields (no digest: it would be an oracle for the keyed hash)" \
 	"$(python3 -c 'import json,sys; p=json.load(sys.stdin)[0]; print(sorted(p), sorted(p["windows"][0]))' <<<"$TA")" \
-	"['archive', 'archive_cut', 'drops', 'fpr_combined', 'hits_cut', 'packet', 'seen', 'windows', 'windows_searched'] ['direction', 'end', 'fpr', 'instance', 'source', 'start', 'window']"
+	"['archive', 'archive_cut', 'drops', 'fpr_combined', 'hits_cut', 'packet', 'searched', 'seen', 'windows', 'windows_searched'] ['direction', 'end', 'fpr', 'instance', 'source', 'start', 'window']"
 eq "two windows searched, the combined rate covers both" "$(python3 -c '
 import json,sys; p=json.load(sys.stdin)[0]
 print(p["windows_searched"], p["fpr_combined"] >= p["windows"][0]["fpr"])' <<<"$TA")" "2 True"
@@ -101,10 +102,18 @@ check "archive names the damaged file" grep -q "00000096.btw: header is corrupt"
 rm -f "$ARCH"/*-0000009[3-9].btw
 check "archive alone again: A all seen" bash -c "'$BLOOMTAP' trace --archive '$ARCH' '$A' | tail -1 | grep -q ', 0 not seen'"
 # format 2, written by the last ABI 4 build (tests/data/archive-v2/README),
-# and format 1 made from it: still read, with the digest of their time
+# and format 1 made from it: still read, with the digest of their time.
+# Its window holds a replay's packets at the replay's time, not A's
+# capture times (a replay's windows say so since BT_WIN_REPLAY_TIME):
+# searched at any time, or at the window's own time
 OLD=$(mktemp -d)
 cp "$TOP"/tests/data/archive-v2/*.btw "$TOP"/tests/data/archive-v2/*.key "$OLD"/
-check "a format 2 file is still read: A all seen" bash -c "'$BLOOMTAP' trace --archive '$OLD' '$A' | tail -1 | grep -q '^7468 IP packets: 7468 seen, 0 not seen'"
+check "a format 2 file is still read: A all seen" bash -c "'$BLOOMTAP' trace --any-time --archive '$OLD' '$A' | tail -1 | grep -q '^7468 IP packets: 7468 seen, 0 not seen'"
+AT=$("$BLOOMTAP" -j archive "$OLD" | python3 -c 'import json, sys, datetime
+s = json.load(sys.stdin)[0]["windows"][0]["start"]
+print("%.3f" % datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp())')
+check "a format 2 file, time-bounded: a packet at its window's time seen ($AT)" bash -c "'$BLOOMTAP' trace --archive '$OLD' --hex '$FHEX' --at '$AT' | tail -1 | grep -q '^1 IP packets: 1 seen'"
+check "... and A at its capture times not (not the window's)" bash -c "'$BLOOMTAP' trace --archive '$OLD' '$A' | tail -1 | grep -q ' 0 seen'"
 "$BLOOMTAP" trace --archive "$OLD" "$B" >/dev/null 2>&1
 eq "a format 2 file: B (never in it) not seen" "$?" 1
 V2=$(ls "$OLD"/*.btw)
@@ -115,7 +124,7 @@ d[8:12] = struct.pack('<I', 1)		# version 1
 d[116:120] = b'\0\0\0\0'		# its reserved word, now hdr_crc
 open(sys.argv[1], 'wb').write(d)
 PY
-check "a format 1 file is still read: A all seen" bash -c "'$BLOOMTAP' trace --archive '$OLD' '$A' | tail -1 | grep -q ', 0 not seen'"
+check "a format 1 file is still read: A all seen" bash -c "'$BLOOMTAP' trace --any-time --archive '$OLD' '$A' | tail -1 | grep -q ', 0 not seen'"
 check "archive lists a format 1 file" bash -c "'$BLOOMTAP' -j archive '$OLD' | grep -q '\"format\":1'"
 rm -rf "$OLD"
 

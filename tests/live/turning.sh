@@ -85,7 +85,7 @@ check "query captures of 40 and 7,491 packets" test -s "$TMP/q.pcap" -a -s "$TMP
 api_client() {	# queries until $END, prints one line per wrong answer
 	while [ "$(date +%s)" -lt "$END" ]; do
 		in_ns "$NSB" curl -s -m 20 -X POST --data-binary "@$TMP/big.pcap" \
-			"127.0.0.1:$PORT/api/v1/trace" > "$TMP/ans.$1"
+			"127.0.0.1:$PORT/api/v1/trace?any_time=1" > "$TMP/ans.$1"
 		python3 -c '
 import json,sys
 try:

@@ -706,6 +706,7 @@ static void bloom_add(struct bt_bloom_block *f, uint64_t bpw, uint32_t k, __u64 
 /* A capture in memory: n random packets (random_packet) from seed. The
  * buffer grows as it fills (a frame's room, 16 KiB, times n was 2 GiB
  * for the hits bound's test: more than a guest has). */
+/* n random packets stamped 1970-01-01T00:00:01 on: traced at any time */
 static uint8_t *random_capture(uint32_t n, uint64_t seed, size_t *len)
 {
 	const uint32_t hdr[6] = { 0xa1b2c3d4, 2 | 4 << 16, 0, 0, 65535, 1 };
@@ -780,7 +781,8 @@ static void test_false_dropped_here(void **state)
 		assert_int_equal(bpf_map_update_elem(inst.wdrops_fd, &key, d, 0), 0);
 		free(d);
 		tries = bt_win_reasons_try(&r, NULL, 0, codes, BT_DROP_REASONS);
-		arr = bt_trace_buffer(&(struct bt_trace_query){ .inst = &inst }, cap, len, err, sizeof(err));
+		arr = bt_trace_buffer(&(struct bt_trace_query){ .inst = &inst, .any_time = true },
+					      cap, len, err, sizeof(err));
 		assert_non_null(arr);
 		assert_int_equal(json_object_array_length(arr), n);
 		for (size_t i = 0; i < n; i++) {
@@ -842,7 +844,8 @@ static void test_bound_on_hits_keeps_seen(void **state)
 		assert_int_equal(bt_run_frame(inst.prog_fd, f.b, f.len, &act), 0);
 	}
 	cap = random_capture(n, 31337, &len);
-	arr = bt_trace_buffer(&(struct bt_trace_query){ .inst = &inst }, cap, len, err, sizeof(err));
+	arr = bt_trace_buffer(&(struct bt_trace_query){ .inst = &inst, .any_time = true },
+				      cap, len, err, sizeof(err));
 	assert_non_null(arr);
 	assert_int_equal(json_object_array_length(arr), n);
 	for (uint32_t i = 0; i < n; i++) {
@@ -861,7 +864,8 @@ static void test_bound_on_hits_keeps_seen(void **state)
 	assert_int_equal(cut, n - BT_TRACE_API_HITS);
 	assert_int_equal(unseen, 0);
 	/* the API's text, serialized a packet at a time, is the same answer */
-	text = bt_trace_text(&(struct bt_trace_query){ .inst = &inst }, cap, len, err, sizeof(err));
+	text = bt_trace_text(&(struct bt_trace_query){ .inst = &inst, .any_time = true },
+				      cap, len, err, sizeof(err));
 	assert_non_null(text);
 	assert_string_equal(text, json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));

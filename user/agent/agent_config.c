@@ -44,6 +44,10 @@
 	{ "archive-flush", 0, BT_OPT_DOUBLE, &(c).archive_flush_s, "SECONDS",	\
 	  "write sealed windows to the archive within this long (default 10; a file " \
 	  "holds up to 64 windows)", .dmin = 0.01, .dmax = 3600 },		\
+	{ "trace-skew", 0, BT_OPT_DOUBLE, &(c).trace_skew_s, "SECONDS",	\
+	  "/api/v1/trace searches each packet in the windows of its capture time " \
+	  "+- this, unless the request says (default 2)", .dmin = 0.000001,	\
+	  .dmax = 1e9 },							\
 	{ "top", 0, BT_OPT_U32, &(c).top, "K",					\
 	  "heavy flows per interface in /metrics (default 10)", .min = 1, .max = 1000 }, \
 	{ "check", 0, BT_OPT_FLAG, &(c).check, NULL,				\

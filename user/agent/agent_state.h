@@ -40,6 +40,7 @@ struct agent_cfg {
 	const char *config, *listen, *archive, *watch, *ipfix, *drop_suppress;
 	const char *web_config, *api_socket;
 	double interval_s, archive_flush_s;
+	double trace_skew_s;		/* /api/v1/trace without skew=: this */
 	uint32_t top;
 	uint64_t archive_max_bytes, archive_max_age;
 	bool detach_on_exit, force, check;

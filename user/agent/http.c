@@ -9,6 +9,7 @@
  * address: a slow trace never holds a scrape up. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -509,7 +510,7 @@ struct route {
 	bool api;			/* /api/v1/: not on a metrics-only door */
 	const char *wrong_method;	/* the 405's message */
 	enum MHD_Result (*fn)(struct agent *a, struct MHD_Connection *c, struct req *r);
-	const char *const params[6];	/* the query's names; NULL-ended */
+	const char *const params[8];	/* the query's names; NULL-ended */
 };
 
 static enum MHD_Result route_healthz(struct agent *a, struct MHD_Connection *c, struct req *r)
@@ -577,14 +578,28 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 {
 	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
 	const char *until = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "until");
+	const char *skew = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "skew");
+	const char *at = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "at");
+	const char *any = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "any_time");
+	bool any_time = any && strcmp(any, "0");
 	struct agent_iface *f = pick_iface(a, c);
-	__u64 s_ns = 0, u_ns = 0;
+	__u64 s_ns = 0, u_ns = 0, at_ns = 0;
+	double skew_s;
+	char *end;
 	char err[600] = "", from[40], ago[32], *archive, *text;
 
 	if (!f)
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
 	if (!r->len)
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "empty body");
+	/* each packet at its own time +- skew (the agent's trace-skew unless
+	 * asked), a --hex packet at at= */
+	skew_s = skew ? strtod(skew, &end) : a->cfg.trace_skew_s > 0 ? a->cfg.trace_skew_s :
+		 BT_TRACE_SKEW_NS / 1e9;
+	if ((skew && (end == skew || *end || !(skew_s > 0) || skew_s > 1e9)) ||
+	    (at && bt_parse_time(at, &at_ns)))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST,
+				   "skew takes seconds (over 0), at a time as since does");
 	/* unless asked, the last hour: a request opens the files of its time
 	 * range only, not a year of archive (an until before it is an empty
 	 * range, refused) */
@@ -601,7 +616,9 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	text = bt_trace_text(&(struct bt_trace_query){ .inst = &f->inst, .archive = archive,
 						       .since = s_ns, .until = u_ns,
-						       .max_packets = BT_HTTP_TRACE_MAX_PACKETS },
+						       .max_packets = BT_HTTP_TRACE_MAX_PACKETS,
+						       .skew_ns = (__u64)llround(skew_s * 1e9),
+						       .at_ns = at_ns, .any_time = any_time },
 			     r->body, r->len, err, sizeof(err));
 	free(archive);
 	if (!text)
@@ -635,7 +652,7 @@ static const struct route routes[] = {
 	  { "iface", "n", "direction", NULL } },
 	{ "/api/v1/drops", false, false, true, "use GET", route_drops, { "iface", NULL } },
 	{ "/api/v1/trace", true, false, true, "use POST with packet bytes in hex, or a pcap",
-	  route_trace, { "iface", "since", "until", NULL } },
+	  route_trace, { "iface", "since", "until", "skew", "at", "any_time", NULL } },
 };
 
 /* The first query parameter the route does not take, into a 400's

@@ -78,7 +78,7 @@ static void print_summary(const char *path, const struct bt_replay_result *r,
 
 static struct replay_cfg {
 	const char *instance, *watch;
-	bool flows, reset;
+	bool flows, reset, capture_time;
 	uint32_t flow_table;
 	struct bt_sketch_cfg sketch;
 	struct bt_spie_cfg spie;
@@ -91,6 +91,10 @@ static const struct bt_opt replay_opts[] = {
 	  "print every flow the datapath keyed, with exact packets and bytes" },
 	{ "reset", 'r', BT_OPT_FLAG, &rcfg.reset, NULL,
 	  "start from an empty instance (removes the existing one first)" },
+	{ "capture-time", 0, BT_OPT_FLAG, &rcfg.capture_time, NULL,
+	  "stamp the SPIE windows with the capture's packet times, not the replay's, "
+	  "so that trace searches each packet at its own time (without it a replayed "
+	  "window is searched for every packet)" },
 	{ "flow-table", 0, BT_OPT_U32, &rcfg.flow_table, "N",
 	  "exact flow table entries of a new instance", .min = 1024, .max = 1 << 24 },
 	BT_WATCH_OPT(rcfg.watch),
@@ -163,7 +167,7 @@ static int replay_kept(const struct bt_instance *inst, const char *path,
 	/* the multi-buffer program takes frames past a page; before Linux
 	 * 5.18 there is none, and the kernel refuses those frames */
 	*err = bt_replay_file(inst->prog_mb_fd >= 0 ? inst->prog_mb_fd : inst->prog_fd, path,
-			      lock >= 0 ? &keeper : NULL, r);
+			      lock >= 0 ? &keeper : NULL, &sm, rcfg.capture_time, r);
 	if (lock >= 0)
 		close(lock);
 	bt_spie_unmap(&sm);

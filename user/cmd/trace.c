@@ -26,9 +26,11 @@
 #include "base/util.h"
 
 static struct trace_cfg {
-	const char *instance, *hex, *since, *until, *archive, *agents, *topology, *from;
+	const char *instance, *hex, *since, *until, *archive, *agents, *topology, *from, *at;
 	uint64_t budget, mss;
-} tcfg;
+	double skew;
+	bool any_time;
+} tcfg;	/* skew 0: the default here, the agent's own trace-skew there */
 
 static const struct bt_opt trace_opts[] = {
 	BT_INSTANCE_OPT(tcfg.instance),
@@ -38,6 +40,15 @@ static const struct bt_opt trace_opts[] = {
 	  "windows that end after T (epoch seconds, 2026-11-25T10:00:00Z, -10m)" },
 	{ "until", 0, BT_OPT_STRING, &tcfg.until, "T",
 	  "windows that start before T (T from 1970 to 2554; not before --since)" },
+	{ "skew", 0, BT_OPT_DOUBLE, &tcfg.skew, "SECONDS",
+	  "search each packet in the windows of its capture time +- SECONDS: the "
+	  "capture's clock against this host's, and the capture's own delay (default "
+	  "2; with --agents, each agent's trace-skew)",
+	  .dmin = 0.000001, .dmax = 1e9 },
+	{ "any-time", 0, BT_OPT_FLAG, &tcfg.any_time, NULL,
+	  "search every window for every packet, whatever its time" },
+	{ "at", 0, BT_OPT_STRING, &tcfg.at, "T",
+	  "with --hex: the packet's time, searched +- the skew (without it, every window)" },
 	{ "archive", 'a', BT_OPT_STRING, &tcfg.archive, "DIR",
 	  "also query the sealed windows archived in DIR" },
 	{ "budget", 0, BT_OPT_U64, &tcfg.budget, "N",
@@ -63,7 +74,10 @@ static const struct bt_cmd_spec trace_spec = {
 	"For each packet of a capture (or one in hex), every SPIE window, live or\n"
 	"archived, whose Bloom filter holds its digest: the window's time range and\n"
 	"false-positive rate; or 'not seen'; and the chance that at least one of the\n"
-	"windows searched answers falsely. With an instance, only its own archive\n"
+	"windows searched answers falsely. A packet is searched in the windows of its\n"
+	"capture time +- --skew (--hex: of --at), and the answer says which range; a\n"
+	"window a replay wrote without --capture-time is searched for every packet.\n"
+	"With an instance, only its own archive\n"
 	"files are searched (without --archive, in the directory its agent archives\n"
 	"into); with --archive alone, every instance's. A digest covers\n"
 	"the packet's invariant bytes: identical packets (a retransmitted datagram\n"
@@ -81,10 +95,27 @@ static const struct bt_cmd_spec trace_spec = {
  * about 3,800 packets cut to AGENT_SNAP */
 #define AGENT_BODY_MAX (1 << 20)
 
-/* --agents: the packets go to the agents, cut to their heads, or as hex */
-static int trace_agents(const char *file)
+/* The times of a request to the agents: the capture's carries its own,
+ * each packet's; these say how far around them (or --hex's time) */
+static const char *time_args(char *buf, size_t len, __u64 at)
 {
-	char *buf = NULL, msg[512];
+	int n = 0;
+
+	buf[0] = 0;
+	if (tcfg.any_time)
+		return "any_time=1";
+	if (tcfg.skew > 0)
+		n = snprintf(buf, len, "skew=%.9g", tcfg.skew);
+	if (at)
+		snprintf(buf + n, len - n, "%sat=%" PRIu64 ".%09" PRIu64, n ? "&" : "",
+			 (uint64_t)(at / 1000000000), (uint64_t)(at % 1000000000));
+	return buf;
+}
+
+/* --agents: the packets go to the agents, cut to their heads, or as hex */
+static int trace_agents(const char *file, __u64 at)
+{
+	char *buf = NULL, msg[512], targs[160];
 	size_t len = 0;
 	int ret;
 
@@ -112,7 +143,7 @@ static int trace_agents(const char *file)
 		return BT_EXIT_USAGE;
 	}
 	ret = bt_trace_agents(tcfg.agents, tcfg.topology, tcfg.from, tcfg.since, tcfg.until,
-			      buf, len);
+			      time_args(targs, sizeof(targs), at), buf, len);
 	free(buf);
 	return ret;
 }
@@ -124,7 +155,7 @@ int cmd_trace(int argc, char **argv)
 	struct bt_capture *cap = NULL;
 	struct bt_instance inst;
 	bool have_inst = false;
-	__u64 since = 0, until = 0;
+	__u64 since = 0, until = 0, at = 0;
 	char msg[600];
 
 	if (n < 0)
@@ -152,13 +183,19 @@ int cmd_trace(int argc, char **argv)
 		bt_err("trace: %s", msg);
 		return BT_EXIT_USAGE;
 	}
+	if (tcfg.at && (!tcfg.hex || tcfg.any_time || bt_parse_time(tcfg.at, &at))) {
+		bt_err(!tcfg.hex ? "trace: --at is for --hex (a capture's packets carry their "
+		       "times)" : tcfg.any_time ? "trace: --at or --any-time, not both" :
+		       "trace: --at takes epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] or -N[smhd]");
+		return BT_EXIT_USAGE;
+	}
 	if (tcfg.agents && tcfg.mss) {
 		/* the agents cut merged packets at the flows' own sizes */
 		bt_err("trace: --mss is for a local trace, not with --agents");
 		return BT_EXIT_USAGE;
 	}
 	if (tcfg.agents)
-		return trace_agents(file);
+		return trace_agents(file, at);
 	if (file && bt_capture_open(file, &cap, msg, sizeof(msg))) {
 		bt_err("trace: %s", msg);
 		return BT_EXIT_USAGE;
@@ -183,7 +220,9 @@ int cmd_trace(int argc, char **argv)
 	ret = bt_trace_print(&(struct bt_trace_query){ .inst = have_inst ? &inst : NULL,
 						       .archive = archive, .since = since,
 						       .until = until, .budget = tcfg.budget,
-						       .mss = (uint32_t)tcfg.mss },
+						       .mss = (uint32_t)tcfg.mss,
+						       .skew_ns = (__u64)llround(tcfg.skew * 1e9),
+						       .at_ns = at, .any_time = tcfg.any_time },
 			     cap, tcfg.hex, file);
 out:
 	bt_capture_close(cap);

@@ -196,6 +196,13 @@ int bt_archive_list(const char *dir, const char *instance, char ***names, int *n
 int bt_archive_name_parse(const char *name, char *instance, size_t len, __u64 *start_ns,
 			  __u32 *seq);
 
+/* The names of dir's files (instance's alone when not NULL) whose windows
+ * overlap [lo, hi] (CLOCK_REALTIME ns), and those whose times are not
+ * their packets' or that cannot be read, sorted as bt_archive_list's:
+ * O(log n) by the directory's index (archive_index.c), rebuilt when stale. */
+int bt_archive_find(const char *dir, const char *instance, __u64 lo, __u64 hi, char ***names,
+		    int *n);
+
 /* Removes the oldest archive files of the directory, every instance's
  * (instance NULL) or one instance's, until they total at most max_bytes
  * (0: no limit) and none is older than max_age_s (0: no limit); and

@@ -109,6 +109,7 @@ int bt_keeper_turn_all(struct bt_keeper **ks, int nk, bool close_now, bool flush
 		/* whoever holds the lock mends what a killed holder left: a
 		 * half-done rotation here; windows left CLOSED, half-readied
 		 * (EMPTY) or sealed but not archived, by the steps below */
+		bt_clock_note(s->inst, &ks[i]->clock_lo, &ks[i]->clock_hi);
 		if (bt_spie_repair(s))
 			bt_warn("%s: finished a window rotation that a stopped keeper left half "
 				"done", ks[i]->name);

@@ -33,6 +33,7 @@ struct bt_keeper {
 	uint64_t archive_bytes;	/* after the last prune */
 	int last_err;		/* of the last archive write */
 	double retry_at;	/* CLOCK_MONOTONIC s: no write before, after a failed one */
+	__s64 clock_lo, clock_hi;	/* bt_clock_note's copy */
 };
 
 /* One turn. close_now: close the current window whatever its age (a

@@ -46,11 +46,37 @@ static void add_skip(struct bt_replay_result *r, const char *why)
 	r->skip[i].count++;
 }
 
+/* After packet p: a window the replay moved into is marked (its times
+ * are the replay's), or with capture_time starts at p's capture time (and
+ * the one before ends there), as CLOCK_BOOTTIME through the offset that
+ * converts it back. */
+static void stamp_window(struct bt_spie_maps *s, bool capture_time, const struct bt_packet *p,
+			 int64_t *last)
+{
+	uint32_t cur = bt_spie_current(s);
+	__u64 boot = (__u64)p->ts.tv_sec * 1000000000ULL + (__u64)p->ts.tv_usec * 1000 -
+		     (__u64)bt_real_minus_boot();
+	struct bt_window *w = &s->win[cur];
+
+	if (*last == cur)
+		return;
+	if (capture_time) {
+		if (*last >= 0)
+			s->win[*last].end_ns = boot;
+		if (*last >= 0 || !__atomic_load_n(&w->fill, __ATOMIC_RELAXED))
+			w->start_ns = boot;
+	}
+	__atomic_fetch_or(&w->flags, capture_time ? BT_WIN_CAPTURE_TIME : BT_WIN_REPLAY_TIME,
+			  __ATOMIC_RELEASE);
+	*last = cur;
+}
+
 int bt_replay_file(int prog_fd, const char *path, struct bt_keeper *keeper,
-		   struct bt_replay_result *r)
+		   struct bt_spie_maps *stamp, bool capture_time, struct bt_replay_result *r)
 {
 	struct bt_capture *cap;
 	struct bt_packet p;
+	int64_t last = -1;	/* the window stamp_window saw current */
 	int rc, err;
 
 	memset(r, 0, sizeof(*r));
@@ -83,6 +109,8 @@ int bt_replay_file(int prog_fd, const char *path, struct bt_keeper *keeper,
 			return err;
 		}
 		r->replayed++;
+		if (stamp)
+			stamp_window(stamp, capture_time, &p, &last);
 		if (action != XDP_PASS)
 			r->not_pass++;
 		if (keeper && !(r->replayed % BT_REPLAY_TURN))

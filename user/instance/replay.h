@@ -3,6 +3,7 @@
 #ifndef BLOOMTAP_REPLAY_H
 #define BLOOMTAP_REPLAY_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include "bloomtap.h"
 
@@ -24,13 +25,17 @@ struct bt_replay_result {
 /* One frame, once. Returns 0 and the XDP action in *action, or -errno. */
 int bt_run_frame(int prog_fd, const void *data, __u32 len, __u32 *action);
 struct bt_keeper;
+struct bt_spie_maps;
 /* Every packet of a capture. Returns 0, or -EINVAL with r->error set when
  * the file is not a capture or breaks off (packets before the break have
  * been replayed and are counted in r). With a keeper, the SPIE ring is
  * kept turning every BT_REPLAY_TURN packets, as the agent would. */
 #define BT_REPLAY_TURN 4096
+/* stamp (or NULL): the ring replayed into, whose windows it marks
+ * BT_WIN_REPLAY_TIME; with capture_time, it stamps them with the
+ * capture's packet times instead (BT_WIN_CAPTURE_TIME). */
 int bt_replay_file(int prog_fd, const char *path, struct bt_keeper *keeper,
-		   struct bt_replay_result *r);
+		   struct bt_spie_maps *stamp, bool capture_time, struct bt_replay_result *r);
 
 struct bt_flow_ent {
 	struct bt_flow_key key;

@@ -195,7 +195,9 @@ static __s64 ts_ns(const struct timespec *t)
  * (boot, real, boot): the two clocks cannot be read at one instant. */
 static __s64 real_minus_boot(void)
 {
-	__s64 best = 0, gap = INT64_MAX;
+	/* a test steps the clock through this input of the conversion */
+	const char *step = getenv("BLOOMTAP_TEST_CLOCK_STEP_S");
+	__s64 shift = step ? (__s64)(atof(step) * 1e9) : 0, best = 0, gap = INT64_MAX;
 
 	for (int i = 0; i < 3; i++) {
 		struct timespec b0, r, b1;
@@ -205,7 +207,7 @@ static __s64 real_minus_boot(void)
 		clock_gettime(CLOCK_BOOTTIME, &b1);
 		if (ts_ns(&b1) - ts_ns(&b0) < gap) {
 			gap = ts_ns(&b1) - ts_ns(&b0);
-			best = ts_ns(&r) - (ts_ns(&b0) + gap / 2);
+			best = shift + ts_ns(&r) - (ts_ns(&b0) + gap / 2);
 		}
 	}
 	return best;
@@ -238,6 +240,50 @@ __u64 bt_boot_to_real(__u64 boot_ns)
 	real = boot_ns + offset;
 	pthread_mutex_unlock(&lock);
 	return real;
+}
+
+__s64 bt_real_minus_boot(void)
+{
+	return (__s64)(bt_boot_to_real(1) - 1);
+}
+
+/* The instance's clock_lo and clock_hi, read afresh (its keeper writes
+ * them), and *now the offset this process converts with. */
+static int clock_range(const struct bt_instance *inst, struct bt_meta *m, __s64 *now)
+{
+	__u32 key = 0;
+
+	*now = bt_real_minus_boot();
+	return inst->meta_fd < 0 || bpf_map_lookup_elem(inst->meta_fd, &key, m) ? -1 : 0;
+}
+
+void bt_clock_note(const struct bt_instance *inst, __s64 *lo, __s64 *hi)
+{
+	struct bt_meta m;
+	__s64 now;
+	__u32 key = 0;
+
+	if ((*lo && *lo <= bt_real_minus_boot() && bt_real_minus_boot() <= *hi) ||
+	    clock_range(inst, &m, &now))
+		return;
+	m.clock_lo = m.clock_lo && m.clock_lo < now ? m.clock_lo : now;
+	m.clock_hi = m.clock_hi && m.clock_hi > now ? m.clock_hi : now;
+	if (!bpf_map_update_elem(inst->meta_fd, &key, &m, BPF_EXIST)) {
+		*lo = m.clock_lo;
+		*hi = m.clock_hi;
+	}
+}
+
+__u64 bt_clock_span(const struct bt_instance *inst)
+{
+	struct bt_meta m;
+	__s64 now, lo, hi;
+
+	if (clock_range(inst, &m, &now) || !m.clock_lo)
+		return 0;
+	lo = m.clock_lo < now ? m.clock_lo : now;
+	hi = m.clock_hi > now ? m.clock_hi : now;
+	return (__u64)(hi - lo);
 }
 
 const char *bt_window_state_name(__u32 state)
@@ -464,6 +510,8 @@ bool bt_spie_due(const struct bt_spie_maps *s, double max_age_s)
 {
 	const struct bt_window *w = &s->win[bt_spie_current(s)];
 
-	return max_age_s > 0 && w->start_ns &&
+	/* a window of capture times closes at its load, as the capture's
+	 * packets fill it */
+	return max_age_s > 0 && w->start_ns && !(w->flags & BT_WIN_CAPTURE_TIME) &&
 	       bt_boot_ns() - w->start_ns >= (__u64)(max_age_s * 1e9);
 }

@@ -103,6 +103,15 @@ const char *bt_window_state_name(__u32 state);
 
 /* CLOCK_BOOTTIME (the datapath's window times) to CLOCK_REALTIME ns. */
 __u64 bt_boot_to_real(__u64 boot_ns);
+/* The offset bt_boot_to_real adds. */
+__s64 bt_real_minus_boot(void);
+/* A keeper's turn: the instance's clock_lo/clock_hi (include/bloomtap.h)
+ * widened to this process's offset when it moved out of *lo..*hi (its
+ * copy, 0 at first). */
+void bt_clock_note(const struct bt_instance *inst, __s64 *lo, __s64 *hi);
+/* How far a clock step can have moved the instance's window times:
+ * clock_hi - clock_lo with this process's offset in; 0 when unknown. */
+__u64 bt_clock_span(const struct bt_instance *inst);
 __u64 bt_boot_ns(void);
 
 /* The first window, at instance creation: window 0 current, the next

@@ -538,9 +538,10 @@ static void print_json(const struct agent_ref *a, int n, const struct group *g, 
 }
 
 int bt_trace_agents(const char *agents, const char *topology, const char *from,
-		    const char *since, const char *until, const void *body, size_t len)
+		    const char *since, const char *until, const char *times, const void *body,
+		    size_t len)
 {
-	char path[256] = "/api/v1/trace?", arg[100], names[BT_MAX_AGENTS][32];
+	char path[512] = "/api/v1/trace?", arg[100], names[BT_MAX_AGENTS][32];
 	static bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS];
 	struct agent_ref a[BT_MAX_AGENTS] = { 0 };
 	char *list = strdup(agents), *tok, *save;
@@ -554,6 +555,11 @@ int bt_trace_agents(const char *agents, const char *topology, const char *from,
 	if (until) {
 		url_arg(arg, sizeof(arg), "until", until);
 		strncat(path, arg, sizeof(path) - strlen(path) - 1);
+	}
+	/* each packet's time is in the capture; times: how far around it */
+	if (times && *times) {
+		strncat(path, "&", sizeof(path) - strlen(path) - 1);
+		strncat(path, times, sizeof(path) - strlen(path) - 1);
 	}
 	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');

@@ -18,6 +18,7 @@ int bt_topology_read(FILE *f, const char *path, char (*names)[32], int n,
 /* trace --agents: ask each agent, walk the path back; since and until as
  * the command line gave them (NULL: open). Returns trace's exit status. */
 int bt_trace_agents(const char *agents, const char *topology, const char *from,
-		    const char *since, const char *until, const void *body, size_t len);
+		    const char *since, const char *until, const char *times, const void *body,
+		    size_t len);
 
 #endif /* BLOOMTAP_PATHTRACE_H */

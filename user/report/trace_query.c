@@ -58,6 +58,12 @@ struct tpkt {
 	struct hit *hits;
 	int nhits, cap;
 	int nseen;		/* hits that are not drops */
+	/* the windows searched for it: those overlapping [lo, hi] (CLOCK_REALTIME
+	 * ns; 0 and UINT64_MAX: any time), how many, and the sum of their
+	 * log(1 - fpr) */
+	__u64 ts, lo, hi;
+	uint64_t nsearched;
+	double log_clean;
 	bool cut;		/* hits left out: MAX_HITS, or the answer's bound */
 	uint64_t same_as;	/* the number of an earlier packet with the same
 				 * invariant bytes (answered there), or 0 */
@@ -79,6 +85,9 @@ struct tpkt {
 struct uniq_pkt {
 	struct bt_spie_packet pkt;
 	uint64_t number;
+	__u64 lo, hi;		/* the range its answer searched */
+	uint64_t batch;		/* the batch it came in */
+	size_t idx;		/* its place there */
 	bool seen;
 };
 #define MAX_UNIQ (1 << 20)	/* packets remembered for the repeats after them */
@@ -93,6 +102,11 @@ struct trace_ctx {
 	const char *archive;		/* NULL for none */
 	const char *archive_instance;	/* only its files; NULL: all */
 	__u64 since, until;		/* CLOCK_REALTIME, 0: open */
+	__u64 skew;			/* a packet's windows: its time +- skew */
+	bool any_time;			/* every window for every packet */
+	__u64 at;			/* --hex's time; 0: any time */
+	__u64 slack;			/* window times widened by this: the
+					 * clock's steps (bt_clock_span) */
 	char **names;			/* instance names the hits point to */
 	int nnames;
 	int skipped;			/* damaged archive files, named once */
@@ -103,8 +117,6 @@ struct trace_ctx {
 	struct tpkt *p;
 	size_t n;
 	int err;
-	uint64_t searched;
-	double log_clean;		/* sum over searched windows of log(1 - fpr) */
 	struct drop_hit {
 		struct tpkt *p;
 		__u32 reason;
@@ -116,6 +128,7 @@ struct trace_ctx {
 	struct uniq_pkt *uniq;
 	uint32_t *uslot;		/* open addressing: index + 1 */
 	size_t nuniq, nuslots;
+	uint64_t batch_no;
 	/* bounds of an answer (the API's; the CLI streams unbounded) */
 	bool bounded;
 	uint64_t hits_left;		/* hits it may still hold */
@@ -142,10 +155,11 @@ static void batch_reset(struct trace_ctx *t)
 		t->p[i].uniq = -1;
 		t->p[i].nseg = t->p[i].seg = 0;
 		t->p[i].why = NULL;
+		t->p[i].nsearched = 0;
+		t->p[i].log_clean = 0;
 	}
 	t->n = 0;
-	t->searched = 0;
-	t->log_clean = 0;
+	t->batch_no++;
 	t->nlive = 0;
 	t->probes = 0;		/* the budget is a batch's */
 	t->archive_cut_ns = 0;
@@ -166,9 +180,27 @@ static uint64_t pkt_hash(const struct bt_spie_packet *p)
 	return h ^ h >> 29;
 }
 
+/* Whether u's answer serves p, a packet with the same bytes: when u's
+ * range covers p's; or u is of this batch, not yet searched, and at most
+ * a skew away (its range then grows to cover p's). */
+static bool same_time(struct trace_ctx *t, struct uniq_pkt *u, const struct tpkt *p)
+{
+	struct tpkt *first = &t->p[u->idx];
+
+	if (u->lo <= p->lo && p->hi <= u->hi)
+		return true;
+	if (u->batch != t->batch_no || first->number != u->number || p->ts > first->ts + t->skew ||
+	    first->ts > p->ts + t->skew)
+		return false;
+	first->lo = u->lo = u->lo < p->lo ? u->lo : p->lo;
+	first->hi = u->hi = u->hi > p->hi ? u->hi : p->hi;
+	return true;
+}
+
 /* Marks p a repeat of an earlier packet of the input with the same
- * invariant bytes (the same digest under any key: one answer serves),
- * or remembers it as the first. Past MAX_UNIQ, packets are queried each. */
+ * invariant bytes (the same digest under any key: one answer serves) and
+ * of its time (same_time), or remembers it as the first: of its bytes,
+ * or of its bytes at that time. Past MAX_UNIQ, packets are queried each. */
 static void dedup(struct trace_ctx *t, struct tpkt *p)
 {
 	size_t i;
@@ -194,6 +226,8 @@ static void dedup(struct trace_ctx *t, struct tpkt *p)
 		struct uniq_pkt *u = &t->uniq[t->uslot[i] - 1];
 
 		if (!memcmp(&u->pkt, &p->pkt, sizeof(p->pkt))) {
+			if (!same_time(t, u, p))
+				break;	/* a first again, in this slot */
 			p->same_as = u->number;
 			p->uniq = t->uslot[i] - 1;
 			return;
@@ -206,7 +240,8 @@ static void dedup(struct trace_ctx *t, struct tpkt *p)
 			return;
 		t->uniq = v;
 	}
-	t->uniq[t->nuniq] = (struct uniq_pkt){ p->pkt, p->number, false };
+	t->uniq[t->nuniq] = (struct uniq_pkt){ p->pkt, p->number, p->lo, p->hi, t->batch_no,
+					       (size_t)(p - t->p), false };
 	p->uniq = t->nuniq;
 	t->uslot[i] = ++t->nuniq;
 }
@@ -363,17 +398,43 @@ static bool in_range(const struct trace_ctx *t, __u64 start, __u64 end)
 	return !((t->since && end && end < t->since) || (t->until && start > t->until));
 }
 
-/* A probe of each packet in a window at false-positive rate fpr: the
- * chance that the answer holds no false hit shrinks by 1 - fpr. */
-static void probed(struct trace_ctx *t, double fpr)
+/* Whether window [start, end] (end 0: still open) is one of packet p's:
+ * it overlaps p's range, the window widened by the clock's steps. A
+ * window whose times are a replay's (BT_WIN_REPLAY_TIME), not its
+ * packets', is every packet's. */
+static bool in_time(const struct trace_ctx *t, const struct tpkt *p, __u64 start, __u64 end,
+		    __u32 flags)
 {
-	t->log_clean += log1p(-(fpr < 1 ? fpr : 1 - 1e-16));
+	__u64 s = start > t->slack ? start - t->slack : 0;
+	__u64 e = !end || end + t->slack < end ? UINT64_MAX : end + t->slack;
+
+	if (flags & BT_WIN_REPLAY_TIME)
+		return true;
+	return p->lo <= e && s <= p->hi;
 }
 
-static void searched(struct trace_ctx *t, double fpr)
+/* A probe of packet p in a window at false-positive rate fpr: the chance
+ * that its answer holds no false hit shrinks by 1 - fpr. */
+static void probed(struct tpkt *p, double fpr)
 {
-	t->searched++;
-	probed(t, fpr);
+	p->log_clean += log1p(-(fpr < 1 ? fpr : 1 - 1e-16));
+}
+
+static void searched(struct tpkt *p, double fpr)
+{
+	p->nsearched++;
+	probed(p, fpr);
+}
+
+/* A window searched for its packets pkts[0..n) (those of its time): each
+ * counts it, and its "left here" probe when it holds sent digests */
+static void window_searched(struct tpkt **pkts, size_t n, double fpr, bool sent)
+{
+	for (size_t i = 0; i < n; i++) {
+		searched(pkts[i], fpr);
+		if (sent)
+			probed(pkts[i], fpr);
+	}
 }
 
 static void add_hit(struct trace_ctx *t, struct tpkt *p, const struct hit *h)
@@ -456,7 +517,7 @@ static int probe_drops(struct trace_ctx *t, const struct bt_win_reasons *r,
  * never dropped dropped: the probes' rate, not the window's. Its reason
  * is named as archive file f names it (NULL: live). */
 static void commit_drops(struct trace_ctx *t, struct hit h, int tries, bool any,
-			 const struct bt_archive_file *f)
+			 struct tpkt **pkts, size_t n, const struct bt_archive_file *f)
 {
 	char rb[96];
 
@@ -468,7 +529,8 @@ static void commit_drops(struct trace_ctx *t, struct hit h, int tries, bool any,
 				  : NULL;
 		add_hit(t, t->dh[i].p, &h);
 	}
-	t->log_clean += log1p(-(h.fpr < 1 ? h.fpr : 1 - 1e-16));
+	for (size_t i = 0; i < n; i++)
+		probed(pkts[i], h.fpr);
 }
 
 static bool live_has(struct trace_ctx *t, const void *src, __u32 w, __u64 d)
@@ -488,7 +550,6 @@ static void query_live(struct trace_ctx *t)
 	struct tpkt **hit = malloc((t->n ? 2 * t->n : 1) * sizeof(*hit));	/* seen, sent */
 	struct tpkt **all = malloc((t->n ? t->n : 1) * sizeof(*all));
 	struct bt_win_reasons reasons;
-	size_t np = 0;
 	int tries;
 
 	if (!hit || !all) {
@@ -497,37 +558,39 @@ static void query_live(struct trace_ctx *t)
 		t->err = -ENOMEM;
 		return;
 	}
-	for (size_t i = 0; i < t->n; i++)
-		if (queried(&t->p[i]))
-			all[np++] = &t->p[i];
 	for (uint32_t w = 0; w < s->meta->windows; w++) {
 		const struct bt_window *win = &s->win[w];
 		__u32 st = __atomic_load_n(&win->state, __ATOMIC_ACQUIRE), seq = win->seq;
 		struct hit h = { name, bt_boot_to_real(win->start_ns), bt_boot_to_real(win->end_ns),
 				 0, seq, false };
 		const struct bt_bloom_block *f = bt_window_filter(s, w);
-		size_t nh = 0;
+		size_t nh = 0, np = 0;
 
 		if (st != BT_WIN_CURRENT && st != BT_WIN_CLOSED && st != BT_WIN_SEALED)
 			continue;
 		if (!in_range(t, h.start_ns, h.end_ns))
 			continue;
-		h.fpr = bt_window_fpr(s, w);
+		/* the packets whose time it covers */
 		for (size_t i = 0; i < t->n; i++)
-			if (queried(&t->p[i]) && bt_bloom_has(f, s->bpw, s->meta->k, t->p[i].digest))
-				hit[nh++] = &t->p[i];
+			if (queried(&t->p[i]) && in_time(t, &t->p[i], h.start_ns, h.end_ns, win->flags))
+				all[np++] = &t->p[i];
+		if (!np)
+			continue;
+		h.fpr = bt_window_fpr(s, w);
+		for (size_t i = 0; i < np; i++)
+			if (bt_bloom_has(f, s->bpw, s->meta->k, all[i]->digest))
+				hit[nh++] = all[i];
 		/* sent packets after them (hit[nsent..nh)), probed only where
 		 * the window holds some: each probe is a chance of a false
 		 * "left here" */
 		size_t nsent = nh;
 		bool sent = bt_window_sent(s, w);
 
-		for (size_t i = 0; sent && i < t->n; i++)
-			if (queried(&t->p[i]) &&
-			    bt_bloom_has(f, s->bpw, s->meta->k, bt_hash_sent(t->p[i].digest)))
-				hit[nh++] = &t->p[i];
-		/* drops: of every packet (a drop may land in a later window
-		 * than the packet's own digest) */
+		for (size_t i = 0; sent && i < np; i++)
+			if (bt_bloom_has(f, s->bpw, s->meta->k, bt_hash_sent(all[i]->digest)))
+				hit[nh++] = all[i];
+		/* drops: of every packet of its time (a drop may land in a
+		 * later window than the packet's own digest) */
 		bt_window_reasons(t->inst, s->ncpu, w, &reasons);
 		tries = reasons.n || reasons.other ?
 			probe_drops(t, &reasons, live_has, s, w, all, np, true, NULL) : 0;
@@ -539,9 +602,7 @@ static void query_live(struct trace_ctx *t)
 		if (__atomic_load_n(&win->state, __ATOMIC_ACQUIRE) < BT_WIN_CURRENT ||
 		    __atomic_load_n(&win->seq, __ATOMIC_ACQUIRE) != seq)
 			continue;
-		searched(t, h.fpr);
-		if (sent)
-			probed(t, h.fpr);	/* "left here" */
+		window_searched(all, np, h.fpr, sent);
 		t->live_seq[t->nlive++] = seq;
 		for (size_t i = 0; i < nh; i++) {
 			h.sent = i >= nsent;
@@ -549,7 +610,7 @@ static void query_live(struct trace_ctx *t)
 		}
 		h.sent = false;
 		if (tries)
-			commit_drops(t, h, tries, true, NULL);
+			commit_drops(t, h, tries, true, all, np, NULL);
 	}
 	free(hit);
 	free(all);
@@ -617,29 +678,46 @@ static bool file_has(struct trace_ctx *t, const void *src, __u32 w, __u64 d)
 	return r > 0;
 }
 
-/* One archive file: the packets in block order, so that each chunk of a
- * window is read and decompressed at most once. */
-static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tpkt **order)
+/* One archive file: the packets of its time in block order, and of
+ * those each window's own (in the same order), so that each chunk of a
+ * window is read and decompressed at most once a batch. */
+static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tpkt **order,
+		       struct tpkt **sub)
 {
 	const char *name = intern(t, f->instance), *why;
 	struct bt_win_reasons reasons;
+	__u64 fs = UINT64_MAX, fe = 0;
+	__u32 fflags = 0;
 	size_t m = 0;
 
+	for (__u32 w = 0; w < f->nwin; w++) {
+		fs = f->win[w].start_ns < fs ? f->win[w].start_ns : fs;
+		fe = !f->win[w].end_ns ? UINT64_MAX : f->win[w].end_ns > fe ? f->win[w].end_ns : fe;
+		fflags |= f->win[w].flags & BT_WIN_REPLAY_TIME;
+	}
 	for (size_t i = 0; i < t->n; i++)
-		if (queried(&t->p[i])) {
+		if (queried(&t->p[i]) && in_time(t, &t->p[i], fs, fe, fflags)) {
 			t->p[i].digest = bt_archive_digest(f, &t->p[i].pkt);
 			order[m++] = &t->p[i];
 		}
+	if (!m)
+		return;
 	qsort_r(order, m, sizeof(*order), cmp_by_block, f);
 	/* newest first: a budget that runs out leaves the oldest unsearched */
 	for (__u32 w = f->nwin; w-- > 0;) {
 		const struct bt_archive_win *aw = &f->win[w];
 		struct hit h = { name, aw->start_ns, aw->end_ns, aw->fpr_e15 / 1e15, aw->seq, true };
-		/* a window that holds sent digests is probed twice a packet */
-		size_t cost = m * (1 + !!(aw->flags & BT_WIN_SENT));
+		size_t k = 0, cost;
 
 		if (!in_range(t, aw->start_ns, aw->end_ns) || searched_live(t, f, aw->seq))
 			continue;
+		for (size_t i = 0; i < m; i++)
+			if (in_time(t, order[i], aw->start_ns, aw->end_ns, aw->flags))
+				sub[k++] = order[i];
+		if (!k)
+			continue;
+		/* a window that holds sent digests is probed twice a packet */
+		cost = k * (1 + !!(aw->flags & BT_WIN_SENT));
 		if (t->budget && t->probes + cost > t->budget) {
 			t->archive_cut_ns = aw->end_ns;	/* this one and older: not searched */
 			return;
@@ -647,8 +725,8 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 		t->probes += cost;
 		for (int sent = 0; sent <= !!(aw->flags & BT_WIN_SENT); sent++) {
 			h.sent = sent;
-			for (size_t i = 0; i < m; i++) {
-				__u64 d = order[i]->digest;
+			for (size_t i = 0; i < k; i++) {
+				__u64 d = sub[i]->digest;
 				int r = bt_archive_has(f, w, sent ? bt_hash_sent(d) : d, &why);
 
 				if (r < 0) {
@@ -656,23 +734,20 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 					return;	/* what it gave so far stands */
 				}
 				if (r)
-					add_hit(t, order[i], &h);
+					add_hit(t, sub[i], &h);
 			}
-			if (sent)
-				probed(t, h.fpr);
-			else
-				searched(t, h.fpr);
 		}
+		window_searched(sub, k, h.fpr, aw->flags & BT_WIN_SENT);
 		h.sent = false;
 		bt_archive_reasons(f, w, &reasons);
 		if (reasons.n || reasons.other) {
 			struct file_query fq = { f, NULL };
 			bool any = f->version >= 6;
-			int tries = probe_drops(t, &reasons, file_has, &fq, w, order, m, any, f);
+			int tries = probe_drops(t, &reasons, file_has, &fq, w, sub, k, any, f);
 
 			if (tries < 0)
 				return;
-			commit_drops(t, h, tries, any, f);
+			commit_drops(t, h, tries, any, sub, k, f);
 			if (fq.why) {
 				warn_file(t, f->path, fq.why);
 				return;
@@ -681,17 +756,42 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 	}
 }
 
+/* The range of times the batch's packets search, widened by the clock's
+ * steps: the archive's files outside it are not opened. */
+static void batch_span(const struct trace_ctx *t, __u64 *lo, __u64 *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (queried(&t->p[i])) {
+			*lo = t->p[i].lo < *lo ? t->p[i].lo : *lo;
+			*hi = t->p[i].hi > *hi ? t->p[i].hi : *hi;
+		}
+	*lo = *lo > t->slack ? *lo - t->slack : 0;
+	*hi = *hi + t->slack < *hi ? UINT64_MAX : *hi + t->slack;
+	if (t->since && t->since > *lo)
+		*lo = t->since;
+	if (t->until && t->until < *hi)
+		*hi = t->until;
+}
+
 static void query_archive(struct trace_ctx *t)
 {
-	struct tpkt **order = malloc((t->n ? t->n : 1) * sizeof(*order));
+	struct tpkt **order = malloc((t->n ? 2 * t->n : 2) * sizeof(*order));
 	char **names;
+	__u64 lo, hi;
 	int n, err;
 
 	if (!order) {
 		t->err = -ENOMEM;
 		return;
 	}
-	if ((err = bt_archive_list(t->archive, t->archive_instance, &names, &n))) {
+	batch_span(t, &lo, &hi);
+	/* the files whose windows overlap [lo, hi], by the archive's index */
+	if (lo > hi) {
+		names = NULL;
+		n = 0;
+	} else if ((err = bt_archive_find(t->archive, t->archive_instance, lo, hi, &names, &n))) {
 		bt_err("archive %s: %s", t->archive, strerror(-err));
 		t->err = err;
 		free(order);
@@ -699,21 +799,17 @@ static void query_archive(struct trace_ctx *t)
 	}
 	/* newest file first (names sort by their first window's start) */
 	for (int i = n - 1; i >= 0 && !t->err && !t->archive_cut_ns; i--) {
-		__u64 start;
-		__u32 seq;
-		char inst[BT_ARCHIVE_NAME_MAX + 1];
 		struct bt_archive_file *f;
 		const char *why;
 
-		/* a file's windows all start after its name's: none after until */
-		bt_archive_name_parse(names[i], inst, sizeof(inst), &start, &seq);
-		if (t->until && start > t->until)
-			continue;
 		f = bt_archive_open(t->archive, names[i], &why);
 		if (!f) {
 			char path[600];
 
+			/* pruned since the index was read: gone with its windows */
 			snprintf(path, sizeof(path), "%s/%s", t->archive, names[i]);
+			if (access(path, F_OK) && errno == ENOENT)
+				continue;
 			warn_file(t, path, why);
 			continue;
 		}
@@ -723,7 +819,7 @@ static void query_archive(struct trace_ctx *t)
 			break;
 		}
 		bt_archive_lend_dctx(f, t->dctx);
-		query_file(t, f, order);
+		query_file(t, f, order, order + t->n);
 		bt_archive_close(f);
 	}
 	bt_strv_free(names, n);
@@ -770,20 +866,40 @@ static int batch_query(struct trace_ctx *t)
 	return 0;
 }
 
-static double combined_fpr(const struct trace_ctx *t)
+/* The chance that at least one of the windows searched for p answers
+ * falsely: of those windows alone */
+static double combined_fpr(const struct tpkt *p)
 {
-	return -expm1(t->log_clean);
+	return -expm1(p->log_clean);
 }
 
-static int ctx_init(struct trace_ctx *t, const struct bt_instance *inst, const char *archive,
-		    const char *archive_instance, __u64 since, __u64 until)
+/* A packet's range: its time +- the skew, or any time */
+static void set_time(const struct trace_ctx *t, struct tpkt *p, __u64 ts)
 {
+	p->ts = ts;
+	if (t->any_time || !ts) {
+		p->lo = 0;
+		p->hi = UINT64_MAX;
+		return;
+	}
+	p->lo = ts > t->skew ? ts - t->skew : 0;
+	p->hi = ts + t->skew < ts ? UINT64_MAX : ts + t->skew;
+}
+
+static int ctx_init(struct trace_ctx *t, const struct bt_trace_query *q)
+{
+	const struct bt_instance *inst = q->inst;
+
 	memset(t, 0, sizeof(*t));
 	t->inst = inst;
-	t->archive = archive;
-	t->archive_instance = archive_instance;
-	t->since = since;
-	t->until = until;
+	t->archive = q->archive;
+	t->archive_instance = inst ? inst->name : NULL;
+	t->since = q->since;
+	t->until = q->until;
+	t->skew = q->skew_ns ? q->skew_ns : BT_TRACE_SKEW_NS;
+	t->any_time = q->any_time;
+	t->at = q->at_ns;
+	t->slack = inst ? bt_clock_span(inst) : 0;
 	t->p = calloc(BATCH, sizeof(*t->p));
 	t->flows = bt_seg_flows_new();
 	t->split = malloc(sizeof(*t->split));
@@ -825,6 +941,9 @@ static void add_segments(struct trace_ctx *t, struct tpkt *p, const uint8_t *ip,
 
 		q->number = p->number;
 		q->uniq = -1;
+		q->ts = p->ts;
+		q->lo = p->lo;
+		q->hi = p->hi;
 		q->seg = k % s->n + 1;
 		q->seq = s->seq[k % s->n];
 		q->ip_id = s->id[k];
@@ -862,6 +981,7 @@ static int load_batch(struct trace_ctx *t, struct bt_capture *cap, uint64_t *cou
 
 		p->number = ++*count;
 		p->uniq = -1;
+		set_time(t, p, (__u64)pk.ts.tv_sec * 1000000000ULL + (__u64)pk.ts.tv_usec * 1000);
 		p->ip = !pk.skip && !bt_spie_packet_frame(pk.data, pk.len, &p->pkt);
 		off = p->ip ? bt_frame_ip_offset(pk.data, pk.len) : -1;
 		if (off >= 0)
@@ -894,6 +1014,7 @@ static int load_hex(struct trace_ctx *t, const char *hex, char *err, size_t errl
 	t->n = 1;
 	p->number = 1;
 	p->uniq = -1;
+	set_time(t, p, t->at);	/* --at, or any time */
 	/* An Ethernet frame first: a MAC address may well start with a 4 or a
 	 * 6, while a bare IP packet would need its source address to read as
 	 * an ethertype followed by a valid IP header to pass for a frame. */
@@ -1031,6 +1152,22 @@ static struct json_object *segments_json(const struct trace_ctx *t, const struct
 	return arr;
 }
 
+/* {"from", "until"}: the times a packet's windows overlap; NULL: any */
+static struct json_object *searched_json(const struct tpkt *p)
+{
+	struct json_object *o;
+	char a[40], b[40];
+
+	if (!p->lo && p->hi == UINT64_MAX)
+		return NULL;
+	o = json_object_new_object();
+	bt_fmt_ns(p->lo, a, sizeof(a), "-");
+	bt_fmt_ns(p->hi, b, sizeof(b), "-");
+	json_object_object_add(o, "from", json_object_new_string(a));
+	json_object_object_add(o, "until", json_object_new_string(b));
+	return o;
+}
+
 /* One packet's answer, as trace -j prints it. A cut packet's windows and
  * drops are its segments', each once, and its segments are in
  * "segments". */
@@ -1092,12 +1229,14 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 	} else {
 		json_object_object_add(o, "archive_cut", NULL);
 	}
-	json_object_object_add(o, "windows_searched", json_object_new_int64(t->searched));
+	/* the range searched for it: its time +- the skew; null: any time */
+	json_object_object_add(o, "searched", searched_json(p));
+	json_object_object_add(o, "windows_searched", json_object_new_int64(p->nsearched));
 	/* the archive searched besides the live ring; null: none, so a
 	 * window that left the ring was not looked at */
 	json_object_object_add(o, "archive", t->archive ? json_object_new_string(t->archive) : NULL);
 	/* the chance that at least one searched window answers falsely */
-	json_object_object_add(o, "fpr_combined", json_object_new_double(combined_fpr(t)));
+	json_object_object_add(o, "fpr_combined", json_object_new_double(combined_fpr(p)));
 	return o;
 }
 
@@ -1160,7 +1299,7 @@ static int trace_into(const struct bt_trace_query *q, const void *buf, size_t le
 	uint64_t count = 0;
 	int rc, ret = -1;
 
-	if (ctx_init(&t, q->inst, q->archive, q->inst ? q->inst->name : NULL, q->since, q->until)) {
+	if (ctx_init(&t, q)) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -1297,6 +1436,34 @@ static void print_cut(const struct trace_ctx *t, const struct tpkt *p)
 		printf("  (and more: an answer holds at most %d windows a segment)\n", MAX_HITS);
 }
 
+/* What each packet searched: its capture time +- the skew, or any time */
+static const char *horizon(const struct trace_ctx *t, const char *hex, char *buf, size_t len)
+{
+	if (t->any_time)
+		return "any time (--any-time)";
+	if (hex && !t->at)
+		return "any time: --hex without --at";
+	snprintf(buf, len, "each packet's %s time +- %g s", hex ? "--at" : "capture",
+		 t->skew / 1e9);
+	return buf;
+}
+
+/* The range a packet searched, its windows and their combined rate */
+static void print_searched(const struct tpkt *p)
+{
+	char a[40], b[40];
+
+	if (!p->lo && p->hi == UINT64_MAX) {
+		printf("  searched any time: %" PRIu64 " windows, a false positive among them %.2g\n",
+		       p->nsearched, combined_fpr(p));
+		return;
+	}
+	bt_fmt_ns(p->lo, a, sizeof(a), "-");
+	bt_fmt_ns(p->hi, b, sizeof(b), "-");
+	printf("  searched %s .. %s: %" PRIu64 " windows, a false positive among them %.2g\n",
+	       a, b, p->nsearched, combined_fpr(p));
+}
+
 static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
 {
 	if (p->same_as) {
@@ -1306,6 +1473,7 @@ static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
 	}
 	if (p->nseg && !p->nseen) {
 		print_cut(t, p);
+		print_searched(p);
 		return;
 	}
 	if (!p->nseen)
@@ -1317,6 +1485,7 @@ static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
 	print_hits(p->hits, p->nhits);
 	if (p->cut)
 		printf("  (and more: an answer holds at most %d windows a packet)\n", MAX_HITS);
+	print_searched(p);
 }
 
 /* The answers trace prints: a batch of packets at a time, each plain or as
@@ -1328,7 +1497,7 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 	__u64 cut_ns = 0;	/* the newest archived window left out by --budget */
 	bool first = true, opened = false;
 	double fpr_max = 0;
-	char msg[600];
+	char msg[600], skew[96];
 	int rc;
 
 	/* JSON: the array opens with its first packet, so that an input
@@ -1343,14 +1512,15 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 			snprintf(msg, sizeof(msg), "querying the windows failed");
 			break;
 		}
-		if (t->searched > searched_max)
-			searched_max = t->searched;
 		if (t->archive_cut_ns > cut_ns)
 			cut_ns = t->archive_cut_ns;
-		if (combined_fpr(t) > fpr_max)
-			fpr_max = combined_fpr(t);
 		for (size_t i = 0; i < t->n; i++) {
 			const struct tpkt *p = &t->p[i];
+
+			if (queried(p) && !p->seg) {
+				searched_max = p->nsearched > searched_max ? p->nsearched : searched_max;
+				fpr_max = combined_fpr(p) > fpr_max ? combined_fpr(p) : fpr_max;
+			}
 
 			if (p->seg)	/* answered with its packet */
 				continue;
@@ -1380,10 +1550,10 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 		puts("]");
 	else if (!bt_g.json)
 		printf("%" PRIu64 " IP packets: %" PRIu64 " seen, %" PRIu64 " not seen; %" PRIu64
-		       " windows searched (%s%s), a false positive among them for a packet: "
-		       "%.2g\n", ip, ip - unseen, unseen, searched_max,
+		       " windows searched at most a packet (%s%s; %s), a false positive among "
+		       "them for a packet: %.2g at most\n", ip, ip - unseen, unseen, searched_max,
 		       t->archive ? "the live ring and the archive " : "the live ring alone, no archive",
-		       t->archive ? t->archive : "", fpr_max);
+		       t->archive ? t->archive : "", horizon(t, hex, skew, sizeof(skew)), fpr_max);
 	if (cut_ns && !bt_g.json) {
 		char when[40];
 
@@ -1412,7 +1582,7 @@ int bt_trace_print(const struct bt_trace_query *q, struct bt_capture *cap, const
 	char msg[600];
 	int ret;
 
-	if (ctx_init(&t, q->inst, q->archive, q->inst ? q->inst->name : NULL, q->since, q->until)) {
+	if (ctx_init(&t, q)) {
 		bt_err("trace: out of memory, or the instance's windows cannot be mapped");
 		ctx_free(&t);
 		return BT_EXIT_USAGE;

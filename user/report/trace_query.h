@@ -3,6 +3,7 @@
 #ifndef BLOOMTAP_TRACE_QUERY_H
 #define BLOOMTAP_TRACE_QUERY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>
 #include "core/capture.h"
@@ -21,7 +22,15 @@ struct bt_trace_query {
 	uint64_t max_packets;		/* refused past it; 0: any number */
 	uint64_t budget;		/* archive probes a 65,536 packets; 0: no bound */
 	uint32_t mss;			/* merged buffers cut at this; 0: the flow's */
+	/* a packet searches the windows overlapping its time +- skew_ns
+	 * (0: BT_TRACE_SKEW_NS); any_time: every window; at_ns: --hex's
+	 * time (0: any time) */
+	__u64 skew_ns, at_ns;
+	bool any_time;
 };
+/* The default skew: a capture's clock against this host's (NTP leaves
+ * milliseconds; docs/traceback.md "Clocks") and a window's boundary */
+#define BT_TRACE_SKEW_NS 2000000000ULL
 /* The trace of the packets in buf (a pcap or pcapng capture, or hex text)
  * as trace -j prints it; NULL with err set on bad input or past
  * max_packets. Takes no lock: the ring is read as it turns. */
