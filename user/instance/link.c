@@ -630,6 +630,8 @@ int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 		cfg.spie = *o->spie;
 	if (o->dir != BT_ATTACH_INGRESS)
 		cfg.flags |= BT_META_EGRESS_MAPS;
+	cfg.drop_ring = o->drop_ring_set ? o->drop_ring : BT_DROP_RING_DEFAULT;
+	cfg.drop_head = o->drop_head;
 	if ((err = bt_instance_open_or_create(ifname, &cfg, &inst, &created)))
 		return err;
 	if ((err = egress_refused(&inst, ifname, o)) ||
