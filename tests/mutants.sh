@@ -101,6 +101,9 @@ MUTANTS=(
 'http-work-uncharged|user/agent/http.c|			work_charge(r->key, thread_cpu_ms() - r->cpu0_ms);|			(void)0;|tests/live/webapi.sh'
 'http-no-header-deadline|user/agent/http.c|				shutdown(k->fd, SHUT_RDWR);|				(void)0;|tests/live/webapi.sh'
 'keeper-retry-each-turn|user/instance/keeper.c|			k->retry_at = bt_mono_s() + BT_KEEPER_RETRY_S;|			(void)0;|tests/live/agent.sh'
+# the drop recorder: the reason it keeps, what it loses
+'recorder-wrong-reason|bpf/recorder.bpf.h|	r->reason = reason;|	r->reason = segs;|tests/live/recorder.sh'
+'recorder-overwrite-uncounted|bpf/recorder.bpf.h|		pos->overwritten++;|		(void)0;|tests/live/recorder.sh'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary
