@@ -21,9 +21,10 @@ NS_S=bt-rs-$ID NS_D=bt-rd-$ID IF_S=btrs$ID IF_D=btrd$ID
 LAB="python3 $TOP/tests/live/drops_lab.py"
 WORK=$(mktemp -d /tmp/bt-rec.XXXXXX)
 RING=64 HEAD=256
-FOLLOW_PID=
+FOLLOW_PID= AGENT_PID=
 
 cleanup() {
+	[ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null
 	[ -n "$FOLLOW_PID" ] && kill -CONT "$FOLLOW_PID" 2>/dev/null && kill "$FOLLOW_PID" 2>/dev/null
 	in_ns $NS_D "$BLOOMTAP" detach $IF_D >/dev/null 2>&1
 	cleanup_netns
@@ -114,7 +115,7 @@ in_ns $NS_D "$BLOOMTAP" drops $IF_D --pcap - --since -1h 2>/dev/null > $WORK/std
 eq "--pcap - --since -1h: on stdout, all 30" "$(tshark -r $WORK/stdout.pcapng | wc -l)" 30
 in_ns $NS_D "$BLOOMTAP" drops $IF_D --pcap $WORK/none.pcapng --since -0s 2>/dev/null
 eq "--since now: none" "$(tshark -r $WORK/none.pcapng | wc -l)" 0
-expect_fail "--reason of no such name" "no reason NO_SUCH" in_ns $NS_D "$BLOOMTAP" drops $IF_D --pcap - --reason NO_SUCH
+expect_fail "--reason of no such name" "no drop reason NO_SUCH" in_ns $NS_D "$BLOOMTAP" drops $IF_D --pcap - --reason NO_SUCH
 
 # 2. more drops than the ring holds: the newest RING kept, the rest counted
 read -r rec0 over0 _ <<<"$(rec_counts)"
@@ -154,4 +155,29 @@ eq "sent = written + lost" $((${written:-0} + ${lost:-0})) $B
 eq "the file holds what it says it wrote" "$(tshark -r $WORK/follow.pcapng 2>/dev/null | wc -l)" "${written:-x}"
 read -r _ _ flost <<<"$(rec_counts)"
 eq "status: follow_lost" "$flost" "${lost:-x}"
+# 4. the agent's /api/v1/drops/pcap: its users, the filters, the bound
+PORT=$((20000 + ID % 20000))
+PASSWORD=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+HASH=$(python3 -W ignore -c 'import crypt, sys
+print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))' "$PASSWORD")
+printf 'basic_auth_users:\n  op: %s\n' "'$HASH'" > $WORK/web.yml
+nsenter --net=/var/run/netns/$NS_D "$BLOOMTAP" run --listen 127.0.0.1:$PORT \
+	--web-config $WORK/web.yml --archive $WORK/archive $IF_D > $WORK/agent.log 2>&1 &
+AGENT_PID=$!
+API="http://127.0.0.1:$PORT/api/v1/drops/pcap?iface=$IF_D"
+code() { in_ns $NS_D curl -s -m 10 -o $WORK/body -w '%{http_code}' "$@"; }
+wait_for "the agent answers" 30 in_ns $NS_D curl -sf -m 5 127.0.0.1:$PORT/healthz
+eq "no credentials: 401" "$(code "$API")" 401
+eq "the user: 200" "$(code -u "op:$PASSWORD" "$API&reason=NETFILTER_DROP&n=5")" 200
+eq "  ... 5 NETFILTER_DROP drops, by tshark" \
+	"$(tshark -r $WORK/body -T fields -e frame.comment 2>/dev/null | grep -c 'dropped: NETFILTER_DROP')" 5
+eq "  ... the newest 5 of the burst" "$(tshark -r $WORK/body -T fields -e ip.id 2>/dev/null | tail -1)" \
+	"$(printf '0x%04x' $((B - 1)))"
+eq "--since in the future: none" "$(code -u "op:$PASSWORD" "$API&since=$(( $(date +%s) + 3600 ))")" 200
+eq "  ... an empty pcapng" "$(tshark -r $WORK/body 2>/dev/null | wc -l)" 0
+eq "n past the bound (1000): 400" "$(code -u "op:$PASSWORD" "$API&n=1001")" 400
+eq "an unknown reason: 400" "$(code -u "op:$PASSWORD" "$API&reason=NO_SUCH")" 400
+eq "an unknown parameter: 400" "$(code -u "op:$PASSWORD" "$API&count=3")" 400
+kill $AGENT_PID; wait $AGENT_PID 2>/dev/null
 summary
+[ "$FAIL" = 0 ]

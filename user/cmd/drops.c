@@ -19,7 +19,6 @@
 #include "base/options.h"
 #include "core/pcapng.h"
 #include "instance/recorder.h"
-#include "report/trace_query.h"
 
 static int print_host(void)
 {
@@ -94,25 +93,18 @@ static void on_stop(int sig)
 struct pcap_out {
 	const struct bt_instance *inst;
 	struct bt_pcapng w;
+	struct bt_rec_filter f;
 	int64_t offset;
-	__u64 since_ns, written;
-	__u32 code;
-	bool by_reason;
+	__u64 written;
 	int err;
 };
-
-static bool pcap_wanted(const struct pcap_out *o, const struct bt_drop_rec *r)
-{
-	return (!o->by_reason || r->reason == o->code) &&
-	       (!o->since_ns || (__s64)r->ts_ns + o->offset >= (__s64)o->since_ns);
-}
 
 static int pcap_event(void *ctx, void *data, size_t len)
 {
 	struct pcap_out *o = ctx;
 	const struct bt_drop_rec *r = data;
 
-	if (len < sizeof(*r) || o->err || !pcap_wanted(o, r))
+	if (len < sizeof(*r) || o->err || !bt_rec_wanted(&o->f, r, o->offset))
 		return 0;
 	if ((o->err = bt_recorder_pcap(o->inst, &o->w, r, o->offset)))
 		return o->err;
@@ -161,25 +153,16 @@ static int pcap_follow(struct pcap_out *o)
 static int pcap_write(const struct bt_instance *inst)
 {
 	struct pcap_out o = { .inst = inst, .offset = bt_recorder_clock_offset() };
-	struct bt_rec_set s;
 	struct bt_drop_rec_pos c;
-	int fd = 1, err, first = 0;
-	char msg[160];
+	int fd = 1, err;
+	char msg[640];
 
 	if (!inst->meta.drop_ring) {
 		bt_err("drops --pcap: %s records no drops (attach --drop-ring N)", inst->name);
 		return -ENODATA;
 	}
-	if (drops_cfg.reason) {
-		if (bt_drop_reason_code(drops_cfg.reason, &o.code)) {
-			bt_err("drops --reason: this kernel has no reason %s (drops --reasons)",
-			       drops_cfg.reason);
-			return -EINVAL;
-		}
-		o.by_reason = true;
-	}
-	if (drops_cfg.since &&
-	    bt_parse_time_range(drops_cfg.since, NULL, "--", &o.since_ns, NULL, msg, sizeof(msg))) {
+	if (bt_rec_filter_parse(&o.f, drops_cfg.reason, drops_cfg.since, drops_cfg.n, msg,
+				sizeof(msg))) {
 		bt_err("drops: %s", msg);
 		return -EINVAL;
 	}
@@ -198,29 +181,11 @@ static int pcap_write(const struct bt_instance *inst)
 		err = pcap_follow(&o);
 		goto out;
 	}
-	if ((err = bt_recorder_read(inst, &s)))
-		goto out;
-	/* -n: the newest N of those that pass the filters */
-	if (drops_cfg.n) {
-		__u64 pass = 0;
-
-		for (int i = s.n - 1; i >= 0; i--)
-			if (pcap_wanted(&o, BT_REC(&s, i)) && ++pass == drops_cfg.n) {
-				first = i;
-				break;
-			}
-	}
-	for (int i = first; i < s.n && !err; i++)
-		if (pcap_wanted(&o, BT_REC(&s, i)) &&
-		    !(err = bt_recorder_pcap(inst, &o.w, BT_REC(&s, i), o.offset)))
-			o.written++;
-	if (!err)
-		err = bt_recorder_mark_read(inst, &s);
-	bt_recorder_free(&s);
-	if (!err && !bt_recorder_counts(inst, &c))
-		fprintf(stderr, "drops: %" PRIu64 " written; the recorder has made %" PRIu64
+	if ((err = bt_recorder_dump(inst, &o.w, &o.f)) >= 0 && !bt_recorder_counts(inst, &c))
+		fprintf(stderr, "drops: %d written; the recorder has made %" PRIu64
 			" records, %" PRIu64 " overwritten before they were read\n",
-			(uint64_t)o.written, (uint64_t)c.written, (uint64_t)c.overwritten);
+			err, (uint64_t)c.written, (uint64_t)c.overwritten);
+	err = err < 0 ? err : 0;
 out:
 	if (err && err != -EPIPE)
 		bt_err("drops --pcap %s: %s", drops_cfg.pcap, strerror(-err));

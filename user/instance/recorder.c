@@ -11,6 +11,7 @@
 #include "drops.h"
 #include "instance.h"
 #include "recorder.h"
+#include "report/trace_query.h"
 
 uint64_t bt_recorder_bytes_per_cpu(const struct bt_meta *meta)
 {
@@ -169,4 +170,57 @@ int bt_recorder_follow_set(const struct bt_instance *inst, bool on)
 	__u32 zero = 0, v = on;
 
 	return bpf_map_update_elem(inst->drop_follow_fd, &zero, &v, 0) ? -errno : 0;
+}
+
+int bt_rec_filter_parse(struct bt_rec_filter *f, const char *reason, const char *since, __u32 n,
+			char *err, size_t len)
+{
+	memset(f, 0, sizeof(*f));
+	f->n = n;
+	if (reason) {
+		if (bt_drop_reason_code(reason, &f->code)) {
+			snprintf(err, len, "this kernel has no drop reason %.64s (drops --reasons)",
+				 reason);
+			return -EINVAL;
+		}
+		f->by_reason = true;
+	}
+	if (since && bt_parse_time_range(since, NULL, "", &f->since_ns, NULL, err, len))
+		return -EINVAL;
+	return 0;
+}
+
+bool bt_rec_wanted(const struct bt_rec_filter *f, const struct bt_drop_rec *r, int64_t offset)
+{
+	return (!f->by_reason || r->reason == f->code) &&
+	       (!f->since_ns || (int64_t)r->ts_ns + offset >= (int64_t)f->since_ns);
+}
+
+int bt_recorder_dump(const struct bt_instance *inst, struct bt_pcapng *w,
+		     const struct bt_rec_filter *f)
+{
+	int64_t offset = bt_recorder_clock_offset();
+	struct bt_rec_set s;
+	int err, first = 0, written = 0;
+
+	if ((err = bt_recorder_read(inst, &s)))
+		return err;
+	/* -n: from the newest N-th of those that pass on */
+	if (f->n) {
+		__u32 pass = 0;
+
+		for (int i = s.n - 1; i >= 0; i--)
+			if (bt_rec_wanted(f, BT_REC(&s, i), offset) && ++pass == f->n) {
+				first = i;
+				break;
+			}
+	}
+	for (int i = first; i < s.n && !err; i++)
+		if (bt_rec_wanted(f, BT_REC(&s, i), offset) &&
+		    !(err = bt_recorder_pcap(inst, w, BT_REC(&s, i), offset)))
+			written++;
+	if (!err)
+		err = bt_recorder_mark_read(inst, &s);
+	bt_recorder_free(&s);
+	return err ? err : written;
 }

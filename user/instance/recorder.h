@@ -6,6 +6,7 @@
 #define BLOOMTAP_RECORDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
 #include "bloomtap.h"
@@ -37,6 +38,22 @@ int64_t bt_recorder_clock_offset(void);
  * option. 0, or -errno. */
 int bt_recorder_pcap(const struct bt_instance *inst, struct bt_pcapng *w,
 		     const struct bt_drop_rec *r, int64_t offset);
+/* Which records to write: one reason, since a time, the newest N */
+struct bt_rec_filter {
+	bool by_reason;
+	__u32 code;		/* the reason, with by_reason */
+	__u64 since_ns;		/* CLOCK_REALTIME ns, 0: all */
+	__u32 n;		/* the newest N that pass, 0: all */
+};
+/* The filter from the words of drops --reason/--since (either NULL) and
+ * -n: 0, or -EINVAL with the problem in err. */
+int bt_rec_filter_parse(struct bt_rec_filter *f, const char *reason, const char *since, __u32 n,
+			char *err, size_t len);
+bool bt_rec_wanted(const struct bt_rec_filter *f, const struct bt_drop_rec *r, int64_t offset);
+/* The ring's records that pass f written to w, oldest first, and the read
+ * position moved past what was read: how many were written, or -errno. */
+int bt_recorder_dump(const struct bt_instance *inst, struct bt_pcapng *w,
+		     const struct bt_rec_filter *f);
 /* The follower's flag (drop_follow): on while one reads drop_events. */
 int bt_recorder_follow_set(const struct bt_instance *inst, bool on);
 /* Memory of the ring on each CPU, bytes */
