@@ -179,5 +179,22 @@ eq "n past the bound (1000): 400" "$(code -u "op:$PASSWORD" "$API&n=1001")" 400
 eq "an unknown reason: 400" "$(code -u "op:$PASSWORD" "$API&reason=NO_SUCH")" 400
 eq "an unknown parameter: 400" "$(code -u "op:$PASSWORD" "$API&count=3")" 400
 kill $AGENT_PID; wait $AGENT_PID 2>/dev/null
+AGENT_PID=
+
+# 5. a follower killed (SIGKILL) while it writes: the file is whole up to
+# its last block (one write a block)
+nsenter --net=/var/run/netns/$NS_D "$BLOOMTAP" drops $IF_D --pcap $WORK/killed.pcapng --follow \
+	2>$WORK/killed.err &
+FOLLOW_PID=$!
+wait_for "the second follower registered" 20 grep -q "following" $WORK/killed.err
+send $WORK/more.pcap 2000 5001 5 &
+SENDER=$!
+poll_until 20 bash -c "[ \$(stat -c %s $WORK/killed.pcapng) -gt 100000 ]"
+kill -KILL $FOLLOW_PID
+wait $FOLLOW_PID 2>/dev/null
+FOLLOW_PID=
+wait $SENDER
+check "killed mid-stream: tshark reads the file without an error" \
+	tshark -r $WORK/killed.pcapng -w $WORK/killed.pcap -F pcap
 summary
 [ "$FAIL" = 0 ]
