@@ -41,6 +41,7 @@
 #include "base/util.h"
 #include "instance/watch.h"
 #include "instance/drops.h"
+#include "instance/recorder.h"
 #include "core/watchlist.h"
 #include "../tests/lib/bgp_shape.h"
 #include "core/digest.h"
@@ -970,7 +971,7 @@ static __u32 pinned_prog_id(const char *link_pin)
  * ways in the same run: the programs' own run time (BPF_ENABLE_STATS, the
  * drop program against the XDP program on the same packets), and the
  * machine's busy time with the drop programs registered and without. */
-static void drops_run(FILE *f, const uint32_t *seq)
+static void drops_run_ring(FILE *f, const uint32_t *seq, __u32 ring)
 {
 	struct bench_bpf *skel = NULL;
 	struct frame fr;
@@ -983,7 +984,9 @@ static void drops_run(FILE *f, const uint32_t *seq)
 	if (live_up(home, &skel, seq) ||
 	    sh("ip -n " LIVE_NS_B " link set " LIVE_IF_B " address 02:00:00:00:00:02") ||
 	    bt_enter_netns(LIVE_NS_B) ||
-	    bt_attach(LIVE_IF_B, &(struct bt_attach_opts){ .mode = BT_MODE_NATIVE })) {
+	    bt_attach(LIVE_IF_B, &(struct bt_attach_opts){ .mode = BT_MODE_NATIVE,
+							   .drop_ring_set = true,
+							   .drop_ring = ring })) {
 		setns(home, CLONE_NEWNET);
 		out(stdout, f, "\ndrop cost: skipped (could not set up the veth pair)\n");
 		goto out;
@@ -1032,6 +1035,13 @@ static void drops_run(FILE *f, const uint32_t *seq)
 	double md = median(dns, 3), mx = median(xns, 3), mw = median(with, 3),
 	       mo = median(without, 3), cpu_ns = (mw - mo) * 1e9 / drops;
 
+	if (ring)
+		out(stdout, f, "\ndrop cost with the drop recorder: %u slots a CPU of %u bytes "
+		    "(%u bytes a slot, %llu bytes a CPU), each drop's head copied:", ring,
+		    BT_DROP_HEAD_DEFAULT, (unsigned)BT_DROP_REC_SIZE(BT_DROP_HEAD_DEFAULT),
+		    (unsigned long long)bt_recorder_bytes_per_cpu(&inst.meta));
+	else
+		out(stdout, f, "\ndrop cost without the drop recorder (--drop-ring 0):");
 	out(stdout, f, "\ndrop cost: %d frames into a veth pair (BPF_F_TEST_XDP_LIVE_FRAMES), each "
 	    "dropped by B's kernel (IP_CSUM) after bloomtap's XDP program (%llu drop events in the "
 	    "last round):\n"
@@ -1940,6 +1950,14 @@ static void live_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
 static void accepted_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
 {
 	accepted_run(f, seq);
+}
+
+/* The drop event without the recorder, then with it at its default
+ * size: the rows to compare. */
+static void drops_run(FILE *f, const uint32_t *seq)
+{
+	drops_run_ring(f, seq, 0);
+	drops_run_ring(f, seq, BT_DROP_RING_DEFAULT);
 }
 
 static void drops_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)

@@ -21,6 +21,7 @@
 #include "heavy.bpf.h"
 #include "spie.bpf.h"
 #include "segments.bpf.h"
+#include "recorder.bpf.h"
 
 #define ETH_P_IP_BE 0x0008	/* htons(0x0800) */
 #define ETH_P_IPV6_BE 0xdd86	/* htons(0x86dd) */
@@ -441,6 +442,7 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 count:
 	/* one way on from here, for the GRO'd skb and the single packet */
 	dctr->c[BT_DROP_DIGESTED] += digested;
+	record_drop(skb, reason, segs);
 	drop_window_reason(win, reason, digested);
 	drop_heavy(c, &key, k, addrs, bytes, hsegs);
 out:

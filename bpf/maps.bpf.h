@@ -289,4 +289,41 @@ struct {
 	__type(value, struct bt_window_drops);
 } wdrops SEC(".maps");
 
+/* The drop recorder (include/bloomtap.h "The drop recorder"):
+ *   drop_rec:     per CPU, index slot, value struct bt_drop_rec and the
+ *                 frame's head (BT_DROP_REC_SIZE(meta drop_head)); sized
+ *                 before load (one entry when off). Written by the drop
+ *                 program, each CPU its own ring; read by user space.
+ *   drop_rec_pos: per CPU, key BT_REC_POS_KERNEL (the drop program's
+ *                 counts) and BT_REC_POS_READ (user space's read
+ *                 position, which only user space writes).
+ *   drop_follow:  key 0, value 1 while a follower reads drop_events.
+ *                 Written by user space.
+ *   drop_events:  the follower's ring buffer of the same records. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BT_DROP_REC_SIZE(BT_DROP_HEAD_DEFAULT));
+} drop_rec SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BT_REC_POS_KEYS);
+	__type(key, __u32);
+	__type(value, struct bt_drop_rec_pos);
+} drop_rec_pos SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} drop_follow SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* BT_DROP_EVENTS_BYTES when recording */
+} drop_events SEC(".maps");
+
 #endif /* BLOOMTAP_MAPS_BPF_H */

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 19
+#define BT_ABI_VERSION 20
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -406,12 +406,13 @@ struct bt_meta {
 				 * namespace sees it: named when the lock is
 				 * refused, where /proc/locks is hidden (a unit's
 				 * ProcSubset=pid); 0 if an older bloomtap took it */
+	__u32 drop_ring;	/* the drop recorder's slots per CPU, 0: off */
+	__u32 drop_head;	/* bytes of each dropped frame it keeps */
 	__u32 reserved32;
 	/* CLOCK_REALTIME - CLOCK_BOOTTIME, the least and the most any keeper
 	 * of the instance saw (0: none yet): a clock step between a window's
 	 * time and its conversion moves it by at most clock_hi - clock_lo */
 	__s64 clock_lo, clock_hi;
-	__u64 reserved[1];
 	char archive[BT_META_ARCHIVE_LEN];	/* where the instance's agent archives
 						 * sealed windows (an absolute path,
 						 * NUL-terminated; empty: none known):
@@ -746,5 +747,50 @@ struct bt_window_drops {
 	__u32 pad;
 };
 _Static_assert(sizeof(struct bt_window_drops) == 64, "bt_window_drops must be 64 bytes");
+
+/* The drop recorder: the recent drops themselves (bpf/drop.bpf.h
+ * record_drop), for each drop that got a digest. "drop_rec" is a per-CPU
+ * array ring of drop_ring slots, each a struct bt_drop_rec and the
+ * frame's first drop_head bytes (value size BT_DROP_REC_SIZE): each CPU
+ * writes its own slot (written % drop_ring), overwriting the oldest, with
+ * no lock. "drop_rec_pos", per CPU: key BT_REC_POS_KERNEL the drop
+ * program's counts, key BT_REC_POS_READ the record number user space has
+ * read up to (it writes only that key). A slot overwritten while its
+ * record number is above the read position was never read: overwritten
+ * counts it. While "drop_follow" holds 1 (a follower runs), each record
+ * also goes to the "drop_events" ring buffer, or counts as follow_lost
+ * when the buffer is full. */
+#define BT_DROP_HEAD_DEFAULT 256
+#define BT_DROP_HEAD_MAX 9216		/* a jumbo frame: a per-CPU value stays
+					 * under the kernel's 32 KiB */
+#define BT_DROP_RING_DEFAULT 512	/* slots per CPU */
+#define BT_DROP_RING_MAX 65536
+#define BT_DROP_EVENTS_BYTES (1u << 20)	/* the follower's ring buffer */
+#define BT_DROP_DIR_IN 1		/* pcapng epb_flags' direction bits */
+#define BT_DROP_DIR_OUT 2
+struct bt_drop_rec {
+	__u64 seq;		/* this CPU's record number, from 1; 0: empty */
+	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 reason;		/* the kernel's enum skb_drop_reason value */
+	__u32 ifindex;		/* the device it died on (skb->dev) */
+	__u32 iif;		/* the device it came in by (skb_iif) */
+	__u32 frame_len;	/* bytes from the frame's start to its end */
+	__u32 segs;		/* packets it stands for (a GRO'd skb's segments) */
+	__u16 cap_len;		/* bytes of data[] kept: the linear part, drop_head at most */
+	__u8 dir;		/* BT_DROP_DIR_IN: skb->dev is skb_iif; else OUT */
+	__u8 l2;		/* 1: data starts at an Ethernet header; 0: at the IP header */
+	__u8 data[];
+};
+_Static_assert(sizeof(struct bt_drop_rec) == 40, "bt_drop_rec must be 40 bytes");
+#define BT_DROP_REC_SIZE(head) ((sizeof(struct bt_drop_rec) + (head) + 7) / 8 * 8)
+
+enum { BT_REC_POS_KERNEL, BT_REC_POS_READ, BT_REC_POS_KEYS };
+struct bt_drop_rec_pos {
+	__u64 written;		/* records made; READ: the one read up to */
+	__u64 overwritten;	/* slots overwritten before anyone read them */
+	__u64 follow_sent;	/* records the ring buffer took */
+	__u64 follow_lost;	/* records it had no room for */
+};
+_Static_assert(sizeof(struct bt_drop_rec_pos) == 32, "bt_drop_rec_pos must be 32 bytes");
 
 #endif /* BLOOMTAP_H */

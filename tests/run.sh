@@ -143,6 +143,7 @@ run_build() {	# label, build dir
 	run_suite ${label}multihop    tests/live/multihop.sh
 	run_suite ${label}pathtrace   tests/live/pathtrace.sh
 	run_suite ${label}drops       tests/live/drops.sh
+	run_suite ${label}recorder    tests/live/recorder.sh
 	run_suite ${label}uppers      tests/live/uppers.sh
 	run_suite ${label}agent       tests/live/agent.sh
 	run_suite ${label}webapi      tests/live/webapi.sh

@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +28,8 @@
 #include "report/trace_query.h"
 #include "base/common.h"
 #include "base/util.h"
+#include "core/pcapng.h"
+#include "instance/recorder.h"
 #include "http.h"
 #include "metrics.h"
 #include "webconfig.h"
@@ -645,12 +649,69 @@ static enum MHD_Result route_drops(struct agent *a, struct MHD_Connection *c, st
 	return reply_json(c, MHD_HTTP_OK, o);
 }
 
+/* The recorder's drops as pcapng (drops --pcap): reason, since and n as
+ * there, n at most BT_HTTP_DROPS_PCAP_MAX. Built in a memfd, so that
+ * an answer is whole or an error. */
+static enum MHD_Result route_drops_pcap(struct agent *a, struct MHD_Connection *c, struct req *r)
+{
+	const char *reason = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "reason");
+	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
+	const char *ns = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "n");
+	struct agent_iface *f = pick_iface(a, c);
+	unsigned long n = BT_HTTP_DROPS_PCAP_MAX;
+	struct MHD_Response *resp;
+	struct bt_rec_filter flt;
+	struct bt_pcapng w;
+	char err[640], *end, *buf;
+	enum MHD_Result ret;
+	off_t len;
+	int fd, got;
+
+	if (!f)
+		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
+	if (!f->inst.meta.drop_ring)
+		return reply_error(a, c, MHD_HTTP_NOT_FOUND,
+				   "this interface records no drops (attach --drop-ring N)");
+	if (ns) {
+		errno = 0;
+		n = strtoul(ns, &end, 10);
+		if (errno || end == ns || *end || !n || n > BT_HTTP_DROPS_PCAP_MAX) {
+			snprintf(err, sizeof(err), "n: a number from 1 to %d", BT_HTTP_DROPS_PCAP_MAX);
+			return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
+		}
+	}
+	if (bt_rec_filter_parse(&flt, reason, since, n, err, sizeof(err)))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
+	if ((fd = memfd_create("bloomtap-drops", MFD_CLOEXEC)) < 0)
+		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "memfd_create failed");
+	got = bt_pcapng_start(&w, fd);
+	if (!got)
+		got = bt_recorder_dump(&f->inst, &w, &flt);
+	len = got < 0 ? -1 : lseek(fd, 0, SEEK_END);
+	buf = len > 0 ? malloc(len) : NULL;
+	if (!buf || pread(fd, buf, len, 0) != len) {
+		free(buf);
+		close(fd);
+		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "reading the recorder failed");
+	}
+	close(fd);
+	resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(resp, "Content-Type", "application/x-pcapng");
+	snprintf(err, sizeof(err), "%d", got);
+	MHD_add_response_header(resp, "X-Bloomtap-Drops", err);
+	ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static const struct route routes[] = {
 	{ "/healthz", false, true, false, "use GET", route_healthz, { NULL } },
 	{ "/metrics", false, false, false, "use GET", route_metrics, { NULL } },
 	{ "/api/v1/heavy", false, false, true, "use GET", route_heavy,
 	  { "iface", "n", "direction", NULL } },
 	{ "/api/v1/drops", false, false, true, "use GET", route_drops, { "iface", NULL } },
+	{ "/api/v1/drops/pcap", false, false, true, "use GET", route_drops_pcap,
+	  { "iface", "reason", "since", "n", NULL } },
 	{ "/api/v1/trace", true, false, true, "use POST with packet bytes in hex, or a pcap",
 	  route_trace, { "iface", "since", "until", "skew", "at", "any_time", NULL } },
 };

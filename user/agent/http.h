@@ -29,6 +29,9 @@ struct bt_web_cfg;
 #define BT_HTTP_WORK_BURST_MS 1000
 #define BT_HTTP_TRACES_PER_CLIENT 1	/* trace requests at once, from headers to answer */
 #define BT_HTTP_TRACES 2		/* ... of all clients (on both doors) */
+#define BT_HTTP_DROPS_PCAP_MAX 1000	/* drops a /api/v1/drops/pcap answer holds
+					 * (n's default and bound): at the 9216-byte
+					 * head, 9.6 MB */
 #define BT_HTTP_TRACE_MAX_PACKETS 8192	/* packets a trace request (a 1 MiB body of small ones holds more) */
 #define BT_HTTP_TRACE_DEFAULT_S 3600	/* a trace without since: the last hour */
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "instance/recorder.h"
 #include "agent_state.h"
 #include "instance/watch.h"
 #include "metrics.h"
@@ -345,6 +346,22 @@ static void section_drops(struct buf *b, const struct agent *a)
 			bprintf(b, "bloomtap_drops_not_drops_total{interface=\"%s\",kind=\"%s\"} "
 				"%llu\n", a->ifs[i].name, bt_drop_counter_names[j],
 				(unsigned long long)c[j]);
+	}
+	family(b, "bloomtap_drop_recorder_total", "counter",
+	       "The drop recorder (attach --drop-ring): records made, records overwritten "
+	       "before anyone read them, records a follower (drops --pcap --follow) lost "
+	       "when its ring buffer was full.");
+	for (int i = 0; i < a->n; i++) {
+		struct bt_drop_rec_pos rc;
+
+		if (!a->ifs[i].inst.meta.drop_ring || bt_recorder_counts(&a->ifs[i].inst, &rc))
+			continue;
+		bprintf(b, "bloomtap_drop_recorder_total{interface=\"%s\",kind=\"records\"} %llu\n"
+			"bloomtap_drop_recorder_total{interface=\"%s\",kind=\"overwritten\"} %llu\n"
+			"bloomtap_drop_recorder_total{interface=\"%s\",kind=\"follow_lost\"} %llu\n",
+			a->ifs[i].name, (unsigned long long)rc.written, a->ifs[i].name,
+			(unsigned long long)rc.overwritten, a->ifs[i].name,
+			(unsigned long long)rc.follow_lost);
 	}
 	family(b, "bloomtap_drops_unattributed_total", "counter",
 	       "Drops on this host's interfaces without a bloomtap instance, by reason (skbs).");

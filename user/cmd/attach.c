@@ -29,7 +29,8 @@ static struct attach_cfg {
 	const char *watch, *drop_suppress;
 	struct bt_sketch_cfg sketch;
 	struct bt_spie_cfg spie;
-} attach_cfg;
+	__u32 drop_ring, drop_head;
+} attach_cfg = { .drop_ring = BT_DROP_RING_DEFAULT, .drop_head = BT_DROP_HEAD_DEFAULT };
 
 static const struct bt_opt attach_opts[] = {
 	{ "mode", 'm', BT_OPT_ENUM, &attach_cfg.mode, "MODE",
@@ -43,6 +44,12 @@ static const struct bt_opt attach_opts[] = {
 	  "neither the stack nor the drop programs pay for it" },
 	BT_WATCH_OPT(attach_cfg.watch),
 	BT_DROPS_OPT(attach_cfg.drop_suppress),
+	{ "drop-ring", 0, BT_OPT_U32, &attach_cfg.drop_ring, "N",
+	  "the drop recorder's slots per CPU: the recent drops' frames that 'drops "
+	  "--pcap' writes (default 512; 0: off)", .max = BT_DROP_RING_MAX },
+	{ "drop-head", 0, BT_OPT_U32, &attach_cfg.drop_head, "BYTES",
+	  "bytes of each dropped frame the recorder keeps (default 256, at most 9216)",
+	  .min = 14, .max = BT_DROP_HEAD_MAX },
 	BT_SKETCH_OPTS(attach_cfg.sketch),
 	BT_SPIE_OPTS(attach_cfg.spie),
 	{ 0 }
@@ -72,6 +79,8 @@ int cmd_attach(int argc, char **argv)
 		.dir = attach_cfg.dir,
 		.sketch = &attach_cfg.sketch, .spie = &attach_cfg.spie,
 		.drop_suppress = attach_cfg.drop_suppress,
+		.drop_ring_set = true, .drop_ring = attach_cfg.drop_ring,
+		.drop_head = attach_cfg.drop_head,
 	};
 
 	if (bt_attach(argv[1], &o) ||

@@ -31,6 +31,8 @@
 #include "base/options.h"
 #include "instance/sketch.h"
 #include "instance/watch.h"
+#include "instance/recorder.h"
+#include "core/pcapng.h"
 
 /* Names carry the demo's PID, so that two demos (or two test runs) on one
  * machine never meet: namespaces btdemo-a-PID (the sender) and btdemo-b-PID
@@ -422,6 +424,46 @@ static int show_drops(const struct bt_instance *inst, const char *hex)
 	return reason ? 0 : -1;
 }
 
+/* The nft-dropped packets from the drop recorder into a pcapng that the
+ * demo leaves behind, and tshark's one-line summary of the last one. */
+static int show_recorded(const struct bt_instance *inst)
+{
+	struct bt_rec_filter f;
+	struct bt_pcapng w;
+	char path[64], cmd[256], line[512], err[128];
+	int fd, n;
+	FILE *p;
+
+	if (bt_g.json)
+		return 0;
+	snprintf(path, sizeof(path), "/tmp/bloomtap-demo-drops-%d.pcapng", (int)getpid());
+	if (bt_rec_filter_parse(&f, "NETFILTER_DROP", NULL, 0, err, sizeof(err)) ||
+	    (fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		return -1;
+	n = bt_pcapng_start(&w, fd);
+	if (!n)
+		n = bt_recorder_dump(inst, &w, &f);
+	close(fd);
+	if (n < 0) {
+		bt_err("demo: writing the recorded drops: %s", strerror(-n));
+		return -1;
+	}
+	printf("\nbloomtap drops %s --pcap %s --reason NETFILTER_DROP: %d dropped packets, "
+	       "each with its reason\n", IF_B, path, n);
+	if (system("command -v tshark >/dev/null 2>&1")) {
+		printf("demo: tshark is not installed: open %s in Wireshark\n", path);
+		return 0;
+	}
+	snprintf(cmd, sizeof(cmd), "tshark -r %s -T fields -e frame.number -e ip.src -e ip.dst "
+		 "-e udp.dstport -e frame.comment 2>/dev/null | tail -1", path);
+	if ((p = popen(cmd, "r"))) {
+		if (fgets(line, sizeof(line), p))
+			printf("tshark -r %s (the last):\n  %s", path, line);
+		pclose(p);
+	}
+	return 0;
+}
+
 /* bloomtap trace on the packet the demo sent, and on one it did not send
  * (the same with another IP ID). */
 static int show_trace(const char *hex)
@@ -561,7 +603,8 @@ int cmd_demo(int argc, char **argv)
 	if (bt_instance_open_or_explain(IF_B, &inst))
 		goto out;
 	ret = bt_print_stats(&inst, BT_DIR_INGRESS) || show_heavy(&inst, &t) || show_watch(&inst) ||
-	      show_trace(hex) || show_drops(&inst, drop_hex) ? BT_EXIT_FAIL : 0;
+	      show_trace(hex) || show_drops(&inst, drop_hex) || show_recorded(&inst) ?
+		      BT_EXIT_FAIL : 0;
 	bt_instance_close(&inst);
 out:
 	traffic_close(&t);

@@ -3,16 +3,22 @@
  * kernel's reason names; the host's drops that no instance owns; the
  * reasons this kernel has, and which are suppressed. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "base/common.h"
 #include "commands.h"
 #include "report/drops_report.h"
 #include "report/heavy_report.h"
 #include "instance/drops.h"
 #include "base/options.h"
+#include "core/pcapng.h"
+#include "instance/recorder.h"
 
 static int print_host(void)
 {
@@ -70,16 +76,138 @@ static int print_reasons(void)
 }
 
 static struct {
-	const char *instance, *suppress;
-	bool host, reasons;
+	const char *instance, *suppress, *pcap, *reason, *since;
+	bool host, reasons, follow;
 	uint32_t n, interval, count;
-} drops_cfg = { .n = 10 };
+} drops_cfg;
+
+/* ---- the recorder's pcapng ---- */
+
+static volatile sig_atomic_t pcap_stop;
+
+static void on_stop(int sig)
+{
+	pcap_stop = 1;
+}
+
+struct pcap_out {
+	const struct bt_instance *inst;
+	struct bt_pcapng w;
+	struct bt_rec_filter f;
+	int64_t offset;
+	__u64 written;
+	int err;
+};
+
+static int pcap_event(void *ctx, void *data, size_t len)
+{
+	struct pcap_out *o = ctx;
+	const struct bt_drop_rec *r = data;
+
+	if (len < sizeof(*r) || o->err || !bt_rec_wanted(&o->f, r, o->offset))
+		return 0;
+	if ((o->err = bt_recorder_pcap(o->inst, &o->w, r, o->offset)))
+		return o->err;
+	o->written++;
+	if (drops_cfg.n && o->written >= drops_cfg.n)
+		pcap_stop = 1;
+	return 0;
+}
+
+/* --follow: the drops from now on, through the ring buffer */
+static int pcap_follow(struct pcap_out *o)
+{
+	struct bt_drop_rec_pos c0, c1;
+	struct ring_buffer *rb;
+	int err;
+
+	rb = ring_buffer__new(o->inst->drop_events_fd, pcap_event, o, NULL);
+	if (!rb) {
+		err = -errno;
+		bt_err_errno(err, "drops --follow: the recorder's ring buffer");
+		return err;
+	}
+	if ((err = bt_recorder_counts(o->inst, &c0)) || (err = bt_recorder_follow_set(o->inst, true))) {
+		bt_err_errno(err, "drops --follow: registering");
+		ring_buffer__free(rb);
+		return err;
+	}
+	fprintf(stderr, "drops: following %s\n", o->inst->name);
+	while (!pcap_stop && !o->err) {
+		err = ring_buffer__poll(rb, 200);
+		if (err < 0 && err != -EINTR)
+			break;
+	}
+	bt_recorder_follow_set(o->inst, false);
+	/* what the program reserved before the flag went off */
+	if (!o->err && !(drops_cfg.n && o->written >= drops_cfg.n))
+		ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	if (!bt_recorder_counts(o->inst, &c1))
+		fprintf(stderr, "drops: %" PRIu64 " written, %" PRIu64
+			" lost (the ring buffer was full)\n",
+			(uint64_t)o->written, (uint64_t)(c1.follow_lost - c0.follow_lost));
+	return o->err == -EPIPE ? 0 : o->err;
+}
+
+static int pcap_write(const struct bt_instance *inst)
+{
+	struct pcap_out o = { .inst = inst, .offset = bt_recorder_clock_offset() };
+	struct bt_drop_rec_pos c;
+	int fd = 1, err;
+	char msg[640];
+
+	if (!inst->meta.drop_ring) {
+		bt_err("drops --pcap: %s records no drops (attach --drop-ring N)", inst->name);
+		return -ENODATA;
+	}
+	if (bt_rec_filter_parse(&o.f, drops_cfg.reason, drops_cfg.since, drops_cfg.n, msg,
+				sizeof(msg))) {
+		bt_err("drops: %s", msg);
+		return -EINVAL;
+	}
+	if (strcmp(drops_cfg.pcap, "-") &&
+	    (fd = open(drops_cfg.pcap, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+		err = -errno;
+		bt_err("drops --pcap %s: %s", drops_cfg.pcap, strerror(-err));
+		return err;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	if ((err = bt_pcapng_start(&o.w, fd)))
+		goto out;
+	if (drops_cfg.follow) {
+		err = pcap_follow(&o);
+		goto out;
+	}
+	if ((err = bt_recorder_dump(inst, &o.w, &o.f)) >= 0 && !bt_recorder_counts(inst, &c))
+		fprintf(stderr, "drops: %d written; the recorder has made %" PRIu64
+			" records, %" PRIu64 " overwritten before they were read\n",
+			err, (uint64_t)c.written, (uint64_t)c.overwritten);
+	err = err < 0 ? err : 0;
+out:
+	if (err && err != -EPIPE)
+		bt_err("drops --pcap %s: %s", drops_cfg.pcap, strerror(-err));
+	if (fd != 1)
+		close(fd);
+	return err == -EPIPE ? 0 : err;
+}
 
 static const struct bt_opt drops_opts[] = {
 	BT_INSTANCE_OPT(drops_cfg.instance),
 	{ "top", 'n', BT_OPT_U32, &drops_cfg.n, "N",
-	  "heavy dropped flows to show of each interval (default 10)", .min = 1,
-	  .max = 100000 },
+	  "heavy dropped flows to show of each interval (default 10); with --pcap, the "
+	  "newest N drops (with --follow: stop after N)", .min = 1, .max = 100000 },
+	{ "pcap", 0, BT_OPT_STRING, &drops_cfg.pcap, "FILE",
+	  "write the recorder's drops (attach --drop-ring) as pcapng to FILE, '-' for "
+	  "stdout: each packet's comment names its reason and instance" },
+	{ "reason", 0, BT_OPT_STRING, &drops_cfg.reason, "R", "with --pcap: only reason R" },
+	{ "since", 0, BT_OPT_STRING, &drops_cfg.since, "T",
+	  "with --pcap: only drops at or after T (epoch seconds, 2026-11-25T10:00:00Z, -10m)" },
+	{ "follow", 'F', BT_OPT_FLAG, &drops_cfg.follow, NULL,
+	  "with --pcap: write the drops from now on as they come, until interrupted; "
+	  "the drops lost when it falls behind are counted and printed at exit" },
 	{ "interval", 0, BT_OPT_U32, &drops_cfg.interval, "SECONDS",
 	  "end a heavy-flow interval every SECONDS and print its heavy dropped flows "
 	  "(heavy --dropped --interval)", .min = 1, .max = 86400 },
@@ -120,6 +248,10 @@ int cmd_drops(int argc, char **argv)
 		return print_reasons() ? BT_EXIT_FAIL : 0;
 	if (drops_cfg.host)
 		return print_host() ? BT_EXIT_FAIL : 0;
+	if (!drops_cfg.pcap && (drops_cfg.reason || drops_cfg.since || drops_cfg.follow)) {
+		bt_err("drops: --reason, --since and --follow go with --pcap");
+		return BT_EXIT_USAGE;
+	}
 	if (drops_cfg.count && !drops_cfg.interval) {
 		bt_err("drops: --count needs --interval");
 		return BT_EXIT_USAGE;
@@ -130,7 +262,7 @@ int cmd_drops(int argc, char **argv)
 							 "--interval", ib };
 		int hc = 6;
 
-		snprintf(nb, sizeof(nb), "%u", drops_cfg.n);
+		snprintf(nb, sizeof(nb), "%u", drops_cfg.n ? drops_cfg.n : 10);
 		snprintf(ib, sizeof(ib), "%u", drops_cfg.interval);
 		if (drops_cfg.count) {
 			snprintf(cb, sizeof(cb), "%u", drops_cfg.count);
@@ -148,6 +280,11 @@ int cmd_drops(int argc, char **argv)
 	}
 	if (bt_instance_open_arg(n ? argv[1] : NULL, drops_cfg.instance, &inst))
 		return BT_EXIT_FAIL;
+	if (drops_cfg.pcap) {
+		ret = pcap_write(&inst) ? BT_EXIT_FAIL : 0;
+		bt_instance_close(&inst);
+		return ret;
+	}
 	if (drops_cfg.suppress) {
 		__u64 bits[BT_DROP_REASONS / 64];
 
@@ -156,7 +293,7 @@ int cmd_drops(int argc, char **argv)
 			ret = BT_EXIT_FAIL;
 	}
 	if (!ret)
-		bt_print_drops(&inst, drops_cfg.n);
+		bt_print_drops(&inst, drops_cfg.n ? drops_cfg.n : 10);
 	bt_instance_close(&inst);
 	return ret;
 }

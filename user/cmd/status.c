@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* status: every instance, what it is attached to and how. */
+#include <inttypes.h>
 #include <errno.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "base/common.h"
+#include "instance/recorder.h"
 #include "instance/drops.h"
 #include "instance/kernel.h"
 #include "commands.h"
@@ -27,6 +29,24 @@ static __u32 prog_id(int fd)
 	__u32 len = sizeof(info);
 
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+/* The drop recorder's size and counts (attach --drop-ring) */
+static struct json_object *recorder_json(const struct bt_instance *inst)
+{
+	struct json_object *o = json_object_new_object();
+	struct bt_drop_rec_pos c = { 0 };
+
+	bt_recorder_counts(inst, &c);
+	json_object_object_add(o, "slots_per_cpu", json_object_new_int64(inst->meta.drop_ring));
+	json_object_object_add(o, "head_bytes", json_object_new_int64(inst->meta.drop_head));
+	json_object_object_add(o, "bytes_per_cpu",
+			       json_object_new_uint64(bt_recorder_bytes_per_cpu(&inst->meta)));
+	json_object_object_add(o, "records", json_object_new_uint64(c.written));
+	json_object_object_add(o, "overwritten", json_object_new_uint64(c.overwritten));
+	json_object_object_add(o, "follow_sent", json_object_new_uint64(c.follow_sent));
+	json_object_object_add(o, "follow_lost", json_object_new_uint64(c.follow_lost));
+	return o;
 }
 
 static void status_one(const char *name, struct json_object *arr)
@@ -61,6 +81,7 @@ static void status_one(const char *name, struct json_object *arr)
 	bool drops = bt_drops_registered(&inst);
 	/* tap mode: every frame dropped once recorded (attach --tap) */
 	bool tap = bt_tap_get(&inst) > 0;
+	struct bt_drop_rec_pos rc;
 
 	if (arr) {
 		struct json_object *o = json_object_new_object();
@@ -82,6 +103,7 @@ static void status_one(const char *name, struct json_object *arr)
 				       json_object_new_string(bt_egress_hook(&inst.meta)));
 		json_object_object_add(o, "multi_buffer", json_object_new_boolean(inst.prog_mb_fd >= 0));
 		json_object_object_add(o, "kernel_features_off", bt_kernel_off_json());
+		json_object_object_add(o, "drop_recorder", recorder_json(&inst));
 		json_object_array_add(arr, o);
 	} else {
 		printf("%-16s %-9s %-16s %-14s %-6s prog %-6u flow table %-8u created %s%s%s%s%s\n",
@@ -92,6 +114,13 @@ static void status_one(const char *name, struct json_object *arr)
 		       inst.meta.flags & BT_META_NO_INGRESS ? "  egress alone: "
 		       : inst.meta.flags & BT_META_EGRESS ? "  egress recorded: " : "",
 		       inst.meta.flags & BT_META_EGRESS ? bt_egress_hook(&inst.meta) : "");
+		if (inst.meta.drop_ring && !bt_recorder_counts(&inst, &rc))
+			printf("%-16s drop recorder: %u slots a CPU of %u bytes (%" PRIu64
+			       " bytes a CPU), %" PRIu64 " records, %" PRIu64
+			       " overwritten unread, %" PRIu64 " lost by followers\n", "",
+			       inst.meta.drop_ring, inst.meta.drop_head,
+			       bt_recorder_bytes_per_cpu(&inst.meta), (uint64_t)rc.written,
+			       (uint64_t)rc.overwritten, (uint64_t)rc.follow_lost);
 	}
 	bt_instance_close(&inst);
 }

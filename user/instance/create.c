@@ -98,6 +98,16 @@ static void size_heavy(struct bloomtap_bpf *skel, const struct bt_meta *meta)
 	set_shape(skel->maps.dfmo, shape.fmo);
 }
 
+/* The drop recorder's ring (include/bloomtap.h): one slot and the
+ * smallest ring buffer when it is off. */
+static void size_recorder(struct bloomtap_bpf *skel, const struct bt_meta *meta)
+{
+	bpf_map__set_max_entries(skel->maps.drop_rec, meta->drop_ring ? meta->drop_ring : 1);
+	bpf_map__set_value_size(skel->maps.drop_rec, BT_DROP_REC_SIZE(meta->drop_head));
+	bpf_map__set_max_entries(skel->maps.drop_events,
+				 meta->drop_ring ? BT_DROP_EVENTS_BYTES : 4096);
+}
+
 /* Phase 1: the settings resolved into meta, the instance's random key. */
 static int settle(struct bt_instance_cfg *cfg, struct bt_meta *meta, __u64 *fc_mult)
 {
@@ -111,6 +121,8 @@ static int settle(struct bt_instance_cfg *cfg, struct bt_meta *meta, __u64 *fc_m
 		return ncpu ? ncpu : -EINVAL;
 	meta->ncpu = ncpu;
 	meta->flags = cfg->flags | (cfg->flow_table_size ? BT_META_FLOW_TABLE : 0);
+	meta->drop_ring = cfg->drop_ring;
+	meta->drop_head = cfg->drop_head ? cfg->drop_head : BT_DROP_HEAD_DEFAULT;
 	/* The hash key: random per instance, so that nobody can aim flows
 	 * at the same sketch cells, flow memory slots or Bloom blocks. */
 	if (getrandom(&meta->hash_key, sizeof(meta->hash_key), 0) != sizeof(meta->hash_key) ||
@@ -166,6 +178,9 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	bpf_map__set_max_entries(skel->maps.windows, meta->windows);
 	bpf_map__set_max_entries(skel->maps.wcount, BT_WCOUNT_SLOTS * meta->windows);
 	bpf_map__set_max_entries(skel->maps.wdrops, meta->windows);
+	skel->rodata->cfg_rec_slots = meta->drop_ring;
+	skel->rodata->cfg_rec_head = meta->drop_head;
+	size_recorder(skel, meta);
 	/* drops: the program needs the kernel's BTF (tp_btf) and kfree_skb's
 	 * reason; without them the instance has none, and says so at attach */
 	if (!bt_drops_supported())
@@ -297,7 +312,8 @@ out_remove:
 int bt_instance_verify(struct json_object *arr)
 {
 	/* every stage on: what the verifier walks at most */
-	struct bt_instance_cfg cfg = { .flags = BT_META_EGRESS_MAPS };
+	struct bt_instance_cfg cfg = { .flags = BT_META_EGRESS_MAPS,
+				       .drop_ring = BT_DROP_RING_DEFAULT };
 	struct bt_verifier_logs *logs;
 	struct bloomtap_bpf *skel;
 	struct bt_meta meta = { 0 };
@@ -351,8 +367,10 @@ bool bt_instance_layout_matches(const struct bt_instance *inst)
 	struct bloomtap_bpf *skel = bloomtap_bpf__open();
 	bool ok = skel;
 
-	if (skel)
+	if (skel) {
 		size_heavy(skel, &inst->meta);
+		size_recorder(skel, &inst->meta);
+	}
 #define SAME_SIZES(m) ok = ok && same_sizes(inst->m##_fd, skel->maps.m);
 	BT_INSTANCE_MAPS(SAME_SIZES)
 #undef SAME_SIZES

@@ -17,6 +17,8 @@ struct bt_instance_cfg {
 	__u32 flags;		/* enum bt_meta_flags */
 	struct bt_sketch_cfg sketch;	/* resolved by bt_instance_create() */
 	struct bt_spie_cfg spie;
+	__u32 drop_ring;	/* the drop recorder's slots per CPU, 0: off */
+	__u32 drop_head;	/* bytes of each dropped frame kept, 0: the default */
 	__u32 cut;		/* make bench only: enum bt_cut */
 	bool test_hold;		/* tests only: enum bt_test_gate */
 };

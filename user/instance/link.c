@@ -23,6 +23,7 @@
 #include "base/options.h"
 #include "watch.h"
 #include "link.h"
+#include "recorder.h"
 #include "create.h"
 #include "base/util.h"
 
@@ -429,6 +430,12 @@ static void say_attached(const struct bt_instance *inst, const char *ifname, boo
 	bt_info("%s", desc);
 	bt_spie_describe(&inst->meta, desc, sizeof(desc));
 	bt_info("%s", desc);
+	if (inst->meta.drop_ring)
+		bt_info("drop recorder: %u slots a CPU, %u bytes of each dropped frame: %llu KiB a "
+			"CPU (drops --pcap)", inst->meta.drop_ring, inst->meta.drop_head,
+			(unsigned long long)bt_recorder_bytes_per_cpu(&inst->meta) / 1024);
+	else
+		bt_info("drop recorder: off (--drop-ring 0)");
 	if (tap)
 		bt_info("tap mode: every frame is recorded, then dropped before the stack "
 			"(no drops to record there)");
@@ -630,6 +637,8 @@ int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 		cfg.spie = *o->spie;
 	if (o->dir != BT_ATTACH_INGRESS)
 		cfg.flags |= BT_META_EGRESS_MAPS;
+	cfg.drop_ring = o->drop_ring_set ? o->drop_ring : BT_DROP_RING_DEFAULT;
+	cfg.drop_head = o->drop_head;
 	if ((err = bt_instance_open_or_create(ifname, &cfg, &inst, &created)))
 		return err;
 	if ((err = egress_refused(&inst, ifname, o)) ||

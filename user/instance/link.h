@@ -30,6 +30,9 @@ struct bt_attach_opts {
 	const struct bt_sketch_cfg *sketch;	/* NULL: the defaults */
 	const struct bt_spie_cfg *spie;
 	const char *drop_suppress;		/* NULL: the default list */
+	bool drop_ring_set;	/* false: the recorder's default ring */
+	__u32 drop_ring;	/* the drop recorder's slots per CPU, 0: off */
+	__u32 drop_head;	/* bytes of each dropped frame kept, 0: the default */
 };
 /* attach IFACE: create (or reuse a kept) instance named after it, attach. */
 int bt_attach(const char *ifname, const struct bt_attach_opts *o);

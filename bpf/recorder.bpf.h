@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The drop recorder: the head of each dropped frame that got a digest,
+ * kept in a per-CPU ring of fixed-size slots (include/bloomtap.h "The drop
+ * recorder"), and sent to a follower's ring buffer while one runs.
+ *
+ * Per CPU, not one shared ring: a tracing program does not nest on its CPU
+ * (the kernel's per-program recursion guard), so each CPU's position and
+ * slots take plain stores, no atomic and no lock; user space merges the
+ * CPUs' records by time. The frame is read from skb->head + mac_header
+ * (the network header when the L2 header is not Ethernet's 14 bytes), as
+ * much as is linear: bpf_skb_load_bytes is not there for tp_btf. */
+#ifndef BLOOMTAP_RECORDER_BPF_H
+#define BLOOMTAP_RECORDER_BPF_H
+
+#include "maps.bpf.h"
+
+/* Set by user space before load from the instance's meta (drop_ring,
+ * drop_head); the verifier takes them as constants, so the copy's size
+ * is bounded by the slot's. */
+const volatile __u32 cfg_rec_slots = 0;
+const volatile __u32 cfg_rec_head = BT_DROP_HEAD_DEFAULT;
+
+static __always_inline void record_drop(const struct sk_buff *skb, __u32 reason, __u32 segs)
+{
+	__u32 kkey = BT_REC_POS_KERNEL, rkey = BT_REC_POS_READ, zero = 0, idx, start, cap;
+	__u16 nh = skb->network_header, mac = skb->mac_header;
+	__u32 tail = skb->tail, size = BT_DROP_REC_SIZE(cfg_rec_head);
+	struct bt_drop_rec_pos *pos, *rd;
+	struct net_device *dev;
+	struct bt_drop_rec *r;
+	__u32 *follow;
+	__u64 seq;
+	void *e;
+
+	if (!cfg_rec_slots || nh == 0xffff)
+		return;
+	pos = bpf_map_lookup_elem(&drop_rec_pos, &kkey);
+	rd = bpf_map_lookup_elem(&drop_rec_pos, &rkey);
+	if (!pos || !rd)
+		return;
+	seq = pos->written + 1;
+	idx = pos->written % cfg_rec_slots;
+	r = bpf_map_lookup_elem(&drop_rec, &idx);
+	if (!r)
+		return;
+	/* the slot's record, if any, was never read: it is lost now */
+	if (r->seq && r->seq > rd->written)
+		pos->overwritten++;
+	pos->written = seq;
+	r->l2 = mac != 0xffff && nh - mac == 14;
+	start = r->l2 ? mac : nh;
+	cap = tail > start ? tail - start : 0;
+	if (cap > cfg_rec_head)
+		cap = cfg_rec_head;
+	if (bpf_probe_read_kernel(r->data, cap, skb->head + start))
+		cap = 0;
+	r->cap_len = cap;
+	r->ts_ns = bpf_ktime_get_ns();
+	r->reason = reason;
+	r->segs = segs;
+	r->iif = skb->skb_iif;
+	dev = skb->dev;
+	r->ifindex = dev ? dev->ifindex : 0;
+	r->dir = r->ifindex == r->iif ? BT_DROP_DIR_IN : BT_DROP_DIR_OUT;
+	r->frame_len = skb->len + (__u32)((__u64)skb->data - (__u64)skb->head) - start;
+	r->seq = seq;
+	follow = bpf_map_lookup_elem(&drop_follow, &zero);
+	if (!follow || !*follow)
+		return;
+	e = bpf_ringbuf_reserve(&drop_events, size, 0);
+	if (!e) {
+		pos->follow_lost++;
+		return;
+	}
+	bpf_probe_read_kernel(e, size, r);
+	bpf_ringbuf_submit(e, 0);
+	pos->follow_sent++;
+}
+
+#endif /* BLOOMTAP_RECORDER_BPF_H */
