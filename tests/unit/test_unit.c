@@ -1018,6 +1018,17 @@ static void test_workload_cgroups(void **state)
 	assert_true(bt_wl_parse_cgroup(text, &c));
 	assert_string_equal(c.id, "");
 	assert_string_equal(c.pod_uid, uid);
+	/* a delegated cgroup names another container and pod below its own:
+	 * the outermost scope and pod UID win */
+	snprintf(text, sizeof(text), "0::/kubepods/besteffort/pod%s/%s/init.scope/kubepods/"
+		 "podffffffff-ffff-ffff-ffff-ffffffffffff/libpod-%s.scope\n", uid, id, pod);
+	assert_true(bt_wl_parse_cgroup(text, &c));
+	assert_string_equal(c.id, id);
+	assert_string_equal(c.pod_uid, uid);
+	snprintf(text, sizeof(text), "0::/machine.slice/libpod-%s.scope/container/libpod-%s.scope\n",
+		 id, pod);
+	assert_true(bt_wl_parse_cgroup(text, &c));
+	assert_string_equal(c.id, id);
 	/* podman: cgroupfs with a pod, systemd with a pod, and alone */
 	snprintf(text, sizeof(text), "4:memory:/libpod_parent/%s/libpod-%s\n", pod, id);
 	assert_true(bt_wl_parse_cgroup(text, &c));

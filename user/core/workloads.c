@@ -147,6 +147,9 @@ static const struct {
 	{ "docker-", "docker" },
 };
 
+/* The outermost match wins: a container with a cgroup delegated to it
+ * (systemd inside) may make libpod-ID.scope or podUID below its own, and
+ * must not take another container's or pod's name that way. */
 static bool parse_path(const char *path, size_t plen, struct bt_wl_container *c)
 {
 	bool kube = memmem(path, plen, "kubepods", 8) != NULL;
@@ -165,12 +168,13 @@ static bool parse_path(const char *path, size_t plen, struct bt_wl_container *c)
 		/* podman's pod under systemd: machine-libpod_pod_ID.slice */
 		const char *lp = memmem(p, n, "libpod_pod_", 11);
 
-		if (lp && p + n - (lp + 11) == 64 && is_hex(lp + 11, 64))
+		if (lp && p + n - (lp + 11) == 64 && is_hex(lp + 11, 64) && !c->pod_id[0])
 			memcpy(c->pod_id, lp + 11, 64);
 		for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
 			size_t l = strlen(scopes[i].prefix);
 
-			if (n == l + 64 && !memcmp(p, scopes[i].prefix, l) && is_hex(p + l, 64)) {
+			if (!c->id[0] && n == l + 64 && !memcmp(p, scopes[i].prefix, l) &&
+			    is_hex(p + l, 64)) {
 				memcpy(c->id, p + l, 64);
 				c->id[64] = 0;
 				snprintf(c->runtime, sizeof(c->runtime), "%s", scopes[i].runtime);
@@ -179,14 +183,18 @@ static bool parse_path(const char *path, size_t plen, struct bt_wl_container *c)
 					memcpy(c->pod_id, bare, 65);
 			}
 		}
-		if (n == 64 && is_hex(p, 64)) {
+		if (!bare[0] && n == 64 && is_hex(p, 64)) {
 			memcpy(bare, p, 64);
 			bare[64] = 0;
 			if (!c->id[0] && !strcmp(prev, "docker"))
 				snprintf(c->runtime, sizeof(c->runtime), "docker");
+			/* the kubelet's cgroupfs and docker's name the container
+			 * bare: it is the container here, whatever lies below */
+			if (!c->id[0] && (kube || !strcmp(prev, "docker")))
+				memcpy(c->id, bare, 65);
 		}
 		/* the kubelet's pod: kubepods-QOS-podUID.slice or podUID */
-		if (kube)
+		if (kube && !c->pod_uid[0])
 			for (const char *q = p; (q = memmem(q, p + n - q, "pod", 3)); q += 3)
 				if (uid_at(q + 3, p + n - (q + 3), c->pod_uid))
 					break;
