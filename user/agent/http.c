@@ -509,7 +509,7 @@ struct route {
 	bool api;			/* /api/v1/: not on a metrics-only door */
 	const char *wrong_method;	/* the 405's message */
 	enum MHD_Result (*fn)(struct agent *a, struct MHD_Connection *c, struct req *r);
-	const char *const params[6];	/* the query's names; NULL-ended */
+	const char *const params[8];	/* the query's names; NULL-ended */
 };
 
 static enum MHD_Result route_healthz(struct agent *a, struct MHD_Connection *c, struct req *r)
@@ -577,14 +577,18 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 {
 	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
 	const char *until = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "until");
+	const char *dl = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "deadline_ms");
 	struct agent_iface *f = pick_iface(a, c);
 	__u64 s_ns = 0, u_ns = 0;
-	char err[600] = "", from[40], ago[32], *archive, *text;
+	char err[600] = "", from[40], ago[32], *archive, *text, *end = NULL;
+	long dl_ms = dl ? strtol(dl, &end, 10) : 0;
 
 	if (!f)
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
 	if (!r->len)
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "empty body");
+	if (dl && (end == dl || *end || dl_ms < 1 || dl_ms > 3600000))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "deadline_ms must be 1..3600000");
 	/* unless asked, the last hour: a request opens the files of its time
 	 * range only, not a year of archive (an until before it is an empty
 	 * range, refused) */
@@ -601,7 +605,10 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	text = bt_trace_text(&(struct bt_trace_query){ .inst = &f->inst, .archive = archive,
 						       .since = s_ns, .until = u_ns,
-						       .max_packets = BT_HTTP_TRACE_MAX_PACKETS },
+						       .max_packets = BT_HTTP_TRACE_MAX_PACKETS,
+						       /* the client's deadline, from now: the
+							* archive is searched until it */
+						       .deadline = dl ? bt_mono_s() + dl_ms / 1e3 : 0 },
 			     r->body, r->len, err, sizeof(err));
 	free(archive);
 	if (!text)
@@ -628,6 +635,24 @@ static enum MHD_Result route_drops(struct agent *a, struct MHD_Connection *c, st
 	return reply_json(c, MHD_HTTP_OK, o);
 }
 
+/* Who answers: the host's name and the instances, for a client that
+ * found the agent by its address (trace --agents-from-prometheus) */
+static enum MHD_Result route_status(struct agent *a, struct MHD_Connection *c, struct req *r)
+{
+	struct json_object *o = json_object_new_object(), *ins = json_object_new_array();
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	json_object_object_add(o, "host", json_object_new_string(host));
+	json_object_object_add(o, "instance", a->n ? json_object_new_string(a->ifs[0].inst.name)
+						  : NULL);
+	for (int i = 0; i < a->n; i++)
+		json_object_array_add(ins, json_object_new_string(a->ifs[i].inst.name));
+	json_object_object_add(o, "instances", ins);
+	json_object_object_add(o, "version", json_object_new_string(BT_VERSION));
+	return reply_json(c, MHD_HTTP_OK, o);
+}
+
 static const struct route routes[] = {
 	{ "/healthz", false, true, false, "use GET", route_healthz, { NULL } },
 	{ "/metrics", false, false, false, "use GET", route_metrics, { NULL } },
@@ -635,7 +660,8 @@ static const struct route routes[] = {
 	  { "iface", "n", "direction", NULL } },
 	{ "/api/v1/drops", false, false, true, "use GET", route_drops, { "iface", NULL } },
 	{ "/api/v1/trace", true, false, true, "use POST with packet bytes in hex, or a pcap",
-	  route_trace, { "iface", "since", "until", NULL } },
+	  route_trace, { "iface", "since", "until", "deadline_ms", NULL } },
+	{ "/api/v1/status", false, false, true, "use GET", route_status, { NULL } },
 };
 
 /* The first query parameter the route does not take, into a 400's

@@ -21,6 +21,8 @@ struct bt_trace_query {
 	uint64_t max_packets;		/* refused past it; 0: any number */
 	uint64_t budget;		/* archive probes a 65,536 packets; 0: no bound */
 	uint32_t mss;			/* merged buffers cut at this; 0: the flow's */
+	double deadline;		/* bt_mono_s(): the archive search stops at it,
+					 * as at the budget; 0: none */
 };
 /* The trace of the packets in buf (a pcap or pcapng capture, or hex text)
  * as trace -j prints it; NULL with err set on bad input or past
