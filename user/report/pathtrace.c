@@ -175,13 +175,13 @@ static void url_arg(char *dst, size_t len, const char *name, const char *v)
 					       : (size_t)snprintf(dst + o, len - o, "%c", *v);
 }
 
-/* The trace request's path and query: what every agent is asked. The
- * deadline is each agent's own, added when its request starts. */
+/* The trace request's query after its deadline (each agent's own, put
+ * first when its request starts): what every agent is asked. */
 static void trace_path(char *path, size_t len, const struct bt_fleet_opts *o)
 {
 	char arg[100];
 
-	snprintf(path, len, "/api/v1/trace?");
+	path[0] = 0;
 	if (o->since) {
 		url_arg(arg, sizeof(arg), "since", o->since);
 		strncat(path, arg, len - strlen(path) - 1);
@@ -755,6 +755,8 @@ static int fleet_add(struct fleet *f, const char *entry, const char *hint, const
 		snprintf(base, sizeof(base), "%s://%s", f->https ? "https" : "http", addr);
 	if (!(x->url = strdup(base)))
 		return -ENOMEM;
+	if (addr[0] != '/' && strstr(addr, "://"))
+		snprintf(x->addr, sizeof(x->addr), "%s", base);	/* a scrape URL's path: not ours */
 	x->named = eq;
 	snprintf(x->name, sizeof(x->name), "%.*s", eq ? (int)(eq - entry) : (int)strlen(hint ? hint : addr),
 		 eq ? entry : hint ? hint : addr);
@@ -852,7 +854,8 @@ static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, c
 	if (x->status)
 		snprintf(x->url, sizeof(x->url), "%s/api/v1/status", x->a->url);
 	else
-		snprintf(x->url, sizeof(x->url), "%s%s&deadline_ms=%ld", x->a->url, path, ms);
+		snprintf(x->url, sizeof(x->url), "%s/api/v1/trace?deadline_ms=%ld%s", x->a->url, ms,
+			 path);
 	agent_opts(x->h, o, x->a);
 	curl_easy_setopt(x->h, CURLOPT_URL, x->url);
 	curl_easy_setopt(x->h, CURLOPT_TIMEOUT_MS, ms);
