@@ -28,6 +28,7 @@
 static struct trace_cfg {
 	const char *instance, *hex, *since, *until, *archive, *agents, *topology, *from;
 	const char *agents_file, *prometheus, *dns, *cacert, *cert, *key, *user, *netrc;
+	const char *tls_server_name;
 	uint64_t budget, mss, timeout_ms, agent_timeout_ms, parallel;
 } tcfg;
 
@@ -66,6 +67,9 @@ static const struct bt_opt trace_opts[] = {
 	{ "cacert", 0, BT_OPT_STRING, &tcfg.cacert, "FILE",
 	  "the CA the agents' (and Prometheus's) certificates are verified with; a bare "
 	  "ADDR:PORT is then asked over HTTPS" },
+	{ "tls-server-name", 0, BT_OPT_STRING, &tcfg.tls_server_name, "NAME",
+	  "check the agents' certificates for NAME, not their addresses (a DaemonSet's "
+	  "pods: one certificate, one name)" },
 	{ "cert", 0, BT_OPT_STRING, &tcfg.cert, "FILE",
 	  "a client certificate for the agents (mTLS; PEM)" },
 	{ "key", 0, BT_OPT_STRING, &tcfg.key, "FILE", "its key (PEM)" },
@@ -142,7 +146,7 @@ static int trace_agents(const char *file)
 		.prometheus = tcfg.prometheus, .dns = tcfg.dns, .topology = tcfg.topology,
 		.from = tcfg.from, .since = tcfg.since, .until = tcfg.until,
 		.cacert = tcfg.cacert, .cert = tcfg.cert, .key = tcfg.key, .user = tcfg.user,
-		.netrc = tcfg.netrc,
+		.netrc = tcfg.netrc, .tls_server_name = tcfg.tls_server_name,
 		.timeout_s = (tcfg.timeout_ms ? tcfg.timeout_ms : 10000) / 1e3,
 		.agent_timeout_s = (tcfg.agent_timeout_ms ? tcfg.agent_timeout_ms : 5000) / 1e3,
 		.parallel = tcfg.parallel ? (int)tcfg.parallel : 64 }, buf, len);

@@ -833,9 +833,28 @@ struct xfer {
 	CURL *h;
 	struct body b;
 	char url[700], err[CURL_ERROR_SIZE];
+	struct curl_slist *connect_to;	/* --tls-server-name: the name in the URL */
 	CURLcode rc;
 	long code;
 };
+
+/* With --tls-server-name NAME, the URL names NAME (what the certificate
+ * is checked against, SNI) and CURLOPT_CONNECT_TO the agent's address:
+ * a DaemonSet's pods share one certificate for one name. The base URL
+ * into dst, https://NAME:PORT, or the agent's own. */
+static void tls_name(struct xfer *x, const char *name, char *dst, size_t len)
+{
+	const char *hp = strstr(x->a->url, "://"), *port;
+	char rule[600];
+
+	snprintf(dst, len, "%s", x->a->url);
+	if (!name || strncmp(x->a->url, "https://", 8) || !(port = strrchr(hp + 3, ':')) ||
+	    strchr(port, ']'))
+		return;
+	snprintf(dst, len, "https://%s%s", name, port);
+	snprintf(rule, sizeof(rule), "%s%s:%.*s%s", name, port, (int)(port - hp - 3), hp + 3, port);
+	x->connect_to = curl_slist_append(NULL, rule);
+}
 
 /* Starts x: the agent's own deadline, cut to what is left of the total
  * (the trace request carries it: the agent need not work past it) */
@@ -844,6 +863,7 @@ static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, c
 {
 	long ms = (long)(1000 * (o->agent_timeout_s < end - now_s() ? o->agent_timeout_s
 								     : end - now_s()));
+	char base[400];
 
 	if (ms < 1 || !(x->h = curl_easy_init())) {
 		x->rc = ms < 1 ? CURLE_OPERATION_TIMEDOUT : CURLE_OUT_OF_MEMORY;
@@ -851,12 +871,14 @@ static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, c
 							      : "out of memory");
 		return -1;
 	}
+	tls_name(x, o->tls_server_name, base, sizeof(base));
 	if (x->status)
-		snprintf(x->url, sizeof(x->url), "%s/api/v1/status", x->a->url);
+		snprintf(x->url, sizeof(x->url), "%s/api/v1/status", base);
 	else
-		snprintf(x->url, sizeof(x->url), "%s/api/v1/trace?deadline_ms=%ld%s", x->a->url, ms,
-			 path);
+		snprintf(x->url, sizeof(x->url), "%s/api/v1/trace?deadline_ms=%ld%s", base, ms, path);
 	agent_opts(x->h, o, x->a);
+	if (x->connect_to)
+		curl_easy_setopt(x->h, CURLOPT_CONNECT_TO, x->connect_to);
 	curl_easy_setopt(x->h, CURLOPT_URL, x->url);
 	curl_easy_setopt(x->h, CURLOPT_TIMEOUT_MS, ms);
 	curl_easy_setopt(x->h, CURLOPT_ERRORBUFFER, x->err);
@@ -1178,8 +1200,10 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	}
 	ret = report(f.a, f.n, o->topology ? &topo : NULL, start, np);
 out:
-	for (int k = 0; k < nx; k++)
+	for (int k = 0; k < nx; k++) {
 		free(x[k].b.buf);
+		curl_slist_free_all(x[k].connect_to);
+	}
 	free(x);
 	free(names);
 	bt_topo_free(&topo);

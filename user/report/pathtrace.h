@@ -27,7 +27,7 @@ int bt_topology_read(FILE *f, const char *path, char *const *names, int n,
 struct bt_fleet_opts {
 	const char *agents, *agents_file, *prometheus, *dns;
 	const char *topology, *from, *since, *until;
-	const char *cacert, *cert, *key, *user, *netrc;
+	const char *cacert, *cert, *key, *user, *netrc, *tls_server_name;
 	double timeout_s, agent_timeout_s;	/* total; each agent's */
 	int parallel;				/* requests at once */
 };
