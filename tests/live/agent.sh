@@ -171,6 +171,12 @@ check "the parameter named, and what the route takes" \
 eq "drops ?n=5: 400 (drops takes iface alone)" "$(code '127.0.0.1:'$PORT'/api/v1/drops?n=5')" 400
 eq "trace ?bogus=1: 400 before the body" "$(code -X POST --data 00 '127.0.0.1:'$PORT'/api/v1/trace?bogus=1')" 400
 eq "metrics ?x=1: 400" "$(code '127.0.0.1:'$PORT'/metrics?x=1')" 400
+# the deadline a fleet's client sends; who answers
+eq "trace ?deadline_ms=5000: taken" "$(code -X POST --data 4500001c00010000401100000a0000010a000002d431003500080000 \
+	'127.0.0.1:'$PORT'/api/v1/trace?deadline_ms=5000')" 200
+eq "trace ?deadline_ms=0: 400" "$(code -X POST --data 00 '127.0.0.1:'$PORT'/api/v1/trace?deadline_ms=0')" 400
+eq "status: the host and the instance" "$(code '127.0.0.1:'$PORT'/api/v1/status')" 200
+eq "... named" "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["host"] == sys.argv[2], len(d["instances"]) >= 1)' "$TMP/body" "$(hostname)")" "True True"
 eq "heavy ?direction=egress on an interface attached for ingress: 400" \
 	"$(code '127.0.0.1:'$PORT'/api/v1/heavy?direction=egress')" 400
 check "and it says so" grep -q "does not record what it sends" "$TMP/body"

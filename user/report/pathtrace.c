@@ -794,8 +794,12 @@ static void agent_opts(CURL *h, const struct bt_fleet_opts *o, const struct agen
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	if (a && a->addr[0] == '/')
 		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, a->addr);
-	if (o->cacert)
+	if (o->cacert) {
 		curl_easy_setopt(h, CURLOPT_CAINFO, o->cacert);
+		/* that CA alone: not the system's directory too, which curl
+		 * would read again for each connection */
+		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+	}
 	if (!a)
 		return;		/* Prometheus: its CA alone */
 	if (o->cert)
@@ -957,12 +961,15 @@ static void take_status(struct fleet *f, int i, const struct xfer *x)
 
 	if (a->named || x->rc || x->code != 200 || !x->b.buf || !(o = json_tokener_parse(x->b.buf)))
 		return;
-	if ((json_object_object_get_ex(o, "host", &v) && *(name = json_object_get_string(v))) ||
-	    (json_object_object_get_ex(o, "instance", &v) && *(name = json_object_get_string(v))))
+	if ((json_object_object_get_ex(o, "host", &v) && (name = json_object_get_string(v)) &&
+	     *name) ||
+	    (json_object_object_get_ex(o, "instance", &v) && (name = json_object_get_string(v)) &&
+	     *name))
 		snprintf(a->name, sizeof(a->name), "%s", name);
 	json_object_put(o);
-	for (int k = 0; k < i; k++)
-		if (!strcmp(f->a[k].name, a->name)) {
+	/* the names before it, and those given on the command line */
+	for (int k = 0; k < f->n; k++)
+		if (k != i && (k < i || f->a[k].named) && !strcmp(f->a[k].name, a->name)) {
 			char both[sizeof(a->name) + sizeof(a->addr) + 1];
 
 			snprintf(both, sizeof(both), "%s@%s", a->name, a->addr);
@@ -1120,6 +1127,11 @@ static int from_file(struct fleet *f, const char *path)
 	return err;
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct agent_ref *)a)->name, ((const struct agent_ref *)b)->name);
+}
+
 int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 {
 	double end = now_s() + o->timeout_s;
@@ -1169,14 +1181,6 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	for (int k = 0; k < nx; k++)
 		if (x[k].status)
 			take_status(&f, x[k].a - f.a, &x[k]);
-	for (int i = 0; i < f.n; i++)
-		names[i] = f.a[i].name;
-	if (o->topology && read_topology(o->topology, names, f.n, &topo))
-		goto out;
-	if (o->from && (start = find(f.a, f.n, o->from)) < 0) {
-		bt_err("--from %s is not one of the agents", o->from);
-		goto out;
-	}
 	for (int k = 0; k < nx; k++) {
 		if (x[k].status)
 			continue;
@@ -1185,6 +1189,17 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 		else
 			take_answer(x[k].a, x[k].b.buf ? x[k].b.buf : "", x[k].code, &np, !o->topology);
 		down += !!x[k].a->error[0];
+	}
+	/* agents found, in whatever order their source gave: by name */
+	if (o->agents_file || o->dns || o->prometheus)
+		qsort(f.a, f.n, sizeof(*f.a), by_name);
+	for (int i = 0; i < f.n; i++)
+		names[i] = f.a[i].name;
+	if (o->topology && read_topology(o->topology, names, f.n, &topo))
+		goto out;
+	if (o->from && (start = find(f.a, f.n, o->from)) < 0) {
+		bt_err("--from %s is not one of the agents", o->from);
+		goto out;
 	}
 	/* a few are named on stderr; the answer names them all */
 	for (int i = 0; i < f.n && down <= 5; i++)
