@@ -1127,6 +1127,13 @@ static int from_file(struct fleet *f, const char *path)
 	return err;
 }
 
+/* An agent's name before its error, or "" when it is the address the
+ * error starts with */
+static const char *same_addr(const struct agent_ref *a)
+{
+	return strcmp(a->name, a->addr) ? a->name : "";
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(((const struct agent_ref *)a)->name, ((const struct agent_ref *)b)->name);
@@ -1204,13 +1211,15 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	/* a few are named on stderr; the answer names them all */
 	for (int i = 0; i < f.n && down <= 5; i++)
 		if (f.a[i].error[0])
-			bt_warn("agent %s: %s; walked through as unknown", f.a[i].name, f.a[i].error);
+			bt_warn("agent %s%s%s; walked through as unknown", same_addr(&f.a[i]),
+				*same_addr(&f.a[i]) ? ": " : "", f.a[i].error);
 	if (np < 0) {
 		int i = 0;
 
 		while (i < f.n - 1 && !f.a[i].error[0])
 			i++;
-		bt_err("trace: no agent answered (%d asked; %s: %s)", f.n, f.a[i].name, f.a[i].error);
+		bt_err("trace: no agent answered (%d asked; %s%s%s)", f.n, same_addr(&f.a[i]),
+		       *same_addr(&f.a[i]) ? ": " : "", f.a[i].error);
 		goto out;
 	}
 	ret = report(f.a, f.n, o->topology ? &topo : NULL, start, np);
