@@ -909,6 +909,13 @@ static void run_all(struct xfer *x, int nx, const struct bt_fleet_opts *o, const
 
 	/* no "Expect: 100-continue": its wait is a second per agent */
 	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (!m || !hdrs) {
+		for (int k = 0; k < nx; k++) {
+			x[k].rc = CURLE_OUT_OF_MEMORY;
+			snprintf(x[k].err, sizeof(x[k].err), "out of memory");
+		}
+		next = nx;
+	}
 	while (next < nx || active) {
 		while (active < o->parallel && next < nx)
 			active += !xfer_start(m, &x[next++], o, path, body, len, hdrs, end);
@@ -1175,8 +1182,10 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 			bt_err("trace: no agents to ask");
 		goto out;
 	}
-	if (!(x = calloc(2 * f.n, sizeof(*x))) || !(names = calloc(f.n, sizeof(*names))))
+	if (!(x = calloc(2 * f.n, sizeof(*x))) || !(names = calloc(f.n, sizeof(*names)))) {
+		bt_err("trace: out of memory");
 		goto out;
+	}
 	/* the status requests of the agents to be named, and every trace:
 	 * one round, in parallel */
 	for (int i = 0; i < f.n; i++)
