@@ -37,10 +37,10 @@ DEB_PKGS  = clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
 	     prometheus curl python3-yaml systemd libclang-rt-14-dev \
 	     libfixbuf-dev nfdump pmacct man-db bash-completion nftables ethtool \
-	     libyaml-dev libgnutls28-dev libcrypt-dev openssl libcap2-bin util-linux git \
+	     libyaml-dev libgnutls28-dev libcurl4-gnutls-dev libcrypt-dev openssl libcap2-bin util-linux git \
 	     $(KERNEL_PKGS) $(PACKAGE_PKGS)
 
-LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf yaml-0.1 gnutls libcrypt 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0 -lyaml -lgnutls -lcrypt) -lm -lpthread
+LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf yaml-0.1 gnutls libcrypt libcurl 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0 -lyaml -lgnutls -lcrypt -lcurl-gnutls) -lm -lpthread
 # libfixbuf's headers include glib's: as system headers, out of -Werror's way
 FIXBUF_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libfixbuf 2>/dev/null))
 OPT_CFLAGS ?= -O2 -g

@@ -112,6 +112,8 @@ MUTANTS=(
 'web-dummy-first-user|user/agent/webconfig.c|	return dearest;|	return w->nusers ? w->users[0].hash : NULL;|.output/tests/test_unit'
 'http-work-uncharged|user/agent/http.c|			work_charge(r->key, thread_cpu_ms() - r->cpu0_ms);|			(void)0;|tests/live/webapi.sh'
 'http-no-header-deadline|user/agent/http.c|				shutdown(k->fd, SHUT_RDWR);|				(void)0;|tests/live/webapi.sh'
+'fleet-serial|user/report/pathtrace.c|		while (active < o->parallel && next < nx)|		while (active < 1 && next < nx)|tests/live/fleet.sh'
+'fleet-ca-unverified|user/report/pathtrace.c|		curl_easy_setopt(h, CURLOPT_CAINFO, o->cacert);|		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);|tests/live/fleet.sh'
 'keeper-retry-each-turn|user/instance/keeper.c|			k->retry_at = bt_mono_s() + BT_KEEPER_RETRY_S;|			(void)0;|tests/live/agent.sh'
 # archived drop reasons, subsystem reasons, a window's packets
 'reasons-archived-as-codes|user/instance/archive.c|	if (!ndrops && !nall)

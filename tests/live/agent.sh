@@ -133,8 +133,11 @@ check "its summary says so" bash -c "nsenter --net=/var/run/netns/$NSB '$BLOOMTA
 	grep -q 'the live ring and the archive $(realpath "$TMP/archive")'"
 check "trace --agents with one agent needs no --topology" \
 	inb "$BLOOMTAP" trace --agents "b=127.0.0.1:$PORT" "$TMP/got.pcap"
-expect_fail "with two it does" "needs --topology" \
-	inb "$BLOOMTAP" trace --agents "b=127.0.0.1:$PORT,c=127.0.0.1:1" "$TMP/got.pcap"
+OUT=$(inb "$BLOOMTAP" trace --agents "b=127.0.0.1:$PORT,c=127.0.0.1:1" "$TMP/got.pcap" 2>&1)
+check "with two and none, the order is inferred and said so" \
+	grep -q "^order inferred from the times of the agents' windows" <<<"$OUT"
+check "... and the one that did not answer named" \
+	grep -q "^partial answer: 1 of 2 agents did not answer: c$" <<<"$OUT"
 HEX=$(python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); n=int.from_bytes(d[32:36],"little"); print(d[40:40+n].hex())' "$TMP/got.pcap")
 T=$(inb curl -s -m 5 -X POST --data "${HEX:0:36}ffff${HEX:40}" "127.0.0.1:$PORT/api/v1/trace")
 eq "/api/v1/trace (hex): a packet never sent is not seen" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["seen"])' <<<"$T")" "False"
@@ -171,6 +174,12 @@ check "the parameter named, and what the route takes" \
 eq "drops ?n=5: 400 (drops takes iface alone)" "$(code '127.0.0.1:'$PORT'/api/v1/drops?n=5')" 400
 eq "trace ?bogus=1: 400 before the body" "$(code -X POST --data 00 '127.0.0.1:'$PORT'/api/v1/trace?bogus=1')" 400
 eq "metrics ?x=1: 400" "$(code '127.0.0.1:'$PORT'/metrics?x=1')" 400
+# the deadline a fleet's client sends; who answers
+eq "trace ?deadline_ms=5000: taken" "$(code -X POST --data 4500001c00010000401100000a0000010a000002d431003500080000 \
+	'127.0.0.1:'$PORT'/api/v1/trace?deadline_ms=5000')" 200
+eq "trace ?deadline_ms=0: 400" "$(code -X POST --data 00 '127.0.0.1:'$PORT'/api/v1/trace?deadline_ms=0')" 400
+eq "status: the host and the instance" "$(code '127.0.0.1:'$PORT'/api/v1/status')" 200
+eq "... named" "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["host"] == sys.argv[2], len(d["instances"]) >= 1)' "$TMP/body" "$(hostname)")" "True True"
 eq "heavy ?direction=egress on an interface attached for ingress: 400" \
 	"$(code '127.0.0.1:'$PORT'/api/v1/heavy?direction=egress')" 400
 check "and it says so" grep -q "does not record what it sends" "$TMP/body"

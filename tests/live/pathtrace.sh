@@ -76,7 +76,7 @@ check "b down: s, behind b, is not walked to (it did not see packets 1-3)" \
 OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$LIST" --topology "$TMP/hub" --from v --hex "$HEX" 2>&1); RC=$?
 check "a hub of 1,500 links (300 times each, itself too): read, no crash (exit $RC)" test "$RC" -le 1
 printf 'v: b\nb: zz\n' > "$TMP/bad1"
-expect_fail "unknown neighbour named with its line" "bad1:2: 'zz' is not one of --agents" \
+expect_fail "unknown neighbour named with its line" "bad1:2: 'zz' is not one of the agents" \
 	in_ns "$NS" "$BLOOMTAP" trace --agents "$LIST" --topology "$TMP/bad1" --hex "$HEX"
 printf 'v: b\nnonsense here\n' > "$TMP/bad2"
 expect_fail "a line without ':' named" "bad2:2: expected 'NAME: NEIGHBOUR ...'" \

@@ -28,6 +28,8 @@
 #include "report/trace_query.h"
 #include "agent/webconfig.h"
 #include "core/workloads.h"
+#include "report/pathtrace.h"
+#include <time.h>
 
 /* ---- options ---- */
 
@@ -1065,10 +1067,100 @@ static void test_workload_cgroups(void **state)
 	assert_string_equal(bt_wl_escape("\t\t\t", buf, 9), "\\x09");
 }
 
+/* bt_trace_answers' stdout, into buf */
+static int answers_out(char *const *names, char *const *ans, int n, FILE *topo, const char *from,
+		       char *buf, size_t len)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(1), ret;
+	size_t got;
+
+	assert_non_null(tmp);
+	fflush(stdout);
+	dup2(fileno(tmp), 1);
+	ret = bt_trace_answers(names, ans, n, topo, from);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	rewind(tmp);
+	got = fread(buf, 1, len - 1, tmp);
+	buf[got] = 0;
+	fclose(tmp);
+	return ret;
+}
+
+/* 1,000 agents in a chain, each saw all 64 packets: one path through
+ * all of them, from the victim's end (no cap, no square array); the
+ * walk's cost is printed, not asserted */
+static void test_pathtrace_thousand(void **state)
+{
+	enum { N = 1000, NP = 64 };
+	char **names = calloc(N, sizeof(char *)), **ans = calloc(N, sizeof(char *));
+	char *topo = NULL, *out = malloc(1 << 20), *answer = malloc(NP * 64);
+	size_t tlen = 0, o = 0;
+	FILE *t = open_memstream(&topo, &tlen);
+	struct timespec a, b;
+	int ret, arrows = 0;
+
+	assert_non_null(names);
+	assert_non_null(answer);
+	o += sprintf(answer, "[");
+	for (int p = 0; p < NP; p++)
+		o += sprintf(answer + o, "%s{\"packet\":%d,\"seen\":true,\"windows\":[]}", p ? "," : "",
+			     p + 1);
+	sprintf(answer + o, "]");
+	for (int i = 0; i < N; i++) {
+		assert_true(asprintf(&names[i], "a%04d", i) > 0);
+		ans[i] = answer;
+		if (i)
+			fprintf(t, "a%04d: a%04d\n", i - 1, i);
+	}
+	fclose(t);
+	t = fmemopen(topo, tlen, "r");
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ret = answers_out(names, ans, N, t, "a0999", out, 1 << 20);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	fclose(t);
+	assert_int_equal(ret, 0);
+	for (char *s = strstr(out, "64 packets: path"); s && (s = strstr(s, " -> ")); s += 4)
+		arrows++;
+	assert_int_equal(arrows, N - 1);
+	assert_non_null(strstr(out, "path (source side first): a0000 -> a0001 -> "));
+	printf("# the walk of 1,000 simulated answers, 64 packets: %.1f ms\n",
+	       (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6);
+	for (int i = 0; i < N; i++)
+		free(names[i]);
+	free(names);
+	free(ans);
+	free(topo);
+	free(out);
+	free(answer);
+}
+
+/* No topology: the order of the windows' start times, the earliest on
+ * the source's side; an agent that did not answer is named, not placed */
+static void test_pathtrace_inferred(void **state)
+{
+	char *names[] = { "a", "b", "c", "d" }, out[4096];
+	char *ans[] = {
+		"[{\"packet\":1,\"seen\":true,\"windows\":[{\"start\":\"2026-12-01T10:00:02.000Z\"}]}]",
+		"[{\"packet\":1,\"seen\":true,\"windows\":[{\"start\":\"2026-12-01T10:00:02.500Z\"}]}]",
+		"[{\"packet\":1,\"seen\":true,\"windows\":[{\"start\":\"2026-12-01T10:00:01.000Z\"}]}]",
+		NULL,
+	};
+
+	assert_int_equal(answers_out(names, ans, 4, NULL, NULL, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "1 packet: path (source side first): c -> a -> b\n"));
+	assert_non_null(strstr(out, "order inferred from the times"));
+	assert_non_null(strstr(out, "partial answer: 1 of 4 agents did not answer: d\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_u64_rejects),
+		cmocka_unit_test(test_pathtrace_thousand),
+		cmocka_unit_test(test_pathtrace_inferred),
 		cmocka_unit_test(test_parse_u64_accepts),
 		cmocka_unit_test(test_parse_double_and_enum),
 		cmocka_unit_test(test_parse_args_errors),

@@ -586,16 +586,20 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	const char *at = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "at");
 	const char *any = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "any_time");
 	bool any_time = any && strcmp(any, "0");
+	const char *dl = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "deadline_ms");
 	struct agent_iface *f = pick_iface(a, c);
 	__u64 s_ns = 0, u_ns = 0, at_ns = 0;
 	double skew_s;
-	char *end;
+	char *end = NULL;
+	long dl_ms = dl ? strtol(dl, &end, 10) : 0;
 	char err[600] = "", from[40], ago[32], *archive, *text;
 
 	if (!f)
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
 	if (!r->len)
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "empty body");
+	if (dl && (end == dl || *end || dl_ms < 1 || dl_ms > 3600000))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "deadline_ms must be 1..3600000");
 	/* each packet at its own time +- skew (the agent's trace-skew unless
 	 * asked), a --hex packet at at= */
 	skew_s = skew ? strtod(skew, &end) : a->cfg.trace_skew_s > 0 ? a->cfg.trace_skew_s :
@@ -622,7 +626,11 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 						       .since = s_ns, .until = u_ns,
 						       .max_packets = BT_HTTP_TRACE_MAX_PACKETS,
 						       .skew_ns = (__u64)llround(skew_s * 1e9),
-						       .at_ns = at_ns, .any_time = any_time },
+						       .at_ns = at_ns, .any_time = any_time,
+
+						       /* the client's deadline, from now: the
+							* archive is searched until it */
+						       .deadline = dl ? bt_mono_s() + dl_ms / 1e3 : 0 },
 			     r->body, r->len, err, sizeof(err));
 	free(archive);
 	if (!text)
@@ -704,6 +712,24 @@ static enum MHD_Result route_drops_pcap(struct agent *a, struct MHD_Connection *
 	return ret;
 }
 
+/* Who answers: the host's name and the instances, for a client that
+ * found the agent by its address (trace --agents-from-prometheus) */
+static enum MHD_Result route_status(struct agent *a, struct MHD_Connection *c, struct req *r)
+{
+	struct json_object *o = json_object_new_object(), *ins = json_object_new_array();
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	json_object_object_add(o, "host", json_object_new_string(host));
+	json_object_object_add(o, "instance", a->n ? json_object_new_string(a->ifs[0].inst.name)
+						  : NULL);
+	for (int i = 0; i < a->n; i++)
+		json_object_array_add(ins, json_object_new_string(a->ifs[i].inst.name));
+	json_object_object_add(o, "instances", ins);
+	json_object_object_add(o, "version", json_object_new_string(BT_VERSION));
+	return reply_json(c, MHD_HTTP_OK, o);
+}
+
 static const struct route routes[] = {
 	{ "/healthz", false, true, false, "use GET", route_healthz, { NULL } },
 	{ "/metrics", false, false, false, "use GET", route_metrics, { NULL } },
@@ -713,7 +739,8 @@ static const struct route routes[] = {
 	{ "/api/v1/drops/pcap", false, false, true, "use GET", route_drops_pcap,
 	  { "iface", "reason", "since", "n", NULL } },
 	{ "/api/v1/trace", true, false, true, "use POST with packet bytes in hex, or a pcap",
-	  route_trace, { "iface", "since", "until", "skew", "at", "any_time", NULL } },
+	  route_trace, { "iface", "since", "until", "skew", "at", "any_time", "deadline_ms", NULL } },
+	{ "/api/v1/status", false, false, true, "use GET", route_status, { NULL } },
 };
 
 /* The first query parameter the route does not take, into a 400's

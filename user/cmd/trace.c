@@ -27,7 +27,9 @@
 
 static struct trace_cfg {
 	const char *instance, *hex, *since, *until, *archive, *agents, *topology, *from, *at;
-	uint64_t budget, mss;
+	const char *agents_file, *prometheus, *dns, *cacert, *cert, *key, *user, *netrc;
+	const char *tls_server_name;
+	uint64_t budget, mss, timeout_ms, agent_timeout_ms, parallel;
 	double skew;
 	bool any_time;
 } tcfg;	/* skew 0: the default here, the agent's own trace-skew there */
@@ -59,13 +61,40 @@ static const struct bt_opt trace_opts[] = {
 	  "cut merged TCP and UDP packets (a receiver's capture under GRO) into segments "
 	  "of N payload bytes (default: the flow's, from its SYN's MSS or its largest "
 	  "unmerged segment)", .min = 1, .max = 65535 },
-	{ "agents", 0, BT_OPT_STRING, &tcfg.agents, "NAME=ADDR:PORT|/SOCKET,...",
-	  "ask these agents (bloomtap run) instead, and walk the path back" },
+	{ "agents", 0, BT_OPT_STRING, &tcfg.agents, "[NAME=]ADDR:PORT|URL|/SOCKET,...",
+	  "ask these agents (bloomtap run) instead, in parallel, and walk the path back "
+	  "(an agent not named here names itself: its /api/v1/status's host)" },
+	{ "agents-file", 0, BT_OPT_STRING, &tcfg.agents_file, "FILE",
+	  "the agents to ask, one a line as --agents takes them ('#' comments)" },
+	{ "agents-from-prometheus", 0, BT_OPT_STRING, &tcfg.prometheus, "URL[?job=NAME]",
+	  "the agents to ask: Prometheus's active targets (of job NAME), by their scrape URLs" },
+	{ "agents-from-dns", 0, BT_OPT_STRING, &tcfg.dns, "NAME:PORT",
+	  "the agents to ask: every address (A, AAAA) of NAME, e.g. a headless Service" },
 	{ "topology", 0, BT_OPT_STRING, &tcfg.topology, "FILE",
-	  "with --agents: who is whose neighbour ('NAME: NEIGHBOUR ...' lines; "
-	  "not needed for one agent)" },
+	  "with agents: who is whose neighbour ('NAME: NEIGHBOUR ...' lines; without "
+	  "it, the order is inferred from the times of the agents' windows)" },
 	{ "from", 0, BT_OPT_STRING, &tcfg.from, "NAME",
-	  "with --agents: the agent nearest the victim (default: the first)" },
+	  "with --topology: the agent nearest the victim (default: the first)" },
+	{ "cacert", 0, BT_OPT_STRING, &tcfg.cacert, "FILE",
+	  "the CA the agents' (and Prometheus's) certificates are verified with; a bare "
+	  "ADDR:PORT is then asked over HTTPS" },
+	{ "tls-server-name", 0, BT_OPT_STRING, &tcfg.tls_server_name, "NAME",
+	  "check the agents' certificates for NAME, not their addresses (a DaemonSet's "
+	  "pods: one certificate, one name)" },
+	{ "cert", 0, BT_OPT_STRING, &tcfg.cert, "FILE",
+	  "a client certificate for the agents (mTLS; PEM)" },
+	{ "key", 0, BT_OPT_STRING, &tcfg.key, "FILE", "its key (PEM)" },
+	{ "user", 0, BT_OPT_STRING, &tcfg.user, "NAME",
+	  "basic auth as NAME; the password from BLOOMTAP_PASSWORD or --netrc, never argv" },
+	{ "netrc", 0, BT_OPT_STRING, &tcfg.netrc, "FILE",
+	  "credentials in netrc form ('machine HOST login NAME password PW', or 'default')" },
+	{ "timeout", 0, BT_OPT_U64, &tcfg.timeout_ms, "MS",
+	  "the whole fan-out's deadline (default 10000)", .min = 1, .max = 3600000 },
+	{ "agent-timeout", 0, BT_OPT_U64, &tcfg.agent_timeout_ms, "MS",
+	  "each agent's deadline, sent to it as deadline_ms (default 5000)", .min = 1,
+	  .max = 3600000 },
+	{ "parallel", 0, BT_OPT_U64, &tcfg.parallel, "N",
+	  "agents asked at once (default 64)", .min = 1, .max = 4096 },
 	{ 0 }
 };
 
@@ -119,10 +148,6 @@ static int trace_agents(const char *file, __u64 at)
 	size_t len = 0;
 	int ret;
 
-	if (!tcfg.topology && strchr(tcfg.agents, ',')) {
-		bt_err("trace: --agents with more than one agent needs --topology FILE");
-		return BT_EXIT_USAGE;
-	}
 	if (tcfg.hex) {
 		buf = strdup(tcfg.hex);
 		len = buf ? strlen(buf) : 0;
@@ -142,8 +167,21 @@ static int trace_agents(const char *file, __u64 at)
 		free(buf);
 		return BT_EXIT_USAGE;
 	}
-	ret = bt_trace_agents(tcfg.agents, tcfg.topology, tcfg.from, tcfg.since, tcfg.until,
-			      time_args(targs, sizeof(targs), at), buf, len);
+	if (tcfg.from && !tcfg.topology) {
+		bt_err("trace: --from is for a walk along --topology FILE");
+		free(buf);
+		return BT_EXIT_USAGE;
+	}
+	ret = bt_trace_agents(&(struct bt_fleet_opts){
+		.agents = tcfg.agents, .agents_file = tcfg.agents_file,
+		.prometheus = tcfg.prometheus, .dns = tcfg.dns, .topology = tcfg.topology,
+		.from = tcfg.from, .since = tcfg.since, .until = tcfg.until,
+		.times = time_args(targs, sizeof(targs), at),
+		.cacert = tcfg.cacert, .cert = tcfg.cert, .key = tcfg.key, .user = tcfg.user,
+		.netrc = tcfg.netrc, .tls_server_name = tcfg.tls_server_name,
+		.timeout_s = (tcfg.timeout_ms ? tcfg.timeout_ms : 10000) / 1e3,
+		.agent_timeout_s = (tcfg.agent_timeout_ms ? tcfg.agent_timeout_ms : 5000) / 1e3,
+		.parallel = tcfg.parallel ? (int)tcfg.parallel : 64 }, buf, len);
 	free(buf);
 	return ret;
 }
@@ -189,12 +227,14 @@ int cmd_trace(int argc, char **argv)
 		       "trace: --at takes epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] or -N[smhd]");
 		return BT_EXIT_USAGE;
 	}
-	if (tcfg.agents && tcfg.mss) {
+	bool fleet = tcfg.agents || tcfg.agents_file || tcfg.prometheus || tcfg.dns;
+
+	if (fleet && tcfg.mss) {
 		/* the agents cut merged packets at the flows' own sizes */
 		bt_err("trace: --mss is for a local trace, not with --agents");
 		return BT_EXIT_USAGE;
 	}
-	if (tcfg.agents)
+	if (fleet)
 		return trace_agents(file, at);
 	if (file && bt_capture_open(file, &cap, msg, sizeof(msg))) {
 		bt_err("trace: %s", msg);

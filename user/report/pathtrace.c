@@ -9,18 +9,18 @@
  * positive for it; a fork is a false positive on one side or two sources.
  * Packets may take different paths (ECMP, route changes): each is traced
  * on its own, never by all-or-nothing. */
-#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <curl/curl.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include "trace_query.h"
 #include "base/common.h"
 #include "pathtrace.h"
@@ -30,97 +30,18 @@
 #define SAW_LEFT 2	/* ... leave: sent from its host (a window of direction egress) */
 
 struct agent_ref {
-	char name[32], addr[64];
+	char name[64], addr[300];
+	char *url;		/* scheme://host:port, or http://localhost on a unix socket */
+	bool named;		/* the name was given, not asked of /api/v1/status */
 	bool answered;
 	int seen;		/* IP packets it saw */
 	int ndropped;		/* and dropped */
-	char error[160];
+	char error[200];
 	uint8_t *saw;		/* one a packet: SAW_SEEN, and SAW_LEFT */
+	int64_t *at;		/* one a packet: its first window's start, ms (order inferred) */
 	char **dropped;		/* one a packet: the reason it dropped it with, or NULL */
 	int fp;			/* packets it saw off their walk */
 };
-
-/* POST body to http://addr/PATH, addr ADDR:PORT or the path of an
- * agent's unix socket (--api-socket); the response body in *out. */
-static int http_post(const char *addr, const char *path, const void *body, size_t len,
-		     char **out, int *status)
-{
-	struct sockaddr_storage ss = { 0 };
-	char host[64], hdr[512], *resp = NULL, *sep;
-	const char *colon = strrchr(addr, ':');
-	struct timeval tv = { 5, 0 };
-	size_t got = 0;
-	ssize_t n;
-	int fd, port;
-
-	if (addr[0] == '/') {
-		struct sockaddr_un *u = (void *)&ss;
-
-		if (strlen(addr) >= sizeof(u->sun_path))
-			return -ENAMETOOLONG;
-		u->sun_family = AF_UNIX;
-		strcpy(u->sun_path, addr);
-		goto connect;
-	}
-	if (!colon || colon == addr || (size_t)(colon - addr) >= sizeof(host) ||
-	    (port = atoi(colon + 1)) <= 0 || port > 65535)
-		return -EINVAL;
-	memcpy(host, addr, colon - addr);
-	host[colon - addr] = 0;
-	if (host[0] == '[') {
-		struct sockaddr_in6 *a = (void *)&ss;
-
-		host[strlen(host) - 1] = 0;
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(port);
-		if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
-			return -EINVAL;
-	} else {
-		struct sockaddr_in *a = (void *)&ss;
-
-		a->sin_family = AF_INET;
-		a->sin_port = htons(port);
-		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-			return -EINVAL;
-	}
-connect:
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (void *)&ss, ss.ss_family == AF_UNIX ? sizeof(struct sockaddr_un) :
-		    ss.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-		    sizeof(struct sockaddr_in))) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	snprintf(hdr, sizeof(hdr), "POST %s HTTP/1.0\r\nHost: %s\r\n"
-		 "Content-Type: application/octet-stream\r\nContent-Length: %zu\r\n\r\n", path,
-		 addr[0] == '/' ? "localhost" : addr, len);
-	if (write(fd, hdr, strlen(hdr)) < 0 || write(fd, body, len) != (ssize_t)len) {
-		close(fd);
-		return -EIO;
-	}
-	resp = malloc(RESP_MAX + 1);
-	while (resp && got < RESP_MAX && (n = read(fd, resp + got, RESP_MAX - got)) > 0)
-		got += n;
-	close(fd);
-	if (!resp || !got) {
-		free(resp);
-		return -EIO;
-	}
-	resp[got] = 0;
-	if (sscanf(resp, "HTTP/%*s %d", status) != 1 || !(sep = strstr(resp, "\r\n\r\n"))) {
-		free(resp);
-		return -EPROTO;
-	}
-	memmove(resp, sep + 4, strlen(sep + 4) + 1);
-	*out = resp;
-	return 0;
-}
 
 static int find(const struct agent_ref *a, int n, const char *name)
 {
@@ -130,17 +51,65 @@ static int find(const struct agent_ref *a, int n, const char *name)
 	return -1;
 }
 
-int bt_topology_read(FILE *f, const char *path, char (*names)[32], int n,
-		     bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS])
+static int find_name(char *const *names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return i;
+	return -1;
+}
+
+void bt_topo_free(struct bt_topo *t)
+{
+	for (int i = 0; t->nbr && i < t->n; i++)
+		free(t->nbr[i]);
+	free(t->nbr);
+	free(t->deg);
+	free(t->cap);
+	memset(t, 0, sizeof(*t));
+}
+
+static int topo_init(struct bt_topo *t, int n)
+{
+	t->n = n;
+	t->deg = calloc(n ? n : 1, sizeof(int));
+	t->cap = calloc(n ? n : 1, sizeof(int));
+	t->nbr = calloc(n ? n : 1, sizeof(int *));
+	if (!t->deg || !t->cap || !t->nbr) {
+		bt_topo_free(t);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* u's neighbour v, once */
+static int topo_link1(struct bt_topo *t, int u, int v)
+{
+	for (int k = 0; k < t->deg[u]; k++)
+		if (t->nbr[u][k] == v)
+			return 0;
+	if (t->deg[u] == t->cap[u]) {
+		int cap = t->cap[u] ? 2 * t->cap[u] : 4, *more = realloc(t->nbr[u], cap * sizeof(int));
+
+		if (!more)
+			return -ENOMEM;
+		t->nbr[u] = more;
+		t->cap[u] = cap;
+	}
+	t->nbr[u][t->deg[u]++] = v;
+	return 0;
+}
+
+int bt_topology_read(FILE *f, const char *path, char *const *names, int n,
+		     struct bt_topo *t)
 {
 	char *line = NULL;
 	size_t cap = 0;
-	int lineno = 0, err = 0;
+	int lineno = 0, err = topo_init(t, n);
 
-	memset(adj, 0, sizeof(bool) * BT_MAX_AGENTS * BT_MAX_AGENTS);
 	while (!err && getline(&line, &cap, f) >= 0) {
 		char *colon, *tok, *save;
-		int from = -1;
+		int from;
 
 		lineno++;
 		line[strcspn(line, "#\n")] = 0;
@@ -153,47 +122,44 @@ int bt_topology_read(FILE *f, const char *path, char (*names)[32], int n,
 		}
 		*colon = 0;
 		tok = strtok_r(line, " \t\r", &save);
-		for (int i = 0; tok && i < n; i++)
-			if (!strcmp(names[i], tok))
-				from = i;
+		from = tok ? find_name(names, n, tok) : -1;
 		if (from < 0) {
-			bt_err("%s:%d: '%s' is not one of --agents", path, lineno, tok ? tok : "");
+			bt_err("%s:%d: '%s' is not one of the agents", path, lineno, tok ? tok : "");
 			err = -EINVAL;
 			continue;
 		}
 		for (tok = strtok_r(colon + 1, " \t\r", &save); tok && !err;
 		     tok = strtok_r(NULL, " \t\r", &save)) {
-			int to = -1;
+			int to = find_name(names, n, tok);
 
-			for (int i = 0; i < n; i++)
-				if (!strcmp(names[i], tok))
-					to = i;
 			if (to < 0) {
-				bt_err("%s:%d: '%s' is not one of --agents", path, lineno, tok);
+				bt_err("%s:%d: '%s' is not one of the agents", path, lineno, tok);
 				err = -EINVAL;
 				break;
 			}
 			/* links go both ways; a repeated link or a loop on itself is
 			 * one link or none, whatever the file says */
-			if (to != from)
-				adj[from][to] = adj[to][from] = true;
+			if (to != from && (topo_link1(t, from, to) || topo_link1(t, to, from)))
+				err = -ENOMEM;
 		}
 	}
 	free(line);
+	if (err)
+		bt_topo_free(t);
 	return err;
 }
 
-static int read_topology(const char *path, char (*names)[32], int n,
-			 bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS])
+static int read_topology(const char *path, char *const *names, int n, struct bt_topo *t)
 {
 	FILE *f = fopen(path, "r");
 	int err;
 
 	if (!f) {
+		err = -errno;
 		bt_err("--topology %s: %s", path, strerror(errno));
-		return -errno;
+		return err;
 	}
-	err = bt_topology_read(f, path, names, n, adj);
+	err = bt_topology_read(f, path, names, n, t);
 	fclose(f);
 	return err;
 }
@@ -209,8 +175,28 @@ static void url_arg(char *dst, size_t len, const char *name, const char *v)
 					       : (size_t)snprintf(dst + o, len - o, "%c", *v);
 }
 
-/* Asks agent i; its answer's IP packets in order, *np of them (the first
- * agent to answer sets it; the others must agree). */
+/* The trace request's query after its deadline (each agent's own, put
+ * first when its request starts): what every agent is asked. */
+static void trace_path(char *path, size_t len, const struct bt_fleet_opts *o)
+{
+	char arg[100];
+
+	path[0] = 0;
+	if (o->since) {
+		url_arg(arg, sizeof(arg), "since", o->since);
+		strncat(path, arg, len - strlen(path) - 1);
+	}
+	if (o->until) {
+		url_arg(arg, sizeof(arg), "until", o->until);
+		strncat(path, arg, len - strlen(path) - 1);
+	}
+	/* each packet's time is in the capture; times: how far around it */
+	if (o->times && *o->times) {
+		strncat(path, "&", len - strlen(path) - 1);
+		strncat(path, o->times, len - strlen(path) - 1);
+	}
+}
+
 /* a->error: the agent's address, then the message. Built in a copy: GCC's
  * -Wrestrict cannot tell two fields of one array element apart. */
 static void set_error(struct agent_ref *a, const char *fmt, ...)
@@ -242,22 +228,47 @@ static bool left_here(struct json_object *pk)
 	return false;
 }
 
-static void ask(struct agent_ref *a, const char *path, const void *body, size_t len,
-		int *np)
+/* The earliest start of a packet's windows, ms since 1970 (the form of
+ * bt_fmt_ns: 2026-12-01T10:00:00.123Z); INT64_MAX for none */
+static int64_t first_start(struct json_object *pk)
 {
-	char *resp = NULL;
-	int status = 0, err = http_post(a->addr, path, body, len, &resp, &status), cnt;
-	struct json_object *o = NULL;
+	struct json_object *ws, *st;
+	int64_t best = INT64_MAX;
 
-	if (err) {
-		set_error(a, "%s", strerror(-err));
-	} else if (!(o = json_tokener_parse(resp)) || status != 200 ||
-		   !json_object_is_type(o, json_type_array)) {
-		set_error(a, "HTTP %d %.100s", status, resp);
+	if (!json_object_object_get_ex(pk, "windows", &ws))
+		return best;
+	for (size_t i = 0; i < json_object_array_length(ws); i++) {
+		const char *v;
+		struct tm tm = { 0 };
+		char *rest;
+		int64_t t;
+
+		if (!json_object_object_get_ex(json_object_array_get_idx(ws, i), "start", &st) ||
+		    !(v = json_object_get_string(st)) || !(rest = strptime(v, "%Y-%m-%dT%H:%M:%S", &tm)))
+			continue;
+		t = (int64_t)timegm(&tm) * 1000 + (*rest == '.' ? atoi(rest + 1) : 0);
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+/* Agent a's answer (its body and HTTP status): its IP packets in order,
+ * *np of them (the first agent to answer sets it; the others must agree) */
+static void take_answer(struct agent_ref *a, const char *resp, long status, int *np,
+			bool inferred)
+{
+	struct json_object *o = NULL;
+	int cnt;
+
+	if (!(o = json_tokener_parse(resp)) || status != 200 ||
+	    !json_object_is_type(o, json_type_array)) {
+		set_error(a, "HTTP %ld %.100s", status, resp);
 	} else if ((cnt = json_object_array_length(o)) != *np && *np >= 0) {
 		set_error(a, "answered for %d packets, not %d", cnt, *np);
 	} else if (!(a->saw = calloc(cnt ? cnt : 1, 1)) ||
-		   !(a->dropped = calloc(cnt ? cnt : 1, sizeof(*a->dropped)))) {
+		   !(a->dropped = calloc(cnt ? cnt : 1, sizeof(*a->dropped))) ||
+		   (inferred && !(a->at = calloc(cnt ? cnt : 1, sizeof(*a->at))))) {
 		snprintf(a->error, sizeof(a->error), "out of memory");
 	} else {
 		*np = cnt;
@@ -273,10 +284,14 @@ static void ask(struct agent_ref *a, const char *path, const void *body, size_t 
 			if (json_object_object_get_ex(pk, "same_as", &s) &&
 			    (first = json_object_get_int64(s)) >= 1 && first <= p) {
 				a->saw[p] |= a->saw[first - 1] & SAW_LEFT;
+				if (a->at)
+					a->at[p] = a->at[first - 1];
 				if (a->dropped[first - 1])
 					a->ndropped += !!(a->dropped[p] = strdup(a->dropped[first - 1]));
 				continue;
 			}
+			if (a->at)
+				a->at[p] = first_start(pk);
 			if (left_here(pk))
 				a->saw[p] |= SAW_LEFT;
 			/* the first drop it reports (agents before drops had none) */
@@ -287,21 +302,25 @@ static void ask(struct agent_ref *a, const char *path, const void *body, size_t 
 		}
 	}
 	json_object_put(o);
-	free(resp);
-	if (a->error[0])
-		bt_warn("agent %s: %s; walked through as unknown", a->name, a->error);
 }
+
+/* Scratch for the walks: n ints each, allocated once */
+struct walk_buf {
+	int *order, *kids;
+};
 
 /* One packet's walk: parent[] of the agents reached (-1: not, -2: the
  * start), through those that saw it and those that did not answer; an
  * unknown agent is kept only with a known one behind it. */
-static void walk(const struct agent_ref *a, int n, bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS],
-		 int start, int p, int *parent)
+static void walk(const struct agent_ref *a, int n, const struct bt_topo *t, int start, int p,
+		 int *parent, struct walk_buf *wb)
 {
-	int order[BT_MAX_AGENTS], head = 0, tail = 0, kids[BT_MAX_AGENTS] = { 0 };
+	int *order = wb->order, *kids = wb->kids, head = 0, tail = 0;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		parent[i] = -1;
+		kids[i] = 0;
+	}
 	if (a[start].answered && !a[start].saw[p])
 		return;
 	parent[start] = -2;
@@ -309,17 +328,19 @@ static void walk(const struct agent_ref *a, int n, bool adj[BT_MAX_AGENTS][BT_MA
 	while (head < tail) {
 		int u = order[head++];
 
-		for (int v = 0; v < n; v++)
-			if (adj[u][v] && parent[v] == -1 &&
-			    (!a[v].answered || a[v].saw[p])) {
+		for (int k = 0; k < t->deg[u]; k++) {
+			int v = t->nbr[u][k];
+
+			if (parent[v] == -1 && (!a[v].answered || a[v].saw[p])) {
 				parent[v] = u;
 				kids[u]++;
 				order[tail++] = v;
 			}
+		}
 	}
 	/* prune unknown leaves, from the far end inwards */
-	for (int t = tail - 1; t > 0; t--) {
-		int v = order[t];
+	for (int k = tail - 1; k > 0; k--) {
+		int v = order[k];
 
 		if (!a[v].answered && !kids[v]) {
 			kids[parent[v]]--;
@@ -330,8 +351,34 @@ static void walk(const struct agent_ref *a, int n, bool adj[BT_MAX_AGENTS][BT_MA
 		parent[start] = -1;
 }
 
+/* No topology: the agents that saw packet p, in the order of the windows
+ * they saw it in (the earliest is the source's side; ties by the order
+ * they were listed in). The last is the start; the agents that did not
+ * answer cannot be placed. */
+static void walk_inferred(const struct agent_ref *a, int n, int p, int *parent,
+			  struct walk_buf *wb)
+{
+	int *order = wb->order, c = 0;
+
+	for (int i = 0; i < n; i++) {
+		parent[i] = -1;
+		if (a[i].answered && a[i].saw[p]) {
+			int k = c++;
+
+			/* insertion by time: a path is a few agents */
+			while (k > 0 && a[order[k - 1]].at[p] > a[i].at[p]) {
+				order[k] = order[k - 1];
+				k--;
+			}
+			order[k] = i;
+		}
+	}
+	for (int k = 0; k < c; k++)
+		parent[order[k]] = k == c - 1 ? -2 : order[k + 1];
+}
+
 struct group {
-	int parent[BT_MAX_AGENTS];
+	int *parent;
 	int dropped_at;			/* the agent that dropped them, -1: none */
 	const char *reason;		/* its reason */
 	int *packets, n;		/* packet numbers, from 1 */
@@ -347,7 +394,6 @@ static int dropper(const struct agent_ref *a, int n, int p)
 	return -1;
 }
 
-/* The paths of a group's walk, source side first, one per leaf. */
 /* Every packet of the group left agent i's host: the path starts there */
 static bool group_left(const struct agent_ref *a, int i, const struct group *g)
 {
@@ -359,19 +405,33 @@ static bool group_left(const struct agent_ref *a, int i, const struct group *g)
 	return true;
 }
 
-static void group_paths(const struct agent_ref *a, int n, const struct group *g,
-			struct json_object *jpaths)
+/* kids[] of a group's walk; returns its leaves */
+static int group_kids(const struct group *g, int n, int *kids)
 {
-	for (int leaf = 0; leaf < n; leaf++) {
-		int chain[BT_MAX_AGENTS], c = 0;
-		bool is_leaf = g->parent[leaf] != -1;
+	int l = 0;
 
-		for (int v = 0; v < n && is_leaf; v++)
-			if (g->parent[v] == leaf)
-				is_leaf = false;
-		if (!is_leaf)
+	memset(kids, 0, n * sizeof(int));
+	for (int v = 0; v < n; v++)
+		if (g->parent[v] >= 0)
+			kids[g->parent[v]]++;
+	for (int v = 0; v < n; v++)
+		l += g->parent[v] != -1 && !kids[v];
+	return l;
+}
+
+/* The paths of a group's walk, source side first, one per leaf. */
+static void group_paths(const struct agent_ref *a, int n, const struct group *g,
+			struct json_object *jpaths, struct walk_buf *wb)
+{
+	int *chain = wb->order, *kids = wb->kids;
+
+	group_kids(g, n, kids);
+	for (int leaf = 0; leaf < n; leaf++) {
+		int c = 0;
+
+		if (g->parent[leaf] == -1 || kids[leaf])
 			continue;
-		for (int v = leaf; v >= 0; v = g->parent[v])
+		for (int v = leaf; v >= 0 && c < n; v = g->parent[v])
 			chain[c++] = v;
 		if (jpaths) {
 			struct json_object *o = json_object_new_object(), *p = json_object_new_array(),
@@ -411,19 +471,42 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 	}
 }
 
-/* The walk of every packet, grouped: returns the number of groups, or -1. */
-static int walk_all(struct agent_ref *a, int n, bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS],
-		    int start, int np, struct group **out, int *no_path)
+static bool has_start(const int *parent, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (parent[i] == -2)
+			return true;
+	return false;
+}
+
+static void free_groups(struct group *g, int ng)
+{
+	for (int k = 0; k < ng; k++) {
+		free(g[k].packets);
+		free(g[k].parent);
+	}
+	free(g);
+}
+
+/* The walk of every packet, grouped: returns the number of groups, or -1.
+ * t NULL: the order inferred from the windows' times. */
+static int walk_all(struct agent_ref *a, int n, const struct bt_topo *t, int start, int np,
+		    struct group **out, int *no_path, struct walk_buf *wb)
 {
 	struct group *g = NULL;
-	int ng = 0, parent[BT_MAX_AGENTS];
+	int ng = 0, *parent = malloc(n * sizeof(int));
 
 	*no_path = 0;
+	if (!parent)
+		return -1;
 	for (int p = 0; p < np; p++) {
 		int k, d = dropper(a, n, p), from = d >= 0 ? d : start;
 
-		walk(a, n, adj, from, p, parent);
-		if (parent[from] == -1) {
+		if (t)
+			walk(a, n, t, from, p, parent, wb);
+		else
+			walk_inferred(a, n, p, parent, wb);
+		if (t ? parent[from] == -1 : !has_start(parent, n)) {
 			(*no_path)++;
 			continue;
 		}
@@ -441,41 +524,40 @@ static int walk_all(struct agent_ref *a, int n, bool adj[BT_MAX_AGENTS][BT_MAX_A
 				goto err;
 			g = more;
 			memset(&g[ng], 0, sizeof(g[ng]));
-			memcpy(g[ng].parent, parent, sizeof(parent));
 			g[ng].dropped_at = d;
 			g[ng].reason = d >= 0 ? a[d].dropped[p] : NULL;
-			if (!(g[ng].packets = calloc(np, sizeof(int))))
-				goto err;
+			g[ng].packets = calloc(np, sizeof(int));
+			g[ng].parent = malloc(n * sizeof(int));
 			ng++;
+			if (!g[k].packets || !g[k].parent)
+				goto err;
+			memcpy(g[k].parent, parent, n * sizeof(int));
 		}
 		g[k].packets[g[k].n++] = p + 1;
 	}
+	free(parent);
 	*out = g;
 	return ng;
 err:
-	for (int k = 0; k < ng; k++)
-		free(g[k].packets);
-	free(g);
+	free(parent);
+	free_groups(g, ng);
 	return -1;
 }
 
-static int leaves(const struct group *g, int n)
+/* The agents that did not answer, for the partial answer's note */
+static int unanswered(const struct agent_ref *a, int n)
 {
-	int l = 0;
+	int c = 0;
 
-	for (int u = 0; u < n; u++) {
-		bool leaf = g->parent[u] != -1;
-
-		for (int v = 0; v < n && leaf; v++)
-			leaf = g->parent[v] != u;
-		l += leaf;
-	}
-	return l;
+	for (int i = 0; i < n; i++)
+		c += !a[i].answered;
+	return c;
 }
 
-static void print_plain(const struct agent_ref *a, int n, int start, int np,
-			const struct group *g, int ng, int no_path)
+static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *t, int start,
+			int np, const struct group *g, int ng, int no_path, struct walk_buf *wb)
 {
+	int down = unanswered(a, n);
 	bool unknown = false;
 
 	for (int i = 0; i < n; i++) {
@@ -486,9 +568,19 @@ static void print_plain(const struct agent_ref *a, int n, int start, int np,
 		else
 			printf("%-12s %-24s no answer: unknown\n", a[i].name, a[i].addr);
 	}
+	if (down) {
+		printf("partial answer: %d of %d agents did not answer:", down, n);
+		for (int i = 0; i < n; i++)
+			if (!a[i].answered)
+				printf(" %s", a[i].name);
+		printf("\n");
+	}
+	if (!t && n > 1)
+		printf("order inferred from the times of the agents' windows (no --topology); "
+		       "the agents that did not answer are not placed\n");
 	for (int k = 0; k < ng; k++) {
-		group_paths(a, n, &g[k], NULL);
-		if (leaves(&g[k], n) > 1)
+		group_paths(a, n, &g[k], NULL, wb);
+		if (group_kids(&g[k], n, wb->kids) > 1)
 			printf("  a fork: one branch is a false positive, or there are two sources\n");
 		for (int i = 0; i < n; i++)
 			unknown |= g[k].parent[i] != -1 && !a[i].answered;
@@ -496,30 +588,37 @@ static void print_plain(const struct agent_ref *a, int n, int start, int np,
 	if (unknown)
 		printf("  NAME? did not answer and was walked through: the packets may have "
 		       "passed it\n");
-	if (no_path)
+	if (no_path && t)
 		printf("%d packet%s: no path (%s, nearest the victim, did not see %s)\n", no_path,
 		       no_path > 1 ? "s" : "", a[start].name, no_path > 1 ? "them" : "it");
+	else if (no_path)
+		printf("%d packet%s: no path (no agent that answered saw %s)\n", no_path,
+		       no_path > 1 ? "s" : "", no_path > 1 ? "them" : "it");
 	for (int i = 0; i < n; i++)
 		if (a[i].fp)
 			printf("%s saw %d packet%s off their path: false positives\n", a[i].name,
 			       a[i].fp, a[i].fp > 1 ? "s" : "");
 }
 
-static void print_json(const struct agent_ref *a, int n, const struct group *g, int ng,
-		       int no_path)
+static void print_json(const struct agent_ref *a, int n, const struct bt_topo *t,
+		       const struct group *g, int ng, int no_path, struct walk_buf *wb)
 {
 	struct json_object *res = json_object_new_object(), *paths = json_object_new_array(),
-			   *fps = json_object_new_array(), *ag = json_object_new_object();
+			   *fps = json_object_new_array(), *ag = json_object_new_object(),
+			   *down = json_object_new_array();
 
 	for (int i = 0; i < n; i++) {
 		struct json_object *o = json_object_new_object();
 
+		json_object_object_add(o, "address", json_object_new_string(a[i].addr));
 		json_object_object_add(o, "answered", json_object_new_boolean(a[i].answered));
 		json_object_object_add(o, "packets_seen", json_object_new_int(a[i].seen));
 		json_object_object_add(o, "packets_dropped", json_object_new_int(a[i].ndropped));
 		if (a[i].error[0])
 			json_object_object_add(o, "error", json_object_new_string(a[i].error));
 		json_object_object_add(ag, a[i].name, o);
+		if (!a[i].answered)
+			json_object_array_add(down, json_object_new_string(a[i].name));
 		if (a[i].fp) {
 			struct json_object *f = json_object_new_object();
 
@@ -529,95 +628,624 @@ static void print_json(const struct agent_ref *a, int n, const struct group *g, 
 		}
 	}
 	for (int k = 0; k < ng; k++)
-		group_paths(a, n, &g[k], paths);
+		group_paths(a, n, &g[k], paths, wb);
 	json_object_object_add(res, "agents", ag);
+	json_object_object_add(res, "partial", json_object_new_boolean(json_object_array_length(down)));
+	json_object_object_add(res, "unanswered", down);
+	json_object_object_add(res, "order", json_object_new_string(t || n < 2 ? "topology" : "inferred"));
 	json_object_object_add(res, "paths", paths);
 	json_object_object_add(res, "no_path", json_object_new_int(no_path));
 	json_object_object_add(res, "false_positives", fps);
 	bt_json_print(res);
 }
 
-int bt_trace_agents(const char *agents, const char *topology, const char *from,
-		    const char *since, const char *until, const char *times, const void *body,
-		    size_t len)
+static void free_agents(struct agent_ref *a, int n, int np)
 {
-	char path[512] = "/api/v1/trace?", arg[100], names[BT_MAX_AGENTS][32];
-	static bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS];
-	struct agent_ref a[BT_MAX_AGENTS] = { 0 };
-	char *list = strdup(agents), *tok, *save;
-	int n = 0, start, np = -1, ng, no_path, ret = BT_EXIT_USAGE;
-	struct group *g = NULL;
-
-	if (since) {
-		url_arg(arg, sizeof(arg), "since", since);
-		strncat(path, arg, sizeof(path) - strlen(path) - 1);
-	}
-	if (until) {
-		url_arg(arg, sizeof(arg), "until", until);
-		strncat(path, arg, sizeof(path) - strlen(path) - 1);
-	}
-	/* each packet's time is in the capture; times: how far around it */
-	if (times && *times) {
-		strncat(path, "&", sizeof(path) - strlen(path) - 1);
-		strncat(path, times, sizeof(path) - strlen(path) - 1);
-	}
-	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-
-		if (!eq || eq == tok || n == BT_MAX_AGENTS || eq - tok >= (int)sizeof(a[n].name) ||
-		    strlen(eq + 1) >= sizeof(a[n].addr)) {
-			bt_err("--agents: give NAME=ADDR:PORT or NAME=/SOCKET/PATH,... (at most %d; "
-			       "not '%s')",
-			       BT_MAX_AGENTS, tok);
-			free(list);
-			return BT_EXIT_USAGE;
-		}
-		*eq = 0;
-		if (find(a, n, tok) >= 0) {
-			bt_err("--agents: '%s' twice", tok);
-			free(list);
-			return BT_EXIT_USAGE;
-		}
-		snprintf(a[n].name, sizeof(a[n].name), "%s", tok);
-		snprintf(names[n], sizeof(names[n]), "%s", tok);
-		snprintf(a[n].addr, sizeof(a[n].addr), "%s", eq + 1);
-		n++;
-	}
-	free(list);
-	/* one agent is its own path: no topology needed */
-	if (!n || (topology ? read_topology(topology, names, n, adj) : n > 1))
-		return BT_EXIT_USAGE;
-	start = from ? find(a, n, from) : 0;
-	if (start < 0) {
-		bt_err("--from %s is not one of --agents", from);
-		return BT_EXIT_USAGE;
-	}
-	for (int i = 0; i < n; i++)
-		ask(&a[i], path, body, len, &np);
-	if (np < 0) {
-		bt_err("trace: no agent answered");
-		goto out;
-	}
-	ng = walk_all(a, n, adj, start, np, &g, &no_path);
-	if (ng < 0) {
-		bt_err("trace: out of memory");
-		goto out;
-	}
-	if (bt_g.json)
-		print_json(a, n, g, ng, no_path);
-	else
-		print_plain(a, n, start, np, g, ng, no_path);
-	/* 0: every packet has a path from the victim's side; 1: some not */
-	ret = no_path || !np ? BT_EXIT_FAIL : BT_EXIT_OK;
-	for (int k = 0; k < ng; k++)
-		free(g[k].packets);
-	free(g);
-out:
 	for (int i = 0; i < n; i++) {
 		for (int p = 0; a[i].dropped && p < np; p++)
 			free(a[i].dropped[p]);
 		free(a[i].dropped);
 		free(a[i].saw);
+		free(a[i].at);
+		free(a[i].url);
 	}
+	free(a);
+}
+
+/* The walk and its answer, once the agents have answered (np < 0: none
+ * did); t NULL: the order inferred. Exit status. */
+static int report(struct agent_ref *a, int n, const struct bt_topo *t, int start, int np)
+{
+	struct walk_buf wb = { malloc(n * sizeof(int)), malloc(n * sizeof(int)) };
+	struct group *g = NULL;
+	int ng = -1, no_path = 0, ret = BT_EXIT_USAGE;
+
+	if (np >= 0 && wb.order && wb.kids)
+		ng = walk_all(a, n, t, start, np, &g, &no_path, &wb);
+	if (np >= 0 && ng < 0) {
+		bt_err("trace: out of memory");
+	} else if (np >= 0) {
+		if (bt_g.json)
+			print_json(a, n, t, g, ng, no_path, &wb);
+		else
+			print_plain(a, n, t, start, np, g, ng, no_path, &wb);
+		/* 0: every packet has a path from the victim's side; 1: some not */
+		ret = no_path || !np ? BT_EXIT_FAIL : BT_EXIT_OK;
+		free_groups(g, ng);
+	}
+	free(wb.order);
+	free(wb.kids);
+	return ret;
+}
+
+int bt_trace_answers(char *const *names, char *const *answers, int n, FILE *topology,
+		     const char *from)
+{
+	struct agent_ref *a = calloc(n ? n : 1, sizeof(*a));
+	struct bt_topo topo = { 0 };
+	int np = -1, start = 0, ret = BT_EXIT_USAGE;
+
+	if (!a)
+		return ret;
+	for (int i = 0; i < n; i++) {
+		snprintf(a[i].name, sizeof(a[i].name), "%s", names[i]);
+		snprintf(a[i].addr, sizeof(a[i].addr), "simulated");
+		if (answers[i])
+			take_answer(&a[i], answers[i], 200, &np, !topology);
+		else
+			set_error(&a[i], "no answer");
+	}
+	if ((!topology || !bt_topology_read(topology, "topology", names, n, &topo)) &&
+	    (start = from ? find(a, n, from) : 0) >= 0)
+		ret = report(a, n, topology ? &topo : NULL, start, np);
+	bt_topo_free(&topo);
+	free_agents(a, n, np);
+	return ret;
+}
+
+/* The agents: a growing list */
+struct fleet {
+	struct agent_ref *a;
+	int n, cap;
+	bool https;		/* a bare ADDR:PORT is asked over HTTPS (--cacert, --cert) */
+};
+
+/* One agent, NAME=ADDR or ADDR; ADDR ADDR:PORT, [V6]:PORT, a URL
+ * (http[s]://HOST:PORT, its path dropped) or a unix socket's path.
+ * hint: its name until /api/v1/status gives one (NULL: the address). */
+static int fleet_add(struct fleet *f, const char *entry, const char *hint, const char *what)
+{
+	const char *eq = strchr(entry, '='), *addr = entry, *slash;
+	struct agent_ref *x;
+	char base[300];
+
+	/* NAME= only before the address's own '/' or ':' */
+	if (eq && eq > entry && !memchr(entry, '/', eq - entry) && !memchr(entry, ':', eq - entry))
+		addr = eq + 1;
+	else
+		eq = NULL;
+	if (!*addr || strlen(addr) >= sizeof(x->addr) ||
+	    (eq && (size_t)(eq - entry) >= sizeof(x->name))) {
+		bt_err("%s: give [NAME=]ADDR:PORT, [NAME=]https://HOST:PORT or [NAME=]/SOCKET/PATH "
+		       "(not '%s')", what, entry);
+		return -EINVAL;
+	}
+	if (eq) {
+		for (int i = 0; i < f->n; i++)
+			if (f->a[i].named && (size_t)(eq - entry) == strlen(f->a[i].name) &&
+			    !memcmp(f->a[i].name, entry, eq - entry)) {
+				bt_err("%s: '%s' twice", what, f->a[i].name);
+				return -EINVAL;
+			}
+	}
+	if (f->n == f->cap) {
+		int cap = f->cap ? 2 * f->cap : 16;
+		struct agent_ref *more = realloc(f->a, cap * sizeof(*more));
+
+		if (!more)
+			return -ENOMEM;
+		f->a = more;
+		f->cap = cap;
+	}
+	x = &f->a[f->n];
+	memset(x, 0, sizeof(*x));
+	snprintf(x->addr, sizeof(x->addr), "%s", addr);
+	if (addr[0] == '/')
+		snprintf(base, sizeof(base), "http://localhost");
+	else if (!strncmp(addr, "http://", 7) || !strncmp(addr, "https://", 8)) {
+		slash = strchr(strstr(addr, "//") + 2, '/');
+		snprintf(base, sizeof(base), "%.*s", (int)(slash ? slash - addr : (long)strlen(addr)),
+			 addr);
+	} else
+		snprintf(base, sizeof(base), "%s://%s", f->https ? "https" : "http", addr);
+	if (!(x->url = strdup(base)))
+		return -ENOMEM;
+	if (addr[0] != '/' && strstr(addr, "://"))
+		snprintf(x->addr, sizeof(x->addr), "%s", base);	/* a scrape URL's path: not ours */
+	x->named = eq;
+	snprintf(x->name, sizeof(x->name), "%.*s", eq ? (int)(eq - entry) : (int)strlen(hint ? hint : addr),
+		 eq ? entry : hint ? hint : addr);
+	f->n++;
+	return 0;
+}
+
+/* A response body, up to RESP_MAX */
+struct body {
+	char *buf;
+	size_t len;
+};
+
+static size_t body_write(char *data, size_t size, size_t nmemb, void *cls)
+{
+	struct body *b = cls;
+	size_t n = size * nmemb;
+	char *more;
+
+	if (b->len + n > RESP_MAX || !(more = realloc(b->buf, b->len + n + 1)))
+		return 0;	/* curl: CURLE_WRITE_ERROR */
+	memcpy(more + b->len, data, n);
+	b->len += n;
+	more[b->len] = 0;
+	b->buf = more;
+	return n;
+}
+
+/* TLS and credentials, for every request to an agent. The password is
+ * never in argv: BLOOMTAP_PASSWORD, or the --netrc file. */
+static void agent_opts(CURL *h, const struct bt_fleet_opts *o, const struct agent_ref *a)
+{
+	const char *pw = getenv("BLOOMTAP_PASSWORD");
+
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	if (a && a->addr[0] == '/')
+		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, a->addr);
+	if (o->cacert) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, o->cacert);
+		/* that CA alone: not the system's directory too, which curl
+		 * would read again for each connection */
+		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+	}
+	if (!a)
+		return;		/* Prometheus: its CA alone */
+	if (o->cert)
+		curl_easy_setopt(h, CURLOPT_SSLCERT, o->cert);
+	if (o->key)
+		curl_easy_setopt(h, CURLOPT_SSLKEY, o->key);
+	if (o->user) {
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(h, CURLOPT_USERNAME, o->user);
+		if (o->netrc) {
+			curl_easy_setopt(h, CURLOPT_NETRC, (long)CURL_NETRC_REQUIRED);
+			curl_easy_setopt(h, CURLOPT_NETRC_FILE, o->netrc);
+		} else if (pw) {
+			curl_easy_setopt(h, CURLOPT_PASSWORD, pw);
+		}
+	} else if (o->netrc) {
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(h, CURLOPT_NETRC, (long)CURL_NETRC_REQUIRED);
+		curl_easy_setopt(h, CURLOPT_NETRC_FILE, o->netrc);
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One request to one agent: its /api/v1/status, or the trace */
+struct xfer {
+	struct agent_ref *a;
+	bool status;
+	CURL *h;
+	struct body b;
+	char url[700], err[CURL_ERROR_SIZE];
+	struct curl_slist *connect_to;	/* --tls-server-name: the name in the URL */
+	CURLcode rc;
+	long code;
+};
+
+/* With --tls-server-name NAME, the URL names NAME (what the certificate
+ * is checked against, SNI) and CURLOPT_CONNECT_TO the agent's address:
+ * a DaemonSet's pods share one certificate for one name. The base URL
+ * into dst, https://NAME:PORT, or the agent's own. */
+static void tls_name(struct xfer *x, const char *name, char *dst, size_t len)
+{
+	const char *hp = strstr(x->a->url, "://"), *port;
+	char rule[600];
+
+	snprintf(dst, len, "%s", x->a->url);
+	if (!name || strncmp(x->a->url, "https://", 8) || !(port = strrchr(hp + 3, ':')) ||
+	    strchr(port, ']'))
+		return;
+	snprintf(dst, len, "https://%s%s", name, port);
+	snprintf(rule, sizeof(rule), "%s%s:%.*s%s", name, port, (int)(port - hp - 3), hp + 3, port);
+	x->connect_to = curl_slist_append(NULL, rule);
+}
+
+/* Starts x: the agent's own deadline, cut to what is left of the total
+ * (the trace request carries it: the agent need not work past it) */
+static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, const char *path,
+		      const void *body, size_t len, struct curl_slist *hdrs, double end)
+{
+	long ms = (long)(1000 * (o->agent_timeout_s < end - now_s() ? o->agent_timeout_s
+								     : end - now_s()));
+	char base[400];
+
+	if (ms < 1 || !(x->h = curl_easy_init())) {
+		x->rc = ms < 1 ? CURLE_OPERATION_TIMEDOUT : CURLE_OUT_OF_MEMORY;
+		snprintf(x->err, sizeof(x->err), "%s", ms < 1 ? "not asked: --timeout passed first"
+							      : "out of memory");
+		return -1;
+	}
+	tls_name(x, o->tls_server_name, base, sizeof(base));
+	if (x->status)
+		snprintf(x->url, sizeof(x->url), "%s/api/v1/status", base);
+	else
+		snprintf(x->url, sizeof(x->url), "%s/api/v1/trace?deadline_ms=%ld%s", base, ms, path);
+	agent_opts(x->h, o, x->a);
+	if (x->connect_to)
+		curl_easy_setopt(x->h, CURLOPT_CONNECT_TO, x->connect_to);
+	curl_easy_setopt(x->h, CURLOPT_URL, x->url);
+	curl_easy_setopt(x->h, CURLOPT_TIMEOUT_MS, ms);
+	curl_easy_setopt(x->h, CURLOPT_ERRORBUFFER, x->err);
+	curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, body_write);
+	curl_easy_setopt(x->h, CURLOPT_WRITEDATA, &x->b);
+	curl_easy_setopt(x->h, CURLOPT_PRIVATE, x);
+	if (!x->status) {
+		curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, hdrs);
+		curl_easy_setopt(x->h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(x->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	}
+	curl_multi_add_handle(m, x->h);
+	return 0;
+}
+
+/* Every request, at most o->parallel at once, all by end (CLOCK_MONOTONIC s) */
+static void run_all(struct xfer *x, int nx, const struct bt_fleet_opts *o, const char *path,
+		    const void *body, size_t len, double end)
+{
+	struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/octet-stream");
+	CURLM *m = curl_multi_init();
+	int next = 0, active = 0, running;
+	CURLMsg *msg;
+
+	/* no "Expect: 100-continue": its wait is a second per agent */
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (!m || !hdrs) {
+		for (int k = 0; k < nx; k++) {
+			x[k].rc = CURLE_OUT_OF_MEMORY;
+			snprintf(x[k].err, sizeof(x[k].err), "out of memory");
+		}
+		next = nx;
+	}
+	while (next < nx || active) {
+		while (active < o->parallel && next < nx)
+			active += !xfer_start(m, &x[next++], o, path, body, len, hdrs, end);
+		curl_multi_perform(m, &running);
+		while ((msg = curl_multi_info_read(m, &running))) {
+			struct xfer *d;
+
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&d);
+			d->rc = msg->data.result;
+			curl_easy_getinfo(d->h, CURLINFO_RESPONSE_CODE, &d->code);
+			curl_multi_remove_handle(m, d->h);
+			curl_easy_cleanup(d->h);
+			d->h = NULL;
+			active--;
+		}
+		if (active)
+			curl_multi_poll(m, NULL, 0, 100, NULL);
+	}
+	curl_multi_cleanup(m);
+	curl_slist_free_all(hdrs);
+}
+
+/* x's failure, said as plainly as curl lets: the usual causes named */
+static void xfer_error(struct agent_ref *a, const struct xfer *x)
+{
+	const char *why = x->err[0] ? x->err : curl_easy_strerror(x->rc);
+
+	if (x->rc == CURLE_PEER_FAILED_VERIFICATION || x->rc == CURLE_SSL_CACERT_BADFILE)
+		set_error(a, "its certificate is not one --cacert vouches for (%s)", why);
+	else if (x->rc == CURLE_OPERATION_TIMEDOUT)
+		set_error(a, "no answer in time (%s)", why);
+	else if (x->rc)
+		set_error(a, "%s", why);
+	else if (x->code == 401)
+		set_error(a, "HTTP 401: the agent refused the credentials (--user, and "
+			  "BLOOMTAP_PASSWORD or --netrc)");
+	else
+		set_error(a, "HTTP %ld %.100s", x->code, x->b.buf ? x->b.buf : "");
+}
+
+/* The name an agent gives itself in /api/v1/status: its host, else its
+ * instance; a name taken already gets its address after it */
+static void take_status(struct fleet *f, int i, const struct xfer *x)
+{
+	struct agent_ref *a = &f->a[i];
+	struct json_object *o, *v;
+	const char *name = NULL;
+
+	if (a->named || x->rc || x->code != 200 || !x->b.buf || !(o = json_tokener_parse(x->b.buf)))
+		return;
+	if ((json_object_object_get_ex(o, "host", &v) && (name = json_object_get_string(v)) &&
+	     *name) ||
+	    (json_object_object_get_ex(o, "instance", &v) && (name = json_object_get_string(v)) &&
+	     *name))
+		snprintf(a->name, sizeof(a->name), "%s", name);
+	json_object_put(o);
+	/* the names before it, and those given on the command line */
+	for (int k = 0; k < f->n; k++)
+		if (k != i && (k < i || f->a[k].named) && !strcmp(f->a[k].name, a->name)) {
+			char both[sizeof(a->name) + sizeof(a->addr) + 1];
+
+			snprintf(both, sizeof(both), "%s@%s", a->name, a->addr);
+			both[sizeof(a->name) - 1] = 0;
+			memcpy(a->name, both, sizeof(a->name));
+			break;
+		}
+}
+
+/* GET url into *b with the CA of --cacert; 0 or a message */
+static int get_one(const char *url, const struct bt_fleet_opts *o, double end, struct body *b,
+		   char *err, size_t errlen)
+{
+	CURL *h = curl_easy_init();
+	char cerr[CURL_ERROR_SIZE] = "";
+	long code = 0, ms = (long)(1000 * (end - now_s()));
+	CURLcode rc;
+
+	if (!h)
+		return snprintf(err, errlen, "out of memory"), -1;
+	agent_opts(h, o, NULL);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+	rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(h);
+	if (rc)
+		snprintf(err, errlen, "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
+	else if (code != 200)
+		snprintf(err, errlen, "HTTP %ld", code);
+	return rc || code != 200 ? -1 : 0;
+}
+
+/* --agents-from-prometheus URL[?job=NAME]: the active targets of
+ * Prometheus's /api/v1/targets (of that job), each by its scrape URL's
+ * scheme, host and port; named by its instance label until it names
+ * itself. A target Prometheus finds down is asked all the same. */
+static int from_prometheus(struct fleet *f, const struct bt_fleet_opts *o, double end)
+{
+	char url[600], err[300], *q, job[128] = "";
+	struct json_object *root = NULL, *data, *act;
+	struct body b = { 0 };
+	int ret = -EINVAL, before = f->n;
+
+	snprintf(url, sizeof(url), "%s", o->prometheus);
+	if ((q = strchr(url, '?'))) {
+		*q = 0;
+		if (strncmp(q + 1, "job=", 4) || !q[5]) {
+			bt_err("--agents-from-prometheus %s: the only parameter is ?job=NAME", o->prometheus);
+			return -EINVAL;
+		}
+		snprintf(job, sizeof(job), "%s", q + 5);
+	}
+	while (*url && url[strlen(url) - 1] == '/')
+		url[strlen(url) - 1] = 0;
+	strncat(url, "/api/v1/targets?state=active", sizeof(url) - strlen(url) - 1);
+	if (get_one(url, o, end, &b, err, sizeof(err))) {
+		bt_err("--agents-from-prometheus %s: %s", o->prometheus, err);
+		goto out;
+	}
+	if (!(root = json_tokener_parse(b.buf)) || !json_object_object_get_ex(root, "data", &data) ||
+	    !json_object_object_get_ex(data, "activeTargets", &act) ||
+	    !json_object_is_type(act, json_type_array)) {
+		bt_err("--agents-from-prometheus %s: not Prometheus's /api/v1/targets answer",
+		       o->prometheus);
+		goto out;
+	}
+	ret = 0;
+	for (size_t i = 0; i < json_object_array_length(act) && !ret; i++) {
+		struct json_object *t = json_object_array_get_idx(act, i), *l = NULL, *v;
+		const char *su = NULL, *inst = NULL;
+
+		if (json_object_object_get_ex(t, "labels", &l) && job[0] &&
+		    (!json_object_object_get_ex(l, "job", &v) || strcmp(json_object_get_string(v), job)))
+			continue;
+		if (json_object_object_get_ex(t, "scrapeUrl", &v))
+			su = json_object_get_string(v);
+		if (l && json_object_object_get_ex(l, "instance", &v))
+			inst = json_object_get_string(v);
+		if (su && *su)
+			ret = fleet_add(f, su, inst, "--agents-from-prometheus");
+	}
+	if (!ret && f->n == before) {
+		bt_err("--agents-from-prometheus %s: no active target%s%s", o->prometheus,
+		       job[0] ? " of job " : "", job);
+		ret = -ENOENT;
+	}
+out:
+	json_object_put(root);
+	free(b.buf);
+	return ret;
+}
+
+/* --agents-from-dns NAME:PORT: every address the name has (A and AAAA;
+ * a Kubernetes headless Service's names its pods) */
+static int from_dns(struct fleet *f, const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *r;
+	char host[256], entry[320], ip[64];
+	int err, before = f->n;
+
+	if (!colon || colon == arg || !colon[1] || (size_t)(colon - arg) >= sizeof(host)) {
+		bt_err("--agents-from-dns: give NAME:PORT (not '%s')", arg);
+		return -EINVAL;
+	}
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - arg), arg);
+	if ((err = getaddrinfo(host, colon + 1, &hints, &res))) {
+		bt_err("--agents-from-dns %s: %s", arg, gai_strerror(err));
+		return -ENOENT;
+	}
+	for (r = res; r; r = r->ai_next) {
+		bool v6 = r->ai_family == AF_INET6, dup = false;
+
+		if (getnameinfo(r->ai_addr, r->ai_addrlen, ip, sizeof(ip), NULL, 0, NI_NUMERICHOST))
+			continue;
+		snprintf(entry, sizeof(entry), v6 ? "[%s]:%s" : "%s:%s", ip, colon + 1);
+		for (int i = before; i < f->n && !dup; i++)
+			dup = !strcmp(f->a[i].addr, entry);
+		if (!dup && (err = fleet_add(f, entry, NULL, "--agents-from-dns")))
+			break;
+	}
+	freeaddrinfo(res);
+	return err;
+}
+
+/* --agents-file FILE: an agent a line, as --agents takes it; '#' comments */
+static int from_file(struct fleet *f, const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char *line = NULL, what[300];
+	size_t cap = 0;
+	int err = 0, lineno = 0;
+
+	if (!fp) {
+		bt_err("--agents-file %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	while (!err && getline(&line, &cap, fp) >= 0) {
+		char *s = line;
+
+		lineno++;
+		s[strcspn(s, "#\r\n")] = 0;
+		s += strspn(s, " \t");
+		s[strcspn(s, " \t")] = 0;
+		snprintf(what, sizeof(what), "--agents-file %s:%d", path, lineno);
+		if (*s)
+			err = fleet_add(f, s, NULL, what);
+	}
+	free(line);
+	fclose(fp);
+	return err;
+}
+
+/* An agent's name before its error, or "" when it is the address the
+ * error starts with */
+static const char *same_addr(const struct agent_ref *a)
+{
+	return strcmp(a->name, a->addr) ? a->name : "";
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct agent_ref *)a)->name, ((const struct agent_ref *)b)->name);
+}
+
+int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
+{
+	double end = now_s() + o->timeout_s;
+	struct fleet f = { .https = o->cacert || o->cert };
+	struct bt_topo topo = { 0 };
+	struct xfer *x = NULL;
+	char path[256], **names = NULL;
+	int start = 0, np = -1, nx = 0, ret = BT_EXIT_USAGE, down = 0, err = 0;
+
+	if (o->user && !o->netrc && !getenv("BLOOMTAP_PASSWORD")) {
+		bt_err("trace: --user needs its password in BLOOMTAP_PASSWORD or a --netrc FILE");
+		return BT_EXIT_USAGE;
+	}
+	trace_path(path, sizeof(path), o);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		return BT_EXIT_USAGE;
+	if (o->agents) {
+		char *list = strdup(o->agents), *tok, *save;
+
+		for (tok = list ? strtok_r(list, ",", &save) : NULL; tok && !err;
+		     tok = strtok_r(NULL, ",", &save))
+			err = fleet_add(&f, tok, NULL, "--agents");
+		err = err ? err : list ? 0 : -ENOMEM;
+		free(list);
+	}
+	if (!err && o->agents_file)
+		err = from_file(&f, o->agents_file);
+	if (!err && o->dns)
+		err = from_dns(&f, o->dns);
+	if (!err && o->prometheus)
+		err = from_prometheus(&f, o, end);
+	if (err || !f.n) {
+		if (!err)
+			bt_err("trace: no agents to ask");
+		goto out;
+	}
+	if (!(x = calloc(2 * f.n, sizeof(*x))) || !(names = calloc(f.n, sizeof(*names)))) {
+		bt_err("trace: out of memory");
+		goto out;
+	}
+	/* the status requests of the agents to be named, and every trace:
+	 * one round, in parallel */
+	for (int i = 0; i < f.n; i++)
+		if (!f.a[i].named)
+			x[nx++] = (struct xfer){ .a = &f.a[i], .status = true };
+	for (int i = 0; i < f.n; i++)
+		x[nx++] = (struct xfer){ .a = &f.a[i] };
+	run_all(x, nx, o, path, body, len, end);
+	for (int k = 0; k < nx; k++)
+		if (x[k].status)
+			take_status(&f, x[k].a - f.a, &x[k]);
+	for (int k = 0; k < nx; k++) {
+		if (x[k].status)
+			continue;
+		if (x[k].rc || x[k].code != 200)
+			xfer_error(x[k].a, &x[k]);
+		else
+			take_answer(x[k].a, x[k].b.buf ? x[k].b.buf : "", x[k].code, &np, !o->topology);
+		down += !!x[k].a->error[0];
+	}
+	/* agents found, in whatever order their source gave: by name */
+	if (o->agents_file || o->dns || o->prometheus)
+		qsort(f.a, f.n, sizeof(*f.a), by_name);
+	for (int i = 0; i < f.n; i++)
+		names[i] = f.a[i].name;
+	if (o->topology && read_topology(o->topology, names, f.n, &topo))
+		goto out;
+	if (o->from && (start = find(f.a, f.n, o->from)) < 0) {
+		bt_err("--from %s is not one of the agents", o->from);
+		goto out;
+	}
+	/* a few are named on stderr; the answer names them all */
+	for (int i = 0; i < f.n && down <= 5; i++)
+		if (f.a[i].error[0])
+			bt_warn("agent %s%s%s; walked through as unknown", same_addr(&f.a[i]),
+				*same_addr(&f.a[i]) ? ": " : "", f.a[i].error);
+	if (np < 0) {
+		int i = 0;
+
+		while (i < f.n - 1 && !f.a[i].error[0])
+			i++;
+		bt_err("trace: no agent answered (%d asked; %s%s%s)", f.n, same_addr(&f.a[i]),
+		       *same_addr(&f.a[i]) ? ": " : "", f.a[i].error);
+		goto out;
+	}
+	ret = report(f.a, f.n, o->topology ? &topo : NULL, start, np);
+out:
+	for (int k = 0; k < nx; k++) {
+		free(x[k].b.buf);
+		curl_slist_free_all(x[k].connect_to);
+	}
+	free(x);
+	free(names);
+	bt_topo_free(&topo);
+	free_agents(f.a, f.n, np);
+	curl_global_cleanup();
 	return ret;
 }

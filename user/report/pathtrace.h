@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Traceback across hosts (pathtrace.c): the topology file. */
+/* Traceback across hosts (pathtrace.c): the agents, asked in parallel,
+ * the topology, and the walk. */
 #ifndef BLOOMTAP_PATHTRACE_H
 #define BLOOMTAP_PATHTRACE_H
 
@@ -7,18 +8,38 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define BT_MAX_AGENTS 64
+/* Who is whose neighbour: a list of neighbours for each of n agents */
+struct bt_topo {
+	int n;
+	int *deg, *cap;
+	int **nbr;
+};
 
-/* "NAME: NEIGHBOUR ..." lines, '#' comments, links both ways, into adj
+void bt_topo_free(struct bt_topo *t);
+
+/* "NAME: NEIGHBOUR ..." lines, '#' comments, links both ways, into t
  * over the n agents names[] (a repeated link is one link, a link to
  * itself none). Errors name the file and the line. 0 or -EINVAL. */
-int bt_topology_read(FILE *f, const char *path, char (*names)[32], int n,
-		     bool adj[BT_MAX_AGENTS][BT_MAX_AGENTS]);
+int bt_topology_read(FILE *f, const char *path, char *const *names, int n,
+		     struct bt_topo *t);
 
-/* trace --agents: ask each agent, walk the path back; since and until as
- * the command line gave them (NULL: open). Returns trace's exit status. */
-int bt_trace_agents(const char *agents, const char *topology, const char *from,
-		    const char *since, const char *until, const char *times, const void *body,
-		    size_t len);
+/* trace --agents and its kin: where the agents are, how to reach them */
+struct bt_fleet_opts {
+	const char *agents, *agents_file, *prometheus, *dns;
+	const char *topology, *from, *since, *until;
+	const char *times;	/* the query's skew=, at= or any_time= (NULL: none) */
+	const char *cacert, *cert, *key, *user, *netrc, *tls_server_name;
+	double timeout_s, agent_timeout_s;	/* total; each agent's */
+	int parallel;				/* requests at once */
+};
+
+/* Ask each agent, walk the path back. Returns trace's exit status. */
+int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len);
+
+/* The walk over answers already in hand: answers[i] agent i's JSON text
+ * (NULL: it did not answer); topology (its lines) NULL: the order inferred from the
+ * windows' times. For the unit test and the bench. Exit status. */
+int bt_trace_answers(char *const *names, char *const *answers, int n, FILE *topology,
+		     const char *from);
 
 #endif /* BLOOMTAP_PATHTRACE_H */

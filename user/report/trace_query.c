@@ -133,6 +133,7 @@ struct trace_ctx {
 	bool bounded;
 	uint64_t hits_left;		/* hits it may still hold */
 	uint64_t budget, probes;	/* archived window x packet probes */
+	double deadline;		/* bt_mono_s(); 0: none */
 	__u64 archive_cut_ns;		/* archived windows ending at or before
 					 * this were not searched (budget) */
 	/* merged buffers: the flows' segment sizes, learned from the whole
@@ -718,7 +719,8 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 			continue;
 		/* a window that holds sent digests is probed twice a packet */
 		cost = k * (1 + !!(aw->flags & BT_WIN_SENT));
-		if (t->budget && t->probes + cost > t->budget) {
+		if ((t->budget && t->probes + cost > t->budget) ||
+		    (t->deadline && bt_mono_s() > t->deadline)) {
 			t->archive_cut_ns = aw->end_ns;	/* this one and older: not searched */
 			return;
 		}
@@ -1306,6 +1308,7 @@ static int trace_into(const struct bt_trace_query *q, const void *buf, size_t le
 	t.bounded = true;
 	t.hits_left = BT_TRACE_API_HITS;
 	t.budget = API_BUDGET;
+	t.deadline = q->deadline;
 	t.mss = q->mss;
 	if (bt_is_capture(buf, len)) {
 		struct bt_capture *first;

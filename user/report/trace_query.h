@@ -27,6 +27,8 @@ struct bt_trace_query {
 	 * time (0: any time) */
 	__u64 skew_ns, at_ns;
 	bool any_time;
+	double deadline;		/* bt_mono_s(): the archive search stops at it,
+					 * as at the budget; 0: none */
 };
 /* The default skew: a capture's clock against this host's (NTP leaves
  * milliseconds; docs/traceback.md "Clocks") and a window's boundary */

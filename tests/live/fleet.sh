@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# trace across a fleet: N real agents (FLEET_N, default 50), each in its
+# own namespace on one bridge (198.18.0.0/16 of 198.18.0.0/15) with a TLS
+# web config and a user (the CA is the test's own), a real Prometheus
+# scraping them over HTTPS, and trace --agents-from-prometheus finding
+# them all, in parallel. Each agent is small: a ring of 16 windows of
+# 64 Kibit (8 KiB each), sketches of 2 x 1024, 1,024 flow slots: about a
+# MiB of maps, so 50 fit beside the other suites.
+# The packet "crosses" agents r10..r14: sent from the bridge's side to a
+# MAC no port has, it is flooded to exactly the ports whose flooding is
+# on (theirs); the topology file is the chain r01 - r02 - ... - rN.
+source "$(dirname "$0")/../lib/lib.sh"
+need_root "fleet"
+
+ID=$$
+N=${FLEET_N:-50}	# at least 20: the path is r10..r14
+# stopped besides r12, off the path: r30 and r40 of 50 (r06, r16 of 20)
+S2=$((N * 4 / 5 - 10)) S3=$((N * 4 / 5))
+R2=$(printf 'r%02d' $S2) R3=$(printf 'r%02d' $S3)
+HUB=bt-fh-$ID
+TMP=$(mktemp -d)
+PIDS=()
+PROM=
+ifa() { echo "f${ID}a$1"; }	# agent i's interface (its instance's name: unique)
+ifp() { echo "f${ID}p$1"; }	# its peer on the bridge
+cleanup() {
+	local p i
+	for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	[ -n "$PROM" ] && kill "$PROM" 2>/dev/null && wait "$PROM" 2>/dev/null
+	for i in $(seq "$N"); do
+		in_ns "bt-f$i-$ID" "$BLOOMTAP" detach "$(ifa "$i")" >/dev/null 2>&1
+	done
+	cleanup_netns
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+# ---- the bridge and the agents' namespaces ----
+netns_add "$HUB" || { fail "namespace"; summary; exit 1; }
+ip -n "$HUB" link add br0 type bridge
+ip -n "$HUB" addr add 198.18.0.1/16 dev br0
+ip -n "$HUB" link set br0 up
+for i in $(seq "$N"); do
+	ns=bt-f$i-$ID
+	netns_add "$ns" || { fail "namespace $ns"; summary; exit 1; }
+	ip link add "$(ifa "$i")" netns "$ns" type veth peer name "$(ifp "$i")" netns "$HUB"
+	ip -n "$ns" addr add "198.18.1.$i/16" dev "$(ifa "$i")"
+	ip -n "$ns" link set "$(ifa "$i")" up
+	ip -n "$HUB" link set "$(ifp "$i")" master br0 up
+	# unknown unicast reaches the path's ports alone
+	[ "$i" -ge 10 ] && [ "$i" -le 14 ] || bridge -n "$HUB" link set dev "$(ifp "$i")" flood off
+done
+
+# ---- the CA, one certificate for every agent's address, a user ----
+SANS=DNS:bloomtap-fleet,$(for i in $(seq "$N"); do printf 'IP:198.18.1.%d,' "$i"; done)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+	-subj /CN=fleet-ca -keyout "$TMP/ca.key" -out "$TMP/ca.crt" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=agent \
+	-keyout "$TMP/server.key" -out "$TMP/server.csr" 2>/dev/null
+printf 'subjectAltName=%s\n' "${SANS%,}" > "$TMP/ext"
+openssl x509 -req -in "$TMP/server.csr" -CA "$TMP/ca.crt" -CAkey "$TMP/ca.key" \
+	-CAcreateserial -days 2 -extfile "$TMP/ext" -out "$TMP/server.crt" 2>/dev/null
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+	-subj /CN=other-ca -keyout "$TMP/other.key" -out "$TMP/other.crt" 2>/dev/null
+PASSWORD=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+# cost 4: 100 requests' bcrypts stay cheap on a shared machine
+HASH=$(python3 -W ignore -c 'import crypt, sys
+print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 4)))' "$PASSWORD")
+cat > "$TMP/web.yml" <<YML
+tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+basic_auth_users:
+  prom: '$HASH'
+YML
+
+# ---- the agents: each names itself (its own UTS namespace) rNN ----
+for i in $(seq "$N"); do
+	name=$(printf 'r%02d' "$i")
+	mkdir -p "$TMP/a$i"
+	unshare --uts sh -c 'hostname "$1"; shift; exec nsenter --net=/var/run/netns/"$@"' sh \
+		"$name" "bt-f$i-$ID" "$BLOOMTAP" run --listen "198.18.1.$i:9477" \
+		--web-config "$TMP/web.yml" --archive "$TMP/a$i" --detach-on-exit \
+		--windows 16 --window-bits 65536 --width 1024 --depth 2 --flow-memory 1024 \
+		--window 0.5 --interval 5 "$(ifa "$i")" > "$TMP/a$i/log" 2>&1 &
+	PIDS+=($!)
+done
+up() { in_ns "$HUB" curl -sf -m 2 --cacert "$TMP/ca.crt" "https://198.18.1.$1:9477/healthz"; }
+for i in $(seq "$N"); do
+	wait_for "agent $i answers /healthz over TLS" 120 up "$i" || { cat "$TMP/a$i/log"; summary; exit 1; }
+done
+ok "$N agents answer over TLS"
+
+# ---- Prometheus scrapes them over HTTPS, with the user ----
+mkdir -p "$TMP/prom"
+{
+	printf 'global: { scrape_interval: 1s }\nscrape_configs:\n'
+	printf '  - job_name: bloomtap\n    scheme: https\n'
+	printf '    tls_config: { ca_file: %s }\n' "$TMP/ca.crt"
+	printf '    basic_auth: { username: prom, password: "%s" }\n' "$PASSWORD"
+	printf '    static_configs:\n'
+	for i in $(seq "$N"); do
+		printf '      - { targets: ["198.18.1.%d:9477"], labels: { instance: r%02d } }\n' "$i" "$i"
+	done
+	printf '  - job_name: other\n    static_configs: [ { targets: ["127.0.0.1:1"] } ]\n'
+} > "$TMP/prom/prom.yml"
+nsenter --net=/var/run/netns/"$HUB" prometheus --config.file="$TMP/prom/prom.yml" \
+	--storage.tsdb.path="$TMP/prom/data" --web.listen-address=127.0.0.1:9090 \
+	> "$TMP/prom/log" 2>&1 &
+PROM=$!
+all_up() {
+	[ "$(in_ns "$HUB" curl -s -m 2 'http://127.0.0.1:9090/api/v1/targets?state=active' |
+		python3 -c 'import json,sys; print(sum(t["health"] == "up" and t["labels"]["job"] == "bloomtap"
+			for t in json.load(sys.stdin)["data"]["activeTargets"]))')" = "$N" ]
+}
+wait_for "Prometheus scrapes all $N agents over HTTPS" 120 all_up && ok "Prometheus scrapes all $N"
+
+# ---- a packet that crossed r10..r14, and one never sent ----
+# UDP 198.18.0.1 -> 198.18.2.1, to a MAC no port has (flooded)
+PKT=$(python3 -c '
+import struct, sys
+def ck(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b)); s = (s >> 16) + (s & 0xffff); return ~(s + (s >> 16)) & 0xffff
+def pkt(tag):
+    pay = b"fleet-" + tag.encode()
+    udp = struct.pack("!HHHH", 40000, 9, 8 + len(pay), 0) + pay
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 7777, 0, 64, 17, 0,
+                     bytes([198, 18, 0, 1]), bytes([198, 18, 2, 1]))
+    ip = ip[:10] + struct.pack("!H", ck(ip)) + ip[12:]
+    return ip + udp
+print(pkt(sys.argv[1]).hex(), pkt(sys.argv[2]).hex())' "$ID" "never$ID")
+SENT=${PKT% *}
+NEVER=${PKT#* }
+in_ns "$HUB" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("br0", 0))
+s.send(bytes.fromhex("020000000099" + sys.argv[2].replace(":", "") + "0800" + sys.argv[1]))' \
+	"$SENT" "$(ip -n "$HUB" -br link show br0 | awk '{print $3}')"
+{ for i in $(seq "$N"); do printf 'r%02d: r%02d\n' "$i" $((i + 1)); done | head -n $((N - 1)); } > "$TMP/chain"
+export BLOOMTAP_PASSWORD=$PASSWORD
+PROMURL="http://127.0.0.1:9090?job=bloomtap"
+fleet() { in_ns "$HUB" "$BLOOMTAP" "$@"; }
+tr_prom() { fleet -j trace --agents-from-prometheus "$PROMURL" --cacert "$TMP/ca.crt" --user prom "$@"; }
+path_of() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(" ".join(p["path"]) for p in d["paths"]), "| unknown", " ".join(d["unanswered"]), "| agents", len(d["agents"]))'; }
+walked() { tr_prom --topology "$TMP/chain" --from r14 --hex "$SENT" 2>/dev/null | path_of | grep -q "^r10 r11 r12 r13 r14 | unknown  | agents $N$"; }
+wait_for "the walk finds the packet's path" ${FLEET_WAIT:-60} walked
+T0=$(date +%s%N)
+OUT=$(tr_prom --topology "$TMP/chain" --from r14 --hex "$SENT" 2>"$TMP/err"); RC=$?
+T1=$(date +%s%N)
+[ "$RC" = 0 ] || { head -5 "$TMP/err"; head -c 600 <<<"$OUT"; echo; }
+eq "found by Prometheus, asked over HTTPS: the true path, all $N answered (exit $RC)" \
+	"$(path_of <<<"$OUT")" "r10 r11 r12 r13 r14 | unknown  | agents $N"
+check "named by their own /api/v1/status" grep -q "\"$(printf 'r%02d' "$N")\"" <<<"$OUT"
+OUT=$(fleet trace --agents-from-prometheus "$PROMURL" --cacert "$TMP/ca.crt" --user prom --hex "$SENT" 2>&1)
+check "no topology: the order inferred, and said so" grep -q "^order inferred from the times" <<<"$OUT"
+check "no topology: the 5 that saw it on its path" \
+	grep -Eq "^1 packet: path \(source side first\): (r1[0-4]( -> )?){5}$" <<<"$OUT"
+OUT=$(tr_prom --topology "$TMP/chain" --from r14 --hex "$NEVER" 2>"$TMP/err"); RC=$?
+eq "a packet never sent: no path, exit 1" "$RC:$(json_get '["no_path"]' <<<"$OUT")" "1:1"
+eq "... seen by none of the $N" "$(python3 -c 'import json,sys; print(sum(a["packets_seen"] for a in json.load(sys.stdin)["agents"].values()))' <<<"$OUT")" 0
+
+# ---- fan-out: 50 agents against one ----
+T2=$(date +%s%N)
+fleet -j trace --agents r01=198.18.1.1:9477 --cacert "$TMP/ca.crt" --user prom --hex "$SENT" >/dev/null 2>&1
+T3=$(date +%s%N)
+echo "  measured: trace across $N agents $(( (T1 - T0) / 1000000 )) ms, across one $(( (T3 - T2) / 1000000 )) ms"
+
+# ---- an agents file, names from the agents ----
+printf '# three\n198.18.1.10:9477\n198.18.1.11:9477  # ok\n\n198.18.1.12:9477\n' > "$TMP/agents"
+eq "--agents-file: each names itself" "$(fleet -j trace --agents-file "$TMP/agents" --cacert "$TMP/ca.crt" \
+	--user prom --hex "$SENT" 2>/dev/null | python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["agents"]))')" \
+	"['r10', 'r11', 'r12']"
+
+# ---- three agents stop answering (SIGSTOP: connections open, no answer) ----
+for i in 12 $S2 $S3; do kill -STOP "${PIDS[$((i - 1))]}"; done
+T4=$(date +%s%N)
+OUT=$(tr_prom --topology "$TMP/chain" --from r14 --agent-timeout 3000 --timeout 8000 --hex "$SENT" 2>"$TMP/err"); RC=$?
+echo "  measured: 3 of $N stopped, --agent-timeout 3000: answered in $(( ($(date +%s%N) - T4) / 1000000 )) ms"
+eq "3 stopped: the walk goes through r12 as unknown, the answer names the 3 (exit $RC)" \
+	"$(path_of <<<"$OUT")" "r10 r11 r12 r13 r14 | unknown $(printf "%s\n" r12 $R2 $R3 | sort | tr "\n" " " | sed "s/ $//") | agents $N"
+eq "... a partial answer" "$(json_get '["partial"]' <<<"$OUT")" True
+OUT=$(fleet trace --agents-from-prometheus "$PROMURL" --cacert "$TMP/ca.crt" --user prom \
+	--topology "$TMP/chain" --from r14 --agent-timeout 3000 --timeout 8000 --hex "$SENT" 2>&1)
+check "... said in text" grep -q "^partial answer: 3 of $N agents did not answer: $(printf "%s\n" r12 $R2 $R3 | sort | tr "\n" " " | sed "s/ $//")$" <<<"$OUT"
+check "... r12 walked through: r10 -> r11 -> r12? -> r13 -> r14" \
+	grep -q "path (source side first): r10 -> r11 -> r12? -> r13 -> r14$" <<<"$OUT"
+for i in 12 $S2 $S3; do kill -CONT "${PIDS[$((i - 1))]}"; done
+
+# ---- one certificate for one name, the agents by address ----
+eq "--tls-server-name: the certificate checked for the name" "$(fleet -j trace \
+	--agents r10=198.18.1.10:9477 --cacert "$TMP/ca.crt" --tls-server-name bloomtap-fleet --user prom \
+	--hex "$SENT" 2>/dev/null | json_get '["agents"]["r10"]["packets_seen"]')" 1
+expect_fail "--tls-server-name: another name refused" "not one --cacert vouches for" \
+	fleet trace --agents r10=198.18.1.10:9477 --cacert "$TMP/ca.crt" --tls-server-name other \
+	--user prom --hex "$SENT"
+
+# ---- one clear error each ----
+expect_fail "wrong credentials: one clear error" "refused the credentials" \
+	env BLOOMTAP_PASSWORD=x$PASSWORD nsenter --net=/var/run/netns/"$HUB" "$BLOOMTAP" trace \
+	--agents-from-prometheus "$PROMURL" --cacert "$TMP/ca.crt" --user prom --hex "$SENT"
+expect_fail "a wrong CA: one clear error" "not one --cacert vouches for" \
+	fleet trace --agents-from-prometheus "$PROMURL" --cacert "$TMP/other.crt" --user prom --hex "$SENT"
+expect_fail "a down Prometheus: one clear error" "--agents-from-prometheus http://127.0.0.1:1: " \
+	fleet trace --agents-from-prometheus http://127.0.0.1:1 --cacert "$TMP/ca.crt" --user prom --hex "$SENT"
+expect_fail "--user without a password: refused" "BLOOMTAP_PASSWORD or a --netrc" \
+	env -u BLOOMTAP_PASSWORD nsenter --net=/var/run/netns/"$HUB" "$BLOOMTAP" trace \
+	--agents r01=198.18.1.1:9477 --cacert "$TMP/ca.crt" --user prom --hex "$SENT"
+printf 'default login prom password %s\n' "$PASSWORD" > "$TMP/netrc"
+eq "--netrc: the password from the file" "$(env -u BLOOMTAP_PASSWORD nsenter --net=/var/run/netns/"$HUB" \
+	"$BLOOMTAP" -j trace --agents r10=198.18.1.10:9477 --cacert "$TMP/ca.crt" --netrc "$TMP/netrc" \
+	--hex "$SENT" 2>/dev/null | json_get '["agents"]["r10"]["packets_seen"]')" 1
+
+cleanup
+trap - EXIT
+summary
+[ $FAIL -eq 0 ]
