@@ -279,6 +279,31 @@ eq "IPFIX: the replies' record: direction 1 (egress), egressInterface B's, no in
 	"$(tshark -r "$TMP/sent.pcap" -d udp.port==4739,cflow -Y cflow.packets -T fields -e cflow.direction \
 	-e cflow.outputint -e cflow.inputint -e cflow.packets 2>/dev/null)" \
 	"$(printf '1\t%s\t\t%s' "$(ip -n "$NSB" -j link show "$VB" | json_get '[0]["ifindex"]')" $PINGS)"
+# a received packet's drop is not the egress-alone instance's: it never
+# saw the packet. UDP to a closed port on B dies there (NO_SOCKET), and
+# goes to the host's count, as on an interface without an instance
+host_no_socket() {
+	"$BLOOMTAP" -j drops --host | python3 -c '
+import json, sys
+print(sum(r["packets"] for r in json.load(sys.stdin)["unattributed"] if r["reason"] == "NO_SOCKET"))'
+}
+eq "status: B (egress alone) records no drops" "$(status_field "$NSB" "$VB" drops_recording)" False
+host0=$(host_no_socket)
+capture_bg "$NSA" "$VA" "$TMP/closed.pcap" 10 "udp:$((UPORT + 4)),sent"
+CAP=$CAPTURE_PID
+in_ns "$NSA" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(10):
+    s.sendto(b"closed %04d" % i, ("198.18.'$N'.2", int(sys.argv[1])))' $((UPORT + 4))
+wait "$CAP"; CAP=
+host_has() { [ "$(host_no_socket)" -ge "$1" ]; }
+wait_for "the 10 NO_SOCKET drops at B are in the host's count" 10 host_has $((host0 + 10))
+eq "... and none is B's (it never saw them)" "$(reason_count "$VB" "$NSB" NO_SOCKET)" 0
+eq "trace at B: none of them dropped here" "$(in_ns "$NSB" "$BLOOMTAP" -j trace "$VB" \
+	"$TMP/closed.pcap" | python3 -c '
+import json, sys
+print(sum(len(p["drops"]) for p in json.load(sys.stdin)))')" 0
 check "detach B (egress alone)" in_ns "$NSB" "$BLOOMTAP" detach "$VB"
 check "no egress program left on B" bash -c \
 	"! tc -n $NSB filter show dev $VB egress 2>/dev/null | grep -q bloomtap && ! bpftool net show dev $VB 2>/dev/null | grep -q bloomtap"

@@ -231,6 +231,8 @@ static const struct bt_cmd_spec drops_spec = {
 	"and who gets their drops; then the heavy dropped flows of the last complete and\n"
 	"the current heavy-flow interval, each with its reason (the intervals are the\n"
 	"heavy flows': the agent, 'heavy --interval' or --interval here ends them).\n"
+	"An instance attached with --direction egress alone saw nothing its interface\n"
+	"receives: it records no drops, and those are in --host.\n"
 	"'bloomtap trace' says which packets were dropped.",
 	drops_opts, 0, 1,
 };

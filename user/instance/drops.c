@@ -882,8 +882,15 @@ int bt_drops_register(const struct bt_instance *inst, const char *suppress)
 	}
 	v = s;
 	forget_slot(&h, s);
+	/* The owner entry hands it the drops of what its interface received
+	 * (skb_iif): an instance attached for egress alone saw none of that,
+	 * so it has no entry (nor stacked devices'), and those drops go to
+	 * the host's count, as on an interface without an instance. Its
+	 * program keeps its slot, so that the host's program stays loaded
+	 * to count them. */
 	if (bpf_map_update_elem(h.progs_fd, &v, &inst->prog_drop_fd, 0) ||
-	    bpf_map_update_elem(h.owners_fd, &o, &v, 0)) {
+	    (!(inst->meta.flags & BT_META_NO_INGRESS) &&
+	     bpf_map_update_elem(h.owners_fd, &o, &v, 0))) {
 		err = -errno;
 		bt_err_errno(err, "registering the instance's drop program");
 		bpf_map_delete_elem(h.progs_fd, &v);
@@ -934,7 +941,8 @@ bool bt_drops_registered(const struct bt_instance *inst)
 	struct host h;
 	bool yes;
 
-	if (!id || host_open(&h))
+	/* egress alone: registered without an owner entry, handed no drops */
+	if (!id || inst->meta.flags & BT_META_NO_INGRESS || host_open(&h))
 		return false;
 	yes = slot_of(&h, id) >= 0;
 	host_close(&h);

@@ -79,7 +79,8 @@ int bt_drops_set_suppress(const struct bt_instance *inst, const __u64 bits[BT_DR
 int bt_drops_register(const struct bt_instance *inst, const char *suppress);
 /* ...and no more (detach): the last one removes the host's program. */
 int bt_drops_unregister(const struct bt_instance *inst);
-/* Is the instance registered (its program in the host's array)? */
+/* Is the instance registered (its program in the host's array, and an
+ * owner entry: one attached for egress alone has none, false)? */
 bool bt_drops_registered(const struct bt_instance *inst);
 /* The devices stacked on the current namespace's instances' interfaces
  * (bridge, VLAN, bond, macvlan) given their drops again, from the links

@@ -177,6 +177,9 @@ static void print_drops(const struct bt_instance *inst, size_t n_heavy)
 	printf("instance %s: drops by reason (this kernel's names)%s\n", inst->name,
 	       json_object_get_boolean(json_object_object_get(o, "recording")) ? ""
 	       : bt_tap_get(inst) > 0 ? " [not recording: tap mode, no frame reaches the stack]"
+	       : inst->meta.flags & BT_META_NO_INGRESS
+			? " [not recording: egress alone; what the interface receives is dropped"
+			  " unseen, in drops --host]"
 			: " [not recording: not attached, or no drop program]");
 	bt_print_drop_totals(t, n > 0 ? n : 0);
 	free(t);
