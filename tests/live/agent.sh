@@ -158,6 +158,12 @@ check "and it says the range is empty" grep -q "since '-1s' is after until '-2s'
 eq "?until=-2h alone, before the default last hour: 400" \
 	"$(code -X POST --data "$HEX" "127.0.0.1:$PORT/api/v1/trace?until=-2h")" 400
 check "and it says the range is empty" grep -q "since '-3600s' is after until '-2h': the range is empty" "$TMP/body"
+# a capture body that breaks off: 400, where, and no answers (a body is
+# answered whole or not at all)
+head -c -10 "$TMP/got.pcap" > "$TMP/cut.pcap"
+eq "a capture body cut short: 400" \
+	"$(code -X POST --data-binary "@$TMP/cut.pcap" 127.0.0.1:$PORT/api/v1/trace)" 400
+check "and it says where it breaks off" grep -q "request body: capture breaks off after" "$TMP/body"
 head -c 1100000 /dev/zero > "$TMP/big"
 eq "oversized body: 413" "$(code -X POST --data-binary @$TMP/big 127.0.0.1:$PORT/api/v1/trace)" 413
 check "errors are JSON" grep -q '"error"' "$TMP/body"

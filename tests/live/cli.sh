@@ -181,6 +181,21 @@ expect_fail "trace --since -1s --until -2s: an empty range, refused" \
 	"$BLOOMTAP" trace --instance "$INST" --since -1s --until -2s --hex $PKT
 "$BLOOMTAP" trace --instance "$INST" --since -1h --until -0s --hex $PKT >/dev/null 2>&1
 check "trace --since -1h --until -0s: answered (exit $?, not 2)" test $? -lt 2
+# a capture that breaks off (a file, pcapng, a pipe, with --mss): the
+# packets before the break answered, then the error on stderr, exit 2;
+# with -j stdout stays one document, the array of those answered
+head -c 3000 "$PCAPS/zeek__dce-rpc__kerberos445_auth.pcapng" > "$TMP/cut.pcapng"
+# shellcheck disable=SC2086 # args are words
+for args in "$TMP/cut.pcap" "$TMP/cut.pcapng" "--mss 1400 -"; do
+	OUT=$("$BLOOMTAP" trace --instance "$INST" $args <"$TMP/cut.pcap" 2>"$TMP/cut.err")
+	eq "trace $args, cut short: exit 2" "$?" 2
+	check "trace $args, cut short: the packets before the break answered" \
+		grep -q '^packet 1: ' <<<"$OUT"
+	check "trace $args, cut short: then the error" grep -q 'capture breaks off after' "$TMP/cut.err"
+	N=$("$BLOOMTAP" -j trace --instance "$INST" $args <"$TMP/cut.pcap" 2>/dev/null |
+	    python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d) * isinstance(d, list))')
+	check "trace -j $args, cut short: one array of the packets answered ($N)" test "${N:-0}" -gt 0
+done
 OUT=$("$BLOOMTAP" demo --duration 1 2>&1)
 DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' <<<"$OUT")
 check "demo names its lab after its PID ($DB)" test -n "$DB"
