@@ -50,6 +50,7 @@ check "run --check: --archive-max-bytes 0, no budget" bash -c \
 	"nsenter --net=/var/run/netns/$NSB '$BLOOMTAP' run --check --archive-max-bytes 0 '$VB' | grep -q '(no budget)'"
 
 # ---- running ----
+echo "# no users, no TLS: served as without one" > "$TMP/web.yml"
 cat > "$TMP/agent.conf" <<CONF
 # bloomtap run configuration
 interface = $VB
@@ -59,6 +60,7 @@ windows = 8
 archive = $TMP/archive
 archive-flush = 1
 listen = 127.0.0.1:$PORT
+web-config = $TMP/web.yml
 CONF
 # nsenter execs bloomtap: $! is the agent itself, which signals must reach
 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run --config "$TMP/agent.conf" > "$TMP/agent.log" 2>&1 &
@@ -161,6 +163,12 @@ check "and it says the range is empty" grep -q "since '-1s' is after until '-2s'
 eq "?until=-2h alone, before the default last hour: 400" \
 	"$(code -X POST --data "$HEX" "127.0.0.1:$PORT/api/v1/trace?until=-2h")" 400
 check "and it says the range is empty" grep -q "since '-3600s' is after until '-2h': the range is empty" "$TMP/body"
+# a capture body that breaks off: 400, where, and no answers (a body is
+# answered whole or not at all)
+head -c -10 "$TMP/got.pcap" > "$TMP/cut.pcap"
+eq "a capture body cut short: 400" \
+	"$(code -X POST --data-binary "@$TMP/cut.pcap" 127.0.0.1:$PORT/api/v1/trace)" 400
+check "and it says where it breaks off" grep -q "request body: capture breaks off after" "$TMP/body"
 head -c 1100000 /dev/zero > "$TMP/big"
 eq "oversized body: 413" "$(code -X POST --data-binary @$TMP/big 127.0.0.1:$PORT/api/v1/trace)" 413
 check "errors are JSON" grep -q '"error"' "$TMP/body"
@@ -253,6 +261,20 @@ check "SIGHUP, a bad file: which part was refused, and what stays in force" \
 	grep -q "the file was refused (said above); in force: interval 3 s, window " "$TMP/agent.log"
 eq "SIGHUP, a bad file: the interval before it stays" "$(ival)" 3
 cp "$TMP/good.conf" "$TMP/agent.conf"
+# no window in the file: the log names the one in force, the instance's
+# (made with 0.5 s); a web config that no longer loads (a password in
+# clear): refused with its reason, once, and the rest of the file applies
+sed -i -e '/^window = /d' -e 's/^interval = 3/interval = 4/' "$TMP/agent.conf"
+printf 'basic_auth_users:\n  prom: plaintext\n' > "$TMP/web.yml"
+sighup_then $AGENT "$TMP/agent.log"
+check "SIGHUP, no window set: the log names the window in force" \
+	grep -q "re-read .*(interval 4 s, window 0.5 s)" "$TMP/agent.log"
+eq "SIGHUP, a bad web config: the file's new interval applies" "$(ival)" 4
+eq "SIGHUP, a bad web config: its reason logged once" \
+	"$(grep -c "prom: not a bcrypt hash" "$TMP/agent.log")" 1
+echo "# no users, no TLS: served as without one" > "$TMP/web.yml"
+cp "$TMP/good.conf" "$TMP/agent.conf"
+sighup_then $AGENT "$TMP/agent.log"
 # IPFIX collectors named in the file: set up at SIGHUP; a bad one keeps them
 echo "ipfix = 127.0.0.1:4830" >> "$TMP/agent.conf"
 sighup_then $AGENT "$TMP/agent.log"

@@ -39,6 +39,14 @@ expect_fail "unknown command" "unknown or ambiguous command" "$BLOOMTAP" frobnic
 expect_fail "ambiguous prefix" "unknown or ambiguous command" "$BLOOMTAP" st
 check "unique prefix works (stat -> status)" "$BLOOMTAP" statu
 expect_fail "unknown option" "unknown option '--bogus'" "$BLOOMTAP" stats --bogus
+expect_fail "a bad number names the option as typed" "heavy: -n needs a whole number, not 'abc'" \
+	"$BLOOMTAP" heavy -n abc
+for c in heavy drops; do
+	expect_fail "$c --interval 0.5: says whole seconds" "$c: --interval needs whole seconds, not '0.5'" \
+		"$BLOOMTAP" $c --interval 0.5
+done
+expect_fail "status extra: takes no arguments, names it" "status takes no arguments (got 'extra'" \
+	"$BLOOMTAP" status extra
 expect_fail "errors are JSON with -j" '{"error":' "$BLOOMTAP" -j stats --instance nope-$ID
 # an interface that does not exist is a runtime error (1), not a usage
 # error (2), for every command that takes one (trace's errors are its 2)
@@ -52,6 +60,12 @@ done
 
 # ---- replay: bad inputs first ----
 expect_fail "replay: missing file" "cannot read as a capture file" "$BLOOMTAP" replay "$TMP/nope.pcap"
+# a missing file: replay's failure (1); trace's 1 is "some not seen", so
+# every error of trace, this one too, is its 2
+"$BLOOMTAP" replay "$TMP/nope.pcap" >/dev/null 2>&1
+eq "replay: missing file: exit 1" "$?" 1
+"$BLOOMTAP" trace --instance "$INST" "$TMP/nope.pcap" >/dev/null 2>&1
+eq "trace: missing file: exit 2" "$?" 2
 head -c 4000 /dev/urandom > "$TMP/garbage.pcap"
 expect_fail "replay: not a capture" "cannot read as a capture file" "$BLOOMTAP" replay --instance "$INST" "$TMP/garbage.pcap"
 check "replay: nothing made for a bad file" test ! -e /sys/fs/bpf/bloomtap/$INST
@@ -181,6 +195,21 @@ expect_fail "trace --since -1s --until -2s: an empty range, refused" \
 	"$BLOOMTAP" trace --instance "$INST" --since -1s --until -2s --hex $PKT
 "$BLOOMTAP" trace --instance "$INST" --since -1h --until -0s --hex $PKT >/dev/null 2>&1
 check "trace --since -1h --until -0s: answered (exit $?, not 2)" test $? -lt 2
+# a capture that breaks off (a file, pcapng, a pipe, with --mss): the
+# packets before the break answered, then the error on stderr, exit 2;
+# with -j stdout stays one document, the array of those answered
+head -c 3000 "$PCAPS/zeek__dce-rpc__kerberos445_auth.pcapng" > "$TMP/cut.pcapng"
+# shellcheck disable=SC2086 # args are words
+for args in "$TMP/cut.pcap" "$TMP/cut.pcapng" "--mss 1400 -"; do
+	OUT=$("$BLOOMTAP" trace --instance "$INST" $args <"$TMP/cut.pcap" 2>"$TMP/cut.err")
+	eq "trace $args, cut short: exit 2" "$?" 2
+	check "trace $args, cut short: the packets before the break answered" \
+		grep -q '^packet 1: ' <<<"$OUT"
+	check "trace $args, cut short: then the error" grep -q 'capture breaks off after' "$TMP/cut.err"
+	N=$("$BLOOMTAP" -j trace --instance "$INST" $args <"$TMP/cut.pcap" 2>/dev/null |
+	    python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d) * isinstance(d, list))')
+	check "trace -j $args, cut short: one array of the packets answered ($N)" test "${N:-0}" -gt 0
+done
 OUT=$("$BLOOMTAP" demo --duration 1 2>&1)
 DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' <<<"$OUT")
 check "demo names its lab after its PID ($DB)" test -n "$DB"

@@ -22,6 +22,7 @@
 #include "report/flow.h"
 #include "instance/archive.h"
 #include "instance/drops.h"
+#include "instance/sketch.h"
 #include <bpf/btf.h>
 #include "report/ipfix.h"
 #include "base/options.h"
@@ -58,6 +59,25 @@ static void test_parse_u64_accepts(void **state)
 	assert_int_equal(v, 64ULL << 20);
 	assert_int_equal(bt_parse_u64("2k", 0, UINT64_MAX, &v), 0);
 	assert_int_equal(v, 2048);
+}
+
+/* attach's sentence on the sketch, with every field at its widest (egress
+ * maps too), ends whole in a buffer of BT_DESCRIBE_MAX */
+static void test_sketch_describe_whole(void **state)
+{
+	struct bt_meta m = {
+		.flags = BT_META_EGRESS_MAPS, .ncpu = 4294967295u, .key_mode = 0,
+		.depth = 4294967295u, .width = 3, .fm_slots = 4294967295u,
+	};
+	char buf[BT_DESCRIBE_MAX];
+	const char *p;
+
+	(void)state;
+	bt_sketch_describe(&m, buf, sizeof(buf));
+	assert_true(strlen(buf) < sizeof(buf) - 1);
+	p = strstr(buf, "of the interval's bytes with probability ");
+	assert_non_null(p);
+	assert_string_equal(p + strlen("of the interval's bytes with probability "), "1");
 }
 
 static void test_parse_double_and_enum(void **state)
@@ -1163,6 +1183,7 @@ int main(void)
 		cmocka_unit_test(test_pathtrace_inferred),
 		cmocka_unit_test(test_parse_u64_accepts),
 		cmocka_unit_test(test_parse_double_and_enum),
+		cmocka_unit_test(test_sketch_describe_whole),
 		cmocka_unit_test(test_parse_args_errors),
 		cmocka_unit_test(test_parse_args_values),
 		cmocka_unit_test(test_capture_missing_and_garbage),

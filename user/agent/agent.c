@@ -291,6 +291,13 @@ static double window_s(const struct agent_iface *f)
 	return ag.cfg.spie.window_s > 0 ? ag.cfg.spie.window_s : f->inst.meta.window_ms / 1000.0;
 }
 
+/* The window the log names: the configured one, or else the first
+ * interface's instance's (each keeps its own when none is set). */
+static double window_in_force(void)
+{
+	return ag.n ? window_s(&ag.ifs[0]) : ag.cfg.spie.window_s;
+}
+
 /* The settings a keeper takes from the configuration (at start, and at
  * every reload). */
 static void keeper_settings(struct agent_iface *f)
@@ -556,7 +563,7 @@ static void kept_settings(const char *what, const char *part)
 {
 	bt_log(BT_LOG_ERR, "%s: %s: %s was refused (said above); in force: interval %g s, "
 	       "window %g s, archive %s, and the watch list in use", ag.cfg.config, what, part,
-	       ag.cfg.interval_s, ag.cfg.spie.window_s, ag.cfg.archive ? ag.cfg.archive : "none");
+	       ag.cfg.interval_s, window_in_force(), ag.cfg.archive ? ag.cfg.archive : "none");
 }
 
 static void reconfigure(void)
@@ -635,7 +642,7 @@ static void reconfigure(void)
 	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, had_watch);
 	ag.cfg.watch_list = NULL;
 	bt_log(BT_LOG_INFO, "re-read %s (interval %g s, window %g s)", ag.cfg.config,
-	       ag.cfg.interval_s, ag.cfg.spie.window_s);
+	       ag.cfg.interval_s, window_in_force());
 }
 
 /* Whether another process holds instance name's lock: said, with its PID. */

@@ -326,7 +326,9 @@ int bt_agent_config_check(const struct agent_cfg *c)
 		bt_err("run: --listen %s: give ADDR:PORT (127.0.0.1:9477, [::1]:9477)", c->listen);
 		return -EINVAL;
 	}
-	if (c->web_config) {
+	/* at a SIGHUP the web config is read again, and a bad one reported
+	 * and refused alone, by the HTTP side (reload_web in agent.c) */
+	if (c->web_config && generation == 1) {
 		struct bt_web_cfg w;
 		char err[600];
 

@@ -78,7 +78,8 @@ static void choices_str(const char *const *choices, char *buf, size_t len)
 		off += snprintf(buf + off, len - off, "%s%s", i ? "|" : "", choices[i]);
 }
 
-static int set_value(const struct bt_cmd_spec *spec, const struct bt_opt *o,
+/* as: the option as typed, "--top" or "-n" */
+static int set_value(const struct bt_cmd_spec *spec, const struct bt_opt *o, const char *as,
 		     const char *val)
 {
 	char buf[256];
@@ -103,27 +104,29 @@ static int set_value(const struct bt_cmd_spec *spec, const struct bt_opt *o,
 			return 0;
 		}
 		if (err == -ERANGE)
-			bt_err("%s: --%s %s is out of range: give a number from %llu to %llu",
-			       spec->name, o->name, val, (unsigned long long)o->min,
+			bt_err("%s: %s %s is out of range: give a number from %llu to %llu",
+			       spec->name, as, val, (unsigned long long)o->min,
 			       (unsigned long long)o->max);
 		else
-			bt_err("%s: --%s needs a number, not '%s'", spec->name, o->name, val);
+			bt_err("%s: %s needs %s, not '%s'", spec->name, as,
+			       o->metavar && !strcmp(o->metavar, "SECONDS") ? "whole seconds" :
+			       "a whole number", val);
 		return -EINVAL;
 	case BT_OPT_DOUBLE:
 		err = bt_parse_double(val, o->dmin, o->dmax, (double *)o->dst);
 		if (!err)
 			return 0;
 		if (err == -ERANGE)
-			bt_err("%s: --%s %s is out of range: give a number from %g to %g",
-			       spec->name, o->name, val, o->dmin, o->dmax);
+			bt_err("%s: %s %s is out of range: give a number from %g to %g",
+			       spec->name, as, val, o->dmin, o->dmax);
 		else
-			bt_err("%s: --%s needs a number, not '%s'", spec->name, o->name, val);
+			bt_err("%s: %s needs a number, not '%s'", spec->name, as, val);
 		return -EINVAL;
 	case BT_OPT_ENUM:
 		if (!bt_parse_enum(val, o->choices, (int *)o->dst))
 			return 0;
 		choices_str(o->choices, buf, sizeof(buf));
-		bt_err("%s: --%s must be one of %s, not '%s'", spec->name, o->name, buf, val);
+		bt_err("%s: %s must be one of %s, not '%s'", spec->name, as, buf, val);
 		return -EINVAL;
 	}
 	return -EINVAL;
@@ -182,6 +185,7 @@ int bt_parse_args(const struct bt_cmd_spec *spec, int argc, char **argv)
 		char *a = argv[i];
 		const struct bt_opt *o = NULL;
 		const char *val = NULL;
+		char as[64];
 
 		if (only_pos || a[0] != '-' || !a[1]) {
 			argv[1 + npos++] = a;
@@ -225,14 +229,23 @@ int bt_parse_args(const struct bt_cmd_spec *spec, int argc, char **argv)
 			}
 			val = argv[++i];
 		}
-		if (set_value(spec, o, val))
+		if (a[1] == '-')
+			snprintf(as, sizeof(as), "--%s", o->name);
+		else
+			snprintf(as, sizeof(as), "%s", a);
+		if (set_value(spec, o, as, val))
 			return -EINVAL;
 	}
 	if (npos < spec->min_pos || npos > spec->max_pos) {
-		bt_err("%s: expected %s%s (see bloomtap %s --help)", spec->name,
-		       spec->args && *spec->args ? spec->args : "no arguments",
-		       npos > spec->max_pos ? ", got too many arguments" : "",
-		       spec->command ? spec->command : spec->name);
+		if (!spec->max_pos)
+			bt_err("%s takes no arguments (got '%s'; see bloomtap %s --help)",
+			       spec->name, argv[1],
+			       spec->command ? spec->command : spec->name);
+		else
+			bt_err("%s: expected %s%s (see bloomtap %s --help)", spec->name,
+			       spec->args && *spec->args ? spec->args : "no arguments",
+			       npos > spec->max_pos ? ", got too many arguments" : "",
+			       spec->command ? spec->command : spec->name);
 		return -EINVAL;
 	}
 	/* tests/ship/doc_commands.py: each command line the manual gives is

@@ -175,11 +175,14 @@ int bt_capture_next(struct bt_capture *c, struct bt_packet *p)
 	int rc, len;
 
 	memset(p, 0, sizeof(*p));
+	if (c->errbuf[0])	/* broken off: it stays so, past pcap's EOF */
+		return -EINVAL;
 	rc = pcap_next_ex(c->pcap, &h, &data);
 	if (rc == PCAP_ERROR_BREAK)
 		return 0;
 	if (rc != 1) {
-		snprintf(c->errbuf, sizeof(c->errbuf), "%s", pcap_geterr(c->pcap));
+		snprintf(c->errbuf, sizeof(c->errbuf), "%s",
+			 *pcap_geterr(c->pcap) ? pcap_geterr(c->pcap) : "read error");
 		return -EINVAL;
 	}
 	p->ts = h->ts;

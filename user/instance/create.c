@@ -232,7 +232,7 @@ static int start(struct bt_instance *inst)
 {
 	struct bt_heavy_maps hm;
 	struct bt_spie_maps sm;
-	char desc[256];
+	char desc[BT_DESCRIBE_MAX];
 	int err;
 
 	if ((err = bt_heavy_map(inst, &hm))) {

@@ -412,7 +412,7 @@ static int egress_detach(const struct bt_instance *inst)
 /* What attach made, in words (not in JSON mode). */
 static void say_attached(const struct bt_instance *inst, const char *ifname, bool skb, bool tap)
 {
-	char desc[256];
+	char desc[BT_DESCRIBE_MAX];
 
 	const char *hook = inst->meta.flags & BT_META_EGRESS_TC ? "a clsact filter" : "a tcx link";
 

@@ -67,7 +67,10 @@ extern const char *const bt_key_mode_names[];
 /* Checks and completes cfg (defaults, epsilon/delta to w/d); fills the
  * sketch fields of meta. Prints the problem and returns -EINVAL. */
 int bt_sketch_resolve(struct bt_sketch_cfg *cfg, struct bt_meta *meta);
-/* "sketch 4 x 65536 ..., error <= ..." for people. */
+/* "sketch 4 x 65536 ..., error <= ..." for people, whole in a buffer of
+ * BT_DESCRIBE_MAX (at most 20-digit numbers and the longest key name:
+ * about 330 characters; bt_spie_describe's sentence fits as well). */
+#define BT_DESCRIBE_MAX 512
 void bt_sketch_describe(const struct bt_meta *meta, char *buf, size_t len);
 size_t bt_sketch_bytes(const struct bt_meta *meta);
 /* How many heavy-flow stages of bt_sketch_bytes() the instance holds:

@@ -969,7 +969,8 @@ static void learn_capture(struct trace_ctx *t, struct bt_capture *c)
 }
 
 /* The next batch from a capture: 1 when it holds packets, 0 at the end,
- * -EINVAL when the capture breaks off (err says where). */
+ * -EINVAL when the capture breaks off (err says where): the packets read
+ * before the break come first as a batch of their own. */
 static int load_batch(struct trace_ctx *t, struct bt_capture *cap, uint64_t *count,
 		      const char *what, char *err, size_t errlen)
 {
@@ -990,7 +991,7 @@ static int load_batch(struct trace_ctx *t, struct bt_capture *cap, uint64_t *cou
 			add_segments(t, p, pk.data + off, pk.len - off);
 		dedup(t, p);
 	}
-	if (rc < 0) {
+	if (rc < 0 && !t->n) {
 		snprintf(err, errlen, "%s: capture breaks off after %" PRIu64 " packets (%s)", what,
 			 *count, bt_capture_error(cap));
 		return -EINVAL;
