@@ -46,7 +46,7 @@ print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 1
 check "a bcrypt hash to put in the file" grep -q '^\$2b\$10\$' <<<"$HASH"
 # a second user whose bcrypt is cheap (cost 4, about 1 ms): the token
 # check below sends its failed logins faster than the bucket refills on
-# any machine; an unknown user still pays the dearest user's cost (prom's)
+# any machine (which hashes a failed login runs: test_web_dummy_hash)
 CHEAP_HASH=$(python3 -W ignore -c 'import crypt, sys
 print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 4)))' "$PASSWORD")
 # relative names: from the file's own directory, as the exporter-toolkit
@@ -116,19 +116,6 @@ check "a 401 asks for basic auth" grep -qi '^WWW-Authenticate: Basic realm="bloo
 eq "/metrics with a wrong password: 401" "$(code -u "prom:x$PASSWORD" "$S/metrics")" 401
 eq "/metrics as an unknown user: 401" "$(code -u "nobody:$PASSWORD" "$S/metrics")" 401
 eq "/api/v1/heavy without credentials: 401" "$(code "$S/api/v1/heavy")" 401
-# the time after the handshake tells no user name: an unknown user's wrong
-# password costs a bcrypt as a known user's does (medians of 4, each user
-# from an address of its own: a failed login costs 10 of its 50 tokens).
-# A ratio of this run's own times; until now 0.5 ms against 50-170 ms
-post_handshake_ms() {	# ADDRESS USER:PASSWORD
-	for i in 1 2 3 4; do
-		tls --interface "$1" -u "$2" -o /dev/null -w '%{time_appconnect} %{time_total}\n' "$S/metrics"
-	done | python3 -c 'import sys, statistics
-print("%.2f" % statistics.median((float(b) - float(a)) * 1000 for a, b in (l.split() for l in sys.stdin)))'
-}
-known=$(post_handshake_ms 127.0.0.8 "prom:wrong") unknown=$(post_handshake_ms 127.0.0.9 "nobody:wrong")
-check "a wrong password costs an unknown user ($unknown ms) what it costs prom ($known ms)" \
-	python3 -c "import sys; sys.exit(not $unknown >= 0.3 * $known)"
 # failed logins cost a client 10 tokens each (BT_HTTP_AUTH_FAIL_COST, a
 # bcrypt's worth) of a bucket of 50 that refills 50 a second: 30 at once
 # from one address (127.0.0.7, a bucket no other check uses) are refused
