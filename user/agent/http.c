@@ -502,6 +502,11 @@ static const char *pick_dirs(struct agent_iface *f, struct MHD_Connection *c, bo
 	if (dir[BT_DIR_EGRESS] && !sends)
 		return "this interface does not record what it sends (attached with --direction "
 		       "ingress): direction=ingress";
+	/* the CLI's words (bt_instance_records): an egress-only instance's
+	 * ingress maps stay zero, an answer of [] would say nothing came */
+	if (dir[BT_DIR_INGRESS] && f->inst.meta.flags & BT_META_NO_INGRESS)
+		return "this interface records what it sends only (attached with --direction "
+		       "egress, no XDP program): direction=egress";
 	return NULL;
 }
 
@@ -578,6 +583,22 @@ static enum MHD_Result route_heavy(struct agent *a, struct MHD_Connection *c, st
 	return reply_json(c, MHD_HTTP_OK, o);
 }
 
+/* A trace's range: since (default the last BT_HTTP_TRACE_DEFAULT_S)
+ * to until; 0, or -EINVAL with the 400's message in err. An until alone
+ * before the default since is said so, not as a since never sent. */
+static int trace_range(const char *since, const char *until, __u64 *s_ns, __u64 *u_ns,
+		       char *err, size_t len)
+{
+	char ago[32];
+
+	snprintf(ago, sizeof(ago), "-%ds", BT_HTTP_TRACE_DEFAULT_S);
+	if (!bt_parse_time_range(since ? since : ago, until, "", s_ns, u_ns, err, len))
+		return 0;
+	if (!since && until && !bt_parse_time_range(NULL, until, "", s_ns, u_ns, err, len))
+		snprintf(err, len, "until is before the default since (the last hour): give since");
+	return -EINVAL;
+}
+
 static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, struct req *r)
 {
 	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
@@ -590,7 +611,7 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	__u64 s_ns = 0, u_ns = 0, at_ns = 0;
 	double skew_s;
 	char *end;
-	char err[600] = "", from[40], ago[32], *archive, *text;
+	char err[600] = "", from[40], *archive, *text;
 
 	if (!f)
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
@@ -607,8 +628,7 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	/* unless asked, the last hour: a request opens the files of its time
 	 * range only, not a year of archive (an until before it is an empty
 	 * range, refused) */
-	snprintf(ago, sizeof(ago), "-%ds", BT_HTTP_TRACE_DEFAULT_S);
-	if (bt_parse_time_range(since ? since : ago, until, "", &s_ns, &u_ns, err, sizeof(err)))
+	if (trace_range(since, until, &s_ns, &u_ns, err, sizeof(err)))
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
 	/* the archive's path copied under the lock (a reload frees old
 	 * configurations); then no lock: the query reads the ring as it
