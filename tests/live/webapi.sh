@@ -44,9 +44,11 @@ PASSWORD=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 HASH=$(python3 -W ignore -c 'import crypt, sys
 print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))' "$PASSWORD")
 check "a bcrypt hash to put in the file" grep -q '^\$2b\$10\$' <<<"$HASH"
-# a second user whose bcrypt is cheap (cost 4, about 1 ms): the token
-# check below sends its failed logins faster than the bucket refills on
-# any machine (which hashes a failed login runs: test_web_dummy_hash)
+# both users' bcrypts cheap (cost 4, about 1 ms): every failed login
+# costs a bcrypt at the dearest user's cost (which hashes it runs:
+# test_web_dummy_hash), and the token check below sends failed logins
+# faster than the bucket refills on any machine (beside a cost-10 user
+# 30 took 10 s here: no 429 to see). Later files give prom cost 10
 CHEAP_HASH=$(python3 -W ignore -c 'import crypt, sys
 print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 4)))' "$PASSWORD")
 # relative names: from the file's own directory, as the exporter-toolkit
@@ -56,7 +58,7 @@ tls_server_config:
   cert_file: server.crt
   key_file: server.key
 basic_auth_users:
-  prom: '$HASH'
+  prom: '$CHEAP_HASH'
   cheap: '$CHEAP_HASH'
 YML
 
@@ -412,9 +414,14 @@ for addr in hold.split():
     s.sendall(("POST /api/v1/trace?since=-1d HTTP/1.1\r\nHost: b\r\nAuthorization: %s\r\n"
                "Content-Length: 100000\r\nExpect: 100-continue\r\n\r\n" % auth).encode())
     held.append((s, s.recv(100).split(b"\r\n")[0].decode()))
+class UnixConnection(http.client.HTTPConnection):	# ask = "unix:PATH"
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(10)
+        self.sock.connect(ask[5:])
 def ask_once(method, path, body=None):
-    c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10,
-                                    source_address=(ask, 0))
+    c = UnixConnection("localhost") if ask.startswith("unix:") else http.client.HTTPSConnection(
+        "127.0.0.1", port, context=ctx, timeout=10, source_address=(ask, 0))
     c.request(method, path, body=body, headers={"Authorization": auth})
     r = c.getresponse()
     text = r.read().decode(errors="replace")
@@ -450,6 +457,17 @@ eq "two traces of other clients under way: a third client's 503 at once; its /me
 	"$(sed 's/ (.*//' <<<"$R")" "HTTP/1.1 100 Continue
 HTTP/1.1 100 Continue
 trace 503
+metrics 200
+then 200"
+
+# the unix socket (the local admin) keeps a trace slot of its own: two
+# remote clients' traces under way refused it with 503
+R=$(held_traces "127.0.0.20 127.0.0.21" "unix:$SOCK")
+printf '        %s\n' "$R"
+eq "two traces of TCP clients under way: the unix socket's trace 200 at once" \
+	"$(sed 's/ (.*//' <<<"$R")" "HTTP/1.1 100 Continue
+HTTP/1.1 100 Continue
+trace 200
 metrics 200
 then 200"
 
@@ -509,6 +527,93 @@ t.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
 print(ok, t.recv(100).split(b"\r\n")[0].decode())
 PY
 )" "8 HTTP/1.1 200 OK"
+
+# ---- connections kept for the rest as the table fills: 8 addresses of
+# 8 connections each, every one through its handshake and trickling a
+# header line, held all 64 (8 a client), and another client's /metrics
+# waited for the 10 s cut; a client gets one more only while it holds
+# under a quarter of what is free, so they hold about 50 ----
+R=$(in_ns "$NSB" python3 - "$TMP/server.crt" "$PORT" "prom:$PASSWORD" <<'PY'
+import socket, ssl, subprocess, sys
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+port, cred = int(sys.argv[2]), sys.argv[3]
+held = []
+for a in range(30, 38):
+    for _ in range(8):
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=5,
+                                         source_address=("127.0.0.%d" % a, 0))
+            t = ctx.wrap_socket(s, server_hostname="127.0.0.1")
+            t.sendall(b"GET /metrics HTTP/1.1\r\nHost: b\r\n")
+            held.append(t)
+        except (OSError, ssl.SSLError):
+            pass
+print("held %d" % len(held))
+r = subprocess.run(["curl", "-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}",
+                    "--cacert", sys.argv[1], "--interface", "127.0.0.38", "-u", cred,
+                    "https://127.0.0.1:%d/metrics" % port], capture_output=True, text=True)
+print("metrics " + r.stdout)
+for t in held:
+    t.close()
+PY
+)
+printf '        %s\n' $R
+HELD=$(sed -n 's/^held //p' <<<"$R")
+eq "8 addresses x 8 connections trickling: another client's /metrics 200" \
+	"$(sed -n 's/^metrics //p' <<<"$R")" 200
+check "and they held some, not all 64 ($HELD)" test "${HELD:-0}" -ge 32 -a "${HELD:-64}" -lt 64
+
+# ---- an answer has 30 s to be sent (BT_HTTP_ANSWER_S): a reader that
+# takes 4 KB every 0.25 s (TCP_MAXSEG 536, a 4 KB receive buffer) of a
+# trace's answer of 1.7 MB kept its connection for as long as it read (70 s
+# of 110 here; libmicrohttpd's idle timeout is reset by each byte sent);
+# now cut by a reset at 30 s ----
+R=$(in_ns "$NSB" python3 - "$PORT" "$TMP/distinct.pcap" 127.0.0.25 "$TMP/server.crt" \
+	"prom:$PASSWORD" <<'PY'
+import base64, socket, ssl, sys, time
+port, pcap, addr, ca, cred = int(sys.argv[1]), *sys.argv[2:6]
+body = open(pcap, "rb").read()
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 536)
+s.bind((addr, 0))
+s.connect(("127.0.0.1", port))
+s = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname="127.0.0.1")
+s.sendall(("POST /api/v1/trace?since=-1d HTTP/1.1\r\nHost: b\r\nContent-Length: %d\r\n"
+           "Authorization: Basic %s\r\n\r\n" % (len(body), base64.b64encode(cred.encode())
+           .decode())).encode() + body)
+t0, got, length, head, end = time.time(), 0, None, b"", "still reading"
+while time.time() < t0 + 45:
+    try:
+        d = s.recv(4096)
+    except (OSError, ssl.SSLError):
+        d = b""
+    if not d:
+        end = "cut"
+        break
+    if length is None:
+        head += d
+        if b"\r\n\r\n" in head:
+            hh, rest = head.split(b"\r\n\r\n", 1)
+            print(hh.split(b"\r\n")[0].decode())
+            t0 = time.time()	# the answer's 30 s count from its making
+            length = int([l for l in hh.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+                         [0].split(b":")[1])
+            got = len(rest)
+    else:
+        got += len(d)
+    if length is not None and got >= length:
+        end = "whole"
+        break
+    time.sleep(0.25)
+print("answer of %s bytes, %d read" % (length, got))
+print("%s after %d s of the answer" % (end, time.time() - t0))
+PY
+)
+printf '        %s\n' "$R"
+CUT=$(sed -n 's/^cut after \([0-9]*\) s of the answer$/\1/p' <<<"$R")
+check "a slow reader of a large answer: cut within the answer's 30 s (${CUT:-not cut})" \
+	test -n "$CUT" -a "${CUT:-99}" -le 32
 
 # ---- the web config renewed and revoked under the running agent ----
 # (it was read at start only: a renewed certificate or a revoked user
