@@ -109,7 +109,8 @@ MUTANTS=(
 		if (f->key.proto == 6)
 			continue;
 		struct json_object *o = json_object_new_object();|tests/live/cli.sh'
-'web-dummy-first-user|user/agent/webconfig.c|	return dearest;|	return w->nusers ? w->users[0].hash : NULL;|.output/tests/test_unit'
+'web-dummy-first-user|user/agent/webconfig.c|	const char *dummy = bt_web_dummy_hash(w);|	const char *dummy = w->nusers ? w->users[0].hash : NULL;|.output/tests/test_unit'
+'web-cheap-user-no-dummy|user/agent/webconfig.c|bcrypt_cost(u->hash) < bcrypt_cost(dummy)|bcrypt_cost(u->hash) < 0|.output/tests/test_unit'
 'http-work-uncharged|user/agent/http.c|			work_charge(r->key, thread_cpu_ms() - r->cpu0_ms);|			(void)0;|tests/live/webapi.sh'
 'http-no-header-deadline|user/agent/http.c|				shutdown(k->fd, SHUT_RDWR);|				(void)0;|tests/live/webapi.sh'
 'fleet-serial|user/report/pathtrace.c|		while (active < o->parallel && next < nx)|		while (active < 1 && next < nx)|tests/live/fleet.sh'

@@ -44,9 +44,11 @@ PASSWORD=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 HASH=$(python3 -W ignore -c 'import crypt, sys
 print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))' "$PASSWORD")
 check "a bcrypt hash to put in the file" grep -q '^\$2b\$10\$' <<<"$HASH"
-# a second user whose bcrypt is cheap (cost 4, about 1 ms): the token
-# check below sends its failed logins faster than the bucket refills on
-# any machine; an unknown user still pays the dearest user's cost (prom's)
+# both users' bcrypts cheap (cost 4, about 1 ms): every failed login
+# costs a bcrypt at the dearest user's cost (which hashes it runs:
+# test_web_dummy_hash), and the token check below sends failed logins
+# faster than the bucket refills on any machine (beside a cost-10 user
+# 30 took 10 s here: no 429 to see). Later files give prom cost 10
 CHEAP_HASH=$(python3 -W ignore -c 'import crypt, sys
 print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 4)))' "$PASSWORD")
 # relative names: from the file's own directory, as the exporter-toolkit
@@ -56,7 +58,7 @@ tls_server_config:
   cert_file: server.crt
   key_file: server.key
 basic_auth_users:
-  prom: '$HASH'
+  prom: '$CHEAP_HASH'
   cheap: '$CHEAP_HASH'
 YML
 
@@ -116,19 +118,6 @@ check "a 401 asks for basic auth" grep -qi '^WWW-Authenticate: Basic realm="bloo
 eq "/metrics with a wrong password: 401" "$(code -u "prom:x$PASSWORD" "$S/metrics")" 401
 eq "/metrics as an unknown user: 401" "$(code -u "nobody:$PASSWORD" "$S/metrics")" 401
 eq "/api/v1/heavy without credentials: 401" "$(code "$S/api/v1/heavy")" 401
-# the time after the handshake tells no user name: an unknown user's wrong
-# password costs a bcrypt as a known user's does (medians of 4, each user
-# from an address of its own: a failed login costs 10 of its 50 tokens).
-# A ratio of this run's own times; until now 0.5 ms against 50-170 ms
-post_handshake_ms() {	# ADDRESS USER:PASSWORD
-	for i in 1 2 3 4; do
-		tls --interface "$1" -u "$2" -o /dev/null -w '%{time_appconnect} %{time_total}\n' "$S/metrics"
-	done | python3 -c 'import sys, statistics
-print("%.2f" % statistics.median((float(b) - float(a)) * 1000 for a, b in (l.split() for l in sys.stdin)))'
-}
-known=$(post_handshake_ms 127.0.0.8 "prom:wrong") unknown=$(post_handshake_ms 127.0.0.9 "nobody:wrong")
-check "a wrong password costs an unknown user ($unknown ms) what it costs prom ($known ms)" \
-	python3 -c "import sys; sys.exit(not $unknown >= 0.3 * $known)"
 # failed logins cost a client 10 tokens each (BT_HTTP_AUTH_FAIL_COST, a
 # bcrypt's worth) of a bucket of 50 that refills 50 a second: 30 at once
 # from one address (127.0.0.7, a bucket no other check uses) are refused
@@ -425,9 +414,14 @@ for addr in hold.split():
     s.sendall(("POST /api/v1/trace?since=-1d HTTP/1.1\r\nHost: b\r\nAuthorization: %s\r\n"
                "Content-Length: 100000\r\nExpect: 100-continue\r\n\r\n" % auth).encode())
     held.append((s, s.recv(100).split(b"\r\n")[0].decode()))
+class UnixConnection(http.client.HTTPConnection):	# ask = "unix:PATH"
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(10)
+        self.sock.connect(ask[5:])
 def ask_once(method, path, body=None):
-    c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10,
-                                    source_address=(ask, 0))
+    c = UnixConnection("localhost") if ask.startswith("unix:") else http.client.HTTPSConnection(
+        "127.0.0.1", port, context=ctx, timeout=10, source_address=(ask, 0))
     c.request(method, path, body=body, headers={"Authorization": auth})
     r = c.getresponse()
     text = r.read().decode(errors="replace")
@@ -463,6 +457,17 @@ eq "two traces of other clients under way: a third client's 503 at once; its /me
 	"$(sed 's/ (.*//' <<<"$R")" "HTTP/1.1 100 Continue
 HTTP/1.1 100 Continue
 trace 503
+metrics 200
+then 200"
+
+# the unix socket (the local admin) keeps a trace slot of its own: two
+# remote clients' traces under way refused it with 503
+R=$(held_traces "127.0.0.20 127.0.0.21" "unix:$SOCK")
+printf '        %s\n' "$R"
+eq "two traces of TCP clients under way: the unix socket's trace 200 at once" \
+	"$(sed 's/ (.*//' <<<"$R")" "HTTP/1.1 100 Continue
+HTTP/1.1 100 Continue
+trace 200
 metrics 200
 then 200"
 
@@ -522,6 +527,96 @@ t.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
 print(ok, t.recv(100).split(b"\r\n")[0].decode())
 PY
 )" "8 HTTP/1.1 200 OK"
+
+# ---- connections kept for the rest as the table fills: 8 addresses of
+# 8 connections each, held open before their handshake (connected in
+# milliseconds, so that none is cut at its 10 s before the scrape
+# below), took all 64 (8 a client), and another client's /metrics waited
+# for the cut; a client gets one more only while it holds under a
+# quarter of what is free, so they hold about 50 ----
+R=$(in_ns "$NSB" python3 - "$TMP/server.crt" "$PORT" "prom:$PASSWORD" <<'PY'
+import select, socket, subprocess, sys, time
+port, cred = int(sys.argv[2]), sys.argv[3]
+held = []
+for a in range(30, 38):
+    for _ in range(8):
+        s = socket.create_connection(("127.0.0.1", port), timeout=5,
+                                     source_address=("127.0.0.%d" % a, 0))
+        held.append(s)
+# the refused are closed at their accept: an end of stream to read
+def closed(s):
+    try:
+        return select.select([s], [], [], 0)[0] and not s.recv(1)
+    except OSError:
+        return True
+t0 = time.time()
+r = subprocess.Popen(["curl", "-s", "-m", "8", "-o", "/dev/null", "-w", "%{http_code}",
+                      "--cacert", sys.argv[1], "--interface", "127.0.0.38", "-u", cred,
+                      "https://127.0.0.1:%d/metrics" % port], stdout=subprocess.PIPE, text=True)
+time.sleep(0.5)
+print("held %d" % len([s for s in held if not closed(s)]))
+print("metrics %s" % r.communicate()[0])
+for s in held:
+    s.close()
+PY
+)
+printf '        %s\n' $R
+HELD=$(sed -n 's/^held //p' <<<"$R")
+eq "8 addresses x 8 connections held open: another client's /metrics 200" \
+	"$(sed -n 's/^metrics //p' <<<"$R")" 200
+check "and they held some, not all 64 ($HELD)" test "${HELD:-0}" -ge 32 -a "${HELD:-64}" -lt 64
+
+# ---- an answer has 30 s to be sent (BT_HTTP_ANSWER_S): a reader that
+# takes 4 KB every 0.25 s (TCP_MAXSEG 536, a 4 KB receive buffer) of a
+# trace's answer of 1.7 MB kept its connection for as long as it read (70 s
+# of 110 here; libmicrohttpd's idle timeout is reset by each byte sent);
+# now cut by a reset at 30 s ----
+R=$(in_ns "$NSB" python3 - "$PORT" "$TMP/distinct.pcap" 127.0.0.25 "$TMP/server.crt" \
+	"prom:$PASSWORD" <<'PY'
+import base64, socket, ssl, sys, time
+port, pcap, addr, ca, cred = int(sys.argv[1]), *sys.argv[2:6]
+body = open(pcap, "rb").read()
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 536)
+s.bind((addr, 0))
+s.connect(("127.0.0.1", port))
+s = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname="127.0.0.1")
+s.sendall(("POST /api/v1/trace?since=-1d HTTP/1.1\r\nHost: b\r\nContent-Length: %d\r\n"
+           "Authorization: Basic %s\r\n\r\n" % (len(body), base64.b64encode(cred.encode())
+           .decode())).encode() + body)
+t0, got, length, head, end = time.time(), 0, None, b"", "still reading"
+while time.time() < t0 + 45:
+    try:
+        d = s.recv(4096)
+    except (OSError, ssl.SSLError):
+        d = b""
+    if not d:
+        end = "cut"
+        break
+    if length is None:
+        head += d
+        if b"\r\n\r\n" in head:
+            hh, rest = head.split(b"\r\n\r\n", 1)
+            print(hh.split(b"\r\n")[0].decode())
+            t0 = time.time()	# the answer's 30 s count from its making
+            length = int([l for l in hh.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+                         [0].split(b":")[1])
+            got = len(rest)
+    else:
+        got += len(d)
+    if length is not None and got >= length:
+        end = "whole"
+        break
+    time.sleep(0.25)
+print("answer of %s bytes, %d read" % (length, got))
+print("%s after %d s of the answer" % (end, time.time() - t0))
+PY
+)
+printf '        %s\n' "$R"
+CUT=$(sed -n 's/^cut after \([0-9]*\) s of the answer$/\1/p' <<<"$R")
+check "a slow reader of a large answer: cut within the answer's 30 s (${CUT:-not cut})" \
+	test -n "$CUT" -a "${CUT:-99}" -le 32
 
 # ---- the web config renewed and revoked under the running agent ----
 # (it was read at start only: a renewed certificate or a revoked user

@@ -230,14 +230,16 @@ struct conn {
 	struct conn *prev, *next;
 	uint8_t key[17];
 	int fd;
-	double deadline;		/* CLOCK_MONOTONIC s; 0: none (answering) */
+	double deadline;		/* CLOCK_MONOTONIC s; 0: none (an answer
+					 * being made) */
 	bool shut;
 };
 
 /* a client a connection at most (both doors), and free slots */
 static struct client clients[2 * BT_HTTP_CONNECTIONS + 2];
 static struct conn *conns;
-static int traces_all;
+static int tcp_conns;			/* of conns, the TCP door's */
+static int traces_all;			/* the TCP clients' traces */
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The client of key, or (make) a free slot for it; NULL when none is
@@ -263,9 +265,14 @@ static struct client *client_of(const uint8_t key[17], bool make)
 }
 
 /* libmicrohttpd's accept policy on TCP: a client (an IPv6 /64) holds at
- * most BT_HTTP_CONNECTIONS_PER_CLIENT connections. The count it checks
- * grows at the connection's start, on the same thread, before the next
- * accept. */
+ * most BT_HTTP_CONNECTIONS_PER_CLIENT connections, and fewer as the table
+ * fills: one more only while it holds under a quarter of what is free.
+ * So a client with none is taken while any connection is free: 8 clients
+ * of 8 connections each hold 50 of 64, a scrape gets one of the rest.
+ * Decided at the accept because that is where libmicrohttpd lets us
+ * refuse; the path (/metrics or not) is known only after the headers,
+ * when the connection is already had. The counts it checks grow at the
+ * connection's start, on the same thread, before the next accept. */
 static enum MHD_Result accept_ok(void *cls, const struct sockaddr *sa, socklen_t len)
 {
 	struct client *cl;
@@ -275,7 +282,8 @@ static enum MHD_Result accept_ok(void *cls, const struct sockaddr *sa, socklen_t
 	client_key(sa, key);
 	pthread_mutex_lock(&conns_lock);
 	cl = client_of(key, false);
-	ok = !cl || cl->conns < BT_HTTP_CONNECTIONS_PER_CLIENT;
+	ok = !cl || !cl->conns || (cl->conns < BT_HTTP_CONNECTIONS_PER_CLIENT &&
+				   cl->conns < (BT_HTTP_CONNECTIONS - tcp_conns) / 4);
 	pthread_mutex_unlock(&conns_lock);
 	return ok ? MHD_YES : MHD_NO;
 }
@@ -298,6 +306,7 @@ static void connection_event(void *cls, struct MHD_Connection *c, void **socket_
 		pthread_mutex_lock(&conns_lock);
 		if ((cl = client_of(k->key, true)))
 			cl->conns++;
+		tcp_conns += k->key[0] != AF_UNIX;
 		k->next = conns;
 		if (conns)
 			conns->prev = k;
@@ -311,6 +320,7 @@ static void connection_event(void *cls, struct MHD_Connection *c, void **socket_
 	pthread_mutex_lock(&conns_lock);
 	if ((cl = client_of(k->key, false)) && cl->conns)
 		cl->conns--;
+	tcp_conns -= k->key[0] != AF_UNIX;
 	if (k->prev)
 		k->prev->next = k->next;
 	else
@@ -337,7 +347,8 @@ static void set_deadline(struct MHD_Connection *c, double s)
 }
 
 /* A trace request's slot, taken on its headers: 0, or the status that
- * refuses it (one client's, or all clients', traces at once) */
+ * refuses it (one client's, or all TCP clients', traces at once: remote
+ * clients cannot take the unix socket's, the local admin's) */
 static unsigned trace_slot_take(const uint8_t key[17])
 {
 	unsigned status = 0;
@@ -347,11 +358,11 @@ static unsigned trace_slot_take(const uint8_t key[17])
 	cl = client_of(key, true);
 	if (!cl || cl->traces >= BT_HTTP_TRACES_PER_CLIENT)
 		status = MHD_HTTP_TOO_MANY_REQUESTS;
-	else if (traces_all >= BT_HTTP_TRACES)
+	else if (key[0] != AF_UNIX && traces_all >= BT_HTTP_TRACES)
 		status = MHD_HTTP_SERVICE_UNAVAILABLE;
 	else {
 		cl->traces++;
-		traces_all++;
+		traces_all += key[0] != AF_UNIX;
 	}
 	pthread_mutex_unlock(&conns_lock);
 	return status;
@@ -364,14 +375,14 @@ static void trace_slot_give(const uint8_t key[17])
 	pthread_mutex_lock(&conns_lock);
 	if ((cl = client_of(key, false)) && cl->traces) {
 		cl->traces--;
-		traces_all--;
+		traces_all -= key[0] != AF_UNIX;
 	}
 	pthread_mutex_unlock(&conns_lock);
 }
 
 /* The watchdog: every quarter of a second, shuts down the connections
  * past their deadline (libmicrohttpd's thread then reads the end of the
- * stream and closes it). */
+ * stream, or fails its send, and closes it). */
 static pthread_t watchdog;
 static bool watchdog_running;
 static pthread_mutex_t watchdog_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -389,6 +400,11 @@ static void *watchdog_main(void *arg)
 		pthread_mutex_lock(&conns_lock);
 		for (struct conn *k = conns; k; k = k->next)
 			if (k->deadline && now > k->deadline && !k->shut && k->fd >= 0) {
+				/* a reset at the close: what the kernel still
+				 * holds of an answer is dropped, not trickled
+				 * out to the slow reader after the cut */
+				setsockopt(k->fd, SOL_SOCKET, SO_LINGER,
+					   &(struct linger){ .l_onoff = 1 }, sizeof(struct linger));
 				shutdown(k->fd, SHUT_RDWR);
 				k->shut = true;
 			}
@@ -502,6 +518,11 @@ static const char *pick_dirs(struct agent_iface *f, struct MHD_Connection *c, bo
 	if (dir[BT_DIR_EGRESS] && !sends)
 		return "this interface does not record what it sends (attached with --direction "
 		       "ingress): direction=ingress";
+	/* the CLI's words (bt_instance_records): an egress-only instance's
+	 * ingress maps stay zero, an answer of [] would say nothing came */
+	if (dir[BT_DIR_INGRESS] && f->inst.meta.flags & BT_META_NO_INGRESS)
+		return "this interface records what it sends only (attached with --direction "
+		       "egress, no XDP program): direction=egress";
 	return NULL;
 }
 
@@ -578,6 +599,26 @@ static enum MHD_Result route_heavy(struct agent *a, struct MHD_Connection *c, st
 	return reply_json(c, MHD_HTTP_OK, o);
 }
 
+/* A trace's range: since (default the last BT_HTTP_TRACE_DEFAULT_S)
+ * to until; 0, or -EINVAL with the 400's message in err. An until alone
+ * before the default since is said so, not as a since never sent. */
+static int trace_range(const char *since, const char *until, __u64 *s_ns, __u64 *u_ns,
+		       char *err, size_t len)
+{
+	const __u64 hour = BT_HTTP_TRACE_DEFAULT_S * 1000000000ULL;
+	char ago[32];
+
+	if (since || !until) {
+		snprintf(ago, sizeof(ago), "-%ds", BT_HTTP_TRACE_DEFAULT_S);
+		return bt_parse_time_range(since ? since : ago, until, "", s_ns, u_ns, err, len);
+	}
+	/* until alone: the hour before it */
+	if (bt_parse_time_range(NULL, until, "", s_ns, u_ns, err, len))
+		return -EINVAL;
+	*s_ns = *u_ns > hour ? *u_ns - hour : 0;
+	return 0;
+}
+
 static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, struct req *r)
 {
 	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
@@ -592,7 +633,7 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	double skew_s;
 	char *end = NULL;
 	long dl_ms = dl ? strtol(dl, &end, 10) : 0;
-	char err[600] = "", from[40], ago[32], *archive, *text;
+	char err[600] = "", from[40], *archive, *text;
 
 	if (!f)
 		return reply_error(a, c, MHD_HTTP_NOT_FOUND, "no such interface (?iface=NAME)");
@@ -611,8 +652,7 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	/* unless asked, the last hour: a request opens the files of its time
 	 * range only, not a year of archive (an until before it is an empty
 	 * range, refused) */
-	snprintf(ago, sizeof(ago), "-%ds", BT_HTTP_TRACE_DEFAULT_S);
-	if (bt_parse_time_range(since ? since : ago, until, "", &s_ns, &u_ns, err, sizeof(err)))
+	if (trace_range(since, until, &s_ns, &u_ns, err, sizeof(err)))
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
 	/* the archive's path copied under the lock (a reload frees old
 	 * configurations); then no lock: the query reads the ring as it
@@ -896,6 +936,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
 	struct server *srv = cls;
 	struct req *r = *con_cls;
+	enum MHD_Result ret;
 
 	if (!r) {	/* first call: headers only */
 		r = calloc(1, sizeof(*r));
@@ -926,8 +967,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	set_deadline(c, 0);
 	if (r->too_large)
-		return reply_error(srv->a, c, MHD_HTTP_CONTENT_TOO_LARGE, "request body over 1 MiB");
-	return r->route->fn(srv->a, c, r);
+		ret = reply_error(srv->a, c, MHD_HTTP_CONTENT_TOO_LARGE, "request body over 1 MiB");
+	else
+		ret = r->route->fn(srv->a, c, r);
+	/* the answer is queued: its sending has a deadline of its own (the
+	 * idle timeout alone let a reader that takes a byte now and then
+	 * hold the connection for ever) */
+	set_deadline(c, BT_HTTP_ANSWER_S);
+	return ret;
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,

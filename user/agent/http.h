@@ -17,10 +17,16 @@ struct bt_web_cfg;
 #define BT_HTTP_AUTH_FAIL_COST 10	/* tokens a failed login takes (a bcrypt) */
 #define BT_HTTP_BCRYPTS_PER_S 10	/* bcrypts a second, all clients together */
 #define BT_HTTP_CONNECTIONS 64		/* at once, all clients */
-#define BT_HTTP_CONNECTIONS_PER_CLIENT 8	/* an IPv4 address, an IPv6 /64 */
+#define BT_HTTP_CONNECTIONS_PER_CLIENT 8	/* an IPv4 address, an IPv6 /64, and
+						 * fewer while the table fills: at
+						 * most max(1, free / 4) where free is
+						 * what the TCP door has left */
 #define BT_HTTP_HEADER_S 10		/* a request's headers, from the connection or
 					 * the answer before: in by then, or closed */
 #define BT_HTTP_BODY_S 30		/* its body, from its headers */
+#define BT_HTTP_ANSWER_S 30		/* its answer's sending, from its queueing: a
+					 * reader slower than that is cut (9.6 MB,
+					 * the largest answer, at 320 KB/s) */
 /* The API's CPU (the connection thread's, what its answer took) a client:
  * a budget of BT_HTTP_WORK_BURST_MS that refills BT_HTTP_WORK_MS_PER_S; a
  * request is charged what it took, and the client is refused (429) while
@@ -28,7 +34,8 @@ struct bt_web_cfg;
 #define BT_HTTP_WORK_MS_PER_S 100
 #define BT_HTTP_WORK_BURST_MS 1000
 #define BT_HTTP_TRACES_PER_CLIENT 1	/* trace requests at once, from headers to answer */
-#define BT_HTTP_TRACES 2		/* ... of all clients (on both doors) */
+#define BT_HTTP_TRACES 2		/* ... of all TCP clients; the unix socket
+					 * (the local admin) has its own */
 #define BT_HTTP_DROPS_PCAP_MAX 1000	/* drops a /api/v1/drops/pcap answer holds
 					 * (n's default and bound): at the 9216-byte
 					 * head, 9.6 MB */

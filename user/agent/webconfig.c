@@ -371,31 +371,34 @@ const char *bt_web_dummy_hash(const struct bt_web_cfg *w)
 	return dearest;
 }
 
+void (*bt_web_bcrypt_hook)(const char *hash);
+
+/* One bcrypt of password against hash into cd (32 KiB: not on a
+ * connection thread's stack): whether it matches. */
+static bool bcrypt_match(const char *password, const char *hash, struct crypt_data *cd)
+{
+	bool ok;
+
+	if (bt_web_bcrypt_hook)
+		bt_web_bcrypt_hook(hash);
+	ok = crypt_rn(password, hash, cd, sizeof(*cd)) && strlen(cd->output) == strlen(hash) &&
+	     !gnutls_memcmp(cd->output, hash, strlen(hash));
+	explicit_bzero(cd, sizeof(*cd));
+	return ok;
+}
+
 int bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password, bool may_bcrypt)
 {
-	const char *dummy;
-
+	const char *dummy = bt_web_dummy_hash(w);
 	struct bt_web_user *u = NULL;
 	struct crypt_data *cd;
 	uint8_t mac[32];
-	bool have_mac, ok;
+	bool have_mac, ok = false;
 
 	for (int i = 0; i < w->nusers && !u; i++)
 		if (!strcmp(w->users[i].name, user))
 			u = &w->users[i];
-	if (!u) {
-		/* as dear as the dearest user's wrong password, so that the
-		 * time does not tell which names exist */
-		if (!may_bcrypt)
-			return -EAGAIN;
-		if ((dummy = bt_web_dummy_hash(w)) && (cd = calloc(1, sizeof(*cd)))) {
-			crypt_rn(password, dummy, cd, sizeof(*cd));
-			explicit_bzero(cd, sizeof(*cd));
-			free(cd);
-		}
-		return 0;
-	}
-	have_mac = password_mac(password, mac);
+	have_mac = u && password_mac(password, mac);
 	pthread_mutex_lock(&cache_lock);
 	ok = have_mac && u->ok_valid && !gnutls_memcmp(mac, u->ok_mac, sizeof(mac));
 	pthread_mutex_unlock(&cache_lock);
@@ -403,13 +406,16 @@ int bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password, bo
 		return 1;
 	if (!may_bcrypt)
 		return -EAGAIN;
-	/* crypt_data is 32 KiB: not on a connection thread's stack */
 	if (!(cd = calloc(1, sizeof(*cd))))
 		return 0;
-	ok = crypt_rn(password, u->hash, cd, sizeof(*cd)) &&
-	     strlen(cd->output) == strlen(u->hash) &&
-	     !gnutls_memcmp(cd->output, u->hash, strlen(u->hash));
-	explicit_bzero(cd, sizeof(*cd));
+	/* every failure costs at least a bcrypt at the highest cost among the
+	 * users: an unknown name's against the dearest hash, a cheaper
+	 * user's wrong password that one too, so that the time tells no
+	 * name, cheap or dear */
+	if (u)
+		ok = bcrypt_match(password, u->hash, cd);
+	if (!ok && dummy && (!u || bcrypt_cost(u->hash) < bcrypt_cost(dummy)))
+		bcrypt_match(password, dummy, cd);
 	free(cd);
 	if (ok && have_mac) {
 		pthread_mutex_lock(&cache_lock);

@@ -54,7 +54,14 @@ const char *bt_web_dummy_hash(const struct bt_web_cfg *w);
 /* Whether user and password match an entry: 1, or 0. Thread-safe: the
  * bcrypt runs outside the cache's lock. When the answer needs a bcrypt
  * (anything but a password already checked) and may_bcrypt is false,
- * -EAGAIN without running it. */
+ * -EAGAIN without running it. A 0 has cost at least a bcrypt at the
+ * highest cost among the users: an unknown name's is checked against
+ * bt_web_dummy_hash(), a known user's wrong password against its own
+ * hash and, when that is cheaper, the dummy too. */
 int bt_web_auth(struct bt_web_cfg *w, const char *user, const char *password, bool may_bcrypt);
+/* Called with each hash bt_web_auth runs a bcrypt against, before it
+ * runs; NULL (the agent's) for none: the unit tests see which hashes a
+ * check cost without timing it. */
+extern void (*bt_web_bcrypt_hook)(const char *hash);
 
 #endif /* BLOOMTAP_WEBCONFIG_H */
