@@ -116,6 +116,34 @@ if [ -n "$OLD_DROP" ]; then
 fi
 kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
 check "detach removes it" "$BLOOMTAP" detach "$VB"
+# only an older ABI's instance nobody holds is made anew: a newer one's (a
+# downgrade, or a newer agent beside this one) is refused, saying so
+check "attach (then made a newer ABI's)" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
+meta_abi "$META" $((ABI + 1))
+OUT=$(timeout 20 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --recreate-incompatible \
+	--listen 127.0.0.1:19477 --archive "$TMP/arch-abi" 2>&1); RC=$?
+eq "--recreate-incompatible on a newer ABI's instance: refused, exit 3" "$RC" 3
+check "it says a newer bloomtap made it: upgrade, or detach" grep -q \
+	"$VB: the pinned instance was made by a newer bloomtap (ABI $((ABI + 1)), .*Upgrade this bloomtap, or 'bloomtap detach $VB'" <<<"$OUT"
+eq "and the newer instance is left as it was" "$(bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["value"][8], 16))')" $((ABI + 1))
+check "detach removes it" "$BLOOMTAP" detach "$VB"
+# an older ABI's instance a running agent holds (the DaemonSet's beside
+# the package's): refused, naming that agent
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --listen 127.0.0.1:19477 \
+	--archive "$TMP/arch-held" >"$TMP/held.log" 2>&1 &
+AGENT=$!
+wait_for "an agent holds the instance" 30 in_ns "$NSB" curl -sf -m 5 127.0.0.1:19477/healthz &&
+	ok "an agent holds the instance"
+meta_abi "$META" 3
+OUT=$(timeout 20 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --recreate-incompatible \
+	--listen 127.0.0.1:19478 --archive "$TMP/arch-abi" 2>&1); RC=$?
+eq "--recreate-incompatible on an instance an agent holds: refused, exit 3" "$RC" 3
+check "it names the holder (PID $AGENT)" grep -q \
+	"$VB: the pinned instance (ABI 3, .*held by another bloomtap agent (PID $AGENT), running" <<<"$OUT"
+eq "and the held instance is left as it was (ABI 3)" "$(bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["value"][8], 16))')" 3
+check "and its agent runs on" kill -0 "$AGENT"
+kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
+check "detach removes it" "$BLOOMTAP" detach "$VB"
 cleanup_netns
 # the same ABI, one map of another shape (wdrops, which the agent's old
 # hand-kept list of 14 maps did not hold): every map the object lists is

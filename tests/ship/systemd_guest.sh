@@ -5,7 +5,7 @@
 # names an interface, `systemctl enable --now`; the unit stays active 60 s
 # without a restart; packets and a NO_SOCKET drop show in /metrics and
 # over the API socket; reload; the interface made again; a restart that
-# adopts; stop, detach and purge leave no XDP program and no pin; the
+# adopts; a reinstall that restarts the unit; stop, detach and purge leave no XDP program and no pin; the
 # journal holds no read-only error and no seccomp kill. Then the package of
 # the previous ABI (bt_prev_deb) running with an instance, upgraded to
 # this one: the unit active on an instance of this ABI, the journal saying
@@ -103,6 +103,22 @@ wait_for "active again" 30 bash -c '[ "$(systemctl is-active bloomtap.service)" 
 wait_for "/metrics again" 30 curl -sf -m 5 "127.0.0.1:$PORT/healthz" && ok "/metrics again"
 after=$(metric "bloomtap_packets_total{interface=\"$VH\",direction=\"ingress\"}")
 check "the counts went on across the restart ($before, then $after)" test "${after:-0}" -ge "${before:-1}"
+# a reinstall (an upgrade of the same ABI does the same): the unit is not
+# stopped before it, and postinst restarts it, so this version's agent
+# runs, adopting the instance; its own line in the journal says so
+OLD_PID=$(unit MainPID)
+n=$(journalctl -b -u bloomtap.service | grep -c "$VH: adopted the attached instance")
+check "apt-get install --reinstall, the unit running" env DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y -q --reinstall -o Dpkg::Options::=--force-confold "$DEB"
+wait_for "after the reinstall: /healthz" 60 curl -sf -m 5 "127.0.0.1:$PORT/healthz" &&
+	ok "after the reinstall: /healthz"
+eq "after the reinstall: the unit is active" "$(systemctl is-active bloomtap.service)" active
+check "after the reinstall: a new agent runs (not pid $OLD_PID)" \
+	test "$(unit MainPID)" != "$OLD_PID" -a "$(unit MainPID)" != 0
+check "it adopted the instance" bash -c \
+	"[ \$(journalctl -b -u bloomtap.service | grep -c '$VH: adopted the attached instance') -gt $n ]"
+check "the postinst's line in the journal" bash -c \
+	"journalctl -b -t bloomtap --no-pager | grep -q 'restarting bloomtap.service, so that this version.s'"
 
 # ---- stop, detach, purge ----
 check "systemctl disable --now" systemctl disable --now bloomtap.service
@@ -160,7 +176,7 @@ else
 	check "status reads it, attached" bash -c "/usr/sbin/bloomtap status | grep '^$VH ' | grep -q ' attached '"
 	journalctl -b -u bloomtap.service --no-pager >/tmp/upgrade-journal.txt
 	check "the unit's journal: the old instance (ABI $OLD_ABI) detached and made anew" grep -q \
-		"$VH: the pinned instance (ABI $OLD_ABI, made .*) was made by another bloomtap version (ABI $NEW_ABI)" \
+		"$VH: the pinned instance (ABI $OLD_ABI, made .*) was made by an older bloomtap version (this one is ABI $NEW_ABI)" \
 		/tmp/upgrade-journal.txt
 	check "the unit's journal: lost, its live SPIE windows; kept, the archive" grep -q \
 		'Lost with it: its live SPIE windows .* kept: the archive /var/lib/bloomtap/archive' \

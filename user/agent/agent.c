@@ -106,30 +106,66 @@ static bool direction_differs(const char *name, const struct bt_meta *meta, bool
 	return true;
 }
 
-/* A pinned instance this bloomtap cannot read (another ABI, or another map
- * layout): refused (-EPROTO, nothing changed), or with
- * recreate-incompatible detached and removed, saying what went with it,
- * for adopt_or_attach to attach anew. 0 when there is none or it is this
- * one's. */
-static int drop_incompatible(struct agent_iface *f)
+/* Whether instance name is pinned by a bloomtap this one cannot read
+ * (another ABI, or another map layout): then its ABI into *abi (0 when
+ * its meta is none this one can read) and when it was made into when. */
+static bool incompatible(const char *name, __u32 *abi, char *when, size_t len)
 {
-	char when[32] = "?";
+	struct bt_instance inst;
 	__u64 created = 0;
-	__u32 abi = 0;
 	int err;
 
-	if (!bt_instance_exists(f->name))
-		return 0;
-	err = bt_instance_open(f->name, &f->inst);
+	*abi = 0;
+	snprintf(when, len, "?");
+	if (!bt_instance_exists(name))
+		return false;
+	err = bt_instance_open(name, &inst);
 	if (!err) {
-		bool same = bt_instance_layout_matches(&f->inst);
+		bool same = bt_instance_layout_matches(&inst);
 
-		bt_instance_close(&f->inst);
+		bt_instance_close(&inst);
 		if (same)
-			return 0;
+			return false;
 	} else if (err != -EPROTO) {
-		return 0;	/* adopt_or_attach explains it */
+		return false;	/* adopt_or_attach explains it */
 	}
+	if (!bt_instance_peek(name, abi, &created)) {
+		time_t t = created / 1000000000ULL;
+
+		strftime(when, len, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	}
+	return true;
+}
+
+/* Such an instance that another process holds (pid, -1 unnamed): an
+ * agent of that version, running (the DaemonSet's beside the package's). */
+static int refuse_held(const char *name, __u32 abi, const char *when, int pid)
+{
+	char who[32];
+
+	bt_err("%s: the pinned instance (ABI %u, made %s; this one is ABI %u) is held by "
+	       "another bloomtap agent (%s), running: not made anew under it. Stop or "
+	       "upgrade that agent, then start this one; nothing was changed", name, abi,
+	       when, BT_ABI_VERSION, bt_holder_str(pid, who, sizeof(who)));
+	ag.incompatible = true;
+	return -EPROTO;
+}
+
+/* An interface's instance this bloomtap cannot read: refused (-EPROTO,
+ * nothing changed), or with recreate-incompatible detached and removed,
+ * saying what went with it, for adopt_or_attach to attach anew. Only an
+ * older ABI's, and only while no process holds its lock (taken here, held
+ * through the detach): a newer one's is a downgrade's or a newer agent's
+ * beside this one, and a held one is another agent's, running. 0 when
+ * there is none or it is this one's. */
+static int drop_incompatible(struct agent_iface *f)
+{
+	char when[32];
+	__u32 abi;
+	int err, lock_fd = -1;
+
+	if (!incompatible(f->name, &abi, when, sizeof(when)))
+		return 0;
 	if (!ag.cfg.recreate_incompatible) {
 		bt_err("%s: the pinned instance has another map layout (made by another "
 		       "bloomtap version): 'bloomtap detach %s' first, or run with "
@@ -137,18 +173,38 @@ static int drop_incompatible(struct agent_iface *f)
 		ag.incompatible = true;
 		return -EPROTO;
 	}
-	if (!bt_instance_peek(f->name, &abi, &created)) {
-		time_t t = created / 1000000000ULL;
-
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	if (abi >= BT_ABI_VERSION || !abi) {
+		if (!abi)
+			bt_err("%s: the pinned instance's meta is none this bloomtap (ABI %u) "
+			       "can read: not made anew, as it may be a newer one's", f->name,
+			       BT_ABI_VERSION);
+		else if (abi > BT_ABI_VERSION)
+			bt_err("%s: the pinned instance was made by a newer bloomtap (ABI %u, "
+			       "made %s; this one is ABI %u): not made anew, which would discard "
+			       "its live windows and counters under a newer agent that may run "
+			       "beside this one. Upgrade this bloomtap, or 'bloomtap detach %s' "
+			       "to discard it", f->name, abi, when, BT_ABI_VERSION, f->name);
+		else
+			bt_err("%s: the pinned instance has this ABI (%u, made %s) but another "
+			       "map layout (another build of it): not made anew, as it may be "
+			       "the newer", f->name, abi, when);
+		bt_err("%s: nothing was changed; 'bloomtap detach %s' removes it", f->name,
+		       f->name);
+		ag.incompatible = true;
+		return -EPROTO;
 	}
-	if ((err = bt_detach(f->name, false)))
+	if (bt_instance_lock(f->name, &lock_fd) == -EBUSY)
+		return refuse_held(f->name, abi, when, bt_instance_lock_holder(f->name));
+	err = bt_detach(f->name, false);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	if (err)
 		return err;
-	bt_log(BT_LOG_WARNING, "%s: the pinned instance (ABI %u, made %s) was made by another "
-	       "bloomtap version (ABI %u), which cannot read it: detached and made anew "
-	       "(recreate-incompatible). Lost with it: its live SPIE windows (what was not yet "
-	       "sealed into the archive), the heavy-flow interval in progress and its counters; "
-	       "kept: the archive %s", f->name, abi, when, BT_ABI_VERSION,
+	bt_log(BT_LOG_WARNING, "%s: the pinned instance (ABI %u, made %s) was made by an older "
+	       "bloomtap version (this one is ABI %u), which cannot read it: detached and made "
+	       "anew (recreate-incompatible). Lost with it: its live SPIE windows (what was not "
+	       "yet sealed into the archive), the heavy-flow interval in progress and its "
+	       "counters; kept: the archive %s", f->name, abi, when, BT_ABI_VERSION,
 	       ag.cfg.archive ? ag.cfg.archive : "(none)");
 	f->recreated = true;
 	return 0;
@@ -158,8 +214,6 @@ static int adopt_or_attach(struct agent_iface *f)
 {
 	int link, err;
 
-	if ((err = drop_incompatible(f)))
-		return err;
 	link = bt_instance_link_ifindex(f->name);
 	if (link == 0) {
 		/* pinned, but its interface was deleted (and perhaps made again) */
@@ -649,10 +703,15 @@ static void reconfigure(void)
 static bool held_elsewhere(const char *name)
 {
 	int pid = bt_instance_lock_holder(name);
-	char who[32];
+	char who[32], when[32];
+	__u32 abi;
 
 	if (!pid)
 		return false;
+	if (incompatible(name, &abi, when, sizeof(when))) {
+		refuse_held(name, abi, when, pid);
+		return true;
+	}
 	bt_err("run: %s: the instance is held by another bloomtap process (%s: an agent, "
 	       "or windows --every); one at a time", name, bt_holder_str(pid, who, sizeof(who)));
 	return true;
@@ -665,8 +724,11 @@ static int start_ifaces(struct bt_keeper **keepers)
 		struct agent_iface *f = &ag.ifs[i];
 
 		f->lock_fd = -1;
-		/* an instance another process keeps: said once, nothing touched */
-		if (bt_instance_exists(f->name) && held_elsewhere(f->name)) {
+		/* an instance of another layout first (its meta is not this
+		 * one's to read): refused, or made anew; then an instance
+		 * another process keeps: said once, nothing touched */
+		if (drop_incompatible(f) ||
+		    (bt_instance_exists(f->name) && held_elsewhere(f->name))) {
 			ag.n = i;
 			return -1;
 		}
@@ -875,7 +937,7 @@ static int configure(int argc, char **argv, char names[][IFNAMSIZ], int *np)
 		/* a second agent is refused before it makes anything */
 		for (int i = 0; i < n; i++)
 			if (bt_instance_exists(names[i]) && held_elsewhere(names[i]))
-				return BT_EXIT_FAIL;
+				return ag.incompatible ? BT_EXIT_INCOMPATIBLE : BT_EXIT_FAIL;
 		if (ag.cfg.archive && mkdir_p(ag.cfg.archive)) {
 			bt_err("run: --archive %s: %s", ag.cfg.archive, strerror(errno));
 			return BT_EXIT_USAGE;

@@ -55,9 +55,10 @@
 	{ "detach-on-exit", 0, BT_OPT_FLAG, &(c).detach_on_exit, NULL,		\
 	  "detach and remove the pins when stopped (default: leave attached)" }, \
 	{ "recreate-incompatible", 0, BT_OPT_FLAG, &(c).recreate_incompatible, NULL, \
-	  "an interface's instance made by a bloomtap of another ABI: detach it and " \
-	  "attach anew, its live windows and counters lost (default: refuse; the " \
-	  "packaged unit sets it)" },						\
+	  "an interface's instance made by a bloomtap of an older ABI, held by no " \
+	  "running agent: detach it and attach anew, its live windows and counters " \
+	  "lost (default: refuse; a newer ABI's is always refused; the packaged " \
+	  "unit sets it)" },						\
 	{ "watch", 0, BT_OPT_STRING, &(c).watch, "FILE",			\
 	  "watch list for every interface (one 'ADDRESS[/LEN] CLASS' a line; SIGHUP " \
 	  "reloads it)" },							\

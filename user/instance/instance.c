@@ -342,16 +342,21 @@ void bt_instance_names_free(char **names, int n)
 }
 
 /* Instance name's meta map, opened by its pin and read into *meta: its
- * fd, or -1 when there is none to read. */
+ * fd, or -1 when there is none to read, or it is another bloomtap's (a
+ * lookup writes the map's value_size bytes, and another ABI keeps its
+ * fields elsewhere). */
 static int meta_pin_read(const char *name, struct bt_meta *meta)
 {
+	struct bpf_map_info mi = { 0 };
+	__u32 mlen = sizeof(mi), zero = 0;
 	char path[256];
-	__u32 zero = 0;
 	int fd;
 
 	if (bt_instance_path(name, "meta", path, sizeof(path)) || (fd = bpf_obj_get(path)) < 0)
 		return -1;
-	if (bpf_map_lookup_elem(fd, &zero, meta)) {
+	if (bpf_obj_get_info_by_fd(fd, &mi, &mlen) || mi.value_size != sizeof(*meta) ||
+	    bpf_map_lookup_elem(fd, &zero, meta) || meta->magic != BT_META_MAGIC ||
+	    meta->abi_version != BT_ABI_VERSION) {
 		close(fd);
 		return -1;
 	}
