@@ -89,6 +89,8 @@ MUTANTS=(
 'remove-purges|debian/bloomtap.postrm|if [ "$1" = purge ]; then|if [ "$1" = purge -o "$1" = remove ]; then|tests/ship/package.sh'
 'egress-never-records|bpf/egress.bpf.h|	win = c->window;|	win = cfg_windows;|tests/live/egress.sh'
 'seg-ids-fixed|include/hash.h|	return fixed ? id0 : (__u16)(id0 + i);|	return id0;|.output/tests/test_unit'
+'trace-budget-per-batch|user/report/trace_query.c|	t->archive_cut_ns = 0;	/* the probes go on counting: the budget is the trace's */|	t->archive_cut_ns = 0; t->probes = 0;|tests/live/spie.sh'
+'seg-size-no-floor|user/core/segments.c|	if (s->size < BT_SEG_MIN) {|	if (0) {|.output/tests/test_unit'
 'seg-syn-keeps-options|user/core/segments.c|			return syn - opts;|			return syn;|tests/live/gro.sh'
 'segments-from-super-header|bpf/segments.bpf.h|	__u64 h = bt_hash_spie_finish(&cfg_keys, g->addrs, w, a, 0);|	__u64 h = bt_hash_spie_finish(&cfg_keys, g->addrs, g->hdr + 0 * w, g->after + 0 * a, 0);|tests/live/egress.sh'
 'egress-gso-segs-0-as-1|bpf/egress.bpf.h|	if (segs)

@@ -305,5 +305,35 @@ check "the plain answer names the cut" bash -c "'$BLOOMTAP' trace --archive '$RE
 eq "without a budget: all 64 the answer holds, no cut" "$("$BLOOMTAP" -j trace --archive "$REPA" "$ARCH/one.pcap" |
 	python3 -c 'import json,sys; p = json.load(sys.stdin)[0]; print(len(p["windows"]), p["archive_cut"])')" "64 None"
 
+# ---- a budget is the whole trace's, live probes too: 100 merged packets
+# cut at --mss 88 (683 entries each: 93 packets a batch) searched in every
+# live window; a budget one probe short of them all ends the trace at the
+# second batch's first packet, and says so (a budget per batch let it run
+# on) ----
+python3 - "$ARCH/merged.pcap" <<'PY'
+import struct, sys
+with open(sys.argv[1], 'wb') as f:
+    f.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for i in range(100):
+        pay = struct.pack('!I', i) * 15000		# 60,000 bytes: 682 segments of 88
+        ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 40 + len(pay), i, 0, 64, 6, 0,
+                         bytes([198, 18, 60, 1]), bytes([198, 18, 61, 1]))
+        tcp = struct.pack('!HHIIBBHHH', 4000, 80, i * 60000, 0, 0x50, 0x10, 65535, 0, 0)
+        d = b'\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00' + ip + tcp + pay
+        f.write(struct.pack('<IIII', 1, i, len(d), len(d)) + d)
+PY
+W=$("$BLOOMTAP" -j trace --instance "$INST-rep" "$ARCH/one.pcap" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["windows_searched"])')
+BUDGET=$((W * 100 * 683 - 1))
+"$BLOOMTAP" -j trace --instance "$INST-rep" --mss 88 --budget "$BUDGET" "$ARCH/merged.pcap" \
+	> "$ARCH/merged.json" 2> "$ARCH/merged.err"
+eq "a budget one probe short of 100 cut packets in $W windows: exit 2" "$?" 2
+check "it says where it ran out: packet 94, the second batch's first" \
+	grep -q "ran out of its $BUDGET window x packet probes at packet 94" "$ARCH/merged.err"
+eq "and the 93 packets before it are answered, each cut in 682 segments" "$(python3 -c 'import json,sys
+d = json.load(open(sys.argv[1])); print(len(d), {p["segments_total"] for p in d})' "$ARCH/merged.json")" "93 {682}"
+check "--mss below TCP's smallest MSS is refused, the floor named" bash -c \
+	"'$BLOOMTAP' trace --instance '$INST-rep' --mss 87 '$ARCH/one.pcap' 2>&1 | grep -q 'from 88 to 65535'"
+
 summary
 [ $FAIL -eq 0 ]

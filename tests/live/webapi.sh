@@ -229,6 +229,35 @@ eq "8193 packets in one request: 400" "$(us -X POST --data-binary "@$TMP/many.pc
 check "the cap named: split the capture" grep -q "over 8192 packets in one request" "$TMP/ubody"
 head -c $((24 + 8192 * ($(stat -c %s "$TMP/many.pcap") - 24) / 8193)) "$TMP/many.pcap" > "$TMP/cap.pcap"
 eq "8192 packets: answered" "$(us -X POST --data-binary "@$TMP/cap.pcap" http://localhost/api/v1/trace)" 200
+# what is probed counts, not what was sent: a flow whose SYN says MSS 1
+# is not cut a byte a segment (each packet 1,024 probes); 11 packets of
+# 64 KB at its MSS 88 are 8,195 segments, past the cap
+python3 - "$TMP" <<'PY'
+import struct, sys
+def pcap(name, mss, n, pay):
+    eth = b'\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00'
+    out = [struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1)]
+    for i in range(n + 1):
+        opts, data, flags = (struct.pack('!BBH', 2, 4, mss), b'', 0x02) if not i else \
+            (b'', struct.pack('!I', i) * (pay // 4), 0x10)
+        ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 40 + len(opts) + len(data), i, 0, 64, 6, 0,
+                         bytes([198, 18, 60, 1]), bytes([198, 18, 61, 1]))
+        tcp = struct.pack('!HHIIBBHHH', 4000, 80, i * pay, 0, (20 + len(opts)) << 2, flags,
+                          65535, 0, 0)
+        d = eth + ip + tcp + opts + data
+        out.append(struct.pack('<IIII', 1, i, len(d), len(d)) + d)
+    open(f'{sys.argv[1]}/{name}.pcap', 'wb').write(b''.join(out))
+pcap('mss1', 1, 5, 1024)
+pcap('mss88', 88, 11, 65480)
+PY
+eq "a SYN with MSS 1, then 5 packets of 1,024 bytes: answered" \
+	"$(us -X POST --data-binary "@$TMP/mss1.pcap" http://localhost/api/v1/trace)" 200
+eq "its packets are not cut, and each says why" "$(python3 -c 'import json,sys
+d = json.load(open(sys.argv[1])); print(len(d), {"segments_total" in p for p in d[1:]},
+      {"smallest MSS" in p.get("why", "") for p in d[1:]})' "$TMP/ubody")" "6 {False} {True}"
+eq "11 packets of 64 KB cut at MSS 88 (8,195 segments): 400" \
+	"$(us -X POST --data-binary "@$TMP/mss88.pcap" http://localhost/api/v1/trace)" 400
+check "the cap named, segments counted" grep -q "over 8192 packets in one request (a merged packet counts its segments)" "$TMP/ubody"
 # without since, the last hour, said in a header; since given, as given
 HDR=$(inb curl -s -m 5 --unix-socket "$SOCK" -D - -o /dev/null -X POST \
 	--data-binary "@$TMP/got.pcap" http://localhost/api/v1/trace | tr -d '\r')
@@ -474,9 +503,12 @@ then 200"
 # ---- the API charged by its CPU: a trace of 8,192 packets over the
 # archive's windows takes a few hundred ms (0.40-0.45 s here, of 8,192
 # distinct pings over 245 windows) and cost one token of 50 a second. A
-# client has 1,000 ms of CPU and 100 ms more a second: one after another,
-# such traces meet a 429 that says so (4 were answered here; without the
-# charge, all 20), while its scrapes go on ----
+# client has 1,000 ms of CPU and 100 ms more a second, and a trace's
+# probes are bounded by what is left of it: one after another, such
+# traces are cut to the share (archive_cut: the oldest windows left
+# out), or refused (429) when it is spent (without the bound, 4 were
+# answered whole, then 429s; without the charge, all 20), while its
+# scrapes go on ----
 # 8,192 pings of their own (the echo's sequence and payload), never sent:
 # each probes every window at a place of its own, not one place's cache
 python3 - "$TMP/got.pcap" "$TMP/distinct.pcap" <<'PY'
@@ -493,14 +525,19 @@ open(sys.argv[2], "wb").write(b"".join(out))
 PY
 for i in $(seq 20); do
 	c=$(tls -m 60 --interface 127.0.0.23 -u "prom:$PASSWORD" -o "$TMP/work.body" -w '%{http_code} %{time_total}' \
-		-X POST --data-binary "@$TMP/distinct.pcap" "$S/api/v1/trace?since=-1d")
+		-X POST --data-binary "@$TMP/distinct.pcap" "$S/api/v1/trace?since=-1d&any_time=1")
+	[ "${c% *}" = 200 ] && python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))[0]["archive_cut"] is None)' "$TMP/work.body" && c="cut ${c#* }"
 	echo "$c" >> "$TMP/work.codes"
 	[ "${c% *}" = 200 ] || break
 done
 echo "        heavy traces one after another: $(cut -d' ' -f1 "$TMP/work.codes" | sort | uniq -c | tr -s ' \n' ' ')"
-eq "heavy traces, one after another: a 429 once their CPU is spent (today: 200s)" \
-	"$(tail -1 "$TMP/work.codes" | cut -d' ' -f1)/$(grep -c '^200 ' "$TMP/work.codes" | awk '{print ($1 >= 1)}')" "429/1"
-check "the 429 says it was the CPU" grep -q "took their share of CPU (100 ms a second): try again in" "$TMP/work.body"
+eq "heavy traces, one after another: whole, then cut to the CPU share left (or 429) once it runs low" \
+	"$(grep -c '^200 ' "$TMP/work.codes" | awk '{print ($1 >= 1)}')/$(tail -1 "$TMP/work.codes" | cut -d' ' -f1 | sed 's/^429$/cut/')" "1/cut"
+check "a cut answer before any 429: the share bounds the trace, not only the next one" grep -q '^cut ' "$TMP/work.codes"
+if grep -q '^429 ' "$TMP/work.codes"; then
+	check "the 429 says it was the CPU" grep -q "took their share of CPU (100 ms a second): try again in" "$TMP/work.body"
+fi
 eq "that client's /metrics meanwhile: 200" "$(code --interface 127.0.0.23 -u "prom:$PASSWORD" "$S/metrics")" 200
 eq "and another client's trace: 200" "$(code --interface 127.0.0.24 -u "prom:$PASSWORD" -X POST \
 	--data "$HEX1" "$S/api/v1/trace")" 200

@@ -579,11 +579,54 @@ static void test_seg_split_refusals(void **state)
 	/* TCP's digest needs its headers alone: cut from a capture of 100 bytes */
 	n = make_seg(b, false, true, 0, 4000, 4000, false, 0x10);
 	assert_int_equal(bt_seg_split(fl, b, 100, 1000, s), 4);
-	/* past BT_SEGS_MAX segments */
+	/* a size below TCP's smallest MSS, given: left whole, with the reason
+	 * (BT_SEGS_MAX is then out of a 16-bit length's reach) */
 	n = make_seg(b, false, true, 0, 8000, 8000, false, 0x10);
 	assert_int_equal(bt_seg_split(fl, b, n, 7, s), 0);
-	assert_non_null(strstr(s->why, "more segments"));
+	assert_non_null(strstr(s->why, "below TCP's smallest MSS"));
+	assert_int_equal(bt_seg_split(fl, b, n, BT_SEG_MIN - 1, s), 0);
+	assert_int_equal(bt_seg_split(fl, b, n, BT_SEG_MIN, s), (8000 + 87) / 88);
 	bt_seg_flows_free(fl);
+	free(s);
+}
+
+/* A SYN's MSS option below TCP's smallest MSS (1, without options, would
+ * make each byte of a packet a segment to search): not taken, the packet
+ * left whole with the reason; at the floor, taken. The segments have 12
+ * bytes of TCP options (timestamps): an MSS of 99 is 87 bytes a segment,
+ * of 100 88. */
+static void test_seg_split_syn_mss_floor(void **state)
+{
+	static uint8_t b[9000];
+	struct bt_seg_split *s = malloc(sizeof(*s));
+	uint32_t n, mss[] = { 1, 99, 100 };
+
+	assert_non_null(s);
+	for (int k = 0; k < 3; k++) {
+		struct bt_seg_flows *fl = bt_seg_flows_new();
+
+		assert_non_null(fl);
+		n = make_seg(b, false, true, 0, 0, 0, false, 0x02);	/* the SYN */
+		b[40] = 2;		/* kind MSS, length 4 (in place of a NOP, NOP, TS) */
+		b[41] = 4;
+		b[42] = mss[k] >> 8;
+		b[43] = mss[k];
+		memset(b + 44, 1, 8);	/* NOPs */
+		bt_seg_learn(fl, b, n);
+		n = make_seg(b, false, true, 1, 4000, 4000, false, 0x10);
+		if (mss[k] < 100) {
+			assert_int_equal(bt_seg_split(fl, b, n, 0, s), 0);
+			assert_non_null(s->why);
+			/* 1 is not even the options: no size at all */
+			assert_non_null(strstr(s->why, mss[k] == 1 ? "give --mss" :
+					       "below TCP's smallest MSS"));
+		} else {
+			assert_int_equal(bt_seg_split(fl, b, n, 0, s), (4000 + 87) / 88);
+			assert_int_equal(s->size, 88);
+			assert_int_equal(s->from, BT_SEG_FROM_SYN);
+		}
+		bt_seg_flows_free(fl);
+	}
 	free(s);
 }
 
@@ -1235,6 +1278,7 @@ int main(void)
 		cmocka_unit_test(test_seg_split_shared_capture),
 		cmocka_unit_test(test_seg_split_roundtrip),
 		cmocka_unit_test(test_seg_split_refusals),
+		cmocka_unit_test(test_seg_split_syn_mss_floor),
 		cmocka_unit_test(test_addr_and_flow_format),
 		cmocka_unit_test(test_flow_json),
 		cmocka_unit_test(test_hex_input),

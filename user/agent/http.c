@@ -180,14 +180,11 @@ static bool rate_ok(struct MHD_Connection *c, double cost)
 	return ok;
 }
 
-/* Charges the client ms of the API's CPU (0: none, a look), then says
- * how many seconds its budget needs to be back above nothing: 0 when it
- * is above now. A request is admitted on a budget above nothing and
- * charged what it took: one that took more leaves a debt that refuses
- * the client's next ones until it is paid. */
-static double work_charge(const uint8_t key[17], double ms)
+/* Charges the client ms of the API's CPU (0: none, a look); returns
+ * what its budget holds then, in ms (0 or less: spent). */
+static double work_take(const uint8_t key[17], double ms)
 {
-	double now = bt_mono_s(), wait;
+	double now = bt_mono_s(), left;
 	struct bucket *b;
 
 	pthread_mutex_lock(&buckets_lock);
@@ -197,9 +194,22 @@ static double work_charge(const uint8_t key[17], double ms)
 		b->work_ms = BT_HTTP_WORK_BURST_MS;
 	b->work_last = now;
 	b->work_ms -= ms;
-	wait = b->work_ms > 0 ? 0 : -b->work_ms / BT_HTTP_WORK_MS_PER_S;
+	left = b->work_ms;
 	pthread_mutex_unlock(&buckets_lock);
-	return wait;
+	return left;
+}
+
+/* Charges the client ms of the API's CPU (0: none, a look), then says
+ * how many seconds its budget needs to be back above nothing: 0 when it
+ * is above now. A request is admitted on a budget above nothing and
+ * charged what it took: one that took more leaves a debt that refuses
+ * the client's next ones until it is paid (a trace's probes are bounded
+ * by what is left: route_trace). */
+static double work_charge(const uint8_t key[17], double ms)
+{
+	double left = work_take(key, ms);
+
+	return left > 0 ? 0 : -left / BT_HTTP_WORK_MS_PER_S;
 }
 
 /* The CPU this thread has taken, in ms */
@@ -631,6 +641,9 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	struct agent_iface *f = pick_iface(a, c);
 	__u64 s_ns = 0, u_ns = 0, at_ns = 0;
 	double skew_s;
+	uint64_t budget;
+	double left_ms;
+	bool over;
 	char *end = NULL;
 	long dl_ms = dl ? strtol(dl, &end, 10) : 0;
 	char err[600] = "", from[40], *archive, *text;
@@ -662,9 +675,15 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	pthread_mutex_unlock(&a->lock);
 	if (a->cfg.archive && !archive)
 		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	/* its probes by what is left of its client's CPU share (admitted
+	 * above nothing, it is charged after): one near its limit gets a
+	 * small trace, and a trace never runs far past the share */
+	left_ms = work_take(r->key, 0);
+	budget = left_ms > 0 ? (uint64_t)(left_ms * BT_HTTP_TRACE_PROBES_PER_MS) + 1 : 1;
 	text = bt_trace_text(&(struct bt_trace_query){ .inst = &f->inst, .archive = archive,
 						       .since = s_ns, .until = u_ns,
 						       .max_packets = BT_HTTP_TRACE_MAX_PACKETS,
+						       .budget = budget,
 						       .skew_ns = (__u64)llround(skew_s * 1e9),
 						       .at_ns = at_ns, .any_time = any_time,
 
@@ -672,7 +691,17 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 							* archive is searched until it */
 						       .deadline = dl ? bt_mono_s() + dl_ms / 1e3 : 0 },
 			     r->body, r->len, err, sizeof(err));
+	over = !text && errno == E2BIG;
 	free(archive);
+	if (over) {
+		char msg[800];
+
+		snprintf(msg, sizeof(msg), "this client's API requests took their share of CPU "
+			 "(%d ms a second): try again in %.0f s, or split the capture (%s)",
+			 BT_HTTP_WORK_MS_PER_S, (BT_HTTP_WORK_BURST_MS - left_ms) /
+			 BT_HTTP_WORK_MS_PER_S + 0.5, err);
+		return reply_error(a, c, MHD_HTTP_TOO_MANY_REQUESTS, msg);
+	}
 	if (!text)
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
 	/* the range searched from, for the client to see what the hour left out */

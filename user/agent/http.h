@@ -41,6 +41,12 @@ struct bt_web_cfg;
 					 * head, 9.6 MB */
 #define BT_HTTP_TRACE_MAX_PACKETS 8192	/* packets a trace request (a 1 MiB body of small ones holds more) */
 #define BT_HTTP_TRACE_DEFAULT_S 3600	/* a trace without since: the last hour */
+/* A trace request's window x packet probes, live and archived, for each
+ * ms left of its client's BT_HTTP_WORK budget (at most 2^26 in all): a
+ * probe of an archived window took 0.2 us here (8,192 packets by 245
+ * windows in 0.42 s), a live one less; a trace that would take more is
+ * refused (429) */
+#define BT_HTTP_TRACE_PROBES_PER_MS 4000
 
 struct bt_http_cfg {
 	const char *listen;		/* ADDR:PORT */

@@ -19,6 +19,7 @@
 #include "report/trace_query.h"
 #include "report/pathtrace.h"
 #include "core/digest.h"
+#include "core/segments.h"
 #include "instance/drops.h"
 #include "instance/instance.h"
 #include "base/options.h"
@@ -54,13 +55,14 @@ static const struct bt_opt trace_opts[] = {
 	{ "archive", 'a', BT_OPT_STRING, &tcfg.archive, "DIR",
 	  "also query the sealed windows archived in DIR" },
 	{ "budget", 0, BT_OPT_U64, &tcfg.budget, "N",
-	  "search the archive newest window first, at most N window x packet probes "
-	  "for each 65,536 packets, and say where it stopped (default: no bound; the "
-	  "API's is 67,108,864)", .max = UINT64_MAX },
+	  "at most N window x packet probes in all, live and archived: the archive "
+	  "newest window first, saying where it stopped; the trace ends where the live "
+	  "ring's would take more (default: no bound; the API's is at most 67,108,864, "
+	  "less by the client's CPU share)", .max = UINT64_MAX },
 	{ "mss", 0, BT_OPT_U64, &tcfg.mss, "N",
 	  "cut merged TCP and UDP packets (a receiver's capture under GRO) into segments "
 	  "of N payload bytes (default: the flow's, from its SYN's MSS or its largest "
-	  "unmerged segment)", .min = 1, .max = 65535 },
+	  "unmerged segment; at least 88, TCP's smallest MSS)", .min = BT_SEG_MIN, .max = 65535 },
 	{ "agents", 0, BT_OPT_STRING, &tcfg.agents, "[NAME=]ADDR:PORT|URL|/SOCKET,...",
 	  "ask these agents (bloomtap run) instead, in parallel, and walk the path back "
 	  "(an agent not named here names itself: its /api/v1/status's host)" },

@@ -314,6 +314,11 @@ uint32_t bt_seg_split(const struct bt_seg_flows *f, const uint8_t *ip, uint32_t 
 	}
 	if (x.payload <= s->size)
 		return 0;
+	if (s->size < BT_SEG_MIN) {
+		s->why = "not cut: its flow's segment size (its SYN's MSS, or its largest "
+			 "packet) is below TCP's smallest MSS, 88 bytes; give --mss";
+		return 0;
+	}
 	n = (x.payload + s->size - 1) / s->size;
 	if (n > BT_SEGS_MAX) {
 		s->why = "a merged buffer of more segments than a trace cuts (1,024)";

@@ -21,6 +21,12 @@
 /* Segments a merged packet is cut into at most (64 KB at TCP's smallest
  * MSS, 88 bytes, is 745) */
 #define BT_SEGS_MAX 1024
+/* The smallest segment size cut at, given or learned: TCP's smallest MSS
+ * (Linux's TCP_MIN_MSS). IPv6 takes it too: its 1,280-byte MTU would say
+ * 1,220, but MSS clamping on tunnels goes below that, and the floor is
+ * what bounds a cut's cost (an MSS option of 1 would make each byte a
+ * segment). A size below it leaves the packet whole, with the reason. */
+#define BT_SEG_MIN 88
 /* Each segment's head: the IP header (60 bytes at most), TCP's (60) or
  * UDP's (8), and the first 8 bytes of its payload, which is what a digest
  * reads of it (IPv4's options, TCP's 8 bytes; UDP's payload) */

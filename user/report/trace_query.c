@@ -29,10 +29,10 @@
 
 #define BATCH 65536	/* packets queried at once: ~120 bytes each */
 #define MAX_HITS 64
-/* An API answer's bound besides BT_TRACE_API_HITS (a request body is one
- * batch): the archive's work, in archived window x packet probes, newest
- * window first: a packet alone searches 64 M windows, 15,000 of them (a
- * full 1 MiB body) the newest 4,473. */
+/* An API answer's bound besides BT_TRACE_API_HITS: the most window x
+ * packet probes, live and archived, of one request (the agent asks for
+ * fewer, by its client's CPU share): a packet alone searches 64 M
+ * windows, 15,000 of them (a full 1 MiB body) the newest 4,473. */
 #define API_BUDGET (1ULL << 26)
 
 struct hit {
@@ -132,10 +132,15 @@ struct trace_ctx {
 	/* bounds of an answer (the API's; the CLI streams unbounded) */
 	bool bounded;
 	uint64_t hits_left;		/* hits it may still hold */
-	uint64_t budget, probes;	/* archived window x packet probes */
+	/* window x packet probes, live and archived, of the whole trace:
+	 * the archive's newest first, what does not fit left out; a batch
+	 * whose live windows do not fit ends the trace (ran_out: its first
+	 * packet's number) */
+	uint64_t budget, probes;
+	uint64_t ran_out;
 	double deadline;		/* bt_mono_s(); 0: none */
-	__u64 archive_cut_ns;		/* archived windows ending at or before
-					 * this were not searched (budget) */
+	__u64 archive_cut_ns;		/* the batch's archived windows ending at
+					 * or before this were not searched */
 	/* merged buffers: the flows' segment sizes, learned from the whole
 	 * capture first when it can be read twice (learned), else as it is
 	 * read; mss: --mss, 0 for none */
@@ -162,8 +167,7 @@ static void batch_reset(struct trace_ctx *t)
 	t->n = 0;
 	t->batch_no++;
 	t->nlive = 0;
-	t->probes = 0;		/* the budget is a batch's */
-	t->archive_cut_ns = 0;
+	t->archive_cut_ns = 0;	/* the probes go on counting: the budget is the trace's */
 }
 
 /* Queried: an IP packet that does not repeat an earlier one. */
@@ -577,6 +581,13 @@ static void query_live(struct trace_ctx *t)
 				all[np++] = &t->p[i];
 		if (!np)
 			continue;
+		/* sent digests are probed too where the window holds some */
+		if (t->budget && t->probes + np * (1 + bt_window_sent(s, w)) > t->budget) {
+			t->ran_out = t->p[0].number;
+			t->err = -E2BIG;
+			break;
+		}
+		t->probes += np * (1 + bt_window_sent(s, w));
 		h.fpr = bt_window_fpr(s, w);
 		for (size_t i = 0; i < np; i++)
 			if (bt_bloom_has(f, s->bpw, s->meta->k, all[i]->digest))
@@ -1295,20 +1306,21 @@ static void answer_add(struct answer *ans, struct json_object *p)
 
 /* The trace of buf into ans: 0, or -1 with err set. */
 static int trace_into(const struct bt_trace_query *q, const void *buf, size_t len,
-		      struct answer *ans, char *err, size_t errlen)
+		      struct answer *ans, char *err, size_t errlen, bool *over)
 {
 	struct trace_ctx t;
 	struct bt_capture *cap = NULL;
-	uint64_t count = 0;
+	uint64_t count = 0, probed = 0;
 	int rc, ret = -1;
 
+	*over = false;
 	if (ctx_init(&t, q)) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	t.bounded = true;
 	t.hits_left = BT_TRACE_API_HITS;
-	t.budget = API_BUDGET;
+	t.budget = q->budget && q->budget < API_BUDGET ? q->budget : API_BUDGET;
 	t.deadline = q->deadline;
 	t.mss = q->mss;
 	if (bt_is_capture(buf, len)) {
@@ -1330,12 +1342,21 @@ static int trace_into(const struct bt_trace_query *q, const void *buf, size_t le
 	}
 	/* a body is at most 1 MiB: it is answered whole or not at all */
 	while (!cap || (rc = load_batch(&t, cap, &count, "request body", err, errlen)) > 0) {
-		if (q->max_packets && count > q->max_packets) {
-			snprintf(err, errlen, "over %" PRIu64 " packets in one request: split the "
-				 "capture", q->max_packets);
+		/* what is probed: a cut packet's segments count, each of both
+		 * ID variants */
+		probed += t.n;
+		if (q->max_packets && probed > q->max_packets) {
+			snprintf(err, errlen, "over %" PRIu64 " packets in one request (a merged "
+				 "packet counts its segments): split the capture", q->max_packets);
 			goto out;
 		}
-		if (batch_query(&t)) {
+		if ((rc = batch_query(&t)) == -E2BIG) {
+			snprintf(err, errlen, "the trace ran out of its %" PRIu64 " window x packet "
+				 "probes at packet %" PRIu64 ": split the capture or narrow its time "
+				 "range", t.budget, t.ran_out);
+			*over = true;
+			goto out;
+		} else if (rc) {
 			snprintf(err, errlen, "querying the windows failed");
 			goto out;
 		}
@@ -1363,12 +1384,13 @@ struct json_object *bt_trace_buffer(const struct bt_trace_query *q, const void *
 				    char *err, size_t errlen)
 {
 	struct answer ans = { .arr = json_object_new_array() };
+	bool over;
 
 	if (!ans.arr) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (trace_into(q, buf, len, &ans, err, errlen)) {
+	if (trace_into(q, buf, len, &ans, err, errlen, &over)) {
 		json_object_put(ans.arr);
 		return NULL;
 	}
@@ -1379,9 +1401,11 @@ char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len,
 		    size_t errlen)
 {
 	struct answer ans = { 0 };
+	bool over;
 
-	if (trace_into(q, buf, len, &ans, err, errlen)) {
+	if (trace_into(q, buf, len, &ans, err, errlen, &over)) {
 		free(ans.text);
+		errno = over ? E2BIG : EINVAL;
 		return NULL;
 	}
 	ans.text[ans.len++] = ']';	/* answer_add left room for it */
@@ -1511,7 +1535,12 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 			 : (first ? load_hex(t, hex, msg, sizeof(msg)) ? -EINVAL : 1 : 0);
 		if (rc <= 0)
 			break;
-		if (batch_query(t)) {
+		if ((rc = batch_query(t)) == -E2BIG) {
+			snprintf(msg, sizeof(msg), "--budget: the trace ran out of its %" PRIu64
+				 " window x packet probes at packet %" PRIu64 " (the packets before it "
+				 "are answered)", t->budget, t->ran_out);
+			break;
+		} else if (rc) {
 			rc = -EIO;
 			snprintf(msg, sizeof(msg), "querying the windows failed");
 			break;

@@ -19,8 +19,13 @@ struct bt_trace_query {
 	const struct bt_instance *inst;	/* its live windows; NULL: none */
 	const char *archive;		/* its files there; NULL: none */
 	__u64 since, until;		/* windows overlapping [since, until], ns */
-	uint64_t max_packets;		/* refused past it; 0: any number */
-	uint64_t budget;		/* archive probes a 65,536 packets; 0: no bound */
+	uint64_t max_packets;		/* refused past it, a cut packet's segments
+					 * counted; 0: any number */
+	/* window x packet probes of the whole trace, live and archived (the
+	 * archive's newest first, the rest left out and said; a batch whose
+	 * live windows do not fit ends the trace); 0: none (the API's is at
+	 * most 2^26) */
+	uint64_t budget;
 	uint32_t mss;			/* merged buffers cut at this; 0: the flow's */
 	/* a packet searches the windows overlapping its time +- skew_ns
 	 * (0: BT_TRACE_SKEW_NS); any_time: every window; at_ns: --hex's
@@ -39,7 +44,8 @@ struct bt_trace_query {
 struct json_object *bt_trace_buffer(const struct bt_trace_query *q, const void *buf, size_t len,
 				    char *err, size_t errlen);
 /* The same answer as JSON text (the API's), serialized a packet at a
- * time; NULL with err set as above. */
+ * time; NULL with err set as above, and errno E2BIG when the budget ran
+ * out (EINVAL otherwise). max_packets counts a cut packet's segments. */
 char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len, char *err,
 		    size_t errlen);
 /* trace's answer on stdout, plain or JSON as asked, for the packets of cap
