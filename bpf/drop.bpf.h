@@ -311,8 +311,11 @@ static __always_inline bool drop_window_has(__u64 h, __u32 win)
  * receive by microseconds: the digest is in the current window, or in the
  * one the ring left since, while that one still holds its bits (closed or
  * sealed, not yet cleared). A packet it never saw is taken for one at
- * 1 - (1 - f_cur)(1 - f_prev) (user/drops_report.c prints it). */
-static __always_inline bool drop_seen(__u64 h, __u32 win)
+ * 1 - (1 - f_cur)(1 - f_prev) (user/drops_report.c prints it). A global
+ * function: the verifier walks it once, not again at each of its calls
+ * (the single packet's and the GRO'd TCP skb's) with each state that
+ * reaches them, and its Bloom masks branch on cfg_k. */
+__noinline int drop_seen(__u64 h, __u32 win)
 {
 	__u32 prev = win ? win - 1 : cfg_windows - 1;
 	struct bt_window *w;
@@ -390,10 +393,12 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 		why_not = drop_read_ip(ip, lin, skb->protocol, &key, &p, &bytes);
 	/* A device stacked on the instance's interface and others'
 	 * (drop_shared): the drop is the instance's only if it saw the
-	 * packet (drop_seen); one without a digest to look for (not IP,
-	 * GRO'd) cannot be told. Looked up on each path apart, so that no
-	 * value of it is carried into the GRO paths below (the verifier
-	 * would walk them once for each). */
+	 * packet (drop_seen); a GRO'd TCP skb's, if it saw its first
+	 * segment (its segments all came in by one device's receive); one
+	 * without a digest to look for (not IP, other GRO'd skbs) cannot be
+	 * told. Looked up on each path apart, so that no value of it is
+	 * carried into the GRO paths below (the verifier would walk them
+	 * once for each). */
 	iif = skb->skb_iif;
 	if (why_not < BT_DROP_CTR_MAX) {
 		if (bpf_map_lookup_elem(&drop_shared, &iif))
@@ -406,9 +411,6 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 		goto out;
 	drop_flow_key(&key, ip, p.hl, p.n, p.v4, reason);
 	addrs = bt_hash_addrs(k, (const __u64 *)&key);
-	if (bpf_map_lookup_elem(&drop_shared, &iif) &&
-	    (segs > 1 || !drop_seen(bt_hash_spie_finish(k, addrs, p.hdr, p.after, p.more), win)))
-		goto not_seen;
 	if (segs > 1 && (gso_type & GSO_TCP) && p.n == 8 &&
 	    (p.v4 ? ip[9] : ip[6]) == IPPROTO_TCP_NUM) {
 		struct seg_run g = { .addrs = addrs, .hdr = p.hdr, .after = p.after,
@@ -416,7 +418,11 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 				      .reason = reason, .v4 = p.v4,
 				      .fixed_id = !!(gso_type & GSO_FIXEDID) };
 
-		if (gso_tcp_segments(c, ip, p.hl, &g, &bytes, &digested)) {
+		if (gso_tcp_lengths(ip, p.hl, &g, &bytes)) {
+			if (bpf_map_lookup_elem(&drop_shared, &iif) &&
+			    !drop_seen(seg_first_digest(&g), win))
+				goto not_seen;
+			digested = digest_segments(c, &g);
 			hsegs = segs;
 			dctr->c[BT_DROP_GRO_SKBS]++;
 			if (segs > digested)
@@ -431,12 +437,18 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 		 * the segments after the first (UDP's 8 bytes included) */
 		__u32 l4h = (p.v4 ? ip[9] : ip[6]) == IPPROTO_UDP_NUM ? 8 : 0;
 
+		if (bpf_map_lookup_elem(&drop_shared, &iif))
+			goto not_seen;
 		dctr->c[BT_DROP_GSO_NOT_TCP] += segs;
 		bytes += (segs - 1) * (__u64)(p.hl + l4h);
 		drop_heavy(c, &key, k, addrs, bytes, segs);
 		goto out;
 	}
 	h = bt_hash_spie_finish(k, addrs, p.hdr, p.after, p.more);
+	/* a TCP skb of several segments not as GRO leaves them: no digest
+	 * of a segment to look for */
+	if (bpf_map_lookup_elem(&drop_shared, &iif) && (segs > 1 || !drop_seen(h, win)))
+		goto not_seen;
 	spie_insert_dropped(c, win, h, reason);
 	digested = 1;
 count:

@@ -47,21 +47,25 @@ static __always_inline void segment_insert(const struct seg_ctx *x, __u64 w, __u
 		spie_insert_dropped(x->c, g->win, h, g->reason);
 }
 
+/* The merged header's word with a segment's length field: IPv4's bytes
+ * 2-3, IPv6's bytes 4-5 */
+static __always_inline __u64 seg_with_len(const struct seg_run *g, __u16 len)
+{
+	if (g->v4)
+		return (g->hdr & ~(0xffffULL << 16)) | (__u64)bpf_htons(len) << 16;
+	return (g->hdr & ~(0xffffULL << 32)) | (__u64)bpf_htons(len) << 32;
+}
+
 static long one_segment(__u32 i, void *arg)
 {
 	struct seg_ctx *x = arg;
 	const struct seg_run *g = x->g;
 	__u16 len = i + 1 < g->segs ? g->len : g->last_len;
-	__u64 w = g->hdr, a, fixed;
+	__u64 w, a, fixed;
 
-	/* the length field: IPv4's bytes 2-3, IPv6's bytes 4-5 */
-	if (g->v4) {
-		w = fixed = (w & ~(0xffffULL << 16)) | (__u64)bpf_htons(len) << 16;
-		if (!g->fixed_id)
-			w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons(bt_seg_id(x->id0, i, 0)) << 32;
-	} else {
-		w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons(len) << 32;
-	}
+	w = fixed = seg_with_len(g, len);
+	if (g->v4 && !g->fixed_id)
+		w = (w & ~(0xffffULL << 32)) | (__u64)bpf_htons(bt_seg_id(x->id0, i, 0)) << 32;
 	a = (g->after & 0xffffffffULL) | (__u64)bpf_htonl(bt_seg_seq(x->seq0, i, g->gso_size)) << 32;
 	segment_insert(x, w, a);
 	if (g->both_ids && i)
@@ -82,14 +86,20 @@ static __always_inline __u32 digest_segments(struct bt_ctl *c, const struct seg_
 	return n > 0 ? n : 0;
 }
 
-/* A TCP skb's segments digested (digest_segments), from a copy of its IP
- * header ip (hl bytes, IPv6's extension headers included; TCP's first 13
- * after it, read with & 0x7f): true when its lengths are what GRO or TSO
- * leave, with *digested and *bytes (each segment's headers counted);
- * false, and it is digested as it is. g holds all but the segments'
- * lengths. */
-static __always_inline bool gso_tcp_segments(struct bt_ctl *c, const __u8 *ip, __u32 hl,
-					     struct seg_run *g, __u64 *bytes, __u32 *digested)
+/* The first segment's digest: the merged header holds its IPv4 ID and
+ * sequence number, and its length field is g->len (segs > 1). */
+static __always_inline __u64 seg_first_digest(const struct seg_run *g)
+{
+	return bt_hash_spie_finish(&cfg_keys, g->addrs, seg_with_len(g, g->len), g->after, 0);
+}
+
+/* A TCP skb's segments' lengths into g, from a copy of its IP header ip
+ * (hl bytes, IPv6's extension headers included; TCP's first 13 after it,
+ * read with & 0x7f): true when they are what GRO or TSO leave, with
+ * *bytes (each segment's headers counted); false, and it is digested as
+ * it is. g holds all but the segments' lengths. */
+static __always_inline bool gso_tcp_lengths(const __u8 *ip, __u32 hl, struct seg_run *g,
+					    __u64 *bytes)
 {
 	/* the merged header's length field is the whole skb's */
 	__u32 thl = (ip[(hl + 12) & 0x7f] >> 4) * 4;
@@ -103,6 +113,15 @@ static __always_inline bool gso_tcp_segments(struct bt_ctl *c, const __u8 *ip, _
 	g->len = hdrs + g->gso_size;
 	g->last_len = hdrs + total - hl - thl - (g->segs - 1) * g->gso_size;
 	*bytes += (g->segs - 1) * (__u64)(hl + thl);
+	return true;
+}
+
+/* gso_tcp_lengths, then the segments digested (*digested) */
+static __always_inline bool gso_tcp_segments(struct bt_ctl *c, const __u8 *ip, __u32 hl,
+					     struct seg_run *g, __u64 *bytes, __u32 *digested)
+{
+	if (!gso_tcp_lengths(ip, hl, g, bytes))
+		return false;
 	*digested = digest_segments(c, g);
 	return true;
 }

@@ -83,6 +83,8 @@ MUTANTS=(
 'uppers-not-refreshed|user/agent/agent.c|			bt_drops_refresh_uppers();|			(void)0;|tests/live/uppers.sh'
 'raw-copy-a-drop|bpf/drop.bpf.h|	if (raw_copy && drop_echo_reply(skb)) {|	if (raw_copy && drop_echo_reply(skb) && 0) {|tests/live/drops.sh'
 'uppers-one-lower-enough|user/instance/drops.c|			    !bt_links_only_from(links, n, j, tag)) {|			    0) {|tests/live/uppers.sh'
+'links-siblings-by-dump|user/core/links.c|	if (up->lower && from_siblings(up))|	if (0 && from_siblings(up))|.output/tests/test_unit'
+'drop-gro-shared-unseen|bpf/drop.bpf.h|			    !drop_seen(seg_first_digest(&g), win))|			    1)|tests/live/uppers.sh'
 'iface-gone-interval-goes-on|user/agent/agent.c|	if (!f->gone)
 		end_interval(f, bt_mono_s(), false);
 	f->gone = true;|	f->gone = true;|tests/live/ipfix.sh'

@@ -27,7 +27,7 @@ command -v nft >/dev/null || { fail "nft is missing (make deps installs nftables
 ID=$$ N=50 COUNT=50 PORT=9489
 NS_A=bt-ua-$ID NS_B=bt-ub-$ID NS_C=bt-uc-$ID
 IF_A=btua$ID IF_B=btub$ID IF_C=btuc$ID IF_BC=btubc$ID
-BR=btubr$ID VL=btuv$ID BOND=btubo$ID MV=btum$ID
+BR=btubr$ID VL=btuv$ID BOND=btubo$ID MV=btum$ID MV1=btum1$ID
 LAB="python3 $TOP/tests/live/drops_lab.py"
 WORK=$(mktemp -d /tmp/bt-uppers.XXXXXX)
 AGENT=
@@ -43,6 +43,10 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 veth_pair $NS_A $IF_A $NS_B $IF_B $N || { fail "lab"; summary; exit 1; }
+# C: a second pair into B, for a bridge's or a bond's port of no instance
+netns_add $NS_C
+ip link add $IF_C netns $NS_C type veth peer name $IF_BC netns $NS_B
+ip -n $NS_C link set $IF_C up
 ip -n $NS_B addr flush dev $IF_B	# the address goes on the stacked device
 in_ns $NS_B nft -f - <<'NFT'
 table inet btuppers {
@@ -123,9 +127,6 @@ BRIDGE=yes
 if [ -n "$BRIDGE" ]; then
 ip -n $NS_B link add $BR type bridge
 ip -n $NS_B link set $IF_B master $BR
-netns_add $NS_C
-ip link add $IF_C netns $NS_C type veth peer name $IF_BC netns $NS_B
-ip -n $NS_C link set $IF_C up
 ip -n $NS_B link set $IF_BC master $BR
 ip -n $NS_B link set $IF_BC up
 ip -n $NS_B addr add 198.18.$N.2/24 dev $BR
@@ -148,6 +149,32 @@ eq "the other port's drops: none counted as the instance's" \
 check "the other port's packets: trace says none dropped here" \
 	none_dropped $IF_B $NS_B $WORK/other.pcap
 
+# GRO'd TCP segments from the instance's port (gro on, released at once
+# through a throttled tbf, as in drops.sh), dropped by nft on the
+# bridge's local input: the instance's by the first segment's digest,
+# never "not seen"
+in_ns $NS_B nft add rule inet btuppers in tcp dport 5010 drop
+in_ns $NS_B ethtool -K $IF_B gro on >/dev/null
+before=$(reason_count $IF_B $NS_B NETFILTER_DROP) ns_before=$(not_seen)
+gro_before=$(in_ns $NS_B "$BLOOMTAP" -j drops $IF_B | json_get '["gro_skbs"]')
+in_ns $NS_A tc qdisc add dev $IF_A root tbf rate 1kbit burst 1600 latency 100s
+in_ns $NS_A $LAB send $IF_A "$MAC_A" "$(mac_of $BR)" $WORK/gro1.pcap 11 198.18.$N.1 \
+	198.18.$N.2 5010 --tcp --size 600 --tag 11 >/dev/null
+in_ns $NS_A tc qdisc change dev $IF_A root tbf rate 10gbit burst 1mb latency 1s
+in_ns $NS_A $LAB send $IF_A "$MAC_A" "$(mac_of $BR)" $WORK/gro2.pcap 1 198.18.$N.1 \
+	198.18.$N.2 5010 --tcp --size 600 --tag 11 --start 11 >/dev/null
+in_ns $NS_A tc qdisc del dev $IF_A root
+mergecap -a -F pcap -w $WORK/gro.pcap $WORK/gro1.pcap $WORK/gro2.pcap
+poll_until 10 bash -c "[ \$(reason_count $IF_B $NS_B NETFILTER_DROP) -ge $((before + 12)) ]"
+eq "bridge, GRO: the instance counts the 12 segments" \
+	$(($(reason_count $IF_B $NS_B NETFILTER_DROP) - before)) 12
+eq "bridge, GRO: none of them not seen" $(($(not_seen) - ns_before)) 0
+gro=$(($(in_ns $NS_B "$BLOOMTAP" -j drops $IF_B | json_get '["gro_skbs"]') - gro_before))
+check "bridge, GRO: merged skbs were met ($gro)" test "$gro" -gt 0
+check "bridge, GRO: trace of each segment says dropped here" \
+	trace_says $IF_B $NS_B $WORK/gro.pcap NETFILTER_DROP
+in_ns $NS_B ethtool -K $IF_B gro off >/dev/null
+
 # a second instance on that port: the bridge's drops could be either's
 check "attach on a second port" in_ns $NS_B "$BLOOMTAP" attach $IF_BC
 eq "bridge with two instrumented ports: shared, the host counts" \
@@ -167,7 +194,7 @@ ip -n $NS_B link del $BR
 check "detach" in_ns $NS_B "$BLOOMTAP" detach $IF_B
 else
 	echo "  SKIP  uppers: the bridge's checks: run on the host's kernel (this is the kernels' guest)"
-	SKIP=$((SKIP + 15))
+	SKIP=$((SKIP + 19))
 fi
 
 # --- a bond with the instance on its slave (enslaved first: a bond takes
@@ -188,8 +215,37 @@ if can_make bond; then
 	ip -n $NS_B link set $IF_B nomaster
 	ip -n $NS_B link del $BOND
 	ip -n $NS_B link set $IF_B up
+	# a second slave of no instance (balance-rr: both deliver to the
+	# bond): the bond's drops are the instance's by digest, never the
+	# other slave's
+	ip -n $NS_B link add $BOND type bond mode balance-rr
+	ip -n $NS_B link set $IF_B down
+	ip -n $NS_B link set $IF_BC down
+	ip -n $NS_B link set $IF_B master $BOND
+	ip -n $NS_B link set $IF_BC master $BOND
+	ip -n $NS_B addr add 198.18.$N.2/24 dev $BOND
+	ip -n $NS_B link set $BOND up
+	ip -n $NS_B link set $IF_B up
+	ip -n $NS_B link set $IF_BC up
+	check "bond of two slaves: attach on one" in_ns $NS_B "$BLOOMTAP" attach $IF_B
+	eq "bond with a slave of no instance: its drops here if seen here" \
+		"$(stacked_state $BOND)" "here if seen here"
+	drops_here bond-two $BOND $IF_A 198.18.$N.2 198.18.$N.1 8
+	before=$(not_seen) inst_before=$(reason_count $IF_B $NS_B NETFILTER_DROP)
+	MAC_C=$(ip -n $NS_C -j link show $IF_C | json_get '[0]["address"]')
+	in_ns $NS_C $LAB send $IF_C "$MAC_C" "$(mac_of $BOND)" $WORK/bond-other.pcap $COUNT \
+		198.18.$N.3 198.18.$N.2 5001 --tag 9 >/dev/null
+	poll_until 10 bash -c "[ \$(not_seen) -ge $((before + COUNT)) ]"
+	eq "the other slave's drops: shared_not_seen counts each" $(($(not_seen) - before)) $COUNT
+	eq "the other slave's drops: none counted as the instance's" \
+		$(($(reason_count $IF_B $NS_B NETFILTER_DROP) - inst_before)) 0
+	check "bond of two slaves: detach" in_ns $NS_B "$BLOOMTAP" detach $IF_B
+	ip -n $NS_B link set $IF_B nomaster
+	ip -n $NS_B link set $IF_BC nomaster
+	ip -n $NS_B link del $BOND
+	ip -n $NS_B link set $IF_B up
 else
-	skip_kind bond 5
+	skip_kind bond 12
 fi
 
 # --- made after the agent attached: its loop gives them to the instance
@@ -232,15 +288,42 @@ else
 	skip_kind vlan 4
 fi
 
+# a macvlan in bridge mode takes its siblings' frames without the
+# lower's receive, wherever they are: its drops are the instance's by
+# digest, with no sibling in B too; one in vepa mode sends them out (they
+# come back through the lower): its drops are the instance's outright
 if can_make macvlan; then
 	ip -n $NS_B link add link $IF_B name $MV type macvlan mode bridge
 	ip -n $NS_B addr add 198.18.52.2/24 dev $MV
 	ip -n $NS_B link set $MV up
-	wait_for "macvlan: the agent gives its drops to the instance" 10 \
-		bash -c "[ \"\$(stacked_state $MV)\" = here ]" && ok "macvlan: its drops here"
+	wait_for "macvlan, bridge mode: the agent gives its drops to the instance by digest" 10 \
+		bash -c "[ \"\$(stacked_state $MV)\" = 'here if seen here' ]" &&
+		ok "macvlan, bridge mode: its drops here if seen here"
 	drops_here macvlan $MV $IF_A 198.18.52.2 198.18.52.1 5
+	# its sibling moved to C: 20 datagrams from it to a closed port on MV
+	ip -n $NS_B link add link $IF_B name $MV1 type macvlan mode bridge
+	ip -n $NS_B link set $MV1 netns $NS_C
+	ip -n $NS_C link set $MV1 up
+	before=$(not_seen) inst_before=$(reason_count $IF_B $NS_B NO_SOCKET)
+	in_ns $NS_C $LAB send $MV1 "$(ip -n $NS_C -j link show $MV1 | json_get '[0]["address"]')" \
+		"$(mac_of $MV)" $WORK/sibling.pcap 20 198.18.52.3 198.18.52.2 5009 --tag 7 >/dev/null
+	poll_until 10 bash -c "[ \$(not_seen) -ge $((before + 20)) ]"
+	eq "macvlan, a sibling in another namespace: shared_not_seen counts its 20" \
+		$(($(not_seen) - before)) 20
+	eq "macvlan, a sibling in another namespace: no NO_SOCKET of the instance's" \
+		$(($(reason_count $IF_B $NS_B NO_SOCKET) - inst_before)) 0
+	check "macvlan, the sibling's datagrams: trace says none dropped here" \
+		none_dropped $IF_B $NS_B $WORK/sibling.pcap
+	ip -n $NS_C link del $MV1
+	ip -n $NS_B link del $MV
+	ip -n $NS_B link add link $IF_B name $MV type macvlan mode vepa
+	ip -n $NS_B addr add 198.18.52.2/24 dev $MV
+	ip -n $NS_B link set $MV up
+	wait_for "macvlan, vepa mode: the agent gives its drops to the instance" 10 \
+		bash -c "[ \"\$(stacked_state $MV)\" = here ]" && ok "macvlan, vepa mode: its drops here"
+	drops_here macvlan-vepa $MV $IF_A 198.18.52.2 198.18.52.1 10
 else
-	skip_kind macvlan 3
+	skip_kind macvlan 9
 fi
 
 kill "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/if_link.h>
 #include <cmocka.h>
 #include <pcap/pcap.h>
 #include "core/capture.h"
@@ -843,6 +844,66 @@ static void test_links_only_from(void **state)
 	assert_true(bt_links_only_from(l, n, 8, tag));
 }
 
+/* A macvlan or ipvlan takes its siblings' packets without the lower's
+ * receive by its mode, whether or not a sibling is in the namespace
+ * dumped (one moved to another namespace is not). */
+static void test_links_only_from_mode(void **state)
+{
+	enum { T = 8 };
+	struct bt_link l[] = {
+		{ .ifindex = 2, .name = "inst" },	/* the instance's */
+		{ .ifindex = 40, .lower = 2, .name = "mv0", .kind = "macvlan" },
+	};
+	const __u32 tag[] = { T, T };
+	static const struct {
+		const char *kind;
+		__u32 mode;
+		__u16 flags;
+		bool outright;
+	} c[] = {
+		{ "macvlan", MACVLAN_MODE_BRIDGE, 0, false },	/* no sibling here */
+		{ "macvlan", 0, 0, false },			/* mode not reported */
+		{ "macvtap", MACVLAN_MODE_BRIDGE, 0, false },
+		{ "macvlan", MACVLAN_MODE_PRIVATE, 0, true },
+		{ "macvlan", MACVLAN_MODE_VEPA, 0, true },	/* back by the lower */
+		{ "macvlan", MACVLAN_MODE_PASSTHRU, 0, true },
+		{ "macvlan", MACVLAN_MODE_SOURCE, 0, true },
+		{ "macvtap", MACVLAN_MODE_VEPA, 0, true },
+		{ "ipvlan", IPVLAN_MODE_L3, 0, false },		/* bridge: the default */
+		{ "ipvlan", IPVLAN_MODE_L3S, 0, false },
+		{ "ipvtap", IPVLAN_MODE_L3, 0, false },
+		{ "ipvlan", IPVLAN_MODE_L3, IPVLAN_F_PRIVATE, true },
+		{ "ipvlan", IPVLAN_MODE_L3S, IPVLAN_F_VEPA, true },
+		{ "ipvlan", IPVLAN_MODE_L2, 0, false },
+		{ "ipvlan", IPVLAN_MODE_L2, IPVLAN_F_PRIVATE, false },	/* multicast */
+		{ "ipvlan", IPVLAN_MODE_L2, IPVLAN_F_VEPA, false },
+		{ "vlan", MACVLAN_MODE_BRIDGE, 0, true },	/* a mode means nothing */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		snprintf(l[1].kind, sizeof(l[1].kind), "%s", c[i].kind);
+		l[1].mode = c[i].mode;
+		l[1].flags = c[i].flags;
+		if (bt_links_only_from(l, 2, 1, tag) != c[i].outright)
+			fail_msg("%s mode %u flags %u: outright %d, want %d", c[i].kind, c[i].mode,
+				 c[i].flags, !c[i].outright, c[i].outright);
+	}
+	/* a macvlan in vepa mode beside a sibling in bridge mode: the
+	 * sibling's frames to it go out and come back through the lower */
+	{
+		const struct bt_link s[] = {
+			{ .ifindex = 2, .name = "inst" },
+			{ .ifindex = 40, .lower = 2, .kind = "macvlan", .mode = MACVLAN_MODE_VEPA },
+			{ .ifindex = 41, .lower = 2, .kind = "macvlan", .mode = MACVLAN_MODE_BRIDGE },
+		};
+		const __u32 st[] = { T, T, T };
+
+		assert_true(bt_links_only_from(s, 3, 1, st));
+		assert_false(bt_links_only_from(s, 3, 2, st));
+	}
+}
+
 /* ---- trace's time bounds ---- */
 
 static void test_parse_time(void **state)
@@ -1285,6 +1346,7 @@ int main(void)
 		cmocka_unit_test(test_ipfix_dest),
 		cmocka_unit_test(test_drop_reasons),
 		cmocka_unit_test(test_links_only_from),
+		cmocka_unit_test(test_links_only_from_mode),
 		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_web_dummy_hash),
 		cmocka_unit_test(test_drop_reasons_archived),

@@ -24,17 +24,49 @@ static bool stacked_kind(const char *kind)
 	return false;
 }
 
-/* Kinds whose devices on one lower pass packets to each other (bridge
- * and private modes aside, the lower's receive never sees them). */
-static bool sibling_kind(const char *kind)
+/* Does a macvlan or ipvlan take packets from its siblings on one lower
+ * without the lower's receive, wherever those siblings are (another
+ * namespace's are not in this one's dump)? drivers/net/macvlan.c
+ * macvlan_queue_xmit: a macvlan in bridge mode hands a sibling in bridge
+ * mode its frames directly; in private, vepa, passthru and source mode
+ * every frame goes out through the lower (vepa's come back from the
+ * switch through the lower's receive, which the instance sees).
+ * drivers/net/ipvlan/ipvlan_core.c ipvlan_xmit_mode_l2, _l3: an ipvlan
+ * hands a sibling what is addressed to it, in l2, l3 and l3s mode alike,
+ * unless the port is private (consumed) or vepa (sent out); in l2 mode
+ * its multicast goes to the siblings whatever the flags. A mode the
+ * kernel did not report counts as passing. */
+static bool from_siblings(const struct bt_link *l)
 {
-	return strstr(kind, "macv") == kind || strstr(kind, "ipv") == kind;
+	if (strstr(l->kind, "macv") == l->kind)
+		return !l->mode || l->mode == MACVLAN_MODE_BRIDGE;
+	if (strstr(l->kind, "ipv") == l->kind)
+		return l->mode == IPVLAN_MODE_L2 ||
+		       !(l->flags & (IPVLAN_F_PRIVATE | IPVLAN_F_VEPA));
+	return false;
+}
+
+/* IFLA_INFO_DATA's mode (and ipvlan's flags) of a macvlan or ipvlan */
+static void parse_mode(struct rtattr *data, struct bt_link *l)
+{
+	bool macv = strstr(l->kind, "macv") == l->kind, ipv = strstr(l->kind, "ipv") == l->kind;
+	int len = RTA_PAYLOAD(data);
+
+	for (struct rtattr *a = RTA_DATA(data); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (macv && a->rta_type == IFLA_MACVLAN_MODE && RTA_PAYLOAD(a) >= sizeof(__u32))
+			l->mode = *(__u32 *)RTA_DATA(a);
+		else if (ipv && a->rta_type == IFLA_IPVLAN_MODE && RTA_PAYLOAD(a) >= sizeof(__u16))
+			l->mode = *(__u16 *)RTA_DATA(a);
+		else if (ipv && a->rta_type == IFLA_IPVLAN_FLAGS && RTA_PAYLOAD(a) >= sizeof(__u16))
+			l->flags = *(__u16 *)RTA_DATA(a);
+	}
 }
 
 static void parse_link(struct nlmsghdr *h, struct bt_link *l)
 {
 	struct ifinfomsg *ifi = NLMSG_DATA(h);
 	int len = h->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi));
+	struct rtattr *data = NULL;
 	bool other_ns = false;
 	__u32 link = 0;
 
@@ -60,12 +92,16 @@ static void parse_link(struct nlmsghdr *h, struct bt_link *l)
 			for (struct rtattr *i = RTA_DATA(a); RTA_OK(i, ilen); i = RTA_NEXT(i, ilen))
 				if (i->rta_type == IFLA_INFO_KIND)
 					strncpy(l->kind, RTA_DATA(i), sizeof(l->kind) - 1);
+				else if (i->rta_type == IFLA_INFO_DATA)
+					data = i;
 			break;
 		}
 		}
 	}
 	if (!other_ns && link != l->ifindex && stacked_kind(l->kind))
 		l->lower = link;
+	if (data)	/* the kind may come after it */
+		parse_mode(data, l);
 }
 
 int bt_links_dump(struct bt_link **out)
@@ -175,14 +211,10 @@ bool bt_links_only_from(const struct bt_link *links, size_t n, size_t j, const _
 {
 	const struct bt_link *up = &links[j];
 
-	for (size_t k = 0; k < n; k++) {
-		if (k == j)
-			continue;
-		if (stacked_on(up, &links[k]) && tag[k] != tag[j])
+	if (up->lower && from_siblings(up))
+		return false;
+	for (size_t k = 0; k < n; k++)
+		if (k != j && stacked_on(up, &links[k]) && tag[k] != tag[j])
 			return false;
-		if (up->lower && links[k].lower == up->lower && sibling_kind(up->kind) &&
-		    sibling_kind(links[k].kind))
-			return false;
-	}
 	return true;
 }

@@ -19,6 +19,10 @@ struct bt_link {
 				 * ipvlan, ipvtap); 0 for any other kind */
 	char name[16];
 	char kind[16];		/* IFLA_INFO_KIND, "" for a plain device */
+	__u32 mode;		/* IFLA_MACVLAN_MODE (macvlan, macvtap; 0 not
+				 * reported) or IFLA_IPVLAN_MODE (ipvlan,
+				 * ipvtap; 0 is l2) */
+	__u16 flags;		/* IFLA_IPVLAN_FLAGS: IPVLAN_F_PRIVATE, _VEPA */
 };
 
 /* Every link of the current network namespace into *out (malloc'd, the
@@ -33,8 +37,10 @@ size_t bt_links_uppers(const struct bt_link *links, size_t n, __u32 ifindex,
 /* Does links[j] receive only what its lowers received first, each of them
  * tagged as it is (tag[k] == tag[j], tag by index into links)? Not when a
  * lower has another tag (a bridge's other port, a bond's other slave),
- * nor for a macvlan or ipvlan with a sibling on its lower (siblings pass
- * packets to each other without the lower's receive). */
+ * nor for a macvlan or ipvlan in a mode that takes its siblings' packets
+ * without the lower's receive (macvlan's bridge mode; ipvlan's l2 mode,
+ * and l3 and l3s unless private or vepa), whether or not a sibling is in
+ * this namespace. */
 bool bt_links_only_from(const struct bt_link *links, size_t n, size_t j, const __u32 *tag);
 
 #endif
