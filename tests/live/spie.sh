@@ -78,7 +78,7 @@ def flip(n, at, version=None):
     else:
         d[at] ^= 0x10
     open(f"{base}{n}-000000{100 - n:02d}.btw", 'wb').write(d)
-flip(3, 0, version=9)		# 00000097: another version
+flip(3, 0, version=10)		# 00000097: another version
 flip(4, 100)			# 00000096: block_bits, in the header
 flip(5, 160 + dict_len + 8)	# 00000095: window 0's end time, in its record
 flip(6, len(d0) - 2)		# 00000094: the last chunk's checksum (a flip in
