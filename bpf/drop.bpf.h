@@ -40,6 +40,15 @@
  * past the masks the offsets are read with (& 0x7f). */
 struct drop_hdr {
 	__u8 b[128];
+	struct drop_ext {	/* in and out of IPv6's walk (drop_ipv6_ext) */
+		__u64 src;	/* in: the network header's address */
+		__u32 lin;	/* in: its linear bytes */
+		__u32 left;	/* in: the payload length; out: IP bytes from off */
+		__u32 off;	/* out: the digest's bytes, from the IP header */
+		__u8 nh;	/* in: the next header; out: the header at off */
+		__u8 pad[3];
+		__u8 b[16];	/* out: the 16 bytes at off, zeros past lin */
+	} ext;
 };
 
 struct {
@@ -188,42 +197,57 @@ struct drop_ip {
 	bool v4;
 };
 
-#define DROP_EXT_MAX 60		/* the digest's bytes start within the copy's
-				 * first 64 (read & 0x3f) */
-
-/* IPv6's extension headers in the copy ip, as parse.bpf.h walks them up
- * to the digest's bytes (before a fragment header, or where the walk
- * ends): their offset, *left and *nh updated; above DROP_EXT_MAX when
- * they lie past what the copy holds. */
-static __always_inline __u32 drop_ipv6_ext(const __u8 *ip, __u32 *left, __u8 *nh)
+/* IPv6's extension headers, walked as parse.bpf.h walks them (at most
+ * BT_MAX_IPV6_EXT) up to the digest's bytes: before a fragment header, or
+ * where the walk ends. Read from the skb itself, two bytes a header, so
+ * that no header chain is too long for the copy; a global function, so
+ * that the verifier checks the walk once and its ends do not multiply
+ * the program's states (as bt_ipv6_ext). -1: a header, or the digest's
+ * bytes, lie past the linear part (or cannot be read). */
+__noinline int drop_ipv6_ext(struct drop_ext *e)
 {
-	__u32 off = 40, len, i;
+	__u32 off = 40, left, len, n, i;
+	__u8 nh, eh[2];
 
+	if (!e)
+		return -1;
+	left = e->left;
+	nh = e->nh;
 	for (i = 0; i < BT_MAX_IPV6_EXT; i++) {
-		const __u8 *eh;
-
-		if (!ipv6_is_ext(*nh) || *nh == IPPROTO_FRAGMENT_ || *left < 8)
+		if (!ipv6_is_ext(nh) || nh == IPPROTO_FRAGMENT_ || left < 8)
 			break;
-		if (off > DROP_EXT_MAX - 8)
-			return DROP_EXT_MAX + 1;
-		eh = &ip[off & 0x3f];
-		len = *nh == IPPROTO_AH_ ? ((__u32)eh[1] + 2) * 4 : ((__u32)eh[1] + 1) * 8;
-		if (len > *left)
+		if (off + 8 > e->lin ||
+		    bpf_probe_read_kernel(eh, sizeof(eh), (void *)(long)(e->src + off)))
+			return -1;
+		len = nh == IPPROTO_AH_ ? ((__u32)eh[1] + 2) * 4 : ((__u32)eh[1] + 1) * 8;
+		if (len > left)
 			break;
-		*nh = eh[0];
-		*left -= len;
+		nh = eh[0];
+		left -= len;
 		off += len;
 	}
-	return off;
+	e->off = off;
+	e->left = left;
+	e->nh = nh;
+	__builtin_memset(e->b, 0, sizeof(e->b));
+	n = e->lin > off ? e->lin - off : 0;
+	if (n > sizeof(e->b))
+		n = sizeof(e->b);
+	if (n && bpf_probe_read_kernel(e->b, n, (void *)(long)(e->src + off)))
+		return -1;
+	return 0;
 }
 
 /* The IP header at the start of the copy ip (lin bytes of it linear): the
  * flow key's addresses, the digest's words, *bytes the packet's IP length.
  * BT_DROP_CTR_MAX, or the drop counter that says why it cannot be read. */
-static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 proto,
-					  struct bt_flow_key *key, struct drop_ip *p, __u64 *bytes)
+static __always_inline __u32 drop_read_ip(const struct sk_buff *skb, const __u8 *ip, __u32 lin,
+					  struct bt_flow_key *key, struct drop_ip *p, __u64 *bytes,
+					  struct drop_ext *e)
 {
 	__u32 more_n = 0;	/* UDP: payload bytes for the more word */
+	__be16 proto = skb->protocol;
+	const __u8 *d;		/* the digest's 16 bytes */
 	__u8 nh;
 	bool udp;
 
@@ -247,9 +271,18 @@ static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 prot
 		__builtin_memcpy(key->dst, &ip[24], 16);
 		p->hdr = spie_hdr_v6(*(__u64 *)ip);
 		nh = ip[6];
-		p->dhl = drop_ipv6_ext(ip, &p->n, &nh);
-		if (p->dhl > DROP_EXT_MAX)
-			return BT_DROP_NONLINEAR;
+		p->dhl = 40;
+		if (ipv6_is_ext(nh)) {
+			e->src = (__u64)(long)skb->head + skb->network_header;
+			e->lin = lin;
+			e->left = p->n;
+			e->nh = nh;
+			if (drop_ipv6_ext(e))
+				return BT_DROP_NONLINEAR;
+			p->dhl = e->off;
+			p->n = e->left;
+			nh = e->nh;
+		}
 		udp = spie_is_udp(ip, false, nh);
 	} else {
 		return BT_DROP_NOT_IP;
@@ -261,13 +294,15 @@ static __always_inline __u32 drop_read_ip(const __u8 *ip, __u32 lin, __be16 prot
 		p->n = 8;
 	if (lin < p->dhl + p->n + more_n || p->hl > HDR_BYTES - 13)
 		return BT_DROP_NONLINEAR;
-	p->after = *(__u64 *)&ip[p->dhl & 0x3f];
+	/* IPv6 past its extension headers: the walk's read */
+	d = p->dhl == p->hl ? &ip[p->hl & 0x3f] : e->b;
+	p->after = *(__u64 *)d;
 	if (p->n < 8)
 		p->after &= (1ULL << (p->n * 8)) - 1;
 	p->more = 0;
 	if (udp) {
 		p->after &= SPIE_CSUM_OUT;
-		p->more = *(__u64 *)&ip[(p->dhl & 0x3f) + 8];
+		p->more = *(__u64 *)(d + 8);
 		if (more_n < 8)
 			p->more &= (1ULL << (more_n * 8)) - 1;
 	}
@@ -390,7 +425,7 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	ip = scratch->b;
 	why_not = drop_copy_header(skb, ip, &lin, &bytes);
 	if (why_not == BT_DROP_CTR_MAX)
-		why_not = drop_read_ip(ip, lin, skb->protocol, &key, &p, &bytes);
+		why_not = drop_read_ip(skb, ip, lin, &key, &p, &bytes, &scratch->ext);
 	/* A device stacked on the instance's interface and others'
 	 * (drop_shared): the drop is the instance's only if it saw the
 	 * packet (drop_seen); a GRO'd TCP skb's, if it saw its first

@@ -259,13 +259,14 @@ enum bt_test_gate {
  *   word 5:    the first 8 bytes after the whole IP header (IPv4 options
  *              skipped; IPv6 extension headers skipped as the parser
  *              walks them, up to a fragment header, whose ID and offset
- *              are taken then: ABI 19), zero-padded past the end of the
+ *              are taken then: they tell one fragment from another),
+ *              zero-padded past the end of the
  *              IP packet. Ethernet padding is never taken.
  *              UDP (IPv4's protocol 17, not a later fragment; IPv6's
  *              header 17 there): its
  *              checksum (bytes 6-7) zeroed, since a sender's checksum
  *              offload leaves a partial one, which a NIC completes but a
- *              veth, a container's link, carries as it is (ABI 14);
+ *              veth, a container's link, carries as it is;
  *   word 6:    UDP only, in the checksum's stead: the 8 bytes after the UDP
  *              header, zero-padded past the end of the IP packet; 0 for
  *              every other packet, and then not hashed at all.

@@ -232,6 +232,29 @@ eq "IPv6 NO_SOCKET: the count equals the packets sent" \
 check "IPv6 NO_SOCKET: trace says seen and dropped here with NO_SOCKET" \
 	trace_says $IF_6B $NS_6B "$WORK/v6.pcap" NO_SOCKET
 
+# IPv6 extension headers, 1 to 3 and a fragment header, before UDP that
+# nft drops: the drop program walks them as the XDP parser does, so its
+# digest, XDP's and trace's (bt_spie_digest) take the same 8 bytes
+in_ns $NS_6B nft -f - <<'NFT' || fail "the pair's nft rule for IPv6"
+table inet btext6 {
+	chain in {
+		type filter hook input priority 0;
+		udp dport 5021 drop
+	}
+}
+NFT
+tag=40
+for ext in hbh hbh,dst hbh,dst,rt hbh,rt,frag; do
+	before=$(reason_count $IF_6B $NS_6B NETFILTER_DROP)
+	in_ns $NS_6A taskset -c $CPU0 $LAB send $IF_6A "$MAC_6A" "$MAC_6B" "$WORK/ext-$ext.pcap" $N \
+		2001:db8:42::1 2001:db8:42::2 5021 --tag $tag --ext $ext >/dev/null
+	tag=$((tag + 1))
+	wait_for "IPv6 $ext: NETFILTER_DROP counted" 10 bash -c \
+		"[ \$(reason_count $IF_6B $NS_6B NETFILTER_DROP) -ge $((before + N)) ]"
+	check "IPv6 $ext: trace says seen and dropped here with NETFILTER_DROP" \
+		trace_says $IF_6B $NS_6B "$WORK/ext-$ext.pcap" NETFILTER_DROP
+done
+
 # More reasons than a CPU's record of a window holds (BT_WIN_DROP_SLOTS,
 # 7): all from one CPU into the pair's one window, each a burst of its own.
 # The reasons past the seventh mark the window "other", and trace, which

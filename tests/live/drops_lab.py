@@ -7,14 +7,15 @@ from 198.18.0.0/15 and 2001:db8::/32.
 usage:
   drops_lab.py send IFACE SRC_MAC DST_MAC OUT.pcap COUNT SRC DST DPORT
                [--ttl N] [--df] [--size BYTES] [--bad-csum] [--tag N]
-               [--bad-ipcsum] [--proto N]
+               [--bad-ipcsum] [--proto N] [--ext hbh,dst,rt,frag]
       COUNT frames, IP IDs and payloads unique (tag * 65536 + i), one
       after another; prints the count sent. --tcp: segments of one TCP
       flow instead (ACK, consecutive sequence numbers, DF), numbered from
       --start (to go on with a flow). --flow: UDP of one flow (source port
       30000 + tag) rather than one flow a packet. --bad-ipcsum: a wrong
       IPv4 header checksum; --proto N: the IPv4 protocol field (the UDP
-      datagram behind it all the same).
+      datagram behind it all the same). --ext: IPv6's extension headers
+      before UDP, in the order named (EXT6).
   drops_lab.py sink PORT [--rcvbuf BYTES] [--hold]
       a UDP socket bound to PORT: prints "ready"; reads every datagram as
       it comes, or with --hold none until stdin closes; then prints the
@@ -71,8 +72,30 @@ def frame(src_mac, dst_mac, src, dst, dport, ident, tag, ttl, df, size, bad, spo
     return dst_mac + src_mac + b"\x08\x00" + ip + udp
 
 
-def frame6(src_mac, dst_mac, src, dst, dport, tag, hops, size):
-    """IPv6 and UDP: the tag in the payload and the flow label."""
+# IPv6 extension headers by name (--ext): type, and the bytes after the
+# next-header byte (their length byte first). Routing is type 0 with no
+# segment left (the receiver goes on to the next header); the fragment
+# header is an atomic fragment (RFC 6946), its ID the packet's tag.
+EXT6 = {
+    "hbh": (0, lambda tag: bytes([0, 1, 4, 0, 0, 0, 0])),
+    "dst": (60, lambda tag: bytes([1, 1, 12]) + bytes(12)),
+    "rt": (43, lambda tag: bytes([2, 0, 0]) + bytes(4) + bytes(range(16))),
+    "frag": (44, lambda tag: bytes([0, 0, 0]) + struct.pack("!I", tag & 0xFFFFFFFF)),
+}
+
+
+def ext6(names, tag, last):
+    """The chain of extension headers named, its first type and bytes."""
+    out, nh = b"", last
+    for name in reversed(names):
+        t, body = EXT6[name]
+        out, nh = bytes([nh]) + body(tag) + out, t
+    return nh, out
+
+
+def frame6(src_mac, dst_mac, src, dst, dport, tag, hops, size, ext=()):
+    """IPv6 and UDP: the tag in the payload and the flow label; ext: the
+    extension headers before UDP (EXT6's names)."""
     payload = struct.pack("!Q", tag)
     payload += bytes((tag + i) & 0xFF for i in range(max(0, size - 48 - len(payload))))
     s, d = socket.inet_pton(socket.AF_INET6, src), socket.inet_pton(socket.AF_INET6, dst)
@@ -80,8 +103,9 @@ def frame6(src_mac, dst_mac, src, dst, dport, tag, hops, size):
     udp = struct.pack("!HHHH", 40000 + tag % 20000, dport, udp_len, 0) + payload
     c = csum(s + d + struct.pack("!IxxxB", udp_len, 17) + udp) or 0xFFFF
     udp = udp[:6] + struct.pack("!H", c) + udp[8:]
-    ip = struct.pack("!IHBB16s16s", 6 << 28 | (tag & 0xFFFFF), udp_len, 17, hops, s, d)
-    return dst_mac + src_mac + b"\x86\xdd" + ip + udp
+    nh, eh = ext6(ext, tag, 17)
+    ip = struct.pack("!IHBB16s16s", 6 << 28 | (tag & 0xFFFFF), len(eh) + udp_len, nh, hops, s, d)
+    return dst_mac + src_mac + b"\x86\xdd" + ip + eh + udp
 
 
 def frame_tcp(src_mac, dst_mac, src, dst, dport, ident, tag, i, size):
@@ -131,6 +155,7 @@ def send(args):
     one_flow = opt(args, "--flow", False, True)
     bad_ip = opt(args, "--bad-ipcsum", False, True)
     proto = int(opt(args, "--proto", 17))
+    ext = [e for e in opt(args, "--ext", "").split(",") if e]
     iface, smac, dmac, out, count, src, dst, dport = args
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((iface, 0))
@@ -138,7 +163,7 @@ def send(args):
         pcap_header(f)
         for i in range(start, start + int(count)):
             if ":" in src:
-                fr = frame6(mac(smac), mac(dmac), src, dst, int(dport), tag0 + i, ttl, size)
+                fr = frame6(mac(smac), mac(dmac), src, dst, int(dport), tag0 + i, ttl, size, ext)
             elif tcp:
                 fr = frame_tcp(mac(smac), mac(dmac), src, dst, int(dport), (tag0 + i) & 0xFFFF,
                                tag0, i, size)

@@ -193,6 +193,20 @@ read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/forged6.pcap")"
 eq "... and a segment A never sent (another sequence number) did not" "$none" 1
 check "... GSO segments among them ($(($(egress gso_segments) - segs0)))" \
 	test $(($(egress gso_segments) - segs0)) -gt 0
+# 2 and 3 extension headers, and one with a fragment header, before UDP
+# (frames of tests/live/drops_lab.py, through A's qdisc): egress walks
+# them as the XDP parser does, and its digests are trace's
+MAC_A=$(ip -n "$NSA" -br link show "$VA" | awk '{print $3}')
+MAC_B=$(ip -n "$NSB" -br link show "$VB" | awk '{print $3}')
+tag=50
+for ext in hbh,dst hbh,dst,rt hbh,rt,frag; do
+	in_ns "$NSA" python3 "$TOP/tests/live/drops_lab.py" send "$VA" "$MAC_A" "$MAC_B" \
+		"$TMP/ext-$ext.pcap" 10 "2001:db8:$N::1" "2001:db8:$N::2" $((TPORT + 3)) \
+		--tag $tag --ext $ext >/dev/null
+	tag=$((tag + 1))
+	read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/ext-$ext.pcap")"
+	eq "IPv6 $ext before UDP: every frame left A" "$left/$none" 10/0
+done
 # IPv6 off again: the link's own solicitations (a router solicitation
 # from its link-local address, MLD reports) would enter the flows of the
 # checks below, which count what they sent

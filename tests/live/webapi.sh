@@ -137,8 +137,8 @@ check "failed logins cost 10 tokens: $n401 answered 401 of 30 in $ms ms (at most
 	test "$n401" -le "$allowed" -a "$n429" -ge 1 -a $((n401 + n429)) -eq 30
 eq "/api/v1/trace without credentials: 401" "$(code -X POST --data 00 "$S/api/v1/trace")" 401
 # refused on the headers alone: a body of 1 MiB announced and never sent
-# is answered at once, not waited for (until now the agent buffered it
-# first, whoever sent it); with the password, the agent waits for it
+# is answered at once, not waited for (buffered first, anyone's body would
+# hold the agent's memory); with the password, the agent waits for it
 announce() {	# USER:PASSWORD or "", Content-Length: prints "CODE" or "waits"
 	nsenter --net=/var/run/netns/$NSB python3 - "$TMP/server.crt" "$PORT" "$1" "$2" <<'PY'
 import base64, socket, ssl, sys

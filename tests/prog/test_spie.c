@@ -1018,35 +1018,41 @@ static void test_archive_every_bit_flip(void **state)
 	rmdir(dir);
 }
 
-/* An archive of format 7 (ABI 14 to 18) is queried with the digest its
- * windows were written with: IPv6's 8 bytes at byte 40, whatever header
- * is there. The same file as format 8 is queried with the walked digest.
- * (The header rewritten to version 7, its CRC-32 again.) */
-static void test_archive_format7_keeps_its_digest(void **state)
+/* Archives of formats 7 and 8 are queried with the digest their windows
+ * were written with: IPv6's 8 bytes at byte 40, whatever header is there
+ * (bt_spie_digest_v7); format 9, the one written now, with the walked
+ * digest. Format 8 differs from 9 in nothing else, and 7 from 8 only in
+ * the reason names it lacks, so the file written here is rewritten to
+ * each (its header's version, its CRC-32 again). The packets: IPv6 with
+ * extension headers before TCP, before UDP, and before a fragment
+ * header. */
+static void test_archive_formats7_8_keep_their_digest(void **state)
 {
 	char dir[] = "/tmp/bt-test-v7-XXXXXX", path[512], name[256];
 	struct bt_meta m = { .window_bits = 32768, .k = 8, .hash_key = { 7, 13 } };
 	static struct bt_bloom_block filter[256];
-	const struct bt_window w = { .seq = 1, .start_ns = 1, .end_ns = 2, .packets = 1,
-				     .set_bits = 8 };
+	const struct bt_window w = { .seq = 1, .start_ns = 1, .end_ns = 2, .packets = 3,
+				     .set_bits = 24 };
 	const struct bt_window *wins[1] = { &w };
 	const struct bt_bloom_block *filters[1] = { filter };
+	struct bt_spie_packet p[EXT_FRAG + 1];
 	struct bt_archive_hdr3 h;
 	struct bt_archive_file *a;
-	struct bt_spie_packet p;
 	struct bt_hash_keys keys;
+	__u64 old[EXT_FRAG + 1];
 	struct frame f;
 	const char *why;
-	__u64 old;
 	FILE *fp;
 
 	bt_hash_keys_derive(&m.hash_key, &keys);
-	v6_ext_packet(&f, EXT_TCP, 1000);
-	assert_int_equal(bt_spie_packet_frame(f.b, f.len, &p), 0);
-	old = bt_spie_digest_v7(&keys, &p);
-	assert_true(old != bt_spie_digest(&keys, &p));
-	filter[bt_bloom_block(old, 255)].w[0] |= bt_bloom_mask(old, 0, 8);
-	filter[bt_bloom_block(old, 255)].w[1] |= bt_bloom_mask(old, 1, 8);
+	for (int kind = EXT_TCP; kind <= EXT_FRAG; kind++) {
+		v6_ext_packet(&f, kind, 1000);
+		assert_int_equal(bt_spie_packet_frame(f.b, f.len, &p[kind]), 0);
+		old[kind] = bt_spie_digest_v7(&keys, &p[kind]);
+		assert_true(old[kind] != bt_spie_digest(&keys, &p[kind]));
+		filter[bt_bloom_block(old[kind], 255)].w[0] |= bt_bloom_mask(old[kind], 0, 8);
+		filter[bt_bloom_block(old[kind], 255)].w[1] |= bt_bloom_mask(old[kind], 1, 8);
+	}
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(bt_archive_write(dir, "v7", &m,
 					  &(struct bt_archive_batch){ wins, filters, NULL, 1, 256 },
@@ -1054,23 +1060,31 @@ static void test_archive_format7_keeps_its_digest(void **state)
 	snprintf(name, sizeof(name), "%s", strrchr(path, '/') + 1);
 	assert_non_null(a = bt_archive_open(dir, name, &why));
 	assert_int_equal(a->version, BT_ARCHIVE_VERSION);
-	assert_true(bt_archive_digest(a, &p) == bt_spie_digest(&keys, &p));
-	assert_int_equal(bt_archive_has(a, 0, bt_archive_digest(a, &p), &why), 0);
+	for (int kind = EXT_TCP; kind <= EXT_FRAG; kind++) {
+		assert_true(bt_archive_digest(a, &p[kind]) == bt_spie_digest(&keys, &p[kind]));
+		assert_int_equal(bt_archive_has(a, 0, bt_archive_digest(a, &p[kind]), &why), 0);
+	}
 	bt_archive_close(a);
 
-	fp = fopen(path, "r+b");
-	assert_true(fread(&h, sizeof(h), 1, fp) == 1);
-	h.version = 7;
-	h.hdr_crc = 0;
-	h.hdr_crc = crc32(0, (const Bytef *)&h, sizeof(h));
-	rewind(fp);
-	assert_true(fwrite(&h, sizeof(h), 1, fp) == 1);
-	fclose(fp);
-	assert_non_null(a = bt_archive_open(dir, name, &why));
-	assert_int_equal(a->version, 7);
-	assert_true(bt_archive_digest(a, &p) == old);
-	assert_int_equal(bt_archive_has(a, 0, bt_archive_digest(a, &p), &why), 1);
-	bt_archive_close(a);
+	for (__u32 v = 8; v >= 7; v--) {
+		fp = fopen(path, "r+b");
+		assert_non_null(fp);
+		assert_true(fread(&h, sizeof(h), 1, fp) == 1);
+		h.version = v;
+		h.hdr_crc = 0;
+		h.hdr_crc = crc32(0, (const Bytef *)&h, sizeof(h));
+		rewind(fp);
+		assert_true(fwrite(&h, sizeof(h), 1, fp) == 1);
+		fclose(fp);
+		assert_non_null(a = bt_archive_open(dir, name, &why));
+		assert_int_equal(a->version, v);
+		for (int kind = EXT_TCP; kind <= EXT_FRAG; kind++) {
+			assert_true(bt_archive_digest(a, &p[kind]) == old[kind]);
+			assert_int_equal(bt_archive_has(a, 0, bt_archive_digest(a, &p[kind]), &why),
+					 1);
+		}
+		bt_archive_close(a);
+	}
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/v7-%016llx.key", dir,
 		 (unsigned long long)bt_key_id(&m.hash_key));
@@ -1084,7 +1098,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_and_user_digests_agree),
 		cmocka_unit_test(test_digest_invariant_along_the_path),
 		cmocka_unit_test(test_ipv6_extension_headers_in_the_digest),
-		cmocka_unit_test(test_archive_format7_keeps_its_digest),
+		cmocka_unit_test(test_archive_formats7_8_keep_their_digest),
 		cmocka_unit_test_teardown(test_window_at_design_load, own_instance_teardown),
 		cmocka_unit_test_teardown(test_no_false_negative_while_windows_change,
 					  own_instance_teardown),

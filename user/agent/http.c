@@ -224,7 +224,7 @@ static double thread_cpu_ms(void)
 /* The connections at once, and the trace requests, of each client: the
  * per-client connection limit counts an IPv6 client by its /64, as the
  * buckets do (libmicrohttpd's own counts exact addresses: one host with
- * a /64 held all 64 connections with 8 addresses). And each connection's
+ * a /64 could hold all 64 connections with 8 addresses). And each connection's
  * deadline: libmicrohttpd's timeout is an idle one, which a header line
  * every few seconds resets; a watchdog shuts a connection down whose
  * request is not in by its deadline. A connection is added at its start

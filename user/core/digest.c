@@ -106,7 +106,8 @@ int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
 		p->w[i] = le_word(addrs + 8 * i, 8);
 	p->w[4] = le_word(hdr, 8);
 	/* 8 bytes after the header, within the IP packet and the capture:
-	 * before archive format 8, at byte 40 of IPv6 whatever came there */
+	 * for archive formats 8 and older, at byte 40 of IPv6 whatever came
+	 * there */
 	after = total - hl;
 	if (after > len - hl)
 		after = len - hl;
@@ -121,7 +122,8 @@ int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
 		if (more > 8)
 			p->w6_v7 = le_word(ip + hl + 8, more - 8);
 	}
-	/* since format 8, after IPv6's extension headers (v6_digest_off) */
+	/* the datapath's and format 9's: after IPv6's extension headers
+	 * (v6_digest_off) */
 	if (dhl == hl) {
 		p->w[5] = p->w5_v7;
 		p->w[6] = p->w6_v7;

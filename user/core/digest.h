@@ -15,10 +15,11 @@
  * (the IP header with TOS, TTL and checksum zeroed, 8 bytes after it). */
 struct bt_spie_packet {
 	__u64 w[BT_SPIE_WORDS];
-	__u64 w5_raw;		/* word 5 with UDP's checksum: before ABI 14 */
-	__u64 w5_v7, w6_v7;	/* words 5 and 6 before ABI 19 (archive format 8),
-				 * taken at IPv6's byte 40, extension headers
-				 * or not; w5_raw is too */
+	__u64 w5_raw;		/* word 5 with UDP's checksum: archive
+				 * formats 3 to 6 hold it */
+	__u64 w5_v7, w6_v7;	/* words 5 and 6 as archive formats 7 and 8
+				 * hold them: taken at IPv6's byte 40,
+				 * extension headers or not; w5_raw is too */
 	__u8 legacy[48] __attribute__((aligned(8)));
 };
 
