@@ -1051,7 +1051,8 @@ static int build_one(struct bt_workloads *w, const struct ns_ent *ns, const stru
 		}
 		c->pids[c->n_pids++] = s[i].pid;
 	}
-	qsort(wl->ctrs, wl->n_ctrs, sizeof(*wl->ctrs), cmp_ctr);
+	if (wl->n_ctrs > 1)	/* qsort's base may not be NULL, even for none */
+		qsort(wl->ctrs, wl->n_ctrs, sizeof(*wl->ctrs), cmp_ctr);
 	for (size_t j = 0; j < wl->n_ctrs; j++) {
 		const struct bt_wl_container *c = &wl->ctrs[j];
 
@@ -1095,7 +1096,8 @@ int bt_workloads_refresh(struct bt_workloads *w)
 	ns_ino_of("/proc/self/ns/net", &nsfs);
 	if ((err = walk_proc(w, &k)) || (err = walk_netns_dirs(w, &k, nsfs)))
 		goto out;
-	qsort(k.s, k.n, sizeof(*k.s), cmp_sighting);
+	if (k.n > 1)
+		qsort(k.s, k.n, sizeof(*k.s), cmp_sighting);
 
 	/* the containers first seen join the cache (sorted again below) */
 	if (k.n_fresh) {
@@ -1209,7 +1211,8 @@ int bt_workloads_refresh(struct bt_workloads *w)
 			goto out;
 		j = b;
 	}
-	qsort(w->wl, w->n_wl, sizeof(*w->wl), cmp_wl);
+	if (w->n_wl > 1)
+		qsort(w->wl, w->n_wl, sizeof(*w->wl), cmp_wl);
 	w->stats.namespaces = w->n_wl;
 
 	/* the cache keeps what was seen; the unseen go */

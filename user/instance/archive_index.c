@@ -221,7 +221,8 @@ static int idx_build(const char *dir, const struct idx *old, __s64 mtime, struct
 			sorted[ns++] = e;
 	}
 	bt_strv_free(names, n);
-	qsort(sorted, ns, sizeof(*sorted), cmp_ent);
+	if (ns > 1)	/* qsort's base may not be NULL, even for none */
+		qsort(sorted, ns, sizeof(*sorted), cmp_ent);
 	for (size_t i = 0; i < ns; i++) {
 		sorted[i].max_end_ns = i && sorted[i - 1].max_end_ns > sorted[i].end_ns ?
 				       sorted[i - 1].max_end_ns : sorted[i].end_ns;
@@ -330,7 +331,8 @@ int bt_archive_find(const char *dir, const char *instance, __u64 lo, __u64 hi, c
 		}
 		f[nf++] = (struct found){ x.e[i].start_ns, x.e[i].name };
 	}
-	qsort(f, nf, sizeof(*f), cmp_found);
+	if (nf > 1)	/* qsort's base may not be NULL, even for none */
+		qsort(f, nf, sizeof(*f), cmp_found);
 	*out = calloc(nf ? nf : 1, sizeof(**out));
 	if (!*out)
 		goto oom;

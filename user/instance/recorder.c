@@ -95,7 +95,8 @@ int bt_recorder_read(const struct bt_instance *inst, struct bt_rec_set *s)
 				memcpy(BT_REC(s, s->n++), r, s->rec_size);
 		}
 	}
-	qsort(s->recs, s->n, s->rec_size, cmp_rec);
+	if (s->n > 1)	/* qsort's base may not be NULL, even for none */
+		qsort(s->recs, s->n, s->rec_size, cmp_rec);
 out:
 	free(pos);
 	free(v);

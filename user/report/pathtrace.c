@@ -1212,7 +1212,7 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 		down += !!x[k].a->error[0];
 	}
 	/* agents found, in whatever order their source gave: by name */
-	if (o->agents_file || o->dns || o->prometheus)
+	if ((o->agents_file || o->dns || o->prometheus) && f.n > 1)
 		qsort(f.a, f.n, sizeof(*f.a), by_name);
 	for (int i = 0; i < f.n; i++)
 		names[i] = f.a[i].name;
