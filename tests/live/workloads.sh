@@ -200,7 +200,7 @@ check "--repeat: refreshes entered no namespace and dumped no address again" \
 	grep -q "over 3 (0 entered, 0 dumps, 0 named in all)" "$WORK/rep.err"
 
 # errors
-expect_fail "an argument is refused" "expected no arguments" "$BLOOMTAP" workloads extra
+expect_fail "an argument is refused" "workloads takes no arguments (got 'extra'" "$BLOOMTAP" workloads extra
 check "--help" "$BLOOMTAP" workloads --help
 summary
 [ "$FAIL" = 0 ]
