@@ -22,8 +22,10 @@ VERSION   := $(shell sed -n '1s/^bloomtap .\([^ ]*\). .*/\1/p' debian/changelog)
 # recursive (=) so each may name the ones defined after it.
 # make test-kernels (and make test's guests): QEMU's software emulation
 # boots Debian's kernels from Debian's mirror; busybox makes the
-# initramfs, mmdebstrap the systemd guest's root file system.
-KERNEL_PKGS = qemu-system-x86 busybox-static kmod xz-utils
+# initramfs, mmdebstrap the systemd guest's root file system; xz, zstd,
+# gzip and lz4 undo the compressions a kernel image may carry
+# (tests/kernels/btf.sh takes its BTF out of it).
+KERNEL_PKGS = qemu-system-x86 busybox-static kmod xz-utils zstd lz4
 # make deb, make image and their test: debhelper and lintian; mmdebstrap
 # makes the image's root file system from Debian's mirror, podman imports
 # and runs it (with runc: Debian's crun fails here); node and npm for the

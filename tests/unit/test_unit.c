@@ -31,6 +31,7 @@
 #include "agent/webconfig.h"
 #include "core/workloads.h"
 #include "report/pathtrace.h"
+#include "base/timeparse.h"
 #include <time.h>
 
 /* ---- options ---- */

@@ -33,6 +33,7 @@
 #include "http.h"
 #include "metrics.h"
 #include "webconfig.h"
+#include "base/timeparse.h"
 
 #define BODY_MAX (1 << 20)		/* a capture of a few hundred packets */
 

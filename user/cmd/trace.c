@@ -25,6 +25,7 @@
 #include "base/options.h"
 #include "instance/spie.h"
 #include "base/util.h"
+#include "base/timeparse.h"
 
 static struct trace_cfg {
 	const char *instance, *hex, *since, *until, *archive, *agents, *topology, *from, *at;

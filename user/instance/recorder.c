@@ -11,7 +11,7 @@
 #include "drops.h"
 #include "instance.h"
 #include "recorder.h"
-#include "report/trace_query.h"
+#include "base/timeparse.h"
 
 uint64_t bt_recorder_bytes_per_cpu(const struct bt_meta *meta)
 {

@@ -24,6 +24,7 @@
 #include "trace_query.h"
 #include "base/common.h"
 #include "pathtrace.h"
+#include "base/timeparse.h"
 
 #define RESP_MAX (8 << 20)
 #define SAW_SEEN 1	/* the agent saw the packet */

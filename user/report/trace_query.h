@@ -53,15 +53,4 @@ char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len,
  * Returns the exit status: 0 all seen, 1 some not, 2 on error. */
 int bt_trace_print(const struct bt_trace_query *q, struct bt_capture *cap, const char *hex,
 		   const char *file);
-/* Epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] (UTC), or -N[smhd] ago, into ns:
- * 0, -EINVAL for another form, -ERANGE outside 1970 to 2554 (what __u64
- * nanoseconds hold). */
-int bt_parse_time(const char *s, __u64 *ns);
-/* since and until (each may be NULL: left as they are) into ns, named
- * dashes + "since" in messages: 0, or -EINVAL/-ERANGE with the problem in
- * err (a bad form, a time outside the clock's range, with that range, or
- * since after until). */
-int bt_parse_time_range(const char *since, const char *until, const char *dashes, __u64 *s_ns,
-			__u64 *u_ns, char *err, size_t len);
-
 #endif /* BLOOMTAP_TRACE_QUERY_H */
