@@ -46,7 +46,7 @@ run_kernel() {	# label; leaves $results/LABEL/{log,kernel.json,done,console.log,
 			-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 			-virtfs "local,path=$res,mount_tag=results,security_model=none" \
 			</dev/null >"$res/console.log" 2>&1
-		[ -e "$res/done" ] || echo "fail: the guest did not finish (console: $res/console.log)" >"$res/skip"
+		[ -e "$res/done" ] || echo "fail: the guest did not finish in ${VM_TIMEOUT:-1800} s (VM_TIMEOUT; console: $res/console.log), in suite $(grep -E '^== [a-z-]+: ' "$res/log" 2>/dev/null | tail -1 | cut -d: -f1 | cut -c4-) at: $(tail -1 "$res/log" 2>/dev/null)" >"$res/skip"
 	fi
 	echo $(($(date +%s) - t0)) >"$res/seconds"
 }

@@ -13,6 +13,7 @@ usage: capture.py IFACE OUT.pcap COUNT MATCH[,MATCH...]
   headers); "sent" among them: the frames
   IFACE sends instead of those it receives. On lo each frame is captured
   once (the incoming copy)."""
+import os
 import signal
 import socket
 import struct
@@ -71,10 +72,14 @@ def main():
     except OSError:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
     s.bind((iface, 0))
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    # every frame is flushed as written: a SIGTERM ends the capture there,
+    # also one that comes while the interpreter shuts down (sys.exit would
+    # raise inside threading's shutdown and print a traceback)
+    signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
     print("ready", flush=True)
     with open(out, "wb") as f:
         f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        f.flush()
         n = 0
         while not count or n < count:
             frame, addr = s.recvfrom(65535)

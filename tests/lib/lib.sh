@@ -49,9 +49,10 @@ eq() {
 # poll_until SECONDS command...: polls the command every 0.05 s until it
 # succeeds (0) or SECONDS pass (1). For a state that the check after it
 # asserts anyway. SECONDS is a bound for a broken feature, far above what
-# the state takes, not a timing.
+# the state takes, not a timing; BT_WAIT_SCALE multiplies it where every
+# step is slower (a guest under QEMU's software emulation sets 4).
 poll_until() {
-	local end=$((SECONDS + ${1%.*} + 1)); shift
+	local end=$((SECONDS + (${1%.*} + 1) * ${BT_WAIT_SCALE:-1})); shift
 	until "$@" >/dev/null 2>&1; do
 		[ $SECONDS -ge $end ] && return 1
 		sleep 0.05
@@ -62,7 +63,7 @@ poll_until() {
 # comes is a failed check named for it, never a silent fall-through.
 wait_for() {
 	local what=$1 secs=$2; shift 2
-	poll_until "$secs" "$@" || { fail "$what: not within $secs s"; return 1; }
+	poll_until "$secs" "$@" || { fail "$what: not within $((secs * ${BT_WAIT_SCALE:-1})) s"; return 1; }
 }
 
 # listening NS PROTO PORT: something in namespace NS listens on PORT
