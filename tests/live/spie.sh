@@ -181,6 +181,10 @@ check "instance $INST: B" "$BLOOMTAP" replay --reset --instance "$INST" "$B"
 check "instance $INST: archived" "$BLOOMTAP" windows --instance "$INST" --rotate --archive "$ARCH3"
 eq "archive --instance $INST lists its own file only, not $INSTL's" \
 	"$("$BLOOMTAP" -j archive --instance "$INST" "$ARCH3" | python3 -c 'import json,sys; print(sorted({f["instance"] for f in json.load(sys.stdin)}))')" "['$INST']"
+OUT=$("$BLOOMTAP" archive --instance "$INST-typo" "$ARCH3" 2>&1)
+eq "archive --instance of no file here: exit 1" "$?" 1
+check "... naming the instances the archive holds ($OUT)" \
+	grep -q "no file of instance $INST-typo (instances here: .*$INSTL" <<<"$OUT"
 "$BLOOMTAP" trace --instance "$INST" --archive "$ARCH3" "$A" >/dev/null 2>&1
 eq "A, only in $INSTL's archive, is not seen by $INST (exit 1)" "$?" 1
 TL=$("$BLOOMTAP" -j trace --instance "$INSTL" --archive "$ARCH3" "$A" 2>/dev/null)

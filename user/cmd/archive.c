@@ -25,7 +25,8 @@ static const struct bt_cmd_spec archived_spec = {
 	"archive", "DIR",
 	"The sealed SPIE windows archived in DIR: every file, and each window in it\n"
 	"(number, time range, packets, false-positive rate). Exit status 1 when a\n"
-	"file is damaged (it is named).",
+	"file is damaged (it is named), or when --instance names none of the\n"
+	"instances whose files DIR holds (they are named).",
 	archived_opts, 1, 1,
 };
 
@@ -46,6 +47,38 @@ static struct json_object *window_json(const struct bt_archive_win *w)
 	return o;
 }
 
+/* An instance asked for that has no file here, in a directory that holds
+ * others': a typo, not an empty archive. Names (some of) the instances
+ * there. */
+static int no_such_instance(const char *dir, const char *instance)
+{
+	char **names = NULL, seen[8][BT_ARCHIVE_NAME_MAX + 1], list[8 * (BT_ARCHIVE_NAME_MAX + 2)];
+	int n = 0, nseen = 0;
+	size_t len = 0;
+
+	if (bt_archive_list(dir, NULL, &names, &n))
+		return 0;
+	for (int i = 0; i < n && nseen < 8; i++) {
+		const char *why;
+		struct bt_archive_file *f = bt_archive_open(dir, names[i], &why);
+		int j;
+
+		for (j = 0; f && j < nseen && strcmp(seen[j], f->instance); j++)
+			;
+		if (f && j == nseen)
+			snprintf(seen[nseen++], sizeof(seen[0]), "%s", f->instance);
+		bt_archive_close(f);
+	}
+	bt_strv_free(names, n);
+	if (!nseen)
+		return 0;
+	for (int j = 0; j < nseen; j++)
+		len += snprintf(list + len, sizeof(list) - len, "%s%s", j ? ", " : "", seen[j]);
+	bt_err("archive %s: no file of instance %s (instances here: %s%s)", dir, instance, list,
+	       nseen == 8 ? ", ..." : "");
+	return 1;
+}
+
 int cmd_archive(int argc, char **argv)
 {
 	int n = bt_parse_args(&archived_spec, argc, argv), nfiles, damaged = 0, err;
@@ -62,6 +95,10 @@ int cmd_archive(int argc, char **argv)
 	if ((err = bt_archive_list(dir, acfg.instance, &names, &nfiles))) {
 		bt_err("archive %s: %s", dir, strerror(-err));
 		return BT_EXIT_USAGE;
+	}
+	if (!nfiles && acfg.instance && no_such_instance(dir, acfg.instance)) {
+		bt_strv_free(names, nfiles);
+		return BT_EXIT_FAIL;
 	}
 	if (bt_g.json)
 		arr = json_object_new_array();
