@@ -45,6 +45,9 @@ for c in heavy drops; do
 	expect_fail "$c --interval 0.5: says whole seconds" "$c: --interval needs whole seconds, not '0.5'" \
 		"$BLOOMTAP" $c --interval 0.5
 done
+expect_fail "drops --reasons --host: one answer at a time, not one left out" \
+	"drops: --reasons, --host and --pcap are answers of their own" \
+	"$BLOOMTAP" drops --reasons --host
 expect_fail "status extra: takes no arguments, names it" "status takes no arguments (got 'extra'" \
 	"$BLOOMTAP" status extra
 expect_fail "errors are JSON with -j" '{"error":' "$BLOOMTAP" -j stats --instance nope-$ID

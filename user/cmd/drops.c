@@ -246,6 +246,13 @@ int cmd_drops(int argc, char **argv)
 		return BT_EXIT_USAGE;
 	if (n == BT_PARSE_HELP)
 		return 0;
+	/* each of these is an answer of its own: two asked at once is a
+	 * typo, never one silently left out */
+	if (drops_cfg.reasons + drops_cfg.host + !!drops_cfg.pcap > 1) {
+		bt_err("drops: --reasons, --host and --pcap are answers of their own: "
+		       "ask one at a time");
+		return BT_EXIT_USAGE;
+	}
 	if (drops_cfg.reasons)
 		return print_reasons() ? BT_EXIT_FAIL : 0;
 	if (drops_cfg.host)
