@@ -838,20 +838,32 @@ static void agent_opts(CURL *h, const struct bt_fleet_opts *o, const struct agen
 		curl_easy_setopt(h, CURLOPT_SSLCERT, o->cert);
 	if (o->key)
 		curl_easy_setopt(h, CURLOPT_SSLKEY, o->key);
-	if (o->user) {
-		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(h, CURLOPT_USERNAME, o->user);
-		if (o->netrc) {
-			curl_easy_setopt(h, CURLOPT_NETRC, (long)CURL_NETRC_REQUIRED);
-			curl_easy_setopt(h, CURLOPT_NETRC_FILE, o->netrc);
-		} else if (pw) {
-			curl_easy_setopt(h, CURLOPT_PASSWORD, pw);
-		}
-	} else if (o->netrc) {
+	/* --netrc: the file's login and password for the URL's host; curl
+	 * reads the file only when CURLOPT_USERNAME is unset, so --user
+	 * goes in the URL (url_user), and the password for that login */
+	if (o->netrc) {
 		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(h, CURLOPT_NETRC, (long)CURL_NETRC_REQUIRED);
 		curl_easy_setopt(h, CURLOPT_NETRC_FILE, o->netrc);
+	} else if (o->user) {
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(h, CURLOPT_USERNAME, o->user);
+		if (pw)
+			curl_easy_setopt(h, CURLOPT_PASSWORD, pw);
 	}
+}
+
+/* --user with --netrc: the login in the URL (scheme://USER@HOST...),
+ * escaped, for curl to find its password in the file */
+static void url_user(char *url, size_t len, const char *user)
+{
+	char *esc = curl_easy_escape(NULL, user, 0), *hp = strstr(url, "://"), rest[700];
+
+	if (esc && hp) {
+		snprintf(rest, sizeof(rest), "%s", hp + 3);
+		snprintf(hp + 3, len - (hp + 3 - url), "%s@%s", esc, rest);
+	}
+	curl_free(esc);
 }
 
 static double now_s(void)
@@ -925,6 +937,8 @@ static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, c
 	else
 		snprintf(x->url, sizeof(x->url), "%s/api/v1/trace?deadline_ms=%ld%s", base,
 			 agent_deadline_ms(ms), path);
+	if (o->user && o->netrc && !clear_text(x->a))
+		url_user(x->url, sizeof(x->url), o->user);
 	agent_opts(x->h, o, x->a);
 	if (x->connect_to)
 		curl_easy_setopt(x->h, CURLOPT_CONNECT_TO, x->connect_to);
@@ -1004,6 +1018,9 @@ static void xfer_error(struct agent_ref *a, const struct xfer *x)
 		set_error(a, "its certificate is not one --cacert vouches for (%s)", why);
 	else if (x->rc == CURLE_OPERATION_TIMEDOUT)
 		set_error(a, "no answer in time (%s)", why);
+	else if (x->rc == CURLE_GOT_NOTHING && clear_text(a))
+		set_error(a, "no answer over plain http (%s): an agent with a web config speaks "
+			  "HTTPS; give --cacert", why);
 	else if (x->rc)
 		set_error(a, "%s", why);
 	else if (x->code == 401)
