@@ -121,6 +121,9 @@ MUTANTS=(
 'http-no-header-deadline|user/agent/http.c|				shutdown(k->fd, SHUT_RDWR);|				(void)0;|tests/live/webapi.sh'
 'fleet-serial|user/report/pathtrace.c|		while (active < o->parallel && next < nx)|		while (active < 1 && next < nx)|tests/live/fleet.sh'
 'fleet-ca-unverified|user/report/pathtrace.c|		curl_easy_setopt(h, CURLOPT_CAINFO, o->cacert);|		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);|tests/live/fleet.sh'
+'fleet-names-from-list|user/report/pathtrace.c|		snprintf(a->name, sizeof(a->name), "%s", name);
+		a->self_named = true;|		(void)name;|tests/live/fleet.sh'
+'fleet-creds-clear|user/report/pathtrace.c|strncmp(a->url, "https://", 8);|0;|tests/live/pathtrace.sh'
 'keeper-retry-each-turn|user/instance/keeper.c|			k->retry_at = bt_mono_s() + BT_KEEPER_RETRY_S;|			(void)0;|tests/live/agent.sh'
 # archived drop reasons, subsystem reasons, a window's packets
 'reasons-archived-as-codes|user/instance/archive.c|	if (!ndrops && !nall)

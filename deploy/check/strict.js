@@ -14,6 +14,7 @@ const ts = require("typescript");
 const TYPES = {
   "apps/v1/DaemonSet": ["IDaemonSet", "kubernetes-models/apps/v1/DaemonSet"],
   "v1/ConfigMap": ["IConfigMap", "kubernetes-models/v1/ConfigMap"],
+  "v1/Service": ["IService", "kubernetes-models/v1/Service"],
 };
 
 const file = process.argv[2];

@@ -9,6 +9,7 @@ const yaml = require("js-yaml");
 const KINDS = {
   "apps/v1/DaemonSet": () => require("kubernetes-models/apps/v1/DaemonSet").DaemonSet,
   "v1/ConfigMap": () => require("kubernetes-models/v1/ConfigMap").ConfigMap,
+  "v1/Service": () => require("kubernetes-models/v1/Service").Service,
 };
 
 let failed = 0;

@@ -53,7 +53,7 @@ for i in $(seq "$N"); do
 done
 
 # ---- the CA, one certificate for every agent's address, a user ----
-SANS=DNS:bloomtap-fleet,$(for i in $(seq "$N"); do printf 'IP:198.18.1.%d,' "$i"; done)
+SANS=DNS:bloomtap-fleet,IP:198.18.0.1,$(for i in $(seq "$N"); do printf 'IP:198.18.1.%d,' "$i"; done)
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
 	-subj /CN=fleet-ca -keyout "$TMP/ca.key" -out "$TMP/ca.crt" 2>/dev/null
 openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=agent \
@@ -63,6 +63,11 @@ openssl x509 -req -in "$TMP/server.csr" -CA "$TMP/ca.crt" -CAkey "$TMP/ca.key" \
 	-CAcreateserial -days 2 -extfile "$TMP/ext" -out "$TMP/server.crt" 2>/dev/null
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
 	-subj /CN=other-ca -keyout "$TMP/other.key" -out "$TMP/other.crt" 2>/dev/null
+# a client certificate of the same CA, for the stand-in that requires one
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=trace-client \
+	-keyout "$TMP/client.key" -out "$TMP/client.csr" 2>/dev/null
+openssl x509 -req -in "$TMP/client.csr" -CA "$TMP/ca.crt" -CAkey "$TMP/ca.key" \
+	-CAcreateserial -days 2 -out "$TMP/client.crt" 2>/dev/null
 PASSWORD=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 # cost 4: 100 requests' bcrypts stay cheap on a shared machine
 HASH=$(python3 -W ignore -c 'import crypt, sys
@@ -88,7 +93,7 @@ for i in $(seq "$N"); do
 done
 up() { in_ns "$HUB" curl -sf -m 2 --cacert "$TMP/ca.crt" "https://198.18.1.$1:9477/healthz"; }
 for i in $(seq "$N"); do
-	wait_for "agent $i answers /healthz over TLS" 120 up "$i" || { cat "$TMP/a$i/log"; summary; exit 1; }
+	wait_for "agent $i answers /healthz over TLS" 600 up "$i" || { cat "$TMP/a$i/log"; summary; exit 1; }
 done
 ok "$N agents answer over TLS"
 
@@ -101,7 +106,9 @@ mkdir -p "$TMP/prom"
 	printf '    basic_auth: { username: prom, password: "%s" }\n' "$PASSWORD"
 	printf '    static_configs:\n'
 	for i in $(seq "$N"); do
-		printf '      - { targets: ["198.18.1.%d:9477"], labels: { instance: r%02d } }\n' "$i" "$i"
+		# an instance label unlike the name the agent gives itself (rNN):
+		# a name taken from the list, not from /api/v1/status, shows
+		printf '      - { targets: ["198.18.1.%d:9477"], labels: { instance: prom-r%02d } }\n' "$i" "$i"
 	done
 	printf '  - job_name: other\n    static_configs: [ { targets: ["127.0.0.1:1"] } ]\n'
 } > "$TMP/prom/prom.yml"
@@ -152,7 +159,9 @@ T1=$(date +%s%N)
 [ "$RC" = 0 ] || { head -5 "$TMP/err"; head -c 600 <<<"$OUT"; echo; }
 eq "found by Prometheus, asked over HTTPS: the true path, all $N answered (exit $RC)" \
 	"$(path_of <<<"$OUT")" "r10 r11 r12 r13 r14 | unknown  | agents $N"
-check "named by their own /api/v1/status" grep -q "\"$(printf 'r%02d' "$N")\"" <<<"$OUT"
+eq "named by their own /api/v1/status (rNN), not by Prometheus's instance labels (prom-rNN)" \
+	"$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["agents"])))' <<<"$OUT")" \
+	"$(for i in $(seq "$N"); do printf 'r%02d ' "$i"; done | sed 's/ $//')"
 OUT=$(fleet trace --agents-from-prometheus "$PROMURL" --cacert "$TMP/ca.crt" --user prom --hex "$SENT" 2>&1)
 check "no topology: the order inferred, and said so" grep -q "^order inferred from the times" <<<"$OUT"
 check "no topology: the 5 that saw it on its path" \
@@ -174,19 +183,57 @@ eq "--agents-file: each names itself" "$(fleet -j trace --agents-file "$TMP/agen
 	"['r10', 'r11', 'r12']"
 
 # ---- three agents stop answering (SIGSTOP: connections open, no answer) ----
+# Unanswered, an agent keeps the name of Prometheus's list (prom-rNN): the
+# topology names the three so
 for i in 12 $S2 $S3; do kill -STOP "${PIDS[$((i - 1))]}"; done
+STOPPED=$(printf "prom-%s\n" r12 $R2 $R3 | sort | tr "\n" " " | sed "s/ $//")
+sed -E "s/\\b(r12|$R2|$R3)\\b/prom-\\1/g" "$TMP/chain" > "$TMP/chain3"
+downs() {
+	[ "$(in_ns "$HUB" curl -s -m 2 'http://127.0.0.1:9090/api/v1/targets?state=active' |
+		python3 -c 'import json,sys; print(sorted(t["labels"]["instance"]
+			for t in json.load(sys.stdin)["data"]["activeTargets"] if t["health"] == "down" and t["labels"]["job"] == "bloomtap"))')" = \
+		"$(python3 -c 'import sys; print(sorted(sys.argv[1].split()))' "$STOPPED")" ]
+}
+wait_for "Prometheus finds the 3 stopped down" 120 downs
 T4=$(date +%s%N)
-OUT=$(tr_prom --topology "$TMP/chain" --from r14 --agent-timeout 3000 --timeout 8000 --hex "$SENT" 2>"$TMP/err"); RC=$?
+OUT=$(tr_prom --topology "$TMP/chain3" --from r14 --agent-timeout 3000 --timeout 8000 --hex "$SENT" 2>"$TMP/err"); RC=$?
 echo "  measured: 3 of $N stopped, --agent-timeout 3000: answered in $(( ($(date +%s%N) - T4) / 1000000 )) ms"
-eq "3 stopped: the walk goes through r12 as unknown, the answer names the 3 (exit $RC)" \
-	"$(path_of <<<"$OUT")" "r10 r11 r12 r13 r14 | unknown $(printf "%s\n" r12 $R2 $R3 | sort | tr "\n" " " | sed "s/ $//") | agents $N"
+eq "3 stopped: the walk goes through prom-r12 as unknown, the answer names the 3 (exit $RC)" \
+	"$(path_of <<<"$OUT")" "r10 r11 prom-r12 r13 r14 | unknown $STOPPED | agents $N"
 eq "... a partial answer" "$(json_get '["partial"]' <<<"$OUT")" True
+eq "... each of the 3 with Prometheus's view of it: down" "$(python3 -c '
+import json, sys; a = json.load(sys.stdin)["agents"]
+print(" ".join(a[n].get("prometheus_health", "-") for n in sys.argv[1].split()), a["r10"].get("prometheus_health"))' "$STOPPED" <<<"$OUT")" \
+	"down down down up"
 OUT=$(fleet trace --agents-from-prometheus "$PROMURL" --cacert "$TMP/ca.crt" --user prom \
-	--topology "$TMP/chain" --from r14 --agent-timeout 3000 --timeout 8000 --hex "$SENT" 2>&1)
-check "... said in text" grep -q "^partial answer: 3 of $N agents did not answer: $(printf "%s\n" r12 $R2 $R3 | sort | tr "\n" " " | sed "s/ $//")$" <<<"$OUT"
-check "... r12 walked through: r10 -> r11 -> r12? -> r13 -> r14" \
-	grep -q "path (source side first): r10 -> r11 -> r12? -> r13 -> r14$" <<<"$OUT"
+	--topology "$TMP/chain3" --from r14 --agent-timeout 3000 --timeout 8000 --hex "$SENT" 2>&1)
+check "... said in text" grep -q "^partial answer: 3 of $N agents did not answer: $STOPPED$" <<<"$OUT"
+check "... and that Prometheus finds them down too" \
+	grep -q "^prom-r12 .*no answer: unknown (Prometheus finds it down too)$" <<<"$OUT"
+check "... prom-r12 walked through: r10 -> r11 -> prom-r12? -> r13 -> r14" \
+	grep -q "path (source side first): r10 -> r11 -> prom-r12? -> r13 -> r14$" <<<"$OUT"
 for i in 12 $S2 $S3; do kill -CONT "${PIDS[$((i - 1))]}"; done
+
+# ---- more than 5 down: 7 agents whose port refuses (nothing listens on 1) ----
+REFUSED=$(for i in 1 2 3 4 5 6 7; do printf ',d%d=198.18.1.%d:1' "$i" "$i"; done)
+OUT=$(fleet trace --agents "r10=198.18.1.10:9477$REFUSED" --cacert "$TMP/ca.crt" --user prom \
+	--hex "$SENT" 2>"$TMP/err")
+eq "7 of 8 down: the first 5 named on stderr" "$(grep -c '^bloomtap: warning: agent d[1-5]: ' "$TMP/err")" 5
+check "... the other 2 counted there" grep -q "and 2 more agents did not answer" "$TMP/err"
+check "... the answer names all 7" \
+	grep -q "^partial answer: 7 of 8 agents did not answer: d1 d2 d3 d4 d5 d6 d7$" <<<"$OUT"
+
+# ---- a name with several addresses (a headless Service): --agents-from-dns ----
+# /etc/hosts with the name on three lines (glibc gives every address),
+# bind-mounted in a mount namespace of this command alone
+{ grep -v fleet-dns /etc/hosts; for i in 10 11 12; do echo "198.18.1.$i fleet-dns-$ID"; done; } > "$TMP/hosts"
+OUT=$(unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$TMP/hosts" \
+	nsenter --net=/var/run/netns/"$HUB" "$BLOOMTAP" -j trace --agents-from-dns "fleet-dns-$ID:9477" \
+	--cacert "$TMP/ca.crt" --user prom --hex "$SENT" 2>"$TMP/err")
+eq "--agents-from-dns: the name's 3 addresses asked, each named by itself" \
+	"$(python3 -c 'import json,sys; a = json.load(sys.stdin)["agents"]; print(sorted((n, v["address"], v["packets_seen"]) for n, v in a.items()))' <<<"$OUT")" \
+	"[('r10', '198.18.1.10:9477', 1), ('r11', '198.18.1.11:9477', 1), ('r12', '198.18.1.12:9477', 1)]"
+check "... and the host's own /etc/hosts untouched" bash -c "! grep -q fleet-dns-$ID /etc/hosts"
 
 # ---- one certificate for one name, the agents by address ----
 eq "--tls-server-name: the certificate checked for the name" "$(fleet -j trace \
@@ -195,6 +242,39 @@ eq "--tls-server-name: the certificate checked for the name" "$(fleet -j trace \
 expect_fail "--tls-server-name: another name refused" "not one --cacert vouches for" \
 	fleet trace --agents r10=198.18.1.10:9477 --cacert "$TMP/ca.crt" --tls-server-name other \
 	--user prom --hex "$SENT"
+
+# ---- --cert/--key (mTLS): the agent's web config cannot require a client
+# certificate (client_auth_type is refused), so a stand-in does: Python's
+# ssl, CERT_REQUIRED against the test's CA, answering one packet seen ----
+in_ns "$HUB" python3 -c '
+import http.server, ssl, sys
+B = b"[{\"packet\": 1, \"seen\": true, \"windows\": []}]"
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        # a length: Python closes without TLS close_notify, which curl
+        # takes as a cut answer when the end of the connection ends it
+        self.send_response(200); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(B))); self.end_headers()
+        self.wfile.write(B)
+    def log_message(self, *a): pass
+    def log_error(self, *a): pass
+class S(http.server.ThreadingHTTPServer):
+    def handle_error(self, *a): pass	# a handshake without a client certificate
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+ctx.load_verify_locations(sys.argv[3])
+ctx.verify_mode = ssl.CERT_REQUIRED
+srv = S(("198.18.0.1", 9478), H)
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()' "$TMP/server.crt" "$TMP/server.key" "$TMP/ca.crt" &
+PIDS+=($!)
+wait_for "the stand-in that requires a client certificate listens" 60 listening "$HUB" t 9478
+eq "--cert/--key: a client certificate where one is required" "$(fleet -j trace \
+	--agents m=198.18.0.1:9478 --cacert "$TMP/ca.crt" --cert "$TMP/client.crt" --key "$TMP/client.key" \
+	--hex "$SENT" 2>/dev/null | json_get '["agents"]["m"]["packets_seen"]')" 1
+expect_fail "... and without one: no answer" "no agent answered" \
+	fleet trace --agents m=198.18.0.1:9478 --cacert "$TMP/ca.crt" --hex "$SENT"
 
 # ---- one clear error each ----
 expect_fail "wrong credentials: one clear error" "refused the credentials" \
@@ -211,6 +291,15 @@ printf 'default login prom password %s\n' "$PASSWORD" > "$TMP/netrc"
 eq "--netrc: the password from the file" "$(env -u BLOOMTAP_PASSWORD nsenter --net=/var/run/netns/"$HUB" \
 	"$BLOOMTAP" -j trace --agents r10=198.18.1.10:9477 --cacert "$TMP/ca.crt" --netrc "$TMP/netrc" \
 	--hex "$SENT" 2>/dev/null | json_get '["agents"]["r10"]["packets_seen"]')" 1
+printf 'machine 198.18.1.10 login other password x\nmachine 198.18.1.10 login prom password %s\n' \
+	"$PASSWORD" > "$TMP/netrc2"
+eq "--user with --netrc: that login's password from the file" "$(env -u BLOOMTAP_PASSWORD \
+	nsenter --net=/var/run/netns/"$HUB" "$BLOOMTAP" -j trace --agents r10=198.18.1.10:9477 \
+	--cacert "$TMP/ca.crt" --user prom --netrc "$TMP/netrc2" --hex "$SENT" 2>/dev/null |
+	json_get '["agents"]["r10"]["packets_seen"]')" 1
+expect_fail "plain http to an agent that speaks HTTPS: the error says --cacert" \
+	"an agent with a web config speaks HTTPS; give --cacert" \
+	fleet trace --agents r10=198.18.1.10:9477 --hex "$SENT"
 
 cleanup
 trap - EXIT

@@ -84,6 +84,102 @@ expect_fail "a line without ':' named" "bad2:2: expected 'NAME: NEIGHBOUR ...'" 
 expect_fail "an agent named twice" "'v' twice" \
 	in_ns "$NS" "$BLOOMTAP" trace --agents "v=127.0.0.1:9601,v=127.0.0.1:9602" --topology "$TMP/topo" --hex "$HEX"
 
+# ---- credentials never in clear text ----
+# heard PORT|SOCKET FILE: answers every request as one packet seen, and
+# keeps each request's head in FILE (what a listener on the way would read)
+heard() {
+	nsenter --net=/var/run/netns/"$NS" python3 -c '
+import http.server, socketserver, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        with open(sys.argv[2], "a") as f: f.write(self.requestline + "\n" + str(self.headers))
+        self.send_response(200); self.send_header("Content-Type", "application/json"); self.end_headers()
+        self.wfile.write(b"[{\"packet\": 1, \"seen\": true, \"windows\": []}]")
+    do_GET = do_POST
+    def address_string(self): return "client"
+    def log_message(self, *a): pass
+class U(socketserver.UnixStreamServer):
+    def get_request(self): c, _ = self.socket.accept(); return c, ("local", 0)
+if sys.argv[1].startswith("/"): U(sys.argv[1], H).serve_forever()
+else: http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$@" &
+	PIDS+=($!)
+}
+heard 9610 "$TMP/heard-tcp"
+heard "$TMP/agent.sock" "$TMP/heard-unix"
+wait_for "the listener on 9610 listens" 30 listening "$NS" t 9610
+wait_for "the unix socket's agent listens" 30 test -S "$TMP/agent.sock"
+export BLOOMTAP_PASSWORD=secret$ID
+expect_fail "--user, every agent plain http: refused at the start" \
+	"go only over HTTPS or a unix socket, and every agent is plain http" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents x=127.0.0.1:9610,y=http://127.0.0.1:9610 --user u --hex "$HEX"
+OUT=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents u="$TMP/agent.sock",x=127.0.0.1:9610 --user u \
+	--hex "$HEX" 2>"$TMP/err"); RC=$?
+eq "--user, one agent on a unix socket, one plain http: the socket's asked (exit $RC)" \
+	"$(json_get '["agents"]["u"]["packets_seen"]' <<<"$OUT")" 1
+check "... the plain http one not asked, named" grep -q "agent x: 127.0.0.1:9610: not asked: it is plain http" "$TMP/err"
+check "... the unix socket's agent had the credentials" grep -qi "^authorization: basic" "$TMP/heard-unix"
+check "... the plain http listener heard no credentials at all" \
+	bash -c '! grep -qi "^authorization" "$0" 2>/dev/null' "$TMP/heard-tcp"
+OUT=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents x=127.0.0.1:9610 --hex "$HEX" 2>/dev/null)
+eq "no credentials: plain http asked" "$(json_get '["agents"]["x"]["packets_seen"]' <<<"$OUT")" 1
+unset BLOOMTAP_PASSWORD
+
+# ---- an agent that answers at the deadline it was sent ----
+nsenter --net=/var/run/netns/"$NS" python3 -c '
+import http.server, sys, time, urllib.parse
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        dl = int(urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)["deadline_ms"][0])
+        open(sys.argv[1], "w").write(str(dl))
+        time.sleep(dl / 1000)
+        self.send_response(200); self.send_header("Content-Type", "application/json"); self.end_headers()
+        self.wfile.write(b"[{\"packet\": 1, \"seen\": true, \"windows\": []}]")
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", 9611), H).serve_forever()' "$TMP/deadline" &
+PIDS+=($!)
+wait_for "the agent that takes its deadline listens" 30 listening "$NS" t 9611
+OUT=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents late=127.0.0.1:9611 --agent-timeout 4000 \
+	--timeout 20000 --hex "$HEX" 2>"$TMP/err"); RC=$?
+eq "an agent that answers at its deadline: not cut off (exit $RC)" \
+	"$(json_get '["agents"]["late"]["packets_seen"]' <<<"$OUT")" 1
+eq "... its deadline_ms: --agent-timeout less a quarter, at most 1 s" "$(cat "$TMP/deadline")" 3000
+
+# ---- answers taken as they come: memory bounded by --parallel ----
+# 30 agents (one responder), each answer 4 MiB: 120 MiB if all were held
+nsenter --net=/var/run/netns/"$NS" python3 -c '
+import http.server
+body = b"[{\"packet\": 1, \"seen\": false}" + b" " * (4 << 20) + b"]"
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", 9612), H).serve_forever()' &
+PIDS+=($!)
+wait_for "the responder of 4 MiB answers listens" 30 listening "$NS" t 9612
+BIG=$(for i in $(seq 30); do printf 'b%d=127.0.0.1:9612,' "$i"; done)
+in_ns "$NS" /usr/bin/time -f %M -o "$TMP/rss" "$BLOOMTAP" -j trace --agents "${BIG%,}" --parallel 2 \
+	--timeout 120000 --agent-timeout 60000 --hex "$HEX" > "$TMP/big.json" 2>"$TMP/err"
+RSS=$(tail -n 1 "$TMP/rss")	# after "Command exited with non-zero status 1": none saw it
+eq "30 answers of 4 MiB, --parallel 2: each parsed" "$(json_get '["partial"]' < "$TMP/big.json")" False
+echo "        measured: the client's peak RSS $RSS KiB for 30 answers of 4 MiB, 2 at once"
+# (under ASan freed memory waits in its quarantine: the plain build's run
+# is the measure)
+if [ -z "$ASAN_OPTIONS" ]; then
+	check "... peak RSS under 60 MiB (2 bodies of 4 MiB at once, not 30)" test "$RSS" -lt 61440
+fi
+
+# ---- more than 5 agents down: 5 named on stderr, the rest counted ----
+DOWN=$(for i in $(seq 7); do printf ',d%d=127.0.0.1:%d' "$i" $((9620 + i)); done)
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "v=127.0.0.1:9601$DOWN" --hex "$HEX" 2>"$TMP/err")
+eq "7 of 8 down: 5 named on stderr" "$(grep -c '^bloomtap: warning: agent d[1-5]: ' "$TMP/err")" 5
+check "... and the other 2 counted" grep -q "and 2 more agents did not answer" "$TMP/err"
+check "... the answer names all 7" grep -q "^partial answer: 7 of 8 agents did not answer: d1 d2 d3 d4 d5 d6 d7$" <<<"$OUT"
+
 cleanup
 trap - EXIT
 summary

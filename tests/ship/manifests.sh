@@ -39,6 +39,7 @@ scrape = yaml.safe_load(open(sys.argv[2]))
 version = sys.argv[3]
 ds = next(d for d in docs if d["kind"] == "DaemonSet")
 cm = next(d for d in docs if d["kind"] == "ConfigMap")
+svc = next(d for d in docs if d["kind"] == "Service")
 # "name = value" lines, and flags alone on theirs ("listen-metrics-only")
 conf = dict((l.split("=", 1) + [""])[:2] for l in cm["data"]["bloomtap.conf"].splitlines()
             if l.strip() and not l.strip().startswith("#"))
@@ -99,6 +100,14 @@ relabel = scrape["scrape_configs"][0]["relabel_configs"]
 keys = {s for r in relabel for s in r.get("source_labels", [])}
 for a in ("scrape", "port", "path"):
     need(f"__meta_kubernetes_pod_annotation_prometheus_io_{a}" in keys, f"the scrape config reads prometheus.io/{a}")
+# the headless Service trace --agents-from-dns reads: every pod's address
+need(svc["spec"].get("clusterIP") == "None", "the Service is headless (clusterIP: None): its name gives every pod")
+need(svc["spec"].get("selector") == ds["spec"]["selector"]["matchLabels"], "the Service selects the DaemonSet's pods")
+need(svc["metadata"]["namespace"] == ds["metadata"]["namespace"], "the Service in the DaemonSet's namespace")
+need([p["port"] for p in svc["spec"]["ports"]] == [int(conf["listen"].rsplit(":", 1)[1])],
+     "the Service's port is the ConfigMap's listen port")
+need(svc["spec"].get("publishNotReadyAddresses") is True,
+     "the Service lists pods not ready too: trace names them down, rather than never asking")
 for e in errors:
     print("inconsistent:", e)
 sys.exit(1 if errors else 0)
@@ -149,6 +158,12 @@ expect_fail "the web config's Secret optional (pods would start open): refused" 
 broken plainprobe 's/, scheme: HTTPS//'
 expect_fail "probes in plain HTTP to the TLS port: refused" "HTTPS" \
 	consistent "$TMP/plainprobe.yaml" "$D/prometheus-kubernetes.yml"
+broken clusterip '/^  clusterIP: None$/d'
+expect_fail "the Service with a cluster IP (one address, not each pod's): refused" "headless" \
+	consistent "$TMP/clusterip.yaml" "$D/prometheus-kubernetes.yml"
+broken svcselector 's/^  selector: { app.kubernetes.io\/name: bloomtap }$/  selector: { app: bloomtap }/'
+expect_fail "the Service selecting other pods: refused" "selects the DaemonSet's pods" \
+	consistent "$TMP/svcselector.yaml" "$D/prometheus-kubernetes.yml"
 sed '/^    scheme: https$/d' "$D/prometheus-kubernetes.yml" > "$TMP/plainscrape.yml"
 expect_fail "a scrape config in plain HTTP: refused" "the scrape config: https" \
 	consistent "$D/daemonset.yaml" "$TMP/plainscrape.yml"

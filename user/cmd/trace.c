@@ -88,13 +88,15 @@ static const struct bt_opt trace_opts[] = {
 	  "a client certificate for the agents (mTLS; PEM)" },
 	{ "key", 0, BT_OPT_STRING, &tcfg.key, "FILE", "its key (PEM)" },
 	{ "user", 0, BT_OPT_STRING, &tcfg.user, "NAME",
-	  "basic auth as NAME; the password from BLOOMTAP_PASSWORD or --netrc, never argv" },
+	  "basic auth as NAME; the password from BLOOMTAP_PASSWORD or --netrc, never argv; "
+	  "sent over HTTPS or a unix socket only (a plain http agent is not asked)" },
 	{ "netrc", 0, BT_OPT_STRING, &tcfg.netrc, "FILE",
 	  "credentials in netrc form ('machine HOST login NAME password PW', or 'default')" },
 	{ "timeout", 0, BT_OPT_U64, &tcfg.timeout_ms, "MS",
 	  "the whole fan-out's deadline (default 10000)", .min = 1, .max = 3600000 },
 	{ "agent-timeout", 0, BT_OPT_U64, &tcfg.agent_timeout_ms, "MS",
-	  "each agent's deadline, sent to it as deadline_ms (default 5000)", .min = 1,
+	  "each agent's deadline (default 5000); the request carries it as deadline_ms, "
+	  "less a quarter (at most 1000) for the way back", .min = 1,
 	  .max = 3600000 },
 	{ "parallel", 0, BT_OPT_U64, &tcfg.parallel, "N",
 	  "agents asked at once (default 64)", .min = 1, .max = 4096 },

@@ -27,6 +27,7 @@
 #include "base/timeparse.h"
 
 #define RESP_MAX (8 << 20)
+#define WARN_MAX 5	/* agents that did not answer named on stderr */
 #define SAW_SEEN 1	/* the agent saw the packet */
 #define SAW_LEFT 2	/* ... leave: sent from its host (a window of direction egress) */
 
@@ -34,6 +35,9 @@ struct agent_ref {
 	char name[64], addr[300];
 	char *url;		/* scheme://host:port, or http://localhost on a unix socket */
 	bool named;		/* the name was given, not asked of /api/v1/status */
+	bool self_named;	/* the name is the one its /api/v1/status gave */
+	char health[16];	/* Prometheus's up state of it ("up", "down"), or "" */
+	char last_error[120];	/* and Prometheus's last scrape error */
 	bool answered;
 	int seen;		/* IP packets it saw */
 	int ndropped;		/* and dropped */
@@ -567,7 +571,8 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 			       a[i].seen, np, a[i].ndropped ? " (dropped " : "", a[i].ndropped,
 			       a[i].ndropped ? ")" : "");
 		else
-			printf("%-12s %-24s no answer: unknown\n", a[i].name, a[i].addr);
+			printf("%-12s %-24s no answer: unknown%s\n", a[i].name, a[i].addr,
+			       !strcmp(a[i].health, "down") ? " (Prometheus finds it down too)" : "");
 	}
 	if (down) {
 		printf("partial answer: %d of %d agents did not answer:", down, n);
@@ -617,6 +622,13 @@ static void print_json(const struct agent_ref *a, int n, const struct bt_topo *t
 		json_object_object_add(o, "packets_dropped", json_object_new_int(a[i].ndropped));
 		if (a[i].error[0])
 			json_object_object_add(o, "error", json_object_new_string(a[i].error));
+		/* Prometheus's view of it, when Prometheus listed it */
+		if (a[i].health[0])
+			json_object_object_add(o, "prometheus_health",
+					       json_object_new_string(a[i].health));
+		if (a[i].last_error[0])
+			json_object_object_add(o, "prometheus_error",
+					       json_object_new_string(a[i].last_error));
 		json_object_object_add(ag, a[i].name, o);
 		if (!a[i].answered)
 			json_object_array_add(down, json_object_new_string(a[i].name));
@@ -791,8 +803,22 @@ static size_t body_write(char *data, size_t size, size_t nmemb, void *cls)
 	return n;
 }
 
+/* An agent asked in clear text: over TCP, not HTTPS. Credentials go to
+ * none of them (basic auth's password is in every request, readable on
+ * the way); a unix socket stays on the host. */
+static bool clear_text(const struct agent_ref *a)
+{
+	return a->addr[0] != '/' && strncmp(a->url, "https://", 8);
+}
+
+static bool creds(const struct bt_fleet_opts *o)
+{
+	return o->user || o->netrc;
+}
+
 /* TLS and credentials, for every request to an agent. The password is
- * never in argv: BLOOMTAP_PASSWORD, or the --netrc file. */
+ * never in argv: BLOOMTAP_PASSWORD, or the --netrc file; and never sent
+ * in clear text. */
 static void agent_opts(CURL *h, const struct bt_fleet_opts *o, const struct agent_ref *a)
 {
 	const char *pw = getenv("BLOOMTAP_PASSWORD");
@@ -806,26 +832,38 @@ static void agent_opts(CURL *h, const struct bt_fleet_opts *o, const struct agen
 		 * would read again for each connection */
 		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
 	}
-	if (!a)
-		return;		/* Prometheus: its CA alone */
+	if (!a || clear_text(a))
+		return;		/* Prometheus: its CA alone; clear text: no credentials */
 	if (o->cert)
 		curl_easy_setopt(h, CURLOPT_SSLCERT, o->cert);
 	if (o->key)
 		curl_easy_setopt(h, CURLOPT_SSLKEY, o->key);
-	if (o->user) {
-		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(h, CURLOPT_USERNAME, o->user);
-		if (o->netrc) {
-			curl_easy_setopt(h, CURLOPT_NETRC, (long)CURL_NETRC_REQUIRED);
-			curl_easy_setopt(h, CURLOPT_NETRC_FILE, o->netrc);
-		} else if (pw) {
-			curl_easy_setopt(h, CURLOPT_PASSWORD, pw);
-		}
-	} else if (o->netrc) {
+	/* --netrc: the file's login and password for the URL's host; curl
+	 * reads the file only when CURLOPT_USERNAME is unset, so --user
+	 * goes in the URL (url_user), and the password for that login */
+	if (o->netrc) {
 		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(h, CURLOPT_NETRC, (long)CURL_NETRC_REQUIRED);
 		curl_easy_setopt(h, CURLOPT_NETRC_FILE, o->netrc);
+	} else if (o->user) {
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(h, CURLOPT_USERNAME, o->user);
+		if (pw)
+			curl_easy_setopt(h, CURLOPT_PASSWORD, pw);
 	}
+}
+
+/* --user with --netrc: the login in the URL (scheme://USER@HOST...),
+ * escaped, for curl to find its password in the file */
+static void url_user(char *url, size_t len, const char *user)
+{
+	char *esc = curl_easy_escape(NULL, user, 0), *hp = strstr(url, "://"), rest[700];
+
+	if (esc && hp) {
+		snprintf(rest, sizeof(rest), "%s", hp + 3);
+		snprintf(hp + 3, len - (hp + 3 - url), "%s@%s", esc, rest);
+	}
+	curl_free(esc);
 }
 
 static double now_s(void)
@@ -866,8 +904,20 @@ static void tls_name(struct xfer *x, const char *name, char *dst, size_t len)
 	x->connect_to = curl_slist_append(NULL, rule);
 }
 
+/* The deadline_ms a trace request carries, for a client that waits ms
+ * for its answer: less the time the answer takes to come back (a TLS
+ * handshake, the request and the answer on the wire, which may start
+ * before the agent reads the request), so that an agent that answers at
+ * its deadline is not cut off: a quarter of ms, at most DEADLINE_MARGIN_MS */
+#define DEADLINE_MARGIN_MS 1000
+static long agent_deadline_ms(long ms)
+{
+	return ms - (ms / 4 < DEADLINE_MARGIN_MS ? ms / 4 : DEADLINE_MARGIN_MS);
+}
+
 /* Starts x: the agent's own deadline, cut to what is left of the total
- * (the trace request carries it: the agent need not work past it) */
+ * (the trace request carries it, less a margin: the agent need not work
+ * past it) */
 static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, const char *path,
 		      const void *body, size_t len, struct curl_slist *hdrs, double end)
 {
@@ -885,7 +935,10 @@ static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, c
 	if (x->status)
 		snprintf(x->url, sizeof(x->url), "%s/api/v1/status", base);
 	else
-		snprintf(x->url, sizeof(x->url), "%s/api/v1/trace?deadline_ms=%ld%s", base, ms, path);
+		snprintf(x->url, sizeof(x->url), "%s/api/v1/trace?deadline_ms=%ld%s", base,
+			 agent_deadline_ms(ms), path);
+	if (o->user && o->netrc && !clear_text(x->a))
+		url_user(x->url, sizeof(x->url), o->user);
 	agent_opts(x->h, o, x->a);
 	if (x->connect_to)
 		curl_easy_setopt(x->h, CURLOPT_CONNECT_TO, x->connect_to);
@@ -904,9 +957,12 @@ static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, c
 	return 0;
 }
 
-/* Every request, at most o->parallel at once, all by end (CLOCK_MONOTONIC s) */
+static void xfer_done(struct xfer *x, int *np, bool inferred);
+
+/* Every request, at most o->parallel at once, all by end (CLOCK_MONOTONIC
+ * s); each taken as it completes (xfer_done), into *np packets */
 static void run_all(struct xfer *x, int nx, const struct bt_fleet_opts *o, const char *path,
-		    const void *body, size_t len, double end)
+		    const void *body, size_t len, double end, int *np)
 {
 	struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/octet-stream");
 	CURLM *m = curl_multi_init();
@@ -919,12 +975,18 @@ static void run_all(struct xfer *x, int nx, const struct bt_fleet_opts *o, const
 		for (int k = 0; k < nx; k++) {
 			x[k].rc = CURLE_OUT_OF_MEMORY;
 			snprintf(x[k].err, sizeof(x[k].err), "out of memory");
+			xfer_done(&x[k], np, !o->topology);
 		}
 		next = nx;
 	}
 	while (next < nx || active) {
-		while (active < o->parallel && next < nx)
-			active += !xfer_start(m, &x[next++], o, path, body, len, hdrs, end);
+		while (active < o->parallel && next < nx) {
+			if (!xfer_start(m, &x[next], o, path, body, len, hdrs, end))
+				active++;
+			else
+				xfer_done(&x[next], np, !o->topology);
+			next++;
+		}
 		curl_multi_perform(m, &running);
 		while ((msg = curl_multi_info_read(m, &running))) {
 			struct xfer *d;
@@ -938,6 +1000,7 @@ static void run_all(struct xfer *x, int nx, const struct bt_fleet_opts *o, const
 			curl_easy_cleanup(d->h);
 			d->h = NULL;
 			active--;
+			xfer_done(d, np, !o->topology);
 		}
 		if (active)
 			curl_multi_poll(m, NULL, 0, 100, NULL);
@@ -955,6 +1018,9 @@ static void xfer_error(struct agent_ref *a, const struct xfer *x)
 		set_error(a, "its certificate is not one --cacert vouches for (%s)", why);
 	else if (x->rc == CURLE_OPERATION_TIMEDOUT)
 		set_error(a, "no answer in time (%s)", why);
+	else if (x->rc == CURLE_GOT_NOTHING && clear_text(a))
+		set_error(a, "no answer over plain http (%s): an agent with a web config speaks "
+			  "HTTPS; give --cacert", why);
 	else if (x->rc)
 		set_error(a, "%s", why);
 	else if (x->code == 401)
@@ -965,10 +1031,9 @@ static void xfer_error(struct agent_ref *a, const struct xfer *x)
 }
 
 /* The name an agent gives itself in /api/v1/status: its host, else its
- * instance; a name taken already gets its address after it */
-static void take_status(struct fleet *f, int i, const struct xfer *x)
+ * instance */
+static void take_status(struct agent_ref *a, const struct xfer *x)
 {
-	struct agent_ref *a = &f->a[i];
 	struct json_object *o, *v;
 	const char *name = NULL;
 
@@ -977,19 +1042,45 @@ static void take_status(struct fleet *f, int i, const struct xfer *x)
 	if ((json_object_object_get_ex(o, "host", &v) && (name = json_object_get_string(v)) &&
 	     *name) ||
 	    (json_object_object_get_ex(o, "instance", &v) && (name = json_object_get_string(v)) &&
-	     *name))
+	     *name)) {
 		snprintf(a->name, sizeof(a->name), "%s", name);
+		a->self_named = true;
+	}
 	json_object_put(o);
-	/* the names before it, and those given on the command line */
-	for (int k = 0; k < f->n; k++)
-		if (k != i && (k < i || f->a[k].named) && !strcmp(f->a[k].name, a->name)) {
-			char both[sizeof(a->name) + sizeof(a->addr) + 1];
+}
 
-			snprintf(both, sizeof(both), "%s@%s", a->name, a->addr);
-			both[sizeof(a->name) - 1] = 0;
-			memcpy(a->name, both, sizeof(a->name));
-			break;
-		}
+/* A name an agent gave itself that another holds (one listed before it,
+ * or one given on the command line) gets its address after it */
+static void unique_names(struct fleet *f)
+{
+	for (int i = 0; i < f->n; i++) {
+		struct agent_ref *a = &f->a[i];
+
+		for (int k = 0; a->self_named && k < f->n; k++)
+			if (k != i && (k < i || f->a[k].named) && !strcmp(f->a[k].name, a->name)) {
+				char both[sizeof(a->name) + sizeof(a->addr) + 1];
+
+				snprintf(both, sizeof(both), "%s@%s", a->name, a->addr);
+				both[sizeof(a->name) - 1] = 0;
+				memcpy(a->name, both, sizeof(a->name));
+				break;
+			}
+	}
+}
+
+/* A request's answer, taken as it completes and its body freed: the
+ * bodies held at once are those of the requests under way, at most
+ * o->parallel of RESP_MAX each, however many agents are asked */
+static void xfer_done(struct xfer *x, int *np, bool inferred)
+{
+	if (x->status)
+		take_status(x->a, x);
+	else if (x->rc || x->code != 200)
+		xfer_error(x->a, x);
+	else
+		take_answer(x->a, x->b.buf ? x->b.buf : "", x->code, np, inferred);
+	free(x->b.buf);
+	x->b = (struct body){ 0 };
 }
 
 /* GET url into *b with the CA of --cacert; 0 or a message */
@@ -1022,7 +1113,9 @@ static int get_one(const char *url, const struct bt_fleet_opts *o, double end, s
 /* --agents-from-prometheus URL[?job=NAME]: the active targets of
  * Prometheus's /api/v1/targets (of that job), each by its scrape URL's
  * scheme, host and port; named by its instance label until it names
- * itself. A target Prometheus finds down is asked all the same. */
+ * itself. A target Prometheus finds down is asked all the same (its
+ * state is a scrape old, and Prometheus's own credentials may be what
+ * fails); its health and last error are kept for the answer. */
 static int from_prometheus(struct fleet *f, const struct bt_fleet_opts *o, double end)
 {
 	char url[600], err[300], *q, job[128] = "";
@@ -1065,8 +1158,14 @@ static int from_prometheus(struct fleet *f, const struct bt_fleet_opts *o, doubl
 			su = json_object_get_string(v);
 		if (l && json_object_object_get_ex(l, "instance", &v))
 			inst = json_object_get_string(v);
-		if (su && *su)
-			ret = fleet_add(f, su, inst, "--agents-from-prometheus");
+		if (!su || !*su || (ret = fleet_add(f, su, inst, "--agents-from-prometheus")))
+			continue;
+		if (json_object_object_get_ex(t, "health", &v))
+			snprintf(f->a[f->n - 1].health, sizeof(f->a->health), "%s",
+				 json_object_get_string(v));
+		if (json_object_object_get_ex(t, "lastError", &v))
+			snprintf(f->a[f->n - 1].last_error, sizeof(f->a->last_error), "%s",
+				 json_object_get_string(v));
 	}
 	if (!ret && f->n == before) {
 		bt_err("--agents-from-prometheus %s: no active target%s%s", o->prometheus,
@@ -1159,7 +1258,7 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	struct bt_topo topo = { 0 };
 	struct xfer *x = NULL;
 	char path[256], **names = NULL;
-	int start = 0, np = -1, nx = 0, ret = BT_EXIT_USAGE, down = 0, err = 0;
+	int start = 0, np = -1, nx = 0, ret = BT_EXIT_USAGE, down = 0, err = 0, clear = 0, told = 0;
 
 	if (o->user && !o->netrc && !getenv("BLOOMTAP_PASSWORD")) {
 		bt_err("trace: --user needs its password in BLOOMTAP_PASSWORD or a --netrc FILE");
@@ -1192,26 +1291,30 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 		bt_err("trace: out of memory");
 		goto out;
 	}
+	/* credentials go over HTTPS or a unix socket, never in clear text */
+	for (int i = 0; creds(o) && i < f.n; i++)
+		clear += clear_text(&f.a[i]);
+	if (clear && clear == f.n) {
+		bt_err("trace: --user and --netrc go only over HTTPS or a unix socket, and every "
+		       "agent is plain http (%s%s): give --cacert (a bare ADDR:PORT is then asked "
+		       "over HTTPS) or https:// addresses", f.a[0].url, f.n > 1 ? ", ..." : "");
+		goto out;
+	}
 	/* the status requests of the agents to be named, and every trace:
 	 * one round, in parallel */
 	for (int i = 0; i < f.n; i++)
-		if (!f.a[i].named)
+		if (clear && clear_text(&f.a[i]))
+			set_error(&f.a[i], "not asked: it is plain http, and --user and --netrc go "
+				  "only over HTTPS or a unix socket");
+		else if (!f.a[i].named)
 			x[nx++] = (struct xfer){ .a = &f.a[i], .status = true };
 	for (int i = 0; i < f.n; i++)
-		x[nx++] = (struct xfer){ .a = &f.a[i] };
-	run_all(x, nx, o, path, body, len, end);
-	for (int k = 0; k < nx; k++)
-		if (x[k].status)
-			take_status(&f, x[k].a - f.a, &x[k]);
-	for (int k = 0; k < nx; k++) {
-		if (x[k].status)
-			continue;
-		if (x[k].rc || x[k].code != 200)
-			xfer_error(x[k].a, &x[k]);
-		else
-			take_answer(x[k].a, x[k].b.buf ? x[k].b.buf : "", x[k].code, &np, !o->topology);
-		down += !!x[k].a->error[0];
-	}
+		if (!clear || !clear_text(&f.a[i]))
+			x[nx++] = (struct xfer){ .a = &f.a[i] };
+	run_all(x, nx, o, path, body, len, end, &np);
+	unique_names(&f);
+	for (int i = 0; i < f.n; i++)
+		down += !!f.a[i].error[0];
 	/* agents found, in whatever order their source gave: by name */
 	if ((o->agents_file || o->dns || o->prometheus) && f.n > 1)
 		qsort(f.a, f.n, sizeof(*f.a), by_name);
@@ -1223,11 +1326,16 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 		bt_err("--from %s is not one of the agents", o->from);
 		goto out;
 	}
-	/* a few are named on stderr; the answer names them all */
-	for (int i = 0; i < f.n && down <= 5; i++)
-		if (f.a[i].error[0])
+	/* the first few are named on stderr; the answer names them all */
+	for (int i = 0; i < f.n && told < WARN_MAX; i++)
+		if (f.a[i].error[0]) {
 			bt_warn("agent %s%s%s; walked through as unknown", same_addr(&f.a[i]),
 				*same_addr(&f.a[i]) ? ": " : "", f.a[i].error);
+			told++;
+		}
+	if (down > told)
+		bt_warn("and %d more agent%s did not answer; walked through as unknown (the "
+			"answer names them)", down - told, down - told > 1 ? "s" : "");
 	if (np < 0) {
 		int i = 0;
 
@@ -1239,10 +1347,8 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	}
 	ret = report(f.a, f.n, o->topology ? &topo : NULL, start, np);
 out:
-	for (int k = 0; k < nx; k++) {
-		free(x[k].b.buf);
+	for (int k = 0; k < nx; k++)
 		curl_slist_free_all(x[k].connect_to);
-	}
 	free(x);
 	free(names);
 	bt_topo_free(&topo);
