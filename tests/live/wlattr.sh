@@ -127,6 +127,19 @@ import json, sys
 print(sorted(f["dst_workload"] for f in json.load(sys.stdin)
              if f["sport"] == 5000 and f["interval"] == "current"))')" "['$CTR1', '$CTR2']"
 
+# workloads = off: the agent stopped (the table no longer looked up), then
+# started again without it: new packets are named nowhere, the old flows
+# keep their names
+kill "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+"$BLOOMTAP" run --listen "127.0.0.1:$PORT" --archive "$WORK/arch" --interval 3600 \
+	--workloads off "$VH" >> "$WORK/agent.log" 2>&1 &
+AGENT=$!
+wait_for "the agent (workloads off) answers /healthz" 30 curl -sf -m 5 "127.0.0.1:$PORT/healthz"
+send 5002 100
+eq "workloads off: new packets named nowhere" "$(flow 5002)" "100:None:None"
+eq "workloads off: the old flows keep their names" "$(flow 5000 | tr '\n' ' ')" \
+	"300:$NSC:$CTR1 200:$NSC:$CTR2 "
+check "the agents logged no error" bash -c "! grep -i 'error' '$WORK/agent.log'"
 expect_fail "workloads: a bad value is refused" "workloads" \
 	"$BLOOMTAP" run --workloads sometimes --check "$VH"
 summary
