@@ -62,7 +62,7 @@
 	{ "watch", 0, BT_OPT_STRING, &(c).watch, "FILE",			\
 	  "watch list for every interface (one 'ADDRESS[/LEN] CLASS' a line; SIGHUP " \
 	  "reloads it)" },							\
-	{ "workloads", 0, BT_OPT_ENUM, &(c).workloads, "auto|off",		\
+	{ "workloads", 0, BT_OPT_ENUM, &(c).workloads, "MODE",		\
 	  "name each address's workload (container, pod) in heavy flows and "	\
 	  "stats, as the packets passed: auto keeps a table of the node's "	\
 	  "workloads, scanned every second (default auto)",			\
