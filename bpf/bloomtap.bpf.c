@@ -12,6 +12,7 @@
 #include "heavy.bpf.h"
 #include "spie.bpf.h"
 #include "watch.bpf.h"
+#include "workloads.bpf.h"
 
 /* Set by user space through skel->rodata before load; the verifier prunes
  * the branches they switch off. */
@@ -40,6 +41,7 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 	struct bt_ctl *c;
 	__u32 zero = 0, interval = 0;
 	__u64 addrs = 0;
+	__u32 wl[2];
 	int verdict;
 
 	__builtin_memset(&pi, 0, sizeof(pi));
@@ -62,18 +64,23 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 	if (cfg_flow_table)
 		flow_table_add(&pi.key, bytes);
 	watch_count(&pi, c, k, bytes, 1, BT_DIR_INGRESS);
+	workload_ids(&pi.key, c, bytes, 1, BT_DIR_INGRESS, wl);
 	/* The address words' hash, shared by both stages (one hash pass). */
 	if (cfg_spie) {
 		addrs = bt_hash_addrs(k, (const __u64 *)&pi.key);
 		spie_record(&pi, data, data_end, c, ctr, k, addrs, cfg_flow_table);
 	}
-	/* last: heavy_count() masks the key in place */
+	/* last: heavy_count() masks the key in place; the workloads' ids in
+	 * its pad after the SPIE stage hashed it (a digest is the packet's) */
 	if (cfg_heavy && part) {
 		const struct heavy_maps hm = { &cms, &fm, &fmc, &fc, &fmo };
 		const struct heavy_where w = { .hm = &hm, .c = c, .part = part, .ctr = ctr, .hk = k,
 					       .interval = interval,
 					       .cpu = bpf_get_smp_processor_id() };
 
+		/* an address the key mode masks takes its id with it */
+		bt_wl_pack(pi.key.pad, cfg_key_mode == BT_KEY_DST ? 0 : wl[0],
+			   cfg_key_mode == BT_KEY_SRC ? 0 : wl[1]);
 		heavy_count(&w, &pi.key, bytes, 1, addrs, cfg_spie && cfg_share_hash);
 	}
 	return verdict;

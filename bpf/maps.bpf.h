@@ -202,6 +202,33 @@ struct {
 	__type(value, struct bt_watch_class);
 } watch_classes SEC(".maps");
 
+/* The node's workloads (include/bloomtap.h "Workloads"), kept by the
+ * agent: wl_addr, its two tables of addresses (bt_wl_slot); wl_counts, per CPU, index
+ * direction * BT_WL_IDS + id, the id's packets and bytes as source and
+ * destination (cleared by the agent before it gives the id out again);
+ * wl_names, user space's, each id's name. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2 * BT_WL_SLOTS);
+	__type(key, __u32);
+	__type(value, struct bt_wl_slot);
+} wl_addr SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BT_DIRS * BT_WL_IDS);
+	__type(key, __u32);
+	__type(value, struct bt_watch_count);
+} wl_counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BT_WL_IDS);
+	__type(key, __u32);
+	__type(value, struct bt_wl_name);
+} wl_names SEC(".maps");
+
 /* digest_log: the n-th digest recorded, at index n (this CPU's count of
  * inserts), value u64. Kept only with the flow table (replay instances), so
  * that a test can compare the kernel's digests with user space's. */

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 20
+#define BT_ABI_VERSION 21
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -27,7 +27,9 @@ struct bt_flow_key {
 	__be16 dport;
 	__u8 proto;
 	__u8 pad[3];		/* explicit: keeps the key 4-byte aligned, zeroed;
-				 * a dropped flow's: the drop reason, 24 bits */
+				 * a dropped flow's: the drop reason, 24 bits;
+				 * a received heavy flow's: its addresses'
+				 * workload ids (bt_wl_pack) */
 };
 _Static_assert(sizeof(struct bt_flow_key) == 40, "bt_flow_key must be 40 bytes");
 #define BT_FLOW_KEY_WORDS 5
@@ -226,7 +228,9 @@ struct bt_ctl {
 				 * BT_RING_KEEPER: user space's, under way */
 	__u32 tap;		/* 1: every frame dropped once recorded
 				 * (attach --tap, ABI 13): a mirror port's */
-	__u32 reserved32;
+	__u32 workloads;	/* wl_addr's table in use (low bit) and its
+				 * addresses (the rest; 0: none looked up),
+				 * "Workloads" */
 	__u64 reserved[8];	/* until ABI 6: volumes as counter snapshots */
 };
 _Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
@@ -793,5 +797,66 @@ struct bt_drop_rec_pos {
 	__u64 follow_lost;	/* records it had no room for */
 };
 _Static_assert(sizeof(struct bt_drop_rec_pos) == 32, "bt_drop_rec_pos must be 32 bytes");
+
+/* Workloads (docs/workloads.md "Attribution"): the agent keeps the
+ * node's workloads' addresses in wl_addr, one id a workload generation (a
+ * namespace and its containers as the agent saw them; a new container on
+ * the same address is a new generation). The datapath looks up each
+ * received packet's two addresses there (when bt_ctl.workloads), counts
+ * them per id in wl_counts and writes the ids into the heavy-flow key's
+ * pad, so that a flow is named by the workload its address had when the
+ * packet passed, and an address reused by the next pod is a new flow.
+ * Ids are 12 bits: 1..BT_WL_IDS - 1, given round-robin, so that an id
+ * comes back only after BT_WL_IDS - 2 later generations; wl_names keeps
+ * each id's name (user space only) until then.
+ *
+ * wl_addr: two tables (bt_ctl.workloads' low bit: the one in use; the
+ * rest: its addresses, 0 when none), each BT_WL_SLOTS slots, open
+ * addressing: an address in one of the BT_WL_PROBES slots from
+ * bt_wl_hash(), the first empty slot (id 0) ending a search. The agent
+ * writes the table not in use whole, switches with one store, and writes
+ * the other only after a grace period. Array lookups, which the verifier
+ * inlines: a hash map's two lookups cost 70 ns a packet here. */
+#define BT_WL_IDS 4096
+#define BT_WL_SLOTS 16384	/* a table's slots, a power of two */
+#define BT_WL_ADDRS 8192	/* addresses a table takes at most: half full */
+#define BT_WL_PROBES 8
+#define BT_WL_NAME_LEN 183	/* bytes of a name kept (cut beyond) */
+
+struct bt_wl_slot {
+	__u64 addr[2];		/* the address's bytes as a flow key holds them */
+	__u32 id;		/* 0: empty */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct bt_wl_slot) == 24, "bt_wl_slot must be 24 bytes");
+
+/* The first slot of an address's search (its two 8-byte words, as loaded
+ * from the key): a multiply-shift hash. Unkeyed: only the agent's
+ * addresses are in the table, and a search reads at most BT_WL_PROBES
+ * slots whatever the traffic. */
+static inline __u32 bt_wl_hash(__u64 w0, __u64 w1)
+{
+	return ((w0 ^ (w1 * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL) >> 50;
+}
+
+struct bt_wl_name {
+	__u64 gen;			/* the agent's generation number; 0: free */
+	char name[BT_WL_NAME_LEN + 1];	/* namespace/pod/container, a container's
+					 * name, or the network namespace's */
+};
+_Static_assert(sizeof(struct bt_wl_name) == 192, "bt_wl_name must be 192 bytes");
+
+/* The source's and destination's ids in a flow key's pad, 12 bits each. */
+static inline void bt_wl_pack(__u8 pad[3], __u32 src, __u32 dst)
+{
+	pad[0] = src & 0xff;
+	pad[1] = (src >> 8 & 0xf) | (dst & 0xf) << 4;
+	pad[2] = dst >> 4 & 0xff;
+}
+
+static inline __u32 bt_wl_unpack(const __u8 pad[3], int side)
+{
+	return side ? (pad[1] >> 4 | (__u32)pad[2] << 4) : (pad[0] | (__u32)(pad[1] & 0xf) << 8);
+}
 
 #endif /* BLOOMTAP_H */

@@ -173,6 +173,16 @@ need_root() {
 
 in_ns() { local ns=$1; shift; nsenter --net=/var/run/netns/"$ns" "$@"; }
 
+# podman_busybox_image IMG DIR: podman image IMG of the host's
+# busybox-static and the links the containers run (sh, sleep), built in
+# DIR (no registry)
+podman_busybox_image() {
+	mkdir -p "$2/img/bin" && cp /bin/busybox "$2/img/bin/" || return 1
+	for a in sh sleep; do ln -s busybox "$2/img/bin/$a"; done
+	tar -C "$2/img" -cf "$2/img.tar" . &&
+		podman import -q --change 'ENV=PATH=/bin' "$2/img.tar" "$1" >/dev/null
+}
+
 # netns_add NAME: a namespace with IPv6 off (no router or neighbour
 # solicitations: every frame on the wire is one the test sent) and lo up.
 netns_add() {

@@ -82,9 +82,10 @@ expect_fail "replay: --flow-table out of range" "out of range" "$BLOOMTAP" repla
 check "replay --reset" "$BLOOMTAP" replay --reset --instance "$INST" "$PCAPS/dnscap__dns.pcap"
 STATS=$("$BLOOMTAP" -j stats --instance "$INST")
 eq "stats -j: packets of dns.pcap" "$(json_get '["packets"]' <<<"$STATS")" 133
-KEYS=$(python3 -c 'import json,sys; print(" ".join(k for k in json.load(sys.stdin) if k not in ("instance", "direction")))' <<<"$STATS")
+KEYS=$(python3 -c 'import json,sys; print(" ".join(k for k in json.load(sys.stdin) if k not in ("instance", "direction", "workloads")))' <<<"$STATS")
 eq "stats -j: direction" "$(json_get '["direction"]' <<<"$STATS")" ingress
 eq "stats -j keys = plain names" "$KEYS" "$("$BLOOMTAP" stats --instance "$INST" | awk 'NR>1{print $1}' | tr '\n' ' ' | sed 's/ $//')"
+eq "stats -j: workloads, none in a replay" "$(json_get '["workloads"]' <<<"$STATS")" "[]"
 FLOWS=$("$BLOOMTAP" -j replay --reset --flows --instance "$INST" "$PCAPS/dnscap__dns6.pcap" 2>/dev/null)
 eq "replay --flows -j: flows" "$(json_get '.__len__()' <<<"$FLOWS")" 2
 eq "replay --flows -j: fields" "$(json_get '[0].keys().__len__()' <<<"$FLOWS")/$(json_get '[0]["proto"]' <<<"$FLOWS")" "7/17"
@@ -106,7 +107,7 @@ check "replay for heavy" "$BLOOMTAP" replay --reset --instance "$INST" "$G"
 HJ=$("$BLOOMTAP" -j heavy --instance "$INST" -n 3)
 eq "heavy -j: 3 flows of the current interval" "$(json_get '.__len__()' <<<"$HJ")" 3
 eq "heavy -j: fields" "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)[0])))' <<<"$HJ")" \
-	"bytes direction dport dst dst_class error_bytes error_packets exact_bytes exact_packets interval interval_bytes interval_packets interval_start lost_nominations packets proto sport src src_class"
+	"bytes direction dport dst dst_class dst_workload error_bytes error_packets exact_bytes exact_packets interval interval_bytes interval_packets interval_start lost_nominations packets proto sport src src_class src_workload"
 eq "heavy -j: the interval's packets and bytes are the counters'" \
 	"$(python3 -c 'import json,sys; d=json.load(sys.stdin)[0]; print(d["interval_packets"], d["interval_bytes"])' <<<"$HJ")" \
 	"$("$BLOOMTAP" -j stats --instance "$INST" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["packets"], d["bytes"])')"

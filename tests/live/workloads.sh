@@ -57,13 +57,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# the image: busybox-static and the links the containers run
-mkdir -p "$WORK/img/bin"
-cp /bin/busybox "$WORK/img/bin/"
-for a in sh sleep; do ln -s busybox "$WORK/img/bin/$a"; done
-tar -C "$WORK/img" -cf "$WORK/img.tar" . &&
-	podman import -q --change 'ENV=PATH=/bin' "$WORK/img.tar" "$IMG" >/dev/null ||
-	{ fail "podman import of busybox-static"; summary; exit 1; }
+podman_busybox_image "$IMG" "$WORK" || { fail "podman import of busybox-static"; summary; exit 1; }
 check "podman network on $SUB" podman network create --subnet "$SUB" "$NET"
 
 check "a podman container" podman run -d --name "$CTR" --network "$NET" "$IMG" sleep 600

@@ -1231,6 +1231,30 @@ static void test_workload_cgroups(void **state)
 	assert_string_equal(bt_wl_escape("\t\t\t", buf, 9), "\\x09");
 }
 
+/* A heavy-flow key's workload ids: 12 bits each in its 3 spare bytes,
+ * every id of both sides back as it went in, neither touching the other. */
+static void test_workload_ids_in_key(void **state)
+{
+	(void)state;
+	for (__u32 s = 0; s < BT_WL_IDS; s += 7)
+		for (__u32 d = 0; d < BT_WL_IDS; d += 13) {
+			struct bt_flow_key k = { .proto = 17 };
+
+			bt_wl_pack(k.pad, s, d);
+			assert_int_equal(bt_wl_unpack(k.pad, 0), s);
+			assert_int_equal(bt_wl_unpack(k.pad, 1), d);
+			assert_int_equal(k.proto, 17);
+		}
+	struct bt_flow_key k = { 0 };
+
+	bt_wl_pack(k.pad, BT_WL_IDS - 1, 0);
+	assert_int_equal(bt_wl_unpack(k.pad, 1), 0);
+	bt_wl_pack(k.pad, 0, BT_WL_IDS - 1);
+	assert_int_equal(bt_wl_unpack(k.pad, 0), 0);
+	/* the hash's first slot is within a table */
+	assert_true(bt_wl_hash(~0ULL, ~0ULL) < BT_WL_SLOTS);
+}
+
 /* bt_trace_answers' stdout, into buf */
 static int answers_out(char *const *names, char *const *ans, int n, FILE *topo, const char *from,
 		       char *buf, size_t len)
@@ -1352,6 +1376,7 @@ int main(void)
 		cmocka_unit_test(test_web_dummy_hash),
 		cmocka_unit_test(test_drop_reasons_archived),
 		cmocka_unit_test(test_workload_cgroups),
+		cmocka_unit_test(test_workload_ids_in_key),
 	};
 
 	return cmocka_run_group_tests_name("user space units", tests, group_setup, group_teardown);

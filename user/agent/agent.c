@@ -1033,6 +1033,9 @@ static int run(int argc, char **argv)
 	}
 	bt_watch_loader_request(ag.cfg.watch_list, ag.cfg.watch, false);
 	ag.cfg.watch_list = NULL;
+	if (ag.cfg.workloads == 0 && bt_workload_sync_start(&ag))
+		bt_log(BT_LOG_ERR, "workloads: the table's thread could not start: no workload "
+		       "is named");
 	if (!(http = open_door(&web, loopback)))
 		goto out;
 	http_door = http;
@@ -1054,6 +1057,7 @@ static int run(int argc, char **argv)
 	say_stopping();
 	ret = 0;
 out:
+	bt_workload_sync_stop();
 	bt_watch_loader_stop();
 	http_door = NULL;
 	bt_http_stop(http);

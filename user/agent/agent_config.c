@@ -62,6 +62,11 @@
 	{ "watch", 0, BT_OPT_STRING, &(c).watch, "FILE",			\
 	  "watch list for every interface (one 'ADDRESS[/LEN] CLASS' a line; SIGHUP " \
 	  "reloads it)" },							\
+	{ "workloads", 0, BT_OPT_ENUM, &(c).workloads, "MODE",		\
+	  "name each address's workload (container, pod) in heavy flows and "	\
+	  "stats, as the packets passed: auto keeps a table of the node's "	\
+	  "workloads, scanned every second (default auto)",			\
+	  .choices = bt_agent_workloads_names },				\
 	{ "ipfix", 0, BT_OPT_STRING, &(c).ipfix, "[tcp:]HOST:PORT,...",	\
 	  "export each interval's heavy flows as IPFIX to these collectors (UDP "	\
 	  "unless tcp:; at most 4)" },						\
@@ -89,6 +94,8 @@
 	BT_DROPS_OPT((c).drop_suppress),					\
 	BT_SKETCH_OPTS((c).sketch),						\
 	BT_SPIE_OPTS((c).spie)
+
+const char *const bt_agent_workloads_names[] = { "auto", "off", NULL };
 
 static struct agent_cfg help_cfg;
 static const struct bt_opt help_opts[] = { RUN_OPTS(help_cfg), { 0 } };

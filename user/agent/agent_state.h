@@ -49,6 +49,8 @@ struct agent_cfg {
 	bool listen_metrics_only;	/* --listen: /metrics and /healthz alone */
 	int mode;
 	int dir;			/* enum bt_attach_dir: for new attachments */
+	int workloads;			/* bt_agent_workloads_names: auto, off; read
+					 * at start */
 	struct bt_ipfix_cfg ipfix_cfg;
 	struct bt_sketch_cfg sketch;
 	struct bt_spie_cfg spie;
@@ -63,6 +65,8 @@ struct agent_cfg {
 #define AGENT_DEFAULTS { .listen = "127.0.0.1:9477", .archive = "/var/lib/bloomtap/archive", \
 			.archive_max_bytes = BT_AGENT_ARCHIVE_MAX_BYTES, .interval_s = 10, \
 			.top = 10, .ipfix_cfg = BT_IPFIX_CFG_DEFAULTS }
+
+extern const char *const bt_agent_workloads_names[];	/* "auto", "off" */
 
 /* run's options (user/agent_config.c). */
 extern const struct bt_cmd_spec bt_run_spec;
@@ -112,6 +116,10 @@ int bt_watch_loader_start(struct agent *ag, void (*reconfigure)(void));
 void bt_watch_loader_request(struct bt_watch_list *l, const char *path, bool clear);
 void bt_watch_loader_reload(void);
 void bt_watch_loader_stop(void);
+/* The workload table's thread (user/wlsync.c; workloads = auto): every
+ * interface's table kept to the node's workloads, a scan a second. */
+int bt_workload_sync_start(struct agent *ag);
+void bt_workload_sync_stop(void);
 /* Frees a list read for the loader that never reached it (NULL: nothing). */
 void bt_watch_list_drop(struct bt_watch_list *l);
 

@@ -21,6 +21,7 @@
 	X(counters) X(flows) X(ctl) X(cms) X(fm) X(fmc) X(fc) X(fmo)		\
 	X(spie) X(windows) X(wcount) X(digest_log)				\
 	X(watch_hdr) X(watch_cells) X(watch_counts) X(watch_classes) \
+	X(wl_addr) X(wl_counts) X(wl_names)					\
 	X(drop_counts) X(drop_counts_subsys) X(drop_counters) X(drop_suppress)	\
 	X(drop_shared) X(drop_rec) X(drop_rec_pos) X(drop_follow) X(drop_events) \
 	X(wdrops) X(dcounters) X(dcms) X(dfm) X(dfmc) X(dfc) X(dfmo)		\

@@ -425,6 +425,15 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 	for (size_t j = 0; j < r->n; j++)
 		sketch_estimate(m, iv, hash[j], nominated + j * mt->ncpu, &r->flows[j].bytes,
 				&r->flows[j].packets);
+	/* a received flow's pad holds its workloads' ids: out of the key, so
+	 * that it prints and exports as the packets' 5-tuple */
+	for (size_t j = 0; !m->dropped && j < r->n; j++) {
+		struct bt_heavy_flow *f = &r->flows[j];
+
+		f->wl[0] = bt_wl_unpack(f->key.pad, 0);
+		f->wl[1] = bt_wl_unpack(f->key.pad, 1);
+		memset(f->key.pad, 0, sizeof(f->key.pad));
+	}
 	free(index);
 	free(hash);
 	free(nominated);

@@ -115,6 +115,9 @@ struct bt_heavy_flow {
 	struct bt_flow_key key;
 	__u64 bytes, packets;		/* estimate: sketch before nomination + exact */
 	__u64 exact_bytes, exact_packets;	/* counted exactly since nomination */
+	__u32 wl[2];			/* the source's and destination's workload
+					 * ids when the packets passed (a received
+					 * flow's key pad, cleared in key) */
 };
 
 struct bt_heavy_report {

@@ -190,8 +190,7 @@ int bt_watch_classes(const struct bt_instance *inst,
 	return 0;
 }
 
-int bt_watch_counts(const struct bt_instance *inst, int dir,
-		    struct bt_watch_count counts[BT_WATCH_CLASSES])
+int bt_percpu_counts(int fd, __u32 first, __u32 n, struct bt_watch_count *counts)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct bt_watch_count *v = calloc(ncpu > 0 ? ncpu : 1, sizeof(*v));
@@ -200,11 +199,11 @@ int bt_watch_counts(const struct bt_instance *inst, int dir,
 		free(v);
 		return -ENOMEM;
 	}
-	memset(counts, 0, BT_WATCH_CLASSES * sizeof(*counts));
-	for (__u32 id = 0; id < BT_WATCH_CLASSES; id++) {
-		__u32 key = dir * BT_WATCH_CLASSES + id;
+	memset(counts, 0, n * sizeof(*counts));
+	for (__u32 id = 0; id < n; id++) {
+		__u32 key = first + id;
 
-		if (bpf_map_lookup_elem(inst->watch_counts_fd, &key, v)) {
+		if (bpf_map_lookup_elem(fd, &key, v)) {
 			free(v);
 			return -errno;
 		}
@@ -216,6 +215,13 @@ int bt_watch_counts(const struct bt_instance *inst, int dir,
 	}
 	free(v);
 	return 0;
+}
+
+int bt_watch_counts(const struct bt_instance *inst, int dir,
+		    struct bt_watch_count counts[BT_WATCH_CLASSES])
+{
+	return bt_percpu_counts(inst->watch_counts_fd, dir * BT_WATCH_CLASSES, BT_WATCH_CLASSES,
+				counts);
 }
 
 /* Gives a free id (nobody's name, so no table in use yields it) to name,

@@ -70,6 +70,11 @@ int bt_watch_load_file(const struct bt_instance *inst, const char *path, unsigne
 /* Gives the key PREFIX (exactly as listed) the class NAME, in place. */
 int bt_watch_set(const struct bt_instance *inst, const char *prefix, const char *name);
 
+/* Entries first..first + n - 1 of a per-CPU array of struct
+ * bt_watch_count (watch_counts, wl_counts), summed over CPUs, into
+ * counts[0..n). */
+int bt_percpu_counts(int fd, __u32 first, __u32 n, struct bt_watch_count *counts);
+
 /* Each id's name ("" when free) and entries, and its counts summed over
  * CPUs. */
 int bt_watch_classes(const struct bt_instance *inst,

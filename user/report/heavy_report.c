@@ -18,6 +18,8 @@
 #include "instance/spie.h"
 #include "base/util.h"
 #include "instance/watch.h"
+#include "instance/wltable.h"
+#include "core/workloads.h"
 
 /* Said by the plain output and, with -j, on stderr. */
 #define LOST_NOMINATIONS "nominations lost to a full flow memory: heavy flows may be missing"
@@ -31,7 +33,8 @@ static struct json_object *class_json(const struct bt_watch_names *w, const uint
 
 /* dir: "ingress" or "egress", NULL for dropped flows (a drop has none) */
 static void report_json(const struct bt_heavy_report *r, size_t n, const char *dir,
-			const struct bt_watch_names *w, struct json_object *arr)
+			const struct bt_watch_names *w, const struct bt_wl_names *wl,
+			struct json_object *arr)
 {
 	const char *which = r->current ? "current" : "last";
 	char start[40];
@@ -60,13 +63,17 @@ static void report_json(const struct bt_heavy_report *r, size_t n, const char *d
 				       json_object_new_uint64(r->lost_nominations));
 		json_object_object_add(o, "src_class", class_json(w, f->key.src));
 		json_object_object_add(o, "dst_class", class_json(w, f->key.dst));
+		/* the workloads the datapath found when the packets passed */
+		json_object_object_add(o, "src_workload", bt_wl_name_json(wl, f->wl[0]));
+		json_object_object_add(o, "dst_workload", bt_wl_name_json(wl, f->wl[1]));
 		json_object_array_add(arr, o);
 	}
 }
 
 static void report_plain(const struct bt_heavy_report *r, size_t n,
-			 const struct bt_watch_names *w)
+			 const struct bt_watch_names *w, const struct bt_wl_names *wl)
 {
+	bool named = false;
 	char t[32];
 
 	bt_fmt_ns(r->start_ns, t, sizeof(t), "-");
@@ -88,8 +95,11 @@ static void report_plain(const struct bt_heavy_report *r, size_t n,
 		printf("  no heavy flow\n");
 		return;
 	}
-	printf("  %-60s %14s %10s %14s%s\n", "flow", "bytes", "packets", "exact bytes",
-	       w->on ? "  classes (src > dst)" : "");
+	for (size_t i = 0; i < r->n && i < n; i++)
+		named = named || bt_wl_name_of(wl, r->flows[i].wl[0]) ||
+			bt_wl_name_of(wl, r->flows[i].wl[1]);
+	printf("  %-60s %14s %10s %14s%s%s\n", "flow", "bytes", "packets", "exact bytes",
+	       w->on ? "  classes (src > dst)" : "", named ? "  workloads (src > dst)" : "");
 	for (size_t i = 0; i < r->n && i < n; i++) {
 		const struct bt_heavy_flow *f = &r->flows[i];
 		const char *sc = bt_watch_name_of(w, f->key.src), *dc = bt_watch_name_of(w, f->key.dst);
@@ -100,6 +110,13 @@ static void report_plain(const struct bt_heavy_report *r, size_t n,
 		       (uint64_t)f->packets, (uint64_t)f->exact_bytes);
 		if (w->on)
 			printf("  %s > %s", sc ? sc : "-", dc ? dc : "-");
+		if (named) {
+			const char *sw = bt_wl_name_of(wl, f->wl[0]), *dw = bt_wl_name_of(wl, f->wl[1]);
+			char e[2][2 * BT_WL_NAME_LEN];
+
+			printf("  %s > %s", sw ? bt_wl_escape(sw, e[0], sizeof(e[0])) : "-",
+			       dw ? bt_wl_escape(dw, e[1], sizeof(e[1])) : "-");
+		}
 		printf("\n");
 	}
 	if (r->n > n)
@@ -115,24 +132,28 @@ static struct json_object *intervals_json(const struct bt_heavy_maps *m, const _
 {
 	struct json_object *arr = json_object_new_array();
 	struct bt_watch_names w;
+	struct bt_wl_names wl;
 
 	bt_watch_names_open(m->inst, &w);
+	bt_wl_names_open(m->inst, &wl);
 	for (int i = 0; i < nivs; i++) {
 		struct bt_heavy_report r;
 
 		if (bt_heavy_collect(m, ivs[i], thr, by_packets, &r)) {
 			json_object_put(arr);
 			bt_watch_names_close(&w);
+			bt_wl_names_close(&wl);
 			return NULL;
 		}
 		report_json(&r, n, m->dropped ? NULL : bt_direction_names[m->counters_key], &w,
-			    arr);
+			    &wl, arr);
 		if (warn && r.lost_nominations)	/* even with no flow to carry the field */
 			bt_warn("%s interval: %" PRIu64 " " LOST_NOMINATIONS,
 				r.current ? "current" : "last", (uint64_t)r.lost_nominations);
 		bt_heavy_report_free(&r);
 	}
 	bt_watch_names_close(&w);
+	bt_wl_names_close(&wl);
 	return arr;
 }
 
@@ -151,9 +172,11 @@ int bt_heavy_print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, in
 		return 0;
 	}
 	struct bt_watch_names w;
+	struct bt_wl_names wl;
 	int err = 0;
 
 	bt_watch_names_open(m->inst, &w);
+	bt_wl_names_open(m->inst, &wl);
 	/* which one, when several run */
 	printf("instance %s%s\n", m->inst->name,
 	       m->dropped ? ": heavy dropped flows (each key ends with its drop reason)"
@@ -166,10 +189,11 @@ int bt_heavy_print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, in
 			err = -ENOMEM;
 			break;
 		}
-		report_plain(&r, n, &w);
+		report_plain(&r, n, &w, &wl);
 		bt_heavy_report_free(&r);
 	}
 	bt_watch_names_close(&w);
+	bt_wl_names_close(&wl);
 	return err;
 }
 
