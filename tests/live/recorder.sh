@@ -278,12 +278,13 @@ eq "  ... on the device it died on, out" \
 # port and payload bytes follow from its index) flood the ring while dumps
 # are taken one after another; a slot read half old, half new has bytes of
 # one frame and fields (length, reason) of another, or two frames' bytes,
-# which its index shows. The flood's sizes differ from slot to slot (ring
-# neighbours RING frames apart have other lengths and ports), and a copy
-# of up to 1,399 bytes is a wide window, so an unchecked reader takes torn
-# slots in most runs; a seqlock's reader takes none, ever.
+# which its index shows. Ring neighbours (RING frames apart) differ in
+# length and port, and the copy of up to 1,399 bytes is a window a dump's
+# lookup can meet: a reader without the seqlock's check took a torn slot
+# here about once in 25 dumps of a 100,000-frame flood (a race: likely
+# over a run, not certain); the seqlock's reader takes none, ever.
 RLAB="python3 $TOP/tests/live/recorder_lab.py"
-T=60000
+T=100000
 in_ns $NS_S taskset -c 0 $RLAB flood $IF_S "$MAC_S" "$MAC_D" 198.18.44.1 198.18.44.2 $T \
 	>/dev/null &
 FLOOD=$!

@@ -4,7 +4,7 @@ that a pcapng's every packet is whole.
 
 usage:
   recorder_lab.py flood IFACE SRC_MAC DST_MAC SRC DST COUNT
-      COUNT IPv4/UDP frames, frame i: IP ID i, to port 5001 or 5002 as
+      COUNT IPv4/UDP frames, frames 0 to 4095 again and again; frame i: IP ID i, to port 5001 or 5002 as
       port_of(i) says (a hash of i: neighbours in a ring differ), frame
       length size_of(i) (100 to 1399 bytes), its payload i as 4 bytes then
       i's low byte to the end. Prints the count sent.
@@ -18,6 +18,9 @@ usage:
 import socket
 import struct
 import sys
+
+
+PERIOD = 4096          # frames built; sent round and round
 
 
 def port_of(i):
@@ -50,10 +53,14 @@ def mac(s):
 
 
 def flood(iface, smac, dmac, src, dst, count):
+    """frames 0 .. PERIOD - 1 built first, then sent round and round: the
+    drop rate the sender's loop allows, not its building"""
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((iface, 0))
+    frames = [frame(mac(smac), mac(dmac), src, dst, i) for i in range(min(PERIOD, int(count)))]
+    send = s.send
     for i in range(int(count)):
-        s.send(frame(mac(smac), mac(dmac), src, dst, i))
+        send(frames[i % PERIOD])
     print(count)
 
 
