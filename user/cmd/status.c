@@ -122,7 +122,7 @@ static void status_one(const char *name, struct json_object *arr)
 		    !bt_recorder_counts(&inst, &rc))
 			printf("%-16s drop recorder: %u slots a CPU of %u bytes (%" PRIu64
 			       " bytes a CPU), %" PRIu64 " records, %" PRIu64
-			       " overwritten unread, %" PRIu64 " lost by followers%s\n", "",
+			       " overwritten before a follower read them, %" PRIu64 " lost by followers%s\n", "",
 			       inst.meta.drop_ring, inst.meta.drop_head,
 			       bt_recorder_bytes_per_cpu(&inst.meta), (uint64_t)rc.written,
 			       (uint64_t)rc.overwritten, (uint64_t)rc.follow_lost,
