@@ -321,10 +321,10 @@ struct {
  *                 frame's head (BT_DROP_REC_SIZE(meta drop_head)); sized
  *                 before load (one entry when off). Written by the drop
  *                 program, each CPU its own ring; read by user space.
- *   drop_rec_pos: per CPU, key BT_REC_POS_KERNEL (the drop program's
- *                 counts) and BT_REC_POS_READ (user space's read
- *                 position, which only user space writes).
- *   drop_follow:  key 0, value 1 while a follower reads drop_events.
+ *   drop_rec_pos: per CPU, key BT_REC_POS_KERNEL: the drop program's
+ *                 counts, which only it writes.
+ *   drop_follow:  key 0, the follower's PID (its PID namespace's) while
+ *                 one reads drop_events, else 0.
  *                 Written by user space.
  *   drop_events:  the follower's ring buffer of the same records. */
 struct {

@@ -758,13 +758,17 @@ _Static_assert(sizeof(struct bt_window_drops) == 64, "bt_window_drops must be 64
  * array ring of drop_ring slots, each a struct bt_drop_rec and the
  * frame's first drop_head bytes (value size BT_DROP_REC_SIZE): each CPU
  * writes its own slot (written % drop_ring), overwriting the oldest, with
- * no lock. "drop_rec_pos", per CPU: key BT_REC_POS_KERNEL the drop
- * program's counts, key BT_REC_POS_READ the record number user space has
- * read up to (it writes only that key). A slot overwritten while its
- * record number is above the read position was never read: overwritten
- * counts it. While "drop_follow" holds 1 (a follower runs), each record
- * also goes to the "drop_events" ring buffer, or counts as follow_lost
- * when the buffer is full. */
+ * no lock. A slot is a seqlock: the writer sets its seq to 0 (an atomic
+ * exchange, a full barrier) before it writes the record, and to the
+ * record's number last (another); a reader takes a slot only if its seq
+ * is the number that position holds (BT_REC_SEQ_AT below) in
+ * a lookup before its copy and in one after. "drop_rec_pos", per CPU, the
+ * drop program's counts. A record is read when a follower got it (the
+ * ring buffer took it: followed); a dump (drops --pcap, the API) reads a
+ * snapshot and marks nothing. A slot overwritten while it holds a record
+ * no follower got counts in overwritten. While "drop_follow" holds a
+ * follower's PID, each record also goes to the "drop_events" ring buffer,
+ * or counts as follow_lost when the buffer is full. */
 #define BT_DROP_HEAD_DEFAULT 256
 #define BT_DROP_HEAD_MAX 9216		/* a jumbo frame: a per-CPU value stays
 					 * under the kernel's 32 KiB */
@@ -774,13 +778,15 @@ _Static_assert(sizeof(struct bt_window_drops) == 64, "bt_window_drops must be 64
 #define BT_DROP_DIR_IN 1		/* pcapng epb_flags' direction bits */
 #define BT_DROP_DIR_OUT 2
 struct bt_drop_rec {
-	__u64 seq;		/* this CPU's record number, from 1; 0: empty */
+	__u64 seq;		/* this CPU's record number, from 1; 0: empty, or
+				 * being written */
 	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u32 reason;		/* the kernel's enum skb_drop_reason value */
 	__u32 ifindex;		/* the device it died on (skb->dev) */
 	__u32 iif;		/* the device it came in by (skb_iif) */
 	__u32 frame_len;	/* bytes from the frame's start to its end */
-	__u32 segs;		/* packets it stands for (a GRO'd skb's segments) */
+	__u16 segs;		/* packets it stands for (a GRO'd skb's gso_segs) */
+	__u16 followed;		/* 1: the follower's ring buffer took it */
 	__u16 cap_len;		/* bytes of data[] kept: the linear part, drop_head at most */
 	__u8 dir;		/* BT_DROP_DIR_IN: skb->dev is skb_iif; else OUT */
 	__u8 l2;		/* 1: data starts at an Ethernet header; 0: at the IP header */
@@ -788,11 +794,16 @@ struct bt_drop_rec {
 };
 _Static_assert(sizeof(struct bt_drop_rec) == 40, "bt_drop_rec must be 40 bytes");
 #define BT_DROP_REC_SIZE(head) ((sizeof(struct bt_drop_rec) + (head) + 7) / 8 * 8)
+/* The record number slot i of a ring of `slots` holds once `written`
+ * records were made: the newest n <= written with n % slots == (i + 1) %
+ * slots; 0 if none */
+#define BT_REC_SEQ_AT(written, slots, i)                                                  \
+	((written) > (i) ? (written) - ((written) - 1 - (i)) % (slots) : 0)
 
-enum { BT_REC_POS_KERNEL, BT_REC_POS_READ, BT_REC_POS_KEYS };
+enum { BT_REC_POS_KERNEL, BT_REC_POS_KEYS };
 struct bt_drop_rec_pos {
-	__u64 written;		/* records made; READ: the one read up to */
-	__u64 overwritten;	/* slots overwritten before anyone read them */
+	__u64 written;		/* records made */
+	__u64 overwritten;	/* records overwritten that no follower got */
 	__u64 follow_sent;	/* records the ring buffer took */
 	__u64 follow_lost;	/* records it had no room for */
 };

@@ -218,6 +218,15 @@ OUT=$("$BLOOMTAP" demo --duration 1 2>&1)
 DB=$(sed -n 's/^demo: namespaces .* -> \(btdb-[0-9]*\) .*/\1/p' <<<"$OUT")
 check "demo names its lab after its PID ($DB)" test -n "$DB"
 check "demo reports what bloomtap saw" grep -q "bloomtap saw on $DB" <<<"$OUT"
+# its last words: the nft-dropped packets in a pcapng of a directory of
+# its own (mkdtemp, not a name from its PID), and tshark's one-line
+# summary of the last of them, as tshark prints it
+PCAPNG=$(sed -n 's/^tshark -r \(.*\) (the last):$/\1/p' <<<"$OUT")
+check "demo: the recorded drops in a private directory ($PCAPNG)" \
+	bash -c '[[ "$0" =~ ^/tmp/bloomtap-demo-[A-Za-z0-9]{6}/drops\.pcapng$ ]] && [ -s "$0" ]' "$PCAPNG"
+eq "demo: tshark's one-line summary of a dropped packet" \
+	"$(grep -A1 '(the last):$' <<<"$OUT" | tail -1)" "$(tshark -r "$PCAPNG" 2>/dev/null | tail -1)"
+[ -n "$PCAPNG" ] && rm -rf "$(dirname "$PCAPNG")"
 check "demo: bloomtap heavy found exactly the heavy flows" grep -q "bloomtap found exactly those" <<<"$OUT"
 check "demo: the packet it sent is seen, with its window" bash -c "grep -A1 'a packet the demo sent' <<<\"\$0\" | grep -q 'seen in 1 window'" "$OUT"
 check "demo: the packet nobody sent is not seen" bash -c "grep -A1 'a packet nobody sent' <<<\"\$0\" | grep -q 'not seen'" "$OUT"

@@ -19,6 +19,7 @@
 #include "core/digest.h"
 #include "core/links.h"
 #include "core/segments.h"
+#include "core/pcapng.h"
 #include "base/common.h"
 #include "report/flow.h"
 #include "instance/archive.h"
@@ -1343,6 +1344,99 @@ static void test_pathtrace_inferred(void **state)
 	assert_non_null(strstr(out, "partial answer: 1 of 4 agents did not answer: d\n"));
 }
 
+/* The pcapng writer: a packet on each of 70 devices, past any fixed table
+ * of interfaces: each packet names the interface block of its own
+ * device; a writer on fd -1 counts the bytes a real one writes */
+static void test_pcapng_many_interfaces(void **state)
+{
+	char path[] = "/tmp/bt-unit-pcapng-XXXXXX", name[32];
+	struct bt_pcapng w, dry;
+	int fd = mkstemp(path), nidb = 0, nepb = 0;
+	uint8_t frame[60] = { 0 }, *b;
+	char names[80][32];
+	long len;
+	FILE *f;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bt_pcapng_start(&w, fd), 0);
+	assert_int_equal(bt_pcapng_start(&dry, -1), 0);
+	for (int i = 0; i < 70; i++) {
+		int id, did;
+
+		snprintf(name, sizeof(name), "dev%d", i);
+		frame[0] = i;
+		id = bt_pcapng_iface(&w, 1000 + i, BT_PCAPNG_LINKTYPE_ETHERNET, name, 256);
+		did = bt_pcapng_iface(&dry, 1000 + i, BT_PCAPNG_LINKTYPE_ETHERNET, name, 256);
+		assert_int_equal(id, i);
+		assert_int_equal(did, i);
+		assert_int_equal(bt_pcapng_packet(&w, id, i, frame, sizeof(frame), 100, 1, "c", "x"), 0);
+		assert_int_equal(bt_pcapng_packet(&dry, did, i, frame, sizeof(frame), 100, 1, "c", "x"), 0);
+	}
+	/* an interface seen before: its block is not written again */
+	assert_int_equal(bt_pcapng_iface(&w, 1000 + 3, BT_PCAPNG_LINKTYPE_ETHERNET, "dev3", 256), 3);
+	assert_int_equal(w.nif, 70);
+	close(fd);
+	assert_non_null(f = fopen(path, "rb"));
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	assert_int_equal((size_t)len, w.bytes);
+	assert_int_equal(dry.bytes, w.bytes);
+	assert_non_null(b = malloc(len));
+	assert_int_equal(fread(b, 1, len, f), (size_t)len);
+	fclose(f);
+	unlink(path);
+	for (long o = 0; o + 12 <= len;) {
+		uint32_t type, blen;
+
+		memcpy(&type, b + o, 4);
+		memcpy(&blen, b + o + 4, 4);
+		assert_true(blen >= 12 && o + blen <= len);
+		if (type == 1) {	/* IDB: its name, the first option (if_name) */
+			uint16_t code, olen;
+
+			memcpy(&code, b + o + 16, 2);
+			memcpy(&olen, b + o + 18, 2);
+			assert_int_equal(code, 2);
+			assert_true(nidb < 80 && olen < 32);
+			memcpy(names[nidb], b + o + 20, olen);
+			names[nidb++][olen] = 0;
+		} else if (type == 6) {	/* EPB: its interface is its device */
+			uint32_t ifid;
+
+			memcpy(&ifid, b + o + 8, 4);
+			assert_true(ifid < (uint32_t)nidb);
+			snprintf(name, sizeof(name), "dev%d", b[o + 28]);
+			assert_string_equal(names[ifid], name);
+			nepb++;
+		}
+		o += blen;
+	}
+	assert_int_equal(nidb, 70);
+	assert_int_equal(nepb, 70);
+	free(b);
+	bt_pcapng_free(&w);
+	bt_pcapng_free(&dry);
+}
+
+/* The record number a recorder slot holds (include/bloomtap.h) */
+static void test_rec_seq_at(void **state)
+{
+	assert_int_equal(BT_REC_SEQ_AT(0, 4, 0), 0);
+	assert_int_equal(BT_REC_SEQ_AT(1, 4, 0), 1);
+	assert_int_equal(BT_REC_SEQ_AT(1, 4, 1), 0);
+	assert_int_equal(BT_REC_SEQ_AT(10, 4, 1), 10);
+	assert_int_equal(BT_REC_SEQ_AT(10, 4, 2), 7);
+	assert_int_equal(BT_REC_SEQ_AT(10, 4, 0), 9);
+	assert_int_equal(BT_REC_SEQ_AT(10, 4, 3), 8);
+	for (__u64 w = 1; w < 40; w++)
+		for (__u32 i = 0; i < 7; i++) {
+			__u64 s = BT_REC_SEQ_AT(w, 7, i);
+
+			assert_true(s <= w && (!s || ((s - 1) % 7 == i && s + 7 > w)));
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1377,6 +1471,8 @@ int main(void)
 		cmocka_unit_test(test_drop_reasons_archived),
 		cmocka_unit_test(test_workload_cgroups),
 		cmocka_unit_test(test_workload_ids_in_key),
+		cmocka_unit_test(test_pcapng_many_interfaces),
+		cmocka_unit_test(test_rec_seq_at),
 	};
 
 	return cmocka_run_group_tests_name("user space units", tests, group_setup, group_teardown);

@@ -25,6 +25,7 @@
 #include "instance/create.h"
 #include "http.h"
 #include "instance/kernel.h"
+#include "instance/recorder.h"
 #include "webconfig.h"
 #include "base/common.h"
 #include "base/options.h"
@@ -771,8 +772,15 @@ static void loop(struct bt_keeper **keepers)
 		}
 		pthread_mutex_lock(&ag.lock);	/* the settings a reload swaps */
 		if (now >= next_check) {
-			for (int i = 0; i < ag.n; i++)
+			for (int i = 0; i < ag.n; i++) {
+				__u32 pid;
+
 				check_iface(&ag.ifs[i]);
+				/* a killed follower's flag: the drop program
+				 * stops copying into its ring buffer */
+				if (ag.ifs[i].inst.meta.drop_ring && !ag.ifs[i].detached)
+					bt_recorder_follower(&ag.ifs[i].inst, &pid);
+			}
 			/* a VLAN, bridge or bond made on an interface since */
 			bt_drops_refresh_uppers();
 			next_check = now + 1;

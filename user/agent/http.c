@@ -728,8 +728,11 @@ static enum MHD_Result route_drops(struct agent *a, struct MHD_Connection *c, st
 }
 
 /* The recorder's drops as pcapng (drops --pcap): reason, since and n as
- * there, n at most BT_HTTP_DROPS_PCAP_MAX. Built in a memfd, so that
- * an answer is whole or an error. */
+ * there, n at most BT_HTTP_DROPS_PCAP_MAX, the answer at most
+ * BT_HTTP_DROPS_PCAP_BYTES (the newest that fit). The work is bounded
+ * with them: the ring is read from each CPU's newest record back to the
+ * n-th that passes (bt_recorder_read), n x CPUs slots without a reason
+ * filter. Built in a memfd, so that an answer is whole or an error. */
 static enum MHD_Result route_drops_pcap(struct agent *a, struct MHD_Connection *c, struct req *r)
 {
 	const char *reason = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "reason");
@@ -739,6 +742,7 @@ static enum MHD_Result route_drops_pcap(struct agent *a, struct MHD_Connection *
 	unsigned long n = BT_HTTP_DROPS_PCAP_MAX;
 	struct MHD_Response *resp;
 	struct bt_rec_filter flt;
+	struct bt_rec_dump d = { 0 };
 	struct bt_pcapng w;
 	char err[640], *end, *buf;
 	enum MHD_Result ret;
@@ -760,11 +764,13 @@ static enum MHD_Result route_drops_pcap(struct agent *a, struct MHD_Connection *
 	}
 	if (bt_rec_filter_parse(&flt, reason, since, n, err, sizeof(err)))
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
+	flt.max_bytes = BT_HTTP_DROPS_PCAP_BYTES;
 	if ((fd = memfd_create("bloomtap-drops", MFD_CLOEXEC)) < 0)
 		return reply_error(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "memfd_create failed");
 	got = bt_pcapng_start(&w, fd);
 	if (!got)
-		got = bt_recorder_dump(&f->inst, &w, &flt);
+		got = bt_recorder_dump(&f->inst, &w, &flt, &d);
+	bt_pcapng_free(&w);
 	len = got < 0 ? -1 : lseek(fd, 0, SEEK_END);
 	buf = len > 0 ? malloc(len) : NULL;
 	if (!buf || pread(fd, buf, len, 0) != len) {
@@ -777,6 +783,10 @@ static enum MHD_Result route_drops_pcap(struct agent *a, struct MHD_Connection *
 	MHD_add_response_header(resp, "Content-Type", "application/x-pcapng");
 	snprintf(err, sizeof(err), "%d", got);
 	MHD_add_response_header(resp, "X-Bloomtap-Drops", err);
+	snprintf(err, sizeof(err), "%u", d.slots_read);
+	MHD_add_response_header(resp, "X-Bloomtap-Slots-Read", err);
+	if (d.cut)
+		MHD_add_response_header(resp, "X-Bloomtap-Cut", "bytes");
 	ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
 	return ret;

@@ -37,8 +37,11 @@ struct bt_web_cfg;
 #define BT_HTTP_TRACES 2		/* ... of all TCP clients; the unix socket
 					 * (the local admin) has its own */
 #define BT_HTTP_DROPS_PCAP_MAX 1000	/* drops a /api/v1/drops/pcap answer holds
-					 * (n's default and bound): at the 9216-byte
-					 * head, 9.6 MB */
+					 * (n's default and bound) */
+#define BT_HTTP_DROPS_PCAP_BYTES (4u << 20) /* ... and its bytes at most: the
+					 * newest drops that fit (1,000 at the default
+					 * 256-byte head take 0.6 MB; at the 9216-byte
+					 * head, 430 fit) */
 #define BT_HTTP_TRACE_MAX_PACKETS 8192	/* packets a trace request (a 1 MiB body of small ones holds more) */
 #define BT_HTTP_TRACE_DEFAULT_S 3600	/* a trace without since: the last hour */
 /* A trace request's window x packet probes, live and archived, for each

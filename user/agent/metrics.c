@@ -349,7 +349,7 @@ static void section_drops(struct buf *b, const struct agent *a)
 	}
 	family(b, "bloomtap_drop_recorder_total", "counter",
 	       "The drop recorder (attach --drop-ring): records made, records overwritten "
-	       "before anyone read them, records a follower (drops --pcap --follow) lost "
+	       "before a follower (drops --pcap --follow) read them, records a follower lost "
 	       "when its ring buffer was full.");
 	for (int i = 0; i < a->n; i++) {
 		struct bt_drop_rec_pos rc;

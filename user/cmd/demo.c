@@ -425,24 +425,31 @@ static int show_drops(const struct bt_instance *inst, const char *hex)
 }
 
 /* The nft-dropped packets from the drop recorder into a pcapng that the
- * demo leaves behind, and tshark's one-line summary of the last one. */
+ * demo leaves behind, in a directory of its own (mkdtemp: no name another
+ * user could have made first), and tshark's one-line summary of the last
+ * one: what `tshark -r FILE` prints for a packet. */
 static int show_recorded(const struct bt_instance *inst)
 {
+	char dir[] = "/tmp/bloomtap-demo-XXXXXX", path[64], cmd[160], line[512], err[128];
 	struct bt_rec_filter f;
 	struct bt_pcapng w;
-	char path[64], cmd[256], line[512], err[128];
 	int fd, n;
 	FILE *p;
 
 	if (bt_g.json)
 		return 0;
-	snprintf(path, sizeof(path), "/tmp/bloomtap-demo-drops-%d.pcapng", (int)getpid());
+	if (!mkdtemp(dir)) {
+		bt_err_errno(-errno, "demo: a directory for the recorded drops");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/drops.pcapng", dir);
 	if (bt_rec_filter_parse(&f, "NETFILTER_DROP", NULL, 0, err, sizeof(err)) ||
-	    (fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+	    (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
 		return -1;
 	n = bt_pcapng_start(&w, fd);
 	if (!n)
-		n = bt_recorder_dump(inst, &w, &f);
+		n = bt_recorder_dump(inst, &w, &f, NULL);
+	bt_pcapng_free(&w);
 	close(fd);
 	if (n < 0) {
 		bt_err("demo: writing the recorded drops: %s", strerror(-n));
@@ -454,11 +461,11 @@ static int show_recorded(const struct bt_instance *inst)
 		printf("demo: tshark is not installed: open %s in Wireshark\n", path);
 		return 0;
 	}
-	snprintf(cmd, sizeof(cmd), "tshark -r %s -T fields -e frame.number -e ip.src -e ip.dst "
-		 "-e udp.dstport -e frame.comment 2>/dev/null | tail -1", path);
+	/* the path is mkdtemp's: letters and digits, nothing the shell reads */
+	snprintf(cmd, sizeof(cmd), "tshark -r %s 2>/dev/null | tail -1", path);
 	if ((p = popen(cmd, "r"))) {
 		if (fgets(line, sizeof(line), p))
-			printf("tshark -r %s (the last):\n  %s", path, line);
+			printf("tshark -r %s (the last):\n%s", path, line);
 		pclose(p);
 	}
 	return 0;

@@ -119,6 +119,7 @@ static int pcap_follow(struct pcap_out *o)
 {
 	struct bt_drop_rec_pos c0, c1;
 	struct ring_buffer *rb;
+	__u32 other, zero = 0, cur;
 	int err;
 
 	rb = ring_buffer__new(o->inst->drop_events_fd, pcap_event, o, NULL);
@@ -127,7 +128,15 @@ static int pcap_follow(struct pcap_out *o)
 		bt_err_errno(err, "drops --follow: the recorder's ring buffer");
 		return err;
 	}
-	if ((err = bt_recorder_counts(o->inst, &c0)) || (err = bt_recorder_follow_set(o->inst, true))) {
+	/* the ring buffer has one consumer: a second would take half of
+	 * each one's records */
+	if (!(err = bt_recorder_follower(o->inst, &other)) && other && other != (__u32)getpid()) {
+		bt_err("drops --follow: %s has a follower already (PID %u)", o->inst->name, other);
+		ring_buffer__free(rb);
+		return -EBUSY;
+	}
+	if (err || (err = bt_recorder_counts(o->inst, &c0)) ||
+	    (err = bt_recorder_follow_set(o->inst, true))) {
 		bt_err_errno(err, "drops --follow: registering");
 		ring_buffer__free(rb);
 		return err;
@@ -137,6 +146,10 @@ static int pcap_follow(struct pcap_out *o)
 		err = ring_buffer__poll(rb, 200);
 		if (err < 0 && err != -EINTR)
 			break;
+		/* a reader in another PID namespace may have taken this
+		 * process for gone and cleared the flag: set it again */
+		if (!bpf_map_lookup_elem(o->inst->drop_follow_fd, &zero, &cur) && !cur)
+			bt_recorder_follow_set(o->inst, true);
 	}
 	bt_recorder_follow_set(o->inst, false);
 	/* what the program reserved before the flag went off */
@@ -154,7 +167,9 @@ static int pcap_write(const struct bt_instance *inst)
 {
 	struct pcap_out o = { .inst = inst, .offset = bt_recorder_clock_offset() };
 	struct bt_drop_rec_pos c;
+	struct bt_rec_dump d;
 	int fd = 1, err;
+	__u32 pid;
 	char msg[640];
 
 	if (!inst->meta.drop_ring) {
@@ -181,12 +196,16 @@ static int pcap_write(const struct bt_instance *inst)
 		err = pcap_follow(&o);
 		goto out;
 	}
-	if ((err = bt_recorder_dump(inst, &o.w, &o.f)) >= 0 && !bt_recorder_counts(inst, &c))
-		fprintf(stderr, "drops: %d written; the recorder has made %" PRIu64
-			" records, %" PRIu64 " overwritten before they were read\n",
-			err, (uint64_t)c.written, (uint64_t)c.overwritten);
+	/* a follower's flag left by a killed one: cleared */
+	bt_recorder_follower(inst, &pid);
+	if ((err = bt_recorder_dump(inst, &o.w, &o.f, &d)) >= 0 && !bt_recorder_counts(inst, &c))
+		fprintf(stderr, "drops: %d written (%u rewritten while read, left out); the "
+			"recorder has made %" PRIu64 " records, %" PRIu64
+			" overwritten before a follower read them\n",
+			err, d.skipped, (uint64_t)c.written, (uint64_t)c.overwritten);
 	err = err < 0 ? err : 0;
 out:
+	bt_pcapng_free(&o.w);
 	if (err && err != -EPIPE)
 		bt_err("drops --pcap %s: %s", drops_cfg.pcap, strerror(-err));
 	if (fd != 1)

@@ -36,7 +36,9 @@ static struct json_object *recorder_json(const struct bt_instance *inst)
 {
 	struct json_object *o = json_object_new_object();
 	struct bt_drop_rec_pos c = { 0 };
+	__u32 pid = 0;
 
+	bt_recorder_follower(inst, &pid);	/* a killed one's flag cleared */
 	bt_recorder_counts(inst, &c);
 	json_object_object_add(o, "slots_per_cpu", json_object_new_int64(inst->meta.drop_ring));
 	json_object_object_add(o, "head_bytes", json_object_new_int64(inst->meta.drop_head));
@@ -46,6 +48,7 @@ static struct json_object *recorder_json(const struct bt_instance *inst)
 	json_object_object_add(o, "overwritten", json_object_new_uint64(c.overwritten));
 	json_object_object_add(o, "follow_sent", json_object_new_uint64(c.follow_sent));
 	json_object_object_add(o, "follow_lost", json_object_new_uint64(c.follow_lost));
+	json_object_object_add(o, "follower_pid", json_object_new_int64(pid));
 	return o;
 }
 
@@ -82,6 +85,7 @@ static void status_one(const char *name, struct json_object *arr)
 	/* tap mode: every frame dropped once recorded (attach --tap) */
 	bool tap = bt_tap_get(&inst) > 0;
 	struct bt_drop_rec_pos rc;
+	__u32 fpid = 0;
 
 	if (arr) {
 		struct json_object *o = json_object_new_object();
@@ -114,13 +118,15 @@ static void status_one(const char *name, struct json_object *arr)
 		       inst.meta.flags & BT_META_NO_INGRESS ? "  egress alone: "
 		       : inst.meta.flags & BT_META_EGRESS ? "  egress recorded: " : "",
 		       inst.meta.flags & BT_META_EGRESS ? bt_egress_hook(&inst.meta) : "");
-		if (inst.meta.drop_ring && !bt_recorder_counts(&inst, &rc))
+		if (inst.meta.drop_ring && !bt_recorder_follower(&inst, &fpid) &&
+		    !bt_recorder_counts(&inst, &rc))
 			printf("%-16s drop recorder: %u slots a CPU of %u bytes (%" PRIu64
 			       " bytes a CPU), %" PRIu64 " records, %" PRIu64
-			       " overwritten unread, %" PRIu64 " lost by followers\n", "",
+			       " overwritten before a follower read them, %" PRIu64 " lost by followers%s\n", "",
 			       inst.meta.drop_ring, inst.meta.drop_head,
 			       bt_recorder_bytes_per_cpu(&inst.meta), (uint64_t)rc.written,
-			       (uint64_t)rc.overwritten, (uint64_t)rc.follow_lost);
+			       (uint64_t)rc.overwritten, (uint64_t)rc.follow_lost,
+			       fpid ? ", a follower runs" : "");
 	}
 	bt_instance_close(&inst);
 }

@@ -61,7 +61,7 @@ static int begin(struct blk *k, uint32_t type)
 }
 
 /* The total length at both ends, and one write */
-static int finish(struct blk *k, int fd)
+static int finish(struct blk *k, int fd, size_t *bytes)
 {
 	uint32_t total;
 	size_t off = 0;
@@ -74,7 +74,7 @@ static int finish(struct blk *k, int fd)
 	total = k->len;
 	memcpy(k->b + 4, &total, 4);
 	memcpy(k->b + k->len - 4, &total, 4);
-	while (off < k->len) {
+	while (fd >= 0 && off < k->len) {
 		ssize_t n = write(fd, k->b + off, k->len - off);
 
 		if (n < 0 && errno == EINTR)
@@ -85,6 +85,8 @@ static int finish(struct blk *k, int fd)
 		}
 		off += n;
 	}
+	if (!err)
+		*bytes += k->len;
 out:
 	free(k->b);
 	k->b = NULL;
@@ -107,7 +109,14 @@ int bt_pcapng_start(struct bt_pcapng *w, int fd)
 		free(k.b);
 		return -ENOMEM;
 	}
-	return finish(&k, fd);
+	return finish(&k, fd, &w->bytes);
+}
+
+void bt_pcapng_free(struct bt_pcapng *w)
+{
+	free(w->ifs);
+	w->ifs = NULL;
+	w->nif = w->nif_cap = 0;
 }
 
 int bt_pcapng_iface(struct bt_pcapng *w, uint32_t key, uint16_t linktype, const char *name,
@@ -121,14 +130,21 @@ int bt_pcapng_iface(struct bt_pcapng *w, uint32_t key, uint16_t linktype, const 
 	for (int i = 0; i < w->nif; i++)
 		if (w->ifs[i].key == key && w->ifs[i].linktype == linktype)
 			return i;
-	if (w->nif == (int)(sizeof(w->ifs) / sizeof(w->ifs[0])))
-		return -ENOSPC;
+	if (w->nif == w->nif_cap) {
+		int cap = w->nif_cap ? w->nif_cap * 2 : 16;
+		struct bt_pcapng_if *p = realloc(w->ifs, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		w->ifs = p;
+		w->nif_cap = cap;
+	}
 	if (begin(&k, IDB) || put(&k, lt, 4) || put32(&k, snaplen) ||
 	    opt(&k, IF_NAME, name, strlen(name)) || opt(&k, IF_TSRESOL, &tsresol, 1)) {
 		free(k.b);
 		return -ENOMEM;
 	}
-	if ((err = finish(&k, w->fd)))
+	if ((err = finish(&k, w->fd, &w->bytes)))
 		return err;
 	w->ifs[w->nif].key = key;
 	w->ifs[w->nif].linktype = linktype;
@@ -159,5 +175,5 @@ int bt_pcapng_packet(struct bt_pcapng *w, int ifid, uint64_t ts_ns, const void *
 		free(k.b);
 		return -ENOMEM;
 	}
-	return finish(&k, w->fd);
+	return finish(&k, w->fd, &w->bytes);
 }

@@ -17,13 +17,16 @@
 #define BT_PCAPNG_PEN 32473
 
 struct bt_pcapng {
-	int fd;
-	int nif;
-	struct { uint32_t key; uint16_t linktype; } ifs[64];
+	int fd;			/* -1: count the bytes, write nothing */
+	int nif, nif_cap;	/* interfaces described; room for */
+	struct bt_pcapng_if { uint32_t key; uint16_t linktype; } *ifs;
+	size_t bytes;		/* written so far */
 };
 
-/* The section header on fd: 0, or -errno. */
+/* The section header on fd (-1: only counted): 0, or -errno. */
 int bt_pcapng_start(struct bt_pcapng *w, int fd);
+/* The writer's interface table freed (not fd): after the last block */
+void bt_pcapng_free(struct bt_pcapng *w);
 /* The interface id of (key, linktype), its description written first if it
  * is new (name, snaplen): >= 0, or -errno. */
 int bt_pcapng_iface(struct bt_pcapng *w, uint32_t key, uint16_t linktype, const char *name,

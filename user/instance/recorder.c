@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/pcapng.h"
@@ -59,72 +61,143 @@ static int cmp_rec(const void *a, const void *b)
 	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
-int bt_recorder_read(const struct bt_instance *inst, struct bt_rec_set *s)
+/* What the walk knows of CPU c's record in slot i (walk.st) */
+enum { ST_UNREAD, ST_BAD, ST_UNWANTED, ST_WANTED, ST_OLD };
+
+struct walk {
+	const struct bt_instance *inst;
+	const struct bt_rec_filter *f;
+	int64_t offset;
+	struct bt_rec_set *s;
+	struct bt_drop_rec_pos *pos;
+	uint8_t *st;		/* slots x ncpu: ST_ */
+	uint8_t *v[3];		/* before, the copy, after: a slot of every CPU */
+};
+
+static int add_rec(struct bt_rec_set *s, const void *r)
+{
+	if (s->n == s->cap) {
+		int cap = s->cap ? s->cap * 2 : 64;
+		uint8_t *p = realloc(s->recs, (size_t)cap * s->rec_size);
+
+		if (!p)
+			return -ENOMEM;
+		s->recs = p;
+		s->cap = cap;
+	}
+	memcpy(BT_REC(s, s->n++), r, s->rec_size);
+	return 0;
+}
+
+static __u64 seq_of(const struct walk *w, int k, int c)
+{
+	return ((const struct bt_drop_rec *)(w->v[k] + (size_t)c * w->s->rec_size))->seq;
+}
+
+/* Slot i of every CPU, looked up three times: a CPU's record is taken
+ * from the second copy only if its seq is the number its position holds
+ * in all three (a seqlock's check before and after the copy: the drop
+ * program zeroes seq before it writes a record and sets it after). A
+ * slot rewritten in between is left out (skipped). */
+static int read_slot(struct walk *w, __u32 i)
+{
+	const struct bt_meta *m = &w->inst->meta;
+	struct bt_rec_set *s = w->s;
+
+	for (int k = 0; k < 3; k++)
+		if (bpf_map_lookup_elem(w->inst->drop_rec_fd, &i, w->v[k]))
+			return -errno;
+	s->slots_read++;
+	for (int c = 0; c < s->ncpu; c++) {
+		const struct bt_drop_rec *r = (void *)(w->v[1] + (size_t)c * s->rec_size);
+		__u64 want = BT_REC_SEQ_AT(w->pos[c].written, m->drop_ring, i);
+		uint8_t *st = &w->st[(size_t)i * s->ncpu + c];
+		int err;
+
+		if (!want || seq_of(w, 0, c) != want || r->seq != want || seq_of(w, 2, c) != want ||
+		    r->cap_len > m->drop_head) {
+			*st = ST_BAD;
+			s->skipped += want != 0;
+			continue;
+		}
+		if (w->f->since_ns && (int64_t)r->ts_ns + w->offset < (int64_t)w->f->since_ns)
+			*st = ST_OLD;
+		else
+			*st = bt_rec_wanted(w->f, r, w->offset) ? ST_WANTED : ST_UNWANTED;
+		if ((err = add_rec(s, r)))
+			return err;
+	}
+	return 0;
+}
+
+/* Each CPU's records newest first, until it has given f->n that f wants
+ * (a CPU's are in time order, so one before f->since_ns ends it too): the
+ * newest f->n of all are among those. A slot is looked up once for every
+ * CPU, so the slots read are at most f->n x CPUs when f keeps every
+ * reason, the ring's when it keeps one that is rare. */
+int bt_recorder_read(const struct bt_instance *inst, const struct bt_rec_filter *f,
+		     int64_t offset, struct bt_rec_set *s)
 {
 	const struct bt_meta *m = &inst->meta;
-	struct bt_drop_rec_pos *pos;
-	uint8_t *v = NULL;
+	struct walk w = { .inst = inst, .f = f, .offset = offset, .s = s };
+	__u32 *have = NULL;
+	bool *done = NULL;
 	int err;
 
 	memset(s, 0, sizeof(*s));
 	if (!m->drop_ring)
 		return -ENODATA;
 	s->rec_size = BT_DROP_REC_SIZE(m->drop_head);
-	/* the kernel's positions first: what is marked read is at most what
-	 * had been written before the slots were read */
-	if ((err = read_pos(inst, BT_REC_POS_KERNEL, &pos, &s->ncpu)))
+	if ((err = read_pos(inst, BT_REC_POS_KERNEL, &w.pos, &s->ncpu)))
 		return err;
-	s->written = calloc(s->ncpu, sizeof(*s->written));
-	s->recs = calloc((size_t)m->drop_ring * s->ncpu, s->rec_size);
-	v = calloc(s->ncpu, s->rec_size);
-	if (!s->written || !s->recs || !v) {
+	w.st = calloc((size_t)m->drop_ring, s->ncpu);
+	have = calloc(s->ncpu, sizeof(*have));
+	done = calloc(s->ncpu, sizeof(*done));
+	for (int k = 0; k < 3; k++)
+		w.v[k] = calloc(s->ncpu, s->rec_size);
+	if (!w.st || !have || !done || !w.v[0] || !w.v[1] || !w.v[2]) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (int c = 0; c < s->ncpu; c++)
-		s->written[c] = pos[c].written;
-	for (__u32 i = 0; i < m->drop_ring; i++) {
-		if (bpf_map_lookup_elem(inst->drop_rec_fd, &i, v)) {
-			err = -errno;
-			goto out;
-		}
-		for (int c = 0; c < s->ncpu; c++) {
-			const struct bt_drop_rec *r = (void *)(v + (size_t)c * s->rec_size);
+	for (__u32 age = 0; age < m->drop_ring && !err; age++) {
+		bool more = false;
 
-			if (r->seq && r->cap_len <= m->drop_head)
-				memcpy(BT_REC(s, s->n++), r, s->rec_size);
+		for (int c = 0; c < s->ncpu && !err; c++) {
+			__u64 wr = w.pos[c].written;
+			size_t at;
+
+			if (done[c] || wr <= age) {
+				done[c] = true;
+				continue;
+			}
+			at = (size_t)((wr - 1 - age) % m->drop_ring) * s->ncpu + c;
+			if (w.st[at] == ST_UNREAD &&
+			    (err = read_slot(&w, (wr - 1 - age) % m->drop_ring)))
+				break;
+			if (w.st[at] == ST_OLD || (w.st[at] == ST_WANTED && f->n && ++have[c] >= f->n))
+				done[c] = true;
+			more |= !done[c];
 		}
+		if (!more)
+			break;
 	}
-	if (s->n > 1)	/* qsort's base may not be NULL, even for none */
+	if (!err && s->n > 1)	/* qsort's base may not be NULL, even for none */
 		qsort(s->recs, s->n, s->rec_size, cmp_rec);
 out:
-	free(pos);
-	free(v);
+	free(w.pos);
+	free(w.st);
+	free(have);
+	free(done);
+	for (int k = 0; k < 3; k++)
+		free(w.v[k]);
 	if (err)
 		bt_recorder_free(s);
-	return err;
-}
-
-int bt_recorder_mark_read(const struct bt_instance *inst, const struct bt_rec_set *s)
-{
-	struct bt_drop_rec_pos *v = calloc(s->ncpu, sizeof(*v));
-	__u32 key = BT_REC_POS_READ;
-	int err = 0;
-
-	if (!v)
-		return -ENOMEM;
-	for (int c = 0; c < s->ncpu; c++)
-		v[c].written = s->written[c];
-	if (bpf_map_update_elem(inst->drop_rec_pos_fd, &key, v, 0))
-		err = -errno;
-	free(v);
 	return err;
 }
 
 void bt_recorder_free(struct bt_rec_set *s)
 {
 	free(s->recs);
-	free(s->written);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -166,13 +239,6 @@ int bt_recorder_pcap(const struct bt_instance *inst, struct bt_pcapng *w,
 				r->dir == BT_DROP_DIR_IN ? 1 : 2, comment, custom);
 }
 
-int bt_recorder_follow_set(const struct bt_instance *inst, bool on)
-{
-	__u32 zero = 0, v = on;
-
-	return bpf_map_update_elem(inst->drop_follow_fd, &zero, &v, 0) ? -errno : 0;
-}
-
 int bt_rec_filter_parse(struct bt_rec_filter *f, const char *reason, const char *since, __u32 n,
 			char *err, size_t len)
 {
@@ -198,30 +264,73 @@ bool bt_rec_wanted(const struct bt_rec_filter *f, const struct bt_drop_rec *r, i
 }
 
 int bt_recorder_dump(const struct bt_instance *inst, struct bt_pcapng *w,
-		     const struct bt_rec_filter *f)
+		     const struct bt_rec_filter *f, struct bt_rec_dump *d)
 {
 	int64_t offset = bt_recorder_clock_offset();
+	struct bt_rec_dump dd = { 0 };
+	struct bt_pcapng dry;
 	struct bt_rec_set s;
-	int err, first = 0, written = 0;
+	int err, first;
 
-	if ((err = bt_recorder_read(inst, &s)))
+	if ((err = bt_recorder_read(inst, f, offset, &s)))
 		return err;
-	/* -n: from the newest N-th of those that pass on */
-	if (f->n) {
-		__u32 pass = 0;
-
-		for (int i = s.n - 1; i >= 0; i--)
-			if (bt_rec_wanted(f, BT_REC(&s, i), offset) && ++pass == f->n) {
-				first = i;
-				break;
-			}
+	dd.slots_read = s.slots_read;
+	dd.skipped = s.skipped;
+	/* the newest that pass, back to the N-th or to the byte cap: each
+	 * given to a writer that counts its bytes and writes nothing, the
+	 * interface blocks they need with them (the same blocks whatever
+	 * their order) */
+	bt_pcapng_start(&dry, -1);
+	dry.bytes = w->bytes;
+	first = s.n;
+	for (int i = s.n - 1, pass = 0; i >= 0 && (!f->n || pass < (int)f->n); i--) {
+		if (!bt_rec_wanted(f, BT_REC(&s, i), offset))
+			continue;
+		if ((err = bt_recorder_pcap(inst, &dry, BT_REC(&s, i), offset)))
+			break;
+		if (f->max_bytes && dry.bytes > f->max_bytes) {
+			dd.cut = true;
+			break;
+		}
+		first = i;
+		pass++;
 	}
+	bt_pcapng_free(&dry);
 	for (int i = first; i < s.n && !err; i++)
 		if (bt_rec_wanted(f, BT_REC(&s, i), offset) &&
 		    !(err = bt_recorder_pcap(inst, w, BT_REC(&s, i), offset)))
-			written++;
-	if (!err)
-		err = bt_recorder_mark_read(inst, &s);
+			dd.written++;
 	bt_recorder_free(&s);
-	return err ? err : written;
+	if (d)
+		*d = dd;
+	return err ? err : (int)dd.written;
+}
+
+/* ---- the follower's flag ---- */
+
+int bt_recorder_follower(const struct bt_instance *inst, __u32 *pid)
+{
+	__u32 zero = 0, none = 0;
+
+	*pid = 0;
+	if (bpf_map_lookup_elem(inst->drop_follow_fd, &zero, pid))
+		return -errno;
+	/* its process is gone (SIGKILL): nobody reads the ring buffer, so
+	 * the drop program stops copying into it */
+	if (*pid && kill((pid_t)*pid, 0) && errno == ESRCH) {
+		*pid = 0;
+		if (bpf_map_update_elem(inst->drop_follow_fd, &zero, &none, 0))
+			return -errno;
+	}
+	return 0;
+}
+
+int bt_recorder_follow_set(const struct bt_instance *inst, bool on)
+{
+	__u32 zero = 0, me = (__u32)getpid(), v = on ? me : 0, cur = 0;
+
+	/* off: only its own flag, not that of a follower that took over */
+	if (!on && (bpf_map_lookup_elem(inst->drop_follow_fd, &zero, &cur) || cur != me))
+		return 0;
+	return bpf_map_update_elem(inst->drop_follow_fd, &zero, &v, 0) ? -errno : 0;
 }
