@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 20
+#define BT_ABI_VERSION 21
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -671,6 +671,10 @@ enum bt_threshold_kind { BT_THR_FRACTION, BT_THR_BYTES, BT_THR_PACKETS };
  * never a table here): the core's below 1 << 16, a subsystem's with the
  * subsystem in the upper 16 bits. */
 #define BT_DROP_SLOTS 64		/* instances with drops, host-wide */
+#define BT_DROP_OWNERS 4096		/* drop_owners' entries: the instances'
+					 * interfaces, their stacked devices, the
+					 * workloads' devices */
+#define BT_DROP_SHARED_MAX 4096	/* an instance's drop_shared entries */
 #define BT_DROP_REASONS 1024		/* bits of the suppression map: core
 					 * reasons (subsystems' are never
 					 * suppressed) */
@@ -691,10 +695,15 @@ struct bt_drop_owner {
  * or previous window (its "drop_shared" map names the device for the drop
  * program); BT_DROP_SHARED for a device stacked on several instances'
  * interfaces: its slot is past drop_progs' end, so the tail call fails
- * and the host counts the drop (user/drops.c keeps them). */
+ * and the host counts the drop (user/drops.c keeps them). With
+ * BT_DROP_UPPER | BT_DROP_DIGEST | BT_DROP_WORKLOAD: a workload's device
+ * in another namespace (a container's veth end, whose peer the node
+ * forwards into), digest-checked as a shared device is; the agent's
+ * loop keeps these (user/drops.c bt_drops_refresh_workloads). */
 #define BT_DROP_SLOT_MASK 0xffffu
 #define BT_DROP_UPPER (1u << 31)
 #define BT_DROP_DIGEST (1u << 30)
+#define BT_DROP_WORKLOAD (1u << 29)
 #define BT_DROP_SHARED (BT_DROP_UPPER | BT_DROP_SLOT_MASK)
 
 /* Per CPU and reason (key: the reason). */

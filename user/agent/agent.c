@@ -29,6 +29,7 @@
 #include "base/common.h"
 #include "base/options.h"
 #include "base/util.h"
+#include "core/workloads.h"
 
 static volatile sig_atomic_t stop, reload;
 
@@ -749,13 +750,17 @@ static int start_ifaces(struct bt_keeper **keepers)
 }
 
 /* Phase 3: every 10 ms (the datapath may fill a window in that time), the
- * intervals and the rings; every second, the interfaces. */
+ * intervals and the rings; every second, the interfaces and the
+ * workloads' devices (a container started is covered within 2 s). */
 static void loop(struct bt_keeper **keepers)
 {
 	double next_check = 0, next_web = bt_mono_s() + WEB_CHECK_S;
+	/* the node's other namespaces, for the drops in them (user/drops.c) */
+	struct bt_workloads *wl = bt_workloads_new(NULL);
 
 	while (!stop) {
 		double now;
+		bool check;
 
 		usleep(10000);
 		if (reload) {
@@ -770,7 +775,7 @@ static void loop(struct bt_keeper **keepers)
 			next_web = now + WEB_CHECK_S;
 		}
 		pthread_mutex_lock(&ag.lock);	/* the settings a reload swaps */
-		if (now >= next_check) {
+		if ((check = now >= next_check)) {
 			for (int i = 0; i < ag.n; i++)
 				check_iface(&ag.ifs[i]);
 			/* a VLAN, bridge or bond made on an interface since */
@@ -786,8 +791,12 @@ static void loop(struct bt_keeper **keepers)
 		}
 		bt_keeper_turn_all(keepers, ag.n, false, false);
 		pthread_mutex_unlock(&ag.lock);
+		/* outside the lock: a walk of /proc, and namespaces entered */
+		if (check && wl && !bt_workloads_refresh(wl))
+			bt_drops_refresh_workloads(wl);
 	}
 	bt_keeper_turn_all(keepers, ag.n, false, true);
+	bt_workloads_free(wl);
 }
 
 /* Phase 4: what the agent holds, released; detached if asked. */

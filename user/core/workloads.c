@@ -40,6 +40,8 @@ struct ns_ent {
 	bool alive;			/* entered in this refresh, or kept */
 	struct bt_wl_addr *addrs;
 	size_t n_addrs;
+	__u32 peered[BT_WL_PEERED];	/* as struct bt_workload's */
+	size_t n_peered;
 };
 
 /* what the walk found: a process (pid > 0) or a /run/netns name */
@@ -548,6 +550,8 @@ struct dump_ctx {
 	size_t n, cap;
 	struct { __u32 index; char name[16]; } *links;
 	size_t n_links, cap_links;
+	__u32 peered[BT_WL_PEERED];
+	size_t n_peered;
 };
 
 static void dump_msg(struct nlmsghdr *h, struct dump_ctx *d)
@@ -565,9 +569,13 @@ static void dump_msg(struct nlmsghdr *h, struct dump_ctx *d)
 		}
 		d->links[d->n_links].index = ifi->ifi_index;
 		d->links[d->n_links].name[0] = 0;
-		for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len))
+		for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 			if (a->rta_type == IFLA_IFNAME)
 				snprintf(d->links[d->n_links].name, 16, "%s", (char *)RTA_DATA(a));
+			/* its peer's or lower's namespace, as this one numbers it */
+			if (a->rta_type == IFLA_LINK_NETNSID && d->n_peered < BT_WL_PEERED)
+				d->peered[d->n_peered++] = ifi->ifi_index;
+		}
 		d->n_links++;
 		return;
 	}
@@ -675,6 +683,8 @@ static bool ns_dump(struct bt_workloads *w, struct ns_ent *ns, bool *news)
 	free(ns->addrs);
 	ns->addrs = d.addrs;
 	ns->n_addrs = d.n;
+	memcpy(ns->peered, d.peered, sizeof(ns->peered));
+	ns->n_peered = d.n_peered;
 	w->stats.dumped++;
 	return true;
 }
@@ -1027,6 +1037,8 @@ static int build_one(struct bt_workloads *w, const struct ns_ent *ns, const stru
 		memcpy(wl->addrs, ns->addrs, ns->n_addrs * sizeof(*wl->addrs));
 		wl->n_addrs = ns->n_addrs;
 	}
+	memcpy(wl->peered, ns->peered, sizeof(wl->peered));
+	wl->n_peered = ns->n_peered;
 	if (!(wl->pids = calloc(n, sizeof(*wl->pids))) || !(wl->ctrs = calloc(n, sizeof(*wl->ctrs))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
