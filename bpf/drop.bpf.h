@@ -393,6 +393,7 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	__u8 *ip;
 	__u32 zero = 0, reason = why, segs, win, lin, gso_type, gso_size, why_not;
 	struct bt_drop_owner iif;	/* the device it came in by: drop_shared's key */
+	__u32 *shared;
 	__u32 digested, hsegs = 1;	/* digests made, segments the heavy stage counts */
 	__u64 addrs, h, bytes = skb->len;
 	bool raw_copy;
@@ -507,7 +508,13 @@ out:
 	drop_count_add(&drop_counts, &drop_counts_subsys, reason, segs, bytes);
 	return 0;
 not_seen:
-	dctr->c[BT_DROP_SHARED_NOT_SEEN] += segs;
+	/* a workload's device apart: its container's own traffic, which no
+	 * instance saw, would bury the stacked devices' count */
+	shared = bpf_map_lookup_elem(&drop_shared, &iif);
+	if (shared && *shared == BT_SHARED_WORKLOAD)
+		dctr->c[BT_DROP_WORKLOAD_NOT_SEEN] += segs;
+	else
+		dctr->c[BT_DROP_SHARED_NOT_SEEN] += segs;
 	return 0;
 }
 

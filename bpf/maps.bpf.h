@@ -266,10 +266,11 @@ struct {
 } drop_suppress SEC(".maps");
 
 /* drop_shared: key a device (struct bt_drop_owner: its namespace's inode
- * and its ifindex), value 1: the devices stacked on its interface and on
- * others (a bridge's other ports, a bond's other slaves, a macvlan's
- * siblings), and the workloads' devices in other namespaces (a
- * container's veth end; drop_owners' value has BT_DROP_DIGEST), whose
+ * and its ifindex), value BT_SHARED_UPPER for the devices stacked on its
+ * interface and on others (a bridge's other ports, a bond's other slaves,
+ * a macvlan's siblings), BT_SHARED_WORKLOAD for the workloads' devices in
+ * other namespaces (a container's veth end; drop_owners' value has
+ * BT_DROP_DIGEST for both): those whose
  * drops are the instance's only when its windows hold the packet's
  * digest. Written by user space (user/drops.c refresh_uppers,
  * bt_drops_refresh_workloads) before the owner entry that sends their

@@ -704,6 +704,9 @@ struct bt_drop_owner {
 #define BT_DROP_UPPER (1u << 31)
 #define BT_DROP_DIGEST (1u << 30)
 #define BT_DROP_WORKLOAD (1u << 29)
+/* drop_shared's value: what kind of device its key names */
+#define BT_SHARED_UPPER 1	/* stacked on the instance's interface and others' */
+#define BT_SHARED_WORKLOAD 2	/* a workload's, in another namespace */
 #define BT_DROP_SHARED (BT_DROP_UPPER | BT_DROP_SLOT_MASK)
 
 /* Per CPU and reason (key: the reason). */
@@ -736,6 +739,9 @@ enum bt_drop_counter {
 					 * interface and others (BT_DROP_DIGEST):
 					 * its digest is not in the instance's
 					 * windows, or it has none to look for */
+	BT_DROP_WORKLOAD_NOT_SEEN,	/* the same on a workload's device in
+					 * another namespace (BT_DROP_WORKLOAD):
+					 * a container's own traffic, mostly */
 	BT_DROP_CTR_MAX,
 };
 

@@ -9,7 +9,7 @@
 # NETFILTER_DROP: the instance counts each, and trace of the client's
 # capture says each was dropped here with its reason. Datagrams the
 # instance never saw, dropped in the container (sent from the host itself,
-# and from another container), are not its own: shared_not_seen. The
+# and from another container), are not its own: workload_not_seen. The
 # container is started after the agent: its loop registers the device.
 # Pins in a bpffs of the test's own (a mount namespace); every container,
 # network, namespace and sysctl touched is put back on exit.
@@ -108,7 +108,7 @@ sys.exit(0 if any(x["netns"] == int(sys.argv[1]) and x["ifindex"] == int(sys.arg
 wait_for "the agent gives the container's eth0 to IF_H's instance" 10 registered &&
 	ok "the agent gives the container's eth0 to IF_H's instance"
 unregistered() { ! registered; }
-not_seen() { "$BLOOMTAP" -j drops $IF_H | json_get '["shared_not_seen"]'; }
+not_seen() { "$BLOOMTAP" -j drops $IF_H | json_get '["workload_not_seen"]'; }
 not_seen_at_least() { [ "$(not_seen)" -ge "$1" ]; }
 
 MAC_C=$(ip -n $NS_C -j link show $IF_C | json_get '[0]["address"]')
@@ -152,7 +152,7 @@ ns0=$(not_seen)
 send_udp $N "$ADDR" $CLOSED
 nsenter --net=/proc/$PID2/ns/net bash -c "$(declare -f send_udp); send_udp $N $ADDR $CLOSED"
 poll_until 10 not_seen_at_least $((ns0 + 2 * N))
-check "sent from the host and from another container: shared_not_seen, never the instance's" \
+check "sent from the host and from another container: workload_not_seen, never the instance's" \
 	test "$(not_seen)" -ge $((ns0 + 2 * N))
 eq "... and its NO_SOCKET count stays" "$(reason_count $IF_H $NS_H NO_SOCKET)" "$nosock"
 check "drops prints the workloads' devices with the false attribution formula" \

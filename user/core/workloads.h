@@ -60,9 +60,10 @@ struct bt_workload {
 	char netns_name[BT_WL_NAME];	/* its /run/netns name, "" none */
 	struct bt_wl_addr *addrs;
 	size_t n_addrs;
-	/* its devices whose peer or lower is in another namespace
-	 * (IFLA_LINK_NETNSID: a veth end, a macvlan on the node's device),
-	 * by ifindex: where the node hands it packets (user/drops.c) */
+	/* its devices whose peer or lower is in the namespace the scan runs
+	 * in (IFLA_LINK_NETNSID, the id it gives that one: a veth end whose
+	 * other end is the node's, a macvlan on the node's device), by
+	 * ifindex: where the node hands it packets (user/drops.c) */
 	__u32 peered[BT_WL_PEERED];
 	size_t n_peered;
 	pid_t *pids;			/* every process seen in it, ascending */

@@ -35,6 +35,7 @@ const char *const bt_drop_counter_names[BT_DROP_CTR_MAX] = {
 	[BT_DROP_GRO_SKBS] = "gro_skbs",
 	[BT_DROP_DELIVERED_FREED] = "delivered_then_freed",
 	[BT_DROP_SHARED_NOT_SEEN] = "shared_not_seen",
+	[BT_DROP_WORKLOAD_NOT_SEEN] = "workload_not_seen",
 };
 
 bool bt_drops_supported(void)
@@ -721,7 +722,7 @@ static void sync_shared(int fd, __u32 s, __u32 ns, const struct bt_link *links, 
 			const __u32 *want, bool add)
 {
 	struct bt_drop_owner key, next, *prev = NULL;
-	__u32 one = 1, v = s | BT_DROP_UPPER | BT_DROP_DIGEST;
+	__u32 one = BT_SHARED_UPPER, v = s | BT_DROP_UPPER | BT_DROP_DIGEST;
 
 	if (fd < 0)
 		return;
@@ -898,7 +899,7 @@ static bool workload_device(const struct bt_workloads *w, __u32 ns, __u32 netns,
 static void refresh_workloads(const struct host *h, __u32 ns, const struct bt_workloads *w)
 {
 	struct bt_drop_owner key, next, *prev = NULL;
-	__u32 slots[BT_DROP_SLOTS], v, one = 1, want;
+	__u32 slots[BT_DROP_SLOTS], v, one = BT_SHARED_WORKLOAD, want;
 	size_t nslots = 0;
 	int s = -1, fd = -1;
 
