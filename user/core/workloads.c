@@ -1280,7 +1280,8 @@ int bt_workloads_refresh(struct bt_workloads *w)
 			if (w->ctrs[i].seen)
 				w->ctrs[o++] = w->ctrs[i];
 		w->n_ctrs = o;
-		qsort(w->ctrs, w->n_ctrs, sizeof(*w->ctrs), cmp_ctr_ent);
+		if (w->n_ctrs > 1)
+			qsort(w->ctrs, w->n_ctrs, sizeof(*w->ctrs), cmp_ctr_ent);
 	}
 	/* namespaces kept: those entered; the rest close */
 	{
@@ -1311,7 +1312,7 @@ out:
 		}
 		free(next);
 	}
-	if (err)	/* the cache stays sorted for the next walk */
+	if (err && w->n_ctrs > 1)	/* the cache stays sorted for the next walk */
 		qsort(w->ctrs, w->n_ctrs, sizeof(*w->ctrs), cmp_ctr_ent);
 	free(todo);
 	free(first);
