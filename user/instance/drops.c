@@ -899,13 +899,19 @@ static bool workload_device(const struct bt_workloads *w, __u32 ns, __u32 netns,
 static void refresh_workloads(const struct host *h, __u32 ns, const struct bt_workloads *w)
 {
 	struct bt_drop_owner key, next, *prev = NULL;
-	__u32 slots[BT_DROP_SLOTS], v, one = BT_SHARED_WORKLOAD, want;
-	size_t nslots = 0;
+	__u32 slots[BT_DROP_SLOTS], v, one = BT_SHARED_WORKLOAD, want, len = sizeof(struct bpf_map_info);
+	struct bpf_map_info mi = { 0 };
+	size_t nslots = 0, room = 0;
 	int s = -1, fd = -1;
 
+	/* room: the entries left past what the instances' own and their
+	 * stacked devices' may take (an older host's map, of 64, has none) */
+	if (!bpf_obj_get_info_by_fd(h->owners_fd, &mi, &len) && mi.max_entries >= BT_DROP_OWNERS)
+		room = mi.max_entries - BT_DROP_SLOTS * 4;
 	while (!bpf_map_get_next_key(h->owners_fd, prev, &next)) {
 		key = next;
 		prev = &key;
+		room -= room > 0;
 		if (key.netns == ns && !bpf_map_lookup_elem(h->owners_fd, &key, &v) &&
 		    !(v & BT_DROP_UPPER) && nslots < BT_DROP_SLOTS) {
 			slots[nslots++] = v & BT_DROP_SLOT_MASK;
@@ -932,6 +938,9 @@ static void refresh_workloads(const struct host *h, __u32 ns, const struct bt_wo
 				if (!mine)
 					continue;	/* another namespace's agent's */
 			}
+			if (!room)
+				continue;	/* full: left to the host's count */
+			room -= bpf_map_lookup_elem(h->owners_fd, &key, &v) != 0;
 			if (!bpf_map_update_elem(fd, &key, &one, 0))
 				bpf_map_update_elem(h->owners_fd, &key, &want, 0);
 		}
