@@ -971,7 +971,32 @@ static __u32 pinned_prog_id(const char *link_pin)
  * ways in the same run: the programs' own run time (BPF_ENABLE_STATS, the
  * drop program against the XDP program on the same packets), and the
  * machine's busy time with the drop programs registered and without. */
-static void drops_run_ring(FILE *f, const uint32_t *seq, __u32 ring)
+/* The instance's own owner entry made a workload device's (what the
+ * agent writes for a container's veth end: digest-checked, its key in the
+ * instance's drop_shared first), so that each drop takes the path of a
+ * drop in a workload's namespace: the drop_shared lookup that finds it,
+ * and the probe of the windows (drop_seen) that finds the digest the XDP
+ * program put there. Called in the instance's namespace. */
+static void as_workload(const struct bt_instance *inst)
+{
+	struct bt_drop_owner k = { .ifindex = inst->meta.ifindex };
+	int ofd = bpf_obj_get(BT_DROPS_DIR "/drop_owners");
+	__u32 v, one = 1;
+	struct stat st;
+
+	if (ofd >= 0 && !stat("/proc/self/ns/net", &st)) {
+		k.netns = st.st_ino;
+		if (!bpf_map_lookup_elem(ofd, &k, &v) &&
+		    !bpf_map_update_elem(inst->drop_shared_fd, &k, &one, 0)) {
+			v |= BT_DROP_UPPER | BT_DROP_DIGEST | BT_DROP_WORKLOAD;
+			bpf_map_update_elem(ofd, &k, &v, 0);
+		}
+	}
+	if (ofd >= 0)
+		close(ofd);
+}
+
+static void drops_run_ring(FILE *f, const uint32_t *seq, __u32 ring, bool workload)
 {
 	struct bench_bpf *skel = NULL;
 	struct frame fr;
@@ -992,6 +1017,8 @@ static void drops_run_ring(FILE *f, const uint32_t *seq, __u32 ring)
 		goto out;
 	}
 	opened = !bt_instance_open(LIVE_IF_B, &inst);
+	if (opened && workload)
+		as_workload(&inst);
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	bench_frame_v4_udp(&fr);
 	for (int r = 0; opened && r < 3; r++) {
@@ -1025,6 +1052,8 @@ static void drops_run_ring(FILE *f, const uint32_t *seq, __u32 ring)
 		without[r] = cpu_busy_s() - c0;
 		if (bt_enter_netns(LIVE_NS_B) || bt_drops_register(&inst, NULL))
 			break;
+		if (workload)
+			as_workload(&inst);
 		setns(home, CLONE_NEWNET);
 	}
 	setns(home, CLONE_NEWNET);
@@ -1035,7 +1064,11 @@ static void drops_run_ring(FILE *f, const uint32_t *seq, __u32 ring)
 	double md = median(dns, 3), mx = median(xns, 3), mw = median(with, 3),
 	       mo = median(without, 3), cpu_ns = (mw - mo) * 1e9 / drops;
 
-	if (ring)
+	if (workload)
+		out(stdout, f, "\ndrop cost of a workload device's drop (--drop-ring 0; the "
+		    "device's entry digest-checked, as a container's veth end's: the digest "
+		    "looked for in the windows, and found):");
+	else if (ring)
 		out(stdout, f, "\ndrop cost with the drop recorder: %u slots a CPU of %u bytes "
 		    "(%u bytes a slot, %llu bytes a CPU), each drop's head copied:", ring,
 		    BT_DROP_HEAD_DEFAULT, (unsigned)BT_DROP_REC_SIZE(BT_DROP_HEAD_DEFAULT),
@@ -1053,6 +1086,14 @@ static void drops_run_ring(FILE *f, const uint32_t *seq, __u32 ring)
 	    "%.2f s: %.0f ns a drop, %.1f %% of a core at 1 Mpps of drops\n",
 	    LIVE_FRAMES, (unsigned long long)drops, md, mx, md / mx,
 	    md <= 2 * mx ? "met" : "MISSED", mw, mo, cpu_ns, cpu_ns / 10);
+	if (workload) {
+		__u64 c[BT_DROP_CTR_MAX];
+
+		bt_drops_counters(&inst, c);
+		out(stdout, f, "  the instance's counters (all rounds): digested %llu, shared_not_seen "
+		    "%llu\n", (unsigned long long)c[BT_DROP_DIGESTED],
+		    (unsigned long long)c[BT_DROP_SHARED_NOT_SEEN]);
+	}
 out:
 	if (stats_fd >= 0)
 		close(stats_fd);
@@ -1060,8 +1101,11 @@ out:
 		bt_drops_unregister(&inst);
 		bt_instance_close(&inst);
 	}
+	/* detached where its interface is: from the home namespace the
+	 * instance is not found, and the next run's attach met its pins */
+	if (!bt_enter_netns(LIVE_NS_B))
+		bt_detach(LIVE_IF_B, false);
 	setns(home, CLONE_NEWNET);
-	bt_detach(LIVE_IF_B, false);
 	if (skel)
 		bench_bpf__destroy(skel);
 	live_down();
@@ -1953,11 +1997,16 @@ static void accepted_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
 }
 
 /* The drop event without the recorder, then with it at its default
- * size: the rows to compare. */
+ * size, then a workload device's (without the recorder): the rows to
+ * compare. */
 static void drops_run(FILE *f, const uint32_t *seq)
 {
-	drops_run_ring(f, seq, 0);
-	drops_run_ring(f, seq, BT_DROP_RING_DEFAULT);
+	bool wl = !strcmp(getenv("BENCH_DROPS") ? getenv("BENCH_DROPS") : "", "workload");
+
+	drops_run_ring(f, seq, 0, false);
+	if (!wl)	/* BENCH_DROPS=workload: the direct and the workload rows */
+		drops_run_ring(f, seq, BT_DROP_RING_DEFAULT, false);
+	drops_run_ring(f, seq, 0, true);
 }
 
 static void drops_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)

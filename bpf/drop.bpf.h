@@ -391,7 +391,9 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	struct bt_ctl *c;
 	struct drop_hdr *scratch;
 	__u8 *ip;
-	__u32 zero = 0, reason = why, segs, win, lin, gso_type, gso_size, why_not, iif;
+	__u32 zero = 0, reason = why, segs, win, lin, gso_type, gso_size, why_not;
+	struct bt_drop_owner iif;	/* the device it came in by: drop_shared's key */
+	__u32 *shared;
 	__u32 digested, hsegs = 1;	/* digests made, segments the heavy stage counts */
 	__u64 addrs, h, bytes = skb->len;
 	bool raw_copy;
@@ -417,6 +419,10 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 		return 0;
 	}
 	segs = drop_skb_segs(skb, &gso_size, &gso_type);
+	/* read here, by the probe helper: read directly where it is used,
+	 * past the helpers' calls, the program was refused ("R1 !read_ok"
+	 * at a spill just after a call, Linux 6.18, clang's code) */
+	iif.netns = BPF_CORE_READ(skb, dev, nd_net.net, ns.inum);
 	dctr = bpf_map_lookup_elem(&drop_counters, &zero);
 	c = bpf_map_lookup_elem(&ctl, &zero);
 	scratch = bpf_map_lookup_elem(&drop_scratch, &zero);
@@ -426,15 +432,18 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	why_not = drop_copy_header(skb, ip, &lin, &bytes);
 	if (why_not == BT_DROP_CTR_MAX)
 		why_not = drop_read_ip(skb, ip, lin, &key, &p, &bytes, &scratch->ext);
-	/* A device stacked on the instance's interface and others'
-	 * (drop_shared): the drop is the instance's only if it saw the
-	 * packet (drop_seen); a GRO'd TCP skb's, if it saw its first
+	/* A device stacked on the instance's interface and others', or a
+	 * workload's device in another namespace (drop_shared): the drop is
+	 * the instance's only if it saw the packet (drop_seen); a GRO'd TCP
+	 * skb's, if it saw its first
 	 * segment (its segments all came in by one device's receive); one
 	 * without a digest to look for (not IP, other GRO'd skbs) cannot be
 	 * told. Looked up on each path apart, so that no value of it is
 	 * carried into the GRO paths below (the verifier would walk them
-	 * once for each). */
-	iif = skb->skb_iif;
+	 * once for each). The device is named by its namespace and ifindex,
+	 * as drop_owners names it: a workload's device lies in another
+	 * namespace than the instance's. */
+	iif.ifindex = skb->skb_iif;
 	if (why_not < BT_DROP_CTR_MAX) {
 		if (bpf_map_lookup_elem(&drop_shared, &iif))
 			goto not_seen;
@@ -499,7 +508,13 @@ out:
 	drop_count_add(&drop_counts, &drop_counts_subsys, reason, segs, bytes);
 	return 0;
 not_seen:
-	dctr->c[BT_DROP_SHARED_NOT_SEEN] += segs;
+	/* a workload's device apart: its container's own traffic, which no
+	 * instance saw, would bury the stacked devices' count */
+	shared = bpf_map_lookup_elem(&drop_shared, &iif);
+	if (shared && *shared == BT_SHARED_WORKLOAD)
+		dctr->c[BT_DROP_WORKLOAD_NOT_SEEN] += segs;
+	else
+		dctr->c[BT_DROP_SHARED_NOT_SEEN] += segs;
 	return 0;
 }
 

@@ -16,11 +16,11 @@
 
 /* drop_owners: key struct bt_drop_owner, value the instance's slot in
  * drop_progs (BT_DROP_SLOT_MASK of it: include/bloomtap.h). Written by
- * user space at attach and detach, and for stacked devices by the agent's
- * loop. */
+ * user space at attach and detach, and for stacked devices and the
+ * workloads' devices by the agent's loop. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BT_DROP_SLOTS);
+	__uint(max_entries, BT_DROP_OWNERS);
 	__type(key, struct bt_drop_owner);
 	__type(value, __u32);
 } drop_owners SEC(".maps");
@@ -60,7 +60,9 @@ int BPF_PROG(bloomtap_drops, struct sk_buff *skb, void *location, enum skb_drop_
 	 * device it is on now; 0 for a packet made on this host, which no
 	 * XDP program saw: no instance's. A device stacked on the instance's
 	 * (VLAN, bridge, bond) receives it again and names itself here: its
-	 * entry is the instance's too (BT_DROP_UPPER). */
+	 * entry is the instance's too (BT_DROP_UPPER); so does a container's
+	 * veth end, in the container's namespace, for a packet the node
+	 * forwarded into it (BT_DROP_WORKLOAD). */
 	if (dev && skb->skb_iif) {
 		struct bt_drop_owner o = {
 			.netns = dev->nd_net.net->ns.inum,

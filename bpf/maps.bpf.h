@@ -292,16 +292,20 @@ struct {
 	__type(value, __u64[BT_DROP_REASONS / 64]);
 } drop_suppress SEC(".maps");
 
-/* drop_shared: key an ifindex of the instance's namespace, value 1: the
- * devices stacked on its interface and on others (a bridge's other ports,
- * a bond's other slaves, a macvlan's siblings; drop_owners' value has
- * BT_DROP_DIGEST), whose drops are the instance's only when its windows
- * hold the packet's digest. Written by user space (user/drops.c
- * refresh_uppers) before the owner entry that sends their drops here. */
+/* drop_shared: key a device (struct bt_drop_owner: its namespace's inode
+ * and its ifindex), value BT_SHARED_UPPER for the devices stacked on its
+ * interface and on others (a bridge's other ports, a bond's other slaves,
+ * a macvlan's siblings), BT_SHARED_WORKLOAD for the workloads' devices in
+ * other namespaces (a container's veth end; drop_owners' value has
+ * BT_DROP_DIGEST for both): those whose
+ * drops are the instance's only when its windows hold the packet's
+ * digest. Written by user space (user/drops.c refresh_uppers,
+ * bt_drops_refresh_workloads) before the owner entry that sends their
+ * drops here. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
-	__type(key, __u32);
+	__uint(max_entries, BT_DROP_SHARED_MAX);
+	__type(key, struct bt_drop_owner);
 	__type(value, __u32);
 } drop_shared SEC(".maps");
 

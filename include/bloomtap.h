@@ -675,6 +675,10 @@ enum bt_threshold_kind { BT_THR_FRACTION, BT_THR_BYTES, BT_THR_PACKETS };
  * never a table here): the core's below 1 << 16, a subsystem's with the
  * subsystem in the upper 16 bits. */
 #define BT_DROP_SLOTS 64		/* instances with drops, host-wide */
+#define BT_DROP_OWNERS 4096		/* drop_owners' entries: the instances'
+					 * interfaces, their stacked devices, the
+					 * workloads' devices */
+#define BT_DROP_SHARED_MAX 4096	/* an instance's drop_shared entries */
 #define BT_DROP_REASONS 1024		/* bits of the suppression map: core
 					 * reasons (subsystems' are never
 					 * suppressed) */
@@ -695,10 +699,18 @@ struct bt_drop_owner {
  * or previous window (its "drop_shared" map names the device for the drop
  * program); BT_DROP_SHARED for a device stacked on several instances'
  * interfaces: its slot is past drop_progs' end, so the tail call fails
- * and the host counts the drop (user/drops.c keeps them). */
+ * and the host counts the drop (user/drops.c keeps them). With
+ * BT_DROP_UPPER | BT_DROP_DIGEST | BT_DROP_WORKLOAD: a workload's device
+ * in another namespace (a container's veth end, whose peer the node
+ * forwards into), digest-checked as a shared device is; the agent's
+ * loop keeps these (user/drops.c bt_drops_refresh_workloads). */
 #define BT_DROP_SLOT_MASK 0xffffu
 #define BT_DROP_UPPER (1u << 31)
 #define BT_DROP_DIGEST (1u << 30)
+#define BT_DROP_WORKLOAD (1u << 29)
+/* drop_shared's value: what kind of device its key names */
+#define BT_SHARED_UPPER 1	/* stacked on the instance's interface and others' */
+#define BT_SHARED_WORKLOAD 2	/* a workload's, in another namespace */
 #define BT_DROP_SHARED (BT_DROP_UPPER | BT_DROP_SLOT_MASK)
 
 /* Per CPU and reason (key: the reason). */
@@ -731,6 +743,9 @@ enum bt_drop_counter {
 					 * interface and others (BT_DROP_DIGEST):
 					 * its digest is not in the instance's
 					 * windows, or it has none to look for */
+	BT_DROP_WORKLOAD_NOT_SEEN,	/* the same on a workload's device in
+					 * another namespace (BT_DROP_WORKLOAD):
+					 * a container's own traffic, mostly */
 	BT_DROP_CTR_MAX,
 };
 

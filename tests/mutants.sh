@@ -143,6 +143,8 @@ MUTANTS=(
 			if (!setns(nsfd, CLONE_NEWNET)) {|			if (!setns(nsfd, CLONE_NEWNET) && (ns->alive = nl_open() >= 0)) {|tests/live/workloads.sh'
 'workloads-refresh-dumps-all|user/core/workloads.c|		if (!next[i].dumped) {|		if (1) {|tests/live/workloads.sh'
 'workloads-uid-underscores|user/core/workloads.c|out[i] = dash ? '"'-'"' :|out[i] = dash ? ch :|.output/tests/test_unit'
+'workload-drops-unattributed|user/instance/drops.c|			if (!bpf_map_update_elem(fd, &key, &one, 0))
+				bpf_map_update_elem(h->owners_fd, &key, &want, 0);|			(void)one;|tests/live/workload_drops.sh'
 # the drop recorder: the reason it keeps, what it loses
 'recorder-wrong-reason|bpf/recorder.bpf.h|	r->reason = reason;|	r->reason = segs;|tests/live/recorder.sh'
 'recorder-overwrite-uncounted|bpf/recorder.bpf.h|		pos->overwritten++;|		(void)0;|tests/live/recorder.sh'

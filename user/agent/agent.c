@@ -30,6 +30,7 @@
 #include "base/common.h"
 #include "base/options.h"
 #include "base/util.h"
+#include "core/workloads.h"
 
 static volatile sig_atomic_t stop, reload;
 
@@ -750,10 +751,12 @@ static int start_ifaces(struct bt_keeper **keepers)
 }
 
 /* Phase 3: every 10 ms (the datapath may fill a window in that time), the
- * intervals and the rings; every second, the interfaces. */
+ * intervals and the rings; every second, the interfaces (the workloads'
+ * devices are the workload table's thread's: user/agent/wlsync.c). */
 static void loop(struct bt_keeper **keepers)
 {
 	double next_check = 0, next_web = bt_mono_s() + WEB_CHECK_S;
+	/* the node's other namespaces, for the drops in them (user/drops.c) */
 
 	while (!stop) {
 		double now;

@@ -336,7 +336,8 @@ static void section_drops(struct buf *b, const struct agent *a)
 	       "Frees the drop tracepoint reported that are not the instance's drops, by kind: "
 	       "delivered_then_freed (an echo reply freed as NO_SOCKET after a raw socket took "
 	       "its copy), shared_not_seen (on a device stacked on this and other interfaces, "
-	       "a packet this instance never saw).");
+	       "a packet this instance never saw), workload_not_seen (the same on a workload's "
+	       "device in another namespace, a container's veth end).");
 	for (int i = 0; i < a->n; i++) {
 		__u64 c[BT_DROP_CTR_MAX];
 

@@ -21,6 +21,7 @@
 #include "base/common.h"
 #include "base/util.h"
 #include "core/workloads.h"
+#include "instance/drops.h"
 #include "instance/wltable.h"
 
 /* A generation: one namespace with the containers seen in it (a new
@@ -260,6 +261,9 @@ static void pass(void)
 	if (switched)
 		bt_grace_period();
 	free(v);
+	/* and the drops the node's workloads' devices see, the instances'
+	 * by digest (user/instance/drops.c), from the same scan */
+	bt_drops_refresh_workloads(ws.w);
 }
 
 static void *syncer(void *arg)

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <linux/if_addr.h>
+#include <linux/net_namespace.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include "base/util.h"
@@ -40,6 +41,8 @@ struct ns_ent {
 	bool alive;			/* entered in this refresh, or kept */
 	struct bt_wl_addr *addrs;
 	size_t n_addrs;
+	__u32 peered[BT_WL_PEERED];	/* as struct bt_workload's */
+	size_t n_peered;
 };
 
 /* what the walk found: a process (pid > 0) or a /run/netns name */
@@ -548,6 +551,10 @@ struct dump_ctx {
 	size_t n, cap;
 	struct { __u32 index; char name[16]; } *links;
 	size_t n_links, cap_links;
+	__u32 peered[BT_WL_PEERED];
+	__s32 peer_nsid[BT_WL_PEERED];	/* IFLA_LINK_NETNSID of each */
+	size_t n_peered;
+	__s32 self_nsid;		/* RTM_NEWNSID's answer: ours, there */
 };
 
 static void dump_msg(struct nlmsghdr *h, struct dump_ctx *d)
@@ -565,10 +572,27 @@ static void dump_msg(struct nlmsghdr *h, struct dump_ctx *d)
 		}
 		d->links[d->n_links].index = ifi->ifi_index;
 		d->links[d->n_links].name[0] = 0;
-		for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len))
+		for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 			if (a->rta_type == IFLA_IFNAME)
 				snprintf(d->links[d->n_links].name, 16, "%s", (char *)RTA_DATA(a));
+			/* its peer's or lower's namespace, as this one numbers it */
+			if (a->rta_type == IFLA_LINK_NETNSID && d->n_peered < BT_WL_PEERED &&
+			    RTA_PAYLOAD(a) >= sizeof(__s32)) {
+				d->peer_nsid[d->n_peered] = *(__s32 *)RTA_DATA(a);
+				d->peered[d->n_peered++] = ifi->ifi_index;
+			}
+		}
 		d->n_links++;
+		return;
+	}
+	if (h->nlmsg_type == RTM_NEWNSID) {
+		struct rtgenmsg *g = NLMSG_DATA(h);
+		int len = h->nlmsg_len - NLMSG_LENGTH(NLMSG_ALIGN(sizeof(*g)));
+
+		for (struct rtattr *a = (struct rtattr *)((char *)g + NLMSG_ALIGN(sizeof(*g)));
+		     RTA_OK(a, len); a = RTA_NEXT(a, len))
+			if (a->rta_type == NETNSA_NSID && RTA_PAYLOAD(a) >= sizeof(__s32))
+				d->self_nsid = *(__s32 *)RTA_DATA(a);
 		return;
 	}
 	if (h->nlmsg_type != RTM_NEWADDR)
@@ -608,7 +632,9 @@ static void dump_msg(struct nlmsghdr *h, struct dump_ctx *d)
 	o->ifindex = ifa->ifa_index;
 }
 
-static int nl_dump(int fd, __u32 seq, int type, struct dump_ctx *d, bool *news)
+/* A dump of type (RTM_GETLINK, RTM_GETADDR) into d; RTM_GETNSID: the id
+ * this namespace gives the one of the descriptor nsfd (d->self_nsid). */
+static int nl_dump(int fd, __u32 seq, int type, struct dump_ctx *d, bool *news, int nsfd)
 {
 	struct {
 		struct nlmsghdr h;
@@ -622,6 +648,15 @@ static int nl_dump(int fd, __u32 seq, int type, struct dump_ctx *d, bool *news)
 
 	req.h.nlmsg_len = type == RTM_GETLINK ? NLMSG_LENGTH(sizeof(struct ifinfomsg))
 					      : NLMSG_LENGTH(sizeof(struct ifaddrmsg));
+	if (type == RTM_GETNSID) {	/* struct rtgenmsg, then NETNSA_FD */
+		struct rtattr *a = (struct rtattr *)((char *)&req.m + NLMSG_ALIGN(1));
+
+		req.h.nlmsg_flags = NLM_F_REQUEST;
+		a->rta_type = NETNSA_FD;
+		a->rta_len = RTA_LENGTH(sizeof(__u32));
+		*(__u32 *)RTA_DATA(a) = nsfd;
+		req.h.nlmsg_len = NLMSG_LENGTH(NLMSG_ALIGN(1) + a->rta_len);
+	}
 	if (send(fd, &req, req.h.nlmsg_len, 0) < 0)
 		return -errno;
 	for (;;) {
@@ -645,6 +680,10 @@ static int nl_dump(int fd, __u32 seq, int type, struct dump_ctx *d, bool *news)
 			}
 			if (h->nlmsg_type == NLMSG_DONE)
 				return 0;
+			if (h->nlmsg_type == RTM_NEWNSID) {	/* not a dump: one answer */
+				dump_msg(h, d);
+				return 0;
+			}
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				struct nlmsgerr *e = NLMSG_DATA(h);
 
@@ -660,9 +699,18 @@ static bool ns_dump(struct bt_workloads *w, struct ns_ent *ns, bool *news)
 {
 	struct dump_ctx d = { 0 };
 
+	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+
 	*news = false;
-	if (nl_dump(ns->fd, ++w->seq, RTM_GETLINK, &d, news) ||
-	    nl_dump(ns->fd, ++w->seq, RTM_GETADDR, &d, news)) {
+	d.self_nsid = NETNSA_NSID_NOT_ASSIGNED;
+	/* the id it gives ours: a device peered with ours has it as
+	 * IFLA_LINK_NETNSID; none (an error) leaves no device peered */
+	if (self >= 0 && nl_dump(ns->fd, ++w->seq, RTM_GETNSID, &d, news, self))
+		d.self_nsid = NETNSA_NSID_NOT_ASSIGNED;
+	if (self >= 0)
+		close(self);
+	if (nl_dump(ns->fd, ++w->seq, RTM_GETLINK, &d, news, -1) ||
+	    nl_dump(ns->fd, ++w->seq, RTM_GETADDR, &d, news, -1)) {
 		free(d.addrs);
 		free(d.links);
 		return false;
@@ -675,6 +723,13 @@ static bool ns_dump(struct bt_workloads *w, struct ns_ent *ns, bool *news)
 	free(ns->addrs);
 	ns->addrs = d.addrs;
 	ns->n_addrs = d.n;
+	/* only the devices peered with the namespace this runs in (the
+	 * node's, where the agent is): where the node hands the namespace
+	 * what it received */
+	ns->n_peered = 0;
+	for (size_t i = 0; i < d.n_peered; i++)
+		if (d.self_nsid != NETNSA_NSID_NOT_ASSIGNED && d.peer_nsid[i] == d.self_nsid)
+			ns->peered[ns->n_peered++] = d.peered[i];
 	w->stats.dumped++;
 	return true;
 }
@@ -1027,6 +1082,8 @@ static int build_one(struct bt_workloads *w, const struct ns_ent *ns, const stru
 		memcpy(wl->addrs, ns->addrs, ns->n_addrs * sizeof(*wl->addrs));
 		wl->n_addrs = ns->n_addrs;
 	}
+	memcpy(wl->peered, ns->peered, sizeof(wl->peered));
+	wl->n_peered = ns->n_peered;
 	if (!(wl->pids = calloc(n, sizeof(*wl->pids))) || !(wl->ctrs = calloc(n, sizeof(*wl->ctrs))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
@@ -1223,7 +1280,8 @@ int bt_workloads_refresh(struct bt_workloads *w)
 			if (w->ctrs[i].seen)
 				w->ctrs[o++] = w->ctrs[i];
 		w->n_ctrs = o;
-		qsort(w->ctrs, w->n_ctrs, sizeof(*w->ctrs), cmp_ctr_ent);
+		if (w->n_ctrs > 1)
+			qsort(w->ctrs, w->n_ctrs, sizeof(*w->ctrs), cmp_ctr_ent);
 	}
 	/* namespaces kept: those entered; the rest close */
 	{
@@ -1254,7 +1312,7 @@ out:
 		}
 		free(next);
 	}
-	if (err)	/* the cache stays sorted for the next walk */
+	if (err && w->n_ctrs > 1)	/* the cache stays sorted for the next walk */
 		qsort(w->ctrs, w->n_ctrs, sizeof(*w->ctrs), cmp_ctr_ent);
 	free(todo);
 	free(first);

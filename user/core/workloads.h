@@ -51,6 +51,8 @@ struct bt_wl_container {
 
 enum bt_wl_kind { BT_WL_NETNS, BT_WL_CONTAINER, BT_WL_POD };
 
+#define BT_WL_PEERED 8	/* a namespace's devices peered elsewhere, kept */
+
 /* A workload is one network namespace: what owns an address. */
 struct bt_workload {
 	enum bt_wl_kind kind;
@@ -58,6 +60,12 @@ struct bt_workload {
 	char netns_name[BT_WL_NAME];	/* its /run/netns name, "" none */
 	struct bt_wl_addr *addrs;
 	size_t n_addrs;
+	/* its devices whose peer or lower is in the namespace the scan runs
+	 * in (IFLA_LINK_NETNSID, the id it gives that one: a veth end whose
+	 * other end is the node's, a macvlan on the node's device), by
+	 * ifindex: where the node hands it packets (user/drops.c) */
+	__u32 peered[BT_WL_PEERED];
+	size_t n_peered;
 	pid_t *pids;			/* every process seen in it, ascending */
 	size_t n_pids;
 	struct bt_wl_container *ctrs;	/* sorted by pod, then name, then id */

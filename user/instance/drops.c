@@ -19,6 +19,7 @@
 #include "instance.h"
 #include "kernel.h"
 #include "core/links.h"
+#include "core/workloads.h"
 #include "drops_host.skel.h"
 
 #define SUBSYS_SHIFT 16
@@ -34,6 +35,7 @@ const char *const bt_drop_counter_names[BT_DROP_CTR_MAX] = {
 	[BT_DROP_GRO_SKBS] = "gro_skbs",
 	[BT_DROP_DELIVERED_FREED] = "delivered_then_freed",
 	[BT_DROP_SHARED_NOT_SEEN] = "shared_not_seen",
+	[BT_DROP_WORKLOAD_NOT_SEEN] = "workload_not_seen",
 };
 
 bool bt_drops_supported(void)
@@ -696,24 +698,46 @@ static int slot_map(const struct host *h, __u32 s, const char *name)
 	return fd;
 }
 
-/* Slot s's drop_shared (fd) made the devices of want that have s |
- * BT_DROP_UPPER | BT_DROP_DIGEST: added (add) or the others removed. */
-static void sync_shared(int fd, __u32 s, const struct bt_link *links, int n, const __u32 *want,
-			bool add)
+/* Slot s's drop_shared: an fd, or -errno; -EPROTO for an instance of
+ * another build whose keys are not struct bt_drop_owner (its entries are
+ * never read into one). */
+static int shared_map(const struct host *h, __u32 s)
 {
-	__u32 key, next, *prev = NULL, one = 1, v = s | BT_DROP_UPPER | BT_DROP_DIGEST;
+	struct bpf_map_info mi = { 0 };
+	__u32 len = sizeof(mi);
+	int fd = slot_map(h, s, "drop_shared");
+
+	if (fd >= 0 && (bpf_obj_get_info_by_fd(fd, &mi, &len) ||
+			mi.key_size != sizeof(struct bt_drop_owner))) {
+		close(fd);
+		return -EPROTO;
+	}
+	return fd;
+}
+
+/* Slot s's drop_shared (fd) made the devices of namespace ns in want that
+ * have s | BT_DROP_UPPER | BT_DROP_DIGEST: added (add) or the others of
+ * ns removed (those of other namespaces are the workloads'). */
+static void sync_shared(int fd, __u32 s, __u32 ns, const struct bt_link *links, int n,
+			const __u32 *want, bool add)
+{
+	struct bt_drop_owner key, next, *prev = NULL;
+	__u32 one = BT_SHARED_UPPER, v = s | BT_DROP_UPPER | BT_DROP_DIGEST;
 
 	if (fd < 0)
 		return;
-	for (int j = 0; add && j < n; j++)
+	for (int j = 0; add && j < n; j++) {
+		key = (struct bt_drop_owner){ .netns = ns, .ifindex = links[j].ifindex };
 		if (want[j] == v)
-			bpf_map_update_elem(fd, &links[j].ifindex, &one, 0);
+			bpf_map_update_elem(fd, &key, &one, 0);
+	}
 	while (!add && !bpf_map_get_next_key(fd, prev, &next)) {
-		bool kept = false;
+		bool kept;
 
 		key = next;
+		kept = key.netns != ns;
 		for (int j = 0; j < n && !kept; j++)
-			kept = links[j].ifindex == key && want[j] == v;
+			kept = links[j].ifindex == key.ifindex && want[j] == v;
 		if (!kept && !bpf_map_delete_elem(fd, &key)) {
 			prev = NULL;	/* start again: the order changed */
 			continue;
@@ -751,7 +775,8 @@ static void refresh_uppers(const struct host *h, __u32 ns)
 			continue;
 		if (!(v & BT_DROP_UPPER) && nown < BT_DROP_SLOTS)
 			own[nown++] = (typeof(own[0])){ key.ifindex, v };
-		else if (v & BT_DROP_UPPER && nstale < sizeof(stale) / sizeof(stale[0]))
+		else if (v & BT_DROP_UPPER && !(v & BT_DROP_WORKLOAD) &&
+			 nstale < sizeof(stale) / sizeof(stale[0]))
 			stale[nstale++] = (typeof(stale[0])){ key.ifindex, v };
 	}
 	want = calloc(n + 1, sizeof(*want));
@@ -790,8 +815,8 @@ static void refresh_uppers(const struct host *h, __u32 ns)
 			}
 	}
 	for (size_t i = 0; i < nown; i++) {
-		sfd[i] = slot_map(h, own[i].v & BT_DROP_SLOT_MASK, "drop_shared");
-		sync_shared(sfd[i], own[i].v & BT_DROP_SLOT_MASK, links, n, want, true);
+		sfd[i] = shared_map(h, own[i].v & BT_DROP_SLOT_MASK);
+		sync_shared(sfd[i], own[i].v & BT_DROP_SLOT_MASK, ns, links, n, want, true);
 	}
 	for (int j = 0; j < n; j++) {
 		key = (struct bt_drop_owner){ .netns = ns, .ifindex = links[j].ifindex };
@@ -808,7 +833,7 @@ static void refresh_uppers(const struct host *h, __u32 ns)
 			bpf_map_delete_elem(h->owners_fd, &key);
 	}
 	for (size_t i = 0; i < nown; i++) {
-		sync_shared(sfd[i], own[i].v & BT_DROP_SLOT_MASK, links, n, want, false);
+		sync_shared(sfd[i], own[i].v & BT_DROP_SLOT_MASK, ns, links, n, want, false);
 		if (sfd[i] >= 0)
 			close(sfd[i]);
 	}
@@ -819,20 +844,167 @@ out:
 	free(links);
 }
 
-void bt_drops_refresh_uppers(void)
+static void refresh_workloads(const struct host *h, __u32 ns, const struct bt_workloads *w);
+
+/* The stacked devices' entries, or the workloads' (from w; NULL: none),
+ * of the current namespace. Never waits: an attach holding the lock
+ * refreshes itself. */
+static void refresh_nowait(bool workloads, const struct bt_workloads *w)
 {
 	struct host h;
 	__u32 ns = 0;
 	int lock;
 
-	/* never waits: an attach holding the lock refreshes itself */
 	if (netns_inode(&ns) || (lock = lock_root(false)) < 0)
 		return;
 	if (!host_open(&h)) {
-		refresh_uppers(&h, ns);
+		if (workloads)
+			refresh_workloads(&h, ns, w);
+		else
+			refresh_uppers(&h, ns);
 		host_close(&h);
 	}
 	close(lock);
+}
+
+void bt_drops_refresh_uppers(void)
+{
+	refresh_nowait(false, NULL);
+}
+
+/* Is (netns, ifindex) one of the workloads' devices of w? */
+static bool workload_device(const struct bt_workloads *w, __u32 ns, __u32 netns, __u32 ifindex)
+{
+	for (size_t i = 0, n = w ? bt_workloads_count(w) : 0; i < n; i++) {
+		const struct bt_workload *wl = bt_workloads_get(w, i);
+
+		if ((__u32)wl->netns_ino != netns || netns == ns)
+			continue;
+		for (size_t j = 0; j < wl->n_peered; j++)
+			if (wl->peered[j] == ifindex)
+				return true;
+	}
+	return false;
+}
+
+/* The workloads' devices (w: the other namespaces' devices peered with
+ * another namespace) given to the ingress instance of namespace ns with
+ * the lowest slot, digest-checked: slot s | BT_DROP_UPPER | BT_DROP_DIGEST
+ * | BT_DROP_WORKLOAD, and the device in s's drop_shared before its owner
+ * entry points there. A device that has an entry of another kind (an
+ * instance of its own, a stacked device) or another namespace's
+ * instance's keeps it. Entries of devices gone, or given to another of
+ * ns's instances before, are moved or removed: the owner entry first,
+ * then the drop_shared entry it needed. Under the root lock. */
+static void refresh_workloads(const struct host *h, __u32 ns, const struct bt_workloads *w)
+{
+	struct bt_drop_owner key, next, *prev = NULL;
+	__u32 slots[BT_DROP_SLOTS], v, one = BT_SHARED_WORKLOAD, want, len = sizeof(struct bpf_map_info);
+	struct bpf_map_info mi = { 0 };
+	size_t nslots = 0, room = 0;
+	int s = -1, fd = -1;
+
+	/* room: the entries left past what the instances' own and their
+	 * stacked devices' may take (an older host's map, of 64, has none) */
+	if (!bpf_obj_get_info_by_fd(h->owners_fd, &mi, &len) && mi.max_entries >= BT_DROP_OWNERS)
+		room = mi.max_entries - BT_DROP_SLOTS * 4;
+	while (!bpf_map_get_next_key(h->owners_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		room -= room > 0;
+		if (key.netns == ns && !bpf_map_lookup_elem(h->owners_fd, &key, &v) &&
+		    !(v & BT_DROP_UPPER) && nslots < BT_DROP_SLOTS) {
+			slots[nslots++] = v & BT_DROP_SLOT_MASK;
+			if (s < 0 || (v & BT_DROP_SLOT_MASK) < (__u32)s)
+				s = v & BT_DROP_SLOT_MASK;
+		}
+	}
+	if (s >= 0 && w && (fd = shared_map(h, s)) < 0)
+		s = -1;	/* an instance of another build: nobody's */
+	want = s | BT_DROP_UPPER | BT_DROP_DIGEST | BT_DROP_WORKLOAD;
+	for (size_t i = 0, n = w && s >= 0 ? bt_workloads_count(w) : 0; i < n; i++) {
+		const struct bt_workload *wl = bt_workloads_get(w, i);
+
+		for (size_t j = 0; j < wl->n_peered && (__u32)wl->netns_ino != ns; j++) {
+			key = (struct bt_drop_owner){ .netns = wl->netns_ino, .ifindex = wl->peered[j] };
+			if (!bpf_map_lookup_elem(h->owners_fd, &key, &v) &&
+			    (v == want || !(v & BT_DROP_WORKLOAD)))
+				continue;	/* ours already, or not a workload's */
+			if (!bpf_map_lookup_elem(h->owners_fd, &key, &v)) {
+				bool mine = false;
+
+				for (size_t k = 0; k < nslots && !mine; k++)
+					mine = (v & BT_DROP_SLOT_MASK) == slots[k];
+				if (!mine)
+					continue;	/* another namespace's agent's */
+			}
+			if (!room)
+				continue;	/* full: left to the host's count */
+			room -= bpf_map_lookup_elem(h->owners_fd, &key, &v) != 0;
+			if (!bpf_map_update_elem(fd, &key, &one, 0))
+				bpf_map_update_elem(h->owners_fd, &key, &want, 0);
+		}
+	}
+	/* what is not wanted now, of ns's instances */
+	prev = NULL;
+	while (!bpf_map_get_next_key(h->owners_fd, prev, &next)) {
+		bool mine = false;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(h->owners_fd, &key, &v) || !(v & BT_DROP_WORKLOAD))
+			continue;
+		for (size_t k = 0; k < nslots && !mine; k++)
+			mine = (v & BT_DROP_SLOT_MASK) == slots[k];
+		if (mine && (v != want || !workload_device(w, ns, key.netns, key.ifindex)) &&
+		    !bpf_map_delete_elem(h->owners_fd, &key))
+			prev = NULL;	/* start again: the order changed */
+	}
+	/* each of ns's instances' drop_shared: only what its entries need */
+	for (size_t k = 0; k < nslots; k++) {
+		int sf = shared_map(h, slots[k]);
+		struct bt_drop_owner *sp = NULL;
+
+		while (sf >= 0 && !bpf_map_get_next_key(sf, sp, &next)) {
+			key = next;
+			sp = &key;
+			if (key.netns == ns || (slots[k] == (__u32)s &&
+			    !bpf_map_lookup_elem(h->owners_fd, &key, &v) && v == want))
+				continue;
+			if (!bpf_map_delete_elem(sf, &key))
+				sp = NULL;
+		}
+		if (sf >= 0)
+			close(sf);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+void bt_drops_refresh_workloads(const struct bt_workloads *w)
+{
+	refresh_nowait(true, w);
+}
+
+int bt_drops_workload_devices(const struct bt_instance *inst, struct bt_drop_owner *out, int max)
+{
+	__u32 id = prog_id(inst->prog_drop_fd), v;
+	struct bt_drop_owner key, next, *prev = NULL;
+	struct host h;
+	int s, n = 0;
+
+	if (!id || host_open(&h))
+		return 0;
+	s = slot_of(&h, id);
+	while (s >= 0 && !bpf_map_get_next_key(h.owners_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(h.owners_fd, &key, &v) && v & BT_DROP_WORKLOAD &&
+		    (v & BT_DROP_SLOT_MASK) == (__u32)s && n++ < max)
+			out[n - 1] = key;
+	}
+	host_close(&h);
+	return n;
 }
 
 int bt_drops_register(const struct bt_instance *inst, const char *suppress)
@@ -897,6 +1069,15 @@ int bt_drops_register(const struct bt_instance *inst, const char *suppress)
 	}
 	/* a failure here leaves the stacked devices' drops to the host */
 	refresh_uppers(&h, o.netns);
+	/* the workloads' devices of now: without an agent, nobody refreshes
+	 * them, so a container started later is not covered */
+	if (!err && !(inst->meta.flags & BT_META_NO_INGRESS)) {
+		struct bt_workloads *w = bt_workloads_new(NULL);
+
+		if (w && !bt_workloads_refresh(w))
+			refresh_workloads(&h, o.netns, w);
+		bt_workloads_free(w);
+	}
 out_close:
 	/* a host program this call loaded, left without owners */
 	if (err && loaded && owners_empty(&h))

@@ -87,6 +87,16 @@ bool bt_drops_registered(const struct bt_instance *inst);
  * as they are now: the agent's loop calls it every second, attach and
  * detach once. Never waits for the lock an attach holds. */
 void bt_drops_refresh_uppers(void);
+/* The workloads' devices (w's namespaces' devices peered with another
+ * namespace: a container's veth end) given the drops of the packets the
+ * current namespace's ingress instance of the lowest slot saw, checked by
+ * their digests; NULL: none now. The agent's loop calls it every second
+ * after bt_workloads_refresh. Never waits for the lock. */
+struct bt_workloads;
+void bt_drops_refresh_workloads(const struct bt_workloads *w);
+/* How many workloads' devices give the instance their drops; the first
+ * max of them into out. */
+int bt_drops_workload_devices(const struct bt_instance *inst, struct bt_drop_owner *out, int max);
 /* A device stacked on the instance's interface, and who gets its drops:
  * this instance, this instance for the packets its windows hold (the
  * device receives from other interfaces too), the host (shared with

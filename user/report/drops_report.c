@@ -151,6 +151,24 @@ struct json_object *bt_drops_json(const struct bt_instance *inst, size_t n_heavy
 			json_object_array_add(sup, json_object_new_string(r[i].name));
 	json_object_object_add(o, "suppressed", sup);
 	json_object_object_add(o, "stacked", stacked_json(inst));
+	/* the workloads' devices in other namespaces (a container's veth
+	 * end): digest-checked as a shared stacked device is */
+	struct bt_drop_owner dev[256];
+	int nw = bt_drops_workload_devices(inst, dev, 256);
+	struct json_object *wd = json_object_new_object(), *wl = json_object_new_array();
+
+	for (int i = 0; i < nw && i < 256; i++) {
+		struct json_object *d = json_object_new_object();
+
+		json_object_object_add(d, "netns", json_object_new_uint64(dev[i].netns));
+		json_object_object_add(d, "ifindex", json_object_new_uint64(dev[i].ifindex));
+		json_object_array_add(wl, d);
+	}
+	json_object_object_add(wd, "count", json_object_new_int(nw));
+	json_object_object_add(wd, "devices", wl);	/* the first 256 */
+	if (nw)
+		json_object_object_add(wd, "false_attribution", seen_fpr_json(inst));
+	json_object_object_add(o, "workload_devices", wd);
 	/* 0: without (the plain output prints them itself) */
 	if (n_heavy)
 		json_object_object_add(o, "heavy", bt_heavy_dropped_json(inst, n_heavy));
@@ -215,6 +233,14 @@ static void print_drops(const struct bt_instance *inst, size_t n_heavy)
 			       json_object_get_double(json_object_object_get(fa, "rate")));
 	}
 	printf("%s", json_object_array_length(v) ? "\n" : "");
+	v = json_object_object_get(o, "workload_devices");
+	if (json_object_get_int(json_object_object_get(v, "count")))
+		printf("workloads' devices in other namespaces (containers' veth ends), whose drops "
+		       "go to this instance when its windows hold the packet's digest: %d (a packet "
+		       "never seen here taken for one at %s = %.2g)\n",
+		       json_object_get_int(json_object_object_get(v, "count")), SEEN_FORMULA,
+		       json_object_get_double(json_object_object_get(
+			       json_object_object_get(v, "false_attribution"), "rate")));
 	if (json_object_get_uint64(json_object_object_get(o, "spie_no_ready_window")))
 		printf("past their load: %" PRIu64 " batches of drop digests found no clean "
 		       "window ready (nobody keeps the ring, or it is behind)\n",
