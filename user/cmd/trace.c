@@ -70,7 +70,7 @@ static const struct bt_opt trace_opts[] = {
 	{ "agents-file", 0, BT_OPT_STRING, &tcfg.agents_file, "FILE",
 	  "the agents to ask, one a line as --agents takes them ('#' comments)" },
 	{ "agents-from-prometheus", 0, BT_OPT_STRING, &tcfg.prometheus, "URL[?job=NAME]",
-	  "the agents to ask: Prometheus's active targets (of job NAME), by their scrape URLs" },
+	  "the agents to ask: Prometheus's active targets of job NAME (with --user, a must)" },
 	{ "agents-from-dns", 0, BT_OPT_STRING, &tcfg.dns, "NAME:PORT",
 	  "the agents to ask: every address (A, AAAA) of NAME, e.g. a headless Service" },
 	{ "topology", 0, BT_OPT_STRING, &tcfg.topology, "FILE",
