@@ -209,12 +209,14 @@ const char *bt_capture_linktype_name(struct bt_capture *c)
 /* Frame number n (from 1) onto *ip, which grows by doubling */
 static int ip_push(uint32_t **ip, size_t *nip, uint32_t n)
 {
-	uint32_t *more;
+	/* full at 0, 1, 2, 4, 8 ... */
+	if (!(*nip & (*nip - 1))) {
+		uint32_t *more = realloc(*ip, (*nip ? 2 * *nip : 1) * sizeof(**ip));
 
-	if (!(*nip & (*nip - 1)) && !(more = realloc(*ip, (*nip ? 2 * *nip : 1) * sizeof(**ip))))
-		return -ENOMEM;
-	if (!(*nip & (*nip - 1)))
+		if (!more)
+			return -ENOMEM;
 		*ip = more;
+	}
 	(*ip)[(*nip)++] = n;
 	return 0;
 }
