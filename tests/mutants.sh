@@ -126,6 +126,9 @@ MUTANTS=(
 'fleet-names-from-list|user/report/pathtrace.c|		snprintf(a->name, sizeof(a->name), "%s", name);
 		a->self_named = true;|		(void)name;|tests/live/fleet.sh'
 'fleet-creds-clear|user/report/pathtrace.c|strncmp(a->url, "https://", 8);|0;|tests/live/pathtrace.sh'
+'fleet-cut-ignored|user/report/pathtrace.c|	if (!a->saw[p] && cut_off(pk)) {|	if (0 && cut_off(pk)) {|tests/live/pathtrace.sh'
+'fleet-down-asked-twice|user/report/pathtrace.c|		x->a->status_down = true;|		(void)0;|tests/live/pathtrace.sh'
+'fleet-same-as-by-position|user/report/pathtrace.c|	f = sent_index(sp, json_object_get_int64(v));|	f = json_object_get_int64(v) - 1;|tests/live/pathtrace.sh'
 'keeper-retry-each-turn|user/instance/keeper.c|			k->retry_at = bt_mono_s() + BT_KEEPER_RETRY_S;|			(void)0;|tests/live/agent.sh'
 # archived drop reasons, subsystem reasons, a window's packets
 'reasons-archived-as-codes|user/instance/archive.c|	if (!ndrops && !nall)

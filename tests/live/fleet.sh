@@ -282,8 +282,8 @@ expect_fail "wrong credentials: one clear error" "refused the credentials" \
 	--agents-from-prometheus "$PROMURL" --cacert "$TMP/ca.crt" --user prom --hex "$SENT"
 expect_fail "a wrong CA: one clear error" "not one --cacert vouches for" \
 	fleet trace --agents-from-prometheus "$PROMURL" --cacert "$TMP/other.crt" --user prom --hex "$SENT"
-expect_fail "a down Prometheus: one clear error" "--agents-from-prometheus http://127.0.0.1:1: " \
-	fleet trace --agents-from-prometheus http://127.0.0.1:1 --cacert "$TMP/ca.crt" --user prom --hex "$SENT"
+expect_fail "a down Prometheus: one clear error" "--agents-from-prometheus http://127.0.0.1:1?job=bloomtap: " \
+	fleet trace --agents-from-prometheus "http://127.0.0.1:1?job=bloomtap" --cacert "$TMP/ca.crt" --user prom --hex "$SENT"
 expect_fail "--user without a password: refused" "BLOOMTAP_PASSWORD or a --netrc" \
 	env -u BLOOMTAP_PASSWORD nsenter --net=/var/run/netns/"$HUB" "$BLOOMTAP" trace \
 	--agents r01=198.18.1.1:9477 --cacert "$TMP/ca.crt" --user prom --hex "$SENT"

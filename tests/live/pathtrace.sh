@@ -36,6 +36,25 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$1" "$2" &
 	PIDS+=($!)
 }
+# mkpcap FILE KIND...: a capture of Ethernet frames, one a KIND: ipN (a
+# UDP datagram of IP ID N) or arp (not IP: its frame has a number, no
+# answer of its own)
+mkpcap() {
+	python3 -c '
+import struct, sys
+f = open(sys.argv[1], "wb")
+f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+eth = bytes(6) + bytes([2, 0, 0, 0, 0, 1])
+for t, k in enumerate(sys.argv[2:]):
+    if k == "arp":
+        fr = eth + b"\x08\x06" + bytes.fromhex("0001080006040001") + bytes(20)
+    else:
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28, int(k[2:]), 0, 64, 17, 0,
+                         bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+        fr = eth + b"\x08\x00" + ip + struct.pack("!HHHH", 54321, 53, 8, 0)
+    f.write(struct.pack("<IIII", 1700000000 + t, 0, len(fr), len(fr)) + fr)' "$@"
+}
+mkpcap "$TMP/five.pcap" ip1 ip2 ip3 ip4 ip5
 # victim side v; two branches b and c meet again at d; s hangs off b
 agent 9601 11111	# v saw all 5
 agent 9602 11100	# b: packets 1-3
@@ -50,12 +69,12 @@ c: d
 TOPO
 LIST=v=127.0.0.1:9601,b=127.0.0.1:9602,c=127.0.0.1:9603,d=127.0.0.1:9604,s=127.0.0.1:9605
 HEX=4500001c00010000401100000a0000010a000002d431003500080000
-OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$LIST" --topology "$TMP/topo" --from v --hex "$HEX" 2>&1); RC=$?
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$LIST" --topology "$TMP/topo" --from v "$TMP/five.pcap" 2>&1); RC=$?
 eq "two paths: exit 0" "$RC" 0
 check "packets 1-3 came through b" grep -q "^3 packets: path (source side first): d -> b -> v$" <<<"$OUT"
 check "packets 4-5 came through c" grep -q "^2 packets: path (source side first): d -> c -> v$" <<<"$OUT"
 check "s saw packet 5 off its path: a false positive" grep -q "^s saw 1 packet off their path" <<<"$OUT"
-J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$LIST" --topology "$TMP/topo" --from v --hex "$HEX" 2>/dev/null)
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$LIST" --topology "$TMP/topo" --from v "$TMP/five.pcap" 2>/dev/null)
 eq "-j: paths with their packets" "$(python3 -c '
 import json,sys; d=json.load(sys.stdin)
 print(sorted((p["path"], p["packets"]) for p in d["paths"]), d["false_positives"])' <<<"$J")" \
@@ -63,7 +82,7 @@ print(sorted((p["path"], p["packets"]) for p in d["paths"]), d["false_positives"
 
 # b does not answer: walked through, unknown; d still on both paths
 kill "${PIDS[1]}"; wait "${PIDS[1]}" 2>/dev/null
-OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$LIST" --topology "$TMP/topo" --from v --hex "$HEX" 2>&1); RC=$?
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$LIST" --topology "$TMP/topo" --from v "$TMP/five.pcap" 2>&1); RC=$?
 eq "b down: exit 0" "$RC" 0
 check "b down: packets 1-3 through b, unknown" grep -q "^3 packets: path (source side first): d -> b? -> v$" <<<"$OUT"
 check "b down: named" grep -q "^b .*no answer: unknown" <<<"$OUT"
@@ -73,7 +92,7 @@ check "b down: s, behind b, is not walked to (it did not see packets 1-3)" \
 # the topology file: a hub linked to every agent many times over, and to
 # itself; a line naming an unknown agent; an unknown agent before ':'
 { for i in $(seq 300); do echo 'v: b c d s v v b'; done; printf 'd:'; for i in $(seq 300); do printf ' v b c s'; done; echo; } > "$TMP/hub"
-OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$LIST" --topology "$TMP/hub" --from v --hex "$HEX" 2>&1); RC=$?
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$LIST" --topology "$TMP/hub" --from v "$TMP/five.pcap" 2>&1); RC=$?
 check "a hub of 1,500 links (300 times each, itself too): read, no crash (exit $RC)" test "$RC" -le 1
 printf 'v: b\nb: zz\n' > "$TMP/bad1"
 expect_fail "unknown neighbour named with its line" "bad1:2: 'zz' is not one of the agents" \
@@ -175,10 +194,126 @@ fi
 
 # ---- more than 5 agents down: 5 named on stderr, the rest counted ----
 DOWN=$(for i in $(seq 7); do printf ',d%d=127.0.0.1:%d' "$i" $((9620 + i)); done)
-OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "v=127.0.0.1:9601$DOWN" --hex "$HEX" 2>"$TMP/err")
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "v=127.0.0.1:9601$DOWN" "$TMP/five.pcap" 2>"$TMP/err")
 eq "7 of 8 down: 5 named on stderr" "$(grep -c '^bloomtap: warning: agent d[1-5]: ' "$TMP/err")" 5
 check "... and the other 2 counted" grep -q "and 2 more agents did not answer" "$TMP/err"
 check "... the answer names all 7" grep -q "^partial answer: 7 of 8 agents did not answer: d1 d2 d3 d4 d5 d6 d7$" <<<"$OUT"
+
+# canned PORT BODYFILE [LOG [MODE]]: answers every trace with the text of
+# BODYFILE, and keeps each request's line in LOG (/dev/null: none). MODE
+# hang-status: its /api/v1/status never answers (an agent that is down,
+# its port open); then:FILE: FILE made once it has answered; after:FILE:
+# its answer only once FILE is there (the order of answers, not timing)
+canned() {
+	nsenter --net=/var/run/netns/"$NS" python3 -c '
+import http.server, os, sys, threading, time
+mode = sys.argv[4] if len(sys.argv) > 4 else ""
+class H(http.server.BaseHTTPRequestHandler):
+    def note(self):
+        if len(sys.argv) > 3:
+            with open(sys.argv[3], "a") as f: f.write(self.requestline + "\n")
+    def do_GET(self):
+        self.note()
+        if mode == "hang-status": threading.Event().wait()
+        self.send_response(200); self.end_headers(); self.wfile.write(b"{\"host\": \"h\"}")
+    def do_POST(self):
+        self.note()
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = open(sys.argv[2], "rb").read()
+        while mode.startswith("after:") and not os.path.exists(mode[6:]): time.sleep(0.01)
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body); self.wfile.flush()
+        if mode.startswith("then:"): open(mode[5:], "w").close()
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+s.daemon_threads = True
+s.serve_forever()' "$@" &
+	PIDS+=($!)
+}
+SEEN1='[{"packet": 1, "seen": true, "windows": [], "archive_cut": null}]'
+echo "$SEEN1" > "$TMP/seen1"
+
+# ---- one agent's answer is not the measure of the others' ----
+# evil answers at once for 3 packets, the 1 sent: it alone is not believed
+python3 -c 'import json; print(json.dumps([{"packet": i, "seen": True, "windows": []} for i in (1, 2, 3)]))' > "$TMP/evil"
+canned 9630 "$TMP/evil" /dev/null then:"$TMP/evil-done"
+for port in 9631 9632 9633; do canned $port "$TMP/seen1" /dev/null after:"$TMP/evil-done"; done
+for port in 9630 9631 9632 9633; do wait_for "the canned agent on $port listens" 30 listening "$NS" t $port; done
+printf 'v: b\nb: c\nc: evil\n' > "$TMP/topo-evil"
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents evil=127.0.0.1:9630,v=127.0.0.1:9631,b=127.0.0.1:9632,c=127.0.0.1:9633 \
+	--topology "$TMP/topo-evil" --from v --hex "$HEX" 2>"$TMP/err"); RC=$?
+eq "an agent answering for 3 of 1 packets: exit 0" "$RC" 0
+check "... the honest three walked: c -> b -> v" grep -q "^1 packet: path (source side first): c -> b -> v$" <<<"$OUT"
+check "... it alone named, its answer not taken" grep -q "agent evil: .*answered for 3 packets, not the 1 sent" "$TMP/err"
+check "... the answer partial, naming it alone" grep -q "^partial answer: 1 of 4 agents did not answer: evil$" <<<"$OUT"
+python3 -c 'import json; print(json.dumps([{"packet": 7, "seen": True, "windows": []}]))' > "$TMP/evil"
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents evil=127.0.0.1:9630,v=127.0.0.1:9631 --hex "$HEX" 2>"$TMP/err")
+check "an agent answering for a packet not sent (7): named" grep -q "agent evil: .*answered for packet 7 not sent" "$TMP/err"
+
+# ---- an archive search cut off at its deadline: unknown, not "not seen" ----
+echo '[{"packet": 1, "seen": false, "windows": [], "archive_cut": "2026-12-01T10:00:00.000Z"}]' > "$TMP/cut"
+canned 9634 "$TMP/cut"
+wait_for "the cut-off agent listens" 30 listening "$NS" t 9634
+printf 'c: b\nb: a\n' > "$TMP/topo-abc"
+ABC=a=127.0.0.1:9631,b=127.0.0.1:9634,c=127.0.0.1:9632
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$ABC" --topology "$TMP/topo-abc" --from c --hex "$HEX" 2>&1); RC=$?
+eq "b's search cut off: exit 0" "$RC" 0
+check "... walked through it, unknown: a -> b? -> c" grep -q "^1 packet: path (source side first): a -> b? -> c$" <<<"$OUT"
+check "... the answer partial, naming b" grep -q "^partial answer: 1 agent cut off its archive search .*: b$" <<<"$OUT"
+check "... a, which saw it, no false positive" bash -c '! grep -q "false positive" <<<"$0"' "$OUT"
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$ABC" --topology "$TMP/topo-abc" --from c --hex "$HEX" 2>/dev/null)
+eq "... -j: partial, cut_off b, b unknown on the path" "$(python3 -c '
+import json,sys; d=json.load(sys.stdin)
+print(d["partial"], d["cut_off"], [(p["path"], p["unknown"]) for p in d["paths"]], d["agents"]["b"]["packets_cut_off"])' <<<"$J")" \
+	"True ['b'] [(['a', 'b', 'c'], ['b'])] 1"
+
+# ---- a capture with a frame that is not IP, and a repeat ----
+# frames: 1 ARP, 2 ip1, 3 ip2, 4 ip1 again: the agents answer for 2, 3
+# and 4 (4 the same as 2); x dropped 2, so it dropped 4 too
+mkpcap "$TMP/arp.pcap" arp ip1 ip2 ip1
+echo '[{"packet": 2, "seen": true, "windows": []}, {"packet": 3, "seen": true, "windows": []},
+       {"packet": 4, "seen": true, "same_as": 2}]' > "$TMP/arp-v"
+echo '[{"packet": 2, "seen": true, "windows": [], "drops": [{"reason": "X"}]},
+       {"packet": 3, "seen": false, "windows": []}, {"packet": 4, "seen": true, "same_as": 2}]' > "$TMP/arp-x"
+canned 9635 "$TMP/arp-v"
+canned 9636 "$TMP/arp-x"
+for port in 9635 9636; do wait_for "the agent on $port listens" 30 listening "$NS" t $port; done
+echo 'v: x' > "$TMP/topo-vx"
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents v=127.0.0.1:9635,x=127.0.0.1:9636 --topology "$TMP/topo-vx" \
+	--from v "$TMP/arp.pcap" 2>"$TMP/err")
+eq "ARP first, a repeat: the packets by their numbers, the repeat dropped as its first" "$(python3 -c '
+import json,sys; d=json.load(sys.stdin)
+print(d["partial"], sorted((p["packets"], p.get("dropped_at")) for p in d["paths"]))' <<<"$J")" \
+	"False [([2, 4], 'x'), ([3], None)]"
+
+# ---- an agent whose status request gets no answer: no trace sent ----
+canned 9637 "$TMP/seen1" "$TMP/hung-log" hang-status
+wait_for "the agent whose status hangs listens" 30 listening "$NS" t 9637
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9637,v=127.0.0.1:9631 --parallel 1 \
+	--agent-timeout 1000 --hex "$HEX" 2>"$TMP/err"); RC=$?
+eq "status unanswered: the other walked (exit $RC)" "$RC" 0
+check "... named, by its status request" grep -q "agent 127.0.0.1:9637: .*no answer in time.*its status request, so not asked the trace" "$TMP/err"
+eq "... and it was sent its status request alone, no trace" "$(cut -d' ' -f1,2 "$TMP/hung-log" | sed 's/?.*//' | tr '\n' ' ')" \
+	"GET /api/v1/status "
+
+# ---- an answer over the bound: said so ----
+python3 -c 'import sys; sys.stdout.write("[" + " " * (9 << 20) + "]")' > "$TMP/huge"
+canned 9638 "$TMP/huge"
+wait_for "the agent of 9 MiB listens" 30 listening "$NS" t 9638
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents big=127.0.0.1:9638,v=127.0.0.1:9631 --hex "$HEX" 2>"$TMP/err")
+check "an answer of 9 MiB: over the 8 MiB bound, said so" grep -q "agent big: .*its answer is over the 8 MiB an answer may take" "$TMP/err"
+
+# ---- no proxy: the environment's is not used ----
+OUT=$(in_ns "$NS" env http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 ALL_PROXY=http://127.0.0.1:9 \
+	"$BLOOMTAP" -j trace --agents v=127.0.0.1:9631 --hex "$HEX" 2>/dev/null)
+eq "http_proxy to a closed port: the agent asked directly" "$(json_get '["agents"]["v"]["packets_seen"]' <<<"$OUT")" 1
+
+# ---- Prometheus's targets with credentials: only a job's ----
+export BLOOMTAP_PASSWORD=secret$ID
+expect_fail "--agents-from-prometheus without ?job= and --user: refused, why said" \
+	"with --user or --netrc, name the agents' job (URL?job=NAME)" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents-from-prometheus http://127.0.0.1:9639 --user u --cacert /dev/null --hex "$HEX"
+unset BLOOMTAP_PASSWORD
 
 cleanup
 trap - EXIT

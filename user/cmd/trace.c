@@ -70,7 +70,7 @@ static const struct bt_opt trace_opts[] = {
 	{ "agents-file", 0, BT_OPT_STRING, &tcfg.agents_file, "FILE",
 	  "the agents to ask, one a line as --agents takes them ('#' comments)" },
 	{ "agents-from-prometheus", 0, BT_OPT_STRING, &tcfg.prometheus, "URL[?job=NAME]",
-	  "the agents to ask: Prometheus's active targets (of job NAME), by their scrape URLs" },
+	  "the agents to ask: Prometheus's active targets of job NAME (with --user, a must)" },
 	{ "agents-from-dns", 0, BT_OPT_STRING, &tcfg.dns, "NAME:PORT",
 	  "the agents to ask: every address (A, AAAA) of NAME, e.g. a headless Service" },
 	{ "topology", 0, BT_OPT_STRING, &tcfg.topology, "FILE",
@@ -150,13 +150,14 @@ static const char *time_args(char *buf, size_t len, __u64 at)
 static int trace_agents(const char *file, __u64 at)
 {
 	char *buf = NULL, msg[512], targs[160];
-	size_t len = 0;
+	uint32_t one = 1, *ip = &one;
+	size_t len = 0, nip = 1;
 	int ret;
 
 	if (tcfg.hex) {
 		buf = strdup(tcfg.hex);
 		len = buf ? strlen(buf) : 0;
-	} else if (bt_capture_heads(file, AGENT_SNAP, &buf, &len, msg, sizeof(msg))) {
+	} else if (bt_capture_heads(file, AGENT_SNAP, &buf, &len, &ip, &nip, msg, sizeof(msg))) {
 		bt_err("trace: %s", msg);
 		return BT_EXIT_USAGE;
 	}
@@ -169,13 +170,18 @@ static int trace_agents(const char *file, __u64 at)
 	if (!buf || !len) {
 		if (!buf || (tcfg.hex && !len))
 			bt_err("trace: %s: cannot read it", file ? file : "--hex");
-		free(buf);
-		return BT_EXIT_USAGE;
+		ret = BT_EXIT_USAGE;
+		goto out;
+	}
+	if (!nip) {
+		bt_err("trace: %s: no IP packet that bloomtap records in it", file);
+		ret = BT_EXIT_USAGE;
+		goto out;
 	}
 	if (tcfg.from && !tcfg.topology) {
 		bt_err("trace: --from is for a walk along --topology FILE");
-		free(buf);
-		return BT_EXIT_USAGE;
+		ret = BT_EXIT_USAGE;
+		goto out;
 	}
 	ret = bt_trace_agents(&(struct bt_fleet_opts){
 		.agents = tcfg.agents, .agents_file = tcfg.agents_file,
@@ -186,8 +192,12 @@ static int trace_agents(const char *file, __u64 at)
 		.netrc = tcfg.netrc, .tls_server_name = tcfg.tls_server_name,
 		.timeout_s = (tcfg.timeout_ms ? tcfg.timeout_ms : 10000) / 1e3,
 		.agent_timeout_s = (tcfg.agent_timeout_ms ? tcfg.agent_timeout_ms : 5000) / 1e3,
-		.parallel = tcfg.parallel ? (int)tcfg.parallel : 64 }, buf, len);
+		.parallel = tcfg.parallel ? (int)tcfg.parallel : 64,
+		.sent = ip, .nsent = nip }, buf, len);
+out:
 	free(buf);
+	if (ip != &one)
+		free(ip);
 	return ret;
 }
 

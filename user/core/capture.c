@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <pcap/pcap.h>
 #include "capture.h"
+#include "digest.h"
 
 #define ETH_HLEN_ 14
 #define SLL_HLEN 16
@@ -205,9 +206,26 @@ const char *bt_capture_linktype_name(struct bt_capture *c)
 	return n ? n : "unknown";
 }
 
-int bt_capture_heads(const char *path, uint32_t snap, char **buf, size_t *len, char *err,
-		     size_t errlen)
+/* Frame number n (from 1) onto *ip, which grows by doubling */
+static int ip_push(uint32_t **ip, size_t *nip, uint32_t n)
 {
+	/* full at 0, 1, 2, 4, 8 ... */
+	if (!(*nip & (*nip - 1))) {
+		uint32_t *more = realloc(*ip, (*nip ? 2 * *nip : 1) * sizeof(**ip));
+
+		if (!more)
+			return -ENOMEM;
+		*ip = more;
+	}
+	(*ip)[(*nip)++] = n;
+	return 0;
+}
+
+int bt_capture_heads(const char *path, uint32_t snap, char **buf, size_t *len,
+		     uint32_t **ip, size_t *nip, char *err, size_t errlen)
+{
+	struct bt_spie_packet sp;
+	uint32_t frame = 0;
 	static const uint8_t not_ip[14];	/* ethertype 0: a frame nobody can trace */
 	struct bt_capture *c;
 	struct bt_packet p;
@@ -218,6 +236,8 @@ int bt_capture_heads(const char *path, uint32_t snap, char **buf, size_t *len, c
 
 	*buf = NULL;
 	*len = 0;
+	*ip = NULL;
+	*nip = 0;
 	if ((rc = bt_capture_open(path, &c, err, errlen)))
 		return rc;
 	dead = pcap_open_dead(DLT_EN10MB, snap);
@@ -238,8 +258,16 @@ int bt_capture_heads(const char *path, uint32_t snap, char **buf, size_t *len, c
 		h.len = p.skip ? sizeof(not_ip) : p.wire_len > p.len ? p.wire_len : p.len;
 		h.caplen = p.skip ? sizeof(not_ip) : p.len < snap ? p.len : snap;
 		pcap_dump((u_char *)d, &h, data);
+		/* the agent's test of an IP packet, on the head it is sent */
+		frame++;
+		if (!p.skip && !bt_spie_packet_frame(data, h.caplen, &sp) &&
+		    ip_push(ip, nip, frame)) {
+			snprintf(err, errlen, "out of memory");
+			rc = -ENOMEM;
+			break;
+		}
 	}
-	if (rc < 0 && d)
+	if (rc < 0 && rc != -ENOMEM && d)
 		snprintf(err, errlen, "%s", bt_capture_error(c));
 	if (d)
 		pcap_dump_close(d);	/* closes f: *buf and *len are final */
@@ -248,8 +276,11 @@ int bt_capture_heads(const char *path, uint32_t snap, char **buf, size_t *len, c
 	bt_capture_close(c);
 	if (rc < 0) {
 		free(*buf);
+		free(*ip);
 		*buf = NULL;
 		*len = 0;
+		*ip = NULL;
+		*nip = 0;
 	}
 	return rc < 0 ? rc : 0;
 }

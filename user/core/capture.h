@@ -41,9 +41,11 @@ void bt_capture_close(struct bt_capture *c);
  * first snap bytes (what a trace needs: the headers and a few payload
  * bytes), in *buf (malloc'd, *len bytes); a packet that cannot be
  * converted becomes a frame no trace matches, so the packets keep their
- * numbers. 0, or a negative errno with a message in err. */
-int bt_capture_heads(const char *path, uint32_t snap, char **buf, size_t *len, char *err,
-		     size_t errlen);
+ * numbers. *ip (malloc'd, *nip of them): the numbers, from 1, of the
+ * frames whose heads are IP packets, in order: those an agent answers
+ * for. 0, or a negative errno with a message in err. */
+int bt_capture_heads(const char *path, uint32_t snap, char **buf, size_t *len,
+		     uint32_t **ip, size_t *nip, char *err, size_t errlen);
 
 /* Hex text ("45 00 00 1c ...", "4500001c...", with optional 0x and ':')
  * into bytes. Returns the byte count or -EINVAL. */

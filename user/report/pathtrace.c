@@ -10,6 +10,7 @@
  * Packets may take different paths (ECMP, route changes): each is traced
  * on its own, never by all-or-nothing. */
 #include <errno.h>
+#include <inttypes.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -45,6 +46,10 @@ struct agent_ref {
 	uint8_t *saw;		/* one a packet: SAW_SEEN, and SAW_LEFT */
 	int64_t *at;		/* one a packet: its first window's start, ms (order inferred) */
 	char **dropped;		/* one a packet: the reason it dropped it with, or NULL */
+	uint8_t *cut;		/* one a packet: not seen, its archive search cut off:
+				 * unknown there */
+	int ncut;		/* and how many */
+	bool status_down;	/* its status request got no answer: not asked the trace */
 	int fp;			/* packets it saw off their walk */
 };
 
@@ -258,60 +263,182 @@ static int64_t first_start(struct json_object *pk)
 	return best;
 }
 
-/* Agent a's answer (its body and HTTP status): its IP packets in order,
- * *np of them (the first agent to answer sets it; the others must agree) */
-static void take_answer(struct agent_ref *a, const char *resp, long status, int *np,
-			bool inferred)
+/* The packets sent, as an agent numbers them: the frame numbers (from 1,
+ * ascending) of the IP packets, n of them. An answer lists those and no
+ * others; the walk indexes them 0..n-1. */
+struct sent {
+	const uint32_t *num;
+	int n;
+};
+
+/* The index of frame number v among those sent, or -1 */
+static int sent_index(const struct sent *s, int64_t v)
+{
+	int lo = 0, hi = s->n - 1;
+
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (s->num[mid] == v)
+			return mid;
+		if (s->num[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* An answer entry's packet number (an agent before numbers had none:
+ * its position k, from 1) */
+static int64_t entry_number(struct json_object *pk, int k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(pk, "packet", &v) ? json_object_get_int64(v) : k + 1;
+}
+
+/* The answer, of as many entries as packets sent, lists each once:
+ * idx[k], the packet of entry k. Else the first entry that is not one
+ * of them, or a repeat. An agent that answers for other packets is not
+ * believed at all, and the others are not judged by it. */
+static int map_entries(struct json_object *o, const struct sent *s, int *idx, uint8_t *hit)
+{
+	int cnt = json_object_array_length(o);
+
+	for (int k = 0; k < cnt; k++) {
+		int i = sent_index(s, entry_number(json_object_array_get_idx(o, k), k));
+
+		if (i < 0 || hit[i])
+			return k;
+		hit[i] = 1;
+		idx[k] = i;
+	}
+	return cnt;
+}
+
+/* A packet the agent did not see whose archive search its deadline (or
+ * its probe budget) cut off: unknown there, not "not seen" */
+static bool cut_off(struct json_object *pk)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(pk, "archive_cut", &v) &&
+	       json_object_is_type(v, json_type_string);
+}
+
+/* One entry, not a repeat: packet p's windows, whether it left, its drop */
+static void take_packet(struct agent_ref *a, struct json_object *pk, int p)
+{
+	struct json_object *s, *d, *r;
+
+	a->saw[p] = json_object_object_get_ex(pk, "seen", &s) && json_object_get_boolean(s);
+	a->seen += a->saw[p];
+	if (!a->saw[p] && cut_off(pk)) {
+		a->cut[p] = 1;
+		a->ncut++;
+	}
+	if (a->at)
+		a->at[p] = first_start(pk);
+	if (left_here(pk))
+		a->saw[p] |= SAW_LEFT;
+	/* the first drop it reports (agents before drops had none) */
+	if (json_object_object_get_ex(pk, "drops", &d) && json_object_array_length(d) &&
+	    json_object_object_get_ex(json_object_array_get_idx(d, 0), "reason", &r))
+		a->ndropped += !!(a->dropped[p] = strdup(json_object_get_string(r)));
+}
+
+/* The packet an entry for packet p repeats (same_as: a frame number, of
+ * one sent before it), or -1: an entry of its own */
+static int repeat_of(struct json_object *pk, int p, const struct sent *sp)
+{
+	struct json_object *v;
+	int f;
+
+	if (!json_object_object_get_ex(pk, "same_as", &v))
+		return -1;
+	f = sent_index(sp, json_object_get_int64(v));
+	return f < p ? f : -1;
+}
+
+/* Entry pk, packet p: on the first pass (repeats false) those of their
+ * own, on the second the repeats, whose answer is that of their first */
+static void take_entry(struct agent_ref *a, struct json_object *pk, int p,
+		       const struct sent *sp, bool repeats)
+{
+	struct json_object *s;
+	int f = repeat_of(pk, p, sp);
+
+	if ((f >= 0) != repeats)
+		return;
+	if (f < 0) {
+		take_packet(a, pk, p);
+		return;
+	}
+	a->saw[p] = json_object_object_get_ex(pk, "seen", &s) && json_object_get_boolean(s);
+	a->seen += a->saw[p];
+	a->saw[p] |= a->saw[f] & SAW_LEFT;
+	if (a->cut[f] && !a->saw[p]) {
+		a->cut[p] = 1;
+		a->ncut++;
+	}
+	if (a->at)
+		a->at[p] = a->at[f];
+	if (a->dropped[f])
+		a->ndropped += !!(a->dropped[p] = strdup(a->dropped[f]));
+}
+
+/* Agent a's answer (its body and HTTP status), judged against the packets
+ * sent: an answer for other packets is named and not taken. */
+static void take_answer(struct agent_ref *a, const char *resp, long status,
+			const struct sent *sp, bool inferred)
 {
 	struct json_object *o = NULL;
-	int cnt;
+	int cnt = 0, n = sp->n ? sp->n : 1, bad, *idx = NULL;
+	uint8_t *hit = NULL;
 
 	if (!(o = json_tokener_parse(resp)) || status != 200 ||
 	    !json_object_is_type(o, json_type_array)) {
 		set_error(a, "HTTP %ld %.100s", status, resp);
-	} else if ((cnt = json_object_array_length(o)) != *np && *np >= 0) {
-		set_error(a, "answered for %d packets, not %d", cnt, *np);
-	} else if (!(a->saw = calloc(cnt ? cnt : 1, 1)) ||
-		   !(a->dropped = calloc(cnt ? cnt : 1, sizeof(*a->dropped))) ||
-		   (inferred && !(a->at = calloc(cnt ? cnt : 1, sizeof(*a->at))))) {
+	} else if (!(idx = calloc((cnt = json_object_array_length(o)) + 1, sizeof(int))) ||
+		   !(hit = calloc(n, 1)) || !(a->saw = calloc(n, 1)) || !(a->cut = calloc(n, 1)) ||
+		   !(a->dropped = calloc(n, sizeof(*a->dropped))) ||
+		   (inferred && !(a->at = calloc(n, sizeof(*a->at))))) {
 		snprintf(a->error, sizeof(a->error), "out of memory");
+	} else if (cnt != sp->n) {
+		set_error(a, "answered for %d packets, not the %d sent; its answer is not taken",
+			  cnt, sp->n);
+	} else if ((bad = map_entries(o, sp, idx, hit)) != cnt) {
+		set_error(a, "answered for packet %" PRId64 " %s; its answer is not taken",
+			  entry_number(json_object_array_get_idx(o, bad), bad),
+			  sent_index(sp, entry_number(json_object_array_get_idx(o, bad), bad)) < 0 ?
+			  "not sent" : "twice");
 	} else {
-		*np = cnt;
 		a->answered = true;
-		for (int p = 0; p < cnt; p++) {
-			struct json_object *pk = json_object_array_get_idx(o, p), *s, *d, *r;
-			int64_t first;
-
-			a->saw[p] = json_object_object_get_ex(pk, "seen", &s) &&
-				    json_object_get_boolean(s);
-			a->seen += a->saw[p];
-			/* a repeat of an earlier packet: its answer is that one's */
-			if (json_object_object_get_ex(pk, "same_as", &s) &&
-			    (first = json_object_get_int64(s)) >= 1 && first <= p) {
-				a->saw[p] |= a->saw[first - 1] & SAW_LEFT;
-				if (a->at)
-					a->at[p] = a->at[first - 1];
-				if (a->dropped[first - 1])
-					a->ndropped += !!(a->dropped[p] = strdup(a->dropped[first - 1]));
-				continue;
-			}
-			if (a->at)
-				a->at[p] = first_start(pk);
-			if (left_here(pk))
-				a->saw[p] |= SAW_LEFT;
-			/* the first drop it reports (agents before drops had none) */
-			if (json_object_object_get_ex(pk, "drops", &d) &&
-			    json_object_array_length(d) &&
-			    json_object_object_get_ex(json_object_array_get_idx(d, 0), "reason", &r))
-				a->ndropped += !!(a->dropped[p] = strdup(json_object_get_string(r)));
-		}
+		a->error[0] = 0;	/* its status request may have failed first */
+		for (int k = 0; k < cnt; k++)
+			take_entry(a, json_object_array_get_idx(o, k), idx[k], sp, false);
+		/* repeats after their firsts, whatever the order of the entries */
+		for (int k = 0; k < cnt; k++)
+			take_entry(a, json_object_array_get_idx(o, k), idx[k], sp, true);
 	}
+	free(idx);
+	free(hit);
 	json_object_put(o);
 }
 
-/* Scratch for the walks: n ints each, allocated once */
+/* Packet p is unknown at agent a: it did not answer, or its search for
+ * p was cut off before it found it. The walk goes through it. */
+static bool unknown_at(const struct agent_ref *a, int p)
+{
+	return !a->answered || a->cut[p];
+}
+
+/* Scratch for the walks: n ints each, allocated once; and the packets'
+ * numbers, to print */
 struct walk_buf {
 	int *order, *kids;
+	const struct sent *sp;
 };
 
 /* One packet's walk: parent[] of the agents reached (-1: not, -2: the
@@ -326,7 +453,7 @@ static void walk(const struct agent_ref *a, int n, const struct bt_topo *t, int 
 		parent[i] = -1;
 		kids[i] = 0;
 	}
-	if (a[start].answered && !a[start].saw[p])
+	if (!unknown_at(&a[start], p) && !a[start].saw[p])
 		return;
 	parent[start] = -2;
 	order[tail++] = start;
@@ -336,7 +463,7 @@ static void walk(const struct agent_ref *a, int n, const struct bt_topo *t, int 
 		for (int k = 0; k < t->deg[u]; k++) {
 			int v = t->nbr[u][k];
 
-			if (parent[v] == -1 && (!a[v].answered || a[v].saw[p])) {
+			if (parent[v] == -1 && (unknown_at(&a[v], p) || a[v].saw[p])) {
 				parent[v] = u;
 				kids[u]++;
 				order[tail++] = v;
@@ -347,12 +474,12 @@ static void walk(const struct agent_ref *a, int n, const struct bt_topo *t, int 
 	for (int k = tail - 1; k > 0; k--) {
 		int v = order[k];
 
-		if (!a[v].answered && !kids[v]) {
+		if (unknown_at(&a[v], p) && !kids[v]) {
 			kids[parent[v]]--;
 			parent[v] = -1;
 		}
 	}
-	if (!a[start].answered && !kids[start])
+	if (unknown_at(&a[start], p) && !kids[start])
 		parent[start] = -1;
 }
 
@@ -445,7 +572,7 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 
 			for (int k = 0; k < c; k++) {
 				json_object_array_add(p, json_object_new_string(a[chain[k]].name));
-				if (!a[chain[k]].answered)
+				if (unknown_at(&a[chain[k]], g->packets[0] - 1))
 					json_object_array_add(u, json_object_new_string(a[chain[k]].name));
 				if (group_left(a, chain[k], g))
 					json_object_array_add(l, json_object_new_string(a[chain[k]].name));
@@ -453,7 +580,8 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 			/* the agents whose hosts sent the packets */
 			json_object_object_add(o, "left", l);
 			for (int k = 0; k < g->n; k++)
-				json_object_array_add(pk, json_object_new_int(g->packets[k]));
+				json_object_array_add(pk, json_object_new_int64(
+						      wb->sp->num[g->packets[k] - 1]));
 			json_object_object_add(o, "path", p);
 			if (g->dropped_at >= 0) {
 				json_object_object_add(o, "dropped_at", json_object_new_string(
@@ -468,7 +596,7 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 		printf("%d packet%s: path (source side first):", g->n, g->n > 1 ? "s" : "");
 		for (int k = 0; k < c; k++)
 			printf("%s%s%s%s", k ? " -> " : " ", a[chain[k]].name,
-			       a[chain[k]].answered ? "" : "?",
+			       unknown_at(&a[chain[k]], g->packets[0] - 1) ? "?" : "",
 			       group_left(a, chain[k], g) ? " (left)" : "");
 		if (g->dropped_at >= 0)
 			printf("  dropped at %s (reason %s)", a[g->dropped_at].name, g->reason);
@@ -491,6 +619,16 @@ static void free_groups(struct group *g, int ng)
 		free(g[k].parent);
 	}
 	free(g);
+}
+
+/* Packets q and p are unknown at the same agents of a walk: one group
+ * (its path marks them) */
+static bool same_unknown(const struct agent_ref *a, int n, const int *parent, int q, int p)
+{
+	for (int i = 0; i < n; i++)
+		if (parent[i] != -1 && unknown_at(&a[i], q) != unknown_at(&a[i], p))
+			return false;
+	return true;
 }
 
 /* The walk of every packet, grouped: returns the number of groups, or -1.
@@ -520,7 +658,8 @@ static int walk_all(struct agent_ref *a, int n, const struct bt_topo *t, int sta
 				a[i].fp++;
 		for (k = 0; k < ng; k++)
 			if (!memcmp(g[k].parent, parent, n * sizeof(int)) && g[k].dropped_at == d &&
-			    (d < 0 || !strcmp(g[k].reason, a[d].dropped[p])))
+			    (d < 0 || !strcmp(g[k].reason, a[d].dropped[p])) &&
+			    same_unknown(a, n, parent, g[k].packets[0] - 1, p))
 				break;
 		if (k == ng) {
 			struct group *more = realloc(g, (ng + 1) * sizeof(*g));
@@ -559,6 +698,17 @@ static int unanswered(const struct agent_ref *a, int n)
 	return c;
 }
 
+/* The agents that answered, but cut off their archive search for some
+ * packets they did not see: the answer is partial for those */
+static int cut_agents(const struct agent_ref *a, int n)
+{
+	int c = 0;
+
+	for (int i = 0; i < n; i++)
+		c += a[i].answered && a[i].ncut;
+	return c;
+}
+
 static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *t, int start,
 			int np, const struct group *g, int ng, int no_path, struct walk_buf *wb)
 {
@@ -567,9 +717,11 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 
 	for (int i = 0; i < n; i++) {
 		if (a[i].answered)
-			printf("%-12s %-24s saw %d of %d packets%s%.0d%s\n", a[i].name, a[i].addr,
-			       a[i].seen, np, a[i].ndropped ? " (dropped " : "", a[i].ndropped,
-			       a[i].ndropped ? ")" : "");
+			printf("%-12s %-24s saw %d of %d packets%s%.0d%s%s%.0d%s\n", a[i].name,
+			       a[i].addr, a[i].seen, np, a[i].ndropped ? " (dropped " : "",
+			       a[i].ndropped, a[i].ndropped ? ")" : "",
+			       a[i].ncut ? "; its archive search cut off for " : "", a[i].ncut,
+			       a[i].ncut ? ": unknown there" : "");
 		else
 			printf("%-12s %-24s no answer: unknown%s\n", a[i].name, a[i].addr,
 			       !strcmp(a[i].health, "down") ? " (Prometheus finds it down too)" : "");
@@ -581,6 +733,15 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 				printf(" %s", a[i].name);
 		printf("\n");
 	}
+	if (cut_agents(a, n)) {
+		printf("partial answer: %d agent%s cut off %s archive search (its deadline or "
+		       "budget) before finding some packets:", cut_agents(a, n),
+		       cut_agents(a, n) > 1 ? "s" : "", cut_agents(a, n) > 1 ? "their" : "its");
+		for (int i = 0; i < n; i++)
+			if (a[i].answered && a[i].ncut)
+				printf(" %s", a[i].name);
+		printf("\n");
+	}
 	if (!t && n > 1)
 		printf("order inferred from the times of the agents' windows (no --topology); "
 		       "the agents that did not answer are not placed\n");
@@ -589,11 +750,11 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 		if (group_kids(&g[k], n, wb->kids) > 1)
 			printf("  a fork: one branch is a false positive, or there are two sources\n");
 		for (int i = 0; i < n; i++)
-			unknown |= g[k].parent[i] != -1 && !a[i].answered;
+			unknown |= g[k].parent[i] != -1 && unknown_at(&a[i], g[k].packets[0] - 1);
 	}
 	if (unknown)
-		printf("  NAME? did not answer and was walked through: the packets may have "
-		       "passed it\n");
+		printf("  NAME? did not answer, or its search was cut off, and was walked "
+		       "through: the packets may have passed it\n");
 	if (no_path && t)
 		printf("%d packet%s: no path (%s, nearest the victim, did not see %s)\n", no_path,
 		       no_path > 1 ? "s" : "", a[start].name, no_path > 1 ? "them" : "it");
@@ -611,10 +772,15 @@ static void print_json(const struct agent_ref *a, int n, const struct bt_topo *t
 {
 	struct json_object *res = json_object_new_object(), *paths = json_object_new_array(),
 			   *fps = json_object_new_array(), *ag = json_object_new_object(),
-			   *down = json_object_new_array();
+			   *down = json_object_new_array(), *cut = json_object_new_array();
 
 	for (int i = 0; i < n; i++) {
 		struct json_object *o = json_object_new_object();
+
+		/* packets not seen whose search it cut off: unknown there */
+		json_object_object_add(o, "packets_cut_off", json_object_new_int(a[i].ncut));
+		if (a[i].answered && a[i].ncut)
+			json_object_array_add(cut, json_object_new_string(a[i].name));
 
 		json_object_object_add(o, "address", json_object_new_string(a[i].addr));
 		json_object_object_add(o, "answered", json_object_new_boolean(a[i].answered));
@@ -643,8 +809,10 @@ static void print_json(const struct agent_ref *a, int n, const struct bt_topo *t
 	for (int k = 0; k < ng; k++)
 		group_paths(a, n, &g[k], paths, wb);
 	json_object_object_add(res, "agents", ag);
-	json_object_object_add(res, "partial", json_object_new_boolean(json_object_array_length(down)));
+	json_object_object_add(res, "partial", json_object_new_boolean(
+			       json_object_array_length(down) || json_object_array_length(cut)));
 	json_object_object_add(res, "unanswered", down);
+	json_object_object_add(res, "cut_off", cut);
 	json_object_object_add(res, "order", json_object_new_string(t || n < 2 ? "topology" : "inferred"));
 	json_object_object_add(res, "paths", paths);
 	json_object_object_add(res, "no_path", json_object_new_int(no_path));
@@ -660,16 +828,24 @@ static void free_agents(struct agent_ref *a, int n, int np)
 		free(a[i].dropped);
 		free(a[i].saw);
 		free(a[i].at);
+		free(a[i].cut);
 		free(a[i].url);
 	}
 	free(a);
 }
 
-/* The walk and its answer, once the agents have answered (np < 0: none
- * did); t NULL: the order inferred. Exit status. */
-static int report(struct agent_ref *a, int n, const struct bt_topo *t, int start, int np)
+static int answered_any(const struct agent_ref *a, int n)
 {
-	struct walk_buf wb = { malloc(n * sizeof(int)), malloc(n * sizeof(int)) };
+	return unanswered(a, n) < n;
+}
+
+/* The walk and its answer, once the agents have answered (none did: an
+ * error); t NULL: the order inferred. Exit status. */
+static int report(struct agent_ref *a, int n, const struct bt_topo *t, int start,
+		  const struct sent *sp)
+{
+	struct walk_buf wb = { malloc(n * sizeof(int)), malloc(n * sizeof(int)), sp };
+	int np = answered_any(a, n) ? sp->n : -1;
 	struct group *g = NULL;
 	int ng = -1, no_path = 0, ret = BT_EXIT_USAGE;
 
@@ -691,28 +867,58 @@ static int report(struct agent_ref *a, int n, const struct bt_topo *t, int start
 	return ret;
 }
 
+static int by_number(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The packets a simulation sent: those the first answer lists, into
+ * *num (malloc'd). The count, or -1. */
+static int sent_of(const char *resp, uint32_t **num)
+{
+	struct json_object *o = json_tokener_parse(resp);
+	int cnt = o && json_object_is_type(o, json_type_array) ? (int)json_object_array_length(o) : -1;
+
+	*num = cnt >= 0 ? calloc(cnt + 1, sizeof(**num)) : NULL;
+	for (int k = 0; *num && k < cnt; k++)
+		(*num)[k] = entry_number(json_object_array_get_idx(o, k), k);
+	if (*num)
+		qsort(*num, cnt, sizeof(**num), by_number);
+	json_object_put(o);
+	return *num ? cnt : -1;
+}
+
 int bt_trace_answers(char *const *names, char *const *answers, int n, FILE *topology,
 		     const char *from)
 {
 	struct agent_ref *a = calloc(n ? n : 1, sizeof(*a));
 	struct bt_topo topo = { 0 };
-	int np = -1, start = 0, ret = BT_EXIT_USAGE;
+	struct sent sp = { 0 };
+	uint32_t *num = NULL;
+	int start = 0, ret = BT_EXIT_USAGE;
 
 	if (!a)
 		return ret;
+	for (int i = 0; i < n && !num; i++)
+		if (answers[i] && (sp.n = sent_of(answers[i], &num)) < 0)
+			sp.n = 0;
+	sp.num = num;
 	for (int i = 0; i < n; i++) {
 		snprintf(a[i].name, sizeof(a[i].name), "%s", names[i]);
 		snprintf(a[i].addr, sizeof(a[i].addr), "simulated");
 		if (answers[i])
-			take_answer(&a[i], answers[i], 200, &np, !topology);
+			take_answer(&a[i], answers[i], 200, &sp, !topology);
 		else
 			set_error(&a[i], "no answer");
 	}
 	if ((!topology || !bt_topology_read(topology, "topology", names, n, &topo)) &&
 	    (start = from ? find(a, n, from) : 0) >= 0)
-		ret = report(a, n, topology ? &topo : NULL, start, np);
+		ret = report(a, n, topology ? &topo : NULL, start, &sp);
 	bt_topo_free(&topo);
-	free_agents(a, n, np);
+	free_agents(a, n, sp.n);
+	free(num);
 	return ret;
 }
 
@@ -786,6 +992,7 @@ static int fleet_add(struct fleet *f, const char *entry, const char *hint, const
 struct body {
 	char *buf;
 	size_t len;
+	bool over;	/* cut at RESP_MAX */
 };
 
 static size_t body_write(char *data, size_t size, size_t nmemb, void *cls)
@@ -794,7 +1001,7 @@ static size_t body_write(char *data, size_t size, size_t nmemb, void *cls)
 	size_t n = size * nmemb;
 	char *more;
 
-	if (b->len + n > RESP_MAX || !(more = realloc(b->buf, b->len + n + 1)))
+	if ((b->over = b->len + n > RESP_MAX) || !(more = realloc(b->buf, b->len + n + 1)))
 		return 0;	/* curl: CURLE_WRITE_ERROR */
 	memcpy(more + b->len, data, n);
 	b->len += n;
@@ -824,6 +1031,10 @@ static void agent_opts(CURL *h, const struct bt_fleet_opts *o, const struct agen
 	const char *pw = getenv("BLOOMTAP_PASSWORD");
 
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	/* no proxy, whatever the environment says (https_proxy, all_proxy):
+	 * the agents and Prometheus are asked directly, and credentials and
+	 * packets go to no one else */
+	curl_easy_setopt(h, CURLOPT_PROXY, "");
 	if (a && a->addr[0] == '/')
 		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, a->addr);
 	if (o->cacert) {
@@ -878,6 +1089,7 @@ static double now_s(void)
 struct xfer {
 	struct agent_ref *a;
 	bool status;
+	bool skipped;		/* a trace not asked: its agent's status request failed */
 	CURL *h;
 	struct body b;
 	char url[700], err[CURL_ERROR_SIZE];
@@ -957,12 +1169,13 @@ static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, c
 	return 0;
 }
 
-static void xfer_done(struct xfer *x, int *np, bool inferred);
+static void xfer_done(struct xfer *x, const struct sent *sp, bool inferred);
 
 /* Every request, at most o->parallel at once, all by end (CLOCK_MONOTONIC
- * s); each taken as it completes (xfer_done), into *np packets */
+ * s); each taken as it completes (xfer_done), judged against the packets
+ * sent */
 static void run_all(struct xfer *x, int nx, const struct bt_fleet_opts *o, const char *path,
-		    const void *body, size_t len, double end, int *np)
+		    const void *body, size_t len, double end, const struct sent *sp)
 {
 	struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/octet-stream");
 	CURLM *m = curl_multi_init();
@@ -975,16 +1188,18 @@ static void run_all(struct xfer *x, int nx, const struct bt_fleet_opts *o, const
 		for (int k = 0; k < nx; k++) {
 			x[k].rc = CURLE_OUT_OF_MEMORY;
 			snprintf(x[k].err, sizeof(x[k].err), "out of memory");
-			xfer_done(&x[k], np, !o->topology);
+			xfer_done(&x[k], sp, !o->topology);
 		}
 		next = nx;
 	}
 	while (next < nx || active) {
 		while (active < o->parallel && next < nx) {
-			if (!xfer_start(m, &x[next], o, path, body, len, hdrs, end))
+			if ((x[next].skipped = !x[next].status && x[next].a->status_down))
+				xfer_done(&x[next], sp, !o->topology);
+			else if (!xfer_start(m, &x[next], o, path, body, len, hdrs, end))
 				active++;
 			else
-				xfer_done(&x[next], np, !o->topology);
+				xfer_done(&x[next], sp, !o->topology);
 			next++;
 		}
 		curl_multi_perform(m, &running);
@@ -1000,7 +1215,7 @@ static void run_all(struct xfer *x, int nx, const struct bt_fleet_opts *o, const
 			curl_easy_cleanup(d->h);
 			d->h = NULL;
 			active--;
-			xfer_done(d, np, !o->topology);
+			xfer_done(d, sp, !o->topology);
 		}
 		if (active)
 			curl_multi_poll(m, NULL, 0, 100, NULL);
@@ -1014,7 +1229,9 @@ static void xfer_error(struct agent_ref *a, const struct xfer *x)
 {
 	const char *why = x->err[0] ? x->err : curl_easy_strerror(x->rc);
 
-	if (x->rc == CURLE_PEER_FAILED_VERIFICATION || x->rc == CURLE_SSL_CACERT_BADFILE)
+	if (x->rc == CURLE_WRITE_ERROR && x->b.over)
+		set_error(a, "its answer is over the %d MiB an answer may take", RESP_MAX >> 20);
+	else if (x->rc == CURLE_PEER_FAILED_VERIFICATION || x->rc == CURLE_SSL_CACERT_BADFILE)
 		set_error(a, "its certificate is not one --cacert vouches for (%s)", why);
 	else if (x->rc == CURLE_OPERATION_TIMEDOUT)
 		set_error(a, "no answer in time (%s)", why);
@@ -1071,14 +1288,23 @@ static void unique_names(struct fleet *f)
 /* A request's answer, taken as it completes and its body freed: the
  * bodies held at once are those of the requests under way, at most
  * o->parallel of RESP_MAX each, however many agents are asked */
-static void xfer_done(struct xfer *x, int *np, bool inferred)
+static void xfer_done(struct xfer *x, const struct sent *sp, bool inferred)
 {
-	if (x->status)
+	if (x->status && x->rc && !x->a->answered) {
+		/* no connection, or no answer in time: the trace would wait as
+		 * long again, in a slot another agent could use */
+		xfer_error(x->a, x);
+		strncat(x->a->error, "; its status request, so not asked the trace",
+			sizeof(x->a->error) - strlen(x->a->error) - 1);
+		x->a->status_down = true;
+	} else if (x->status)
 		take_status(x->a, x);
+	else if (x->skipped)
+		;	/* its status request said why */
 	else if (x->rc || x->code != 200)
 		xfer_error(x->a, x);
 	else
-		take_answer(x->a, x->b.buf ? x->b.buf : "", x->code, np, inferred);
+		take_answer(x->a, x->b.buf ? x->b.buf : "", x->code, sp, inferred);
 	free(x->b.buf);
 	x->b = (struct body){ 0 };
 }
@@ -1103,7 +1329,10 @@ static int get_one(const char *url, const struct bt_fleet_opts *o, double end, s
 	rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	curl_easy_cleanup(h);
-	if (rc)
+	if (rc == CURLE_WRITE_ERROR && b->over)
+		snprintf(err, errlen, "its answer is over the %d MiB an answer may take",
+			 RESP_MAX >> 20);
+	else if (rc)
 		snprintf(err, errlen, "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
 	else if (code != 200)
 		snprintf(err, errlen, "HTTP %ld", code);
@@ -1131,6 +1360,14 @@ static int from_prometheus(struct fleet *f, const struct bt_fleet_opts *o, doubl
 			return -EINVAL;
 		}
 		snprintf(job, sizeof(job), "%s", q + 5);
+	}
+	/* Prometheus scrapes more than the agents (node exporters, itself):
+	 * credentials and packets go only to the job named */
+	if (!job[0] && creds(o)) {
+		bt_err("--agents-from-prometheus %s: with --user or --netrc, name the agents' "
+		       "job (URL?job=NAME): every target Prometheus scrapes would get the "
+		       "credentials and the packets", o->prometheus);
+		return -EINVAL;
 	}
 	while (*url && url[strlen(url) - 1] == '/')
 		url[strlen(url) - 1] = 0;
@@ -1258,7 +1495,8 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	struct bt_topo topo = { 0 };
 	struct xfer *x = NULL;
 	char path[256], **names = NULL;
-	int start = 0, np = -1, nx = 0, ret = BT_EXIT_USAGE, down = 0, err = 0, clear = 0, told = 0;
+	struct sent sp = { o->sent, (int)o->nsent };
+	int start = 0, nx = 0, ret = BT_EXIT_USAGE, down = 0, err = 0, clear = 0, told = 0;
 
 	if (o->user && !o->netrc && !getenv("BLOOMTAP_PASSWORD")) {
 		bt_err("trace: --user needs its password in BLOOMTAP_PASSWORD or a --netrc FILE");
@@ -1311,7 +1549,7 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	for (int i = 0; i < f.n; i++)
 		if (!clear || !clear_text(&f.a[i]))
 			x[nx++] = (struct xfer){ .a = &f.a[i] };
-	run_all(x, nx, o, path, body, len, end, &np);
+	run_all(x, nx, o, path, body, len, end, &sp);
 	unique_names(&f);
 	for (int i = 0; i < f.n; i++)
 		down += !!f.a[i].error[0];
@@ -1336,7 +1574,7 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	if (down > told)
 		bt_warn("and %d more agent%s did not answer; walked through as unknown (the "
 			"answer names them)", down - told, down - told > 1 ? "s" : "");
-	if (np < 0) {
+	if (!answered_any(f.a, f.n)) {
 		int i = 0;
 
 		while (i < f.n - 1 && !f.a[i].error[0])
@@ -1345,14 +1583,14 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 		       *same_addr(&f.a[i]) ? ": " : "", f.a[i].error);
 		goto out;
 	}
-	ret = report(f.a, f.n, o->topology ? &topo : NULL, start, np);
+	ret = report(f.a, f.n, o->topology ? &topo : NULL, start, &sp);
 out:
 	for (int k = 0; k < nx; k++)
 		curl_slist_free_all(x[k].connect_to);
 	free(x);
 	free(names);
 	bt_topo_free(&topo);
-	free_agents(f.a, f.n, np);
+	free_agents(f.a, f.n, sp.n);
 	curl_global_cleanup();
 	return ret;
 }

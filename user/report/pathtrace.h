@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Who is whose neighbour: a list of neighbours for each of n agents */
@@ -31,6 +32,10 @@ struct bt_fleet_opts {
 	const char *cacert, *cert, *key, *user, *netrc, *tls_server_name;
 	double timeout_s, agent_timeout_s;	/* total; each agent's */
 	int parallel;				/* requests at once */
+	/* the numbers (from 1, ascending) of the IP packets sent, the
+	 * frames an agent answers for: each answer is judged against them */
+	const uint32_t *sent;
+	size_t nsent;
 };
 
 /* Ask each agent, walk the path back. Returns trace's exit status. */
