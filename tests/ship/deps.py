@@ -37,6 +37,7 @@ NOT_COMMANDS = {
     'look': 'a word', 'write': 'a word', 'less': 'a word', 'ex': 'a word',
     'zip': "python's builtin", 'ts': 'a variable', 'route': 'a word',
     'parallel': "a field of the fleet's options, in a mutant's text",
+    'errno': "C's, in a mutant's text", 'view': 'a word',
     # python's builtin; xdg-utils's /usr/bin/open is on a root where apt
     # brought its Recommends (a fresh root's make deps does), not here
     'open': "python's builtin",
