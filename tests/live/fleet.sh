@@ -165,7 +165,7 @@ eq "named by their own /api/v1/status (rNN), not by Prometheus's instance labels
 OUT=$(fleet trace --agents-from-prometheus "$PROMURL" --cacert "$TMP/ca.crt" --user prom --hex "$SENT" 2>&1)
 check "no topology: the order inferred, and said so" grep -q "^order inferred from the times" <<<"$OUT"
 check "no topology: the 5 that saw it on its path" \
-	grep -Eq "^1 packet: path \(source side first\): (r1[0-4]( -> )?){5}$" <<<"$OUT"
+	grep -Eq "^1 packet: path \(source side first\): ([{]?r1[0-4][}]?( -> |, )?){5}$" <<<"$OUT"
 OUT=$(tr_prom --topology "$TMP/chain" --from r14 --hex "$NEVER" 2>"$TMP/err"); RC=$?
 eq "a packet never sent: no path, exit 1" "$RC:$(json_get '["no_path"]' <<<"$OUT")" "1:1"
 eq "... seen by none of the $N" "$(python3 -c 'import json,sys; print(sum(a["packets_seen"] for a in json.load(sys.stdin)["agents"].values()))' <<<"$OUT")" 0

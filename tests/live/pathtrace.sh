@@ -180,6 +180,58 @@ eq "7 of 8 down: 5 named on stderr" "$(grep -c '^bloomtap: warning: agent d[1-5]
 check "... and the other 2 counted" grep -q "and 2 more agents did not answer" "$TMP/err"
 check "... the answer names all 7" grep -q "^partial answer: 7 of 8 agents did not answer: d1 d2 d3 d4 d5 d6 d7$" <<<"$OUT"
 
+# ---- the order of one path h1 -> r -> h2, each agent's windows its own ----
+# canned PORT CODE BODYFILE [STATUSFILE]: answers the trace with CODE and
+# BODYFILE's bytes, /api/v1/status with STATUSFILE's (none: 404)
+canned() {
+	nsenter --net=/var/run/netns/"$NS" python3 -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self, code, path):
+        body = open(path, "rb").read() if path else b"404 page not found\n"
+        self.send_response(code); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.answer(int(sys.argv[2]), sys.argv[3])
+    def do_GET(self):
+        self.answer(200 if len(sys.argv) > 4 else 404, sys.argv[4] if len(sys.argv) > 4 else None)
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$@" &
+	PIDS+=($!)
+}
+# win START END DIR: one window of 10:00:START-10:00:END on 2026-12-01
+win() { printf '{"start": "2026-12-01T10:00:%sZ", "end": "2026-12-01T10:00:%sZ", "direction": "%s"}' "$@"; }
+# packet 1 left h1 (egress); its windows start later than r's and h2's,
+# each host's windows of 1 s starting at its own times. Packet 2: no
+# egress record anywhere.
+printf '[{"packet": 1, "seen": true, "windows": [%s]}, {"packet": 2, "seen": true, "windows": [%s]}]' \
+	"$(win 05.500 06.500 egress)" "$(win 05.500 06.500 ingress)" > "$TMP/h1.json"
+printf '[{"packet": 1, "seen": true, "windows": [%s]}, {"packet": 2, "seen": true, "windows": [%s]}]' \
+	"$(win 05.300 06.300 ingress)" "$(win 05.300 06.300 ingress)" > "$TMP/r.json"
+printf '[{"packet": 1, "seen": true, "windows": [%s]}, {"packet": 2, "seen": true, "windows": [%s]}]' \
+	"$(win 05.100 06.100 ingress)" "$(win 05.100 06.100 ingress)" > "$TMP/h2.json"
+canned 9631 200 "$TMP/h1.json"; canned 9632 200 "$TMP/r.json"; canned 9633 200 "$TMP/h2.json"
+for port in 9631 9632 9633; do wait_for "the stand-in on $port listens" 30 listening "$NS" t $port; done
+HOPS=h1=127.0.0.1:9631,r=127.0.0.1:9632,h2=127.0.0.1:9633
+HEX2=$HEX,$HEX
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$HOPS" --hex "$HEX2" 2>&1)
+check "no topology: the sender first, the overlapping windows' order not claimed" \
+	grep -q "^1 packet: path (source side first): h1 (left) -> {h2, r}$" <<<"$OUT"
+check "... no egress record: one step of unknown order, never a confident order" \
+	grep -q "^1 packet: path (source side first): {h2, r, h1}$" <<<"$OUT"
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$HOPS" --hex "$HEX2" 2>/dev/null)
+eq "-j: the steps the evidence orders" "$(python3 -c '
+import json,sys; d=json.load(sys.stdin)
+print(d["order"], [(p["steps"], p["walked_from"]) for p in d["paths"]])' <<<"$J")" \
+	"inferred [([['h1'], ['h2', 'r']], 'inferred'), ([['h2', 'r', 'h1']], 'inferred')]"
+printf 'h1: r\nr: h2\n' > "$TMP/hops"
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$HOPS" --topology "$TMP/hops" --hex "$HEX2" 2>&1)
+check "--topology, no --from: walked from where the packet left, sender first" \
+	grep -q "^1 packet: path (source side first): h1 (left) -> r -> h2$" <<<"$OUT"
+check "... no agent says it left: walked from the first agent, and said so" \
+	grep -q "^walked from h1, the first agent" <<<"$OUT"
+
 cleanup
 trap - EXIT
 summary

@@ -1301,21 +1301,30 @@ static void test_pathtrace_thousand(void **state)
 	free(answer);
 }
 
-/* No topology: the order of the windows' start times, the earliest on
- * the source's side; an agent that did not answer is named, not placed */
+/* No topology: the agent a packet left first, then by the windows'
+ * times only where they are more than the skew (2 s) apart; windows
+ * that overlap give a step of unknown order; an agent that did not
+ * answer is named, not placed */
 static void test_pathtrace_inferred(void **state)
 {
 	char *names[] = { "a", "b", "c", "d" }, out[4096];
+#define W(S, E, D) "{\"start\":\"2026-12-01T10:00:" S "Z\",\"end\":\"2026-12-01T10:00:" E \
+		   "Z\",\"direction\":\"" D "\"}"
 	char *ans[] = {
-		"[{\"packet\":1,\"seen\":true,\"windows\":[{\"start\":\"2026-12-01T10:00:02.000Z\"}]}]",
-		"[{\"packet\":1,\"seen\":true,\"windows\":[{\"start\":\"2026-12-01T10:00:02.500Z\"}]}]",
-		"[{\"packet\":1,\"seen\":true,\"windows\":[{\"start\":\"2026-12-01T10:00:01.000Z\"}]}]",
+		"[{\"packet\":1,\"seen\":true,\"windows\":[" W("05.000", "06.000", "ingress") "]},"
+		"{\"packet\":2,\"seen\":true,\"windows\":[" W("09.000", "10.000", "ingress") "]}]",
+		"[{\"packet\":1,\"seen\":true,\"windows\":[" W("05.500", "06.500", "ingress") "]},"
+		"{\"packet\":2,\"seen\":true,\"windows\":[" W("09.900", "10.900", "egress") "]}]",
+		"[{\"packet\":1,\"seen\":true,\"windows\":[" W("01.000", "02.000", "ingress") "]},"
+		"{\"packet\":2,\"seen\":true,\"windows\":[" W("01.000", "02.000", "ingress") "]}]",
 		NULL,
 	};
+#undef W
 
 	assert_int_equal(answers_out(names, ans, 4, NULL, NULL, out, sizeof(out)), 0);
-	assert_non_null(strstr(out, "1 packet: path (source side first): c -> a -> b\n"));
-	assert_non_null(strstr(out, "order inferred from the times"));
+	assert_non_null(strstr(out, "1 packet: path (source side first): c -> {a, b}\n"));
+	assert_non_null(strstr(out, "1 packet: path (source side first): b (left) -> c -> a\n"));
+	assert_non_null(strstr(out, "order inferred"));
 	assert_non_null(strstr(out, "partial answer: 1 of 4 agents did not answer: d\n"));
 }
 

@@ -186,7 +186,7 @@ static int trace_agents(const char *file, __u64 at)
 		.netrc = tcfg.netrc, .tls_server_name = tcfg.tls_server_name,
 		.timeout_s = (tcfg.timeout_ms ? tcfg.timeout_ms : 10000) / 1e3,
 		.agent_timeout_s = (tcfg.agent_timeout_ms ? tcfg.agent_timeout_ms : 5000) / 1e3,
-		.parallel = tcfg.parallel ? (int)tcfg.parallel : 64 }, buf, len);
+		.parallel = tcfg.parallel ? (int)tcfg.parallel : 64, .skew_s = tcfg.skew }, buf, len);
 	free(buf);
 	return ret;
 }

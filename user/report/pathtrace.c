@@ -43,7 +43,8 @@ struct agent_ref {
 	int ndropped;		/* and dropped */
 	char error[200];
 	uint8_t *saw;		/* one a packet: SAW_SEEN, and SAW_LEFT */
-	int64_t *at;		/* one a packet: its first window's start, ms (order inferred) */
+	int64_t *at, *until;	/* one a packet: its windows' first start and last end, ms
+				 * (order inferred; INT64_MAX: none, or a window still open) */
 	char **dropped;		/* one a packet: the reason it dropped it with, or NULL */
 	int fp;			/* packets it saw off their walk */
 };
@@ -233,29 +234,41 @@ static bool left_here(struct json_object *pk)
 	return false;
 }
 
-/* The earliest start of a packet's windows, ms since 1970 (the form of
- * bt_fmt_ns: 2026-12-01T10:00:00.123Z); INT64_MAX for none */
-static int64_t first_start(struct json_object *pk)
+/* An ISO time of bt_fmt_ns's form (2026-12-01T10:00:00.123Z), ms since
+ * 1970; INT64_MAX for none or null (a window still open) */
+static int64_t iso_ms(struct json_object *w, const char *key)
 {
-	struct json_object *ws, *st;
-	int64_t best = INT64_MAX;
+	struct json_object *st;
+	struct tm tm = { 0 };
+	const char *v;
+	char *rest;
 
+	if (!json_object_object_get_ex(w, key, &st) || !(v = json_object_get_string(st)) ||
+	    !(rest = strptime(v, "%Y-%m-%dT%H:%M:%S", &tm)))
+		return INT64_MAX;
+	return (int64_t)timegm(&tm) * 1000 + (*rest == '.' ? atoi(rest + 1) : 0);
+}
+
+/* The span of a packet's windows: the earliest start into *lo, the
+ * latest end into *hi (INT64_MAX both for none; *hi for an open one) */
+static void window_span(struct json_object *pk, int64_t *lo, int64_t *hi)
+{
+	struct json_object *ws;
+
+	*lo = *hi = INT64_MAX;
 	if (!json_object_object_get_ex(pk, "windows", &ws))
-		return best;
+		return;
 	for (size_t i = 0; i < json_object_array_length(ws); i++) {
-		const char *v;
-		struct tm tm = { 0 };
-		char *rest;
-		int64_t t;
+		struct json_object *w = json_object_array_get_idx(ws, i);
+		int64_t s = iso_ms(w, "start"), e = iso_ms(w, "end");
 
-		if (!json_object_object_get_ex(json_object_array_get_idx(ws, i), "start", &st) ||
-		    !(v = json_object_get_string(st)) || !(rest = strptime(v, "%Y-%m-%dT%H:%M:%S", &tm)))
+		if (s == INT64_MAX)
 			continue;
-		t = (int64_t)timegm(&tm) * 1000 + (*rest == '.' ? atoi(rest + 1) : 0);
-		if (t < best)
-			best = t;
+		if (*lo == INT64_MAX || e > *hi)
+			*hi = e;
+		if (s < *lo)
+			*lo = s;
 	}
-	return best;
 }
 
 /* Agent a's answer (its body and HTTP status): its IP packets in order,
@@ -273,7 +286,8 @@ static void take_answer(struct agent_ref *a, const char *resp, long status, int 
 		set_error(a, "answered for %d packets, not %d", cnt, *np);
 	} else if (!(a->saw = calloc(cnt ? cnt : 1, 1)) ||
 		   !(a->dropped = calloc(cnt ? cnt : 1, sizeof(*a->dropped))) ||
-		   (inferred && !(a->at = calloc(cnt ? cnt : 1, sizeof(*a->at))))) {
+		   (inferred && (!(a->at = calloc(cnt ? cnt : 1, sizeof(*a->at))) ||
+				 !(a->until = calloc(cnt ? cnt : 1, sizeof(*a->until)))))) {
 		snprintf(a->error, sizeof(a->error), "out of memory");
 	} else {
 		*np = cnt;
@@ -289,14 +303,16 @@ static void take_answer(struct agent_ref *a, const char *resp, long status, int 
 			if (json_object_object_get_ex(pk, "same_as", &s) &&
 			    (first = json_object_get_int64(s)) >= 1 && first <= p) {
 				a->saw[p] |= a->saw[first - 1] & SAW_LEFT;
-				if (a->at)
+				if (a->at) {
 					a->at[p] = a->at[first - 1];
+					a->until[p] = a->until[first - 1];
+				}
 				if (a->dropped[first - 1])
 					a->ndropped += !!(a->dropped[p] = strdup(a->dropped[first - 1]));
 				continue;
 			}
 			if (a->at)
-				a->at[p] = first_start(pk);
+				window_span(pk, &a->at[p], &a->until[p]);
 			if (left_here(pk))
 				a->saw[p] |= SAW_LEFT;
 			/* the first drop it reports (agents before drops had none) */
@@ -312,6 +328,7 @@ static void take_answer(struct agent_ref *a, const char *resp, long status, int 
 /* Scratch for the walks: n ints each, allocated once */
 struct walk_buf {
 	int *order, *kids;
+	int64_t skew_ms;	/* how far the hosts' clocks may differ (order inferred) */
 };
 
 /* One packet's walk: parent[] of the agents reached (-1: not, -2: the
@@ -356,34 +373,78 @@ static void walk(const struct agent_ref *a, int n, const struct bt_topo *t, int 
 		parent[start] = -1;
 }
 
-/* No topology: the agents that saw packet p, in the order of the windows
- * they saw it in (the earliest is the source's side; ties by the order
- * they were listed in). The last is the start; the agents that did not
- * answer cannot be placed. */
+/* Where the answers place agent i on packet p's path: 0 its host sent
+ * it (it left there), 2 it dropped it, 1 between */
+static int place_rank(const struct agent_ref *a, int i, int p)
+{
+	return a[i].saw[p] & SAW_LEFT ? 0 : a[i].dropped[p] ? 2 : 1;
+}
+
+/* No topology: the agents that saw packet p, source side first, by what
+ * the answers prove: the agent whose host sent it (a window of egress)
+ * first, the one that dropped it last; between the others, A before B
+ * only when A's windows end before B's begin, by more than the skew the
+ * hosts' clocks may have (wb->skew_ms). Windows that overlap prove no
+ * order: those agents make one step, tie[] (parent[n + i]) 1 from an
+ * agent to the next in its step, and are listed by their windows'
+ * starts, ties by the order they were listed in. The last is the start;
+ * the agents that did not answer cannot be placed. */
 static void walk_inferred(const struct agent_ref *a, int n, int p, int *parent,
 			  struct walk_buf *wb)
 {
-	int *order = wb->order, c = 0;
+	int *order = wb->order, *tie = parent + n, c = 0;
+	int64_t hi = INT64_MIN;
 
 	for (int i = 0; i < n; i++) {
 		parent[i] = -1;
+		tie[i] = 0;
 		if (a[i].answered && a[i].saw[p]) {
-			int k = c++;
+			int k = c++, r = place_rank(a, i, p);
 
-			/* insertion by time: a path is a few agents */
-			while (k > 0 && a[order[k - 1]].at[p] > a[i].at[p]) {
+			/* insertion by rank, then time: a path is a few agents */
+			while (k > 0 && (place_rank(a, order[k - 1], p) > r ||
+					 (place_rank(a, order[k - 1], p) == r &&
+					  a[order[k - 1]].at[p] > a[i].at[p]))) {
 				order[k] = order[k - 1];
 				k--;
 			}
 			order[k] = i;
 		}
 	}
-	for (int k = 0; k < c; k++)
+	for (int k = 0; k < c; k++) {
+		const struct agent_ref *x = &a[order[k]];
+
+		if (k && place_rank(a, order[k], p) != place_rank(a, order[k - 1], p))
+			hi = INT64_MIN;
 		parent[order[k]] = k == c - 1 ? -2 : order[k + 1];
+		/* a step ends where the next rank begins, or where every
+		 * window so far ends a skew before the next one starts */
+		if (x->until[p] == INT64_MAX || hi == INT64_MAX)
+			hi = INT64_MAX;
+		else if (x->until[p] > hi)
+			hi = x->until[p];
+		if (k < c - 1) {
+			const struct agent_ref *y = &a[order[k + 1]];
+
+			tie[order[k]] = place_rank(a, order[k], p) == place_rank(a, order[k + 1], p) &&
+					(hi == INT64_MAX || y->at[p] == INT64_MAX ||
+					 hi + wb->skew_ms >= y->at[p]);
+		}
+	}
 }
 
+/* Where a walk along the topology starts, in this order: the agent that
+ * dropped the packet (those past it never saw it), the one whose host
+ * sent it (the walk then goes towards the victim: printed root first),
+ * --from, else the first agent */
+enum walk_from { FROM_DROPPED, FROM_LEFT, FROM_GIVEN, FROM_FIRST, FROM_INFERRED };
+
+static const char *const from_names[] = { "dropped", "left", "--from", "first agent",
+					  "inferred" };
+
 struct group {
-	int *parent;
+	int *parent;			/* and n tie flags after it (walk_inferred) */
+	enum walk_from from;
 	int dropped_at;			/* the agent that dropped them, -1: none */
 	const char *reason;		/* its reason */
 	int *packets, n;		/* packet numbers, from 1 */
@@ -395,6 +456,16 @@ static int dropper(const struct agent_ref *a, int n, int p)
 {
 	for (int i = 0; i < n; i++)
 		if (a[i].answered && a[i].dropped[p])
+			return i;
+	return -1;
+}
+
+/* The agent whose host sent packet p (the first that says so), -1 for
+ * none */
+static int leaver(const struct agent_ref *a, int n, int p)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i].answered && (a[i].saw[p] & SAW_LEFT))
 			return i;
 	return -1;
 }
@@ -424,6 +495,49 @@ static int group_kids(const struct group *g, int n, int *kids)
 	return l;
 }
 
+/* The chain from leaf to the root of a group's walk into chain,
+ * source side first (a walk from where the packets left: root first);
+ * its length */
+static int group_chain(const struct group *g, int n, int leaf, int *chain)
+{
+	int c = 0;
+
+	for (int v = leaf; v >= 0 && c < n; v = g->parent[v])
+		chain[c++] = v;
+	for (int k = 0; g->from == FROM_LEFT && k < c / 2; k++) {
+		int x = chain[k];
+
+		chain[k] = chain[c - 1 - k];
+		chain[c - 1 - k] = x;
+	}
+	return c;
+}
+
+/* chain[k] and chain[k + 1] in one step: their order is not known */
+static bool tied(const struct group *g, int n, const int *chain, int k)
+{
+	return g->parent[n + chain[k]];
+}
+
+/* A path's steps for JSON: [[names], ...], one name a step when the
+ * order is known, several when it is not */
+static struct json_object *json_steps(const struct agent_ref *a, const struct group *g, int n,
+				      const int *chain, int c)
+{
+	struct json_object *steps = json_object_new_array(), *step = NULL;
+
+	for (int k = 0; k < c; k++) {
+		if (!step)
+			step = json_object_new_array();
+		json_object_array_add(step, json_object_new_string(a[chain[k]].name));
+		if (k == c - 1 || !tied(g, n, chain, k)) {
+			json_object_array_add(steps, step);
+			step = NULL;
+		}
+	}
+	return steps;
+}
+
 /* The paths of a group's walk, source side first, one per leaf. */
 static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 			struct json_object *jpaths, struct walk_buf *wb)
@@ -432,12 +546,11 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 
 	group_kids(g, n, kids);
 	for (int leaf = 0; leaf < n; leaf++) {
-		int c = 0;
+		int c;
 
 		if (g->parent[leaf] == -1 || kids[leaf])
 			continue;
-		for (int v = leaf; v >= 0 && c < n; v = g->parent[v])
-			chain[c++] = v;
+		c = group_chain(g, n, leaf, chain);
 		if (jpaths) {
 			struct json_object *o = json_object_new_object(), *p = json_object_new_array(),
 					   *u = json_object_new_array(), *pk = json_object_new_array(),
@@ -455,6 +568,11 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 			for (int k = 0; k < g->n; k++)
 				json_object_array_add(pk, json_object_new_int(g->packets[k]));
 			json_object_object_add(o, "path", p);
+			/* the order the evidence gives: a step of several agents
+			 * is one whose order is not known */
+			json_object_object_add(o, "steps", json_steps(a, g, n, chain, c));
+			json_object_object_add(o, "walked_from",
+					       json_object_new_string(from_names[g->from]));
 			if (g->dropped_at >= 0) {
 				json_object_object_add(o, "dropped_at", json_object_new_string(
 						       a[g->dropped_at].name));
@@ -466,10 +584,14 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 			continue;
 		}
 		printf("%d packet%s: path (source side first):", g->n, g->n > 1 ? "s" : "");
-		for (int k = 0; k < c; k++)
-			printf("%s%s%s%s", k ? " -> " : " ", a[chain[k]].name,
-			       a[chain[k]].answered ? "" : "?",
-			       group_left(a, chain[k], g) ? " (left)" : "");
+		for (int k = 0; k < c; k++) {
+			bool open = tied(g, n, chain, k) && k < c - 1 && (!k || !tied(g, n, chain, k - 1));
+			bool close = k && tied(g, n, chain, k - 1) && (k == c - 1 || !tied(g, n, chain, k));
+
+			printf("%s%s%s%s%s%s", !k ? " " : tied(g, n, chain, k - 1) ? ", " : " -> ",
+			       open ? "{" : "", a[chain[k]].name, a[chain[k]].answered ? "" : "?",
+			       group_left(a, chain[k], g) ? " (left)" : "", close ? "}" : "");
+		}
 		if (g->dropped_at >= 0)
 			printf("  dropped at %s (reason %s)", a[g->dropped_at].name, g->reason);
 		printf("\n");
@@ -499,14 +621,18 @@ static int walk_all(struct agent_ref *a, int n, const struct bt_topo *t, int sta
 		    struct group **out, int *no_path, struct walk_buf *wb)
 {
 	struct group *g = NULL;
-	int ng = 0, *parent = malloc(n * sizeof(int));
+	int ng = 0, *parent = malloc(2 * n * sizeof(int));
 
 	*no_path = 0;
 	if (!parent)
 		return -1;
 	for (int p = 0; p < np; p++) {
-		int k, d = dropper(a, n, p), from = d >= 0 ? d : start;
+		int k, d = dropper(a, n, p), l = leaver(a, n, p), from = start < 0 ? 0 : start;
+		enum walk_from how = !t ? FROM_INFERRED : d >= 0 ? FROM_DROPPED : l >= 0 ? FROM_LEFT
+				     : start >= 0 ? FROM_GIVEN : FROM_FIRST;
 
+		from = how == FROM_DROPPED ? d : how == FROM_LEFT ? l : from;
+		memset(parent + n, 0, n * sizeof(int));
 		if (t)
 			walk(a, n, t, from, p, parent, wb);
 		else
@@ -519,8 +645,8 @@ static int walk_all(struct agent_ref *a, int n, const struct bt_topo *t, int sta
 			if (a[i].answered && a[i].saw[p] && parent[i] == -1)
 				a[i].fp++;
 		for (k = 0; k < ng; k++)
-			if (!memcmp(g[k].parent, parent, n * sizeof(int)) && g[k].dropped_at == d &&
-			    (d < 0 || !strcmp(g[k].reason, a[d].dropped[p])))
+			if (!memcmp(g[k].parent, parent, 2 * n * sizeof(int)) && g[k].dropped_at == d &&
+			    g[k].from == how && (d < 0 || !strcmp(g[k].reason, a[d].dropped[p])))
 				break;
 		if (k == ng) {
 			struct group *more = realloc(g, (ng + 1) * sizeof(*g));
@@ -530,13 +656,14 @@ static int walk_all(struct agent_ref *a, int n, const struct bt_topo *t, int sta
 			g = more;
 			memset(&g[ng], 0, sizeof(g[ng]));
 			g[ng].dropped_at = d;
+			g[ng].from = how;
 			g[ng].reason = d >= 0 ? a[d].dropped[p] : NULL;
 			g[ng].packets = calloc(np, sizeof(int));
-			g[ng].parent = malloc(n * sizeof(int));
+			g[ng].parent = malloc(2 * n * sizeof(int));
 			ng++;
 			if (!g[k].packets || !g[k].parent)
 				goto err;
-			memcpy(g[k].parent, parent, n * sizeof(int));
+			memcpy(g[k].parent, parent, 2 * n * sizeof(int));
 		}
 		g[k].packets[g[k].n++] = p + 1;
 	}
@@ -582,8 +709,17 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 		printf("\n");
 	}
 	if (!t && n > 1)
-		printf("order inferred from the times of the agents' windows (no --topology); "
-		       "the agents that did not answer are not placed\n");
+		printf("order inferred (no --topology): the agent a packet left first, the one "
+		       "that dropped it last, the others by their windows' times where those "
+		       "are more than %.3g s apart; {a, b}: their order is not known; the agents "
+		       "that did not answer are not placed\n", wb->skew_ms / 1e3);
+	for (int k = 0; k < ng; k++)
+		if (g[k].from == FROM_FIRST) {
+			printf("walked from %s, the first agent (no --from, and no agent says the "
+			       "packets left it): give --from the agent nearest the victim\n",
+			       a[0].name);
+			break;
+		}
 	for (int k = 0; k < ng; k++) {
 		group_paths(a, n, &g[k], NULL, wb);
 		if (group_kids(&g[k], n, wb->kids) > 1)
@@ -596,7 +732,8 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 		       "passed it\n");
 	if (no_path && t)
 		printf("%d packet%s: no path (%s, nearest the victim, did not see %s)\n", no_path,
-		       no_path > 1 ? "s" : "", a[start].name, no_path > 1 ? "them" : "it");
+		       no_path > 1 ? "s" : "", a[start < 0 ? 0 : start].name,
+		       no_path > 1 ? "them" : "it");
 	else if (no_path)
 		printf("%d packet%s: no path (no agent that answered saw %s)\n", no_path,
 		       no_path > 1 ? "s" : "", no_path > 1 ? "them" : "it");
@@ -660,6 +797,7 @@ static void free_agents(struct agent_ref *a, int n, int np)
 		free(a[i].dropped);
 		free(a[i].saw);
 		free(a[i].at);
+		free(a[i].until);
 		free(a[i].url);
 	}
 	free(a);
@@ -667,9 +805,11 @@ static void free_agents(struct agent_ref *a, int n, int np)
 
 /* The walk and its answer, once the agents have answered (np < 0: none
  * did); t NULL: the order inferred. Exit status. */
-static int report(struct agent_ref *a, int n, const struct bt_topo *t, int start, int np)
+static int report(struct agent_ref *a, int n, const struct bt_topo *t, int start, int np,
+		  double skew_s)
 {
-	struct walk_buf wb = { malloc(n * sizeof(int)), malloc(n * sizeof(int)) };
+	struct walk_buf wb = { malloc(n * sizeof(int)), malloc(n * sizeof(int)),
+			       (int64_t)(skew_s * 1e3) };
 	struct group *g = NULL;
 	int ng = -1, no_path = 0, ret = BT_EXIT_USAGE;
 
@@ -696,7 +836,7 @@ int bt_trace_answers(char *const *names, char *const *answers, int n, FILE *topo
 {
 	struct agent_ref *a = calloc(n ? n : 1, sizeof(*a));
 	struct bt_topo topo = { 0 };
-	int np = -1, start = 0, ret = BT_EXIT_USAGE;
+	int np = -1, start = -1, ret = BT_EXIT_USAGE;
 
 	if (!a)
 		return ret;
@@ -709,8 +849,8 @@ int bt_trace_answers(char *const *names, char *const *answers, int n, FILE *topo
 			set_error(&a[i], "no answer");
 	}
 	if ((!topology || !bt_topology_read(topology, "topology", names, n, &topo)) &&
-	    (start = from ? find(a, n, from) : 0) >= 0)
-		ret = report(a, n, topology ? &topo : NULL, start, np);
+	    (!from || (start = find(a, n, from)) >= 0))
+		ret = report(a, n, topology ? &topo : NULL, start, np, BT_ORDER_SKEW_S);
 	bt_topo_free(&topo);
 	free_agents(a, n, np);
 	return ret;
@@ -1258,7 +1398,7 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	struct bt_topo topo = { 0 };
 	struct xfer *x = NULL;
 	char path[256], **names = NULL;
-	int start = 0, np = -1, nx = 0, ret = BT_EXIT_USAGE, down = 0, err = 0, clear = 0, told = 0;
+	int start = -1, np = -1, nx = 0, ret = BT_EXIT_USAGE, down = 0, err = 0, clear = 0, told = 0;
 
 	if (o->user && !o->netrc && !getenv("BLOOMTAP_PASSWORD")) {
 		bt_err("trace: --user needs its password in BLOOMTAP_PASSWORD or a --netrc FILE");
@@ -1345,7 +1485,8 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 		       *same_addr(&f.a[i]) ? ": " : "", f.a[i].error);
 		goto out;
 	}
-	ret = report(f.a, f.n, o->topology ? &topo : NULL, start, np);
+	ret = report(f.a, f.n, o->topology ? &topo : NULL, start, np,
+		     o->skew_s > 0 ? o->skew_s : BT_ORDER_SKEW_S);
 out:
 	for (int k = 0; k < nx; k++)
 		curl_slist_free_all(x[k].connect_to);

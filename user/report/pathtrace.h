@@ -31,7 +31,12 @@ struct bt_fleet_opts {
 	const char *cacert, *cert, *key, *user, *netrc, *tls_server_name;
 	double timeout_s, agent_timeout_s;	/* total; each agent's */
 	int parallel;				/* requests at once */
+	double skew_s;		/* how far the hosts' clocks may differ (0: BT_ORDER_SKEW_S) */
 };
+
+/* The skew an inferred order allows between two hosts' windows, s: the
+ * agents' default trace-skew */
+#define BT_ORDER_SKEW_S 2.0
 
 /* Ask each agent, walk the path back. Returns trace's exit status. */
 int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len);
