@@ -232,6 +232,22 @@ check "--topology, no --from: walked from where the packet left, sender first" \
 check "... no agent says it left: walked from the first agent, and said so" \
 	grep -q "^walked from h1, the first agent" <<<"$OUT"
 
+# ---- two agents that give one hostname ----
+echo '{"host": "vm", "instance": "bloomtap"}' > "$TMP/vm.status"
+canned 9634 200 "$TMP/h1.json" "$TMP/vm.status"; canned 9635 200 "$TMP/r.json" "$TMP/vm.status"
+for port in 9634 9635; do wait_for "the stand-in on $port listens" 30 listening "$NS" t $port; done
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents 127.0.0.1:9635,127.0.0.1:9634 --hex "$HEX2" 2>/dev/null)
+eq "one hostname: each gets its HOST:PORT, none bare" \
+	"$(python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["agents"]))' <<<"$J")" \
+	"['vm@127.0.0.1:9634', 'vm@127.0.0.1:9635']"
+printf 'vm@127.0.0.1:9634: vm@127.0.0.1:9635\n' > "$TMP/vms"
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9634,127.0.0.1:9635 --topology "$TMP/vms" \
+	--hex "$HEX2" 2>&1)
+check "... a topology file names them (NAME ends at ': ')" \
+	grep -q "^1 packet: path (source side first): vm@127.0.0.1:9634 (left) -> vm@127.0.0.1:9635$" <<<"$OUT"
+eq "... the table's columns line up for long names" \
+	"$(grep ' saw [0-9]* of ' <<<"$OUT" | awk '{print index($0, " saw ")}' | sort -u | wc -l)" 1
+
 cleanup
 trap - EXIT
 summary

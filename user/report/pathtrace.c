@@ -106,6 +106,17 @@ static int topo_link1(struct bt_topo *t, int u, int v)
 	return 0;
 }
 
+/* The ':' that ends a line's NAME: the first one followed by a blank or
+ * the line's end, so that a name may hold ':' (vm@198.18.10.2:9477,
+ * [2001:db8::1]:9477) */
+static char *name_end(char *line)
+{
+	for (char *c = strchr(line, ':'); c; c = strchr(c + 1, ':'))
+		if (!c[1] || strchr(" \t\r", c[1]))
+			return c;
+	return NULL;
+}
+
 int bt_topology_read(FILE *f, const char *path, char *const *names, int n,
 		     struct bt_topo *t)
 {
@@ -119,7 +130,7 @@ int bt_topology_read(FILE *f, const char *path, char *const *names, int n,
 
 		lineno++;
 		line[strcspn(line, "#\n")] = 0;
-		if (!(colon = strchr(line, ':'))) {
+		if (!(colon = name_end(line))) {
 			if (strspn(line, " \t\r") != strlen(line)) {
 				bt_err("%s:%d: expected 'NAME: NEIGHBOUR ...'", path, lineno);
 				err = -EINVAL;
@@ -689,16 +700,21 @@ static int unanswered(const struct agent_ref *a, int n)
 static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *t, int start,
 			int np, const struct group *g, int ng, int no_path, struct walk_buf *wb)
 {
-	int down = unanswered(a, n);
+	int down = unanswered(a, n), wn = 12, wa = 24;
 	bool unknown = false;
 
+	/* the columns as wide as the longest name and address */
+	for (int i = 0; i < n; i++) {
+		wn = (int)strlen(a[i].name) > wn ? (int)strlen(a[i].name) : wn;
+		wa = (int)strlen(a[i].addr) > wa ? (int)strlen(a[i].addr) : wa;
+	}
 	for (int i = 0; i < n; i++) {
 		if (a[i].answered)
-			printf("%-12s %-24s saw %d of %d packets%s%.0d%s\n", a[i].name, a[i].addr,
-			       a[i].seen, np, a[i].ndropped ? " (dropped " : "", a[i].ndropped,
-			       a[i].ndropped ? ")" : "");
+			printf("%-*s %-*s saw %d of %d packets%s%.0d%s\n", wn, a[i].name, wa,
+			       a[i].addr, a[i].seen, np, a[i].ndropped ? " (dropped " : "",
+			       a[i].ndropped, a[i].ndropped ? ")" : "");
 		else
-			printf("%-12s %-24s no answer: unknown%s\n", a[i].name, a[i].addr,
+			printf("%-*s %-*s no answer: unknown%s\n", wn, a[i].name, wa, a[i].addr,
 			       !strcmp(a[i].health, "down") ? " (Prometheus finds it down too)" : "");
 	}
 	if (down) {
@@ -1189,23 +1205,35 @@ static void take_status(struct agent_ref *a, const struct xfer *x)
 	json_object_put(o);
 }
 
-/* A name an agent gave itself that another holds (one listed before it,
- * or one given on the command line) gets its address after it */
+/* An agent's address without its scheme: HOST:PORT, or a socket's path */
+static const char *host_port(const struct agent_ref *a)
+{
+	const char *hp = strstr(a->addr, "://");
+
+	return hp ? hp + 3 : a->addr;
+}
+
+/* A name an agent gave itself that another agent holds too gets its
+ * HOST:PORT after it, name@HOST:PORT, on every agent that shares it
+ * (none keeps it bare: which one would change with the order of the
+ * answers); a name given on the command line stays as given. */
 static void unique_names(struct fleet *f)
 {
-	for (int i = 0; i < f->n; i++) {
-		struct agent_ref *a = &f->a[i];
+	bool *clash = calloc(f->n ? f->n : 1, sizeof(*clash));
 
-		for (int k = 0; a->self_named && k < f->n; k++)
-			if (k != i && (k < i || f->a[k].named) && !strcmp(f->a[k].name, a->name)) {
-				char both[sizeof(a->name) + sizeof(a->addr) + 1];
+	for (int i = 0; clash && i < f->n; i++)
+		for (int k = 0; f->a[i].self_named && k < f->n && !clash[i]; k++)
+			clash[i] = k != i && !strcmp(f->a[k].name, f->a[i].name);
+	for (int i = 0; clash && i < f->n; i++)
+		if (clash[i]) {
+			struct agent_ref *a = &f->a[i];
+			char both[sizeof(a->name) + sizeof(a->addr) + 1];
 
-				snprintf(both, sizeof(both), "%s@%s", a->name, a->addr);
-				both[sizeof(a->name) - 1] = 0;
-				memcpy(a->name, both, sizeof(a->name));
-				break;
-			}
-	}
+			snprintf(both, sizeof(both), "%s@%s", a->name, host_port(a));
+			both[sizeof(a->name) - 1] = 0;
+			memcpy(a->name, both, sizeof(a->name));
+		}
+	free(clash);
 }
 
 /* A request's answer, taken as it completes and its body freed: the
