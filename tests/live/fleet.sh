@@ -239,7 +239,7 @@ check "... and the host's own /etc/hosts untouched" bash -c "! grep -q fleet-dns
 eq "--tls-server-name: the certificate checked for the name" "$(fleet -j trace \
 	--agents r10=198.18.1.10:9477 --cacert "$TMP/ca.crt" --tls-server-name bloomtap-fleet --user prom \
 	--hex "$SENT" 2>/dev/null | json_get '["agents"]["r10"]["packets_seen"]')" 1
-expect_fail "--tls-server-name: another name refused" "not one --cacert vouches for" \
+expect_fail "--tls-server-name: another name refused, the name blamed" "(--tls-server-name)" \
 	fleet trace --agents r10=198.18.1.10:9477 --cacert "$TMP/ca.crt" --tls-server-name other \
 	--user prom --hex "$SENT"
 

@@ -117,7 +117,10 @@ OUT=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents u="$TMP/agent.sock",x=127.0.0.1:
 	--hex "$HEX" 2>"$TMP/err"); RC=$?
 eq "--user, one agent on a unix socket, one plain http: the socket's asked (exit $RC)" \
 	"$(json_get '["agents"]["u"]["packets_seen"]' <<<"$OUT")" 1
-check "... the plain http one not asked, named" grep -q "agent x: 127.0.0.1:9610: not asked: it is plain http" "$TMP/err"
+check "... the plain http one not asked, named with the URL asked" grep -q "agent x: http://127.0.0.1:9610: not asked: it is plain http" "$TMP/err"
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents u="$TMP/agent.sock",x=127.0.0.1:9610 --user u --hex "$HEX" 2>/dev/null)
+check "... and in the text table: not asked, not 'no answer'" \
+	grep -q "^x .* not asked (plain http, credentials given)$" <<<"$OUT"
 check "... the unix socket's agent had the credentials" grep -qi "^authorization: basic" "$TMP/heard-unix"
 check "... the plain http listener heard no credentials at all" \
 	bash -c '! grep -qi "^authorization" "$0" 2>/dev/null' "$TMP/heard-tcp"
@@ -247,6 +250,59 @@ check "... a topology file names them (NAME ends at ': ')" \
 	grep -q "^1 packet: path (source side first): vm@127.0.0.1:9634 (left) -> vm@127.0.0.1:9635$" <<<"$OUT"
 eq "... the table's columns line up for long names" \
 	"$(grep ' saw [0-9]* of ' <<<"$OUT" | awk '{print index($0, " saw ")}' | sort -u | wc -l)" 1
+
+# ---- what agents send, printed safely; errors name the URL asked ----
+printf '404 page not found\n' > "$TMP/404"	# Go's net/http's, as a proxy might answer
+canned 9636 404 "$TMP/404"
+printf '{"host": "evil\\u001b[2Jname"}' > "$TMP/evil.status"
+canned 9637 200 "$TMP/h1.json" "$TMP/evil.status"
+for port in 9636 9637; do wait_for "the stand-in on $port listens" 30 listening "$NS" t $port; done
+in_ns "$NS" "$BLOOMTAP" trace --agents e=127.0.0.1:9636,127.0.0.1:9637 --hex "$HEX2" >"$TMP/out" 2>"$TMP/err"
+check "an error body's newline escaped, not printed raw" \
+	grep -q '^bloomtap: warning: agent e: http://127.0.0.1:9636: HTTP 404 404 page not found\\x0a; walked through as unknown$' "$TMP/err"
+check "... a name's escape sequence escaped (no ESC byte in the answer)" \
+	bash -c '! grep -q $'"'"'\x1b'"'"' "$0" && grep -q "^evil\\\\x1b\[2Jname " "$0"' "$TMP/out"
+
+# ---- credentials and certificates: one clear error each ----
+canned 9638 401 /dev/null
+wait_for "the stand-in asking for credentials listens" 30 listening "$NS" t 9638
+expect_fail "HTTP 401 with no credentials sent: asks for them" \
+	"HTTP 401: the agent asks for credentials (give --user" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9638 --hex "$HEX"
+export BLOOMTAP_PASSWORD=secret$ID
+expect_fail "--netrc missing: a start-up error naming it" "trace: --netrc $TMP/nosuch: No such file" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents "$TMP/agent.sock" --netrc "$TMP/nosuch" --hex "$HEX"
+expect_fail "--cacert missing: one error naming it" "trace: --cacert $TMP/nosuch.crt: No such file" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9638 --cacert "$TMP/nosuch.crt" --user u --hex "$HEX"
+echo "not a certificate" > "$TMP/junk.crt"
+expect_fail "--cacert not PEM: one error naming it" "trace: --cacert $TMP/junk.crt: not a PEM certificate" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9638 --cacert "$TMP/junk.crt" --user u --hex "$HEX"
+# an HTTPS stand-in whose certificate is for the name 'a' (its CN, no
+# alternative names), answering 401
+openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=a -days 1 -keyout "$TMP/a.key" -out "$TMP/a.crt" 2>/dev/null
+nsenter --net=/var/run/netns/"$NS" python3 -c '
+import http.server, ssl, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(401); self.send_header("Content-Length", "0"); self.end_headers()
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 9639), H)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain(sys.argv[1], sys.argv[2])
+s.socket = c.wrap_socket(s.socket, server_side=True); s.serve_forever()' "$TMP/a.crt" "$TMP/a.key" &
+PIDS+=($!)
+wait_for "the HTTPS stand-in listens" 30 listening "$NS" t 9639
+expect_fail "a wrong --tls-server-name blamed on the name, not the CA" \
+	"https://127.0.0.1:9639: its certificate is for 'a', not 'nothere' (--tls-server-name)" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9639 --cacert "$TMP/a.crt" --tls-server-name nothere --user u --hex "$HEX"
+printf 'machine other login u password p\n' > "$TMP/netrc"
+chmod 644 "$TMP/netrc"
+expect_fail "a netrc with no line for the host (no port): said so" "HTTP 401: no netrc line for a login u in $TMP/netrc" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9639 --cacert "$TMP/a.crt" --tls-server-name a --user u --netrc "$TMP/netrc" --hex "$HEX"
+in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9639 --cacert "$TMP/a.crt" --tls-server-name a \
+	--netrc "$TMP/netrc" --hex "$HEX" >/dev/null 2>"$TMP/err"
+check "... a netrc others can read: warned" grep -q "warning: --netrc $TMP/netrc can be read by others (mode 644)" "$TMP/err"
+unset BLOOMTAP_PASSWORD
 
 cleanup
 trap - EXIT

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <curl/curl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include "trace_query.h"
 #include "base/common.h"
 #include "pathtrace.h"
@@ -39,6 +40,7 @@ struct agent_ref {
 	char health[16];	/* Prometheus's up state of it ("up", "down"), or "" */
 	char last_error[120];	/* and Prometheus's last scrape error */
 	bool answered;
+	bool not_asked;		/* plain http, and credentials given */
 	int seen;		/* IP packets it saw */
 	int ndropped;		/* and dropped */
 	char error[200];
@@ -214,12 +216,34 @@ static void trace_path(char *path, size_t len, const struct bt_fleet_opts *o)
 	}
 }
 
-/* a->error: the agent's address, then the message. Built in a copy: GCC's
- * -Wrestrict cannot tell two fields of one array element apart. */
+/* src into dst with every byte that is not printable ASCII as \xHH:
+ * what an agent or Prometheus sends goes to a terminal only so (a raw
+ * newline breaks a line, an escape sequence would drive the terminal) */
+static void printable(char *dst, size_t len, const char *src)
+{
+	size_t o = 0;
+
+	for (; *src && o + 5 < len; src++)
+		o += *src >= 0x20 && *src < 0x7f ? (size_t)snprintf(dst + o, len - o, "%c", *src)
+		     : (size_t)snprintf(dst + o, len - o, "\\x%02x", (unsigned char)*src);
+	if (len)
+		dst[o] = 0;
+}
+
+/* The address an agent is asked at: its URL (scheme://HOST:PORT), or
+ * its unix socket's path */
+static const char *asked_at(const struct agent_ref *a)
+{
+	return a->addr[0] == '/' || !a->url ? a->addr : a->url;
+}
+
+/* a->error: the URL the agent is asked at, then the message, made
+ * printable. Built in a copy: GCC's -Wrestrict cannot tell two fields
+ * of one array element apart. */
 static void set_error(struct agent_ref *a, const char *fmt, ...)
 {
 	char msg[sizeof(a->error)];
-	int n = snprintf(msg, sizeof(msg), "%s: ", a->addr);
+	int n = snprintf(msg, sizeof(msg), "%s: ", asked_at(a));
 	va_list ap;
 
 	if (n < 0 || (size_t)n >= sizeof(msg))
@@ -227,7 +251,7 @@ static void set_error(struct agent_ref *a, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
 	va_end(ap);
-	memcpy(a->error, msg, sizeof(msg));
+	printable(a->error, sizeof(a->error), msg);
 }
 
 /* A packet's answer has a window of direction egress: it left that host
@@ -282,6 +306,17 @@ static void window_span(struct json_object *pk, int64_t *lo, int64_t *hi)
 	}
 }
 
+/* A printable copy of what an agent sent (printable()), or NULL */
+static char *clean_dup(const char *s)
+{
+	size_t len = 4 * strlen(s ? s : "") + 1;
+	char *d = malloc(len);
+
+	if (d)
+		printable(d, len, s ? s : "");
+	return d;
+}
+
 /* Agent a's answer (its body and HTTP status): its IP packets in order,
  * *np of them (the first agent to answer sets it; the others must agree) */
 static void take_answer(struct agent_ref *a, const char *resp, long status, int *np,
@@ -330,7 +365,7 @@ static void take_answer(struct agent_ref *a, const char *resp, long status, int 
 			if (json_object_object_get_ex(pk, "drops", &d) &&
 			    json_object_array_length(d) &&
 			    json_object_object_get_ex(json_object_array_get_idx(d, 0), "reason", &r))
-				a->ndropped += !!(a->dropped[p] = strdup(json_object_get_string(r)));
+				a->ndropped += !!(a->dropped[p] = clean_dup(json_object_get_string(r)));
 		}
 	}
 	json_object_put(o);
@@ -714,7 +749,9 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 			       a[i].addr, a[i].seen, np, a[i].ndropped ? " (dropped " : "",
 			       a[i].ndropped, a[i].ndropped ? ")" : "");
 		else
-			printf("%-*s %-*s no answer: unknown%s\n", wn, a[i].name, wa, a[i].addr,
+			printf("%-*s %-*s %s%s\n", wn, a[i].name, wa, a[i].addr,
+			       a[i].not_asked ? "not asked (plain http, credentials given)"
+					      : "no answer: unknown",
 			       !strcmp(a[i].health, "down") ? " (Prometheus finds it down too)" : "");
 	}
 	if (down) {
@@ -934,6 +971,8 @@ static int fleet_add(struct fleet *f, const char *entry, const char *hint, const
 	x->named = eq;
 	snprintf(x->name, sizeof(x->name), "%.*s", eq ? (int)(eq - entry) : (int)strlen(hint ? hint : addr),
 		 eq ? entry : hint ? hint : addr);
+	if (hint && !eq)
+		printable(x->name, sizeof(x->name), hint);	/* Prometheus's instance label */
 	f->n++;
 	return 0;
 }
@@ -1033,6 +1072,7 @@ static double now_s(void)
 /* One request to one agent: its /api/v1/status, or the trace */
 struct xfer {
 	struct agent_ref *a;
+	const struct bt_fleet_opts *o;
 	bool status;
 	CURL *h;
 	struct body b;
@@ -1081,6 +1121,7 @@ static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, c
 								     : end - now_s()));
 	char base[400];
 
+	x->o = o;
 	if (ms < 1 || !(x->h = curl_easy_init())) {
 		x->rc = ms < 1 ? CURLE_OPERATION_TIMEDOUT : CURLE_OUT_OF_MEMORY;
 		snprintf(x->err, sizeof(x->err), "%s", ms < 1 ? "not asked: --timeout passed first"
@@ -1165,11 +1206,100 @@ static void run_all(struct xfer *x, int nx, const struct bt_fleet_opts *o, const
 	curl_slist_free_all(hdrs);
 }
 
+/* The host of a URL (scheme://[USER@]HOST[:PORT]...), without the
+ * port: what curl looks up in a netrc file */
+static void url_host(const char *url, char *host, size_t len)
+{
+	const char *h = strstr(url, "://"), *at;
+	size_t n;
+
+	h = h ? h + 3 : url;
+	if ((at = strchr(h, '@')) && at < h + strcspn(h, "/"))
+		h = at + 1;
+	n = *h == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/?");
+	snprintf(host, len, "%.*s", (int)n, h);
+}
+
+/* The netrc file has a line for host (a "machine HOST" entry of login
+ * user when user is given, or a "default" one): curl sends credentials */
+static bool netrc_has(const char *path, const char *host, const char *user)
+{
+	FILE *f = fopen(path, "r");
+	char tok[256], machine[256] = "", login[256] = "";
+	bool found = false, in = false;
+
+	/* an entry ends where the next begins, or at the file's end */
+	while (f && !found) {
+		bool end = fscanf(f, "%255s", tok) != 1;
+
+		if (end || !strcmp(tok, "machine") || !strcmp(tok, "default")) {
+			found = in && (!strcmp(machine, "*") || !strcmp(machine, host)) &&
+				(!user || !strcmp(login, user));
+			in = !end;
+			login[0] = 0;
+			if (end)
+				break;
+			if (!strcmp(tok, "default"))
+				snprintf(machine, sizeof(machine), "*");
+			else if (fscanf(f, "%255s", machine) != 1)
+				break;
+		} else if (!strcmp(tok, "login") && fscanf(f, "%255s", login) != 1) {
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* An HTTP 401: no credentials sent (none given, or no netrc line for
+ * the host), or the ones sent refused */
+static void unauthorized(struct agent_ref *a, const struct xfer *x)
+{
+	const struct bt_fleet_opts *o = x->o;
+	char host[256];
+
+	url_host(x->url, host, sizeof(host));
+	if (!o || !creds(o))
+		set_error(a, "HTTP 401: the agent asks for credentials (give --user NAME, and "
+			  "BLOOMTAP_PASSWORD or --netrc FILE)");
+	else if (o->netrc && !netrc_has(o->netrc, host, o->user))
+		set_error(a, "HTTP 401: no netrc line for %s%s%s in %s (machine HOST login NAME "
+			  "password PW; HOST without the port)", host, o->user ? " login " : "",
+			  o->user ? o->user : "", o->netrc);
+	else
+		set_error(a, "HTTP 401: the agent refused the credentials (--user, and "
+			  "BLOOMTAP_PASSWORD or --netrc)");
+}
+
+/* A certificate for another name than the one asked: OpenSSL's curl says
+ * "certificate subject name (A) does not match target host name 'B'" or
+ * "no alternative certificate subject name matches target host name 'B'" */
+static bool name_mismatch(struct agent_ref *a, const struct xfer *x, const char *why)
+{
+	const char *t = strstr(why, "target host name '"), *sub = strstr(why, "subject name (");
+	const char *flag = x->o && x->o->tls_server_name ? "--tls-server-name"
+				  : "the address asked; --tls-server-name NAME checks another";
+	char target[256] = "";
+
+	if (!t)
+		return false;
+	snprintf(target, sizeof(target), "%.*s", (int)strcspn(t + 18, "'"), t + 18);
+	if (sub && strstr(sub, ") does not match"))
+		set_error(a, "its certificate is for '%.*s', not '%s' (%s)",
+			  (int)(strstr(sub, ") does not match") - sub - 14), sub + 14, target, flag);
+	else
+		set_error(a, "its certificate does not name '%s' (%s)", target, flag);
+	return true;
+}
+
 /* x's failure, said as plainly as curl lets: the usual causes named */
 static void xfer_error(struct agent_ref *a, const struct xfer *x)
 {
 	const char *why = x->err[0] ? x->err : curl_easy_strerror(x->rc);
 
+	if (x->rc == CURLE_PEER_FAILED_VERIFICATION && name_mismatch(a, x, why))
+		return;
 	if (x->rc == CURLE_PEER_FAILED_VERIFICATION || x->rc == CURLE_SSL_CACERT_BADFILE)
 		set_error(a, "its certificate is not one --cacert vouches for (%s)", why);
 	else if (x->rc == CURLE_OPERATION_TIMEDOUT)
@@ -1180,8 +1310,7 @@ static void xfer_error(struct agent_ref *a, const struct xfer *x)
 	else if (x->rc)
 		set_error(a, "%s", why);
 	else if (x->code == 401)
-		set_error(a, "HTTP 401: the agent refused the credentials (--user, and "
-			  "BLOOMTAP_PASSWORD or --netrc)");
+		unauthorized(a, x);
 	else
 		set_error(a, "HTTP %ld %.100s", x->code, x->b.buf ? x->b.buf : "");
 }
@@ -1199,7 +1328,7 @@ static void take_status(struct agent_ref *a, const struct xfer *x)
 	     *name) ||
 	    (json_object_object_get_ex(o, "instance", &v) && (name = json_object_get_string(v)) &&
 	     *name)) {
-		snprintf(a->name, sizeof(a->name), "%s", name);
+		printable(a->name, sizeof(a->name), name);
 		a->self_named = true;
 	}
 	json_object_put(o);
@@ -1329,11 +1458,11 @@ static int from_prometheus(struct fleet *f, const struct bt_fleet_opts *o, doubl
 		if (!su || !*su || (ret = fleet_add(f, su, inst, "--agents-from-prometheus")))
 			continue;
 		if (json_object_object_get_ex(t, "health", &v))
-			snprintf(f->a[f->n - 1].health, sizeof(f->a->health), "%s",
-				 json_object_get_string(v));
+			printable(f->a[f->n - 1].health, sizeof(f->a->health),
+				  json_object_get_string(v));
 		if (json_object_object_get_ex(t, "lastError", &v))
-			snprintf(f->a[f->n - 1].last_error, sizeof(f->a->last_error), "%s",
-				 json_object_get_string(v));
+			printable(f->a[f->n - 1].last_error, sizeof(f->a->last_error),
+				  json_object_get_string(v));
 	}
 	if (!ret && f->n == before) {
 		bt_err("--agents-from-prometheus %s: no active target%s%s", o->prometheus,
@@ -1419,6 +1548,45 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct agent_ref *)a)->name, ((const struct agent_ref *)b)->name);
 }
 
+/* The files of the options, read before any agent is asked: one error
+ * naming the file, not the same failure from every agent. A netrc file
+ * others can read holds passwords in the open: a warning. */
+static int check_files(const struct bt_fleet_opts *o)
+{
+	const char *const files[][2] = { { "--netrc", o->netrc }, { "--cacert", o->cacert },
+					 { "--cert", o->cert }, { "--key", o->key } };
+	char buf[4096];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f;
+		size_t got;
+
+		if (!files[i][1])
+			continue;
+		if (!(f = fopen(files[i][1], "r")) || fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+			bt_err("trace: %s %s: %s", files[i][0], files[i][1],
+			       f ? "not a regular file" : strerror(errno));
+			if (f)
+				fclose(f);
+			return -EINVAL;
+		}
+		got = fread(buf, 1, sizeof(buf) - 1, f);
+		buf[got] = 0;
+		fclose(f);
+		if (i == 0 && (st.st_mode & 044))
+			bt_warn("--netrc %s can be read by others (mode %03o): chmod 600 it",
+				files[i][1], (unsigned)(st.st_mode & 0777));
+		/* PEM: a DER file or a key would fail every handshake alike */
+		if (i == 1 && !strstr(buf, "-----BEGIN CERTIFICATE-----")) {
+			bt_err("trace: --cacert %s: not a PEM certificate (no -----BEGIN "
+			       "CERTIFICATE----- line)", o->cacert);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 {
 	double end = now_s() + o->timeout_s;
@@ -1432,6 +1600,8 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 		bt_err("trace: --user needs its password in BLOOMTAP_PASSWORD or a --netrc FILE");
 		return BT_EXIT_USAGE;
 	}
+	if (check_files(o))
+		return BT_EXIT_USAGE;
 	trace_path(path, sizeof(path), o);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT))
 		return BT_EXIT_USAGE;
@@ -1471,9 +1641,11 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	/* the status requests of the agents to be named, and every trace:
 	 * one round, in parallel */
 	for (int i = 0; i < f.n; i++)
-		if (clear && clear_text(&f.a[i]))
+		if (clear && clear_text(&f.a[i])) {
 			set_error(&f.a[i], "not asked: it is plain http, and --user and --netrc go "
 				  "only over HTTPS or a unix socket");
+			f.a[i].not_asked = true;
+		}
 		else if (!f.a[i].named)
 			x[nx++] = (struct xfer){ .a = &f.a[i], .status = true };
 	for (int i = 0; i < f.n; i++)
