@@ -967,6 +967,26 @@ static void web_record(const char *hash)
  * first user's cost, 4 beside 12, answered an unknown name in 2.0 ms
  * against 318 ms; a cheap user's wrong password in 2 ms against an
  * unknown name's 318). */
+/* htpasswd's whole USER:HASH line pasted as the hash: said so, with the
+ * part to keep */
+static void test_web_htpasswd_line(void **state)
+{
+	char path[] = "/tmp/bt-webcfg-XXXXXX", err[600];
+	struct bt_web_cfg w;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	assert_non_null(f = fdopen(fd, "w"));
+	fprintf(f, "basic_auth_users:\n  prometheus: "
+		"'prometheus:$2y$04$tf7F3xYlAw5Uqa6WE.ZD7O8Mx1KOocr8ryKdVlFozjRm564ORcicS'\n");
+	fclose(f);
+	assert_int_equal(bt_web_config_load(path, &w, err, sizeof(err)), -EINVAL);
+	unlink(path);
+	assert_non_null(strstr(err, "prometheus: the value is htpasswd's whole line, USER:HASH: "
+				    "paste only the part after 'prometheus:'"));
+}
+
 static void test_web_dummy_hash(void **state)
 {
 	/* bcrypt of "x", costs 4 and 12 (python3 crypt, METHOD_BLOWFISH) */
@@ -1334,6 +1354,7 @@ int main(void)
 		cmocka_unit_test(test_parse_u64_rejects),
 		cmocka_unit_test(test_pathtrace_thousand),
 		cmocka_unit_test(test_pathtrace_inferred),
+		cmocka_unit_test(test_web_htpasswd_line),
 		cmocka_unit_test(test_parse_u64_accepts),
 		cmocka_unit_test(test_parse_double_and_enum),
 		cmocka_unit_test(test_sketch_describe_whole),
