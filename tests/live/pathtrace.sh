@@ -136,7 +136,10 @@ OUT=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents u="$TMP/agent.sock",x=127.0.0.1:
 	--hex "$HEX" 2>"$TMP/err"); RC=$?
 eq "--user, one agent on a unix socket, one plain http: the socket's asked (exit $RC)" \
 	"$(json_get '["agents"]["u"]["packets_seen"]' <<<"$OUT")" 1
-check "... the plain http one not asked, named" grep -q "agent x: 127.0.0.1:9610: not asked: it is plain http" "$TMP/err"
+check "... the plain http one not asked, named with the URL asked" grep -q "agent x: http://127.0.0.1:9610: not asked: it is plain http" "$TMP/err"
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents u="$TMP/agent.sock",x=127.0.0.1:9610 --user u --hex "$HEX" 2>/dev/null)
+check "... and in the text table: not asked, not 'no answer'" \
+	grep -q "^x .* not asked (plain http, credentials given)$" <<<"$OUT"
 check "... the unix socket's agent had the credentials" grep -qi "^authorization: basic" "$TMP/heard-unix"
 check "... the plain http listener heard no credentials at all" \
 	bash -c '! grep -qi "^authorization" "$0" 2>/dev/null' "$TMP/heard-tcp"
@@ -292,7 +295,7 @@ wait_for "the agent whose status hangs listens" 30 listening "$NS" t 9637
 OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9637,v=127.0.0.1:9631 --parallel 1 \
 	--agent-timeout 1000 --hex "$HEX" 2>"$TMP/err"); RC=$?
 eq "status unanswered: the other walked (exit $RC)" "$RC" 0
-check "... named, by its status request" grep -q "agent 127.0.0.1:9637: .*no answer in time.*its status request, so not asked the trace" "$TMP/err"
+check "... named, by its status request" grep -q "agent http://127.0.0.1:9637: no answer in time.*its status request, so not asked the trace" "$TMP/err"
 eq "... and it was sent its status request alone, no trace" "$(cut -d' ' -f1,2 "$TMP/hung-log" | sed 's/?.*//' | tr '\n' ' ')" \
 	"GET /api/v1/status "
 
@@ -312,7 +315,135 @@ eq "http_proxy to a closed port: the agent asked directly" "$(json_get '["agents
 export BLOOMTAP_PASSWORD=secret$ID
 expect_fail "--agents-from-prometheus without ?job= and --user: refused, why said" \
 	"with --user or --netrc, name the agents' job (URL?job=NAME)" \
-	in_ns "$NS" "$BLOOMTAP" trace --agents-from-prometheus http://127.0.0.1:9639 --user u --cacert /dev/null --hex "$HEX"
+	in_ns "$NS" "$BLOOMTAP" trace --agents-from-prometheus http://127.0.0.1:9639 --user u --hex "$HEX"
+
+# ---- the order of one path h1 -> r -> h2, each agent's windows its own ----
+# standin PORT CODE BODYFILE [STATUSFILE]: answers the trace with CODE and
+# BODYFILE's bytes, /api/v1/status with STATUSFILE's (none: 404)
+standin() {
+	nsenter --net=/var/run/netns/"$NS" python3 -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self, code, path):
+        body = open(path, "rb").read() if path else b"404 page not found\n"
+        self.send_response(code); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.answer(int(sys.argv[2]), sys.argv[3])
+    def do_GET(self):
+        self.answer(200 if len(sys.argv) > 4 else 404, sys.argv[4] if len(sys.argv) > 4 else None)
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$@" &
+	PIDS+=($!)
+}
+# win START END DIR: one window of 10:00:START-10:00:END on 2026-12-01
+win() { printf '{"start": "2026-12-01T10:00:%sZ", "end": "2026-12-01T10:00:%sZ", "direction": "%s"}' "$@"; }
+# packet 1 left h1 (egress); its windows start later than r's and h2's,
+# each host's windows of 1 s starting at its own times. Packet 2: no
+# egress record anywhere.
+printf '[{"packet": 1, "seen": true, "windows": [%s]}, {"packet": 2, "seen": true, "windows": [%s]}]' \
+	"$(win 05.500 06.500 egress)" "$(win 05.500 06.500 ingress)" > "$TMP/h1.json"
+printf '[{"packet": 1, "seen": true, "windows": [%s]}, {"packet": 2, "seen": true, "windows": [%s]}]' \
+	"$(win 05.300 06.300 ingress)" "$(win 05.300 06.300 ingress)" > "$TMP/r.json"
+printf '[{"packet": 1, "seen": true, "windows": [%s]}, {"packet": 2, "seen": true, "windows": [%s]}]' \
+	"$(win 05.100 06.100 ingress)" "$(win 05.100 06.100 ingress)" > "$TMP/h2.json"
+standin 9651 200 "$TMP/h1.json"; standin 9652 200 "$TMP/r.json"; standin 9653 200 "$TMP/h2.json"
+for port in 9651 9652 9653; do wait_for "the stand-in on $port listens" 30 listening "$NS" t $port; done
+HOPS=h1=127.0.0.1:9651,r=127.0.0.1:9652,h2=127.0.0.1:9653
+# two IP packets, frames 1 and 2 of a capture: what the stand-ins answer for
+python3 - "$HEX" "$TMP/two.pcap" <<'PY'
+import struct, sys
+ip = bytes.fromhex(sys.argv[1])
+out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 101)	# LINKTYPE_RAW
+for p in (ip, ip[:-1] + bytes([ip[-1] ^ 1])):
+    out += struct.pack("<IIII", 1764583200, 0, len(p), len(p)) + p
+open(sys.argv[2], "wb").write(out)
+PY
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$HOPS" "$TMP/two.pcap" 2>&1)
+check "no topology: the sender first, the overlapping windows' order not claimed" \
+	grep -q "^1 packet: path (source side first): h1 (left) -> {h2, r}$" <<<"$OUT"
+check "... no egress record: one step of unknown order, never a confident order" \
+	grep -q "^1 packet: path (source side first): {h2, r, h1}$" <<<"$OUT"
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$HOPS" "$TMP/two.pcap" 2>/dev/null)
+eq "-j: the steps the evidence orders" "$(python3 -c '
+import json,sys; d=json.load(sys.stdin)
+print(d["order"], [(p["steps"], p["walked_from"]) for p in d["paths"]])' <<<"$J")" \
+	"inferred [([['h1'], ['h2', 'r']], 'inferred'), ([['h2', 'r', 'h1']], 'inferred')]"
+printf 'h1: r\nr: h2\n' > "$TMP/hops"
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$HOPS" --topology "$TMP/hops" "$TMP/two.pcap" 2>&1)
+check "--topology, no --from: walked from where the packet left, sender first" \
+	grep -q "^1 packet: path (source side first): h1 (left) -> r -> h2$" <<<"$OUT"
+check "... no agent says it left: walked from the first agent, and said so" \
+	grep -q "^walked from h1, the first agent" <<<"$OUT"
+
+# ---- two agents that give one hostname ----
+echo '{"host": "vm", "instance": "bloomtap"}' > "$TMP/vm.status"
+standin 9654 200 "$TMP/h1.json" "$TMP/vm.status"; standin 9655 200 "$TMP/r.json" "$TMP/vm.status"
+for port in 9654 9655; do wait_for "the stand-in on $port listens" 30 listening "$NS" t $port; done
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents 127.0.0.1:9655,127.0.0.1:9654 "$TMP/two.pcap" 2>/dev/null)
+eq "one hostname: each gets its HOST:PORT, none bare" \
+	"$(python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["agents"]))' <<<"$J")" \
+	"['vm@127.0.0.1:9654', 'vm@127.0.0.1:9655']"
+printf 'vm@127.0.0.1:9654: vm@127.0.0.1:9655\n' > "$TMP/vms"
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9654,127.0.0.1:9655 --topology "$TMP/vms" \
+	"$TMP/two.pcap" 2>&1)
+check "... a topology file names them (NAME ends at ': ')" \
+	grep -q "^1 packet: path (source side first): vm@127.0.0.1:9654 (left) -> vm@127.0.0.1:9655$" <<<"$OUT"
+eq "... the table's columns line up for long names" \
+	"$(grep ' saw [0-9]* of ' <<<"$OUT" | awk '{print index($0, " saw ")}' | sort -u | wc -l)" 1
+
+# ---- what agents send, printed safely; errors name the URL asked ----
+printf '404 page not found\n' > "$TMP/404"	# Go's net/http's, as a proxy might answer
+standin 9656 404 "$TMP/404"
+printf '{"host": "evil\\u001b[2Jname"}' > "$TMP/evil.status"
+standin 9657 200 "$TMP/h1.json" "$TMP/evil.status"
+for port in 9656 9657; do wait_for "the stand-in on $port listens" 30 listening "$NS" t $port; done
+in_ns "$NS" "$BLOOMTAP" trace --agents e=127.0.0.1:9656,127.0.0.1:9657 "$TMP/two.pcap" >"$TMP/out" 2>"$TMP/err"
+check "an error body's newline escaped, not printed raw" \
+	grep -q '^bloomtap: warning: agent e: http://127.0.0.1:9656: HTTP 404 404 page not found\\x0a; walked through as unknown$' "$TMP/err"
+check "... a name's escape sequence escaped (no ESC byte in the answer)" \
+	bash -c '! grep -q $'"'"'\x1b'"'"' "$0" && grep -q "^evil\\\\x1b\[2Jname " "$0"' "$TMP/out"
+
+# ---- credentials and certificates: one clear error each ----
+standin 9658 401 /dev/null
+wait_for "the stand-in asking for credentials listens" 30 listening "$NS" t 9658
+expect_fail "HTTP 401 with no credentials sent: asks for them" \
+	"HTTP 401: the agent asks for credentials (give --user" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9658 --hex "$HEX"
+export BLOOMTAP_PASSWORD=secret$ID
+expect_fail "--netrc missing: a start-up error naming it" "trace: --netrc $TMP/nosuch: No such file" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents "$TMP/agent.sock" --netrc "$TMP/nosuch" --hex "$HEX"
+expect_fail "--cacert missing: one error naming it" "trace: --cacert $TMP/nosuch.crt: No such file" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9658 --cacert "$TMP/nosuch.crt" --user u --hex "$HEX"
+echo "not a certificate" > "$TMP/junk.crt"
+expect_fail "--cacert not PEM: one error naming it" "trace: --cacert $TMP/junk.crt: not a PEM certificate" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9658 --cacert "$TMP/junk.crt" --user u --hex "$HEX"
+# an HTTPS stand-in whose certificate is for the name 'a' (its CN, no
+# alternative names), answering 401
+openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=a -days 1 -keyout "$TMP/a.key" -out "$TMP/a.crt" 2>/dev/null
+nsenter --net=/var/run/netns/"$NS" python3 -c '
+import http.server, ssl, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(401); self.send_header("Content-Length", "0"); self.end_headers()
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 9659), H)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain(sys.argv[1], sys.argv[2])
+s.socket = c.wrap_socket(s.socket, server_side=True); s.serve_forever()' "$TMP/a.crt" "$TMP/a.key" &
+PIDS+=($!)
+wait_for "the HTTPS stand-in listens" 30 listening "$NS" t 9659
+expect_fail "a wrong --tls-server-name blamed on the name, not the CA" \
+	"https://127.0.0.1:9659: its certificate is for 'a', not 'nothere' (--tls-server-name)" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9659 --cacert "$TMP/a.crt" --tls-server-name nothere --user u --hex "$HEX"
+printf 'machine other login u password p\n' > "$TMP/netrc"
+chmod 644 "$TMP/netrc"
+expect_fail "a netrc with no line for the host (no port): said so" "HTTP 401: no netrc line for a login u in $TMP/netrc" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9659 --cacert "$TMP/a.crt" --tls-server-name a --user u --netrc "$TMP/netrc" --hex "$HEX"
+in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9659 --cacert "$TMP/a.crt" --tls-server-name a \
+	--netrc "$TMP/netrc" --hex "$HEX" >/dev/null 2>"$TMP/err"
+check "... a netrc others can read: warned" grep -q "warning: --netrc $TMP/netrc can be read by others (mode 644)" "$TMP/err"
 unset BLOOMTAP_PASSWORD
 
 cleanup

@@ -968,6 +968,26 @@ static void web_record(const char *hash)
  * first user's cost, 4 beside 12, answered an unknown name in 2.0 ms
  * against 318 ms; a cheap user's wrong password in 2 ms against an
  * unknown name's 318). */
+/* htpasswd's whole USER:HASH line pasted as the hash: said so, with the
+ * part to keep */
+static void test_web_htpasswd_line(void **state)
+{
+	char path[] = "/tmp/bt-webcfg-XXXXXX", err[600];
+	struct bt_web_cfg w;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	assert_non_null(f = fdopen(fd, "w"));
+	fprintf(f, "basic_auth_users:\n  prometheus: "
+		"'prometheus:$2y$04$tf7F3xYlAw5Uqa6WE.ZD7O8Mx1KOocr8ryKdVlFozjRm564ORcicS'\n");
+	fclose(f);
+	assert_int_equal(bt_web_config_load(path, &w, err, sizeof(err)), -EINVAL);
+	unlink(path);
+	assert_non_null(strstr(err, "prometheus: the value is htpasswd's whole line, USER:HASH: "
+				    "paste only the part after 'prometheus:'"));
+}
+
 static void test_web_dummy_hash(void **state)
 {
 	/* bcrypt of "x", costs 4 and 12 (python3 crypt, METHOD_BLOWFISH) */
@@ -1326,21 +1346,30 @@ static void test_pathtrace_thousand(void **state)
 	free(answer);
 }
 
-/* No topology: the order of the windows' start times, the earliest on
- * the source's side; an agent that did not answer is named, not placed */
+/* No topology: the agent a packet left first, then by the windows'
+ * times only where they are more than the skew (2 s) apart; windows
+ * that overlap give a step of unknown order; an agent that did not
+ * answer is named, not placed */
 static void test_pathtrace_inferred(void **state)
 {
 	char *names[] = { "a", "b", "c", "d" }, out[4096];
+#define W(S, E, D) "{\"start\":\"2026-12-01T10:00:" S "Z\",\"end\":\"2026-12-01T10:00:" E \
+		   "Z\",\"direction\":\"" D "\"}"
 	char *ans[] = {
-		"[{\"packet\":1,\"seen\":true,\"windows\":[{\"start\":\"2026-12-01T10:00:02.000Z\"}]}]",
-		"[{\"packet\":1,\"seen\":true,\"windows\":[{\"start\":\"2026-12-01T10:00:02.500Z\"}]}]",
-		"[{\"packet\":1,\"seen\":true,\"windows\":[{\"start\":\"2026-12-01T10:00:01.000Z\"}]}]",
+		"[{\"packet\":1,\"seen\":true,\"windows\":[" W("05.000", "06.000", "ingress") "]},"
+		"{\"packet\":2,\"seen\":true,\"windows\":[" W("09.000", "10.000", "ingress") "]}]",
+		"[{\"packet\":1,\"seen\":true,\"windows\":[" W("05.500", "06.500", "ingress") "]},"
+		"{\"packet\":2,\"seen\":true,\"windows\":[" W("09.900", "10.900", "egress") "]}]",
+		"[{\"packet\":1,\"seen\":true,\"windows\":[" W("01.000", "02.000", "ingress") "]},"
+		"{\"packet\":2,\"seen\":true,\"windows\":[" W("01.000", "02.000", "ingress") "]}]",
 		NULL,
 	};
+#undef W
 
 	assert_int_equal(answers_out(names, ans, 4, NULL, NULL, out, sizeof(out)), 0);
-	assert_non_null(strstr(out, "1 packet: path (source side first): c -> a -> b\n"));
-	assert_non_null(strstr(out, "order inferred from the times"));
+	assert_non_null(strstr(out, "1 packet: path (source side first): c -> {a, b}\n"));
+	assert_non_null(strstr(out, "1 packet: path (source side first): b (left) -> c -> a\n"));
+	assert_non_null(strstr(out, "order inferred"));
 	assert_non_null(strstr(out, "partial answer: 1 of 4 agents did not answer: d\n"));
 }
 
@@ -1443,6 +1472,7 @@ int main(void)
 		cmocka_unit_test(test_parse_u64_rejects),
 		cmocka_unit_test(test_pathtrace_thousand),
 		cmocka_unit_test(test_pathtrace_inferred),
+		cmocka_unit_test(test_web_htpasswd_line),
 		cmocka_unit_test(test_parse_u64_accepts),
 		cmocka_unit_test(test_parse_double_and_enum),
 		cmocka_unit_test(test_sketch_describe_whole),

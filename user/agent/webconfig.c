@@ -126,6 +126,15 @@ static bool bcrypt_ok(const char *hash)
 	       crypt_rn("", hash, &cd, sizeof(cd)) && cd.output[0] == '$';
 }
 
+/* htpasswd -nB prints USER:HASH: a value of that form, a name without
+ * '$' then ":$2", is its whole line pasted */
+static bool htpasswd_line(const char *v)
+{
+	const char *colon = strchr(v, ':');
+
+	return colon && colon > v && !memchr(v, '$', colon - v) && !strncmp(colon + 1, "$2", 2);
+}
+
 static const char *scalar(yaml_document_t *d, yaml_node_t *n)
 {
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
@@ -262,6 +271,10 @@ static int load_users(yaml_document_t *d, yaml_node_t *m, struct bt_web_cfg *w, 
 		if (!u || !h || !*u || strchr(u, ':'))
 			return fail(err, errlen, -EINVAL, "%s: basic_auth_users: every entry is "
 				    "'user: bcrypt hash', the user without ':'", w->path);
+		if (!bcrypt_ok(h) && htpasswd_line(h))
+			return fail(err, errlen, -EINVAL, "%s: basic_auth_users: %s: the value is "
+				    "htpasswd's whole line, USER:HASH: paste only the part after "
+				    "'%.*s:'", w->path, u, (int)(strchr(h, ':') - h), h);
 		if (!bcrypt_ok(h))
 			return fail(err, errlen, -EINVAL, "%s: basic_auth_users: %s: not a bcrypt "
 				    "hash ($2b$...; make one with htpasswd -nBC 10 USER)", w->path, u);

@@ -74,10 +74,12 @@ static const struct bt_opt trace_opts[] = {
 	{ "agents-from-dns", 0, BT_OPT_STRING, &tcfg.dns, "NAME:PORT",
 	  "the agents to ask: every address (A, AAAA) of NAME, e.g. a headless Service" },
 	{ "topology", 0, BT_OPT_STRING, &tcfg.topology, "FILE",
-	  "with agents: who is whose neighbour ('NAME: NEIGHBOUR ...' lines; without "
-	  "it, the order is inferred from the times of the agents' windows)" },
+	  "with agents: who is whose neighbour ('NAME: NEIGHBOUR ...' lines, NAME ending "
+	  "at ': '; without it, the order is inferred: the sender first, the others by "
+	  "their windows' times where these prove it, {a, b} where not)" },
 	{ "from", 0, BT_OPT_STRING, &tcfg.from, "NAME",
-	  "with --topology: the agent nearest the victim (default: the first)" },
+	  "with --topology: the agent nearest the victim (default: where the packet left, "
+	  "else the first)" },
 	{ "cacert", 0, BT_OPT_STRING, &tcfg.cacert, "FILE",
 	  "the CA the agents' (and Prometheus's) certificates are verified with; a bare "
 	  "ADDR:PORT is then asked over HTTPS" },
@@ -192,7 +194,7 @@ static int trace_agents(const char *file, __u64 at)
 		.netrc = tcfg.netrc, .tls_server_name = tcfg.tls_server_name,
 		.timeout_s = (tcfg.timeout_ms ? tcfg.timeout_ms : 10000) / 1e3,
 		.agent_timeout_s = (tcfg.agent_timeout_ms ? tcfg.agent_timeout_ms : 5000) / 1e3,
-		.parallel = tcfg.parallel ? (int)tcfg.parallel : 64,
+		.parallel = tcfg.parallel ? (int)tcfg.parallel : 64, .skew_s = tcfg.skew,
 		.sent = ip, .nsent = nip }, buf, len);
 out:
 	free(buf);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <curl/curl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include "trace_query.h"
 #include "base/common.h"
 #include "pathtrace.h"
@@ -40,11 +41,13 @@ struct agent_ref {
 	char health[16];	/* Prometheus's up state of it ("up", "down"), or "" */
 	char last_error[120];	/* and Prometheus's last scrape error */
 	bool answered;
+	bool not_asked;		/* plain http, and credentials given */
 	int seen;		/* IP packets it saw */
 	int ndropped;		/* and dropped */
 	char error[200];
 	uint8_t *saw;		/* one a packet: SAW_SEEN, and SAW_LEFT */
-	int64_t *at;		/* one a packet: its first window's start, ms (order inferred) */
+	int64_t *at, *until;	/* one a packet: its windows' first start and last end, ms
+				 * (order inferred; INT64_MAX: none, or a window still open) */
 	char **dropped;		/* one a packet: the reason it dropped it with, or NULL */
 	uint8_t *cut;		/* one a packet: not seen, its archive search cut off:
 				 * unknown there */
@@ -110,6 +113,17 @@ static int topo_link1(struct bt_topo *t, int u, int v)
 	return 0;
 }
 
+/* The ':' that ends a line's NAME: the first one followed by a blank or
+ * the line's end, so that a name may hold ':' (vm@198.18.10.2:9477,
+ * [2001:db8::1]:9477) */
+static char *name_end(char *line)
+{
+	for (char *c = strchr(line, ':'); c; c = strchr(c + 1, ':'))
+		if (!c[1] || strchr(" \t\r", c[1]))
+			return c;
+	return NULL;
+}
+
 int bt_topology_read(FILE *f, const char *path, char *const *names, int n,
 		     struct bt_topo *t)
 {
@@ -123,7 +137,7 @@ int bt_topology_read(FILE *f, const char *path, char *const *names, int n,
 
 		lineno++;
 		line[strcspn(line, "#\n")] = 0;
-		if (!(colon = strchr(line, ':'))) {
+		if (!(colon = name_end(line))) {
 			if (strspn(line, " \t\r") != strlen(line)) {
 				bt_err("%s:%d: expected 'NAME: NEIGHBOUR ...'", path, lineno);
 				err = -EINVAL;
@@ -207,12 +221,34 @@ static void trace_path(char *path, size_t len, const struct bt_fleet_opts *o)
 	}
 }
 
-/* a->error: the agent's address, then the message. Built in a copy: GCC's
- * -Wrestrict cannot tell two fields of one array element apart. */
+/* src into dst with every byte that is not printable ASCII as \xHH:
+ * what an agent or Prometheus sends goes to a terminal only so (a raw
+ * newline breaks a line, an escape sequence would drive the terminal) */
+static void printable(char *dst, size_t len, const char *src)
+{
+	size_t o = 0;
+
+	for (; *src && o + 5 < len; src++)
+		o += *src >= 0x20 && *src < 0x7f ? (size_t)snprintf(dst + o, len - o, "%c", *src)
+		     : (size_t)snprintf(dst + o, len - o, "\\x%02x", (unsigned char)*src);
+	if (len)
+		dst[o] = 0;
+}
+
+/* The address an agent is asked at: its URL (scheme://HOST:PORT), or
+ * its unix socket's path */
+static const char *asked_at(const struct agent_ref *a)
+{
+	return a->addr[0] == '/' || !a->url ? a->addr : a->url;
+}
+
+/* a->error: the URL the agent is asked at, then the message, made
+ * printable. Built in a copy: GCC's -Wrestrict cannot tell two fields
+ * of one array element apart. */
 static void set_error(struct agent_ref *a, const char *fmt, ...)
 {
 	char msg[sizeof(a->error)];
-	int n = snprintf(msg, sizeof(msg), "%s: ", a->addr);
+	int n = snprintf(msg, sizeof(msg), "%s: ", asked_at(a));
 	va_list ap;
 
 	if (n < 0 || (size_t)n >= sizeof(msg))
@@ -220,7 +256,7 @@ static void set_error(struct agent_ref *a, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
 	va_end(ap);
-	memcpy(a->error, msg, sizeof(msg));
+	printable(a->error, sizeof(a->error), msg);
 }
 
 /* A packet's answer has a window of direction egress: it left that host
@@ -238,29 +274,52 @@ static bool left_here(struct json_object *pk)
 	return false;
 }
 
-/* The earliest start of a packet's windows, ms since 1970 (the form of
- * bt_fmt_ns: 2026-12-01T10:00:00.123Z); INT64_MAX for none */
-static int64_t first_start(struct json_object *pk)
+/* An ISO time of bt_fmt_ns's form (2026-12-01T10:00:00.123Z), ms since
+ * 1970; INT64_MAX for none or null (a window still open) */
+static int64_t iso_ms(struct json_object *w, const char *key)
 {
-	struct json_object *ws, *st;
-	int64_t best = INT64_MAX;
+	struct json_object *st;
+	struct tm tm = { 0 };
+	const char *v;
+	char *rest;
 
+	if (!json_object_object_get_ex(w, key, &st) || !(v = json_object_get_string(st)) ||
+	    !(rest = strptime(v, "%Y-%m-%dT%H:%M:%S", &tm)))
+		return INT64_MAX;
+	return (int64_t)timegm(&tm) * 1000 + (*rest == '.' ? atoi(rest + 1) : 0);
+}
+
+/* The span of a packet's windows: the earliest start into *lo, the
+ * latest end into *hi (INT64_MAX both for none; *hi for an open one) */
+static void window_span(struct json_object *pk, int64_t *lo, int64_t *hi)
+{
+	struct json_object *ws;
+
+	*lo = *hi = INT64_MAX;
 	if (!json_object_object_get_ex(pk, "windows", &ws))
-		return best;
+		return;
 	for (size_t i = 0; i < json_object_array_length(ws); i++) {
-		const char *v;
-		struct tm tm = { 0 };
-		char *rest;
-		int64_t t;
+		struct json_object *w = json_object_array_get_idx(ws, i);
+		int64_t s = iso_ms(w, "start"), e = iso_ms(w, "end");
 
-		if (!json_object_object_get_ex(json_object_array_get_idx(ws, i), "start", &st) ||
-		    !(v = json_object_get_string(st)) || !(rest = strptime(v, "%Y-%m-%dT%H:%M:%S", &tm)))
+		if (s == INT64_MAX)
 			continue;
-		t = (int64_t)timegm(&tm) * 1000 + (*rest == '.' ? atoi(rest + 1) : 0);
-		if (t < best)
-			best = t;
+		if (*lo == INT64_MAX || e > *hi)
+			*hi = e;
+		if (s < *lo)
+			*lo = s;
 	}
-	return best;
+}
+
+/* A printable copy of what an agent sent (printable()), or NULL */
+static char *clean_dup(const char *s)
+{
+	size_t len = 4 * strlen(s ? s : "") + 1;
+	char *d = malloc(len);
+
+	if (d)
+		printable(d, len, s ? s : "");
+	return d;
 }
 
 /* The packets sent, as an agent numbers them: the frame numbers (from 1,
@@ -339,13 +398,13 @@ static void take_packet(struct agent_ref *a, struct json_object *pk, int p)
 		a->ncut++;
 	}
 	if (a->at)
-		a->at[p] = first_start(pk);
+		window_span(pk, &a->at[p], &a->until[p]);
 	if (left_here(pk))
 		a->saw[p] |= SAW_LEFT;
 	/* the first drop it reports (agents before drops had none) */
 	if (json_object_object_get_ex(pk, "drops", &d) && json_object_array_length(d) &&
 	    json_object_object_get_ex(json_object_array_get_idx(d, 0), "reason", &r))
-		a->ndropped += !!(a->dropped[p] = strdup(json_object_get_string(r)));
+		a->ndropped += !!(a->dropped[p] = clean_dup(json_object_get_string(r)));
 }
 
 /* The packet an entry for packet p repeats (same_as: a frame number, of
@@ -382,8 +441,10 @@ static void take_entry(struct agent_ref *a, struct json_object *pk, int p,
 		a->cut[p] = 1;
 		a->ncut++;
 	}
-	if (a->at)
+	if (a->at) {
 		a->at[p] = a->at[f];
+		a->until[p] = a->until[f];
+	}
 	if (a->dropped[f])
 		a->ndropped += !!(a->dropped[p] = strdup(a->dropped[f]));
 }
@@ -403,7 +464,8 @@ static void take_answer(struct agent_ref *a, const char *resp, long status,
 	} else if (!(idx = calloc((cnt = json_object_array_length(o)) + 1, sizeof(int))) ||
 		   !(hit = calloc(n, 1)) || !(a->saw = calloc(n, 1)) || !(a->cut = calloc(n, 1)) ||
 		   !(a->dropped = calloc(n, sizeof(*a->dropped))) ||
-		   (inferred && !(a->at = calloc(n, sizeof(*a->at))))) {
+		   (inferred && (!(a->at = calloc(n, sizeof(*a->at))) ||
+				 !(a->until = calloc(n, sizeof(*a->until)))))) {
 		snprintf(a->error, sizeof(a->error), "out of memory");
 	} else if (cnt != sp->n) {
 		set_error(a, "answered for %d packets, not the %d sent; its answer is not taken",
@@ -439,6 +501,7 @@ static bool unknown_at(const struct agent_ref *a, int p)
 struct walk_buf {
 	int *order, *kids;
 	const struct sent *sp;
+	int64_t skew_ms;	/* how far the hosts' clocks may differ (order inferred) */
 };
 
 /* One packet's walk: parent[] of the agents reached (-1: not, -2: the
@@ -483,34 +546,78 @@ static void walk(const struct agent_ref *a, int n, const struct bt_topo *t, int 
 		parent[start] = -1;
 }
 
-/* No topology: the agents that saw packet p, in the order of the windows
- * they saw it in (the earliest is the source's side; ties by the order
- * they were listed in). The last is the start; the agents that did not
- * answer cannot be placed. */
+/* Where the answers place agent i on packet p's path: 0 its host sent
+ * it (it left there), 2 it dropped it, 1 between */
+static int place_rank(const struct agent_ref *a, int i, int p)
+{
+	return a[i].saw[p] & SAW_LEFT ? 0 : a[i].dropped[p] ? 2 : 1;
+}
+
+/* No topology: the agents that saw packet p, source side first, by what
+ * the answers prove: the agent whose host sent it (a window of egress)
+ * first, the one that dropped it last; between the others, A before B
+ * only when A's windows end before B's begin, by more than the skew the
+ * hosts' clocks may have (wb->skew_ms). Windows that overlap prove no
+ * order: those agents make one step, tie[] (parent[n + i]) 1 from an
+ * agent to the next in its step, and are listed by their windows'
+ * starts, ties by the order they were listed in. The last is the start;
+ * the agents that did not answer cannot be placed. */
 static void walk_inferred(const struct agent_ref *a, int n, int p, int *parent,
 			  struct walk_buf *wb)
 {
-	int *order = wb->order, c = 0;
+	int *order = wb->order, *tie = parent + n, c = 0;
+	int64_t hi = INT64_MIN;
 
 	for (int i = 0; i < n; i++) {
 		parent[i] = -1;
+		tie[i] = 0;
 		if (a[i].answered && a[i].saw[p]) {
-			int k = c++;
+			int k = c++, r = place_rank(a, i, p);
 
-			/* insertion by time: a path is a few agents */
-			while (k > 0 && a[order[k - 1]].at[p] > a[i].at[p]) {
+			/* insertion by rank, then time: a path is a few agents */
+			while (k > 0 && (place_rank(a, order[k - 1], p) > r ||
+					 (place_rank(a, order[k - 1], p) == r &&
+					  a[order[k - 1]].at[p] > a[i].at[p]))) {
 				order[k] = order[k - 1];
 				k--;
 			}
 			order[k] = i;
 		}
 	}
-	for (int k = 0; k < c; k++)
+	for (int k = 0; k < c; k++) {
+		const struct agent_ref *x = &a[order[k]];
+
+		if (k && place_rank(a, order[k], p) != place_rank(a, order[k - 1], p))
+			hi = INT64_MIN;
 		parent[order[k]] = k == c - 1 ? -2 : order[k + 1];
+		/* a step ends where the next rank begins, or where every
+		 * window so far ends a skew before the next one starts */
+		if (x->until[p] == INT64_MAX || hi == INT64_MAX)
+			hi = INT64_MAX;
+		else if (x->until[p] > hi)
+			hi = x->until[p];
+		if (k < c - 1) {
+			const struct agent_ref *y = &a[order[k + 1]];
+
+			tie[order[k]] = place_rank(a, order[k], p) == place_rank(a, order[k + 1], p) &&
+					(hi == INT64_MAX || y->at[p] == INT64_MAX ||
+					 hi + wb->skew_ms >= y->at[p]);
+		}
+	}
 }
 
+/* Where a walk along the topology starts, in this order: the agent that
+ * dropped the packet (those past it never saw it), the one whose host
+ * sent it (the walk then goes towards the victim: printed root first),
+ * --from, else the first agent */
+enum walk_from { FROM_DROPPED, FROM_LEFT, FROM_GIVEN, FROM_FIRST, FROM_INFERRED };
+
+static const char *const from_names[] = { "dropped", "left", "--from", "first agent",
+					  "inferred" };
+
 struct group {
-	int *parent;
+	int *parent;			/* and n tie flags after it (walk_inferred) */
+	enum walk_from from;
 	int dropped_at;			/* the agent that dropped them, -1: none */
 	const char *reason;		/* its reason */
 	int *packets, n;		/* packet numbers, from 1 */
@@ -522,6 +629,16 @@ static int dropper(const struct agent_ref *a, int n, int p)
 {
 	for (int i = 0; i < n; i++)
 		if (a[i].answered && a[i].dropped[p])
+			return i;
+	return -1;
+}
+
+/* The agent whose host sent packet p (the first that says so), -1 for
+ * none */
+static int leaver(const struct agent_ref *a, int n, int p)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i].answered && (a[i].saw[p] & SAW_LEFT))
 			return i;
 	return -1;
 }
@@ -551,6 +668,49 @@ static int group_kids(const struct group *g, int n, int *kids)
 	return l;
 }
 
+/* The chain from leaf to the root of a group's walk into chain,
+ * source side first (a walk from where the packets left: root first);
+ * its length */
+static int group_chain(const struct group *g, int n, int leaf, int *chain)
+{
+	int c = 0;
+
+	for (int v = leaf; v >= 0 && c < n; v = g->parent[v])
+		chain[c++] = v;
+	for (int k = 0; g->from == FROM_LEFT && k < c / 2; k++) {
+		int x = chain[k];
+
+		chain[k] = chain[c - 1 - k];
+		chain[c - 1 - k] = x;
+	}
+	return c;
+}
+
+/* chain[k] and chain[k + 1] in one step: their order is not known */
+static bool tied(const struct group *g, int n, const int *chain, int k)
+{
+	return g->parent[n + chain[k]];
+}
+
+/* A path's steps for JSON: [[names], ...], one name a step when the
+ * order is known, several when it is not */
+static struct json_object *json_steps(const struct agent_ref *a, const struct group *g, int n,
+				      const int *chain, int c)
+{
+	struct json_object *steps = json_object_new_array(), *step = NULL;
+
+	for (int k = 0; k < c; k++) {
+		if (!step)
+			step = json_object_new_array();
+		json_object_array_add(step, json_object_new_string(a[chain[k]].name));
+		if (k == c - 1 || !tied(g, n, chain, k)) {
+			json_object_array_add(steps, step);
+			step = NULL;
+		}
+	}
+	return steps;
+}
+
 /* The paths of a group's walk, source side first, one per leaf. */
 static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 			struct json_object *jpaths, struct walk_buf *wb)
@@ -559,12 +719,11 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 
 	group_kids(g, n, kids);
 	for (int leaf = 0; leaf < n; leaf++) {
-		int c = 0;
+		int c;
 
 		if (g->parent[leaf] == -1 || kids[leaf])
 			continue;
-		for (int v = leaf; v >= 0 && c < n; v = g->parent[v])
-			chain[c++] = v;
+		c = group_chain(g, n, leaf, chain);
 		if (jpaths) {
 			struct json_object *o = json_object_new_object(), *p = json_object_new_array(),
 					   *u = json_object_new_array(), *pk = json_object_new_array(),
@@ -583,6 +742,11 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 				json_object_array_add(pk, json_object_new_int64(
 						      wb->sp->num[g->packets[k] - 1]));
 			json_object_object_add(o, "path", p);
+			/* the order the evidence gives: a step of several agents
+			 * is one whose order is not known */
+			json_object_object_add(o, "steps", json_steps(a, g, n, chain, c));
+			json_object_object_add(o, "walked_from",
+					       json_object_new_string(from_names[g->from]));
 			if (g->dropped_at >= 0) {
 				json_object_object_add(o, "dropped_at", json_object_new_string(
 						       a[g->dropped_at].name));
@@ -594,10 +758,15 @@ static void group_paths(const struct agent_ref *a, int n, const struct group *g,
 			continue;
 		}
 		printf("%d packet%s: path (source side first):", g->n, g->n > 1 ? "s" : "");
-		for (int k = 0; k < c; k++)
-			printf("%s%s%s%s", k ? " -> " : " ", a[chain[k]].name,
+		for (int k = 0; k < c; k++) {
+			bool open = tied(g, n, chain, k) && k < c - 1 && (!k || !tied(g, n, chain, k - 1));
+			bool close = k && tied(g, n, chain, k - 1) && (k == c - 1 || !tied(g, n, chain, k));
+
+			printf("%s%s%s%s%s%s", !k ? " " : tied(g, n, chain, k - 1) ? ", " : " -> ",
+			       open ? "{" : "", a[chain[k]].name,
 			       unknown_at(&a[chain[k]], g->packets[0] - 1) ? "?" : "",
-			       group_left(a, chain[k], g) ? " (left)" : "");
+			       group_left(a, chain[k], g) ? " (left)" : "", close ? "}" : "");
+		}
 		if (g->dropped_at >= 0)
 			printf("  dropped at %s (reason %s)", a[g->dropped_at].name, g->reason);
 		printf("\n");
@@ -637,14 +806,18 @@ static int walk_all(struct agent_ref *a, int n, const struct bt_topo *t, int sta
 		    struct group **out, int *no_path, struct walk_buf *wb)
 {
 	struct group *g = NULL;
-	int ng = 0, *parent = malloc(n * sizeof(int));
+	int ng = 0, *parent = malloc(2 * n * sizeof(int));
 
 	*no_path = 0;
 	if (!parent)
 		return -1;
 	for (int p = 0; p < np; p++) {
-		int k, d = dropper(a, n, p), from = d >= 0 ? d : start;
+		int k, d = dropper(a, n, p), l = leaver(a, n, p), from = start < 0 ? 0 : start;
+		enum walk_from how = !t ? FROM_INFERRED : d >= 0 ? FROM_DROPPED : l >= 0 ? FROM_LEFT
+				     : start >= 0 ? FROM_GIVEN : FROM_FIRST;
 
+		from = how == FROM_DROPPED ? d : how == FROM_LEFT ? l : from;
+		memset(parent + n, 0, n * sizeof(int));
 		if (t)
 			walk(a, n, t, from, p, parent, wb);
 		else
@@ -657,8 +830,8 @@ static int walk_all(struct agent_ref *a, int n, const struct bt_topo *t, int sta
 			if (a[i].answered && a[i].saw[p] && parent[i] == -1)
 				a[i].fp++;
 		for (k = 0; k < ng; k++)
-			if (!memcmp(g[k].parent, parent, n * sizeof(int)) && g[k].dropped_at == d &&
-			    (d < 0 || !strcmp(g[k].reason, a[d].dropped[p])) &&
+			if (!memcmp(g[k].parent, parent, 2 * n * sizeof(int)) && g[k].dropped_at == d &&
+			    g[k].from == how && (d < 0 || !strcmp(g[k].reason, a[d].dropped[p])) &&
 			    same_unknown(a, n, parent, g[k].packets[0] - 1, p))
 				break;
 		if (k == ng) {
@@ -669,13 +842,14 @@ static int walk_all(struct agent_ref *a, int n, const struct bt_topo *t, int sta
 			g = more;
 			memset(&g[ng], 0, sizeof(g[ng]));
 			g[ng].dropped_at = d;
+			g[ng].from = how;
 			g[ng].reason = d >= 0 ? a[d].dropped[p] : NULL;
 			g[ng].packets = calloc(np, sizeof(int));
-			g[ng].parent = malloc(n * sizeof(int));
+			g[ng].parent = malloc(2 * n * sizeof(int));
 			ng++;
 			if (!g[k].packets || !g[k].parent)
 				goto err;
-			memcpy(g[k].parent, parent, n * sizeof(int));
+			memcpy(g[k].parent, parent, 2 * n * sizeof(int));
 		}
 		g[k].packets[g[k].n++] = p + 1;
 	}
@@ -712,18 +886,25 @@ static int cut_agents(const struct agent_ref *a, int n)
 static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *t, int start,
 			int np, const struct group *g, int ng, int no_path, struct walk_buf *wb)
 {
-	int down = unanswered(a, n);
+	int down = unanswered(a, n), wn = 12, wa = 24;
 	bool unknown = false;
 
+	/* the columns as wide as the longest name and address */
+	for (int i = 0; i < n; i++) {
+		wn = (int)strlen(a[i].name) > wn ? (int)strlen(a[i].name) : wn;
+		wa = (int)strlen(a[i].addr) > wa ? (int)strlen(a[i].addr) : wa;
+	}
 	for (int i = 0; i < n; i++) {
 		if (a[i].answered)
-			printf("%-12s %-24s saw %d of %d packets%s%.0d%s%s%.0d%s\n", a[i].name,
+			printf("%-*s %-*s saw %d of %d packets%s%.0d%s%s%.0d%s\n", wn, a[i].name, wa,
 			       a[i].addr, a[i].seen, np, a[i].ndropped ? " (dropped " : "",
 			       a[i].ndropped, a[i].ndropped ? ")" : "",
 			       a[i].ncut ? "; its archive search cut off for " : "", a[i].ncut,
 			       a[i].ncut ? ": unknown there" : "");
 		else
-			printf("%-12s %-24s no answer: unknown%s\n", a[i].name, a[i].addr,
+			printf("%-*s %-*s %s%s\n", wn, a[i].name, wa, a[i].addr,
+			       a[i].not_asked ? "not asked (plain http, credentials given)"
+					      : "no answer: unknown",
 			       !strcmp(a[i].health, "down") ? " (Prometheus finds it down too)" : "");
 	}
 	if (down) {
@@ -743,8 +924,17 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 		printf("\n");
 	}
 	if (!t && n > 1)
-		printf("order inferred from the times of the agents' windows (no --topology); "
-		       "the agents that did not answer are not placed\n");
+		printf("order inferred (no --topology): the agent a packet left first, the one "
+		       "that dropped it last, the others by their windows' times where those "
+		       "are more than %.3g s apart; {a, b}: their order is not known; the agents "
+		       "that did not answer are not placed\n", wb->skew_ms / 1e3);
+	for (int k = 0; k < ng; k++)
+		if (g[k].from == FROM_FIRST) {
+			printf("walked from %s, the first agent (no --from, and no agent says the "
+			       "packets left it): give --from the agent nearest the victim\n",
+			       a[0].name);
+			break;
+		}
 	for (int k = 0; k < ng; k++) {
 		group_paths(a, n, &g[k], NULL, wb);
 		if (group_kids(&g[k], n, wb->kids) > 1)
@@ -757,7 +947,8 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 		       "through: the packets may have passed it\n");
 	if (no_path && t)
 		printf("%d packet%s: no path (%s, nearest the victim, did not see %s)\n", no_path,
-		       no_path > 1 ? "s" : "", a[start].name, no_path > 1 ? "them" : "it");
+		       no_path > 1 ? "s" : "", a[start < 0 ? 0 : start].name,
+		       no_path > 1 ? "them" : "it");
 	else if (no_path)
 		printf("%d packet%s: no path (no agent that answered saw %s)\n", no_path,
 		       no_path > 1 ? "s" : "", no_path > 1 ? "them" : "it");
@@ -829,6 +1020,7 @@ static void free_agents(struct agent_ref *a, int n, int np)
 		free(a[i].saw);
 		free(a[i].at);
 		free(a[i].cut);
+		free(a[i].until);
 		free(a[i].url);
 	}
 	free(a);
@@ -842,9 +1034,10 @@ static int answered_any(const struct agent_ref *a, int n)
 /* The walk and its answer, once the agents have answered (none did: an
  * error); t NULL: the order inferred. Exit status. */
 static int report(struct agent_ref *a, int n, const struct bt_topo *t, int start,
-		  const struct sent *sp)
+		  const struct sent *sp, double skew_s)
 {
-	struct walk_buf wb = { malloc(n * sizeof(int)), malloc(n * sizeof(int)), sp };
+	struct walk_buf wb = { malloc(n * sizeof(int)), malloc(n * sizeof(int)), sp,
+			       (int64_t)(skew_s * 1e3) };
 	int np = answered_any(a, n) ? sp->n : -1;
 	struct group *g = NULL;
 	int ng = -1, no_path = 0, ret = BT_EXIT_USAGE;
@@ -897,7 +1090,7 @@ int bt_trace_answers(char *const *names, char *const *answers, int n, FILE *topo
 	struct bt_topo topo = { 0 };
 	struct sent sp = { 0 };
 	uint32_t *num = NULL;
-	int start = 0, ret = BT_EXIT_USAGE;
+	int start = -1, ret = BT_EXIT_USAGE;
 
 	if (!a)
 		return ret;
@@ -914,8 +1107,8 @@ int bt_trace_answers(char *const *names, char *const *answers, int n, FILE *topo
 			set_error(&a[i], "no answer");
 	}
 	if ((!topology || !bt_topology_read(topology, "topology", names, n, &topo)) &&
-	    (start = from ? find(a, n, from) : 0) >= 0)
-		ret = report(a, n, topology ? &topo : NULL, start, &sp);
+	    (!from || (start = find(a, n, from)) >= 0))
+		ret = report(a, n, topology ? &topo : NULL, start, &sp, BT_ORDER_SKEW_S);
 	bt_topo_free(&topo);
 	free_agents(a, n, sp.n);
 	free(num);
@@ -984,6 +1177,8 @@ static int fleet_add(struct fleet *f, const char *entry, const char *hint, const
 	x->named = eq;
 	snprintf(x->name, sizeof(x->name), "%.*s", eq ? (int)(eq - entry) : (int)strlen(hint ? hint : addr),
 		 eq ? entry : hint ? hint : addr);
+	if (hint && !eq)
+		printable(x->name, sizeof(x->name), hint);	/* Prometheus's instance label */
 	f->n++;
 	return 0;
 }
@@ -1088,6 +1283,7 @@ static double now_s(void)
 /* One request to one agent: its /api/v1/status, or the trace */
 struct xfer {
 	struct agent_ref *a;
+	const struct bt_fleet_opts *o;
 	bool status;
 	bool skipped;		/* a trace not asked: its agent's status request failed */
 	CURL *h;
@@ -1137,6 +1333,7 @@ static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, c
 								     : end - now_s()));
 	char base[400];
 
+	x->o = o;
 	if (ms < 1 || !(x->h = curl_easy_init())) {
 		x->rc = ms < 1 ? CURLE_OPERATION_TIMEDOUT : CURLE_OUT_OF_MEMORY;
 		snprintf(x->err, sizeof(x->err), "%s", ms < 1 ? "not asked: --timeout passed first"
@@ -1224,6 +1421,93 @@ static void run_all(struct xfer *x, int nx, const struct bt_fleet_opts *o, const
 	curl_slist_free_all(hdrs);
 }
 
+/* The host of a URL (scheme://[USER@]HOST[:PORT]...), without the
+ * port: what curl looks up in a netrc file */
+static void url_host(const char *url, char *host, size_t len)
+{
+	const char *h = strstr(url, "://"), *at;
+	size_t n;
+
+	h = h ? h + 3 : url;
+	if ((at = strchr(h, '@')) && at < h + strcspn(h, "/"))
+		h = at + 1;
+	n = *h == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/?");
+	snprintf(host, len, "%.*s", (int)n, h);
+}
+
+/* The netrc file has a line for host (a "machine HOST" entry of login
+ * user when user is given, or a "default" one): curl sends credentials */
+static bool netrc_has(const char *path, const char *host, const char *user)
+{
+	FILE *f = fopen(path, "r");
+	char tok[256], machine[256] = "", login[256] = "";
+	bool found = false, in = false;
+
+	/* an entry ends where the next begins, or at the file's end */
+	while (f && !found) {
+		bool end = fscanf(f, "%255s", tok) != 1;
+
+		if (end || !strcmp(tok, "machine") || !strcmp(tok, "default")) {
+			found = in && (!strcmp(machine, "*") || !strcmp(machine, host)) &&
+				(!user || !strcmp(login, user));
+			in = !end;
+			login[0] = 0;
+			if (end)
+				break;
+			if (!strcmp(tok, "default"))
+				snprintf(machine, sizeof(machine), "*");
+			else if (fscanf(f, "%255s", machine) != 1)
+				break;
+		} else if (!strcmp(tok, "login") && fscanf(f, "%255s", login) != 1) {
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* An HTTP 401: no credentials sent (none given, or no netrc line for
+ * the host), or the ones sent refused */
+static void unauthorized(struct agent_ref *a, const struct xfer *x)
+{
+	const struct bt_fleet_opts *o = x->o;
+	char host[256];
+
+	url_host(x->url, host, sizeof(host));
+	if (!o || !creds(o))
+		set_error(a, "HTTP 401: the agent asks for credentials (give --user NAME, and "
+			  "BLOOMTAP_PASSWORD or --netrc FILE)");
+	else if (o->netrc && !netrc_has(o->netrc, host, o->user))
+		set_error(a, "HTTP 401: no netrc line for %s%s%s in %s (machine HOST login NAME "
+			  "password PW; HOST without the port)", host, o->user ? " login " : "",
+			  o->user ? o->user : "", o->netrc);
+	else
+		set_error(a, "HTTP 401: the agent refused the credentials (--user, and "
+			  "BLOOMTAP_PASSWORD or --netrc)");
+}
+
+/* A certificate for another name than the one asked: OpenSSL's curl says
+ * "certificate subject name (A) does not match target host name 'B'" or
+ * "no alternative certificate subject name matches target host name 'B'" */
+static bool name_mismatch(struct agent_ref *a, const struct xfer *x, const char *why)
+{
+	const char *t = strstr(why, "target host name '"), *sub = strstr(why, "subject name (");
+	const char *flag = x->o && x->o->tls_server_name ? "--tls-server-name"
+				  : "the address asked; --tls-server-name NAME checks another";
+	char target[256] = "";
+
+	if (!t)
+		return false;
+	snprintf(target, sizeof(target), "%.*s", (int)strcspn(t + 18, "'"), t + 18);
+	if (sub && strstr(sub, ") does not match"))
+		set_error(a, "its certificate is for '%.*s', not '%s' (%s)",
+			  (int)(strstr(sub, ") does not match") - sub - 14), sub + 14, target, flag);
+	else
+		set_error(a, "its certificate does not name '%s' (%s)", target, flag);
+	return true;
+}
+
 /* x's failure, said as plainly as curl lets: the usual causes named */
 static void xfer_error(struct agent_ref *a, const struct xfer *x)
 {
@@ -1231,6 +1515,8 @@ static void xfer_error(struct agent_ref *a, const struct xfer *x)
 
 	if (x->rc == CURLE_WRITE_ERROR && x->b.over)
 		set_error(a, "its answer is over the %d MiB an answer may take", RESP_MAX >> 20);
+	else if (x->rc == CURLE_PEER_FAILED_VERIFICATION && name_mismatch(a, x, why))
+		return;
 	else if (x->rc == CURLE_PEER_FAILED_VERIFICATION || x->rc == CURLE_SSL_CACERT_BADFILE)
 		set_error(a, "its certificate is not one --cacert vouches for (%s)", why);
 	else if (x->rc == CURLE_OPERATION_TIMEDOUT)
@@ -1241,8 +1527,7 @@ static void xfer_error(struct agent_ref *a, const struct xfer *x)
 	else if (x->rc)
 		set_error(a, "%s", why);
 	else if (x->code == 401)
-		set_error(a, "HTTP 401: the agent refused the credentials (--user, and "
-			  "BLOOMTAP_PASSWORD or --netrc)");
+		unauthorized(a, x);
 	else
 		set_error(a, "HTTP %ld %.100s", x->code, x->b.buf ? x->b.buf : "");
 }
@@ -1260,29 +1545,41 @@ static void take_status(struct agent_ref *a, const struct xfer *x)
 	     *name) ||
 	    (json_object_object_get_ex(o, "instance", &v) && (name = json_object_get_string(v)) &&
 	     *name)) {
-		snprintf(a->name, sizeof(a->name), "%s", name);
+		printable(a->name, sizeof(a->name), name);
 		a->self_named = true;
 	}
 	json_object_put(o);
 }
 
-/* A name an agent gave itself that another holds (one listed before it,
- * or one given on the command line) gets its address after it */
+/* An agent's address without its scheme: HOST:PORT, or a socket's path */
+static const char *host_port(const struct agent_ref *a)
+{
+	const char *hp = strstr(a->addr, "://");
+
+	return hp ? hp + 3 : a->addr;
+}
+
+/* A name an agent gave itself that another agent holds too gets its
+ * HOST:PORT after it, name@HOST:PORT, on every agent that shares it
+ * (none keeps it bare: which one would change with the order of the
+ * answers); a name given on the command line stays as given. */
 static void unique_names(struct fleet *f)
 {
-	for (int i = 0; i < f->n; i++) {
-		struct agent_ref *a = &f->a[i];
+	bool *clash = calloc(f->n ? f->n : 1, sizeof(*clash));
 
-		for (int k = 0; a->self_named && k < f->n; k++)
-			if (k != i && (k < i || f->a[k].named) && !strcmp(f->a[k].name, a->name)) {
-				char both[sizeof(a->name) + sizeof(a->addr) + 1];
+	for (int i = 0; clash && i < f->n; i++)
+		for (int k = 0; f->a[i].self_named && k < f->n && !clash[i]; k++)
+			clash[i] = k != i && !strcmp(f->a[k].name, f->a[i].name);
+	for (int i = 0; clash && i < f->n; i++)
+		if (clash[i]) {
+			struct agent_ref *a = &f->a[i];
+			char both[sizeof(a->name) + sizeof(a->addr) + 1];
 
-				snprintf(both, sizeof(both), "%s@%s", a->name, a->addr);
-				both[sizeof(a->name) - 1] = 0;
-				memcpy(a->name, both, sizeof(a->name));
-				break;
-			}
-	}
+			snprintf(both, sizeof(both), "%s@%s", a->name, host_port(a));
+			both[sizeof(a->name) - 1] = 0;
+			memcpy(a->name, both, sizeof(a->name));
+		}
+	free(clash);
 }
 
 /* A request's answer, taken as it completes and its body freed: the
@@ -1398,11 +1695,11 @@ static int from_prometheus(struct fleet *f, const struct bt_fleet_opts *o, doubl
 		if (!su || !*su || (ret = fleet_add(f, su, inst, "--agents-from-prometheus")))
 			continue;
 		if (json_object_object_get_ex(t, "health", &v))
-			snprintf(f->a[f->n - 1].health, sizeof(f->a->health), "%s",
-				 json_object_get_string(v));
+			printable(f->a[f->n - 1].health, sizeof(f->a->health),
+				  json_object_get_string(v));
 		if (json_object_object_get_ex(t, "lastError", &v))
-			snprintf(f->a[f->n - 1].last_error, sizeof(f->a->last_error), "%s",
-				 json_object_get_string(v));
+			printable(f->a[f->n - 1].last_error, sizeof(f->a->last_error),
+				  json_object_get_string(v));
 	}
 	if (!ret && f->n == before) {
 		bt_err("--agents-from-prometheus %s: no active target%s%s", o->prometheus,
@@ -1488,6 +1785,45 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct agent_ref *)a)->name, ((const struct agent_ref *)b)->name);
 }
 
+/* The files of the options, read before any agent is asked: one error
+ * naming the file, not the same failure from every agent. A netrc file
+ * others can read holds passwords in the open: a warning. */
+static int check_files(const struct bt_fleet_opts *o)
+{
+	const char *const files[][2] = { { "--netrc", o->netrc }, { "--cacert", o->cacert },
+					 { "--cert", o->cert }, { "--key", o->key } };
+	char buf[4096];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f;
+		size_t got;
+
+		if (!files[i][1])
+			continue;
+		if (!(f = fopen(files[i][1], "r")) || fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+			bt_err("trace: %s %s: %s", files[i][0], files[i][1],
+			       f ? "not a regular file" : strerror(errno));
+			if (f)
+				fclose(f);
+			return -EINVAL;
+		}
+		got = fread(buf, 1, sizeof(buf) - 1, f);
+		buf[got] = 0;
+		fclose(f);
+		if (i == 0 && (st.st_mode & 044))
+			bt_warn("--netrc %s can be read by others (mode %03o): chmod 600 it",
+				files[i][1], (unsigned)(st.st_mode & 0777));
+		/* PEM: a DER file or a key would fail every handshake alike */
+		if (i == 1 && !strstr(buf, "-----BEGIN CERTIFICATE-----")) {
+			bt_err("trace: --cacert %s: not a PEM certificate (no -----BEGIN "
+			       "CERTIFICATE----- line)", o->cacert);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 {
 	double end = now_s() + o->timeout_s;
@@ -1496,12 +1832,14 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	struct xfer *x = NULL;
 	char path[256], **names = NULL;
 	struct sent sp = { o->sent, (int)o->nsent };
-	int start = 0, nx = 0, ret = BT_EXIT_USAGE, down = 0, err = 0, clear = 0, told = 0;
+	int start = -1, nx = 0, ret = BT_EXIT_USAGE, down = 0, err = 0, clear = 0, told = 0;
 
 	if (o->user && !o->netrc && !getenv("BLOOMTAP_PASSWORD")) {
 		bt_err("trace: --user needs its password in BLOOMTAP_PASSWORD or a --netrc FILE");
 		return BT_EXIT_USAGE;
 	}
+	if (check_files(o))
+		return BT_EXIT_USAGE;
 	trace_path(path, sizeof(path), o);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT))
 		return BT_EXIT_USAGE;
@@ -1541,9 +1879,11 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	/* the status requests of the agents to be named, and every trace:
 	 * one round, in parallel */
 	for (int i = 0; i < f.n; i++)
-		if (clear && clear_text(&f.a[i]))
+		if (clear && clear_text(&f.a[i])) {
 			set_error(&f.a[i], "not asked: it is plain http, and --user and --netrc go "
 				  "only over HTTPS or a unix socket");
+			f.a[i].not_asked = true;
+		}
 		else if (!f.a[i].named)
 			x[nx++] = (struct xfer){ .a = &f.a[i], .status = true };
 	for (int i = 0; i < f.n; i++)
@@ -1583,7 +1923,8 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 		       *same_addr(&f.a[i]) ? ": " : "", f.a[i].error);
 		goto out;
 	}
-	ret = report(f.a, f.n, o->topology ? &topo : NULL, start, &sp);
+	ret = report(f.a, f.n, o->topology ? &topo : NULL, start, &sp,
+		     o->skew_s > 0 ? o->skew_s : BT_ORDER_SKEW_S);
 out:
 	for (int k = 0; k < nx; k++)
 		curl_slist_free_all(x[k].connect_to);

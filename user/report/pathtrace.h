@@ -36,7 +36,12 @@ struct bt_fleet_opts {
 	 * frames an agent answers for: each answer is judged against them */
 	const uint32_t *sent;
 	size_t nsent;
+	double skew_s;		/* how far the hosts' clocks may differ (0: BT_ORDER_SKEW_S) */
 };
+
+/* The skew an inferred order allows between two hosts' windows, s: the
+ * agents' default trace-skew */
+#define BT_ORDER_SKEW_S 2.0
 
 /* Ask each agent, walk the path back. Returns trace's exit status. */
 int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len);
