@@ -872,13 +872,23 @@ void bt_drops_refresh_uppers(void)
 	refresh_nowait(false, NULL);
 }
 
+/* A namespace whose drops are followed: a container's or a pod's. A
+ * namespace with no container in it (ip netns add, unshare --net, a VPN's)
+ * is no workload of the node's: in a lab of namespaces each one stands for
+ * a host of its own (tests/live/multihop.sh), whose neighbours' drops are
+ * not its drops. */
+static bool followed(const struct bt_workload *wl)
+{
+	return wl->kind != BT_WL_NETNS;
+}
+
 /* Is (netns, ifindex) one of the workloads' devices of w? */
 static bool workload_device(const struct bt_workloads *w, __u32 ns, __u32 netns, __u32 ifindex)
 {
 	for (size_t i = 0, n = w ? bt_workloads_count(w) : 0; i < n; i++) {
 		const struct bt_workload *wl = bt_workloads_get(w, i);
 
-		if ((__u32)wl->netns_ino != netns || netns == ns)
+		if ((__u32)wl->netns_ino != netns || netns == ns || !followed(wl))
 			continue;
 		for (size_t j = 0; j < wl->n_peered; j++)
 			if (wl->peered[j] == ifindex)
@@ -925,7 +935,7 @@ static void refresh_workloads(const struct host *h, __u32 ns, const struct bt_wo
 	for (size_t i = 0, n = w && s >= 0 ? bt_workloads_count(w) : 0; i < n; i++) {
 		const struct bt_workload *wl = bt_workloads_get(w, i);
 
-		for (size_t j = 0; j < wl->n_peered && (__u32)wl->netns_ino != ns; j++) {
+		for (size_t j = 0; followed(wl) && j < wl->n_peered && (__u32)wl->netns_ino != ns; j++) {
 			key = (struct bt_drop_owner){ .netns = wl->netns_ino, .ifindex = wl->peered[j] };
 			if (!bpf_map_lookup_elem(h->owners_fd, &key, &v) &&
 			    (v == want || !(v & BT_DROP_WORKLOAD)))
