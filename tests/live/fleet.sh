@@ -245,8 +245,10 @@ expect_fail "--tls-server-name: another name refused, the name blamed" "(--tls-s
 
 # ---- --cert/--key (mTLS): the agent's web config cannot require a client
 # certificate (client_auth_type is refused), so a stand-in does: Python's
-# ssl, CERT_REQUIRED against the test's CA, answering one packet seen ----
-in_ns "$HUB" python3 -c '
+# ssl, CERT_REQUIRED against the test's CA, answering one packet seen;
+# nsenter execs timeout, whose PID the cleanup kills (a function's
+# subshell would leave python holding the suite's output open) ----
+nsenter --net=/var/run/netns/"$HUB" timeout 600 python3 -c '
 import http.server, ssl, sys
 B = b"[{\"packet\": 1, \"seen\": true, \"windows\": []}]"
 class H(http.server.BaseHTTPRequestHandler):
@@ -267,7 +269,7 @@ ctx.load_verify_locations(sys.argv[3])
 ctx.verify_mode = ssl.CERT_REQUIRED
 srv = S(("198.18.0.1", 9478), H)
 srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-srv.serve_forever()' "$TMP/server.crt" "$TMP/server.key" "$TMP/ca.crt" &
+srv.serve_forever()' "$TMP/server.crt" "$TMP/server.key" "$TMP/ca.crt" >/dev/null 2>&1 &
 PIDS+=($!)
 wait_for "the stand-in that requires a client certificate listens" 60 listening "$HUB" t 9478
 eq "--cert/--key: a client certificate where one is required" "$(fleet -j trace \
