@@ -173,6 +173,16 @@ need_root() {
 
 in_ns() { local ns=$1; shift; nsenter --net=/var/run/netns/"$ns" "$@"; }
 
+# need_podman SUITE: podman and runc, and busybox-static for the image,
+# or the suite skips saying so; the runtime's settings of deploy/
+# (runc: crun refuses this host's hybrid cgroups)
+need_podman() {
+	command -v podman >/dev/null && command -v runc >/dev/null ||
+		skip_all "$1: podman and runc are missing (make deps installs them)"
+	[ -x /bin/busybox ] || skip_all "$1: no /bin/busybox (busybox-static) for the image"
+	export CONTAINERS_CONF=$TOP/deploy/containers.conf
+}
+
 # podman_busybox_image IMG DIR: podman image IMG of the host's
 # busybox-static and the links the containers run (sh, sleep), built in
 # DIR (no registry)

@@ -10,10 +10,7 @@
 # and restored): the packets reach the container.
 source "$(dirname "$0")/../lib/lib.sh"
 need_root "wlattr"
-command -v podman >/dev/null && command -v runc >/dev/null ||
-	skip_all "wlattr: podman and runc are missing (make deps installs them)"
-[ -x /bin/busybox ] || skip_all "wlattr: no /bin/busybox (busybox-static) for the image"
-export CONTAINERS_CONF=$TOP/deploy/containers.conf
+need_podman "wlattr"
 
 ID=$$
 N=$((ID % 200 + 20))

@@ -15,16 +15,13 @@
 # network, namespace and sysctl touched is put back on exit.
 source "$(dirname "$0")/../lib/lib.sh"
 need_root "workload_drops"
-command -v podman >/dev/null && command -v runc >/dev/null ||
-	skip_all "workload_drops: podman and runc are missing (make deps installs them)"
-[ -x /bin/busybox ] || skip_all "workload_drops: no /bin/busybox (busybox-static) for the image"
+need_podman "workload_drops"
 [ -r /sys/kernel/btf/vmlinux ] || skip_all "workload_drops: this kernel has no BTF (tp_btf needs it)"
 command -v nft >/dev/null || { fail "nft is missing (make deps installs nftables)"; summary; exit 1; }
 if [ -z "$BT_WLD_INNER" ]; then
 	exec unshare --mount --propagation private env BT_WLD_INNER=1 bash "$0" "$@"
 fi
 mount -t bpf bpffs /sys/fs/bpf || { fail "a bpffs of the test's own"; summary; exit 1; }
-export CONTAINERS_CONF=$TOP/deploy/containers.conf
 
 ID=$$ N=40 PORT=$((9600 + ID % 300))
 CN=$((100 + ID % 50)) PN=$((150 + ID % 50))	# the client's /24, the podman network's

@@ -14,10 +14,7 @@
 # made is removed on exit, also on failure.
 source "$(dirname "$0")/../lib/lib.sh"
 need_root "workloads"
-command -v podman >/dev/null && command -v runc >/dev/null ||
-	skip_all "workloads: podman and runc are missing (make deps installs them)"
-[ -x /bin/busybox ] || skip_all "workloads: no /bin/busybox (busybox-static) for the image"
-export CONTAINERS_CONF=$TOP/deploy/containers.conf
+need_podman "workloads"
 
 ID=$$
 IMG=localhost/btwl-test:$ID
