@@ -10,6 +10,19 @@
 #include "maps.bpf.h"
 #include "hash.h"
 
+/* n packets of bytes counted for side (0: source, 1: destination) in the
+ * per-CPU count at key of map (watch_counts, wl_counts): plain adds, each
+ * CPU its own. */
+static __always_inline void count_side(void *map, __u32 key, __u32 side, __u32 n, __u64 bytes)
+{
+	struct bt_watch_count *x = bpf_map_lookup_elem(map, &key);
+
+	if (!x)
+		return;
+	x->packets[side] += n;
+	x->bytes[side] += bytes;
+}
+
 /* Element g of the table of slot: its chunk, then the element in it; both
  * lookups inlined (include/bloomtap.h: chunks of one size). NULL past the
  * slot's chunks. */
@@ -408,18 +421,10 @@ static __always_inline void watch_count(const struct pkt_info *pi, const struct 
 		for (side = 0; side < 2; side++)
 			both.cls[side] = watch_class(slot, hi[side], lo[side],
 						     addr_family(hi[side], lo[side]), k);
-	for (side = 0; side < 2; side++) {
-		__u32 cls = both.cls[side];
-		struct bt_watch_count *x;
-
-		if (!cls)
-			continue;
-		cls += dir * BT_WATCH_CLASSES;
-		if (!(x = bpf_map_lookup_elem(&watch_counts, &cls)))
-			continue;
-		x->packets[side] += n;
-		x->bytes[side] += bytes;
-	}
+	for (side = 0; side < 2; side++)
+		if (both.cls[side])
+			count_side(&watch_counts, both.cls[side] + dir * BT_WATCH_CLASSES, side, n,
+				   bytes);
 }
 
 #endif /* BLOOMTAP_WATCH_BPF_H */

@@ -10,6 +10,7 @@
 #define BLOOMTAP_WORKLOADS_BPF_H
 
 #include "maps.bpf.h"
+#include "watch.bpf.h"
 
 /* The id of address a (its words as loaded) in table t, 0: none. A
  * global function: the verifier walks its probes once, not again for each
@@ -44,17 +45,12 @@ static __always_inline void workload_ids(const struct bt_flow_key *key, const st
 		return;
 	for (side = 0; side < 2; side++) {
 		const __u64 *a = (const __u64 *)(side ? key->dst : key->src);
-		struct bt_watch_count *x;
 		__u32 id = workload_find(t, a[0], a[1]) & (BT_WL_IDS - 1);
 
 		if (!id)
 			continue;
 		ids[side] = id;
-		id += dir * BT_WL_IDS;
-		if (!(x = bpf_map_lookup_elem(&wl_counts, &id)))
-			continue;
-		x->packets[side] += n;
-		x->bytes[side] += bytes;
+		count_side(&wl_counts, id + dir * BT_WL_IDS, side, n, bytes);
 	}
 }
 
