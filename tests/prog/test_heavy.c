@@ -432,17 +432,23 @@ struct adv_truth {
 };
 
 /* The report of the current interval against the truth: every flow at or
- * above thr is reported, none below, never under its truth and never over
- * it by more than the report's error bound (the sketch's eps * N: a flow's
- * estimate is exact since its nomination, the sketch's before). Within 1 %
- * for all but 1 % of them: an error needs another flow in each of the
- * flow's rows before its nomination (a 100-byte mouse in all four is seen
- * about once in ten runs of the crowded test: 4,100 of 4,000 bytes). */
+ * above thr is reported, none below, never under its truth. Over it by more
+ * than the report's error bound (the sketch's eps * N: a flow's estimate is
+ * exact since its nomination, the sketch's before) for at most delta =
+ * e^-d of them: the bound holds for each flow with probability 1 - delta
+ * (Cormode & Muthukrishnan 2005, Theorem 1), not for all at once: one of
+ * the crowded test's 2,004 went over it in one CI run (a bound of 1,162
+ * bytes, medium flows of 2,000 before their nomination sharing its cells),
+ * none in 139 runs here; 37 of them over it would take a broken sketch (a
+ * packet counted twice after nomination puts every medium flow over). Within 1 % for all but 1 % of them: an error needs another flow
+ * in each of the flow's rows before its nomination (a 100-byte mouse in
+ * all four is seen about once in ten runs of the crowded test: 4,100 of
+ * 4,000 bytes). */
 static void check_report(struct bt_heavy_maps *m, const uint64_t *truth, uint64_t thr,
 			 size_t *heavy)
 {
 	struct bt_heavy_report r;
-	size_t found = 0, over = 0;
+	size_t found = 0, over = 0, beyond = 0;
 
 	assert_int_equal(bt_heavy_collect(m, m->ctl->interval & 1, NULL, false, &r), 0);
 	*heavy = 0;
@@ -456,9 +462,13 @@ static void check_report(struct bt_heavy_maps *m, const uint64_t *truth, uint64_
 		if (truth[i] < thr)
 			continue;
 		found++;
-		assert_true(r.flows[j].bytes - truth[i] <= r.error_bytes);
+		beyond += r.flows[j].bytes - truth[i] > r.error_bytes;
 		over += r.flows[j].bytes - truth[i] > truth[i] / 100;
 	}
+	if (beyond)
+		print_message("%zu of %zu heavy flows over the error bound (%llu bytes)\n", beyond,
+			      found, (unsigned long long)r.error_bytes);
+	assert_true(beyond <= exp(-(double)m->meta->depth) * found);
 	if (found != *heavy) {	/* which, and what the flow memory holds of them */
 		struct bt_threshold all = { BT_THR_BYTES, 1 };
 		struct bt_heavy_report a;
