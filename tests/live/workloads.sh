@@ -190,6 +190,16 @@ eq "the others are still there" "$(q "$WORK/gone.json" "by_ino($PLAIN_INO)['kind
 check "--repeat: refreshes entered no namespace and dumped no address again" \
 	grep -q "over 3 (0 entered, 0 dumps, 0 named in all)" "$WORK/rep.err"
 
+# without the capabilities to read other processes' namespaces and to
+# enter them, the scan says so (once) and names what it needs
+check "root with every capability: no warning" bash -c "! grep -q 'not permitted' '$WORK/wl.err'"
+setpriv --inh-caps=-sys_admin,-sys_ptrace --bounding-set=-sys_admin,-sys_ptrace \
+	"$BLOOMTAP" workloads > /dev/null 2> "$WORK/caps.err"
+eq "workloads without CAP_SYS_ADMIN and CAP_SYS_PTRACE exits 0" $? 0
+check "... and names both capabilities" grep -q "CAP_SYS_PTRACE.*CAP_SYS_ADMIN, setns" "$WORK/caps.err"
+check "... counting the plain namespace it could not enter" \
+	grep -Eq "or to enter [1-9][0-9]* namespaces" "$WORK/caps.err"
+
 # errors
 expect_fail "an argument is refused" "workloads takes no arguments (got 'extra'" "$BLOOMTAP" workloads extra
 check "--help" "$BLOOMTAP" workloads --help

@@ -22,6 +22,7 @@
 #include <linux/net_namespace.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include "base/common.h"
 #include "base/util.h"
 #include "workloads.h"
 
@@ -39,6 +40,7 @@ struct ns_ent {
 	bool dumped;			/* addrs hold a whole dump */
 	bool news;			/* its socket is readable */
 	bool alive;			/* entered in this refresh, or kept */
+	int denied;			/* EPERM/EACCES opening or entering it */
 	struct bt_wl_addr *addrs;
 	size_t n_addrs;
 	__u32 peered[BT_WL_PEERED];	/* as struct bt_workload's */
@@ -87,6 +89,7 @@ struct bt_workloads {
 	struct bt_wl_stats stats;
 	struct cached_file bolt, containers_json;
 	__u32 seq;
+	bool warned_denied;
 };
 
 const char *bt_wl_kind_name(enum bt_wl_kind k)
@@ -801,8 +804,13 @@ static int walk_pid(struct bt_workloads *w, struct walk *k, int procfd, const ch
 
 	if (dfd < 0)
 		return 0;
-	if (fstatat(dfd, "ns/net", &st, 0) || st.st_ino == w->host_ino[0] ||
-	    st.st_ino == w->host_ino[1])
+	if (fstatat(dfd, "ns/net", &st, 0)) {
+		/* another user's process: ptrace's read check (PID 1 is the
+		 * host's: a sandbox may hide it from its own root) */
+		w->stats.denied_pids += (errno == EACCES || errno == EPERM) && strcmp(pid, "1");
+		goto out;
+	}
+	if (st.st_ino == w->host_ino[0] || st.st_ino == w->host_ino[1])
 		goto out;
 	if ((fd = openat(dfd, "cgroup", O_RDONLY | O_CLOEXEC)) < 0)
 		goto out;
@@ -983,8 +991,12 @@ static void enter_one(struct ns_ent *ns, const struct sighting *s, const struct 
 			snprintf(path, sizeof(path), "/proc/%d/ns/net", s->pid);
 			p = path;
 		}
-		if ((nsfd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		if ((nsfd = open(p, O_RDONLY | O_CLOEXEC)) < 0) {
+			/* another user's process: ptrace's read check */
+			if (errno == EACCES || errno == EPERM)
+				ns->denied = errno;
 			continue;	/* gone: the next sighting, or none */
+		}
 		/* still the namespace seen: listed, with its addresses when a
 		 * socket could be made in it (descriptors may run out) */
 		if (!fstat(nsfd, &st) && st.st_ino == ns->ino) {
@@ -993,6 +1005,8 @@ static void enter_one(struct ns_ent *ns, const struct sighting *s, const struct 
 				int fd = nl_open();
 
 				ns->fd = fd < 0 ? -1 : fd;
+			} else if (errno == EPERM) {
+				ns->denied = errno;
 			}
 		}
 		close(nsfd);
@@ -1207,6 +1221,16 @@ int bt_workloads_refresh(struct bt_workloads *w)
 		}
 		pthread_join(t, NULL);
 		w->stats.entered = n_todo;
+		for (size_t i = 0; i < n_todo; i++)
+			w->stats.denied += todo[i]->denied != 0;
+	}
+	/* once a process: each refresh tries them again, as they come */
+	if ((w->stats.denied || w->stats.denied_pids) && !w->warned_denied) {
+		w->warned_denied = true;
+		bt_warn("workloads: not permitted to read the network namespace of %zu "
+			"processes (CAP_SYS_PTRACE) or to enter %zu namespaces (CAP_SYS_ADMIN, "
+			"setns): their workloads go unnamed; workloads = off stops the scan",
+			w->stats.denied_pids, w->stats.denied);
 	}
 	/* the kept sockets that have news, all in one call */
 	for (;;) {

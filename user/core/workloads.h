@@ -95,6 +95,8 @@ const struct bt_workload *bt_workloads_get(const struct bt_workloads *w, size_t 
  * dumps (first seen or changed), containers whose names were read. */
 struct bt_wl_stats {
 	size_t processes, namespaces, entered, dumped, named;
+	size_t denied;		/* new namespaces not opened or entered: EPERM, EACCES */
+	size_t denied_pids;	/* processes whose ns/net was not permitted */
 };
 void bt_workloads_stats(const struct bt_workloads *w, struct bt_wl_stats *s);
 
