@@ -55,8 +55,18 @@ need(c["image"] == f"localhost/bloomtap:{version}", f"image {c['image']}: make i
 need(spec.get("hostNetwork") is True, "hostNetwork: the agent attaches to the node's interfaces")
 sc = c["securityContext"]
 need(sc.get("privileged") is False and sc.get("allowPrivilegeEscalation") is False, "privileged and escalation off")
-need(sc["capabilities"]["drop"] == ["ALL"] and sorted(sc["capabilities"]["add"]) == ["BPF", "NET_ADMIN", "PERFMON"],
-     "capabilities: all dropped but BPF, NET_ADMIN, PERFMON")
+caps = sorted(sc["capabilities"]["add"])
+wl = conf.get("workloads", "auto") != "off"
+need(sc["capabilities"]["drop"] == ["ALL"] and caps == sorted(["BPF", "NET_ADMIN", "PERFMON"] +
+                                                               (["SYS_ADMIN", "SYS_PTRACE"] if wl else [])),
+     "capabilities: all dropped but BPF, NET_ADMIN, PERFMON, and for workloads = auto SYS_PTRACE and SYS_ADMIN")
+need(bool(spec.get("hostPID")) == wl, "hostPID: true for workloads = auto (the node's /proc), false for off")
+for m in c["volumeMounts"]:
+    if m["mountPath"] in ("/var/log/pods", "/var/log/containers", "/run/containerd",
+                          "/run/containers/storage", "/var/lib/containers/storage", "/run/netns"):
+        need(m.get("readOnly") is True, f"{m['mountPath']}: read-only (workloads only read it)")
+need(not wl or any(m["mountPath"] == "/var/log/pods" for m in c["volumeMounts"]),
+     "workloads = auto: the kubelet's /var/log/pods mounted (pods' names)")
 need(sc.get("seccompProfile") == {"type": "Localhost", "localhostProfile": "bloomtap.json"},
      "seccomp: the Localhost profile bloomtap.json (the runtime's default refuses bpf(2) to CAP_BPF)")
 need(c["args"] == ["run", "--config", "/etc/bloomtap/bloomtap.conf"], "args: run --config /etc/bloomtap/bloomtap.conf")
@@ -164,6 +174,15 @@ expect_fail "the Service with a cluster IP (one address, not each pod's): refuse
 broken svcselector 's/^  selector: { app.kubernetes.io\/name: bloomtap }$/  selector: { app: bloomtap }/'
 expect_fail "the Service selecting other pods: refused" "selects the DaemonSet's pods" \
 	consistent "$TMP/svcselector.yaml" "$D/prometheus-kubernetes.yml"
+broken nohostpid '/^      hostPID: true$/d'
+expect_fail "workloads = auto without hostPID (the pod's own /proc): refused" "hostPID" \
+	consistent "$TMP/nohostpid.yaml" "$D/prometheus-kubernetes.yml"
+broken wloff 's/^    workloads = auto$/    workloads = off/'
+expect_fail "workloads = off with SYS_ADMIN and SYS_PTRACE left: refused" "capabilities" \
+	consistent "$TMP/wloff.yaml" "$D/prometheus-kubernetes.yml"
+broken rwlogs 's/mountPath: \/var\/log\/pods, readOnly: true/mountPath: \/var\/log\/pods/'
+expect_fail "the pods' logs mounted writable: refused" "read-only" \
+	consistent "$TMP/rwlogs.yaml" "$D/prometheus-kubernetes.yml"
 sed '/^    scheme: https$/d' "$D/prometheus-kubernetes.yml" > "$TMP/plainscrape.yml"
 expect_fail "a scrape config in plain HTTP: refused" "the scrape config: https" \
 	consistent "$D/daemonset.yaml" "$TMP/plainscrape.yml"
