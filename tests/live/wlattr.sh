@@ -95,6 +95,15 @@ for f in sorted(json.load(sys.stdin), key=lambda f: str(f["dst_workload"])):
 
 # the client's namespace is a workload too (a named netns with an address)
 wait_for "the agent names the first container" 30 named "$CTR1"
+# table IP: the workload the instance's table gives IP now (workloads IFACE)
+table() {
+	"$BLOOMTAP" -j workloads "$VH" | python3 -c '
+import json, sys
+print(" ".join(str(e["workload"]) for e in json.load(sys.stdin) if e["address"] == sys.argv[1]))' "$1"
+}
+eq "workloads IFACE: the table gives the container's address its name" "$(table "$CIP")" "$CTR1"
+"$BLOOMTAP" workloads "$VH" > "$WORK/table1.txt"
+check "... and in text" grep -Eq "^$CIP +[0-9]+ $CTR1\$" "$WORK/table1.txt"
 P1=$(stats_of "$CTR1" dst_packets)
 send 5000 300
 eq "the heavy flow names the client's namespace and the container" "$(flow 5000)" \
@@ -111,6 +120,7 @@ check "the first container removed" podman rm -f -t 0 "$CTR1"
 check "another container on $CIP" podman run -d --name "$CTR2" --network "$NET" --ip "$CIP" \
 	"$IMG" sleep 600
 wait_for "the agent names the second container" 30 named "$CTR2"
+eq "workloads IFACE: the address is the second container's now" "$(table "$CIP")" "$CTR2"
 # the probes sent before the table had the second container are the
 # first's (its address, until the next scan): counted from here
 P1B=$(stats_of "$CTR1" dst_packets)
@@ -138,10 +148,15 @@ AGENT=$!
 wait_for "the agent (workloads off) answers /healthz" 30 curl -sf -m 5 "127.0.0.1:$PORT/healthz"
 send 5002 100
 eq "workloads off: new packets named nowhere" "$(flow 5002)" "100:None:None"
+check "workloads IFACE: an empty table, said so" grep -q "no address in the workload table" \
+	<("$BLOOMTAP" workloads "$VH")
 eq "workloads off: the old flows keep their names" "$(flow 5000 | tr '\n' ' ')" \
 	"300:$NSC:$CTR1 200:$NSC:$CTR2 "
 check "the agents logged no error" bash -c "! grep -i 'error' '$WORK/agent.log'"
 expect_fail "workloads: a bad value is refused" "workloads" \
 	"$BLOOMTAP" run --workloads sometimes --check "$VH"
+expect_fail "workloads IFACE --root: refused" "not an instance's table" \
+	"$BLOOMTAP" workloads "$VH" --root /
+expect_fail "workloads of no instance: refused" "btwa-none" "$BLOOMTAP" workloads "btwa-none$ID"
 summary
 [ "$FAIL" = 0 ]

@@ -8,14 +8,18 @@
 #include "base/common.h"
 #include "base/options.h"
 #include "base/util.h"
+#include "core/addr.h"
 #include "core/workloads.h"
+#include "instance/wltable.h"
 
 static struct {
 	const char *root;
 	uint32_t repeat;
+	const char *instance;
 } wl_cfg;
 
 static const struct bt_opt wl_opts[] = {
+	BT_INSTANCE_OPT(wl_cfg.instance),
 	{ "root", 0, BT_OPT_STRING, &wl_cfg.root, "DIR",
 	  "read the runtimes' and the kubelet's files (var/log/pods, var/log/containers, "
 	  "run/containerd, var/lib/containers, run/containers, var/lib/docker) under DIR "
@@ -28,7 +32,7 @@ static const struct bt_opt wl_opts[] = {
 };
 
 static const struct bt_cmd_spec wl_spec = {
-	"workloads", "",
+	"workloads", "[IFACE]",
 	"The node's workloads, discovered from the node itself (no Kubernetes API): each\n"
 	"network namespace but the host's, from /proc/PID/ns/net and /run/netns, with\n"
 	"its addresses (rtnetlink inside it), the containers whose processes are in it\n"
@@ -37,9 +41,58 @@ static const struct bt_cmd_spec wl_spec = {
 	"container, or netns (no container). Names are printed with unprintable bytes,\n"
 	"spaces and backslashes as \\xHH; JSON keeps them exact. Not covered: pods on\n"
 	"the host's network, other nodes' pods, addresses behind NAT. See\n"
-	"docs/workloads.md.",
-	wl_opts, 0, 0,
+	"docs/workloads.md.\n\n"
+	"With IFACE (or --instance): that instance's table instead, as its datapath\n"
+	"names packets now: each address, its workload generation's id and name (the\n"
+	"agent's workloads = auto writes it, within a second of a change).",
+	wl_opts, 0, 1,
 };
+
+/* IFACE's table as the datapath reads it now */
+static int print_table(const char *iface)
+{
+	struct bt_wl_entry *v;
+	struct bt_wl_names names;
+	struct bt_instance inst;
+	struct json_object *arr;
+	char a[BT_ADDR_STRLEN], b[4 * BT_WL_NAME_LEN + 8];
+	size_t n;
+	int err;
+
+	if (bt_instance_open_arg(iface, wl_cfg.instance, &inst))
+		return BT_EXIT_FAIL;
+	if ((err = bt_wl_table_read(&inst, &v, &n))) {
+		bt_err("workloads: cannot read %s's table: %s", inst.name, strerror(-err));
+		bt_instance_close(&inst);
+		return BT_EXIT_FAIL;
+	}
+	bt_wl_names_open(&inst, &names);
+	arr = bt_g.json ? json_object_new_array() : NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = bt_wl_name_of(&names, v[i].id);
+
+		bt_addr_str(v[i].addr, a, sizeof(a));
+		if (arr) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "address", json_object_new_string(a));
+			json_object_object_add(o, "id", json_object_new_int(v[i].id));
+			json_object_object_add(o, "workload", bt_wl_name_json(&names, v[i].id));
+			json_object_array_add(arr, o);
+		} else {
+			printf("%-39s %4u %s\n", a, v[i].id, name ? bt_wl_escape(name, b, sizeof(b)) : "-");
+		}
+	}
+	if (arr)
+		bt_json_print(arr);
+	else if (!n)
+		printf("%s: no address in the workload table (the agent fills it with "
+		       "workloads = auto; none runs, or it found no workload)\n", inst.name);
+	bt_wl_names_close(&names);
+	bt_instance_close(&inst);
+	free(v);
+	return 0;
+}
 
 static const char *esc(const char *s, char *buf, size_t len)
 {
@@ -116,6 +169,12 @@ int cmd_workloads(int argc, char **argv)
 		return BT_EXIT_USAGE;
 	if (n == BT_PARSE_HELP)
 		return 0;
+	if ((n || wl_cfg.instance) && (wl_cfg.root || wl_cfg.repeat)) {
+		bt_err("workloads: --root and --repeat are the node's scan's, not an instance's table");
+		return BT_EXIT_USAGE;
+	}
+	if (n || wl_cfg.instance)
+		return print_table(n ? argv[1] : NULL);
 	if (!(w = bt_workloads_new(wl_cfg.root))) {
 		bt_err("workloads: out of memory");
 		return BT_EXIT_FAIL;

@@ -104,6 +104,36 @@ __u32 bt_wl_id_now(const struct bt_instance *inst, const __u8 addr[16])
 	return id;
 }
 
+int bt_wl_table_read(const struct bt_instance *inst, struct bt_wl_entry **v, size_t *n)
+{
+	const struct bt_wl_slot *s;
+	struct mapped m;
+	size_t k = 0;
+	__u32 t;
+	int err;
+
+	*v = NULL;
+	*n = 0;
+	if ((err = map_tables(inst, &m)))
+		return err;
+	t = __atomic_load_n(&m.ctl->workloads, __ATOMIC_ACQUIRE);
+	s = m.tab + (t & 1) * BT_WL_SLOTS;
+	if (t >> 1 && !(*v = calloc(BT_WL_ADDRS, sizeof(**v))))
+		err = -ENOMEM;
+	/* the agent writes only the table not in use: this one holds still
+	 * unless it switches and, a grace period later, writes this one while
+	 * we read (a listing, then, of both: never a packet's answer) */
+	for (size_t i = 0; !err && t >> 1 && i < BT_WL_SLOTS && k < BT_WL_ADDRS; i++) {
+		if (!(s[i].id & (BT_WL_IDS - 1)))
+			continue;
+		memcpy((*v)[k].addr, s[i].addr, 16);
+		(*v)[k++].id = s[i].id & (BT_WL_IDS - 1);
+	}
+	*n = k;
+	unmap_tables(&m);
+	return err;
+}
+
 int bt_wl_counts(const struct bt_instance *inst, int dir, struct bt_watch_count *counts)
 {
 	return bt_percpu_counts(inst->wl_counts_fd, dir * BT_WL_IDS, BT_WL_IDS, counts);

@@ -25,6 +25,11 @@ struct json_object *bt_wl_name_json(const struct bt_wl_names *w, __u32 id);
  * answers "now" only. */
 __u32 bt_wl_id_now(const struct bt_instance *inst, const __u8 addr[16]);
 
+/* The table in use now, in slot order: *v (malloc'd, NULL when empty)
+ * holds *n addresses and their ids. 0 or -errno. */
+struct bt_wl_entry;
+int bt_wl_table_read(const struct bt_instance *inst, struct bt_wl_entry **v, size_t *n);
+
 /* Per id in direction dir, summed over CPUs, into counts[BT_WL_IDS]. */
 int bt_wl_counts(const struct bt_instance *inst, int dir, struct bt_watch_count *counts);
 
