@@ -25,6 +25,8 @@
 #include "instance/instance.h"
 #include "base/options.h"
 #include "instance/spie.h"
+#include "instance/wltable.h"
+#include "core/workloads.h"
 #include "base/util.h"
 
 #define BATCH 65536	/* packets queried at once: ~120 bytes each */
@@ -148,6 +150,8 @@ struct trace_ctx {
 	struct bt_seg_split *split;
 	bool learned;
 	uint32_t mss;
+	/* the instance's workload history (n 0: none kept) */
+	struct bt_wl_hist_view wlh;
 };
 
 static void batch_reset(struct trace_ctx *t)
@@ -317,6 +321,7 @@ static void ctx_free(struct trace_ctx *t)
 	ZSTD_freeDCtx(t->dctx);
 	bt_seg_flows_free(t->flows);
 	free(t->split);
+	bt_wl_hist_free(&t->wlh);
 	if (t->sm.ctl)
 		bt_spie_unmap(&t->sm);
 	memset(&t->keys, 0, sizeof(t->keys));
@@ -850,6 +855,9 @@ static int ctx_init(struct trace_ctx *t, const struct bt_trace_query *q)
 		t->live_seq = calloc(inst->meta.windows, sizeof(*t->live_seq));
 		if (!t->live_seq)
 			return -ENOMEM;
+		/* none (an agent without workloads): every name null */
+		if (bt_wl_hist_load(inst->name, &t->wlh) == -ENOMEM)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -1024,6 +1032,70 @@ static const char *hit_reason(const struct hit *x, char *buf, size_t len)
 	return x->reason_name ? x->reason_name : bt_drop_reason_name(x->reason, buf, len);
 }
 
+/* The workloads that held the packet's address on side (0: source, 1:
+ * destination) while it passed, into names[0..WL_MAX), how many: for each
+ * of its windows (and drops) at the instance whose history is read, the
+ * generations that held the address during the window's time, within the
+ * packet's capture time +- the skew, the one holding it at the capture
+ * time when several did. */
+#define WL_MAX 8
+static int hits_workload(const struct trace_ctx *t, const struct tpkt *p, const struct hit *hits,
+			 int nh, int side, const char **names)
+{
+	int n = 0;
+	__u64 now;
+
+	if (!t->wlh.n || !t->inst)
+		return 0;
+	now = bt_boot_to_real(bt_boot_ns());
+	for (int h = 0; h < nh; h++) {
+		const struct hit *x = &hits[h];
+		const char *got[WL_MAX];
+		__u64 lo = x->start_ns, hi = x->end_ns ? x->end_ns : now;
+		int k;
+
+		if (strcmp(x->instance, t->inst->name))
+			continue;	/* another instance's archive: its history is not read */
+		if (p->lo > lo && p->lo <= hi)
+			lo = p->lo;
+		if (p->hi < hi && p->hi >= lo)
+			hi = p->hi;
+		k = bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], lo, hi, p->ts, got, WL_MAX);
+		for (int i = 0; i < k; i++) {
+			bool dup = false;
+
+			for (int j = 0; j < n; j++)
+				dup |= !strcmp(names[j], got[i]);
+			if (!dup && n < WL_MAX)
+				names[n++] = got[i];
+		}
+	}
+	return n;
+}
+
+/* JSON's: the name, several joined with " or ", null for none. */
+static struct json_object *workload_json(const char **names, int n)
+{
+	char buf[WL_MAX * (BT_WL_NAME_LEN + 4)];
+
+	buf[0] = 0;
+	for (int i = 0, o = 0; i < n && (size_t)o < sizeof(buf); i++)
+		o += snprintf(buf + o, sizeof(buf) - o, "%s%s", i ? " or " : "", names[i]);
+	return n ? json_object_new_string(buf) : NULL;
+}
+
+static void workloads_json(const struct trace_ctx *t, const struct tpkt *p,
+			   const struct hit *hits, int nh, struct json_object *o)
+{
+	const char *names[WL_MAX];
+	int n;
+
+	n = hits_workload(t, p, hits, nh, 0, names);
+	json_object_object_add(o, "src_workload", workload_json(names, n));
+	n = hits_workload(t, p, hits, nh, 1, names);
+	json_object_object_add(o, "dst_workload", workload_json(names, n));
+}
+
 static void hits_json(const struct hit *hits, int n, struct json_object *ws,
 		      struct json_object *drops)
 {
@@ -1144,14 +1216,17 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 		/* seen whole (a replayed capture): its own windows */
 		if (p->nseen) {
 			hits_json(p->hits, p->nhits, ws, drops);
+			workloads_json(t, p, p->hits, p->nhits, o);
 		} else {
 			u = union_hits(p, variant, &nu, &cut);
 			hits_json(u, nu, ws, drops);
+			workloads_json(t, p, u, nu, o);
 			free(u);
 		}
 		json_object_object_add(o, "segments", segments_json(t, p, variant));
 	} else {
 		hits_json(p->hits, p->nhits, ws, drops);
+		workloads_json(t, p, p->hits, p->nhits, o);
 	}
 	/* a merged buffer not cut: why it cannot be found */
 	if (p->why && !was_seen(t, p))
@@ -1358,6 +1433,34 @@ static void print_hits(const struct hit *hits, int n)
 	}
 }
 
+/* Text's: escaped (bt_wl_escape: one word each), several joined with
+ * " or ", "-" for none. */
+static void print_workload(const char **names, int n)
+{
+	char e[2 * BT_WL_NAME_LEN];
+
+	if (!n)
+		printf("-");
+	for (int i = 0; i < n; i++)
+		printf("%s%s", i ? " or " : "", bt_wl_escape(names[i], e, sizeof(e)));
+}
+
+/* The packet's workloads, a line when either side has one. */
+static void print_workloads(const struct trace_ctx *t, const struct tpkt *p,
+			    const struct hit *hits, int nh)
+{
+	const char *s[WL_MAX], *d[WL_MAX];
+	int ns = hits_workload(t, p, hits, nh, 0, s), nd = hits_workload(t, p, hits, nh, 1, d);
+
+	if (!ns && !nd)
+		return;
+	printf("  workloads: ");
+	print_workload(s, ns);
+	printf(" > ");
+	print_workload(d, nd);
+	printf("\n");
+}
+
 /* A cut packet: how many of its segments were seen, how it was cut, the
  * windows they were seen in, and those not seen. */
 static void print_cut(const struct trace_ctx *t, const struct tpkt *p)
@@ -1376,6 +1479,7 @@ static void print_cut(const struct trace_ctx *t, const struct tpkt *p)
 	       p->variants > 1 ? ", of both ways tried" : "");
 	u = union_hits(p, variant, &nu, &cut);
 	print_hits(u, nu);
+	print_workloads(t, p, u, nu);
 	free(u);
 	for (uint32_t i = 0; i < p->nseg; i++) {
 		if (seen_one(t, &s[i]))
@@ -1435,6 +1539,7 @@ static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
 		printf("packet %" PRIu64 ": seen in %d window%s\n", p->number, p->nseen,
 		       p->nseen > 1 ? "s" : "");
 	print_hits(p->hits, p->nhits);
+	print_workloads(t, p, p->hits, p->nhits);
 	if (p->cut)
 		printf("  (and more: an answer holds at most %d windows a packet)\n", MAX_HITS);
 	print_searched(p);
