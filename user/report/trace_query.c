@@ -45,6 +45,8 @@ struct hit {
 	bool archived;
 	bool drop;		/* a drop digest: dropped here with reason */
 	bool sent;		/* a sent packet's digest: left here (egress) */
+	bool in_workload;	/* a drop in a workload's namespace (its
+				 * BT_DROP_IN_WORKLOAD digest found too) */
 	__u32 reason;
 	const char *reason_name;	/* as an archive file's kernel named it
 					 * (interned), or NULL: this kernel names it */
@@ -122,6 +124,7 @@ struct trace_ctx {
 	struct drop_hit {
 		struct tpkt *p;
 		__u32 reason;
+		bool in_workload;
 	} *dh;				/* a window's drop digests found */
 	size_t ndh, capdh;
 	uint32_t *live_seq;		/* live windows searched, by seq */
@@ -425,6 +428,8 @@ static int probe_drops(struct trace_ctx *t, const struct bt_win_reasons *r,
 
 	t->ndh = 0;
 	for (size_t i = 0; i < n; i++) {
+		int in_wl = -1;	/* probed once a packet, when it has a drop */
+
 		if (any && !has(t, src, w, bt_hash_drop(pkts[i]->digest, BT_DROP_ANY)))
 			continue;
 		for (int c = 0; c < nc; c++) {
@@ -441,7 +446,10 @@ static int probe_drops(struct trace_ctx *t, const struct bt_win_reasons *r,
 				t->dh = v;
 				t->capdh = cap;
 			}
-			t->dh[t->ndh++] = (struct drop_hit){ pkts[i], codes[c] };
+			if (in_wl < 0)
+				in_wl = has(t, src, w,
+					    bt_hash_drop(pkts[i]->digest, BT_DROP_IN_WORKLOAD));
+			t->dh[t->ndh++] = (struct drop_hit){ pkts[i], codes[c], in_wl > 0 };
 		}
 	}
 	return nc;
@@ -459,6 +467,7 @@ static void commit_drops(struct trace_ctx *t, struct hit h, int tries, bool any,
 	h.fpr = false_drop_rate(h.fpr, tries, any);
 	for (size_t i = 0; i < t->ndh; i++) {
 		h.reason = t->dh[i].reason;
+		h.in_workload = t->dh[i].in_workload;
 		h.reason_name = f ? intern(t, bt_archive_reason_name(f, h.reason, rb, sizeof(rb)))
 				  : NULL;
 		add_hit(t, t->dh[i].p, &h);
@@ -1084,6 +1093,25 @@ static struct json_object *workload_json(const char **names, int n)
 	return n ? json_object_new_string(buf) : NULL;
 }
 
+/* The workload a drop in a workload's namespace died in: the one the node
+ * forwarded it into, its destination's at the drop's window time. 0 for
+ * a drop elsewhere. */
+static int drop_workload(const struct trace_ctx *t, const struct tpkt *p, const struct hit *x,
+			 const char **names)
+{
+	return x->in_workload ? hits_workload(t, p, x, 1, 1, names) : 0;
+}
+
+static void drop_workload_json(const struct trace_ctx *t, const struct tpkt *p,
+			       const struct hit *x, struct json_object *w)
+{
+	const char *names[WL_MAX];
+	int n = drop_workload(t, p, x, names);
+
+	json_object_object_add(w, "in_workload", json_object_new_boolean(x->in_workload));
+	json_object_object_add(w, "workload", workload_json(names, n));
+}
+
 static void workloads_json(const struct trace_ctx *t, const struct tpkt *p,
 			   const struct hit *hits, int nh, struct json_object *o)
 {
@@ -1096,8 +1124,8 @@ static void workloads_json(const struct trace_ctx *t, const struct tpkt *p,
 	json_object_object_add(o, "dst_workload", workload_json(names, n));
 }
 
-static void hits_json(const struct hit *hits, int n, struct json_object *ws,
-		      struct json_object *drops)
+static void hits_json(const struct trace_ctx *t, const struct tpkt *p, const struct hit *hits,
+		      int n, struct json_object *ws, struct json_object *drops)
 {
 	char a[40], b[40];
 
@@ -1110,6 +1138,7 @@ static void hits_json(const struct hit *hits, int n, struct json_object *ws,
 			json_object_array_add(drops, w);
 			json_object_object_add(w, "reason",
 					       json_object_new_string(hit_reason(x, rb, sizeof(rb))));
+			drop_workload_json(t, p, x, w);
 		} else {
 			json_object_array_add(ws, w);
 			json_object_object_add(w, "direction", json_object_new_string(
@@ -1153,7 +1182,7 @@ static struct json_object *segments_json(const struct trace_ctx *t, const struct
 		} else {
 			struct json_object *ws = json_object_new_array(), *drops = json_object_new_array();
 
-			hits_json(s[i].hits, s[i].nhits, ws, drops);
+			hits_json(t, &s[i], s[i].hits, s[i].nhits, ws, drops);
 			json_object_object_add(o, "windows", ws);
 			json_object_object_add(o, "drops", drops);
 			json_object_object_add(o, "hits_cut", json_object_new_boolean(s[i].cut));
@@ -1215,17 +1244,17 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 		json_object_object_add(o, "ip_ids_tried", json_object_new_int64(p->variants));
 		/* seen whole (a replayed capture): its own windows */
 		if (p->nseen) {
-			hits_json(p->hits, p->nhits, ws, drops);
+			hits_json(t, p, p->hits, p->nhits, ws, drops);
 			workloads_json(t, p, p->hits, p->nhits, o);
 		} else {
 			u = union_hits(p, variant, &nu, &cut);
-			hits_json(u, nu, ws, drops);
+			hits_json(t, p, u, nu, ws, drops);
 			workloads_json(t, p, u, nu, o);
 			free(u);
 		}
 		json_object_object_add(o, "segments", segments_json(t, p, variant));
 	} else {
-		hits_json(p->hits, p->nhits, ws, drops);
+		hits_json(t, p, p->hits, p->nhits, ws, drops);
 		workloads_json(t, p, p->hits, p->nhits, o);
 	}
 	/* a merged buffer not cut: why it cannot be found */
@@ -1412,27 +1441,6 @@ char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len,
 	return ans.text;
 }
 
-static void print_hits(const struct hit *hits, int n)
-{
-	char a[40], b[40], rb[96];
-
-	for (int h = 0; h < n; h++) {
-		const struct hit *x = &hits[h];
-
-		bt_fmt_ns(x->start_ns, a, sizeof(a), "now");
-		bt_fmt_ns(x->end_ns, b, sizeof(b), "now");
-		if (x->drop)
-			printf("  dropped here: %s window %u  %s .. %s  (reason %s)  "
-			       "false-positive rate %.2g  (%s)\n", x->instance, x->seq, a, b,
-			       hit_reason(x, rb, sizeof(rb)), x->fpr,
-			       x->archived ? "archive" : "live");
-		else
-			printf("  %s%s window %u  %s .. %s  false-positive rate %.2g  (%s)\n",
-			       x->sent ? "left here: " : "", x->instance, x->seq, a, b, x->fpr,
-			       x->archived ? "archive" : "live");
-	}
-}
-
 /* Text's: escaped (bt_wl_escape: one word each), several joined with
  * " or ", "-" for none. */
 static void print_workload(const char **names, int n)
@@ -1443,6 +1451,38 @@ static void print_workload(const char **names, int n)
 		printf("-");
 	for (int i = 0; i < n; i++)
 		printf("%s%s", i ? " or " : "", bt_wl_escape(names[i], e, sizeof(e)));
+}
+
+static void print_hits(const struct trace_ctx *t, const struct tpkt *p, const struct hit *hits,
+		       int n)
+{
+	char a[40], b[40], rb[96];
+
+	for (int h = 0; h < n; h++) {
+		const struct hit *x = &hits[h];
+
+		bt_fmt_ns(x->start_ns, a, sizeof(a), "now");
+		bt_fmt_ns(x->end_ns, b, sizeof(b), "now");
+		if (x->drop) {
+			const char *names[WL_MAX];
+			int nw = drop_workload(t, p, x, names);
+
+			printf("  dropped here: %s window %u  %s .. %s  (reason %s", x->instance,
+			       x->seq, a, b, hit_reason(x, rb, sizeof(rb)));
+			if (nw) {
+				printf(", in workload ");
+				print_workload(names, nw);
+			} else if (x->in_workload) {
+				printf(", in a workload's namespace");
+			}
+			printf(")  false-positive rate %.2g  (%s)\n", x->fpr,
+			       x->archived ? "archive" : "live");
+		} else {
+			printf("  %s%s window %u  %s .. %s  false-positive rate %.2g  (%s)\n",
+			       x->sent ? "left here: " : "", x->instance, x->seq, a, b, x->fpr,
+			       x->archived ? "archive" : "live");
+		}
+	}
 }
 
 /* The packet's workloads, a line when either side has one. */
@@ -1478,7 +1518,7 @@ static void print_cut(const struct trace_ctx *t, const struct tpkt *p)
 	       bt_seg_from_name(p->seg_from), ids ? "; IP IDs " : "", ids ? ids : "",
 	       p->variants > 1 ? ", of both ways tried" : "");
 	u = union_hits(p, variant, &nu, &cut);
-	print_hits(u, nu);
+	print_hits(t, p, u, nu);
 	print_workloads(t, p, u, nu);
 	free(u);
 	for (uint32_t i = 0; i < p->nseg; i++) {
@@ -1538,7 +1578,7 @@ static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
 	else
 		printf("packet %" PRIu64 ": seen in %d window%s\n", p->number, p->nseen,
 		       p->nseen > 1 ? "s" : "");
-	print_hits(p->hits, p->nhits);
+	print_hits(t, p, p->hits, p->nhits);
 	print_workloads(t, p, p->hits, p->nhits);
 	if (p->cut)
 		printf("  (and more: an answer holds at most %d windows a packet)\n", MAX_HITS);
