@@ -394,6 +394,7 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	__u32 zero = 0, reason = why, segs, win, lin, gso_type, gso_size, why_not;
 	struct bt_drop_owner iif;	/* the device it came in by: drop_shared's key */
 	__u32 *shared;
+	bool in_wl;
 	__u32 digested, hsegs = 1;	/* digests made, segments the heavy stage counts */
 	__u64 addrs, h, bytes = skb->len;
 	bool raw_copy;
@@ -491,9 +492,17 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	h = bt_hash_spie_finish(k, addrs, p.hdr, p.after, p.more);
 	/* a TCP skb of several segments not as GRO leaves them: no digest
 	 * of a segment to look for */
-	if (bpf_map_lookup_elem(&drop_shared, &iif) && (segs > 1 || !drop_seen(h, win)))
+	shared = bpf_map_lookup_elem(&drop_shared, &iif);
+	if (shared && (segs > 1 || !drop_seen(h, win)))
 		goto not_seen;
+	/* a workload's drop says so: one digest more, on its drops alone
+	 * (a GRO'd TCP skb's segments above do not) */
+	in_wl = shared && *shared == BT_SHARED_WORKLOAD;
 	spie_insert_dropped(c, win, h, reason);
+	if (in_wl) {
+		spie_insert(bt_hash_drop(h, BT_DROP_IN_WORKLOAD), win);
+		spie_count(c, win, win + cfg_windows, false);
+	}
 	digested = 1;
 count:
 	/* one way on from here, for the GRO'd skb and the single packet */

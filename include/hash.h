@@ -167,6 +167,10 @@ __u64 bt_hash_spie_finish(const struct bt_hash_keys *k, __u64 addrs, __u64 hdr, 
  * packet never dropped is called dropped at f (1 - (1 - f)^R), not at
  * 1 - (1 - f)^R, for R reasons tried (user/trace.c). No reason's code. */
 #define BT_DROP_ANY 0xffffffffU
+/* A third digest for a drop in a workload's namespace (a drop_shared
+ * device of BT_SHARED_WORKLOAD's, its digest seen by the instance), so
+ * that trace can say in which workload it died. No reason's code. */
+#define BT_DROP_IN_WORKLOAD 0xfffffffeU
 static inline __attribute__((always_inline)) __u64 bt_hash_drop(__u64 h, __u32 reason)
 {
 	return bt_fmix64(h ^ (BT_DROP_TAG | reason));

@@ -39,6 +39,7 @@ MUTANTS=(
 'range-set-ignores-length|user/core/watchlpm.c|*w >> 16 <= last && ((*w >> 8) & 0xff) == len) {|*w >> 16 <= last) {|.output/tests/test_watch'
 # issue 56: workloads named as the packets passed, not as the table is now
 'workload-at-query-time|user/instance/sketch.c|		f->wl[1] = bt_wl_unpack(f->key.pad, 1);|		f->wl[1] = ({ __u32 bt_wl_id_now(const struct bt_instance *, const __u8 *); bt_wl_id_now(m->inst, f->key.dst); });|tests/live/wlattr.sh'
+'trace-workload-at-query-time|user/report/trace_query.c|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], lo, hi, p->ts, got, WL_MAX);|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], now, now, now, got, WL_MAX);|tests/live/wlattr.sh'
 'datapath-range-index-strict|bpf/watch.bpf.h|(first > pos0 ? first - pos0 : 0) - 1;|(first > pos0 ? first - pos0 : 0);|.output/tests/test_watch'
 'range-word-wrong-step|user/core/watchlpm.c|hi > lo ? e[mid * BT_WATCH_R_LINE] >> 16 : 0);|hi > lo ? e[(mid - 1) * BT_WATCH_R_LINE] >> 16 : 0);|.output/tests/test_watch'
 'datapath-range-guess-wrong|bpf/watch.bpf.h|index_start(slot, h, wlo) <= a16)|index_start(slot, h, wlo) >= a16)|.output/tests/test_watch'
@@ -146,6 +147,7 @@ MUTANTS=(
 			if (!setns(nsfd, CLONE_NEWNET)) {|			if (!setns(nsfd, CLONE_NEWNET) && (ns->alive = nl_open() >= 0)) {|tests/live/workloads.sh'
 'workloads-refresh-dumps-all|user/core/workloads.c|		if (!next[i].dumped) {|		if (1) {|tests/live/workloads.sh'
 'workloads-uid-underscores|user/core/workloads.c|out[i] = dash ? '"'-'"' :|out[i] = dash ? ch :|.output/tests/test_unit'
+'workload-drop-unnamed|bpf/drop.bpf.h|	in_wl = shared && *shared == BT_SHARED_WORKLOAD;|	in_wl = shared && !shared;|tests/live/workload_drops.sh'
 'workload-drops-unattributed|user/instance/drops.c|			if (!bpf_map_update_elem(fd, &key, &one, 0))
 				bpf_map_update_elem(h->owners_fd, &key, &want, 0);|			(void)one;|tests/live/workload_drops.sh'
 # the drop recorder: the reason it keeps, what it loses

@@ -6,8 +6,11 @@
 # container is replaced by another on the same address (podman run --ip):
 # the old flow keeps the old name, the same 5-tuple's new packets are a
 # flow of their own under the new name, and stats count each generation
-# apart. Forwarding in the host namespace is turned on for the run (saved
-# and restored): the packets reach the container.
+# apart; trace names each capture's packets by the container that held
+# the address when they passed, the first capture the first container
+# after the second took the address. Forwarding in the host namespace is
+# turned on for the run (saved and restored): the packets reach the
+# container.
 source "$(dirname "$0")/../lib/lib.sh"
 need_root "wlattr"
 need_podman "wlattr"
@@ -93,6 +96,28 @@ for f in sorted(json.load(sys.stdin), key=lambda f: str(f["dst_workload"])):
         print("%d:%s:%s" % (f["packets"], f["src_workload"], f["dst_workload"]))' "$1" "$CIP"
 }
 
+# names_of PCAP [API]: trace's answers for the capture as a
+# "seen:src_workload:dst_workload" line each, counted ("300 True:a:b");
+# API: through the agent's /api/v1/trace
+names_of() {
+	if [ -n "${2:-}" ]; then
+		curl -s -m 30 -X POST --data-binary "@$1" "127.0.0.1:$PORT/api/v1/trace"
+	else
+		"$BLOOMTAP" -j trace "$VH" "$1"
+	fi | python3 -c '
+import collections, json, sys
+c = collections.Counter("%s:%s:%s" % (p["seen"], p["src_workload"], p["dst_workload"])
+                        for p in json.load(sys.stdin))
+print(" ".join("%d %s" % (n, k) for k, n in sorted(c.items())))'
+}
+# captured PCAP COUNT SPORT: COUNT datagrams from SPORT sent, as the
+# client's veth sent them, in PCAP
+captured() {
+	capture_bg "$NSC" "$VC" "$1" "$2" sent,udp:9
+	send "$3" "$2"
+	wait "$CAPTURE_PID"
+}
+
 # the client's namespace is a workload too (a named netns with an address)
 wait_for "the agent names the first container" 30 named "$CTR1"
 # table IP: the workload the instance's table gives IP now (workloads IFACE)
@@ -105,7 +130,12 @@ eq "workloads IFACE: the table gives the container's address its name" "$(table 
 "$BLOOMTAP" workloads "$VH" > "$WORK/table1.txt"
 check "... and in text" grep -Eq "^$CIP +[0-9]+ $CTR1\$" "$WORK/table1.txt"
 P1=$(stats_of "$CTR1" dst_packets)
-send 5000 300
+captured "$WORK/one.pcap" 300 5000
+eq "trace: the first capture's packets name the client's namespace and the first container" \
+	"$(names_of "$WORK/one.pcap")" "300 True:$NSC:$CTR1"
+"$BLOOMTAP" trace "$VH" "$WORK/one.pcap" > "$WORK/trace1.txt"
+T1=$(grep -c "^  workloads: $NSC > $CTR1\$" "$WORK/trace1.txt")
+eq "trace (text): a workloads line a packet" "$T1" 300
 eq "the heavy flow names the client's namespace and the container" "$(flow 5000)" \
 	"300:$NSC:$CTR1"
 eq "stats: the container's packets as destination" "$(stats_of "$CTR1" dst_packets)" \
@@ -126,7 +156,14 @@ eq "workloads IFACE: the address is the second container's now" "$(table "$CIP")
 P1B=$(stats_of "$CTR1" dst_packets)
 check "stats: the first container kept its 300 ($P1B >= $((P1 + 300)))" test "$P1B" -ge $((P1 + 300))
 P2=$(stats_of "$CTR2" dst_packets)
-send 5000 200
+captured "$WORK/two.pcap" 200 5000
+eq "trace: the second capture's packets name the second container" \
+	"$(names_of "$WORK/two.pcap")" "200 True:$NSC:$CTR2"
+eq "trace: the first capture's still name the first container (the address reused)" \
+	"$(names_of "$WORK/one.pcap")" "300 True:$NSC:$CTR1"
+eq "/api/v1/trace: each capture its own container" \
+	"$(names_of "$WORK/one.pcap" api) / $(names_of "$WORK/two.pcap" api)" \
+	"300 True:$NSC:$CTR1 / 200 True:$NSC:$CTR2"
 eq "the old flow keeps the old name; the same 5-tuple's new packets, the new one" \
 	"$(flow 5000 | tr '\n' ' ')" "300:$NSC:$CTR1 200:$NSC:$CTR2 "
 eq "stats: the first container's packets stay its own, none of the second's" \
@@ -152,6 +189,9 @@ check "workloads IFACE: an empty table, said so" grep -q "no address in the work
 	<("$BLOOMTAP" workloads "$VH")
 eq "workloads off: the old flows keep their names" "$(flow 5000 | tr '\n' ' ')" \
 	"300:$NSC:$CTR1 200:$NSC:$CTR2 "
+eq "workloads off: trace still names each capture's container" \
+	"$(names_of "$WORK/one.pcap") / $(names_of "$WORK/two.pcap")" \
+	"300 True:$NSC:$CTR1 / 200 True:$NSC:$CTR2"
 check "the agents logged no error" bash -c "! grep -i 'error' '$WORK/agent.log'"
 expect_fail "workloads: a bad value is refused" "workloads" \
 	"$BLOOMTAP" run --workloads sometimes --check "$VH"

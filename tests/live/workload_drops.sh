@@ -110,19 +110,41 @@ not_seen_at_least() { [ "$(not_seen)" -ge "$1" ]; }
 
 MAC_C=$(ip -n $NS_C -j link show $IF_C | json_get '[0]["address"]')
 MAC_H=$(ip -j link show $IF_H | json_get '[0]["address"]')
-# sent DPORT TAG REASON: N datagrams from the client to the container's
-# DPORT, forwarded by the node: the instance counts each as REASON, and
-# trace says each was seen and dropped here with it
+# drop_names PCAP: trace's drops of the capture's packets, as
+# "reason:in_workload:workload" counted ("40 NO_SOCKET:True:btwd-c-1")
+drop_names() {
+	"$BLOOMTAP" -j trace $IF_H "$1" | python3 -c '
+import collections, json, sys
+c = collections.Counter("%s:%s:%s" % (d["reason"], d["in_workload"], d["workload"])
+                        for p in json.load(sys.stdin) for d in p.get("drops", []))
+print(" ".join("%d %s" % (n, k) for k, n in sorted(c.items())))'
+}
+# sent DPORT TAG REASON [WHERE [LAB-OPTION...]]: N datagrams from the
+# client to the container's DPORT, forwarded by the node: the instance
+# counts each as REASON, and trace says each was seen and dropped here
+# with it, in the container (WHERE "in", the default: named by it) or on
+# the node ("node": in no workload)
 sent() {
-	local dport=$1 tag=$2 reason=$3 before after pcap=$WORK/$3.pcap
+	local dport=$1 tag=$2 reason=$3 where=${4:-in} before after pcap=$WORK/$3.pcap
+	shift 3; shift $(($# > 0))
 	before=$(reason_count $IF_H $NS_H $reason)
 	in_ns $NS_C $LAB send $IF_C "$MAC_C" "$MAC_H" "$pcap" $N 198.18.$CN.1 "$ADDR" $dport \
-		--tag $tag >/dev/null
+		--tag $tag "$@" >/dev/null
 	poll_until 10 bash -c "[ \$(reason_count $IF_H $NS_H $reason) -ge $((before + N)) ]"
 	after=$(reason_count $IF_H $NS_H $reason)
-	eq "$reason in the container: the instance on $IF_H counts every one" $((after - before)) $N
-	check "$reason in the container: trace of the client's capture says dropped here" \
+	eq "$reason ($where): the instance on $IF_H counts every one" $((after - before)) $N
+	check "$reason ($where): trace of the client's capture says dropped here" \
 		trace_says $IF_H $NS_H "$pcap" $reason
+	if [ "$where" = in ]; then
+		eq "$reason in the container: trace names it at each drop" "$(drop_names "$pcap")" \
+			"$N $reason:True:$CTR"
+		"$BLOOMTAP" trace $IF_H "$pcap" > "$WORK/$reason.txt"
+		eq "$reason in the container: trace (text) names it" \
+			"$(grep -c "(reason $reason, in workload $CTR)" "$WORK/$reason.txt")" $N
+	else
+		eq "$reason on the node: trace names no workload at its drops" \
+			"$(drop_names "$pcap")" "$N $reason:False:None"
+	fi
 }
 export -f reason_count in_ns
 export IF_H NS_H
@@ -130,6 +152,8 @@ export IF_H NS_H
 ip -n $NS_C neigh replace 198.18.$CN.2 lladdr "$MAC_H" dev $IF_C nud permanent
 sent $CLOSED 1 NO_SOCKET
 sent $FILTERED 2 NETFILTER_DROP
+# TTL 1: the node drops them itself (forwarding), in no workload
+sent $CLOSED 3 IP_INHDR node --ttl 1
 eq "the container's own nft rule dropped them" \
 	"$(in_ctr nft -j list table inet btwd | python3 -c '
 import json, sys

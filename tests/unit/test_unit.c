@@ -31,6 +31,7 @@
 #include "report/trace_query.h"
 #include "agent/webconfig.h"
 #include "core/workloads.h"
+#include "instance/wltable.h"
 #include "report/pathtrace.h"
 #include "base/timeparse.h"
 #include <time.h>
@@ -1252,6 +1253,41 @@ static void test_workload_cgroups(void **state)
 	assert_string_equal(bt_wl_escape("\t\t\t", buf, 9), "\\x09");
 }
 
+/* The history trace reads: an address held by one generation, then
+ * (after a gap) by the next; a time range names the one that held it
+ * then, both when it spans the change (the one at the capture time when
+ * that is one), none before or between; an id given again since (its
+ * name's gen moved on) names nothing. */
+static void test_workload_history(void **state)
+{
+	struct bt_wl_hist v[3] = {
+		{ .addr = { 1, 2 }, .gen = 5, .first_ns = 100, .last_ns = 200, .id = 7 },
+		{ .addr = { 1, 2 }, .gen = 6, .first_ns = 300, .last_ns = 0, .id = 8 },
+		{ .addr = { 1, 3 }, .gen = 4, .first_ns = 50, .last_ns = 0, .id = 9 },
+	};
+	struct bt_wl_name names[BT_WL_IDS] = { 0 };
+	struct bt_wl_hist_view h = { .v = v, .n = 3, .names = { names } };
+	const __u64 a[2] = { 1, 2 };
+	const char *out[4];
+
+	(void)state;
+	names[7] = (struct bt_wl_name){ .gen = 5, .name = "old" };
+	names[8] = (struct bt_wl_name){ .gen = 6, .name = "new" };
+	names[9] = (struct bt_wl_name){ .gen = 40, .name = "reused" };
+	assert_int_equal(bt_wl_hist_find(&h, a, 150, 160, 155, out, 4), 1);
+	assert_string_equal(out[0], "old");
+	assert_int_equal(bt_wl_hist_find(&h, a, 400, 500, 0, out, 4), 1);
+	assert_string_equal(out[0], "new");
+	assert_int_equal(bt_wl_hist_find(&h, a, 10, 90, 0, out, 4), 0);
+	assert_int_equal(bt_wl_hist_find(&h, a, 210, 290, 250, out, 4), 0);
+	assert_int_equal(bt_wl_hist_find(&h, a, 150, 400, 0, out, 4), 2);
+	assert_int_equal(bt_wl_hist_find(&h, a, 150, 400, 350, out, 4), 1);
+	assert_string_equal(out[0], "new");
+	assert_int_equal(bt_wl_hist_find(&h, a, 150, 400, 190, out, 4), 1);
+	assert_string_equal(out[0], "old");
+	assert_int_equal(bt_wl_hist_find(&h, (const __u64[2]){ 1, 3 }, 60, 70, 0, out, 4), 0);
+}
+
 /* A heavy-flow key's workload ids: 12 bits each in its 3 spare bytes,
  * every id of both sides back as it went in, neither touching the other. */
 static void test_workload_ids_in_key(void **state)
@@ -1470,6 +1506,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_u64_rejects),
+		cmocka_unit_test(test_workload_history),
 		cmocka_unit_test(test_pathtrace_thousand),
 		cmocka_unit_test(test_pathtrace_inferred),
 		cmocka_unit_test(test_web_htpasswd_line),

@@ -233,6 +233,40 @@ static int sync_inst(const struct bt_instance *inst, const struct bt_wl_entry *v
 	return r == 1;
 }
 
+static __u64 real_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (__u64)t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* Every instance's history (wltable.h "bt_wl_hist"): opened (begin) or
+ * closed (!begin) against v[0..n), at now. Under the agent's lock. */
+static void history(const struct bt_wl_entry *v, size_t n, bool begin, __u64 now)
+{
+	static __u64 gen_of[BT_WL_IDS];
+	static bool said;
+
+	memset(gen_of, 0, sizeof(gen_of));
+	for (size_t i = 0; i < ws.ngens; i++)
+		gen_of[ws.gens[i].id] = ws.gens[i].gen;
+	for (int i = 0; i < ws.ag->n; i++) {
+		const struct bt_instance *inst = &ws.ag->ifs[i].inst;
+		int err;
+
+		if (inst->wl_addr_fd <= 0)
+			continue;
+		err = begin ? bt_wl_hist_begin(inst->name, v, n, gen_of, now)
+			    : bt_wl_hist_end(inst->name, v, n, gen_of, now);
+		if (err && !said) {
+			bt_log(BT_LOG_WARNING, "workloads: %s: its history (for trace) could not "
+			       "be written: %s", inst->name, strerror(-err));
+			said = true;
+		}
+	}
+}
+
 static void pass(void)
 {
 	struct bt_wl_entry *v = NULL;
@@ -253,6 +287,9 @@ static void pass(void)
 		if (v[i].id)
 			v[k++] = v[i];
 	pthread_mutex_lock(&ws.ag->lock);
+	/* the history holds an address from before the table names it
+	 * until after no table does */
+	history(v, k, true, real_ns());
 	for (int i = 0; i < ws.ag->n; i++)
 		if (ws.ag->ifs[i].inst.wl_addr_fd > 0)
 			switched |= sync_inst(&ws.ag->ifs[i].inst, v, k);
@@ -260,6 +297,9 @@ static void pass(void)
 	/* the table left is rewritten next: nobody reads it after this */
 	if (switched)
 		bt_grace_period();
+	pthread_mutex_lock(&ws.ag->lock);
+	history(v, k, false, real_ns());
+	pthread_mutex_unlock(&ws.ag->lock);
 	free(v);
 	/* and the drops the node's workloads' devices see, the instances'
 	 * by digest (user/instance/drops.c), from the same scan */
@@ -309,6 +349,8 @@ int bt_workload_sync_start(struct agent *ag)
 	ws.ag = ag;
 	ws.quit = false;
 	resume(ag);
+	/* a predecessor that died left its entries held: nobody named them since */
+	history(NULL, 0, false, real_ns());
 	if (!(ws.w = bt_workloads_new(NULL)))
 		return -ENOMEM;
 	if (pthread_create(&ws.th, NULL, syncer, NULL)) {
@@ -334,6 +376,8 @@ void bt_workload_sync_stop(void)
 	for (int i = 0; i < ws.ag->n; i++)
 		if (ws.ag->ifs[i].inst.ctl_fd > 0)
 			bt_wl_table_off(&ws.ag->ifs[i].inst);
+	bt_grace_period();
+	history(NULL, 0, false, real_ns());
 	bt_workloads_free(ws.w);
 	ws.w = NULL;
 	free(ws.gens);

@@ -5,20 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/util.h"
 #include "watch.h"
 #include "wltable.h"
 
-void bt_wl_names_open(const struct bt_instance *inst, struct bt_wl_names *w)
+static void names_read(int fd, struct bt_wl_names *w)
 {
 	w->v = calloc(BT_WL_IDS, sizeof(*w->v));
 	for (__u32 id = 1; w->v && id < BT_WL_IDS; id++)
-		if (bpf_map_lookup_elem(inst->wl_names_fd, &id, &w->v[id])) {
+		if (bpf_map_lookup_elem(fd, &id, &w->v[id])) {
 			free(w->v);
 			w->v = NULL;
 		}
+}
+
+void bt_wl_names_open(const struct bt_instance *inst, struct bt_wl_names *w)
+{
+	names_read(inst->wl_names_fd, w);
 }
 
 void bt_wl_names_close(struct bt_wl_names *w)
@@ -212,4 +218,237 @@ void bt_wl_table_off(const struct bt_instance *inst)
 		return;
 	__atomic_store_n(&m.ctl->workloads, 0, __ATOMIC_RELEASE);
 	unmap_tables(&m);
+}
+
+/* The history's entries, mapped: made and pinned when create (the agent). */
+struct hist_map {
+	struct bt_wl_hist *v;
+	size_t len;
+};
+
+static int hist_map(const char *instance, bool create, struct hist_map *m)
+{
+	char path[512];
+	int fd, err = 0;
+
+	if (bt_instance_path(instance, "wl_hist", path, sizeof(path)))
+		return -ENAMETOOLONG;
+	fd = bpf_obj_get(path);
+	if (fd < 0 && errno == ENOENT && create) {
+		LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "wl_hist", 4, sizeof(struct bt_wl_hist),
+				    BT_WL_HIST, &o);
+		if (fd >= 0 && bpf_obj_pin(fd, path)) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+	}
+	if (fd < 0)
+		return -errno;
+	m->v = bt_mmap_array_prot(fd, BT_WL_HIST * sizeof(*m->v), &m->len, create);
+	err = m->v ? 0 : (errno ? -errno : -ENOMEM);
+	close(fd);
+	return err;
+}
+
+static bool held(const struct bt_wl_hist *e)
+{
+	return __atomic_load_n(&e->first_ns, __ATOMIC_ACQUIRE) && !e->last_ns;
+}
+
+static int cmp_hist(const void *a, const void *b)
+{
+	const struct bt_wl_hist *x = a, *y = b;
+	int c = memcmp(x->addr, y->addr, 16);
+
+	if (c)
+		return c;
+	return x->first_ns < y->first_ns ? -1 : x->first_ns > y->first_ns;
+}
+
+/* Whether v[0..n) (sorted) has e's address under e's generation. */
+static bool planned(const struct bt_wl_hist *e, const struct bt_wl_entry *v, size_t n,
+		    const __u64 *gen_of)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = memcmp(v[mid].addr, e->addr, 16);
+
+		if (!c)
+			return v[mid].id == e->id && gen_of[v[mid].id] == e->gen;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+int bt_wl_hist_begin(const char *instance, const struct bt_wl_entry *v, size_t n,
+		     const __u64 *gen_of, __u64 now)
+{
+	struct bt_wl_hist *open = NULL;
+	size_t nopen = 0, next = 0;
+	__u32 seq = 0;
+	struct hist_map m;
+	int err;
+
+	if (!n)
+		return 0;
+	if ((err = hist_map(instance, true, &m)))
+		return err;
+	if (!(open = malloc(BT_WL_HIST * sizeof(*open)))) {
+		munmap(m.v, m.len);
+		return -ENOMEM;
+	}
+	/* the ring goes on after its newest entry */
+	for (size_t i = 0; i < BT_WL_HIST; i++) {
+		if (m.v[i].first_ns && m.v[i].seq >= seq) {
+			seq = m.v[i].seq;
+			next = i + 1;
+		}
+		if (held(&m.v[i]))
+			open[nopen++] = m.v[i];
+	}
+	if (nopen > 1)
+		qsort(open, nopen, sizeof(*open), cmp_hist);
+	for (size_t j = 0; j < n; j++) {
+		struct bt_wl_hist key = { .id = v[j].id, .gen = gen_of[v[j].id] };
+		bool have = false;
+
+		memcpy(key.addr, v[j].addr, 16);
+		for (size_t lo = 0, hi = nopen; lo < hi && !have;) {
+			size_t mid = lo + (hi - lo) / 2;
+			int c = memcmp(open[mid].addr, key.addr, 16);
+
+			if (!c)	/* one held entry an address, at most */
+				have = open[mid].id == key.id && open[mid].gen == key.gen;
+			if (!c)
+				break;
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (have || !key.gen)
+			continue;
+		/* the oldest entry not held (there is one: at most
+		 * BT_WL_ADDRS of BT_WL_HIST are) */
+		for (size_t k = 0; k < BT_WL_HIST && held(&m.v[next % BT_WL_HIST]); k++)
+			next++;
+		struct bt_wl_hist *e = &m.v[next++ % BT_WL_HIST];
+
+		/* emptied first: a reader copying it meanwhile sees it change */
+		__atomic_store_n(&e->first_ns, 0, __ATOMIC_RELEASE);
+		memcpy(e->addr, key.addr, 16);
+		e->gen = key.gen;
+		e->id = key.id;
+		e->last_ns = 0;
+		e->seq = ++seq;
+		__atomic_store_n(&e->first_ns, now, __ATOMIC_RELEASE);
+	}
+	free(open);
+	munmap(m.v, m.len);
+	return 0;
+}
+
+int bt_wl_hist_end(const char *instance, const struct bt_wl_entry *v, size_t n,
+		   const __u64 *gen_of, __u64 now)
+{
+	struct hist_map m;
+	int err = hist_map(instance, true, &m);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < BT_WL_HIST; i++)
+		if (held(&m.v[i]) && !planned(&m.v[i], v, n, gen_of))
+			__atomic_store_n(&m.v[i].last_ns, now, __ATOMIC_RELEASE);
+	munmap(m.v, m.len);
+	return 0;
+}
+
+int bt_wl_hist_load(const char *instance, struct bt_wl_hist_view *h)
+{
+	char path[512];
+	struct hist_map m;
+	int err, fd;
+
+	memset(h, 0, sizeof(*h));
+	if ((err = hist_map(instance, false, &m)))
+		return err;
+	h->v = malloc(BT_WL_HIST * sizeof(*h->v));
+	for (size_t i = 0; h->v && i < BT_WL_HIST; i++) {
+		struct bt_wl_hist e;
+		__u64 first = __atomic_load_n(&m.v[i].first_ns, __ATOMIC_ACQUIRE);
+
+		memcpy(&e, &m.v[i], sizeof(e));
+		/* an entry rewritten while copied is left out */
+		if (!first || first != __atomic_load_n(&m.v[i].first_ns, __ATOMIC_ACQUIRE) ||
+		    e.first_ns != first)
+			continue;
+		h->v[h->n++] = e;
+	}
+	munmap(m.v, m.len);
+	if (!h->v)
+		return -ENOMEM;
+	if (h->n > 1)
+		qsort(h->v, h->n, sizeof(*h->v), cmp_hist);
+	if (bt_instance_path(instance, "wl_names", path, sizeof(path)) == 0 &&
+	    (fd = bpf_obj_get(path)) >= 0) {
+		names_read(fd, &h->names);
+		close(fd);
+	}
+	return 0;
+}
+
+void bt_wl_hist_free(struct bt_wl_hist_view *h)
+{
+	free(h->v);
+	bt_wl_names_close(&h->names);
+	memset(h, 0, sizeof(*h));
+}
+
+int bt_wl_hist_find(const struct bt_wl_hist_view *h, const __u64 addr[2], __u64 lo, __u64 hi,
+		    __u64 at, const char **out, int max)
+{
+	size_t a = 0, b = h->n;
+	int n = 0, n_at = 0;
+	const char *name_at = NULL;
+
+	while (a < b) {	/* the address's first entry */
+		size_t mid = a + (b - a) / 2;
+
+		if (memcmp(h->v[mid].addr, addr, 16) < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < h->n && !memcmp(h->v[a].addr, addr, 16); a++) {
+		const struct bt_wl_hist *e = &h->v[a];
+		const char *s;
+		bool dup = false;
+
+		if (e->first_ns > hi || (e->last_ns && e->last_ns < lo))
+			continue;
+		s = bt_wl_name_of(&h->names, e->id);
+		if (!s || h->names.v[e->id].gen != e->gen)
+			continue;	/* its id given again since */
+		if (at && e->first_ns <= at && (!e->last_ns || e->last_ns >= at)) {
+			name_at = s;
+			n_at++;
+		}
+		for (int i = 0; i < n; i++)
+			dup |= !strcmp(out[i], s);
+		if (!dup && n < max)
+			out[n++] = s;
+	}
+	if (n > 1 && n_at == 1) {
+		out[0] = name_at;
+		n = 1;
+	}
+	return n;
 }

@@ -52,4 +52,53 @@ int bt_wl_table_write(const struct bt_instance *inst, const struct bt_wl_entry *
 /* No address looked up any more (the table stays as it is). */
 void bt_wl_table_off(const struct bt_instance *inst);
 
+/* The table's history, for trace (docs/workloads.md "Trace"): which
+ * generation held an address when, so that a packet's digest, which
+ * carries no id, is named by the workload of its window's time. A pinned
+ * array of BT_WL_HIST entries (wl_hist in the instance's pin directory,
+ * 768 KiB), made and written by the agent only: a ring whose oldest closed
+ * entry is overwritten first (a live one never is: at most BT_WL_ADDRS are
+ * live). */
+#define BT_WL_HIST 16384
+struct bt_wl_hist {
+	__u64 addr[2];		/* as a flow key holds it */
+	__u64 gen;		/* the generation's (wl_names' gen for id) */
+	__u64 first_ns;		/* CLOCK_REALTIME before the table naming it was
+				 * switched to; 0: an empty entry */
+	__u64 last_ns;		/* after the table without it was switched to
+				 * and a grace period passed; 0: still held */
+	__u32 id;
+	__u32 seq;		/* the agent's writes, counted: the ring's newest
+				 * has the highest */
+};
+_Static_assert(sizeof(struct bt_wl_hist) == 48, "bt_wl_hist must be 48 bytes");
+
+/* The agent's side. gen_of[id]: the live generation of each id (0: none).
+ * begin, before the table is written: an entry opened, first_ns = now,
+ * for each of v[0..n) (sorted by address) not held already; end, after
+ * the switch and its grace period: each held entry that v no longer has
+ * closed, last_ns = now. n 0 closes them all (the agent's stop and
+ * start: nobody names an address between). 0 or -errno. */
+int bt_wl_hist_begin(const char *instance, const struct bt_wl_entry *v, size_t n,
+		     const __u64 *gen_of, __u64 now);
+int bt_wl_hist_end(const char *instance, const struct bt_wl_entry *v, size_t n,
+		   const __u64 *gen_of, __u64 now);
+
+/* A reader's copy: the entries sorted by address, and the ids' names. */
+struct bt_wl_hist_view {
+	struct bt_wl_hist *v;
+	size_t n;
+	struct bt_wl_names names;
+};
+/* -ENOENT: the instance has no history (no agent kept workloads). */
+int bt_wl_hist_load(const char *instance, struct bt_wl_hist_view *h);
+void bt_wl_hist_free(struct bt_wl_hist_view *h);
+/* The names of the generations that held addr (a flow key's two words)
+ * at some time in [lo, hi] (CLOCK_REALTIME ns), at most max, each once:
+ * when several did, the one that held it at time at (0: unknown) alone,
+ * if that is one. A generation whose id was given again since (its name
+ * gone from wl_names) is left out. Returns how many. */
+int bt_wl_hist_find(const struct bt_wl_hist_view *h, const __u64 addr[2], __u64 lo, __u64 hi,
+		    __u64 at, const char **out, int max);
+
 #endif /* BLOOMTAP_WLTABLE_H */

@@ -25,6 +25,8 @@
 #include "instance/instance.h"
 #include "base/options.h"
 #include "instance/spie.h"
+#include "instance/wltable.h"
+#include "core/workloads.h"
 #include "base/util.h"
 
 #define BATCH 65536	/* packets queried at once: ~120 bytes each */
@@ -43,6 +45,8 @@ struct hit {
 	bool archived;
 	bool drop;		/* a drop digest: dropped here with reason */
 	bool sent;		/* a sent packet's digest: left here (egress) */
+	bool in_workload;	/* a drop in a workload's namespace (its
+				 * BT_DROP_IN_WORKLOAD digest found too) */
 	__u32 reason;
 	const char *reason_name;	/* as an archive file's kernel named it
 					 * (interned), or NULL: this kernel names it */
@@ -120,6 +124,7 @@ struct trace_ctx {
 	struct drop_hit {
 		struct tpkt *p;
 		__u32 reason;
+		bool in_workload;
 	} *dh;				/* a window's drop digests found */
 	size_t ndh, capdh;
 	uint32_t *live_seq;		/* live windows searched, by seq */
@@ -148,6 +153,8 @@ struct trace_ctx {
 	struct bt_seg_split *split;
 	bool learned;
 	uint32_t mss;
+	/* the instance's workload history (n 0: none kept) */
+	struct bt_wl_hist_view wlh;
 };
 
 static void batch_reset(struct trace_ctx *t)
@@ -317,6 +324,7 @@ static void ctx_free(struct trace_ctx *t)
 	ZSTD_freeDCtx(t->dctx);
 	bt_seg_flows_free(t->flows);
 	free(t->split);
+	bt_wl_hist_free(&t->wlh);
 	if (t->sm.ctl)
 		bt_spie_unmap(&t->sm);
 	memset(&t->keys, 0, sizeof(t->keys));
@@ -420,6 +428,8 @@ static int probe_drops(struct trace_ctx *t, const struct bt_win_reasons *r,
 
 	t->ndh = 0;
 	for (size_t i = 0; i < n; i++) {
+		int in_wl = -1;	/* probed once a packet, when it has a drop */
+
 		if (any && !has(t, src, w, bt_hash_drop(pkts[i]->digest, BT_DROP_ANY)))
 			continue;
 		for (int c = 0; c < nc; c++) {
@@ -436,7 +446,10 @@ static int probe_drops(struct trace_ctx *t, const struct bt_win_reasons *r,
 				t->dh = v;
 				t->capdh = cap;
 			}
-			t->dh[t->ndh++] = (struct drop_hit){ pkts[i], codes[c] };
+			if (in_wl < 0)
+				in_wl = has(t, src, w,
+					    bt_hash_drop(pkts[i]->digest, BT_DROP_IN_WORKLOAD));
+			t->dh[t->ndh++] = (struct drop_hit){ pkts[i], codes[c], in_wl > 0 };
 		}
 	}
 	return nc;
@@ -454,6 +467,7 @@ static void commit_drops(struct trace_ctx *t, struct hit h, int tries, bool any,
 	h.fpr = false_drop_rate(h.fpr, tries, any);
 	for (size_t i = 0; i < t->ndh; i++) {
 		h.reason = t->dh[i].reason;
+		h.in_workload = t->dh[i].in_workload;
 		h.reason_name = f ? intern(t, bt_archive_reason_name(f, h.reason, rb, sizeof(rb)))
 				  : NULL;
 		add_hit(t, t->dh[i].p, &h);
@@ -850,6 +864,9 @@ static int ctx_init(struct trace_ctx *t, const struct bt_trace_query *q)
 		t->live_seq = calloc(inst->meta.windows, sizeof(*t->live_seq));
 		if (!t->live_seq)
 			return -ENOMEM;
+		/* none (an agent without workloads): every name null */
+		if (bt_wl_hist_load(inst->name, &t->wlh) == -ENOMEM)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -1024,8 +1041,91 @@ static const char *hit_reason(const struct hit *x, char *buf, size_t len)
 	return x->reason_name ? x->reason_name : bt_drop_reason_name(x->reason, buf, len);
 }
 
-static void hits_json(const struct hit *hits, int n, struct json_object *ws,
-		      struct json_object *drops)
+/* The workloads that held the packet's address on side (0: source, 1:
+ * destination) while it passed, into names[0..WL_MAX), how many: for each
+ * of its windows (and drops) at the instance whose history is read, the
+ * generations that held the address during the window's time, within the
+ * packet's capture time +- the skew, the one holding it at the capture
+ * time when several did. */
+#define WL_MAX 8
+static int hits_workload(const struct trace_ctx *t, const struct tpkt *p, const struct hit *hits,
+			 int nh, int side, const char **names)
+{
+	int n = 0;
+	__u64 now;
+
+	if (!t->wlh.n || !t->inst)
+		return 0;
+	now = bt_boot_to_real(bt_boot_ns());
+	for (int h = 0; h < nh; h++) {
+		const struct hit *x = &hits[h];
+		const char *got[WL_MAX];
+		__u64 lo = x->start_ns, hi = x->end_ns ? x->end_ns : now;
+		int k;
+
+		if (strcmp(x->instance, t->inst->name))
+			continue;	/* another instance's archive: its history is not read */
+		if (p->lo > lo && p->lo <= hi)
+			lo = p->lo;
+		if (p->hi < hi && p->hi >= lo)
+			hi = p->hi;
+		k = bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], lo, hi, p->ts, got, WL_MAX);
+		for (int i = 0; i < k; i++) {
+			bool dup = false;
+
+			for (int j = 0; j < n; j++)
+				dup |= !strcmp(names[j], got[i]);
+			if (!dup && n < WL_MAX)
+				names[n++] = got[i];
+		}
+	}
+	return n;
+}
+
+/* JSON's: the name, several joined with " or ", null for none. */
+static struct json_object *workload_json(const char **names, int n)
+{
+	char buf[WL_MAX * (BT_WL_NAME_LEN + 4)];
+
+	buf[0] = 0;
+	for (int i = 0, o = 0; i < n && (size_t)o < sizeof(buf); i++)
+		o += snprintf(buf + o, sizeof(buf) - o, "%s%s", i ? " or " : "", names[i]);
+	return n ? json_object_new_string(buf) : NULL;
+}
+
+/* The workload a drop in a workload's namespace died in: the one the node
+ * forwarded it into, its destination's at the drop's window time. 0 for
+ * a drop elsewhere. */
+static int drop_workload(const struct trace_ctx *t, const struct tpkt *p, const struct hit *x,
+			 const char **names)
+{
+	return x->in_workload ? hits_workload(t, p, x, 1, 1, names) : 0;
+}
+
+static void drop_workload_json(const struct trace_ctx *t, const struct tpkt *p,
+			       const struct hit *x, struct json_object *w)
+{
+	const char *names[WL_MAX];
+	int n = drop_workload(t, p, x, names);
+
+	json_object_object_add(w, "in_workload", json_object_new_boolean(x->in_workload));
+	json_object_object_add(w, "workload", workload_json(names, n));
+}
+
+static void workloads_json(const struct trace_ctx *t, const struct tpkt *p,
+			   const struct hit *hits, int nh, struct json_object *o)
+{
+	const char *names[WL_MAX];
+	int n;
+
+	n = hits_workload(t, p, hits, nh, 0, names);
+	json_object_object_add(o, "src_workload", workload_json(names, n));
+	n = hits_workload(t, p, hits, nh, 1, names);
+	json_object_object_add(o, "dst_workload", workload_json(names, n));
+}
+
+static void hits_json(const struct trace_ctx *t, const struct tpkt *p, const struct hit *hits,
+		      int n, struct json_object *ws, struct json_object *drops)
 {
 	char a[40], b[40];
 
@@ -1038,6 +1138,7 @@ static void hits_json(const struct hit *hits, int n, struct json_object *ws,
 			json_object_array_add(drops, w);
 			json_object_object_add(w, "reason",
 					       json_object_new_string(hit_reason(x, rb, sizeof(rb))));
+			drop_workload_json(t, p, x, w);
 		} else {
 			json_object_array_add(ws, w);
 			json_object_object_add(w, "direction", json_object_new_string(
@@ -1081,7 +1182,7 @@ static struct json_object *segments_json(const struct trace_ctx *t, const struct
 		} else {
 			struct json_object *ws = json_object_new_array(), *drops = json_object_new_array();
 
-			hits_json(s[i].hits, s[i].nhits, ws, drops);
+			hits_json(t, &s[i], s[i].hits, s[i].nhits, ws, drops);
 			json_object_object_add(o, "windows", ws);
 			json_object_object_add(o, "drops", drops);
 			json_object_object_add(o, "hits_cut", json_object_new_boolean(s[i].cut));
@@ -1143,15 +1244,18 @@ static struct json_object *packet_json(const struct trace_ctx *t, const struct t
 		json_object_object_add(o, "ip_ids_tried", json_object_new_int64(p->variants));
 		/* seen whole (a replayed capture): its own windows */
 		if (p->nseen) {
-			hits_json(p->hits, p->nhits, ws, drops);
+			hits_json(t, p, p->hits, p->nhits, ws, drops);
+			workloads_json(t, p, p->hits, p->nhits, o);
 		} else {
 			u = union_hits(p, variant, &nu, &cut);
-			hits_json(u, nu, ws, drops);
+			hits_json(t, p, u, nu, ws, drops);
+			workloads_json(t, p, u, nu, o);
 			free(u);
 		}
 		json_object_object_add(o, "segments", segments_json(t, p, variant));
 	} else {
-		hits_json(p->hits, p->nhits, ws, drops);
+		hits_json(t, p, p->hits, p->nhits, ws, drops);
+		workloads_json(t, p, p->hits, p->nhits, o);
 	}
 	/* a merged buffer not cut: why it cannot be found */
 	if (p->why && !was_seen(t, p))
@@ -1337,7 +1441,20 @@ char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len,
 	return ans.text;
 }
 
-static void print_hits(const struct hit *hits, int n)
+/* Text's: escaped (bt_wl_escape: one word each), several joined with
+ * " or ", "-" for none. */
+static void print_workload(const char **names, int n)
+{
+	char e[2 * BT_WL_NAME_LEN];
+
+	if (!n)
+		printf("-");
+	for (int i = 0; i < n; i++)
+		printf("%s%s", i ? " or " : "", bt_wl_escape(names[i], e, sizeof(e)));
+}
+
+static void print_hits(const struct trace_ctx *t, const struct tpkt *p, const struct hit *hits,
+		       int n)
 {
 	char a[40], b[40], rb[96];
 
@@ -1346,16 +1463,42 @@ static void print_hits(const struct hit *hits, int n)
 
 		bt_fmt_ns(x->start_ns, a, sizeof(a), "now");
 		bt_fmt_ns(x->end_ns, b, sizeof(b), "now");
-		if (x->drop)
-			printf("  dropped here: %s window %u  %s .. %s  (reason %s)  "
-			       "false-positive rate %.2g  (%s)\n", x->instance, x->seq, a, b,
-			       hit_reason(x, rb, sizeof(rb)), x->fpr,
+		if (x->drop) {
+			const char *names[WL_MAX];
+			int nw = drop_workload(t, p, x, names);
+
+			printf("  dropped here: %s window %u  %s .. %s  (reason %s", x->instance,
+			       x->seq, a, b, hit_reason(x, rb, sizeof(rb)));
+			if (nw) {
+				printf(", in workload ");
+				print_workload(names, nw);
+			} else if (x->in_workload) {
+				printf(", in a workload's namespace");
+			}
+			printf(")  false-positive rate %.2g  (%s)\n", x->fpr,
 			       x->archived ? "archive" : "live");
-		else
+		} else {
 			printf("  %s%s window %u  %s .. %s  false-positive rate %.2g  (%s)\n",
 			       x->sent ? "left here: " : "", x->instance, x->seq, a, b, x->fpr,
 			       x->archived ? "archive" : "live");
+		}
 	}
+}
+
+/* The packet's workloads, a line when either side has one. */
+static void print_workloads(const struct trace_ctx *t, const struct tpkt *p,
+			    const struct hit *hits, int nh)
+{
+	const char *s[WL_MAX], *d[WL_MAX];
+	int ns = hits_workload(t, p, hits, nh, 0, s), nd = hits_workload(t, p, hits, nh, 1, d);
+
+	if (!ns && !nd)
+		return;
+	printf("  workloads: ");
+	print_workload(s, ns);
+	printf(" > ");
+	print_workload(d, nd);
+	printf("\n");
 }
 
 /* A cut packet: how many of its segments were seen, how it was cut, the
@@ -1375,7 +1518,8 @@ static void print_cut(const struct trace_ctx *t, const struct tpkt *p)
 	       bt_seg_from_name(p->seg_from), ids ? "; IP IDs " : "", ids ? ids : "",
 	       p->variants > 1 ? ", of both ways tried" : "");
 	u = union_hits(p, variant, &nu, &cut);
-	print_hits(u, nu);
+	print_hits(t, p, u, nu);
+	print_workloads(t, p, u, nu);
 	free(u);
 	for (uint32_t i = 0; i < p->nseg; i++) {
 		if (seen_one(t, &s[i]))
@@ -1434,7 +1578,8 @@ static void print_packet(const struct trace_ctx *t, const struct tpkt *p)
 	else
 		printf("packet %" PRIu64 ": seen in %d window%s\n", p->number, p->nseen,
 		       p->nseen > 1 ? "s" : "");
-	print_hits(p->hits, p->nhits);
+	print_hits(t, p, p->hits, p->nhits);
+	print_workloads(t, p, p->hits, p->nhits);
 	if (p->cut)
 		printf("  (and more: an answer holds at most %d windows a packet)\n", MAX_HITS);
 	print_searched(p);
