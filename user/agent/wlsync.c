@@ -282,6 +282,10 @@ static void pass(void)
 		return;
 	}
 	ws.scan_failed = false;
+	/* the drops the node's workloads' devices see, the instances' by
+	 * digest (user/instance/drops.c), from the same scan: before the
+	 * tables, so that a workload the table names has its devices given */
+	bt_drops_refresh_workloads(ws.w);
 	n = plan(&v);
 	for (size_t i = 0; i < n; i++)	/* an address two workloads hold: neither */
 		if (v[i].id)
@@ -301,9 +305,6 @@ static void pass(void)
 	history(v, k, false, real_ns());
 	pthread_mutex_unlock(&ws.ag->lock);
 	free(v);
-	/* and the drops the node's workloads' devices see, the instances'
-	 * by digest (user/instance/drops.c), from the same scan */
-	bt_drops_refresh_workloads(ws.w);
 }
 
 static void *syncer(void *arg)
