@@ -166,6 +166,7 @@ run_build() {	# label, build dir
 	run_suite ${label}wlattr      tests/live/wlattr.sh
 	run_suite ${label}workload-drops tests/live/workload_drops.sh
 	run_suite ${label}workload-tour tests/live/wltour.sh
+	run_suite ${label}wlpods      tests/live/wlpods.sh
 	# the oracle checks the datapath (one BPF object for both builds)
 	# against tshark; under ASan, heavy-pcaps and watch-pcaps replay every
 	# capture through the same user space
