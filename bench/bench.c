@@ -32,6 +32,7 @@
 #include "instance/create.h"
 #include "instance/instance.h"
 #include "instance/sketch.h"
+#include "instance/wltable.h"
 #include "report/counters.h"
 #include "instance/link.h"
 #include "report/trace_query.h"
@@ -2014,6 +2015,67 @@ static void drops_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
 	drops_run(f, seq);
 }
 
+/* The workload table's lookups (bpf/workloads.bpf.h): the whole program
+ * with its table empty (no lookup) and full (BT_WL_ADDRS addresses, the
+ * most the agent writes: the frame's destination and the sources of the
+ * driver's 8,191 lowest flows, 198.18.0.0 + flow, which Zipf(1.1) makes
+ * the busiest), against the empty program, in one run. */
+static void workloads_run(FILE *f, const uint32_t *seq)
+{
+	struct target off = { 0 }, full = { 0 }, *t[3] = { &targets[P_EMPTY], &off, &full };
+	struct bt_wl_entry *v = calloc(BT_WL_ADDRS, sizeof(*v));
+	struct bt_watch_count *c = calloc(BT_WL_IDS, sizeof(*c));
+	unsigned long long src = 0, dst = 0, pkts = 0;
+	size_t placed = 0;
+	struct frame fr;
+	double med[3];
+
+	bench_frame_v4_udp(&fr);
+	if (!v || !c || make_bloomtap(&off, "wloff", true, true, 0, 0, 0) ||
+	    make_bloomtap(&full, "wlfull", true, true, 0, 0, 0))
+		goto out;
+	for (uint32_t i = 0; i < BT_WL_ADDRS; i++) {
+		__u32 a = htonl(0xc6120000 + i - 1);
+
+		v[i].addr[10] = v[i].addr[11] = 0xff;	/* v4-mapped, as a flow key */
+		if (i)
+			memcpy(v[i].addr + 12, &a, 4);
+		else
+			memcpy(v[i].addr + 12, fr.b + 14 + 16, 4);	/* the frame's destination */
+		v[i].id = 1 + i % (BT_WL_IDS - 1);
+	}
+	if (bt_wl_table_write(&full.inst, v, BT_WL_ADDRS, &placed) < 0 ||
+	    run_targets(&fr, false, seq, t, 3, med))
+		goto out;
+	/* what the run's packets found: counted per id and side (0 the
+	 * source, 1 the destination) */
+	if (bt_wl_counts(&full.inst, 0, c))
+		goto out;
+	for (__u32 id = 1; id < BT_WL_IDS; id++) {
+		src += c[id].packets[0];
+		dst += c[id].packets[1];
+	}
+	pkts = (unsigned long long)REPEAT * ROUNDS;
+	out(stdout, f, "\nworkloads: the whole program on 64-byte IPv4/UDP, its workload table empty "
+	    "and full\n(%zu addresses placed of %u; %.0f %% of packets' sources and %.0f %% of their "
+	    "destinations found)\n", placed, BT_WL_ADDRS, 100.0 * src / pkts, 100.0 * dst / pkts);
+	out(stdout, f, "  %-40s %8.1f ns\n", "empty program", med[0]);
+	out(stdout, f, "  %-40s %8.1f ns  %5.2f x empty\n", "table empty (no lookup)", med[1],
+	    med[1] / med[0]);
+	out(stdout, f, "  %-40s %8.1f ns  %5.2f x empty, %+.1f ns (%.2f x the table empty)\n",
+	    "table full", med[2], med[2] / med[0], med[2] - med[1], med[2] / med[1]);
+out:
+	drop_target(&off);
+	drop_target(&full);
+	free(v);
+	free(c);
+}
+
+static void workloads_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
+{
+	workloads_run(f, seq);
+}
+
 static void egress_run(FILE *f, const uint32_t *seq);
 
 static void egress_alone(FILE *f, const uint32_t *seq, const uint32_t *useq)
@@ -2031,6 +2093,7 @@ static const struct {
 	{ "BENCH_LIVE", live_alone },		/* frames through a veth pair */
 	{ "BENCH_ACCEPTED", accepted_alone },	/* traffic the far end accepts */
 	{ "BENCH_HEAVY", heavy_breakdown },	/* the heavy-flow stage's breakdown */
+	{ "BENCH_WORKLOADS", workloads_alone },	/* the workload table's lookups */
 };
 
 /* The main tables: every stage on one IPv4/UDP and one IPv6/TCP frame,
@@ -2340,7 +2403,7 @@ static void egress_run(FILE *f, const uint32_t *seq)
 
 /* The sections after the main tables, in make bench's order. */
 static void (*const sections[])(FILE *f, const uint32_t *seq) = {
-	archive_run, watch_run, live_run, accepted_run, drops_run, egress_run,
+	archive_run, watch_run, live_run, accepted_run, drops_run, egress_run, workloads_run,
 };
 
 int main(int argc, char **argv)
