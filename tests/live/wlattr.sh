@@ -6,7 +6,8 @@
 # container is replaced by another on the same address (podman run --ip):
 # the old flow keeps the old name, the same 5-tuple's new packets are a
 # flow of their own under the new name, and stats count each generation
-# apart. Forwarding in the host namespace is turned on for the run (saved
+# apart; /metrics has the same counts, capped (metrics-workloads), and an
+# IPFIX export of the flows their names. Forwarding in the host namespace is turned on for the run (saved
 # and restored): the packets reach the container.
 source "$(dirname "$0")/../lib/lib.sh"
 need_root "wlattr"
@@ -137,6 +138,9 @@ check "/metrics: the client's namespace sent the 300 ($(wlm src "workload=\"$NSC
 	test "$(wlm src "workload=\"$NSC\"")" -ge 300
 eq "/metrics: nothing under the overflow (the cap, 100, not reached)" \
 	"$(wlm dst 'overflow="true"') $(left_out)" "0 0"
+curl -s -m 5 "127.0.0.1:$PORT/metrics" > "$WORK/metrics.txt"
+check "/metrics with workloads' series: promtool check metrics" \
+	bash -c "promtool check metrics < '$WORK/metrics.txt'"
 
 # the container replaced by another on the same address
 check "the first container removed" podman rm -f -t 0 "$CTR1"
@@ -191,5 +195,16 @@ eq "workloads off: the old flows keep their names" "$(flow 5000 | tr '\n' ' ')" 
 check "the agents logged no error" bash -c "! grep -i 'error' '$WORK/agent.log'"
 expect_fail "workloads: a bad value is refused" "workloads" \
 	"$BLOOMTAP" run --workloads sometimes --check "$VH"
+# IPFIX: the interval ended by heavy --flip (the agent stopped: the
+# instance's intervals are its own then) as the agent exports it; the
+# workloads' enterprise elements (32473/1, 32473/2) decoded from the raw
+# bytes (tests/live/ipfix_check.py workloads)
+kill "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+check "heavy --flip --ipfix-file" "$BLOOMTAP" heavy --flip --ipfix-file "$WORK/flows.ipfix" "$VH" -n 1
+python3 "$TOP/tests/live/ipfix_check.py" workloads "$WORK/flows.ipfix" > "$WORK/ipfix.txt"
+eq "IPFIX: each flow of the 5-tuple carries its workloads as they were" \
+	"$(grep '^5000 ' "$WORK/ipfix.txt" | tr '\n' ' ')" "5000 200 $NSC $CTR2 5000 300 $NSC $CTR1 "
+eq "IPFIX: a flow named nowhere carries empty names" \
+	"$(grep '^5002 ' "$WORK/ipfix.txt")" "5002 100 - -"
 summary
 [ "$FAIL" = 0 ]
