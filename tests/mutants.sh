@@ -43,6 +43,7 @@ MUTANTS=(
 'workload-metrics-cap-ignored|user/agent/metrics.c|				if (s->state == WLS_OWN && own >= a->cfg.metrics_workloads) {|				if (s->state == WLS_OWN && own > a->cfg.metrics_workloads) {|tests/live/wlattr.sh'
 'workload-metrics-overflow-recounted|user/agent/metrics.c|					s->last = n[id];
 					continue;|					continue;|tests/live/wlattr.sh'
+'metrics-label-unescaped|user/agent/metrics.c|			buf[o++] = '"'\\\\'"';|			(void)0;|.output/tests/test_unit'
 'ipfix-workloads-unnamed|user/report/ipfix.c|			.src_wl = wl_field(wl, f->wl[0]), .dst_wl = wl_field(wl, f->wl[1]),|			.src_wl = wl_field(NULL, 0), .dst_wl = wl_field(NULL, 0),|tests/live/wlattr.sh'
 'datapath-range-index-strict|bpf/watch.bpf.h|(first > pos0 ? first - pos0 : 0) - 1;|(first > pos0 ? first - pos0 : 0);|.output/tests/test_watch'
 'range-word-wrong-step|user/core/watchlpm.c|hi > lo ? e[mid * BT_WATCH_R_LINE] >> 16 : 0);|hi > lo ? e[(mid - 1) * BT_WATCH_R_LINE] >> 16 : 0);|.output/tests/test_watch'

@@ -371,6 +371,15 @@ static void wl_labels(struct buf *b, const char *name, int form)
 			label_value(cut[k], cut[k + 1] - 1 - cut[k], v, sizeof(v)));
 }
 
+char *bt_metrics_workload_labels(const char *name, int form)
+{
+	struct buf b = { malloc(256), 0, 256 };
+
+	if (b.p)
+		wl_labels(&b, name, form);
+	return b.p;
+}
+
 /* Interface i's workload state, made on its first scrape (NULL: none) */
 static struct wl_series *wl_series_of(const struct agent *a, int i)
 {
