@@ -306,7 +306,9 @@ static void section_watch(struct buf *b, const struct agent *a)
  * so that a series is one generation's counter from its first packet);
  * the others, and those past a lowered cap, are counted under one
  * overflow="true" series, as the sum of what they counted since, so that it
- * only grows. The state of a scrape, kept for the next one: */
+ * only grows. The state of a scrape, kept for the next one (scrapes hold
+ * the agent's lock; 48 bytes an id and direction, an interface's made at
+ * its first scrape): */
 enum { WLS_NONE, WLS_OWN, WLS_OVERFLOW };
 struct wl_seen {
 	__u64 gen;
