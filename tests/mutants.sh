@@ -40,6 +40,12 @@ MUTANTS=(
 # issue 56: workloads named as the packets passed, not as the table is now
 'workload-at-query-time|user/instance/sketch.c|		f->wl[1] = bt_wl_unpack(f->key.pad, 1);|		f->wl[1] = ({ __u32 bt_wl_id_now(const struct bt_instance *, const __u8 *); bt_wl_id_now(m->inst, f->key.dst); });|tests/live/wlattr.sh'
 'trace-workload-at-query-time|user/report/trace_query.c|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], lo, hi, p->ts, got, WL_MAX);|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], now, now, now, got, WL_MAX);|tests/live/wlattr.sh'
+# /metrics: the workloads' series past their cap, the overflow's counts
+'workload-metrics-cap-ignored|user/agent/metrics.c|				if (s->state == WLS_OWN && own >= a->cfg.metrics_workloads) {|				if (s->state == WLS_OWN && own > a->cfg.metrics_workloads) {|tests/live/wlattr.sh'
+'workload-metrics-overflow-recounted|user/agent/metrics.c|					s->last = n[id];
+					continue;|					continue;|tests/live/wlattr.sh'
+'metrics-label-unescaped|user/agent/metrics.c|			buf[o++] = '"'\\\\'"';|			(void)0;|.output/tests/test_unit'
+'ipfix-workloads-unnamed|user/report/ipfix.c|			.src_wl = wl_field(wl, f->wl[0]), .dst_wl = wl_field(wl, f->wl[1]),|			.src_wl = wl_field(NULL, 0), .dst_wl = wl_field(NULL, 0),|tests/live/wlattr.sh'
 'datapath-range-index-strict|bpf/watch.bpf.h|(first > pos0 ? first - pos0 : 0) - 1;|(first > pos0 ? first - pos0 : 0);|.output/tests/test_watch'
 'range-word-wrong-step|user/core/watchlpm.c|hi > lo ? e[mid * BT_WATCH_R_LINE] >> 16 : 0);|hi > lo ? e[(mid - 1) * BT_WATCH_R_LINE] >> 16 : 0);|.output/tests/test_watch'
 'datapath-range-guess-wrong|bpf/watch.bpf.h|index_start(slot, h, wlo) <= a16)|index_start(slot, h, wlo) >= a16)|.output/tests/test_watch'

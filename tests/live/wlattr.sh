@@ -8,9 +8,10 @@
 # flow of their own under the new name, and stats count each generation
 # apart; trace names each capture's packets by the container that held
 # the address when they passed, the first capture the first container
-# after the second took the address. Forwarding in the host namespace is
-# turned on for the run (saved and restored): the packets reach the
-# container.
+# after the second took the address; /metrics has the same counts, capped
+# (metrics-workloads), and an IPFIX export of the flows their names.
+# Forwarding in the host namespace is turned on for the run (saved and
+# restored): the packets reach the container.
 source "$(dirname "$0")/../lib/lib.sh"
 need_root "wlattr"
 need_podman "wlattr"
@@ -60,8 +61,9 @@ ip link set "$VH" up
 ip -n "$NSC" route add "$SUB" via "198.18.$L.2"
 sysctl -qw net.ipv4.ip_forward=1
 
+: > "$WORK/agent.conf"
 "$BLOOMTAP" run --listen "127.0.0.1:$PORT" --archive "$WORK/arch" --interval 3600 \
-	"$VH" > "$WORK/agent.log" 2>&1 &
+	--config "$WORK/agent.conf" "$VH" > "$WORK/agent.log" 2>&1 &
 AGENT=$!
 wait_for "the agent answers /healthz" 30 curl -sf -m 5 "127.0.0.1:$PORT/healthz"
 
@@ -81,6 +83,28 @@ stats_of() {
 import json, sys
 w = [x for x in json.load(sys.stdin)["workloads"] if x["workload"] == sys.argv[1]]
 print(sum(x[sys.argv[2]] for x in w))' "$1" "$2"
+}
+# wlm SIDE [LABELS]: bloomtap_workload_packets_total of SIDE on $VH with
+# exactly these labels after side's (LABELS: workload="NAME",... as
+# /metrics writes them; overflow="true" for the overflow), none: 0
+wlm() {
+	curl -s -m 5 "127.0.0.1:$PORT/metrics" | python3 -c '
+import sys
+want = "bloomtap_workload_packets_total{interface=\"%s\",direction=\"ingress\",side=\"%s\",%s}" % tuple(sys.argv[1:4])
+print(sum(int(l.rsplit(" ", 1)[1]) for l in sys.stdin if l.rsplit(" ", 1)[0] == want))' \
+		"$VH" "$1" "$2"
+}
+# wl_own: the workloads with series of their own on $VH (their packets as
+# source and destination), one a line, sorted
+wl_own() {
+	curl -s -m 5 "127.0.0.1:$PORT/metrics" | python3 -c '
+import re, sys
+print(" ".join(sorted({m.group(1) for m in re.finditer(r"^bloomtap_workload_packets_total\{interface=\"%s\",direction=\"ingress\",side=\"(?:src|dst)\",workload=\"([^\"]*)\"" % sys.argv[1], sys.stdin.read(), re.M)})))' "$VH"
+}
+# left_out: bloomtap_workload_left_out_total of $VH's ingress
+left_out() {
+	curl -s -m 5 "127.0.0.1:$PORT/metrics" | sed -n \
+		"s/^bloomtap_workload_left_out_total{interface=\"$VH\",direction=\"ingress\"} //p"
 }
 # named NAME: a probe (port 7001) counted under NAME: the agent's table
 # has the container (a probe a try)
@@ -144,6 +168,18 @@ eq "stats: the container's packets as destination" "$(stats_of "$CTR1" dst_packe
 check "heavy (text): the workloads' column" grep -q -- "$NSC > $CTR1" "$WORK/heavy1.txt"
 "$BLOOMTAP" stats "$VH" > "$WORK/stats1.txt"
 check "stats (text): the container's line" grep -q "^  $CTR1 " "$WORK/stats1.txt"
+# /metrics: the same counts, the container's labels, the namespace's name
+eq "/metrics: the container's packets as destination" \
+	"$(wlm dst "workload=\"$CTR1\",container=\"$CTR1\"")" $((P1 + 300))
+eq "/metrics: the client's namespace as source (a netns: its workload label alone)" \
+	"$(wlm src "workload=\"$NSC\"")" "$(stats_of "$NSC" src_packets)"
+check "/metrics: the client's namespace sent the 300 ($(wlm src "workload=\"$NSC\"") >= 300)" \
+	test "$(wlm src "workload=\"$NSC\"")" -ge 300
+eq "/metrics: nothing under the overflow (the cap, 100, not reached)" \
+	"$(wlm dst 'overflow="true"') $(left_out)" "0 0"
+curl -s -m 5 "127.0.0.1:$PORT/metrics" > "$WORK/metrics.txt"
+check "/metrics with workloads' series: promtool check metrics" \
+	bash -c "promtool check metrics < '$WORK/metrics.txt'"
 
 # the container replaced by another on the same address
 check "the first container removed" podman rm -f -t 0 "$CTR1"
@@ -169,6 +205,22 @@ eq "the old flow keeps the old name; the same 5-tuple's new packets, the new one
 eq "stats: the first container's packets stay its own, none of the second's" \
 	"$(stats_of "$CTR1" dst_packets)" "$P1B"
 eq "stats: the second container's, its own" "$(stats_of "$CTR2" dst_packets)" $((P2 + 200))
+eq "/metrics: the second container's series, its own" \
+	"$(wlm dst "workload=\"$CTR2\",container=\"$CTR2\"")" $((P2 + 200))
+eq "/metrics: the first, retired, has no series any more" "$(wl_own)" \
+	"$(printf '%s\n' "$NSC" "$CTR2" | sort | tr '\n' ' ' | sed 's/ $//')"
+# the cap: metrics-workloads = 1 (a reload): one of the two keeps its
+# series, the other's packets from then on go to the overflow series
+echo "metrics-workloads = 1" > "$WORK/agent.conf"
+kill -HUP "$AGENT"
+one_own() { [ "$(wl_own | wc -w)" = 1 ]; }
+wait_for "/metrics: one workload keeps a series of its own (cap 1)" 30 one_own
+eq "/metrics: one generation left out by the cap" "$(left_out)" 1
+O=$(( $(wlm src 'overflow="true"') + $(wlm dst 'overflow="true"') ))
+send 5001 50
+overflow() { echo $(( $(wlm src 'overflow="true"') + $(wlm dst 'overflow="true"') - O )); }
+eq "/metrics: the overflow series counted the 50 of the one left out" "$(overflow)" 50
+eq "/metrics: and counts them once (scraped again)" "$(overflow)" 50
 H=$(curl -s -m 5 "127.0.0.1:$PORT/api/v1/heavy?iface=$VH&n=100")
 eq "the API's heavy flows name both" "$(echo "$H" | python3 -c '
 import json, sys
@@ -198,5 +250,16 @@ expect_fail "workloads: a bad value is refused" "workloads" \
 expect_fail "workloads IFACE --root: refused" "not an instance's table" \
 	"$BLOOMTAP" workloads "$VH" --root /
 expect_fail "workloads of no instance: refused" "btwa-none" "$BLOOMTAP" workloads "btwa-none$ID"
+# IPFIX: the interval ended by heavy --flip (the agent stopped: the
+# instance's intervals are its own then) as the agent exports it; the
+# workloads' enterprise elements (32473/1, 32473/2) decoded from the raw
+# bytes (tests/live/ipfix_check.py workloads)
+kill "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+check "heavy --flip --ipfix-file" "$BLOOMTAP" heavy --flip --ipfix-file "$WORK/flows.ipfix" "$VH" -n 1
+python3 "$TOP/tests/live/ipfix_check.py" workloads "$WORK/flows.ipfix" > "$WORK/ipfix.txt"
+eq "IPFIX: each flow of the 5-tuple carries its workloads as they were" \
+	"$(grep '^5000 ' "$WORK/ipfix.txt" | tr '\n' ' ')" "5000 200 $NSC $CTR2 5000 300 $NSC $CTR1 "
+eq "IPFIX: a flow named nowhere carries empty names" \
+	"$(grep '^5002 ' "$WORK/ipfix.txt")" "5002 100 - -"
 summary
 [ "$FAIL" = 0 ]

@@ -32,6 +32,8 @@
 #include "agent/webconfig.h"
 #include "core/workloads.h"
 #include "instance/wltable.h"
+#include "agent/agent_state.h"
+#include "agent/metrics.h"
 #include "report/pathtrace.h"
 #include "base/timeparse.h"
 #include <time.h>
@@ -1288,6 +1290,45 @@ static void test_workload_history(void **state)
 	assert_int_equal(bt_wl_hist_find(&h, (const __u64[2]){ 1, 3 }, 60, 70, 0, out, 4), 0);
 }
 
+/* /metrics' labels of a workload: its parts where the name's form has
+ * them (two slashes alone say namespace/pod/container of a name whose form
+ * is not known; a part count that does not match the form, a cut name:
+ * workload alone), each value escaped as heavy's text prints it, then as
+ * the text format wants (a backslash doubled, a quote escaped). */
+static void test_metrics_workload_labels(void **state)
+{
+	static const struct {
+		const char *name;
+		int form;
+		const char *want;
+	} t[] = {
+		{ "ns/pod/ctr", BT_WLF_NS_POD_CTR,
+		  ",workload=\"ns/pod/ctr\",namespace=\"ns\",pod=\"pod\",container=\"ctr\"" },
+		{ "ns/pod/ctr", BT_WLF_UNKNOWN,
+		  ",workload=\"ns/pod/ctr\",namespace=\"ns\",pod=\"pod\",container=\"ctr\"" },
+		{ "ns/pod", BT_WLF_NS_POD, ",workload=\"ns/pod\",namespace=\"ns\",pod=\"pod\"" },
+		{ "pod/ctr", BT_WLF_POD_CTR, ",workload=\"pod/ctr\",pod=\"pod\",container=\"ctr\"" },
+		{ "pod/ctr", BT_WLF_UNKNOWN, ",workload=\"pod/ctr\"" },
+		{ "pod", BT_WLF_POD, ",workload=\"pod\",pod=\"pod\"" },
+		{ "web", BT_WLF_CTR, ",workload=\"web\",container=\"web\"" },
+		{ "netns:4026532", BT_WLF_NETNS, ",workload=\"netns:4026532\"" },
+		{ "ns/pod", BT_WLF_NS_POD_CTR, ",workload=\"ns/pod\"" },	/* cut */
+		{ "a/b/c/d", BT_WLF_UNKNOWN, ",workload=\"a/b/c/d\"" },
+		{ "q\"t\tb\\", BT_WLF_NETNS, ",workload=\"q\\\"t\\\\x09b\\\\x5c\"" },
+		{ "n\"s/p/c", BT_WLF_NS_POD_CTR,
+		  ",workload=\"n\\\"s/p/c\",namespace=\"n\\\"s\",pod=\"p\",container=\"c\"" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *s = bt_metrics_workload_labels(t[i].name, t[i].form);
+
+		assert_non_null(s);
+		assert_string_equal(s, t[i].want);
+		free(s);
+	}
+}
+
 /* A heavy-flow key's workload ids: 12 bits each in its 3 spare bytes,
  * every id of both sides back as it went in, neither touching the other. */
 static void test_workload_ids_in_key(void **state)
@@ -1538,6 +1579,7 @@ int main(void)
 		cmocka_unit_test(test_drop_reasons_archived),
 		cmocka_unit_test(test_workload_cgroups),
 		cmocka_unit_test(test_workload_ids_in_key),
+		cmocka_unit_test(test_metrics_workload_labels),
 		cmocka_unit_test(test_pcapng_many_interfaces),
 		cmocka_unit_test(test_rec_seq_at),
 	};

@@ -50,6 +50,10 @@
 	  .dmax = 1e9 },							\
 	{ "top", 0, BT_OPT_U32, &(c).top, "K",					\
 	  "heavy flows per interface in /metrics (default 10)", .min = 1, .max = 1000 }, \
+	{ "metrics-workloads", 0, BT_OPT_U32, &(c).metrics_workloads, "N",	\
+	  "workloads with series of their own in /metrics, per interface and " \
+	  "direction; the rest summed under overflow=\"true\" (default 100)",	\
+	  .min = 0, .max = 4095 },						\
 	{ "check", 0, BT_OPT_FLAG, &(c).check, NULL,				\
 	  "check the options and the configuration file, attach nothing, exit" }, \
 	{ "detach-on-exit", 0, BT_OPT_FLAG, &(c).detach_on_exit, NULL,		\

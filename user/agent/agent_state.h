@@ -42,6 +42,8 @@ struct agent_cfg {
 	double interval_s, archive_flush_s;
 	double trace_skew_s;		/* /api/v1/trace without skew=: this */
 	uint32_t top;
+	uint32_t metrics_workloads;	/* workloads with series of their own, per
+					 * interface and direction, in /metrics */
 	uint64_t archive_max_bytes, archive_max_age;
 	bool detach_on_exit, force, check;
 	bool recreate_incompatible;	/* another ABI's instance: made anew */
@@ -64,7 +66,7 @@ struct agent_cfg {
 #define BT_AGENT_ARCHIVE_MAX_BYTES (1ULL << 30)
 #define AGENT_DEFAULTS { .listen = "127.0.0.1:9477", .archive = "/var/lib/bloomtap/archive", \
 			.archive_max_bytes = BT_AGENT_ARCHIVE_MAX_BYTES, .interval_s = 10, \
-			.top = 10, .ipfix_cfg = BT_IPFIX_CFG_DEFAULTS }
+			.top = 10, .metrics_workloads = 100, .ipfix_cfg = BT_IPFIX_CFG_DEFAULTS }
 
 extern const char *const bt_agent_workloads_names[];	/* "auto", "off" */
 
@@ -120,6 +122,20 @@ void bt_watch_loader_stop(void);
  * interface's table kept to the node's workloads, a scan a second. */
 int bt_workload_sync_start(struct agent *ag);
 void bt_workload_sync_stop(void);
+/* How a workload's name was made (docs/workloads.md "Attribution"). */
+enum bt_wl_form {
+	BT_WLF_UNKNOWN,		/* not this agent's generation */
+	BT_WLF_NS_POD_CTR,	/* namespace/pod/container */
+	BT_WLF_NS_POD,		/* namespace/pod */
+	BT_WLF_POD_CTR,		/* pod/container (podman kube play) */
+	BT_WLF_POD,		/* pod */
+	BT_WLF_CTR,		/* a container's name or id */
+	BT_WLF_NETNS,		/* a network namespace's name, netns:INODE */
+};
+/* Whether generation gen (its wl_names gen) holds id in the table now, and
+ * then its name's form (*form: BT_WLF_UNKNOWN when not). Under the
+ * agent's lock; false for all without workloads = auto. */
+bool bt_workload_live(__u32 id, __u64 gen, int *form);
 /* Frees a list read for the loader that never reached it (NULL: nothing). */
 void bt_watch_list_drop(struct bt_watch_list *l);
 

@@ -17,7 +17,10 @@
 #include "instance/archive.h"
 #include "base/common.h"
 #include "instance/drops.h"
+#include "instance/wltable.h"
+#include "core/workloads.h"
 #include "report/flow.h"
+#include <bpf/bpf.h>
 
 struct buf {
 	char *p;
@@ -294,6 +297,219 @@ static void section_watch(struct buf *b, const struct agent *a)
 	free(n);
 }
 
+/* Workloads (docs/operating.md "Metrics"): per interface, direction,
+ * workload generation and side, the packets and bytes wl_counts holds, for
+ * the generations live in the agent's table. At most metrics_workloads of
+ * them a series of their own, per interface and direction: a generation
+ * takes a place when first seen with traffic and one is free, and keeps it
+ * while it lives (the places' holders change only as generations retire,
+ * so that a series is one generation's counter from its first packet);
+ * the others, and those past a lowered cap, are counted under one
+ * overflow="true" series, as the sum of what they counted since, so that it
+ * only grows. The state of a scrape, kept for the next one (scrapes hold
+ * the agent's lock; 48 bytes an id and direction, an interface's made at
+ * its first scrape): */
+enum { WLS_NONE, WLS_OWN, WLS_OVERFLOW };
+struct wl_seen {
+	__u64 gen;
+	struct bt_watch_count last;	/* counted when last scraped */
+	__u8 state;
+};
+static struct wl_series {
+	char name[IFNAMSIZ];		/* whose: interface i's */
+	struct wl_seen (*id)[BT_WL_IDS];	/* per direction */
+	struct bt_watch_count overflow[BT_DIRS];
+	__u64 left_out[BT_DIRS];	/* generations counted under overflow */
+} wls[BT_AGENT_MAX_IFACES];
+
+/* s escaped as a label value: the name as heavy's text prints it (bytes
+ * outside printable ASCII, spaces and backslashes as \xHH), then the text
+ * format's escapes (a backslash doubled, a quote as \"). */
+static const char *label_value(const char *s, size_t n, char *buf, size_t len)
+{
+	char part[BT_WL_NAME_LEN + 1], e[4 * BT_WL_NAME_LEN + 1];
+	size_t o = 0;
+
+	snprintf(part, sizeof(part), "%.*s", (int)n, s);
+	bt_wl_escape(part, e, sizeof(e));
+	for (const char *p = e; *p && o + 3 < len; p++) {
+		if (*p == '\\' || *p == '"')
+			buf[o++] = '\\';
+		buf[o++] = *p;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+/* The labels of a workload: workload (the whole name), and namespace, pod
+ * and container where its form has them (a name cut short, or of a form
+ * not known, has its workload label alone, unless two slashes say
+ * namespace/pod/container: no part of a name holds one). */
+static void wl_labels(struct buf *b, const char *name, int form)
+{
+	static const char *const parts[][3] = {
+		[BT_WLF_NS_POD_CTR] = { "namespace", "pod", "container" },
+		[BT_WLF_NS_POD] = { "namespace", "pod" },
+		[BT_WLF_POD_CTR] = { "pod", "container" },
+		[BT_WLF_POD] = { "pod" },
+		[BT_WLF_CTR] = { "container" },
+	};
+	const char *cut[4] = { name };
+	char v[8 * BT_WL_NAME_LEN + 1];
+	int n = 1, want = 0;
+
+	for (const char *p = strchr(name, '/'); p && n < 3; p = strchr(p + 1, '/'))
+		cut[n++] = p + 1;
+	if (n == 3 && strchr(cut[2], '/'))
+		n = 4;
+	cut[n < 4 ? n : 3] = name + strlen(name) + 1;
+	if (form == BT_WLF_UNKNOWN && n == 3)
+		form = BT_WLF_NS_POD_CTR;
+	while (form < (int)(sizeof(parts) / sizeof(parts[0])) && want < 3 && parts[form][want])
+		want++;
+	bprintf(b, ",workload=\"%s\"", label_value(name, strlen(name), v, sizeof(v)));
+	for (int k = 0; want == n && k < n; k++)
+		bprintf(b, ",%s=\"%s\"", parts[form][k],
+			label_value(cut[k], cut[k + 1] - 1 - cut[k], v, sizeof(v)));
+}
+
+char *bt_metrics_workload_labels(const char *name, int form)
+{
+	struct buf b = { malloc(256), 0, 256 };
+
+	if (b.p)
+		wl_labels(&b, name, form);
+	return b.p;
+}
+
+/* Interface i's workload state, made on its first scrape (NULL: none) */
+static struct wl_series *wl_series_of(const struct agent *a, int i)
+{
+	struct wl_series *w = &wls[i];
+
+	if (strcmp(w->name, a->ifs[i].name)) {
+		free(w->id);
+		memset(w, 0, sizeof(*w));
+		snprintf(w->name, sizeof(w->name), "%s", a->ifs[i].name);
+	}
+	if (!w->id)
+		w->id = calloc(BT_DIRS, sizeof(*w->id));
+	return w->id ? w : NULL;
+}
+
+static void counted_since(struct bt_watch_count *sum, const struct bt_watch_count *now,
+			  const struct bt_watch_count *last)
+{
+	for (int e = 0; e < 2; e++) {
+		/* less than before: cleared (the instance made anew) */
+		sum->packets[e] += now->packets[e] - (now->packets[e] >= last->packets[e]
+						      ? last->packets[e] : 0);
+		sum->bytes[e] += now->bytes[e] - (now->bytes[e] >= last->bytes[e] ? last->bytes[e] : 0);
+	}
+}
+
+static void section_workloads(struct buf *b, const struct agent *a)
+{
+	static const char *const side[2] = { "src", "dst" };
+	struct bt_watch_count *n = calloc(BT_WL_IDS, sizeof(*n));
+	struct bt_wl_name *names = calloc(BT_WL_IDS, sizeof(*names));
+	struct buf out[2] = { { malloc(4096), 0, 4096 }, { malloc(4096), 0, 4096 } };
+
+	family(b, "bloomtap_workload_left_out_total", "counter",
+	       "Workload generations counted under the overflow=\"true\" series, the cap "
+	       "(metrics-workloads) past.");
+	for (int i = 0; i < a->n && n && names && out[0].p && out[1].p; i++)
+		for (int d = 0; d < dirs(a, i); d++) {
+			const struct bt_instance *inst = &a->ifs[i].inst;
+			struct wl_series *w;
+			struct wl_seen *seen;
+			__u32 own = 0;
+
+			if (inst->wl_counts_fd <= 0 || bt_wl_counts(inst, d, n) ||
+			    !(w = wl_series_of(a, i)))
+				continue;
+			seen = w->id[d];
+			/* who holds a place: the live generations that held one */
+			for (__u32 id = 1; id < BT_WL_IDS; id++) {
+				struct wl_seen *s = &seen[id];
+				int form;
+
+				names[id].gen = 0;
+				if (!n[id].packets[0] && !n[id].packets[1]) {
+					s->state = WLS_NONE;
+					continue;
+				}
+				if (bpf_map_lookup_elem(inst->wl_names_fd, &id, &names[id]) ||
+				    !bt_workload_live(id, names[id].gen, &form)) {
+					names[id].gen = 0;
+					s->state = WLS_NONE;	/* retired: its series gone */
+					continue;
+				}
+				if (s->state != WLS_NONE && s->gen != names[id].gen)
+					s->state = WLS_NONE;	/* the id's next generation */
+				if (s->state == WLS_OWN && own >= a->cfg.metrics_workloads) {
+					s->state = WLS_OVERFLOW;	/* the cap lowered */
+					s->last = n[id];
+					w->left_out[d]++;
+				}
+				own += s->state == WLS_OWN;
+			}
+			for (__u32 id = 1; id < BT_WL_IDS; id++) {
+				struct wl_seen *s = &seen[id];
+				int form;
+
+				if (!names[id].gen)
+					continue;
+				if (s->state == WLS_NONE) {
+					s->gen = names[id].gen;
+					memset(&s->last, 0, sizeof(s->last));
+					s->state = own < a->cfg.metrics_workloads ? WLS_OWN : WLS_OVERFLOW;
+					own += s->state == WLS_OWN;
+					w->left_out[d] += s->state == WLS_OVERFLOW;
+				}
+				if (s->state == WLS_OVERFLOW) {
+					counted_since(&w->overflow[d], &n[id], &s->last);
+					s->last = n[id];
+					continue;
+				}
+				names[id].name[BT_WL_NAME_LEN] = 0;
+				bt_workload_live(id, names[id].gen, &form);
+				for (int k = 0; k < 2; k++)
+					for (int e = 0; e < 2; e++) {
+						bprintf(&out[k], "bloomtap_workload_%s_total{interface="
+							"\"%s\",direction=\"%s\",side=\"%s\"",
+							k ? "bytes" : "packets", a->ifs[i].name,
+							bt_direction_names[d], side[e]);
+						wl_labels(&out[k], names[id].name, form);
+						bprintf(&out[k], "} %llu\n", (unsigned long long)
+							(k ? n[id].bytes[e] : n[id].packets[e]));
+					}
+			}
+			for (int k = 0; k < 2; k++)
+				for (int e = 0; e < 2; e++)
+					bprintf(&out[k], "bloomtap_workload_%s_total{interface=\"%s\","
+						"direction=\"%s\",side=\"%s\",overflow=\"true\"} "
+						"%llu\n", k ? "bytes" : "packets", a->ifs[i].name,
+						bt_direction_names[d], side[e], (unsigned long long)
+						(k ? w->overflow[d].bytes[e] : w->overflow[d].packets[e]));
+			bprintf(b, "bloomtap_workload_left_out_total{interface=\"%s\",direction="
+				"\"%s\"} %llu\n", a->ifs[i].name, bt_direction_names[d],
+				(unsigned long long)w->left_out[d]);
+		}
+	for (int k = 0; k < 2; k++) {
+		family(b, k ? "bloomtap_workload_bytes_total" : "bloomtap_workload_packets_total",
+		       "counter", k ? "Bytes of the frames from (side src) or to (side dst) a "
+				      "workload, by the workload its address had as they passed."
+				    : "Packets from (side src) or to (side dst) a workload, by the "
+				      "workload its address had as they passed.");
+		if (out[k].p)
+			bprintf(b, "%.*s", (int)out[k].len, out[k].p);
+		free(out[k].p);
+	}
+	free(names);
+	free(n);
+}
+
 /* Drops: per interface and reason (the running kernel's names: bounded by
  * the reasons it has), what got no digest by cause, and the host's drops
  * on interfaces without an instance. */
@@ -413,6 +629,7 @@ char *bt_metrics_text(struct agent *a)
 	section_heavy(&b, a);
 	section_spie(&b, a);
 	section_watch(&b, a);
+	section_workloads(&b, a);
 	section_drops(&b, a);
 	section_ipfix(&b, a);
 	section_archive_http(&b, a);

@@ -8,5 +8,9 @@ struct agent;
 /* Every interface's metrics; the caller holds the agent's lock and frees
  * the text. */
 char *bt_metrics_text(struct agent *a);
+/* A workload's labels in those metrics, as ",workload=\"...\"" and the
+ * parts its name's form (enum bt_wl_form) has; the caller frees it. For
+ * the unit tests. */
+char *bt_metrics_workload_labels(const char *name, int form);
 
 #endif /* BLOOMTAP_METRICS_H */

@@ -31,6 +31,7 @@ struct gen {
 	char name[BT_WL_NAME_LEN + 1];
 	__u64 gen;
 	__u32 id;
+	int form;		/* enum bt_wl_form: how name was made */
 	bool live;
 };
 
@@ -50,13 +51,19 @@ static struct {
 	bool taken[BT_WL_IDS];	/* ids of live generations */
 	bool scan_failed;	/* said once */
 	bool table_full;	/* said once */
+	/* each id's live generation and its name's form (gen 0: none), for
+	 * /metrics; under the agent's lock */
+	struct {
+		__u64 gen;
+		int form;
+	} holder[BT_WL_IDS];
 } ws = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .next_gen = 1,
 	 .next_id = 1 };
 
 /* The name a workload's addresses carry: namespace/pod/container (one
  * application container; namespace/pod with several), the container's
- * name, else the network namespace's. */
-static void wl_name(const struct bt_workload *x, char *buf, size_t len)
+ * name, else the network namespace's. Returns its enum bt_wl_form. */
+static int wl_name(const struct bt_workload *x, char *buf, size_t len)
 {
 	const struct bt_wl_container *app = NULL;
 	size_t apps = 0;
@@ -67,18 +74,23 @@ static void wl_name(const struct bt_workload *x, char *buf, size_t len)
 	if (app && (x->kind == BT_WL_POD || app->pod_name[0]) && app->pod_name[0]) {
 		const char *ns = app->pod_namespace;
 
-		if (apps == 1)
+		if (apps == 1) {
 			snprintf(buf, len, "%s%s%s/%s", ns, ns[0] ? "/" : "", app->pod_name,
 				 app->name[0] ? app->name : app->id);
-		else
-			snprintf(buf, len, "%s%s%s", ns, ns[0] ? "/" : "", app->pod_name);
-	} else if (app) {
-		snprintf(buf, len, "%s", app->name[0] ? app->name : app->id);
-	} else if (x->netns_name[0]) {
-		snprintf(buf, len, "%s", x->netns_name);
-	} else {
-		snprintf(buf, len, "netns:%" PRIu64, (uint64_t)x->netns_ino);
+			return ns[0] ? BT_WLF_NS_POD_CTR : BT_WLF_POD_CTR;
+		}
+		snprintf(buf, len, "%s%s%s", ns, ns[0] ? "/" : "", app->pod_name);
+		return ns[0] ? BT_WLF_NS_POD : BT_WLF_POD;
 	}
+	if (app) {
+		snprintf(buf, len, "%s", app->name[0] ? app->name : app->id);
+		return BT_WLF_CTR;
+	}
+	if (x->netns_name[0])
+		snprintf(buf, len, "%s", x->netns_name);
+	else
+		snprintf(buf, len, "netns:%" PRIu64, (uint64_t)x->netns_ino);
+	return BT_WLF_NETNS;
 }
 
 static void wl_key(const struct bt_workload *x, char *buf, size_t len)
@@ -151,7 +163,7 @@ static size_t plan(struct bt_wl_entry **out)
 			snprintf(g->key, sizeof(g->key), "%s", key);
 			char full[4 * BT_WL_NAME];
 
-			wl_name(x, full, sizeof(full));
+			g->form = wl_name(x, full, sizeof(full));
 			/* cut at BT_WL_NAME_LEN (bloomtap workloads has them whole) */
 			memcpy(g->name, full, strnlen(full, BT_WL_NAME_LEN));
 			g->gen = ws.next_gen++;
@@ -297,6 +309,11 @@ static void pass(void)
 	for (int i = 0; i < ws.ag->n; i++)
 		if (ws.ag->ifs[i].inst.wl_addr_fd > 0)
 			switched |= sync_inst(&ws.ag->ifs[i].inst, v, k);
+	memset(ws.holder, 0, sizeof(ws.holder));
+	for (size_t i = 0; i < ws.ngens; i++) {	/* the live ones, after plan() */
+		ws.holder[ws.gens[i].id].gen = ws.gens[i].gen;
+		ws.holder[ws.gens[i].id].form = ws.gens[i].form;
+	}
 	pthread_mutex_unlock(&ws.ag->lock);
 	/* the table left is rewritten next: nobody reads it after this */
 	if (switched)
@@ -345,6 +362,14 @@ static void resume(const struct agent *ag)
 	ws.next_gen = newest + 1;
 }
 
+bool bt_workload_live(__u32 id, __u64 gen, int *form)
+{
+	bool live = gen && id < BT_WL_IDS && ws.holder[id].gen == gen;
+
+	*form = live ? ws.holder[id].form : BT_WLF_UNKNOWN;
+	return live;
+}
+
 int bt_workload_sync_start(struct agent *ag)
 {
 	ws.ag = ag;
@@ -384,4 +409,7 @@ void bt_workload_sync_stop(void)
 	free(ws.gens);
 	ws.gens = NULL;
 	ws.ngens = 0;
+	pthread_mutex_lock(&ws.ag->lock);
+	memset(ws.holder, 0, sizeof(ws.holder));
+	pthread_mutex_unlock(&ws.ag->lock);
 }

@@ -21,6 +21,7 @@
 #include "instance/drops.h"
 #include "flow.h"
 #include "instance/instance.h"
+#include "instance/wltable.h"
 #include "ipfix.h"
 #include "base/util.h"
 
@@ -49,6 +50,21 @@ struct flow_rec {
 	uint8_t direction;	/* flowDirection (IE 61): 0 what the interface
 				 * received, 1 what it sent */
 	uint8_t pad[1];
+	fbVarfield_t src_wl, dst_wl;	/* the workloads' names, "": none */
+};
+
+/* bloomtap's own elements (docs/operating.md "IPFIX export"): the source's
+ * and the destination's workload as the packets passed, UTF-8 strings of
+ * variable length, under enterprise number 32473 (RFC 5612's, reserved
+ * for documentation: bloomtap holds no number of its own, and no vendor's
+ * elements are under that one). */
+#define BT_IPFIX_PEN 32473
+static fbInfoElement_t bt_elements[] = {
+	FB_IE_INIT_FULL("bloomtapSourceWorkload", BT_IPFIX_PEN, 1, FB_IE_VARLEN, 0, 0, 0,
+			FB_STRING, "the source address's workload when the packets passed"),
+	FB_IE_INIT_FULL("bloomtapDestinationWorkload", BT_IPFIX_PEN, 2, FB_IE_VARLEN, 0, 0, 0,
+			FB_STRING, "the destination address's workload when the packets passed"),
+	FB_IE_NULL
 };
 
 static fbInfoElementSpec_t flow_internal[] = {
@@ -68,6 +84,8 @@ static fbInfoElementSpec_t flow_internal[] = {
 	{ "forwardingStatus", 1, 0 },
 	{ "flowDirection", 1, 0 },
 	{ "paddingOctets", 1, 0 },
+	{ "bloomtapSourceWorkload", FB_IE_VARLEN, 0 },
+	{ "bloomtapDestinationWorkload", FB_IE_VARLEN, 0 },
 	FB_IESPEC_NULL
 };
 
@@ -94,6 +112,9 @@ static fbInfoElementSpec_t flow_external[] = {
 	{ "flowDirection", 1, 0 },
 	/* RFC 7270's reduced-size encoding (one byte), as exporters send it */
 	{ "forwardingStatus", 1, F_DROPPED },
+	/* the addresses' workloads, with the addresses the key mode keeps */
+	{ "bloomtapSourceWorkload", FB_IE_VARLEN, F_SRC },
+	{ "bloomtapDestinationWorkload", FB_IE_VARLEN, F_DST },
 	FB_IESPEC_NULL
 };
 
@@ -466,6 +487,7 @@ struct bt_ipfix *bt_ipfix_open(const struct bt_ipfix_dest *d, const struct bt_ip
 	}
 
 	x->model = fbInfoModelAlloc();
+	fbInfoModelAddElementArray(x->model, bt_elements);
 	x->session = fbSessionAlloc(x->model);
 	fbSessionSetDomain(x->session, cfg->domain);	/* before its templates */
 	ok = add_template(x, flow_internal, 0, 0, TRUE, TID_INTERNAL, &gerr) &&
@@ -778,8 +800,16 @@ uint8_t bt_forwarding_status(__u32 reason)
 	return 128;	/* dropped, reason unknown */
 }
 
+/* A workload's name as a string element: "" for none. */
+static fbVarfield_t wl_field(const struct bt_wl_names *wl, __u32 id)
+{
+	const char *s = wl ? bt_wl_name_of(wl, id) : NULL;
+
+	return (fbVarfield_t){ .len = s ? strlen(s) : 0, .buf = (uint8_t *)(s ? s : "") };
+}
+
 int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_t end_ns,
-		    uint32_t ifindex, int key_mode, bool sent)
+		    uint32_t ifindex, int key_mode, bool sent, const struct bt_wl_names *wl)
 {
 	bool dropped = r->n && bt_flow_key_reason(&r->flows[0].key);
 	const uint16_t counters[] = { 352, 2 };	/* layer2OctetDeltaCount, packetDeltaCount */
@@ -821,6 +851,7 @@ int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_
 			.sport = ntohs(f->key.sport), .dport = ntohs(f->key.dport),
 			.proto = f->key.proto,
 			.forwarding = dropped ? bt_forwarding_status(bt_flow_key_reason(&f->key)) : 0,
+			.src_wl = wl_field(wl, f->wl[0]), .dst_wl = wl_field(wl, f->wl[1]),
 		};
 		/* the family: of the addresses the key mode keeps */
 		bool v4 = (key_mode == BT_KEY_DST || bt_addr_is_v4(f->key.src)) &&
@@ -872,14 +903,17 @@ int bt_ipfix_export_interval(struct bt_ipfix *const *x, int n, const struct bt_h
 			     __u32 iv, const struct bt_threshold *thr, int *err)
 {
 	struct bt_heavy_report r;
+	struct bt_wl_names wl;
 	int rc = bt_heavy_collect(m, iv & 1, thr, false, &r);
 
 	if (rc)
 		return rc;
+	bt_wl_names_open(m->inst, &wl);
 	for (int i = 0; i < n; i++)
 		err[i] = bt_ipfix_export(x[i], &r, m->ctl->interval_start_ns[!(iv & 1)],
 					 m->inst->meta.ifindex, m->inst->meta.key_mode,
-					 !m->dropped && m->counters_key == BT_DIR_EGRESS);
+					 !m->dropped && m->counters_key == BT_DIR_EGRESS, &wl);
+	bt_wl_names_close(&wl);
 	bt_heavy_report_free(&r);
 	return 0;
 }

@@ -49,12 +49,14 @@ int bt_ipfix_finish(struct bt_ipfix *x, double timeout_s, uint64_t *unsent);
 
 /* An interval's heavy flows: r's flows (key mode key_mode), the interval
  * [r->start_ns, end_ns) (CLOCK_REALTIME), received on ifindex (ingressInterface,
- * flowDirection 0), or sent there (egressInterface, flowDirection 1). Never blocks: a
+ * flowDirection 0), or sent there (egressInterface, flowDirection 1), their
+ * workloads named by wl (NULL: none). Never blocks: a
  * message the socket does not take now is dropped and counted. 0 when all
  * went out, else -errno of the first failure (counted, and logged by the
  * caller). */
+struct bt_wl_names;
 int bt_ipfix_export(struct bt_ipfix *x, const struct bt_heavy_report *r, uint64_t end_ns,
-		    uint32_t ifindex, int key_mode, bool sent);
+		    uint32_t ifindex, int key_mode, bool sent, const struct bt_wl_names *wl);
 
 /* Interval iv of m, just ended (its end is the next one's start): its
  * heavy flows at thr (NULL: the instance's threshold), collected once and
