@@ -78,9 +78,7 @@ static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
 					       .interval = interval,
 					       .cpu = bpf_get_smp_processor_id() };
 
-		/* an address the key mode masks takes its id with it */
-		bt_wl_pack(pi.key.pad, cfg_key_mode == BT_KEY_DST ? 0 : wl[0],
-			   cfg_key_mode == BT_KEY_SRC ? 0 : wl[1]);
+		workload_pack(&pi.key, wl);
 		heavy_count(&w, &pi.key, bytes, 1, addrs, cfg_spie && cfg_share_hash);
 	}
 	return verdict;

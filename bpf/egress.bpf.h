@@ -7,7 +7,9 @@
  *
  * It counts heavy flows and watch-list classes in its own stage's maps
  * (maps.bpf.h BT_HEAVY_STAGE_MAPS(e), the egress entries of counters and
- * watch_counts), in the instance's intervals.
+ * watch_counts), in the instance's intervals, and names the workloads of
+ * each sent packet's addresses as the XDP program does (workloads.bpf.h:
+ * wl_counts' egress entries, the ids in the heavy-flow key).
  *
  * A sent skb is not yet what the wire carries:
  * - a TSO/GSO TCP skb is up to 64 KB that the NIC or the stack cuts
@@ -29,6 +31,7 @@
 #include "segments.bpf.h"
 #include "heavy.bpf.h"
 #include "watch.bpf.h"
+#include "workloads.bpf.h"
 
 #define BT_TC_NEXT (-1)		/* TC_ACT_UNSPEC: tcx's TCX_NEXT, the next
 				 * program or filter decides */
@@ -179,14 +182,18 @@ static __noinline void egress_heavy(const struct heavy_where *w, struct bt_flow_
 	heavy_count(&x, k, bytes, segs, addrs, addrs != 0);
 }
 
-/* The sent packet's heavy flow and watch-list classes, in the egress
- * stage's maps and the counters' egress entry (its interval volume);
- * last: heavy_count() masks the key in place. */
+/* The sent packet's heavy flow, watch-list classes and workloads, in the
+ * egress stage's maps and the egress entries of the counters (its
+ * interval volume) and wl_counts; called after the SPIE stage hashed the
+ * key (a digest is the packet's), the workloads' ids then go into its
+ * pad, as the XDP program's do; last: heavy_count() masks the key in
+ * place. */
 static __always_inline void egress_classify(struct pkt_info *pi, const struct bt_ctl *c,
 					    struct bt_counters *ctr, __u64 bytes, __u32 segs,
 					    __u64 addrs)
 {
 	struct heavy_where w = { .c = c, .ctr = ctr, .hk = &cfg_keys };
+	__u32 wl[2];
 
 	if (cfg_heavy && cfg_egress_heavy) {
 		w.interval = *(volatile __u32 *)&c->interval;
@@ -195,8 +202,10 @@ static __always_inline void egress_classify(struct pkt_info *pi, const struct bt
 	if (!(pi->flags & BT_F_KEYED))
 		return;
 	watch_count(pi, c, &cfg_keys, bytes, segs, BT_DIR_EGRESS);
+	workload_ids(&pi->key, c, bytes, segs, BT_DIR_EGRESS, wl);
 	if (cfg_heavy && cfg_egress_heavy) {
 		w.cpu = bpf_get_smp_processor_id();
+		workload_pack(&pi->key, wl);
 		egress_heavy(&w, &pi->key, bytes, segs, addrs);
 	}
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Workloads (include/bloomtap.h "Workloads"): each received packet's
- * source and destination looked up in the agent's table of the node's
+/* Workloads (include/bloomtap.h "Workloads"): each packet's (received,
+ * and sent in the egress program) source and destination looked up in the agent's table of the node's
  * workloads' addresses, counted per workload id and side, and the two ids
  * returned for the heavy-flow key, at packet time. With no table (the
  * default, and a node with no workload) a packet costs one load of the
@@ -10,6 +10,7 @@
 #define BLOOMTAP_WORKLOADS_BPF_H
 
 #include "maps.bpf.h"
+#include "heavy.bpf.h"
 #include "watch.bpf.h"
 
 /* The id of address a (its words as loaded) in table t, 0: none. A
@@ -52,6 +53,15 @@ static __always_inline void workload_ids(const struct bt_flow_key *key, const st
 		ids[side] = id;
 		count_side(&wl_counts, id + dir * BT_WL_IDS, side, n, bytes);
 	}
+}
+
+/* The ids into the heavy-flow key's pad, once the SPIE stage hashed the
+ * key (a digest is the packet's): an address the key mode masks takes its
+ * id with it. */
+static __always_inline void workload_pack(struct bt_flow_key *key, const __u32 ids[2])
+{
+	bt_wl_pack(key->pad, cfg_key_mode == BT_KEY_DST ? 0 : ids[0],
+		   cfg_key_mode == BT_KEY_SRC ? 0 : ids[1]);
 }
 
 #endif /* BLOOMTAP_WORKLOADS_BPF_H */

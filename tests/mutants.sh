@@ -46,6 +46,7 @@ MUTANTS=(
 					continue;|					continue;|tests/live/wlattr.sh'
 'metrics-label-unescaped|user/agent/metrics.c|			buf[o++] = '"'\\\\'"';|			(void)0;|.output/tests/test_unit'
 'ipfix-workloads-unnamed|user/report/ipfix.c|			.src_wl = wl_field(wl, f->wl[0]), .dst_wl = wl_field(wl, f->wl[1]),|			.src_wl = wl_field(NULL, 0), .dst_wl = wl_field(NULL, 0),|tests/live/wlattr.sh'
+'workload-egress-unnamed|bpf/egress.bpf.h|	workload_ids(&pi->key, c, bytes, segs, BT_DIR_EGRESS, wl);|	wl[0] = wl[1] = 0;|tests/live/wlattr.sh'
 'datapath-range-index-strict|bpf/watch.bpf.h|(first > pos0 ? first - pos0 : 0) - 1;|(first > pos0 ? first - pos0 : 0);|.output/tests/test_watch'
 'range-word-wrong-step|user/core/watchlpm.c|hi > lo ? e[mid * BT_WATCH_R_LINE] >> 16 : 0);|hi > lo ? e[(mid - 1) * BT_WATCH_R_LINE] >> 16 : 0);|.output/tests/test_watch'
 'datapath-range-guess-wrong|bpf/watch.bpf.h|index_start(slot, h, wlo) <= a16)|index_start(slot, h, wlo) >= a16)|.output/tests/test_watch'

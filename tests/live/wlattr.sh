@@ -10,6 +10,9 @@
 # the address when they passed, the first capture the first container
 # after the second took the address; /metrics has the same counts, capped
 # (metrics-workloads), and an IPFIX export of the flows their names.
+# The agent records both directions (--direction both): the container's
+# datagrams to the client leave through the interface's egress program,
+# whose heavy flow and stats name the container as their source.
 # Forwarding in the host namespace is turned on for the run (saved and
 # restored): the packets reach the container.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -62,7 +65,7 @@ ip -n "$NSC" route add "$SUB" via "198.18.$L.2"
 sysctl -qw net.ipv4.ip_forward=1
 
 : > "$WORK/agent.conf"
-"$BLOOMTAP" run --listen "127.0.0.1:$PORT" --archive "$WORK/arch" --interval 3600 \
+"$BLOOMTAP" run --direction both --listen "127.0.0.1:$PORT" --archive "$WORK/arch" --interval 3600 \
 	--config "$WORK/agent.conf" "$VH" > "$WORK/agent.log" 2>&1 &
 AGENT=$!
 wait_for "the agent answers /healthz" 30 curl -sf -m 5 "127.0.0.1:$PORT/healthz"
@@ -77,9 +80,31 @@ s.bind(("0.0.0.0", int(sys.argv[2])))
 for _ in range(int(sys.argv[3])):
     s.sendto(b"x" * 500, (sys.argv[1], 9))' "$CIP" "$1" "$2"
 }
-# stats_of NAME FIELD: FIELD of the workload NAME in stats -j (none: 0)
+# send_back SPORT COUNT: COUNT datagrams of 300 bytes from the first
+# container (in its network namespace), port SPORT, to the client's port
+# SPORT + 1: they leave through $VH's egress. Podman masquerades what a
+# container starts towards another subnet, so the client's datagram first
+# (to the container's SPORT, which nobody holds) makes them the replies
+# of its conntrack entry, sent with the container's address.
+send_back() {
+	local pid
+	pid=$(podman inspect -f '{{.State.Pid}}' "$CTR1") || return 1
+	in_ns "$NSC" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", int(sys.argv[2]) + 1))
+s.sendto(b"z", (sys.argv[1], int(sys.argv[2])))' "$CIP" "$1" || return 1
+	nsenter --net=/proc/"$pid"/ns/net python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", int(sys.argv[2])))
+for _ in range(int(sys.argv[3])):
+    s.sendto(b"y" * 300, (sys.argv[1], int(sys.argv[2]) + 1))' "198.18.$L.1" "$1" "$2"
+}
+# stats_of NAME FIELD [DIRECTION]: FIELD of the workload NAME in stats -j
+# (none: 0), of the received packets unless DIRECTION says
 stats_of() {
-	"$BLOOMTAP" -j stats "$VH" | python3 -c '
+	"$BLOOMTAP" -j stats --direction "${3:-ingress}" "$VH" | python3 -c '
 import json, sys
 w = [x for x in json.load(sys.stdin)["workloads"] if x["workload"] == sys.argv[1]]
 print(sum(x[sys.argv[2]] for x in w))' "$1" "$2"
@@ -110,14 +135,15 @@ left_out() {
 # has the container (a probe a try)
 PROBES=0
 named() { send 7001 1; PROBES=$((PROBES + 1)); [ "$(stats_of "$1" dst_packets)" -gt 0 ]; }
-# flow SPORT: the heavy flows of SPORT to the container, as
-# "packets:src_workload:dst_workload" lines, sorted
+# flow SPORT [DIRECTION DST]: the heavy flows of SPORT to the container
+# (received; or of DIRECTION to DST), as "packets:src_workload:dst_workload"
+# lines, sorted
 flow() {
-	"$BLOOMTAP" -j heavy "$VH" -n 100 | python3 -c '
+	"$BLOOMTAP" -j heavy --direction "${2:-ingress}" "$VH" -n 100 | python3 -c '
 import json, sys
 for f in sorted(json.load(sys.stdin), key=lambda f: str(f["dst_workload"])):
     if f["interval"] == "current" and f["sport"] == int(sys.argv[1]) and f["dst"] == sys.argv[2]:
-        print("%d:%s:%s" % (f["packets"], f["src_workload"], f["dst_workload"]))' "$1" "$CIP"
+        print("%d:%s:%s" % (f["packets"], f["src_workload"], f["dst_workload"]))' "$1" "${3:-$CIP}"
 }
 
 # names_of PCAP [API]: trace's answers for the capture as a
@@ -181,6 +207,29 @@ curl -s -m 5 "127.0.0.1:$PORT/metrics" > "$WORK/metrics.txt"
 check "/metrics with workloads' series: promtool check metrics" \
 	bash -c "promtool check metrics < '$WORK/metrics.txt'"
 
+# sent: the container's datagrams to the client, through $VH's egress
+# (the client's ICMP answers are received ones, to the container)
+E1=$(stats_of "$CTR1" src_packets egress)
+send_back 6000 300
+eq "egress: the heavy sent flow names the container and the client's namespace" \
+	"$(flow 6000 egress "198.18.$L.1")" "300:$CTR1:$NSC"
+# and the container's ICMP answer to the client's first datagram, unless
+# rate-limited
+E2=$(stats_of "$CTR1" src_packets egress)
+check "egress stats: the container's packets as source ($E2: $E1 + 300, or 301)" \
+	test "$E2" -ge $((E1 + 300)) -a "$E2" -le $((E1 + 301))
+check "egress stats: the client's namespace as destination" \
+	test "$(stats_of "$NSC" dst_packets egress)" -ge 300
+"$BLOOMTAP" heavy --direction egress "$VH" > "$WORK/heavy-egress.txt"
+check "heavy --direction egress (text): the workloads' column" \
+	grep -q -- "$CTR1 > $NSC" "$WORK/heavy-egress.txt"
+eq "the API's sent heavy flow names the container" "$(curl -s -m 5 \
+	"127.0.0.1:$PORT/api/v1/heavy?iface=$VH&n=100&direction=egress" | python3 -c '
+import json, sys
+print([(f["direction"], f["src_workload"], f["dst_workload"]) for f in json.load(sys.stdin)
+       if f["sport"] == 6000 and f["interval"] == "current"])')" "[('egress', '$CTR1', '$NSC')]"
+eq "the received flow still as before" "$(flow 5000)" "300:$NSC:$CTR1"
+
 # the container replaced by another on the same address
 check "the first container removed" podman rm -f -t 0 "$CTR1"
 check "another container on $CIP" podman run -d --name "$CTR2" --network "$NET" --ip "$CIP" \
@@ -231,8 +280,8 @@ print(sorted(f["dst_workload"] for f in json.load(sys.stdin)
 # started again without it: new packets are named nowhere, the old flows
 # keep their names
 kill "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
-"$BLOOMTAP" run --listen "127.0.0.1:$PORT" --archive "$WORK/arch" --interval 3600 \
-	--workloads off "$VH" >> "$WORK/agent.log" 2>&1 &
+"$BLOOMTAP" run --direction both --listen "127.0.0.1:$PORT" --archive "$WORK/arch" \
+	--interval 3600 --workloads off "$VH" >> "$WORK/agent.log" 2>&1 &
 AGENT=$!
 wait_for "the agent (workloads off) answers /healthz" 30 curl -sf -m 5 "127.0.0.1:$PORT/healthz"
 send 5002 100

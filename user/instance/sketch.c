@@ -425,8 +425,8 @@ int bt_heavy_collect(const struct bt_heavy_maps *m, __u32 iv, const struct bt_th
 	for (size_t j = 0; j < r->n; j++)
 		sketch_estimate(m, iv, hash[j], nominated + j * mt->ncpu, &r->flows[j].bytes,
 				&r->flows[j].packets);
-	/* a received flow's pad holds its workloads' ids: out of the key, so
-	 * that it prints and exports as the packets' 5-tuple */
+	/* a received or sent flow's pad holds its workloads' ids: out of the
+	 * key, so that it prints and exports as the packets' 5-tuple */
 	for (size_t j = 0; !m->dropped && j < r->n; j++) {
 		struct bt_heavy_flow *f = &r->flows[j];
 
