@@ -385,6 +385,14 @@ J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents 127.0.0.1:9655,127.0.0.1:9654 "$TM
 eq "one hostname: each gets its HOST:PORT, none bare" \
 	"$(python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["agents"]))' <<<"$J")" \
 	"['vm@127.0.0.1:9654', 'vm@127.0.0.1:9655']"
+# a hostname past the 63 bytes a name keeps: cut, and still each its own
+LONG=$(printf 'h%.0s' $(seq 70))
+echo "{\"host\": \"$LONG\", \"instance\": \"bloomtap\"}" > "$TMP/vm.status"
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents 127.0.0.1:9655,127.0.0.1:9654 "$TMP/two.pcap" 2>/dev/null)
+eq "one long hostname: cut, each with its HOST:PORT, two agents still" \
+	"$(python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["agents"]))' <<<"$J")" \
+	"['${LONG:0:59}@127.0.0.1:9654', '${LONG:0:59}@127.0.0.1:9655']"
+echo '{"host": "vm", "instance": "bloomtap"}' > "$TMP/vm.status"
 printf 'vm@127.0.0.1:9654: vm@127.0.0.1:9655\n' > "$TMP/vms"
 OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9654,127.0.0.1:9655 --topology "$TMP/vms" \
 	"$TMP/two.pcap" 2>&1)

@@ -33,8 +33,15 @@
 #define SAW_SEEN 1	/* the agent saw the packet */
 #define SAW_LEFT 2	/* ... leave: sent from its host (a window of direction egress) */
 
+/* a name given (NAME=) or given by the agent itself: at most 63 bytes;
+ * the name buffer holds that, '@' and a whole address (an agent without a
+ * name is its address, a clash NAME@HOST:PORT), so that no two are cut
+ * into one */
+#define NAME_GIVEN 64
+#define ADDR_LEN 300
+
 struct agent_ref {
-	char name[64], addr[300];
+	char name[NAME_GIVEN + 1 + ADDR_LEN], addr[ADDR_LEN];
 	char *url;		/* scheme://host:port, or http://localhost on a unix socket */
 	bool named;		/* the name was given, not asked of /api/v1/status */
 	bool self_named;	/* the name is the one its /api/v1/status gave */
@@ -1137,7 +1144,7 @@ static int fleet_add(struct fleet *f, const char *entry, const char *hint, const
 	else
 		eq = NULL;
 	if (!*addr || strlen(addr) >= sizeof(x->addr) ||
-	    (eq && (size_t)(eq - entry) >= sizeof(x->name))) {
+	    (eq && (size_t)(eq - entry) >= NAME_GIVEN)) {
 		bt_err("%s: give [NAME=]ADDR:PORT, [NAME=]https://HOST:PORT or [NAME=]/SOCKET/PATH "
 		       "(not '%s')", what, entry);
 		return -EINVAL;
@@ -1545,7 +1552,7 @@ static void take_status(struct agent_ref *a, const struct xfer *x)
 	     *name) ||
 	    (json_object_object_get_ex(o, "instance", &v) && (name = json_object_get_string(v)) &&
 	     *name)) {
-		printable(a->name, sizeof(a->name), name);
+		printable(a->name, NAME_GIVEN, name);
 		a->self_named = true;
 	}
 	json_object_put(o);
