@@ -441,8 +441,14 @@ static void section_workloads(struct buf *b, const struct agent *a)
 				}
 				if (bpf_map_lookup_elem(inst->wl_names_fd, &id, &names[id]) ||
 				    !bt_workload_live(id, names[id].gen, &form)) {
+					/* retired: its series gone; an overflow one's
+					 * packets since the last scrape still the
+					 * overflow's (its counts stay until the id is
+					 * given again) */
+					if (s->state == WLS_OVERFLOW && s->gen == names[id].gen)
+						counted_since(&w->overflow[d], &n[id], &s->last);
 					names[id].gen = 0;
-					s->state = WLS_NONE;	/* retired: its series gone */
+					s->state = WLS_NONE;
 					continue;
 				}
 				if (s->state != WLS_NONE && s->gen != names[id].gen)
