@@ -270,16 +270,25 @@ send 5001 50
 overflow() { echo $(( $(wlm src 'overflow="true"') + $(wlm dst 'overflow="true"') - O )); }
 eq "/metrics: the overflow series counted the 50 of the one left out" "$(overflow)" 50
 eq "/metrics: and counts them once (scraped again)" "$(overflow)" 50
+# the left-out one retired between two scrapes: its last packets still
+# the overflow's (the client's namespace, the older id, kept its series)
+eq "/metrics: the client's namespace kept its series, the container is the overflow's" \
+	"$(wl_own)" "$NSC"
+send 5001 30
+check "the second container removed" podman rm -f -t 0 "$CTR2"
+gone() { [ -z "$(table "$CIP")" ]; }
+wait_for "the table no longer names $CIP" 30 gone
+eq "/metrics: a retired overflow generation's last 30 counted" "$(overflow)" 80
 H=$(curl -s -m 5 "127.0.0.1:$PORT/api/v1/heavy?iface=$VH&n=100")
 eq "the API's heavy flows name both" "$(echo "$H" | python3 -c '
 import json, sys
 print(sorted(f["dst_workload"] for f in json.load(sys.stdin)
              if f["sport"] == 5000 and f["interval"] == "current"))')" "['$CTR1', '$CTR2']"
 
-# workloads = off: the agent stopped (the table no longer looked up), then
-# started again without it: new packets are named nowhere, the old flows
-# keep their names
-kill "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+# workloads = off: the agent killed (SIGKILL: its table left in force),
+# then started again without it: the table is turned off, new packets are
+# named nowhere, the old flows keep their names
+kill -9 "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
 "$BLOOMTAP" run --direction both --listen "127.0.0.1:$PORT" --archive "$WORK/arch" \
 	--interval 3600 --workloads off "$VH" >> "$WORK/agent.log" 2>&1 &
 AGENT=$!

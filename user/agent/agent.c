@@ -1047,6 +1047,8 @@ static int run(int argc, char **argv)
 	if (ag.cfg.workloads == 0 && bt_workload_sync_start(&ag))
 		bt_log(BT_LOG_ERR, "workloads: the table's thread could not start: no workload "
 		       "is named");
+	else if (ag.cfg.workloads != 0)
+		bt_workload_sync_off(&ag);
 	if (!(http = open_door(&web, loopback)))
 		goto out;
 	http_door = http;

@@ -122,6 +122,8 @@ void bt_watch_loader_stop(void);
  * interface's table kept to the node's workloads, a scan a second. */
 int bt_workload_sync_start(struct agent *ag);
 void bt_workload_sync_stop(void);
+/* workloads = off: the tables and history a killed agent left, ended */
+void bt_workload_sync_off(struct agent *ag);
 /* How a workload's name was made (docs/workloads.md "Attribution"). */
 enum bt_wl_form {
 	BT_WLF_UNKNOWN,		/* not this agent's generation */

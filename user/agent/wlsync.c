@@ -388,6 +388,19 @@ int bt_workload_sync_start(struct agent *ag)
 	return 0;
 }
 
+void bt_workload_sync_off(struct agent *ag)
+{
+	/* a predecessor killed with its tables in force (kill -9): nobody
+	 * keeps them now, so no address is named from a stale one, and its
+	 * history's entries end here */
+	ws.ag = ag;
+	for (int i = 0; i < ag->n; i++)
+		if (ag->ifs[i].inst.ctl_fd > 0)
+			bt_wl_table_off(&ag->ifs[i].inst);
+	bt_grace_period();
+	history(NULL, 0, false, real_ns());
+}
+
 void bt_workload_sync_stop(void)
 {
 	if (!ws.started)

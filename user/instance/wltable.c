@@ -360,9 +360,14 @@ int bt_wl_hist_end(const char *instance, const struct bt_wl_entry *v, size_t n,
 		   const __u64 *gen_of, __u64 now)
 {
 	struct hist_map m;
-	int err = hist_map(instance, true, &m);
+	char path[512];
+	int err;
 
-	if (err)
+	/* ending every entry: none to end where no history was made */
+	if (!n && !bt_instance_path(instance, "wl_hist", path, sizeof(path)) &&
+	    access(path, F_OK) && errno == ENOENT)
+		return 0;
+	if ((err = hist_map(instance, true, &m)))
 		return err;
 	for (size_t i = 0; i < BT_WL_HIST; i++)
 		if (held(&m.v[i]) && !planned(&m.v[i], v, n, gen_of))
