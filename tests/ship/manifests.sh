@@ -32,8 +32,8 @@ validate() { node "$CHK/validate.js" "$1"; }
 strict() { node "$CHK/strict.js" "$1"; }
 
 consistent() {	# daemonset.yaml prometheus-kubernetes.yml
-	python3 - "$1" "$2" "$VERSION" <<'EOF'
-import re, sys, yaml
+	BT_SECCOMP=${BT_SECCOMP:-$D/bloomtap-seccomp.json} python3 - "$1" "$2" "$VERSION" <<'EOF'
+import json, os, re, sys, yaml
 docs = list(yaml.safe_load_all(open(sys.argv[1])))
 scrape = yaml.safe_load(open(sys.argv[2]))
 version = sys.argv[3]
@@ -62,9 +62,19 @@ need(sc["capabilities"]["drop"] == ["ALL"] and caps == sorted(["BPF", "NET_ADMIN
      "capabilities: all dropped but BPF, NET_ADMIN, PERFMON, and for workloads = auto SYS_PTRACE and SYS_ADMIN")
 need(bool(spec.get("hostPID")) == wl, "hostPID: true for workloads = auto (the node's /proc), false for off")
 for m in c["volumeMounts"]:
-    if m["mountPath"] in ("/var/log/pods", "/var/log/containers", "/run/containerd",
-                          "/run/containers/storage", "/var/lib/containers/storage", "/run/netns"):
-        need(m.get("readOnly") is True, f"{m['mountPath']}: read-only (workloads only read it)")
+    p = m["mountPath"]
+    if p.startswith(("/var/log/", "/run/containerd", "/run/containers", "/var/lib/containers",
+                     "/run/netns")):
+        need(m.get("readOnly") is True, f"{p}: read-only (workloads only read it)")
+    # a runtime's socket, or the containers' file systems: node root
+    need(p not in ("/run/containerd", "/run/containers/storage", "/var/lib/containers/storage",
+                   "/run/crio", "/var/run/docker.sock", "/run/docker.sock", "/var/lib/docker"),
+         f"{p}: a runtime's socket or every container's files; mount the directory the scan reads")
+prof = json.load(open(os.environ["BT_SECCOMP"]))	# the profile the DaemonSet names
+allowed = {n for r in prof["syscalls"] if r["action"] == "SCMP_ACT_ALLOW" for n in r["names"]}
+for call in ("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"):
+    need(not wl or call not in allowed,
+         f"seccomp: {call} refused (hostPID and SYS_PTRACE would let it reach any process)")
 need(not wl or any(m["mountPath"] == "/var/log/pods" for m in c["volumeMounts"]),
      "workloads = auto: the kubelet's /var/log/pods mounted (pods' names)")
 need(sc.get("seccompProfile") == {"type": "Localhost", "localhostProfile": "bloomtap.json"},
@@ -180,6 +190,16 @@ expect_fail "workloads = auto without hostPID (the pod's own /proc): refused" "h
 broken wloff 's/^    workloads = auto$/    workloads = off/'
 expect_fail "workloads = off with SYS_ADMIN and SYS_PTRACE left: refused" "capabilities" \
 	consistent "$TMP/wloff.yaml" "$D/prometheus-kubernetes.yml"
+broken socketdir 's|mountPath: /run/containerd/io.containerd.runtime.v2.task,|mountPath: /run/containerd,|'
+expect_fail "containerd's whole directory mounted (its socket): refused" "a runtime's socket" \
+	consistent "$TMP/socketdir.yaml" "$D/prometheus-kubernetes.yml"
+python3 "$D/seccomp.py" /usr/share/containers/seccomp.json | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+p["syscalls"].append({"names": ["ptrace"], "action": "SCMP_ACT_ALLOW", "args": []})
+json.dump(p, sys.stdout)' > "$TMP/ptrace.json"
+BT_SECCOMP=$TMP/ptrace.json expect_fail "a seccomp profile that allows ptrace beside hostPID: refused" \
+	"ptrace refused" consistent "$D/daemonset.yaml" "$D/prometheus-kubernetes.yml"
 broken rwlogs 's/mountPath: \/var\/log\/pods, readOnly: true/mountPath: \/var\/log\/pods/'
 expect_fail "the pods' logs mounted writable: refused" "read-only" \
 	consistent "$TMP/rwlogs.yaml" "$D/prometheus-kubernetes.yml"
