@@ -22,6 +22,7 @@
 #include "base/util.h"
 #include "core/workloads.h"
 #include "instance/drops.h"
+#include "instance/spie.h"
 #include "instance/wltable.h"
 
 /* A generation: one namespace with the containers seen in it (a new
@@ -245,14 +246,6 @@ static int sync_inst(const struct bt_instance *inst, const struct bt_wl_entry *v
 	return r == 1;
 }
 
-static __u64 real_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (__u64)t.tv_sec * 1000000000ULL + t.tv_nsec;
-}
-
 /* Every instance's history (wltable.h "bt_wl_hist"): opened (begin) or
  * closed (!begin) against v[0..n), at now. Under the agent's lock. */
 static void history(const struct bt_wl_entry *v, size_t n, bool begin, __u64 now)
@@ -305,7 +298,7 @@ static void pass(void)
 	pthread_mutex_lock(&ws.ag->lock);
 	/* the history holds an address from before the table names it
 	 * until after no table does */
-	history(v, k, true, real_ns());
+	history(v, k, true, bt_boot_ns());
 	for (int i = 0; i < ws.ag->n; i++)
 		if (ws.ag->ifs[i].inst.wl_addr_fd > 0)
 			switched |= sync_inst(&ws.ag->ifs[i].inst, v, k);
@@ -319,7 +312,7 @@ static void pass(void)
 	if (switched)
 		bt_grace_period();
 	pthread_mutex_lock(&ws.ag->lock);
-	history(v, k, false, real_ns());
+	history(v, k, false, bt_boot_ns());
 	pthread_mutex_unlock(&ws.ag->lock);
 	free(v);
 }
@@ -376,7 +369,7 @@ int bt_workload_sync_start(struct agent *ag)
 	ws.quit = false;
 	resume(ag);
 	/* a predecessor that died left its entries held: nobody named them since */
-	history(NULL, 0, false, real_ns());
+	history(NULL, 0, false, bt_boot_ns());
 	if (!(ws.w = bt_workloads_new(NULL)))
 		return -ENOMEM;
 	if (pthread_create(&ws.th, NULL, syncer, NULL)) {
@@ -398,7 +391,7 @@ void bt_workload_sync_off(struct agent *ag)
 		if (ag->ifs[i].inst.ctl_fd > 0)
 			bt_wl_table_off(&ag->ifs[i].inst);
 	bt_grace_period();
-	history(NULL, 0, false, real_ns());
+	history(NULL, 0, false, bt_boot_ns());
 }
 
 void bt_workload_sync_stop(void)
@@ -416,7 +409,7 @@ void bt_workload_sync_stop(void)
 		if (ws.ag->ifs[i].inst.ctl_fd > 0)
 			bt_wl_table_off(&ws.ag->ifs[i].inst);
 	bt_grace_period();
-	history(NULL, 0, false, real_ns());
+	history(NULL, 0, false, bt_boot_ns());
 	bt_workloads_free(ws.w);
 	ws.w = NULL;
 	free(ws.gens);

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/util.h"
+#include "spie.h"
 #include "watch.h"
 #include "wltable.h"
 
@@ -395,6 +396,11 @@ int bt_wl_hist_load(const char *instance, struct bt_wl_hist_view *h)
 		if (!first || first != __atomic_load_n(&m.v[i].first_ns, __ATOMIC_ACQUIRE) ||
 		    e.first_ns != first)
 			continue;
+		/* to real time as the windows' times are, with the same offset:
+		 * a clock step moves both alike */
+		e.first_ns = bt_boot_to_real(e.first_ns);
+		if (e.last_ns)
+			e.last_ns = bt_boot_to_real(e.last_ns);
 		h->v[h->n++] = e;
 	}
 	munmap(m.v, m.len);

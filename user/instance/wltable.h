@@ -63,8 +63,9 @@ void bt_wl_table_off(const struct bt_instance *inst);
 struct bt_wl_hist {
 	__u64 addr[2];		/* as a flow key holds it */
 	__u64 gen;		/* the generation's (wl_names' gen for id) */
-	__u64 first_ns;		/* CLOCK_REALTIME before the table naming it was
-				 * switched to; 0: an empty entry */
+	__u64 first_ns;		/* CLOCK_BOOTTIME (the windows' clock) before the
+				 * table naming it was switched to; 0: an empty
+				 * entry; bt_wl_hist_load's copy: CLOCK_REALTIME */
 	__u64 last_ns;		/* after the table without it was switched to
 				 * and a grace period passed; 0: still held */
 	__u32 id;
