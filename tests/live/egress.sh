@@ -213,6 +213,16 @@ done
 in_ns "$NSA" sysctl -qw net.ipv6.conf."$VA".disable_ipv6=1
 in_ns "$NSB" sysctl -qw net.ipv6.conf."$VB".disable_ipv6=1
 
+# A's interval to an IPFIX file, as the agent exports it: the received
+# flows and the sent ones (flowDirection 0 and 1), whichever is printed
+check "heavy --flip --ipfix-file on A (both directions)" in_ns "$NSA" "$BLOOMTAP" heavy --flip \
+	--ipfix-file "$TMP/both.ipfix" "$VA"
+eq "IPFIX file: A's received and sent flows, both in it" "$(python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import ipfix_check
+print(sorted({r[(0, 61)][0] for r in ipfix_check.walk(sys.argv[2])[1] if (0, 61) in r}))' \
+	"$TOP/tests/live" "$TMP/both.ipfix")" "[0, 1]"
 check "detach A" in_ns "$NSA" "$BLOOMTAP" detach "$VA"
 check "no egress program left on A's interface" bash -c \
 	"! ip -n $NSA link show $VA | grep -q 'prog' && ! tc -n $NSA filter show dev $VA egress 2>/dev/null | grep -q bloomtap"

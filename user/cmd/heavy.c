@@ -19,13 +19,20 @@
 #include "base/util.h"
 #include "instance/watch.h"
 
+/* The interval's flows of every stage, as the agent exports them: the
+ * received, the sent (an instance recording them), the dropped after */
 static int export_ipfix(struct bt_ipfix *x, const struct bt_heavy_maps *m, __u32 iv,
 			const struct bt_threshold *thr)
 {
-	int err, rc = bt_ipfix_export_interval(&x, 1, m, iv, thr, &err);
+	const struct bt_heavy_maps *stage[3] = { m, m->egress, m->drops };
+	int err = 0;
 
-	if (rc)
-		err = rc;
+	for (int s = 0; s < 3 && !err; s++) {
+		int rc;
+
+		if (stage[s] && (rc = bt_ipfix_export_interval(&x, 1, stage[s], iv, thr, &err)))
+			err = rc;
+	}
 	if (err)
 		bt_err("writing IPFIX to %s: %s", bt_ipfix_name(x), strerror(-err));
 	return err;
@@ -182,7 +189,7 @@ int cmd_heavy(int argc, char **argv)
 			goto out;
 		if (hcfg.flip) {
 			bt_heavy_flip(&m);
-			if (ipfix && export_ipfix(ipfix, shown, ivs[1], thrp))
+			if (ipfix && export_ipfix(ipfix, &m, ivs[1], thrp))
 				goto out;
 		}
 		ret = 0;
@@ -204,7 +211,7 @@ int cmd_heavy(int argc, char **argv)
 		bt_heavy_flip(&m);
 		if (bt_heavy_print_intervals(shown, &done, 1, hcfg.n, hcfg.by == 1, thrp))
 			goto out;
-		if (ipfix && export_ipfix(ipfix, shown, done, thrp))
+		if (ipfix && export_ipfix(ipfix, &m, done, thrp))
 			goto out;
 		fflush(stdout);
 	}
