@@ -253,6 +253,7 @@ install: all man
 	put 0644 deploy/bloomtap.conf $(DATADIR)/bloomtap.conf.example; \
 	put 0644 deploy/grafana/bloomtap.json $(DATADIR)/grafana/bloomtap.json; \
 	put 0644 deploy/bloomtap-seccomp.json $(DATADIR)/bloomtap-seccomp.json; \
+	put 0644 deploy/bloomtap-workloads.conf $(DATADIR)/bloomtap-workloads.conf; \
 	conf=$(SYSCONFDIR)/bloomtap/bloomtap.conf; \
 	if [ ! -e "$(DESTDIR)$$conf" ]; then put 0644 deploy/bloomtap.conf $$conf; \
 	elif grep -qx "$$conf" "$$m" 2>/dev/null; then \

@@ -62,6 +62,7 @@ check "make install DESTDIR=... PREFIX=/usr" make -s -C "$TOP" install DESTDIR="
 for f in usr/sbin/bloomtap usr/lib/systemd/system/bloomtap.service usr/share/man/man8/bloomtap.8 \
 	 usr/share/bash-completion/completions/bloomtap usr/share/bloomtap/bloomtap.conf.example \
 	 usr/share/bloomtap/grafana/bloomtap.json usr/share/bloomtap/bloomtap-seccomp.json \
+	 usr/share/bloomtap/bloomtap-workloads.conf \
 	 etc/bloomtap/bloomtap.conf usr/share/bloomtap/installed \
 	 usr/lib/sysusers.d/bloomtap.conf; do
 	check "installed: /$f" test -s "$DEST/$f"

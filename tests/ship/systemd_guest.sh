@@ -5,7 +5,17 @@
 # names an interface, `systemctl enable --now`; the unit stays active 60 s
 # without a restart; packets and a NO_SOCKET drop show in /metrics and
 # over the API socket; reload; the interface made again; a restart that
-# adopts; a reinstall that restarts the unit; stop, detach and purge leave no XDP program and no pin; the
+# adopts; a reinstall that restarts the unit. Workloads under systemd's
+# cgroup manager (cgroup v2): processes in namespaces of their own started
+# by systemd-run as the kubelet's systemd driver (cri-containerd-, crio-
+# scopes under kubepods-QOS-podUID slices, its /var/log/pods entries) and
+# podman (a libpod- scope under machine-libpod_pod_) lay them out:
+# `bloomtap workloads -j` as root names each with its address; the unit
+# as shipped warns that it cannot (CAP_SYS_PTRACE, CAP_SYS_ADMIN), with
+# the capabilities alone it still enters no namespace (RestrictNamespaces
+# denies setns), and with the package's drop-in (bloomtap-workloads.conf)
+# its table names them; the drop-in removed again. Stop, detach and
+# purge leave no XDP program and no pin; the
 # journal holds no read-only error and no seccomp kill. Then the package of
 # the previous ABI (bt_prev_deb) running with an instance, upgraded to
 # this one: the unit active on an instance of this ABI, the journal saying
@@ -119,6 +129,153 @@ check "it adopted the instance" bash -c \
 	"[ \$(journalctl -b -u bloomtap.service | grep -c '$VH: adopted the attached instance') -gt $n ]"
 check "the postinst's line in the journal" bash -c \
 	"journalctl -b -t bloomtap --no-pager | grep -q 'restarting bloomtap.service, so that this version.s'"
+
+# ---- workloads: cgroup v2 under systemd's cgroup manager, and the unit ----
+# Workloads laid out by systemd itself as the kubelet's systemd driver and
+# podman's make them: a process in a network namespace of its own
+# (unshare --net, an address on its loopback) started by systemd-run as
+# a transient scope under a slice, in the unified hierarchy:
+#   kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod<UID
+#   with _>.slice/cri-containerd-ID.scope, and a burstable pod's
+#   crio-ID.scope, each with the kubelet's /var/log/pods/NS_POD_UID/
+#   CONTAINER/0.log and /var/log/containers/POD_NS_CONTAINER-ID.log;
+#   machine.slice/machine-libpod_pod_POD.slice/libpod-ID.scope, with
+#   podman's containers.json and a state file holding the pod's JSON.
+# `bloomtap workloads -j` as root names each with its address. The unit as
+# shipped cannot (its warning in the journal); with the package's drop-in
+# (deploy/bloomtap-workloads.conf) its table names them; the drop-in goes
+# again before the checks below.
+hex64() { printf '%s' "$1" | sha256sum | cut -c1-64; }
+# qos, pod UID, namespace, pod, container, scope prefix, runtime, address
+WL_PODS=("besteffort 3f8e2c1a-7b4d-4e6f-9a0b-1c2d3e4f5a6b btsd-ns btsd-web web cri-containerd containerd 198.18.41.2"
+	 "burstable 8a9b0c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d btsd-ns btsd-db db crio cri-o 198.18.41.3")
+PM_POD=$(hex64 btsd-ppod) PM_ID=$(hex64 btsd-pmc) PM_ADDR=198.18.41.4
+WL_SCOPES=() WL_SLICES=(kubepods.slice "machine-libpod_pod_$PM_POD.slice")
+wl_start() {	# UNIT SLICE ADDRESS CGROUP: a process in a network namespace of its own, as UNIT.scope
+	WL_SCOPES+=("$1.scope")
+	systemd-run --quiet --scope --unit="$1" --slice="$2" -- unshare --net \
+		sh -c "ip link set lo up && ip addr add $3/32 dev lo && exec sleep 900" >/dev/null 2>&1 &
+	wait_for "$1.scope is active" 30 bash -c "[ \"\$(systemctl is-active $1.scope)\" = active ]" &&
+		ok "$1.scope is active ($3)"
+	eq "its cgroup, as systemd made it" "$(systemctl show -p ControlGroup --value "$1.scope")" "$4"
+}
+wl_json() {	# FILE ADDRESS KEY=VALUE...: the one workload holding ADDRESS has each
+	python3 - "$@" <<'EOF'
+import json, sys
+wls = json.load(open(sys.argv[1]))
+hit = [w for w in wls if any(a["address"] == sys.argv[2] for a in w["addresses"])]
+if len(hit) != 1:
+    sys.exit("%d workloads hold %s" % (len(hit), sys.argv[2]))
+w, bad = hit[0], []
+c = w["containers"][0] if len(w["containers"]) == 1 else {}
+for kv in sys.argv[3:]:
+    k, v = kv.split("=", 1)
+    got = c.get(k[10:]) if k.startswith("container.") else w.get(k)
+    if str(got) != v:
+        bad.append("%s: %r, not %r" % (k, got, v))
+if bad:
+    print(json.dumps(w))
+    sys.exit("; ".join(bad))
+EOF
+}
+wl_table() {	# ADDRESS NAME: the unit's instance names ADDRESS NAME now
+	/usr/sbin/bloomtap -j workloads "$VH" | python3 -c '
+import json, sys
+sys.exit(not any(e["address"] == sys.argv[1] and e["workload"] == sys.argv[2] for e in json.load(sys.stdin)))' "$1" "$2"
+}
+DROPIN=/etc/systemd/system/bloomtap.service.d/workloads.conf
+wl_cleanup() {
+	[ ${#WL_SCOPES[@]} -gt 0 ] && systemctl stop "${WL_SCOPES[@]}" "${WL_SLICES[@]}" 2>/dev/null
+	WL_SCOPES=()
+	rm -rf /var/log/pods/btsd-ns_* /var/log/containers/btsd-* /var/lib/containers
+	rmdir /var/log/pods /var/log/containers 2>/dev/null
+	if [ -e "$DROPIN" ]; then rm -f "$DROPIN"; rmdir "$(dirname "$DROPIN")"; systemctl daemon-reload; fi
+}
+trap 'wl_cleanup; cleanup_netns; ip netns delete "$ROOTNS" 2>/dev/null' EXIT
+WANT=()	# address, then the name the unit's table gives it
+for p in "${WL_PODS[@]}"; do
+	read -r qos uid ns pod ctr prefix rt addr <<<"$p"
+	id=$(hex64 "btsd-$ctr") slice=kubepods-$qos-pod${uid//-/_}.slice
+	mkdir -p "/var/log/pods/${ns}_${pod}_$uid/$ctr" /var/log/containers
+	: >"/var/log/pods/${ns}_${pod}_$uid/$ctr/0.log"
+	ln -sf "/var/log/pods/${ns}_${pod}_$uid/$ctr/0.log" "/var/log/containers/${pod}_${ns}_$ctr-$id.log"
+	wl_start "$prefix-$id" "$slice" "$addr" "/kubepods.slice/kubepods-$qos.slice/$slice/$prefix-$id.scope"
+	WANT+=("$addr" "$ns/$pod/$ctr")
+done
+mkdir -p /var/lib/containers/storage/overlay-containers /var/lib/containers/storage/libpod
+printf '[{"id":"%s","names":["btsd-pmc"],"image":"x"}]\n' "$PM_ID" \
+	>/var/lib/containers/storage/overlay-containers/containers.json
+printf 'bbolt\0{"id":"%s","name":"btsd-ppod","created":"x"}\0' "$PM_POD" \
+	>/var/lib/containers/storage/libpod/bolt_state.db
+wl_start "libpod-$PM_ID" "machine-libpod_pod_$PM_POD.slice" "$PM_ADDR" \
+	"/machine.slice/machine-libpod_pod_$PM_POD.slice/libpod-$PM_ID.scope"
+WANT+=("$PM_ADDR" "btsd-ppod/btsd-pmc")
+wait_for "bloomtap workloads -j (root) lists the three addresses" 30 bash -c \
+	"/usr/sbin/bloomtap workloads -j >/tmp/wl.json && grep -q '\"${WANT[0]}\"' /tmp/wl.json &&
+	 grep -q '\"${WANT[2]}\"' /tmp/wl.json && grep -q '\"${WANT[4]}\"' /tmp/wl.json" &&
+	ok "bloomtap workloads -j (root) lists the three addresses"
+pid_of() { head -1 "/sys/fs/cgroup$(systemctl show -p ControlGroup --value "$1")/cgroup.procs"; }
+for p in "${WL_PODS[@]}"; do
+	read -r qos uid ns pod ctr prefix rt addr <<<"$p"
+	id=$(hex64 "btsd-$ctr")
+	check "workloads -j: $addr is pod $ns/$pod ($qos, $uid), container $ctr $rt ${id:0:12}" \
+		wl_json /tmp/wl.json "$addr" kind=pod namespace="$ns" pod="$pod" pod_uid="$uid" \
+		runtime="$rt" container.name="$ctr" container.id="$id" container.runtime="$rt" \
+		container.pids="[$(pid_of "$prefix-$id.scope")]"
+done
+check "workloads -j: $PM_ADDR is podman's pod btsd-ppod (${PM_POD:0:12}), container btsd-pmc ${PM_ID:0:12}" \
+	wl_json /tmp/wl.json "$PM_ADDR" kind=pod namespace=None pod=btsd-ppod pod_uid=None \
+	pod_id="$PM_POD" runtime=podman container.name=btsd-pmc container.id="$PM_ID" \
+	container.runtime=podman container.pids="[$(pid_of "libpod-$PM_ID.scope")]"
+
+# the unit as shipped: the user bloomtap, three capabilities,
+# ProtectProc=invisible: it sees no other user's process, enters no
+# namespace, and says so once
+check "as shipped: the agent's warning names CAP_SYS_PTRACE and CAP_SYS_ADMIN" bash -c \
+	"journalctl -b -u bloomtap.service --no-pager | grep 'workloads: not permitted to read the network namespace' |
+	 grep 'CAP_SYS_PTRACE' | grep -q 'CAP_SYS_ADMIN'"
+check "as shipped: its table names none of them" bash -c \
+	"! /usr/sbin/bloomtap -j workloads $VH | grep -qE '\"(${WANT[0]}|${WANT[2]}|${WANT[4]})\"'"
+# the two capabilities alone: every process is read (CAP_SYS_PTRACE,
+# through ProtectProc=invisible too), and no namespace is entered: the
+# unit's RestrictNamespaces=yes denies setns(2) by seccomp (EPERM)
+warns() { journalctl -b -u bloomtap.service --no-pager | grep 'workloads: not permitted'; }
+warned=$(warns | wc -l)
+check "a drop-in of the capabilities alone" bash -c "mkdir -p '$(dirname "$DROPIN")' &&
+	grep -v '^RestrictNamespaces=' /usr/share/bloomtap/bloomtap-workloads.conf >'$DROPIN' &&
+	systemctl daemon-reload && systemctl restart bloomtap.service"
+wait_for "its agent's warning" 30 bash -c "[ \$(journalctl -b -u bloomtap.service --no-pager |
+	grep -c 'workloads: not permitted') -gt $warned ]" && ok "its agent's warning"
+got=$(warns | tail -1 | sed -n 's/.*namespace of \([0-9]*\) processes .* enter \([0-9]*\) namespaces.*/\1 \2/p')
+check "the capabilities alone: 0 processes unread, the 4 namespaces not entered (${got:-no warning})" \
+	bash -c "read -r p n <<<'$got' && [ \"\$p\" = 0 ] && [ \"\$n\" -ge 4 ]"
+check "the capabilities alone: its table names none of them" bash -c \
+	"! /usr/sbin/bloomtap -j workloads $VH | grep -qE '\"(${WANT[0]}|${WANT[2]}|${WANT[4]})\"'"
+# the package's drop-in: the two capabilities, RestrictNamespaces=net
+warned=$(warns | wc -l)
+check "the drop-in, as the package ships it, in $DROPIN" \
+	install -D -m 0644 /usr/share/bloomtap/bloomtap-workloads.conf "$DROPIN"
+check "daemon-reload, restart" bash -c 'systemctl daemon-reload && systemctl restart bloomtap.service'
+wait_for "with the drop-in: active" 30 bash -c '[ "$(systemctl is-active bloomtap.service)" = active ]' &&
+	ok "with the drop-in: active"
+echo "        AmbientCapabilities=$(unit AmbientCapabilities); RestrictNamespaces=$(unit RestrictNamespaces)"
+eq "with the drop-in: still the user bloomtap" "$(ps -o user= -p "$(unit MainPID)")" bloomtap
+for i in 0 2 4; do
+	wait_for "with the drop-in: workloads $VH names ${WANT[i]} ${WANT[i+1]}" 30 wl_table "${WANT[i]}" "${WANT[i+1]}" &&
+		ok "with the drop-in: workloads $VH names ${WANT[i]} ${WANT[i+1]}"
+done
+eq "with the drop-in: no warning from its agent" "$(warns | wc -l)" "$warned"
+if [ "$FAIL" -gt 0 ]; then	# what the agent could not do, to say why
+	/usr/sbin/bloomtap workloads "$VH" | sed 's/^/        table: /'
+	grep -E '^Cap(Eff|Bnd|Amb)|^Seccomp' "/proc/$(unit MainPID)/status" | sed 's/^/        /'
+	journalctl -b -u bloomtap.service --no-pager | tail -15 | sed 's/^/        /'
+fi
+# the drop-in goes, the unit runs as shipped again
+wl_cleanup
+check "without the drop-in: restart" systemctl restart bloomtap.service
+wait_for "as shipped again: active" 30 bash -c '[ "$(systemctl is-active bloomtap.service)" = active ]' &&
+	ok "as shipped again: active"
+eq "as shipped again: three capabilities" "$(unit AmbientCapabilities)" "cap_net_admin cap_perfmon cap_bpf"
 
 # ---- stop, detach, purge ----
 check "systemctl disable --now" systemctl disable --now bloomtap.service
