@@ -1250,6 +1250,12 @@ static void test_workload_cgroups(void **state)
 	assert_false(bt_wl_parse_cgroup("0::/user.slice/user-0.slice/session-3.scope\n", &c));
 	assert_false(bt_wl_parse_cgroup("no colons\n::\n", &c));
 	assert_false(bt_wl_parse_cgroup("0::/kubepods/podnot-a-uid\n", &c));
+	/* a UID that fails at its last digit leaves nothing behind: the next
+	 * part of the path gives the pod's */
+	memset(&c, 0, sizeof(c));
+	assert_true(bt_wl_parse_cgroup("0::/kubepods/pod3f8e2c1a-1111-2222-3333-44444444444x/"
+				       "pod3f8e2c1a-1111-2222-3333-555555555555/\n", &c));
+	assert_string_equal(c.pod_uid, "3f8e2c1a-1111-2222-3333-555555555555");
 	/* names escaped for text, never cut inside an escape */
 	assert_string_equal(bt_wl_escape("a b\t\\c\xff", buf, sizeof(buf)), "a\\x20b\\x09\\x5cc\\xff");
 	assert_string_equal(bt_wl_escape("\t\t\t", buf, 9), "\\x09");

@@ -128,6 +128,8 @@ static bool is_hex(const char *s, size_t n)
 /* a 36-character pod UID at s, dashes or (systemd) underscores */
 static bool uid_at(const char *s, size_t avail, char out[37])
 {
+	char uid[37];
+
 	if (avail < 36)
 		return false;
 	for (int i = 0; i < 36; i++) {
@@ -136,10 +138,15 @@ static bool uid_at(const char *s, size_t avail, char out[37])
 
 		if (dash ? ch != '-' && ch != '_' : !isxdigit((unsigned char)ch))
 			return false;
-		out[i] = dash ? '-' : tolower((unsigned char)ch);
+		uid[i] = dash ? '-' : tolower((unsigned char)ch);
 	}
-	out[36] = 0;
-	return avail == 36 || !isxdigit((unsigned char)s[36]);
+	uid[36] = 0;
+	if (avail > 36 && isxdigit((unsigned char)s[36]))
+		return false;
+	/* out untouched unless it matched: the next part of the path is tried
+	 * only while no UID was found */
+	memcpy(out, uid, sizeof(uid));
+	return true;
 }
 
 /* the scopes' prefixes: systemd's driver names a container's scope
