@@ -69,6 +69,14 @@ expect_fail "replay: missing file" "cannot read as a capture file" "$BLOOMTAP" r
 eq "replay: missing file: exit 1" "$?" 1
 "$BLOOMTAP" trace --instance "$INST" "$TMP/nope.pcap" >/dev/null 2>&1
 eq "trace: missing file: exit 2" "$?" 2
+# an interface and --instance both: the command line's error (2); an
+# instance that does not exist: a failure (1)
+for cmd in heavy stats windows drops workloads; do
+	"$BLOOMTAP" $cmd "$INST" --instance "$INST" >/dev/null 2>&1
+	eq "$cmd IFACE --instance NAME: a usage error, exit 2" "$?" 2
+	"$BLOOMTAP" $cmd "nosuch-$ID" >/dev/null 2>&1
+	eq "$cmd of no instance: exit 1" "$?" 1
+done
 head -c 4000 /dev/urandom > "$TMP/garbage.pcap"
 expect_fail "replay: not a capture" "cannot read as a capture file" "$BLOOMTAP" replay --instance "$INST" "$TMP/garbage.pcap"
 check "replay: nothing made for a bad file" test ! -e /sys/fs/bpf/bloomtap/$INST

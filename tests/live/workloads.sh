@@ -201,7 +201,12 @@ check "... counting the plain namespace it could not enter" \
 	grep -Eq "or to enter [1-9][0-9]* namespaces" "$WORK/caps.err"
 
 # errors
-expect_fail "an argument is refused" "workloads takes no arguments (got 'extra'" "$BLOOMTAP" workloads extra
+expect_fail "a --root that does not exist: refused (a typo would lose every name)" \
+	"--root /nonexistent-$ID: No such file or directory" "$BLOOMTAP" workloads --root "/nonexistent-$ID"
+expect_fail "two arguments are refused" "expected [IFACE], got too many arguments" \
+	"$BLOOMTAP" workloads extra more
+expect_fail "an interface with no instance: refused" "no bloomtap instance 'btwl-none-$ID'" \
+	"$BLOOMTAP" workloads "btwl-none-$ID"
 check "--help" "$BLOOMTAP" workloads --help
 summary
 [ "$FAIL" = 0 ]

@@ -306,8 +306,10 @@ int cmd_drops(int argc, char **argv)
 		hv[hc] = NULL;
 		return cmd_heavy(hc, hv);
 	}
-	if (bt_instance_open_arg(n ? argv[1] : NULL, drops_cfg.instance, &inst))
-		return BT_EXIT_FAIL;
+	int open_rc = bt_instance_open_arg(n ? argv[1] : NULL, drops_cfg.instance, &inst);
+
+	if (open_rc)
+		return open_rc;
 	if (drops_cfg.pcap) {
 		ret = pcap_write(&inst) ? BT_EXIT_FAIL : 0;
 		bt_instance_close(&inst);

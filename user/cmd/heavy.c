@@ -159,8 +159,10 @@ int cmd_heavy(int argc, char **argv)
 	if (heavy_opts_check(&thr, &thrp))
 		return BT_EXIT_USAGE;
 
-	if (bt_instance_open_arg(n ? argv[1] : NULL, hcfg.instance, &inst))
-		return BT_EXIT_FAIL;
+	int open_rc = bt_instance_open_arg(n ? argv[1] : NULL, hcfg.instance, &inst);
+
+	if (open_rc)
+		return open_rc;
 	if (bt_instance_records(&inst, hcfg.dir))
 		goto out;
 	if (thrp && (thr.kind != (int)inst.meta.threshold_kind || thr.value < inst.meta.threshold))

@@ -31,8 +31,10 @@ int cmd_stats(int argc, char **argv)
 		return BT_EXIT_USAGE;
 	if (n == BT_PARSE_HELP)
 		return 0;
-	if (bt_instance_open_arg(n ? argv[1] : NULL, stats_instance, &inst))
-		return BT_EXIT_FAIL;
+	int open_rc = bt_instance_open_arg(n ? argv[1] : NULL, stats_instance, &inst);
+
+	if (open_rc)
+		return open_rc;
 	ret = bt_instance_records(&inst, stats_dir) || bt_print_stats(&inst, stats_dir) ?
 		      BT_EXIT_FAIL : 0;
 	bt_instance_close(&inst);

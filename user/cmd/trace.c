@@ -261,7 +261,7 @@ int cmd_trace(int argc, char **argv)
 	 * with an archive and no instance at all, the archive alone */
 	if (iface || tcfg.instance || !tcfg.archive) {
 		if (bt_instance_open_arg(iface, tcfg.instance, &inst))
-			goto out;
+			goto out;	/* trace's every error is its 2 (1: not seen) */
 		have_inst = true;
 	}
 	/* the archive its agent records, when none is given: the windows that

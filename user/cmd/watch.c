@@ -214,8 +214,10 @@ int cmd_watch(int argc, char **argv)
 		iface = pos[0];
 	else if (spec == &test_spec && n > 1 && !is_address(pos[n - 1]))
 		iface = pos[--n];
-	if (bt_instance_open_arg(iface, wcfg.instance, &inst))
-		return BT_EXIT_FAIL;
+	int open_rc = bt_instance_open_arg(iface, wcfg.instance, &inst);
+
+	if (open_rc)
+		return open_rc;
 	if (spec == &load_spec) {
 		struct bt_watch_loaded w;
 

@@ -137,8 +137,10 @@ int cmd_windows(int argc, char **argv)
 		bt_err("windows: --count needs --every");
 		return BT_EXIT_USAGE;
 	}
-	if (bt_instance_open_arg(n ? argv[1] : NULL, wcfg.instance, &inst))
-		return BT_EXIT_FAIL;
+	int open_rc = bt_instance_open_arg(n ? argv[1] : NULL, wcfg.instance, &inst);
+
+	if (open_rc)
+		return open_rc;
 	if (bt_spie_map(&inst, &s)) {
 		bt_err("windows: mapping the SPIE windows of '%s' failed", inst.name);
 		goto out;

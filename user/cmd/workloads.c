@@ -4,6 +4,8 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include "commands.h"
 #include "base/common.h"
 #include "base/options.h"
@@ -59,8 +61,10 @@ static int print_table(const char *iface)
 	size_t n;
 	int err;
 
-	if (bt_instance_open_arg(iface, wl_cfg.instance, &inst))
-		return BT_EXIT_FAIL;
+	int open_rc = bt_instance_open_arg(iface, wl_cfg.instance, &inst);
+
+	if (open_rc)
+		return open_rc;
 	if ((err = bt_wl_table_read(&inst, &v, &n))) {
 		bt_err("workloads: cannot read %s's table: %s", inst.name, strerror(-err));
 		bt_instance_close(&inst);
@@ -163,6 +167,7 @@ int cmd_workloads(int argc, char **argv)
 	int n = bt_parse_args(&wl_spec, argc, argv), err;
 	struct bt_workloads *w;
 	struct bt_wl_stats st, rs = { 0 };
+	struct stat dir;
 	double t0, first, rest = 0;
 
 	if (n < 0)
@@ -175,6 +180,13 @@ int cmd_workloads(int argc, char **argv)
 	}
 	if (n || wl_cfg.instance)
 		return print_table(n ? argv[1] : NULL);
+	/* a runtime's file missing under it is normal; the root itself, a typo */
+	errno = 0;
+	if (wl_cfg.root && (stat(wl_cfg.root, &dir) || !S_ISDIR(dir.st_mode))) {
+		bt_err("workloads: --root %s: %s", wl_cfg.root, errno ? strerror(errno) :
+		       "not a directory");
+		return BT_EXIT_FAIL;
+	}
 	if (!(w = bt_workloads_new(wl_cfg.root))) {
 		bt_err("workloads: out of memory");
 		return BT_EXIT_FAIL;

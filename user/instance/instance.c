@@ -607,8 +607,11 @@ int bt_instance_open_arg(const char *iface, const char *instance, struct bt_inst
 	int cnt, err;
 
 	err = bt_instance_resolve(iface, instance, &name, &names, &cnt);
-	if (!err)
-		err = bt_instance_open_or_explain(name, inst);
+	/* both named, or several and none: the command line's to fix */
+	if (err)
+		err = err == -EINVAL ? BT_EXIT_USAGE : BT_EXIT_FAIL;
+	else if (bt_instance_open_or_explain(name, inst))
+		err = BT_EXIT_FAIL;
 	bt_instance_names_free(names, cnt);
 	return err;
 }

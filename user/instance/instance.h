@@ -130,7 +130,9 @@ extern const char *const bt_direction_names[];
 int bt_instance_records(const struct bt_instance *inst, int dir);
 
 /* bt_instance_resolve() then bt_instance_open_or_explain(): the instance a
- * command works on, opened, or an error printed. */
+ * command works on, opened (0), or an error printed and the command's exit
+ * status: BT_EXIT_USAGE (an interface and --instance both, or several
+ * instances and none named), BT_EXIT_FAIL (none such, unreadable). */
 int bt_instance_open_arg(const char *iface, const char *instance, struct bt_instance *inst);
 
 /* Picks the instance a command works on: --instance NAME, else the IFACE
