@@ -341,14 +341,16 @@ def stream_count(path):
 def workloads(path):
     """A file's flows with their workloads (bloomtap's elements 1 and 2 of
     enterprise 32473, docs/operating.md): a line a record, "SPORT PACKETS
-    SRC_WORKLOAD DST_WORKLOAD" (- for none), sorted."""
+    SRC_WORKLOAD DST_WORKLOAD" (- for none), " dropped" after a dropped
+    flow's (forwardingStatus, element 89), sorted."""
     lines = []
     for r in walk(path)[1]:
         if (0, 7) not in r:
             continue
         name = [r.get((32473, k), b"").decode("utf-8", "backslashreplace") or "-" for k in (1, 2)]
-        lines.append("%d %d %s %s" % (int.from_bytes(r[(0, 7)], "big"),
-                                      int.from_bytes(r[(0, 2)], "big"), name[0], name[1]))
+        lines.append("%d %d %s %s%s" % (int.from_bytes(r[(0, 7)], "big"),
+                                        int.from_bytes(r[(0, 2)], "big"), name[0], name[1],
+                                        " dropped" if (0, 89) in r else ""))
     print("\n".join(sorted(lines)))
     return 0
 

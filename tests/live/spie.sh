@@ -43,7 +43,7 @@ eq "A: found once per packet (ring and archive are one window)" \
 	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sorted({len(p["windows"]) for p in d if "same_as" not in p}))' <<<"$TA")" "[1]"
 eq "trace -j fields (no digest: it would be an oracle for the keyed hash)" \
 	"$(python3 -c 'import json,sys; p=json.load(sys.stdin)[0]; print(sorted(p), sorted(p["windows"][0]))' <<<"$TA")" \
-	"['archive', 'archive_cut', 'drops', 'fpr_combined', 'hits_cut', 'packet', 'searched', 'seen', 'windows', 'windows_searched'] ['direction', 'end', 'fpr', 'instance', 'source', 'start', 'window']"
+	"['archive', 'archive_cut', 'drops', 'dst_workload', 'fpr_combined', 'hits_cut', 'packet', 'searched', 'seen', 'src_workload', 'windows', 'windows_searched'] ['direction', 'end', 'fpr', 'instance', 'source', 'start', 'window']"
 eq "two windows searched, the combined rate covers both" "$(python3 -c '
 import json,sys; p=json.load(sys.stdin)[0]
 print(p["windows_searched"], p["fpr_combined"] >= p["windows"][0]["fpr"])' <<<"$TA")" "2 True"
