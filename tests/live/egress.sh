@@ -386,9 +386,13 @@ in_ns "$NSS" python3 "$TOP/tests/lib/segsend.py" fixedid "$VS" \
 	"198.18.$((N + 101)).2" $VPORT 8 1000
 poll_until 30 test "$(frames_in "$TMP/fwd.pcap")" -ge 8
 kill "$CAP" 2>/dev/null; wait "$CAP" 2>/dev/null; CAP=
-eq "R forwarded the 8 segments as one GRO skb, with their one ID" "$(in_ns "$NSR" "$BLOOMTAP" -j stats \
-	--direction egress "$VR2" | json_get '["gso_segments"]')/$(tshark -r "$TMP/fwd.pcap" -T fields \
-	-e ip.id 2>/dev/null | sort -u)" 8/0x4242
+# GRO merges what arrives within its flush timeout: all 8 here, 7 once in
+# the 6.1 guest under TCG; a merged skb of 2 or more is what the check
+# below needs (its segments after the first carry the first's ID)
+GSO=$(in_ns "$NSR" "$BLOOMTAP" -j stats --direction egress "$VR2" | json_get '["gso_segments"]')
+check "R forwarded the segments merged by GRO ($GSO of 8 in GSO skbs)" test "${GSO:-0}" -ge 2
+eq "... all with their one ID" "$(tshark -r "$TMP/fwd.pcap" -T fields -e ip.id 2>/dev/null | sort -u)" \
+	0x4242
 read -r left recv none <<<"$(trace_dir "$NSR" "$VR2" "$TMP/fwd.pcap")"
 eq "fixed IDs (SKB_GSO_TCP_FIXEDID): the 8 segments left R" "$left" 8
 check "detach R" in_ns "$NSR" "$BLOOMTAP" detach "$VR2"

@@ -130,7 +130,12 @@ eq "the metrics name the package's version" "$(in_ns "$NSB" curl -s -m 5 "127.0.
 	grep -c "^bloomtap_build_info{version=\"$VERSION\"} 1")" 1
 kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
 check "detached by the installed tool" in_ns "$NSB" /usr/sbin/bloomtap detach "$VB"
-check "nothing logged as an error or a warning" bash -c "! grep -E 'error|warning' '$TMP/agent.log'"
+# the unit's three capabilities name no workload (docs/workloads.md
+# "Privileges"): said once, and nothing else
+check "the workloads' warning: the two capabilities it lacks, named" \
+	grep -q "workloads: not permitted .*CAP_SYS_PTRACE.*CAP_SYS_ADMIN" "$TMP/agent.log"
+check "nothing else logged as an error or a warning" bash -c \
+	"! grep -E 'error|warning' '$TMP/agent.log' | grep -v 'workloads: not permitted'"
 cleanup_netns
 umount /sys/fs/bpf
 
