@@ -202,6 +202,26 @@ netns_add() {
 	ip -n "$1" link set lo up
 }
 
+# client_via_host NS VC VH N SUBNET: a client namespace NS (made here) with
+# a veth VC -- VH to the host's namespace, 198.18.N.1/24 on VC and
+# 198.18.N.2/24 on VH, SUBNET routed through the host, and the host
+# forwarding (the caller saves and restores net.ipv4.ip_forward)
+client_via_host() {
+	netns_add "$1" &&
+		ip link add "$2" netns "$1" type veth peer name "$3" &&
+		ip -n "$1" addr add "198.18.$4.1/24" dev "$2" &&
+		ip addr add "198.18.$4.2/24" dev "$3" &&
+		ip -n "$1" link set "$2" up && ip link set "$3" up &&
+		ip -n "$1" route add "$5" via "198.18.$4.2" &&
+		sysctl -qw net.ipv4.ip_forward=1
+}
+
+# readme_block NAME: the README's code block between <!-- NAME --> and
+# <!-- /NAME -->, its fences left out
+readme_block() {
+	sed -n "/^<!-- $1 -->\$/,/^<!-- \/$1 -->\$/p" "$TOP/README.md" | sed '1,2d;$d' | sed '$d'
+}
+
 # veth_pair NSA VA NSB VB N: namespaces NSA and NSB (made here) joined by a
 # veth pair VA -- VB, addresses 198.18.N.1/24 and 198.18.N.2/24, links up.
 veth_pair() {

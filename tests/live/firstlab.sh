@@ -16,7 +16,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 # the block between the markers, its names made unique
-sed -n '/^<!-- first-lab -->$/,/^<!-- \/first-lab -->$/p' "$TOP/README.md" | sed '1,2d;$d' | sed '$d' |
+readme_block first-lab |
 	sed -e "s|^B=.*|B=$BLOOMTAP|" -e "s|lab-va|${N}va|g" -e "s|lab-vb|${N}vb|g" \
 	    -e "s|lab-a|$N-a|g" -e "s|lab-b|$N-b|g" -e "s|/tmp/lab-archive|$TMP/archive|g" > "$TMP/lab.sh"
 check "the README's first lab has its lines ($(wc -l < "$TMP/lab.sh"))" test "$(wc -l < "$TMP/lab.sh")" -ge 10

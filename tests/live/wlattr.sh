@@ -55,14 +55,7 @@ check "the first container on $CIP" podman run -d --name "$CTR1" --network "$NET
 
 # the client: its own namespace, a veth to the host, the container's
 # subnet routed through it
-netns_add "$NSC"
-ip link add "$VC" netns "$NSC" type veth peer name "$VH"
-ip -n "$NSC" addr add "198.18.$L.1/24" dev "$VC"
-ip addr add "198.18.$L.2/24" dev "$VH"
-ip -n "$NSC" link set "$VC" up
-ip link set "$VH" up
-ip -n "$NSC" route add "$SUB" via "198.18.$L.2"
-sysctl -qw net.ipv4.ip_forward=1
+client_via_host "$NSC" "$VC" "$VH" "$L" "$SUB" || { fail "the client's namespace"; summary; exit 1; }
 
 : > "$WORK/agent.conf"
 "$BLOOMTAP" run --direction both --listen "127.0.0.1:$PORT" --archive "$WORK/arch" --interval 3600 \

@@ -84,14 +84,7 @@ check "the pods have addresses on $SUB ($PIP, $KIP)" \
 # kubelet's log name (docs/workloads.md "Where each answer comes from")
 WPOD=$POD/$POD-web WK=btwp-kns/kpod-0/$KCTR
 
-netns_add "$NSC"
-ip link add "$VC" netns "$NSC" type veth peer name "$VH"
-ip -n "$NSC" addr add "198.18.$L.1/24" dev "$VC"
-ip addr add "198.18.$L.2/24" dev "$VH"
-ip -n "$NSC" link set "$VC" up
-ip link set "$VH" up
-ip -n "$NSC" route add "$SUB" via "198.18.$L.2"
-sysctl -qw net.ipv4.ip_forward=1
+client_via_host "$NSC" "$VC" "$VH" "$L" "$SUB" || { fail "the client's namespace"; summary; exit 1; }
 
 BT_WORKLOADS_ROOT=$ROOT "$BLOOMTAP" run --listen "127.0.0.1:$PORT" --archive "$WORK/arch" \
 	--interval 3600 "$VH" > "$WORK/agent.log" 2>&1 &

@@ -30,7 +30,7 @@ trap cleanup EXIT INT TERM
 podman_busybox_image "$IMG" "$TMP" || { fail "podman import of busybox-static"; summary; exit 1; }
 # the block between the markers, its names made unique; the agent on a
 # port of its own (another suite's may hold 9477)
-sed -n '/^<!-- workload-lab -->$/,/^<!-- \/workload-lab -->$/p' "$TOP/README.md" | sed '1,2d;$d' | sed '$d' |
+readme_block workload-lab |
 	sed -e "s|^B=.*|B=$BLOOMTAP|" -e "s|docker.io/library/busybox|$IMG|" \
 	    -e "s|run lab-vh |run --listen 127.0.0.1:$PORT lab-vh |" \
 	    -e "s|lab-vc|${N}vc|g" -e "s|lab-vh|${N}vh|g" -e "s|lab-net|$N-net|g" \
