@@ -22,6 +22,7 @@
 #include "spie.bpf.h"
 #include "segments.bpf.h"
 #include "recorder.bpf.h"
+#include "workloads.bpf.h"
 
 #define ETH_P_IP_BE 0x0008	/* htons(0x0800) */
 #define ETH_P_IPV6_BE 0xdd86	/* htons(0x86dd) */
@@ -133,8 +134,11 @@ static __always_inline void drop_heavy(struct bt_ctl *c, struct bt_flow_key *key
 {
 	const struct heavy_maps hm = { &dcms, &dfm, &dfmc, &dfc, &dfmo };
 	struct heavy_where w = { .hm = &hm, .c = c, .hk = k };
-	__u32 zero = 0;
+	__u32 zero = 0, ids[2];
 
+	/* each of the instance's drops by the workloads its addresses had
+	 * when it was dropped (the key's pad holds the reason, not the ids) */
+	workload_ids(key, c, bytes, segs, BT_WL_DROPPED, ids);
 	if (!cfg_heavy || !(w.ctr = bpf_map_lookup_elem(&dcounters, &zero)))
 		return;
 	w.interval = *(volatile __u32 *)&c->interval;

@@ -204,7 +204,7 @@ struct {
 
 /* The node's workloads (include/bloomtap.h "Workloads"), kept by the
  * agent: wl_addr, its two tables of addresses (bt_wl_slot); wl_counts, per CPU, index
- * direction * BT_WL_IDS + id, the id's packets and bytes as source and
+ * stage * BT_WL_IDS + id (a direction, or BT_WL_DROPPED), the id's packets and bytes as source and
  * destination (cleared by the agent before it gives the id out again);
  * wl_names, user space's, each id's name. */
 struct {
@@ -217,7 +217,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, BT_DIRS * BT_WL_IDS);
+	__uint(max_entries, BT_WL_STAGES * BT_WL_IDS);
 	__type(key, __u32);
 	__type(value, struct bt_watch_count);
 } wl_counts SEC(".maps");

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 21
+#define BT_ABI_VERSION 22
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -844,6 +844,10 @@ _Static_assert(sizeof(struct bt_drop_rec_pos) == 32, "bt_drop_rec_pos must be 32
  * the other only after a grace period. Array lookups, which the verifier
  * inlines: a hash map's two lookups cost 70 ns a packet here. */
 #define BT_WL_IDS 4096
+/* wl_counts' stages: enum bt_direction's, then the drop program's (the
+ * instance's drops, counted by the workloads of their two addresses) */
+#define BT_WL_DROPPED BT_DIRS
+#define BT_WL_STAGES (BT_DIRS + 1)
 #define BT_WL_SLOTS 16384	/* a table's slots, a power of two */
 #define BT_WL_ADDRS 8192	/* addresses a table takes at most: half full */
 #define BT_WL_PROBES 8

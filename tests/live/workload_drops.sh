@@ -135,6 +135,18 @@ sent() {
 	eq "$reason ($where): the instance on $IF_H counts every one" $((after - before)) $N
 	check "$reason ($where): trace of the client's capture says dropped here" \
 		trace_says $IF_H $NS_H "$pcap" $reason
+	# a heavy dropped flow (its key ends with the reason): the container's
+	# address named by the table's history during the interval, wherever
+	# it died
+	eq "$reason ($where): heavy --dropped -j's flows to the container name it" \
+		"$("$BLOOMTAP" -j heavy --dropped -n 1000 $IF_H | python3 -c '
+import json, sys
+print(sorted(set(f["dst_workload"] for f in json.load(sys.stdin)
+                 if f["dst"] == sys.argv[1] and f["reason"] == sys.argv[2])))' "$ADDR" $reason)" \
+		"['$CTR']"
+	"$BLOOMTAP" heavy --dropped -n 1000 $IF_H > "$WORK/heavy-$reason.txt"
+	check "$reason ($where): heavy --dropped (text) names it" \
+		grep -qE "$ADDR:$dport udp $reason .* > $CTR\$" "$WORK/heavy-$reason.txt"
 	if [ "$where" = in ]; then
 		eq "$reason in the container: trace names it at each drop" "$(drop_names "$pcap")" \
 			"$N $reason:True:$CTR"
@@ -154,6 +166,24 @@ sent $CLOSED 1 NO_SOCKET
 sent $FILTERED 2 NETFILTER_DROP
 # TTL 1: the node drops them itself (forwarding), in no workload
 sent $CLOSED 3 IP_INHDR node --ttl 1
+# drops by workload: the instance's drops of traffic to the container,
+# wherever it died (the TTL ones on the node too), by the name its address
+# had then; nothing as a source
+wl_dropped() {	# the container's row of drops -j's workloads: "SRC_PKTS DST_PKTS"
+	"$BLOOMTAP" -j drops $IF_H | python3 -c '
+import json, sys
+w = [x for x in json.load(sys.stdin)["workloads"] if x["workload"] == sys.argv[1]]
+print("%d %d" % (w[0]["src_packets"], w[0]["dst_packets"]) if len(w) == 1 else len(w))' "$CTR"
+}
+eq "drops -j counts the instance's drops to the container by its name" "$(wl_dropped)" "0 $((3 * N))"
+eq "/api/v1/drops counts them the same" "$(curl -sf -m 5 "127.0.0.1:$PORT/api/v1/drops?iface=$IF_H" |
+	python3 -c '
+import json, sys
+print([x["dst_packets"] for x in json.load(sys.stdin)["workloads"] if x["workload"] == sys.argv[1]])' \
+	"$CTR")" "[$((3 * N))]"
+"$BLOOMTAP" drops $IF_H > "$WORK/drops.txt"
+check "drops (text) lists them by workload" \
+	grep -qE "^  $CTR +[0-9]+ +0 +0 +$((3 * N)) " "$WORK/drops.txt"
 eq "the container's own nft rule dropped them" \
 	"$(in_ctr nft -j list table inet btwd | python3 -c '
 import json, sys
@@ -176,6 +206,7 @@ poll_until 10 not_seen_at_least $((ns0 + 2 * N))
 check "sent from the host and from another container: workload_not_seen, never the instance's" \
 	test "$(not_seen)" -ge $((ns0 + 2 * N))
 eq "... and its NO_SOCKET count stays" "$(reason_count $IF_H $NS_H NO_SOCKET)" "$nosock"
+eq "... and so does the container's count of drops" "$(wl_dropped)" "0 $((3 * N))"
 check "drops prints the workloads' devices with the false attribution formula" \
 	bash -c "'$BLOOMTAP' drops $IF_H | grep -q \"workloads' devices.*1 - (1 - f_cur)(1 - f_prev) = \""
 

@@ -328,6 +328,7 @@ static void report_start(const struct bt_heavy_maps *m, __u32 iv, const struct b
 	r->interval = iv;
 	r->current = (m->ctl->interval & 1) == iv;
 	r->start_ns = m->ctl->interval_start_ns[iv];
+	r->end_ns = r->current ? 0 : m->ctl->interval_start_ns[!iv];
 	iv_totals(m, iv, &r->total_bytes, &r->total_packets, &r->lost_nominations);
 	r->error_bytes = (__u64)ceil(M_E / mt->width * r->total_bytes);
 	r->error_packets = (__u64)ceil(M_E / mt->width * r->total_packets);

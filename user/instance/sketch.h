@@ -124,6 +124,7 @@ struct bt_heavy_report {
 	__u32 interval;			/* 0 or 1 */
 	bool current;
 	__u64 start_ns;
+	__u64 end_ns;			/* the next interval's start; 0: current */
 	__u64 total_bytes, total_packets;
 	__u64 threshold_bytes, threshold_packets;	/* what was reported */
 	__u64 error_bytes, error_packets;	/* eps * N, with prob 1 - delta */

@@ -156,7 +156,7 @@ int bt_wl_give(const struct bt_instance *inst, __u32 id, __u64 gen, const char *
 	if (!zero)
 		return -ENOMEM;
 	snprintf(n.name, sizeof(n.name), "%s", name);
-	for (__u32 d = 0; d < BT_DIRS && !err; d++) {
+	for (__u32 d = 0; d < BT_WL_STAGES && !err; d++) {
 		__u32 key = d * BT_WL_IDS + id;
 
 		if (bpf_map_update_elem(inst->wl_counts_fd, &key, zero, 0))

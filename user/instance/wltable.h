@@ -30,7 +30,8 @@ __u32 bt_wl_id_now(const struct bt_instance *inst, const __u8 addr[16]);
 struct bt_wl_entry;
 int bt_wl_table_read(const struct bt_instance *inst, struct bt_wl_entry **v, size_t *n);
 
-/* Per id in direction dir, summed over CPUs, into counts[BT_WL_IDS]. */
+/* Per id in stage dir (an enum bt_direction, or BT_WL_DROPPED: the
+ * instance's drops), summed over CPUs, into counts[BT_WL_IDS]. */
 int bt_wl_counts(const struct bt_instance *inst, int dir, struct bt_watch_count *counts);
 
 /* The agent's writes. An id given to a generation: its name and gen, its

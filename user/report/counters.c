@@ -37,11 +37,8 @@ const char *const bt_counter_names[BT_CTR_MAX] = {
 };
 _Static_assert(BT_CTR_MAX == 24, "a name for every counter");
 
-/* The traffic of each workload id that has any (counted per id when the
- * packets passed, so a retired generation keeps its own), into o's
- * "workloads" array, or printed. */
-static int stats_workloads(const struct bt_instance *inst, enum bt_direction dir,
-			   struct json_object *o)
+int bt_workload_counts(const struct bt_instance *inst, int stage, const char *title,
+		       struct json_object *o)
 {
 	struct bt_watch_count *n = calloc(BT_WL_IDS, sizeof(*n));
 	struct json_object *arr = o ? json_object_new_array() : NULL;
@@ -51,7 +48,7 @@ static int stats_workloads(const struct bt_instance *inst, enum bt_direction dir
 
 	if (!n)
 		return -ENOMEM;
-	if ((err = bt_wl_counts(inst, dir, n))) {
+	if ((err = bt_wl_counts(inst, stage, n))) {
 		free(n);
 		json_object_put(arr);
 		return err;
@@ -76,6 +73,8 @@ static int stats_workloads(const struct bt_instance *inst, enum bt_direction dir
 			json_object_array_add(arr, w);
 			continue;
 		}
+		if (!head && title)
+			printf("%s\n", title);
 		if (!head)
 			printf("  %-40s %5s %12s %14s %12s %14s\n", "workload", "id", "src_packets",
 			       "src_bytes", "dst_packets", "dst_bytes");
@@ -108,7 +107,7 @@ int bt_print_stats(const struct bt_instance *inst, enum bt_direction dir)
 			dir == BT_DIR_EGRESS ? "egress" : "ingress"));
 		for (int i = 0; i < BT_CTR_MAX; i++)
 			json_object_object_add(o, bt_counter_names[i], json_object_new_uint64(c[i]));
-		if ((err = stats_workloads(inst, dir, o))) {
+		if ((err = bt_workload_counts(inst, dir, NULL, o))) {
 			json_object_put(o);
 			bt_err_errno(err, "reading the workloads' counters");
 			return err;
@@ -119,7 +118,7 @@ int bt_print_stats(const struct bt_instance *inst, enum bt_direction dir)
 	printf("instance %s%s\n", inst->name, dir == BT_DIR_EGRESS ? " (egress)" : "");
 	for (int i = 0; i < BT_CTR_MAX; i++)
 		printf("  %-16s %" PRIu64 "\n", bt_counter_names[i], (uint64_t)c[i]);
-	if ((err = stats_workloads(inst, dir, NULL)))
+	if ((err = bt_workload_counts(inst, dir, NULL, NULL)))
 		bt_err_errno(err, "reading the workloads' counters");
 	return err;
 }

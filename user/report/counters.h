@@ -11,5 +11,12 @@
 extern const char *const bt_counter_names[BT_CTR_MAX];
 /* stats: the per-CPU counters summed, plain or JSON as asked. */
 int bt_print_stats(const struct bt_instance *inst, enum bt_direction dir);
+/* The traffic of each workload id that has any in wl_counts' stage (an
+ * enum bt_direction, or BT_WL_DROPPED), counted per id when the packets
+ * passed, so that a retired generation keeps its own: into o's
+ * "workloads" array, or printed, under title (a line, NULL: none) when
+ * there is a row. 0 or -errno. */
+int bt_workload_counts(const struct bt_instance *inst, int stage, const char *title,
+		       struct json_object *o);
 
 #endif /* BLOOMTAP_COUNTERS_H */

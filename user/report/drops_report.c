@@ -8,6 +8,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "base/common.h"
+#include "counters.h"
 #include "drops_report.h"
 #include "instance/link.h"
 #include "heavy_report.h"
@@ -169,6 +170,9 @@ struct json_object *bt_drops_json(const struct bt_instance *inst, size_t n_heavy
 	if (nw)
 		json_object_object_add(wd, "false_attribution", seen_fpr_json(inst));
 	json_object_object_add(o, "workload_devices", wd);
+	/* by the workloads of the drops' addresses when they were dropped */
+	if (bt_workload_counts(inst, BT_WL_DROPPED, NULL, o))
+		json_object_object_add(o, "workloads", NULL);
 	/* 0: without (the plain output prints them itself) */
 	if (n_heavy)
 		json_object_object_add(o, "heavy", bt_heavy_dropped_json(inst, n_heavy));
@@ -246,6 +250,8 @@ static void print_drops(const struct bt_instance *inst, size_t n_heavy)
 		       "window ready (nobody keeps the ring, or it is behind)\n",
 		       json_object_get_uint64(json_object_object_get(o, "spie_no_ready_window")));
 	json_object_put(o);
+	bt_workload_counts(inst, BT_WL_DROPPED, "dropped, by the workloads their addresses had "
+			   "when dropped:", NULL);
 	printf("\n");
 	bt_print_heavy_dropped(inst, n_heavy);
 }

@@ -31,10 +31,61 @@ static struct json_object *class_json(const struct bt_watch_names *w, const uint
 	return c ? json_object_new_string(c) : NULL;
 }
 
+/* What names a report's addresses: the watch lists' classes, and the
+ * workloads: a received or sent flow's by the ids its key carried, a
+ * dropped flow's (whose key carries its reason instead) by the table's
+ * history during the interval (wlh.n 0: none kept). */
+struct report_names {
+	struct bt_watch_names w;
+	struct bt_wl_names wl;
+	struct bt_wl_hist_view wlh;
+	bool dropped;
+};
+
+static void names_open(const struct bt_heavy_maps *m, struct report_names *rn)
+{
+	bt_watch_names_open(m->inst, &rn->w);
+	bt_wl_names_open(m->inst, &rn->wl);
+	rn->dropped = m->dropped;
+	if (!m->dropped || bt_wl_hist_load(m->inst->name, &rn->wlh))
+		memset(&rn->wlh, 0, sizeof(rn->wlh));
+}
+
+static void names_close(struct report_names *rn)
+{
+	bt_watch_names_close(&rn->w);
+	bt_wl_names_close(&rn->wl);
+	bt_wl_hist_free(&rn->wlh);
+}
+
+/* The workload of f's address on side (0: source), NULL for none: a
+ * dropped flow's, every generation that held the address during the
+ * interval, joined with " or ", into buf. */
+#define WL_HIST_MAX 4
+static const char *flow_workload(const struct report_names *rn, const struct bt_heavy_report *r,
+				 const struct bt_heavy_flow *f, int side, char *buf, size_t len)
+{
+	const char *got[WL_HIST_MAX];
+	__u64 addr[2];
+	int k;
+
+	if (!rn->dropped)
+		return bt_wl_name_of(&rn->wl, f->wl[side]);
+	if (!rn->wlh.n)
+		return NULL;
+	memcpy(addr, side ? f->key.dst : f->key.src, sizeof(addr));
+	k = bt_wl_hist_find(&rn->wlh, addr, r->start_ns,
+			    r->end_ns ? r->end_ns : bt_boot_to_real(bt_boot_ns()), 0, got,
+			    WL_HIST_MAX);
+	buf[0] = 0;
+	for (int i = 0, o = 0; i < k && (size_t)o < len; i++)
+		o += snprintf(buf + o, len - o, "%s%s", i ? " or " : "", got[i]);
+	return k ? buf : NULL;
+}
+
 /* dir: "ingress" or "egress", NULL for dropped flows (a drop has none) */
 static void report_json(const struct bt_heavy_report *r, size_t n, const char *dir,
-			const struct bt_watch_names *w, const struct bt_wl_names *wl,
-			struct json_object *arr)
+			const struct report_names *rn, struct json_object *arr)
 {
 	const char *which = r->current ? "current" : "last";
 	char start[40];
@@ -61,18 +112,25 @@ static void report_json(const struct bt_heavy_report *r, size_t n, const char *d
 				       json_object_new_uint64(r->total_packets));
 		json_object_object_add(o, "lost_nominations",
 				       json_object_new_uint64(r->lost_nominations));
-		json_object_object_add(o, "src_class", class_json(w, f->key.src));
-		json_object_object_add(o, "dst_class", class_json(w, f->key.dst));
-		/* the workloads the datapath found when the packets passed */
-		json_object_object_add(o, "src_workload", bt_wl_name_json(wl, f->wl[0]));
-		json_object_object_add(o, "dst_workload", bt_wl_name_json(wl, f->wl[1]));
+		json_object_object_add(o, "src_class", class_json(&rn->w, f->key.src));
+		json_object_object_add(o, "dst_class", class_json(&rn->w, f->key.dst));
+		/* the workloads of the addresses when the packets passed */
+		for (int side = 0; side < 2; side++) {
+			char buf[WL_HIST_MAX * (BT_WL_NAME_LEN + 4)];
+			const char *name = flow_workload(rn, r, f, side, buf, sizeof(buf));
+
+			json_object_object_add(o, side ? "dst_workload" : "src_workload",
+					       name ? json_object_new_string(name) : NULL);
+		}
 		json_object_array_add(arr, o);
 	}
 }
 
 static void report_plain(const struct bt_heavy_report *r, size_t n,
-			 const struct bt_watch_names *w, const struct bt_wl_names *wl)
+			 const struct report_names *rn)
 {
+	const struct bt_watch_names *w = &rn->w;
+	char wlb[2][WL_HIST_MAX * (BT_WL_NAME_LEN + 4)];
 	bool named = false;
 	char t[32];
 
@@ -96,8 +154,8 @@ static void report_plain(const struct bt_heavy_report *r, size_t n,
 		return;
 	}
 	for (size_t i = 0; i < r->n && i < n; i++)
-		named = named || bt_wl_name_of(wl, r->flows[i].wl[0]) ||
-			bt_wl_name_of(wl, r->flows[i].wl[1]);
+		named = named || flow_workload(rn, r, &r->flows[i], 0, wlb[0], sizeof(wlb[0])) ||
+			flow_workload(rn, r, &r->flows[i], 1, wlb[1], sizeof(wlb[1]));
 	printf("  %-60s %14s %10s %14s%s%s\n", "flow", "bytes", "packets", "exact bytes",
 	       w->on ? "  classes (src > dst)" : "", named ? "  workloads (src > dst)" : "");
 	for (size_t i = 0; i < r->n && i < n; i++) {
@@ -111,8 +169,9 @@ static void report_plain(const struct bt_heavy_report *r, size_t n,
 		if (w->on)
 			printf("  %s > %s", sc ? sc : "-", dc ? dc : "-");
 		if (named) {
-			const char *sw = bt_wl_name_of(wl, f->wl[0]), *dw = bt_wl_name_of(wl, f->wl[1]);
-			char e[2][2 * BT_WL_NAME_LEN];
+			const char *sw = flow_workload(rn, r, f, 0, wlb[0], sizeof(wlb[0])),
+				   *dw = flow_workload(rn, r, f, 1, wlb[1], sizeof(wlb[1]));
+			char e[2][2 * sizeof(wlb[0])];
 
 			printf("  %s > %s", sw ? bt_wl_escape(sw, e[0], sizeof(e[0])) : "-",
 			       dw ? bt_wl_escape(dw, e[1], sizeof(e[1])) : "-");
@@ -131,29 +190,25 @@ static struct json_object *intervals_json(const struct bt_heavy_maps *m, const _
 					  const struct bt_threshold *thr, bool warn)
 {
 	struct json_object *arr = json_object_new_array();
-	struct bt_watch_names w;
-	struct bt_wl_names wl;
+	struct report_names rn;
 
-	bt_watch_names_open(m->inst, &w);
-	bt_wl_names_open(m->inst, &wl);
+	names_open(m, &rn);
 	for (int i = 0; i < nivs; i++) {
 		struct bt_heavy_report r;
 
 		if (bt_heavy_collect(m, ivs[i], thr, by_packets, &r)) {
 			json_object_put(arr);
-			bt_watch_names_close(&w);
-			bt_wl_names_close(&wl);
+			names_close(&rn);
 			return NULL;
 		}
-		report_json(&r, n, m->dropped ? NULL : bt_direction_names[m->counters_key], &w,
-			    &wl, arr);
+		report_json(&r, n, m->dropped ? NULL : bt_direction_names[m->counters_key], &rn,
+			    arr);
 		if (warn && r.lost_nominations)	/* even with no flow to carry the field */
 			bt_warn("%s interval: %" PRIu64 " " LOST_NOMINATIONS,
 				r.current ? "current" : "last", (uint64_t)r.lost_nominations);
 		bt_heavy_report_free(&r);
 	}
-	bt_watch_names_close(&w);
-	bt_wl_names_close(&wl);
+	names_close(&rn);
 	return arr;
 }
 
@@ -171,12 +226,10 @@ int bt_heavy_print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, in
 		bt_json_print(arr);
 		return 0;
 	}
-	struct bt_watch_names w;
-	struct bt_wl_names wl;
+	struct report_names rn;
 	int err = 0;
 
-	bt_watch_names_open(m->inst, &w);
-	bt_wl_names_open(m->inst, &wl);
+	names_open(m, &rn);
 	/* which one, when several run */
 	printf("instance %s%s\n", m->inst->name,
 	       m->dropped ? ": heavy dropped flows (each key ends with its drop reason)"
@@ -189,11 +242,10 @@ int bt_heavy_print_intervals(const struct bt_heavy_maps *m, const __u32 *ivs, in
 			err = -ENOMEM;
 			break;
 		}
-		report_plain(&r, n, &w, &wl);
+		report_plain(&r, n, &rn);
 		bt_heavy_report_free(&r);
 	}
-	bt_watch_names_close(&w);
-	bt_wl_names_close(&wl);
+	names_close(&rn);
 	return err;
 }
 
