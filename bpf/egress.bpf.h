@@ -17,7 +17,7 @@
  *   hop records it;
  * - under checksum offload, a UDP or TCP checksum is partial: the digest
  *   never covers one (UDP's is replaced by payload bytes, TCP's is past
- *   the 8 bytes taken; include/bloomtap.h "SPIE digests");
+ *   the 8 bytes taken; include/hash.h "The SPIE digest");
  * - a UDP GSO skb's datagrams: counted, not digested (BT_CTR_GSO_NOT_DIGESTED;
  *   a callback that reads each one's payload through the skb is refused
  *   by Linux 6.1's verifier). */

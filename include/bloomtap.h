@@ -54,7 +54,7 @@ struct bt_flow_val {
 _Static_assert(sizeof(struct bt_flow_val) == 16, "bt_flow_val must be 16 bytes");
 
 /* Per-CPU counters, one slot each. The order is the ABI of the counters map;
- * names for output live in user space (user/stats.c) in the same order.
+ * names for output live in user space (user/report/counters.c) in the same order.
  * Invariants kept by the datapath (checked by the tests):
  *   packets == l3_ipv4 + l3_ipv6 + l3_other
  *   l3_ipv4 + l3_ipv6 == l4_tcp + l4_udp + l4_sctp + l4_icmp + l4_icmpv6 + l4_other
@@ -248,35 +248,7 @@ enum bt_test_gate {
 	BT_TEST_GATE_TIMED_OUT,	/* datapath: nobody opened it (a second or more) */
 };
 
-/* ---- SPIE digests (DESIGN.md "SPIE digests"; Snoeren et al. 2001) ----
- *
- * The digest is a keyed hash (include/hash.h) of seven 64-bit words, the
- * parts of a packet no router changes, and no offload either:
- *   words 0-3: source and destination address, 16 bytes each, IPv4
- *              v4-mapped (the flow key's first four words);
- *   word 4:    the rest of the header, little-endian as loaded.
- *              IPv4: bytes 0-7 of the header (version and IHL, total
- *              length, ID, flags and fragment offset) with the protocol
- *              in place of TOS; TTL and checksum are left out.
- *              IPv6: bytes 0-7 with traffic class, flow label and hop
- *              limit zeroed (version, payload length, next header stay);
- *   word 5:    the first 8 bytes after the whole IP header (IPv4 options
- *              skipped; IPv6 extension headers skipped as the parser
- *              walks them, up to a fragment header, whose ID and offset
- *              are taken then: they tell one fragment from another),
- *              zero-padded past the end of the
- *              IP packet. Ethernet padding is never taken.
- *              UDP (IPv4's protocol 17, not a later fragment; IPv6's
- *              header 17 there): its
- *              checksum (bytes 6-7) zeroed, since a sender's checksum
- *              offload leaves a partial one, which a NIC completes but a
- *              veth, a container's link, carries as it is;
- *   word 6:    UDP only, in the checksum's stead: the 8 bytes after the UDP
- *              header, zero-padded past the end of the IP packet; 0 for
- *              every other packet, and then not hashed at all.
- * This is the information of SPIE's 28-byte prefix and of bloomtap's
- * former 48-byte input, in an order that lets both stages share the
- * address words. user/digest.c builds the same words from a frame. */
+/* ---- SPIE digests: their words, include/hash.h "The SPIE digest" ---- */
 #define BT_SPIE_WORDS 7
 
 /* Blocked Bloom filter (Putze, Sanders & Singler 2007) with blocks of two
@@ -699,11 +671,11 @@ struct bt_drop_owner {
  * or previous window (its "drop_shared" map names the device for the drop
  * program); BT_DROP_SHARED for a device stacked on several instances'
  * interfaces: its slot is past drop_progs' end, so the tail call fails
- * and the host counts the drop (user/drops.c keeps them). With
+ * and the host counts the drop (user/instance/drops.c keeps them). With
  * BT_DROP_UPPER | BT_DROP_DIGEST | BT_DROP_WORKLOAD: a workload's device
  * in another namespace (a container's veth end, whose peer the node
  * forwards into), digest-checked as a shared device is; the agent's
- * loop keeps these (user/drops.c bt_drops_refresh_workloads). */
+ * loop keeps these (user/instance/drops.c bt_drops_refresh_workloads). */
 #define BT_DROP_SLOT_MASK 0xffffu
 #define BT_DROP_UPPER (1u << 31)
 #define BT_DROP_DIGEST (1u << 30)

@@ -142,10 +142,38 @@ __u64 bt_hash_flow(const struct bt_hash_keys *k, const __u64 *w)
 	return bt_hash_flow_finish(k, bt_hash_addrs(k, w), w[4]);
 }
 
-/* The SPIE digest from the address part and its other words: more is a
- * UDP datagram's 8 payload bytes (include/bloomtap.h), hashed only when
- * not 0, so that every other packet's digest is what it was before ABI 14
- * (archives of formats 3 to 6). */
+/* ---- The SPIE digest: its one definition ----
+ *
+ * The digest (Snoeren et al., "Hash-Based IP Traceback", SIGCOMM 2001) is
+ * this keyed hash of seven 64-bit words (BT_SPIE_WORDS), the parts of a
+ * packet no router changes, and no offload either:
+ *   words 0-3: source and destination address, 16 bytes each, IPv4
+ *              v4-mapped (the flow key's first four words, bt_hash_addrs);
+ *   word 4:    hdr, the rest of the header, little-endian as loaded.
+ *              IPv4: bytes 0-7 of the header (version and IHL, total
+ *              length, ID, flags and fragment offset) with the protocol
+ *              in place of TOS; TTL and checksum are left out.
+ *              IPv6: bytes 0-7 with traffic class, flow label and hop
+ *              limit zeroed (version, payload length, next header stay);
+ *   word 5:    after, the first 8 bytes after the whole IP header (IPv4
+ *              options skipped; IPv6 extension headers skipped as the
+ *              parser walks them, at most 8 (BT_MAX_IPV6_EXT), up to a
+ *              fragment header, whose ID and offset are taken then: they
+ *              tell one fragment from another), zero-padded past the end
+ *              of the IP packet. Ethernet padding is never taken.
+ *              UDP (IPv4's protocol 17, not a later fragment; IPv6's
+ *              header 17 there): its checksum (bytes 6-7) zeroed, since a
+ *              sender's checksum offload leaves a partial one, which a NIC
+ *              completes but a veth, a container's link, carries as it is;
+ *   word 6:    more, UDP only, in the checksum's stead: the 8 bytes after
+ *              the UDP header, zero-padded past the end of the IP packet;
+ *              0 for every other packet, and then not hashed at all, so
+ *              that every other packet's digest is the one archive
+ *              formats 3 to 6 hold.
+ * This is the information of SPIE's 28-byte prefix. The words are built
+ * by bpf/spie.bpf.h (spie_words; the drop and egress programs the same
+ * from a skb), bpf/segments.bpf.h (each segment of a GRO or GSO skb) and
+ * user/core/digest.c (from a frame, and the older archive formats'). */
 static inline __attribute__((always_inline))
 __u64 bt_hash_spie_finish(const struct bt_hash_keys *k, __u64 addrs, __u64 hdr, __u64 after,
 			  __u64 more)
@@ -165,7 +193,7 @@ __u64 bt_hash_spie_finish(const struct bt_hash_keys *k, __u64 addrs, __u64 hdr, 
 /* The reason of a drop's first digest, "dropped" whatever the reason: a
  * query probes it first and each reason only when it is there, so that a
  * packet never dropped is called dropped at f (1 - (1 - f)^R), not at
- * 1 - (1 - f)^R, for R reasons tried (user/trace.c). No reason's code. */
+ * 1 - (1 - f)^R, for R reasons tried (user/report/trace_query.c). No reason's code. */
 #define BT_DROP_ANY 0xffffffffU
 /* A third digest for a drop in a workload's namespace (a drop_shared
  * device of BT_SHARED_WORKLOAD's, its digest seen by the instance), so

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* SPIE digests in user space: the same words and hash as bpf/spie.bpf.h,
+/* SPIE digests in user space: include/hash.h's words, as bpf/spie.bpf.h,
  * from a captured frame or a bare IP packet; the instance's hash keys;
  * and the former digest, for archives written before ABI 5. */
 #ifndef BLOOMTAP_DIGEST_H
@@ -11,7 +11,7 @@
 #include "hash.h"
 
 /* A packet as SPIE sees it: the digest's words before hashing
- * (include/bloomtap.h), and the 48-byte input of archive formats 1 and 2
+ * (include/hash.h "The SPIE digest"), and the 48-byte input of archive formats 1 and 2
  * (the IP header with TOS, TTL and checksum zeroed, 8 bytes after it). */
 struct bt_spie_packet {
 	__u64 w[BT_SPIE_WORDS];
