@@ -210,7 +210,7 @@ static __always_inline struct bt_iv_part *heavy_account(struct bt_counters *ctr,
 	return p;
 }
 
-/* make bench's Cold Filter lever (Zhou et al., SIGMOD 2018; issue 37), a
+/* make bench's Cold Filter lever (Zhou et al., SIGMOD 2018), a
  * layout no instance uses: a layer of 16-bit counter pairs, bytes and
  * packets, with conservative update in front of the rows, kept in the last
  * row's first 256 KiB (the bench's instance is one row deeper). A packet

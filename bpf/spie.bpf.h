@@ -4,12 +4,12 @@
  * to the next window when this one is full. The digest's words are in
  * include/hash.h "The SPIE digest"; user/core/digest.c builds the same.
  *
- * Cost model (make bench): what a packet pays here is the digest (two word
+ * Cost model (docs/benchmark.md): what a packet pays here is the digest (two word
  * loads, three NH multiplies on top of the address part shared with the
  * heavy-flow stage, a mixer), then one block of 16 bytes in the window
  * being written. Windows are small (256 KiB by default) so that the one
- * being written stays in the L2 cache and the TLB's reach: with 8 MiB
- * windows each packet waited for a random DRAM line. */
+ * being written stays in the L2 cache and the TLB's reach: with windows
+ * of several MiB each packet waits for a random DRAM line. */
 #ifndef BLOOMTAP_SPIE_BPF_H
 #define BLOOMTAP_SPIE_BPF_H
 

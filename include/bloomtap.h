@@ -193,11 +193,11 @@ enum bt_cut {
 	BT_CUT_CACHE = 1,	/* no flow cache: every packet keyed */
 	BT_CUT_FLOW_MEMORY = 2,	/* no flow memory: the sketch alone */
 	BT_CUT_SKETCH = 4,	/* no sketch rows: estimates are the packet's */
-	BT_CUT_ADJACENT_ROWS = 8,	/* not a cut, a layout tried (issue 37):
+	BT_CUT_ADJACENT_ROWS = 8,	/* not a cut, a layout tried:
 					 * row r's cell in the line after row
 					 * r-1's, so that one flow's cells are
 					 * d adjacent lines */
-	BT_CUT_COLD_FILTER = 16,	/* not a cut, a layer tried (issue 37):
+	BT_CUT_COLD_FILTER = 16,	/* not a cut, a layer tried:
 					 * Cold Filter's small counters in front
 					 * of the rows, in the last row's memory
 					 * (bpf/heavy.bpf.h) */
@@ -227,11 +227,11 @@ struct bt_ctl {
 				 * claimed by a compare-and-swap of this word;
 				 * BT_RING_KEEPER: user space's, under way */
 	__u32 tap;		/* 1: every frame dropped once recorded
-				 * (attach --tap, ABI 13): a mirror port's */
+				 * (attach --tap): a mirror port's */
 	__u32 workloads;	/* wl_addr's table in use (low bit) and its
 				 * addresses (the rest; 0: none looked up),
 				 * "Workloads" */
-	__u64 reserved[8];	/* until ABI 6: volumes as counter snapshots */
+	__u64 reserved[8];	/* unused: bt_ctl stays 128 bytes */
 };
 _Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
 #define BT_RING_KEEPER (1ULL << 63)
@@ -370,8 +370,8 @@ struct bt_meta {
 	__u32 fm_slots;		/* flow memory slots per interval, power of two */
 	__u32 threshold_kind;	/* enum bt_threshold_kind */
 	__u64 threshold;	/* bytes, packets, or a fraction * 1e9 */
-	struct bt_hash_key_raw reserved_key;	/* zero (ABI 4: the SPIE key;
-						 * ABI 5 derives all from hash_key) */
+	struct bt_hash_key_raw reserved_key;	/* zero (every key derives
+						 * from hash_key) */
 	__u64 window_bits;	/* m: bits of one window's filter */
 	__u64 design_load;	/* packets a window is sized for */
 	__u32 windows;		/* W: windows in the ring */
@@ -424,8 +424,8 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  * entry, and 44 check bits still make a wrong answer for an address (2^-44
  * a probe) a thing of centuries at line rate.
  *
- * Longest-prefix match (ABI 16; ABI 9 to 15 searched IPv4 as IPv6 below,
- * behind /16 words of lengths, 2.5 probes an address):
+ * Longest-prefix match (IPv4 in a range table: searched as IPv6 below,
+ * behind /16 words of lengths, it took 2.5 probes an address):
  *   - IPv4: not in the Bloomier table but in a range table (Degermark et
  *     al.'s and DXR's idea: Zec, Rizzo and Mikuc, "DXR: towards a billion
  *     routing lookups per second", 2012): the list's IPv4 prefixes cut the
@@ -514,7 +514,7 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 #define BT_WATCH_F_FLAT 1		/* IPv4 searched over all its lengths, as
 					 * IPv6 (make bench's ablation only) */
 #define BT_WATCH_F_V6_TREE 2		/* IPv6 in the range tree, not searched */
-/* IPv6's range tree (ABI 18): a list whose IPv6 prefixes are all /64 or
+/* IPv6's range tree: a list whose IPv6 prefixes are all /64 or
  * shorter cuts the top 64 bits of the space into ranges, as IPv4's; they
  * are the leaves of a static B+ tree (Bayer and McCreight; laid out level
  * by level, a node a cache line). A node holds the first address of its
@@ -534,10 +534,10 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 					 * 2^22 elements need 7 */
 #define BT_WATCH_T_MAX_LEN 64		/* the longest IPv6 prefix it holds */
 #define BT_WATCH_CELL_BYTES 7
-/* A table's array in chunks of one size (ABI 17): inner maps of one size
+/* A table's array in chunks of one size: inner maps of one size
  * let the verifier inline their lookups, where an inner map of its own
- * size (BPF_F_INNER_MAP) costs a call a read, 7 ns here, 4 a probe (make
- * bench: IPv6 +354 to +431 ns a packet inlined, +553 to +978 called).
+ * size (BPF_F_INNER_MAP) costs a call a read, 4 a probe (docs/benchmark.md,
+ * "Watch lists at speed": inlined against called).
  * Element g of slot s is element g % BT_WATCH_CHUNK of the map at
  * s * BT_WATCH_CHUNKS + g / BT_WATCH_CHUNK. A chunk costs its map's page
  * and a table its last chunk's rest: 256 KiB chunks minimize the sum for

@@ -33,11 +33,11 @@ MUTANTS=(
 'horizon-edge-skipped|user/report/trace_query.c|	return p->lo <= e && s <= p->hi;|	return p->lo <= s && s <= p->hi && e >= s;|tests/live/horizon.sh'
 'horizon-no-clock-slack|user/report/trace_query.c|	t->slack = inst ? bt_clock_span(inst) : 0;|	t->slack = 0;|tests/live/horizon.sh'
 'horizon-rate-all-windows|user/report/trace_query.c|		window_searched(sub, k, h.fpr, aw->flags & BT_WIN_SENT);|		window_searched(order, m, h.fpr, aw->flags & BT_WIN_SENT);|tests/live/horizon.sh'
-# issue 40: IPv4's range table
+# IPv4's range table
 'range-first-address-excluded|include/bloomtap.h|0xfffe)|0)|.output/tests/test_watch'
 'range-parent-not-resumed|user/core/watchlpm.c|(__u64)cursor, depth ? stack[depth - 1].entry : base };|(__u64)cursor, base };|.output/tests/test_watch'
 'range-set-ignores-length|user/core/watchlpm.c|*w >> 16 <= last && ((*w >> 8) & 0xff) == len) {|*w >> 16 <= last) {|.output/tests/test_watch'
-# issue 56: workloads named as the packets passed, not as the table is now
+# workloads named as the packets passed, not as the table is now
 'workload-at-query-time|user/instance/sketch.c|		f->wl[1] = bt_wl_unpack(f->key.pad, 1);|		f->wl[1] = ({ __u32 bt_wl_id_now(const struct bt_instance *, const __u8 *); bt_wl_id_now(m->inst, f->key.dst); });|tests/live/wlattr.sh'
 'trace-workload-at-query-time|user/report/trace_query.c|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], lo, hi, p->ts, got, WL_MAX);|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], now, now, now, got, WL_MAX);|tests/live/wlattr.sh'
 # /metrics: the workloads' series past their cap, the overflow's counts
@@ -53,7 +53,7 @@ MUTANTS=(
 'datapath-chunk-wrong|bpf/watch.bpf.h|	__u32 e = g & (BT_WATCH_CHUNK - 1);|	__u32 e = g & (BT_WATCH_CHUNK / 2 - 1);|.output/tests/test_watch'
 'chunk-filled-wrong|user/instance/watch.c|		memcpy(p, b->cells + from,|		memcpy(p, b->cells + from / 2,|.output/tests/test_watch'
 'cell-group-magic|include/hash.h|0x38e38e39ULL >> 33|0x38e38e39ULL >> 34|.output/tests/test_watch'
-# issue 40: IPv6's range tree (ABI 18)
+# IPv6's range tree
 'tree-edge-unclamped|include/hash.h|	return x + (__u32)(d & (__u64)((__s64)d >> 63));|	return (void)d, x;|.output/tests/test_watch'
 'tree-compact-first-excluded|include/hash.h|		__u64 le = (__u64)g->tc.d[j] - off - 1;	/* < 0: at or below */|		__u64 le = (__u64)g->tc.d[j] - off;|.output/tests/test_watch'
 'tree-leaf-copies-first|user/core/watchlpm.c|			const struct range *r = &e[i + (j < k ? j : k - 1)];
@@ -63,7 +63,7 @@ MUTANTS=(
 			if (j)|.output/tests/test_watch'
 'datapath-tree-pair-crossed|bpf/watch.bpf.h|	out->cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a1)) & 0xff;|	out->cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a0)) & 0xff;|.output/tests/test_watch'
 'datapath-no-final-probe|bpf/watch.bpf.h|	return !s->known && s->best <= 128|	return 0 && !s->known && s->best <= 128|.output/tests/test_watch'
-# issue 40: the search's planned tree
+# the search's planned tree
 'plan-takes-first-root|user/core/watchlpm.c|					if (c < p->cost[at]) {|					if (p->cost[at] == PLAN_NONE) {|.output/tests/test_watch'
 'v6-tree-no-more-memory|user/core/watchlpm.c|#define V6_TREE_MEMORY 1.25|#define V6_TREE_MEMORY 1.0|.output/tests/test_watch'
 'key-in-status|user/cmd/status.c|		json_object_object_add(o, "kind", json_object_new_string(kind));|		{ char kh[40]; snprintf(kh, sizeof(kh), "%016llx", (unsigned long long)inst.meta.hash_key.k0); json_object_object_add(o, "kh", json_object_new_string(kh)); } json_object_object_add(o, "kind", json_object_new_string(kind));|tests/live/faults.sh'

@@ -15,7 +15,7 @@
  * never leaves a half-written file that looks valid. The instance's key is
  * kept beside them in <instance>-<key id>.key, mode 0600, so that archived
  * windows stay queryable after the instance is gone. Formats 1 and 2 (one
- * window a file, one zstd frame, the digest of ABI 4) are still read. */
+ * window a file, one zstd frame, SipHash of the 48-byte input) are still read. */
 #ifndef BLOOMTAP_ARCHIVE_H
 #define BLOOMTAP_ARCHIVE_H
 
