@@ -174,7 +174,7 @@ int bench_empty(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-/* The egress program's bench (issue 38): the same driver for tc
+/* The egress program's bench: the same driver for tc
  * programs, which tail-call tc programs only. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -288,7 +288,7 @@ int bench_ref_bloom_mem(struct xdp_md *ctx)
 	return ref_bloom_insert(ctx, &ref_bloom_mem);
 }
 
-/* ---- References for watch lists (issue 13) ----
+/* ---- References for watch lists ----
  * The same entries (16-byte addresses, v4-mapped, one prefix length) in a
  * kernel hash map and an LPM trie, sized by user space; each packet's
  * source and destination looked up and counted per class and direction
@@ -370,7 +370,7 @@ int bench_ref_lpm(struct xdp_md *ctx)
 	return ref_watch(ctx, true);
 }
 
-/* ---- The floor of a lookup (issue 40) ----
+/* ---- The floor of a lookup ----
  * Each address reads `reads` random 64-byte lines of ref_chase (sized by
  * user space to the table's bytes), each read's line chosen by the one
  * before (dependent, as a search's steps are), `width` lines at once (a
@@ -460,7 +460,7 @@ REF_CHASE(bench_ref_chase4, 4, 1, false)
 REF_CHASE(bench_ref_chase4w, 4, 4, false)
 REF_CHASE(bench_ref_chase4w_inner, 4, 4, true)
 
-/* ---- The ablation of the SPIE stage (issue 11) ----
+/* ---- The ablation of the SPIE stage ----
  * The stage with one lever more at a time, each on top of bloomtap's
  * parsing and counters. Like the real program, each writes one window
  * until its design load (32 bits a packet) and then a fresh one: window

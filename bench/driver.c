@@ -12,7 +12,7 @@
 #include "driver.h"
 #include "../tests/lib/zipf.h"
 
-/* The kernel reference, as issue 11 fixed it: k = 5, and the design load
+/* The kernel reference: k = 5, and the design load
  * of the former 8 MiB windows (2,097,152 packets at 32 bits each), which
  * the kernel sizes to 2 MiB. */
 #define REF_BLOOM_K 5

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* The SPIE stage as bloomtap built it before ABI 5, kept only as make
+/* The former SPIE stage, kept only as make
  * bench's reference for the ablation table: the 48-byte input built with
  * byte copies, SipHash-1-3 of it, and k bits set in a 512-bit block with an
  * 8-word mask array. Not used by the product. */

@@ -194,7 +194,7 @@ static __always_inline void drop_count_suppressed(const struct sk_buff *skb, __u
 
 /* An IP packet's header as the drop program reads it from its copy */
 struct drop_ip {
-	__u64 hdr, after, more;	/* the SPIE digest's words (spie.bpf.h) */
+	__u64 hdr, after, more;	/* the SPIE digest's words (include/hash.h) */
 	__u32 hl, n;		/* the IP header's bytes; the L4 bytes digested, 8 at most */
 	__u32 dhl;		/* where those start: hl, or IPv6's after its
 				 * extension headers (pkt_info.spie_hlen) */
@@ -350,7 +350,7 @@ static __always_inline bool drop_window_has(__u64 h, __u32 win)
  * receive by microseconds: the digest is in the current window, or in the
  * one the ring left since, while that one still holds its bits (closed or
  * sealed, not yet cleared). A packet it never saw is taken for one at
- * 1 - (1 - f_cur)(1 - f_prev) (user/drops_report.c prints it). A global
+ * 1 - (1 - f_cur)(1 - f_prev) (user/report/drops_report.c prints it). A global
  * function: the verifier walks it once, not again at each of its calls
  * (the single packet's and the GRO'd TCP skb's) with each state that
  * reaches them, and its Bloom masks branch on cfg_k. */

@@ -7,7 +7,7 @@
  * across namespaces), and goes on in that instance's own program
  * (bpf/drop.bpf.h) by a tail call. Drops on interfaces without an
  * instance are counted here, by reason. Loaded by the first instance
- * attached, removed with the last (user/drops.c). */
+ * attached, removed with the last (user/instance/drops.c). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>

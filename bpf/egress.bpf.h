@@ -17,7 +17,7 @@
  *   hop records it;
  * - under checksum offload, a UDP or TCP checksum is partial: the digest
  *   never covers one (UDP's is replaced by payload bytes, TCP's is past
- *   the 8 bytes taken; include/bloomtap.h "SPIE digests");
+ *   the 8 bytes taken; include/hash.h "The SPIE digest");
  * - a UDP GSO skb's datagrams: counted, not digested (BT_CTR_GSO_NOT_DIGESTED;
  *   a callback that reads each one's payload through the skb is refused
  *   by Linux 6.1's verifier). */
@@ -238,8 +238,8 @@ int bloomtap_egress(struct __sk_buff *skb)
 	/* a GSO skb's segments: only where the length on the wire (the
 	 * qdisc layer's, with the other segments' headers) says there are
 	 * several, since gso_segs is in the skb's shared info, a cache line
-	 * of its own that a sent packet's path had not read: 175 ns a packet
-	 * of 64 bytes forwarded out of a veth (make bench, egress live) */
+	 * of its own that a sent packet's path had not read (docs/benchmark.md,
+	 * "Both directions": what reading it on every packet cost) */
 	if (skb->wire_len > skb->len)
 		segs = egress_gso_segs(skb, &pi, data, data_end);
 	/* read again either way: one verifier state after the pull, not two */

@@ -14,7 +14,7 @@
  * on each CPU misses no flow. Fraction thresholds f (of the interval's
  * bytes N): a flow is nominated when its estimate on a CPU reaches f/2
  * times that CPU's bytes so far in the interval, N_c(t) (the margin 2:
- * user/sketch.h). A flow with at least f*N has, on some CPU c, at least
+ * user/instance/sketch.h). A flow with at least f*N has, on some CPU c, at least
  * f*N_c (else its parts would sum below f*N), and at its last packet there
  * N_c(t) <= N_c: it is nominated by then, whatever user space knew. And a
  * flood cannot fill the flow memory with small flows: the j-th one-packet
@@ -28,7 +28,7 @@
 #include "counters.bpf.h"
 #include "hash.h"
 
-/* Set through skel->rodata before load (user/instance.c), with the map
+/* Set through skel->rodata before load (user/instance/create.c), with the map
  * sizes. The defaults fit the maps' placeholder sizes (one cell, one slot),
  * so that the object as built also loads, as the datapath tests load it. */
 const volatile __u32 cfg_key_mode = BT_KEY_5TUPLE;
@@ -210,7 +210,7 @@ static __always_inline struct bt_iv_part *heavy_account(struct bt_counters *ctr,
 	return p;
 }
 
-/* make bench's Cold Filter lever (Zhou et al., SIGMOD 2018; issue 37), a
+/* make bench's Cold Filter lever (Zhou et al., SIGMOD 2018), a
  * layout no instance uses: a layer of 16-bit counter pairs, bytes and
  * packets, with conservative update in front of the rows, kept in the last
  * row's first 256 KiB (the bench's instance is one row deeper). A packet

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Every map of the XDP program, one comment each: key, value, who writes it.
  * All are pinned by user space under /sys/fs/bpf/bloomtap/<instance>/<name>;
- * the names below are the pin names (user/instance.c lists them too).
+ * the names below are the pin names (user/instance/instance.c lists them too).
  */
 #ifndef BLOOMTAP_MAPS_BPF_H
 #define BLOOMTAP_MAPS_BPF_H
@@ -299,7 +299,7 @@ struct {
  * other namespaces (a container's veth end; drop_owners' value has
  * BT_DROP_DIGEST for both): those whose
  * drops are the instance's only when its windows hold the packet's
- * digest. Written by user space (user/drops.c refresh_uppers,
+ * digest. Written by user space (user/instance/drops.c refresh_uppers,
  * bt_drops_refresh_workloads) before the owner entry that sends their
  * drops here. */
 struct {

@@ -4,7 +4,8 @@
  * TSO/GSO skb the host sends (egress.bpf.h), which the NIC or the stack
  * cuts later. Each segment's digest is rebuilt from the merged header with
  * its own length field, IPv4 ID (unless fixed) and sequence number, so it
- * equals what the next hop's XDP program records for that segment. */
+ * equals what the next hop's XDP program records for that segment (the
+ * digest's words: include/hash.h "The SPIE digest"). */
 #ifndef BLOOMTAP_SEGMENTS_BPF_H
 #define BLOOMTAP_SEGMENTS_BPF_H
 

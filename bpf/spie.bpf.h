@@ -2,14 +2,14 @@
 /* SPIE: the packet's digest into the current window's blocked Bloom filter
  * (Snoeren et al., "Hash-Based IP Traceback", SIGCOMM 2001), and the move
  * to the next window when this one is full. The digest's words are in
- * include/bloomtap.h; user/digest.c builds the same.
+ * include/hash.h "The SPIE digest"; user/core/digest.c builds the same.
  *
- * Cost model (make bench): what a packet pays here is the digest (two word
+ * Cost model (docs/benchmark.md): what a packet pays here is the digest (two word
  * loads, three NH multiplies on top of the address part shared with the
  * heavy-flow stage, a mixer), then one block of 16 bytes in the window
  * being written. Windows are small (256 KiB by default) so that the one
- * being written stays in the L2 cache and the TLB's reach: with 8 MiB
- * windows each packet waited for a random DRAM line. */
+ * being written stays in the L2 cache and the TLB's reach: with windows
+ * of several MiB each packet waits for a random DRAM line. */
 #ifndef BLOOMTAP_SPIE_BPF_H
 #define BLOOMTAP_SPIE_BPF_H
 
@@ -53,7 +53,7 @@ static __noinline void test_hold(struct bt_ctl *c)
 	__sync_val_compare_and_swap(&c->test_gate, BT_TEST_GATE_HELD, BT_TEST_GATE_TIMED_OUT);
 }
 
-/* The digest's header word (include/bloomtap.h "SPIE digests") from the
+/* The digest's header word (include/hash.h "The SPIE digest") from the
  * first 8 bytes of the IP header, loaded little-endian. */
 static __always_inline __u64 spie_hdr_v4(__u64 w, __u8 proto)
 {
@@ -67,10 +67,8 @@ static __always_inline __u64 spie_hdr_v6(__u64 w)
 	return w & 0x00ffffff000000f0ULL;
 }
 
-/* The digest's words after the addresses (include/bloomtap.h "SPIE
- * digests"): the header word, the 8 bytes after the header (IPv4's
- * options and IPv6's extension headers skipped), and a UDP
- * datagram's first 8 payload bytes (0 for any other packet). */
+/* The digest's words after the addresses (include/hash.h "The SPIE
+ * digest"): words 4 to 6, hdr, after and more. */
 struct spie_in {
 	__u64 hdr, after, more;
 };
@@ -180,7 +178,7 @@ static __always_inline bool spie_insert(__u64 h, __u32 win)
 }
 
 /* The rotation claimed: the next window made CURRENT, the index stored,
- * the old window closed (user/spie.c finish_rotation takes the same steps
+ * the old window closed (user/instance/spie.c finish_rotation takes the same steps
  * for a keeper). */
 static __always_inline void spie_finish_rotation(struct bt_ctl *c, struct bt_window *w,
 						 struct bt_window *nw, __u32 next)

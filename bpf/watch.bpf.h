@@ -111,7 +111,7 @@ static __always_inline int watch_unfinished(const struct watch_search *s)
 }
 
 /* One step of the binary search on lengths (include/bloomtap.h "Watch
- * lists"; user/watchlpm.c's bt_watch_classify is the same search in user
+ * lists"; user/core/watchlpm.c's bt_watch_classify is the same search in user
  * space): a probe at the tree's node, a hit going longer (a key gives its
  * class and, a leaf, ends the search; a marker gives the length of its
  * best match), a miss shorter; once no length is left, the final probe of

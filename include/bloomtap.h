@@ -54,7 +54,7 @@ struct bt_flow_val {
 _Static_assert(sizeof(struct bt_flow_val) == 16, "bt_flow_val must be 16 bytes");
 
 /* Per-CPU counters, one slot each. The order is the ABI of the counters map;
- * names for output live in user space (user/stats.c) in the same order.
+ * names for output live in user space (user/report/counters.c) in the same order.
  * Invariants kept by the datapath (checked by the tests):
  *   packets == l3_ipv4 + l3_ipv6 + l3_other
  *   l3_ipv4 + l3_ipv6 == l4_tcp + l4_udp + l4_sctp + l4_icmp + l4_icmpv6 + l4_other
@@ -193,11 +193,11 @@ enum bt_cut {
 	BT_CUT_CACHE = 1,	/* no flow cache: every packet keyed */
 	BT_CUT_FLOW_MEMORY = 2,	/* no flow memory: the sketch alone */
 	BT_CUT_SKETCH = 4,	/* no sketch rows: estimates are the packet's */
-	BT_CUT_ADJACENT_ROWS = 8,	/* not a cut, a layout tried (issue 37):
+	BT_CUT_ADJACENT_ROWS = 8,	/* not a cut, a layout tried:
 					 * row r's cell in the line after row
 					 * r-1's, so that one flow's cells are
 					 * d adjacent lines */
-	BT_CUT_COLD_FILTER = 16,	/* not a cut, a layer tried (issue 37):
+	BT_CUT_COLD_FILTER = 16,	/* not a cut, a layer tried:
 					 * Cold Filter's small counters in front
 					 * of the rows, in the last row's memory
 					 * (bpf/heavy.bpf.h) */
@@ -227,11 +227,11 @@ struct bt_ctl {
 				 * claimed by a compare-and-swap of this word;
 				 * BT_RING_KEEPER: user space's, under way */
 	__u32 tap;		/* 1: every frame dropped once recorded
-				 * (attach --tap, ABI 13): a mirror port's */
+				 * (attach --tap): a mirror port's */
 	__u32 workloads;	/* wl_addr's table in use (low bit) and its
 				 * addresses (the rest; 0: none looked up),
 				 * "Workloads" */
-	__u64 reserved[8];	/* until ABI 6: volumes as counter snapshots */
+	__u64 reserved[8];	/* unused: bt_ctl stays 128 bytes */
 };
 _Static_assert(sizeof(struct bt_ctl) == 128, "bt_ctl must be 128 bytes");
 #define BT_RING_KEEPER (1ULL << 63)
@@ -248,35 +248,7 @@ enum bt_test_gate {
 	BT_TEST_GATE_TIMED_OUT,	/* datapath: nobody opened it (a second or more) */
 };
 
-/* ---- SPIE digests (DESIGN.md "SPIE digests"; Snoeren et al. 2001) ----
- *
- * The digest is a keyed hash (include/hash.h) of seven 64-bit words, the
- * parts of a packet no router changes, and no offload either:
- *   words 0-3: source and destination address, 16 bytes each, IPv4
- *              v4-mapped (the flow key's first four words);
- *   word 4:    the rest of the header, little-endian as loaded.
- *              IPv4: bytes 0-7 of the header (version and IHL, total
- *              length, ID, flags and fragment offset) with the protocol
- *              in place of TOS; TTL and checksum are left out.
- *              IPv6: bytes 0-7 with traffic class, flow label and hop
- *              limit zeroed (version, payload length, next header stay);
- *   word 5:    the first 8 bytes after the whole IP header (IPv4 options
- *              skipped; IPv6 extension headers skipped as the parser
- *              walks them, up to a fragment header, whose ID and offset
- *              are taken then: they tell one fragment from another),
- *              zero-padded past the end of the
- *              IP packet. Ethernet padding is never taken.
- *              UDP (IPv4's protocol 17, not a later fragment; IPv6's
- *              header 17 there): its
- *              checksum (bytes 6-7) zeroed, since a sender's checksum
- *              offload leaves a partial one, which a NIC completes but a
- *              veth, a container's link, carries as it is;
- *   word 6:    UDP only, in the checksum's stead: the 8 bytes after the UDP
- *              header, zero-padded past the end of the IP packet; 0 for
- *              every other packet, and then not hashed at all.
- * This is the information of SPIE's 28-byte prefix and of bloomtap's
- * former 48-byte input, in an order that lets both stages share the
- * address words. user/digest.c builds the same words from a frame. */
+/* ---- SPIE digests: their words, include/hash.h "The SPIE digest" ---- */
 #define BT_SPIE_WORDS 7
 
 /* Blocked Bloom filter (Putze, Sanders & Singler 2007) with blocks of two
@@ -398,8 +370,8 @@ struct bt_meta {
 	__u32 fm_slots;		/* flow memory slots per interval, power of two */
 	__u32 threshold_kind;	/* enum bt_threshold_kind */
 	__u64 threshold;	/* bytes, packets, or a fraction * 1e9 */
-	struct bt_hash_key_raw reserved_key;	/* zero (ABI 4: the SPIE key;
-						 * ABI 5 derives all from hash_key) */
+	struct bt_hash_key_raw reserved_key;	/* zero (every key derives
+						 * from hash_key) */
 	__u64 window_bits;	/* m: bits of one window's filter */
 	__u64 design_load;	/* packets a window is sized for */
 	__u32 windows;		/* W: windows in the ring */
@@ -452,8 +424,8 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
  * entry, and 44 check bits still make a wrong answer for an address (2^-44
  * a probe) a thing of centuries at line rate.
  *
- * Longest-prefix match (ABI 16; ABI 9 to 15 searched IPv4 as IPv6 below,
- * behind /16 words of lengths, 2.5 probes an address):
+ * Longest-prefix match (IPv4 in a range table: searched as IPv6 below,
+ * behind /16 words of lengths, it took 2.5 probes an address):
  *   - IPv4: not in the Bloomier table but in a range table (Degermark et
  *     al.'s and DXR's idea: Zec, Rizzo and Mikuc, "DXR: towards a billion
  *     routing lookups per second", 2012): the list's IPv4 prefixes cut the
@@ -542,7 +514,7 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 #define BT_WATCH_F_FLAT 1		/* IPv4 searched over all its lengths, as
 					 * IPv6 (make bench's ablation only) */
 #define BT_WATCH_F_V6_TREE 2		/* IPv6 in the range tree, not searched */
-/* IPv6's range tree (ABI 18): a list whose IPv6 prefixes are all /64 or
+/* IPv6's range tree: a list whose IPv6 prefixes are all /64 or
  * shorter cuts the top 64 bits of the space into ranges, as IPv4's; they
  * are the leaves of a static B+ tree (Bayer and McCreight; laid out level
  * by level, a node a cache line). A node holds the first address of its
@@ -562,10 +534,10 @@ _Static_assert(sizeof(struct bt_meta) == 432, "bt_meta must be 432 bytes");
 					 * 2^22 elements need 7 */
 #define BT_WATCH_T_MAX_LEN 64		/* the longest IPv6 prefix it holds */
 #define BT_WATCH_CELL_BYTES 7
-/* A table's array in chunks of one size (ABI 17): inner maps of one size
+/* A table's array in chunks of one size: inner maps of one size
  * let the verifier inline their lookups, where an inner map of its own
- * size (BPF_F_INNER_MAP) costs a call a read, 7 ns here, 4 a probe (make
- * bench: IPv6 +354 to +431 ns a packet inlined, +553 to +978 called).
+ * size (BPF_F_INNER_MAP) costs a call a read, 4 a probe (docs/benchmark.md,
+ * "Watch lists at speed": inlined against called).
  * Element g of slot s is element g % BT_WATCH_CHUNK of the map at
  * s * BT_WATCH_CHUNKS + g / BT_WATCH_CHUNK. A chunk costs its map's page
  * and a table its last chunk's rest: 256 KiB chunks minimize the sum for
@@ -699,11 +671,11 @@ struct bt_drop_owner {
  * or previous window (its "drop_shared" map names the device for the drop
  * program); BT_DROP_SHARED for a device stacked on several instances'
  * interfaces: its slot is past drop_progs' end, so the tail call fails
- * and the host counts the drop (user/drops.c keeps them). With
+ * and the host counts the drop (user/instance/drops.c keeps them). With
  * BT_DROP_UPPER | BT_DROP_DIGEST | BT_DROP_WORKLOAD: a workload's device
  * in another namespace (a container's veth end, whose peer the node
  * forwards into), digest-checked as a shared device is; the agent's
- * loop keeps these (user/drops.c bt_drops_refresh_workloads). */
+ * loop keeps these (user/instance/drops.c bt_drops_refresh_workloads). */
 #define BT_DROP_SLOT_MASK 0xffffu
 #define BT_DROP_UPPER (1u << 31)
 #define BT_DROP_DIGEST (1u << 30)

@@ -69,10 +69,11 @@ __u64 bt_siphash13(const struct bt_hash_key *key, const __u64 *w, const int nwor
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
-/* ---- The per-packet hash (ABI 5): NH, then a mixer ----
+/* ---- The per-packet hash: NH, then a mixer ----
  *
- * SipHash-1-3 of the 48-byte SPIE input cost about 20 ns a packet here, a
- * quarter of the kernel's whole Bloom filter map stage, so the datapath
+ * SipHash-1-3 of the 48-byte SPIE input costs a quarter of the kernel's
+ * whole Bloom filter map stage (docs/benchmark.md, the SPIE stage's
+ * ablation), so the datapath
  * hashes with NH (Black, Halevi, Krawczyk, Krovetz, Rogaway, "UMAC: Fast
  * and Secure Message Authentication", CRYPTO 1999): for 64-bit words m_i
  * and key words k_i,
@@ -88,7 +89,7 @@ __u64 bt_siphash13(const struct bt_hash_key *key, const __u64 *w, const int nwor
  * The flow key and the SPIE digest both start with the two addresses
  * (16 bytes each, IPv4 v4-mapped), under the same key words: their sum is
  * computed once a packet and each stage adds its own words and its own
- * final key (one hash pass for both stages, issue 11). */
+ * final key (one hash pass for both stages). */
 #define BT_NH_ADDR_WORDS 4
 struct bt_hash_keys {
 	__u64 addr[BT_NH_ADDR_WORDS];	/* source and destination address words */
@@ -97,8 +98,9 @@ struct bt_hash_keys {
 	__u64 fin_flow;		/* final keys: one per stage (domain separation) */
 	__u64 fin_spie;
 	__u64 watch[4];		/* watch-list keys: two NH passes (bt_hash_watch) */
-	__u64 spie_more;	/* the digest's UDP payload word (ABI 14: last, so
-				 * the words before derive as they did) */
+	__u64 spie_more;	/* the digest's UDP payload word (last, so that
+				 * the words before derive as the older
+				 * archive formats' keys) */
 };
 #define BT_HASH_KEY_WORDS 14
 
@@ -142,10 +144,38 @@ __u64 bt_hash_flow(const struct bt_hash_keys *k, const __u64 *w)
 	return bt_hash_flow_finish(k, bt_hash_addrs(k, w), w[4]);
 }
 
-/* The SPIE digest from the address part and its other words: more is a
- * UDP datagram's 8 payload bytes (include/bloomtap.h), hashed only when
- * not 0, so that every other packet's digest is what it was before ABI 14
- * (archives of formats 3 to 6). */
+/* ---- The SPIE digest: its one definition ----
+ *
+ * The digest (Snoeren et al., "Hash-Based IP Traceback", SIGCOMM 2001) is
+ * this keyed hash of seven 64-bit words (BT_SPIE_WORDS), the parts of a
+ * packet no router changes, and no offload either:
+ *   words 0-3: source and destination address, 16 bytes each, IPv4
+ *              v4-mapped (the flow key's first four words, bt_hash_addrs);
+ *   word 4:    hdr, the rest of the header, little-endian as loaded.
+ *              IPv4: bytes 0-7 of the header (version and IHL, total
+ *              length, ID, flags and fragment offset) with the protocol
+ *              in place of TOS; TTL and checksum are left out.
+ *              IPv6: bytes 0-7 with traffic class, flow label and hop
+ *              limit zeroed (version, payload length, next header stay);
+ *   word 5:    after, the first 8 bytes after the whole IP header (IPv4
+ *              options skipped; IPv6 extension headers skipped as the
+ *              parser walks them, at most 8 (BT_MAX_IPV6_EXT), up to a
+ *              fragment header, whose ID and offset are taken then: they
+ *              tell one fragment from another), zero-padded past the end
+ *              of the IP packet. Ethernet padding is never taken.
+ *              UDP (IPv4's protocol 17, not a later fragment; IPv6's
+ *              header 17 there): its checksum (bytes 6-7) zeroed, since a
+ *              sender's checksum offload leaves a partial one, which a NIC
+ *              completes but a veth, a container's link, carries as it is;
+ *   word 6:    more, UDP only, in the checksum's stead: the 8 bytes after
+ *              the UDP header, zero-padded past the end of the IP packet;
+ *              0 for every other packet, and then not hashed at all, so
+ *              that every other packet's digest is the one archive
+ *              formats 3 to 6 hold.
+ * This is the information of SPIE's 28-byte prefix. The words are built
+ * by bpf/spie.bpf.h (spie_words; the drop and egress programs the same
+ * from a skb), bpf/segments.bpf.h (each segment of a GRO or GSO skb) and
+ * user/core/digest.c (from a frame, and the older archive formats'). */
 static inline __attribute__((always_inline))
 __u64 bt_hash_spie_finish(const struct bt_hash_keys *k, __u64 addrs, __u64 hdr, __u64 after,
 			  __u64 more)
@@ -165,7 +195,7 @@ __u64 bt_hash_spie_finish(const struct bt_hash_keys *k, __u64 addrs, __u64 hdr, 
 /* The reason of a drop's first digest, "dropped" whatever the reason: a
  * query probes it first and each reason only when it is there, so that a
  * packet never dropped is called dropped at f (1 - (1 - f)^R), not at
- * 1 - (1 - f)^R, for R reasons tried (user/trace.c). No reason's code. */
+ * 1 - (1 - f)^R, for R reasons tried (user/report/trace_query.c). No reason's code. */
 #define BT_DROP_ANY 0xffffffffU
 /* A third digest for a drop in a workload's namespace (a drop_shared
  * device of BT_SHARED_WORKLOAD's, its digest seen by the instance), so
@@ -193,7 +223,7 @@ __u32 bt_sketch_col(__u64 h, __u32 row, __u32 wmask)
 	return (h1 + row * h2) & wmask;
 }
 
-/* ---- The SPIE block (ABI 5): 128 bits, k/2 bits in each word ----
+/* ---- The SPIE block: 128 bits, k/2 bits in each word ----
  *
  * Both words of a block are in one cache line, and each word's bits come
  * straight from the digest as 6-bit fields: no loop, no array, the masks
@@ -226,7 +256,7 @@ __u32 bt_bloom_block(__u64 h, __u32 block_mask)
 	return b & block_mask;
 }
 
-/* ---- Watch lists (ABI 8; ABI 7 had 8-byte cells, three a key) ----
+/* ---- Watch lists ----
  *
  * A table holds up to millions of keys, and two that hash alike share all
  * four cells: no peeling separates them. One NH pass collides with
@@ -250,7 +280,7 @@ __u64 bt_hash_watch(const struct bt_hash_keys *k, __u64 seed, __u64 hi, __u64 lo
 /* The group (array element) of cell i: i / BT_WATCH_GROUP as a multiply
  * and shift, exact for every u32 (division by 9's magic number; checked
  * for all 2^32). The BPF backend emits a division, which the x86 JIT makes
- * a DIV: four a probe, a tenth of an IPv6 lookup's time (make bench). */
+ * a DIV: four a probe, a tenth of an IPv6 lookup's time (docs/benchmark.md). */
 static inline __attribute__((always_inline)) __u32 bt_watch_group_of(__u32 i)
 {
 	_Static_assert(BT_WATCH_GROUP == 9, "the magic number is 9's");

@@ -33,11 +33,11 @@ MUTANTS=(
 'horizon-edge-skipped|user/report/trace_query.c|	return p->lo <= e && s <= p->hi;|	return p->lo <= s && s <= p->hi && e >= s;|tests/live/horizon.sh'
 'horizon-no-clock-slack|user/report/trace_query.c|	t->slack = inst ? bt_clock_span(inst) : 0;|	t->slack = 0;|tests/live/horizon.sh'
 'horizon-rate-all-windows|user/report/trace_query.c|		window_searched(sub, k, h.fpr, aw->flags & BT_WIN_SENT);|		window_searched(order, m, h.fpr, aw->flags & BT_WIN_SENT);|tests/live/horizon.sh'
-# issue 40: IPv4's range table
+# IPv4's range table
 'range-first-address-excluded|include/bloomtap.h|0xfffe)|0)|.output/tests/test_watch'
 'range-parent-not-resumed|user/core/watchlpm.c|(__u64)cursor, depth ? stack[depth - 1].entry : base };|(__u64)cursor, base };|.output/tests/test_watch'
 'range-set-ignores-length|user/core/watchlpm.c|*w >> 16 <= last && ((*w >> 8) & 0xff) == len) {|*w >> 16 <= last) {|.output/tests/test_watch'
-# issue 56: workloads named as the packets passed, not as the table is now
+# workloads named as the packets passed, not as the table is now
 'workload-at-query-time|user/instance/sketch.c|		f->wl[1] = bt_wl_unpack(f->key.pad, 1);|		f->wl[1] = ({ __u32 bt_wl_id_now(const struct bt_instance *, const __u8 *); bt_wl_id_now(m->inst, f->key.dst); });|tests/live/wlattr.sh'
 'trace-workload-at-query-time|user/report/trace_query.c|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], lo, hi, p->ts, got, WL_MAX);|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], now, now, now, got, WL_MAX);|tests/live/wlattr.sh'
 # /metrics: the workloads' series past their cap, the overflow's counts
@@ -53,7 +53,7 @@ MUTANTS=(
 'datapath-chunk-wrong|bpf/watch.bpf.h|	__u32 e = g & (BT_WATCH_CHUNK - 1);|	__u32 e = g & (BT_WATCH_CHUNK / 2 - 1);|.output/tests/test_watch'
 'chunk-filled-wrong|user/instance/watch.c|		memcpy(p, b->cells + from,|		memcpy(p, b->cells + from / 2,|.output/tests/test_watch'
 'cell-group-magic|include/hash.h|0x38e38e39ULL >> 33|0x38e38e39ULL >> 34|.output/tests/test_watch'
-# issue 40: IPv6's range tree (ABI 18)
+# IPv6's range tree
 'tree-edge-unclamped|include/hash.h|	return x + (__u32)(d & (__u64)((__s64)d >> 63));|	return (void)d, x;|.output/tests/test_watch'
 'tree-compact-first-excluded|include/hash.h|		__u64 le = (__u64)g->tc.d[j] - off - 1;	/* < 0: at or below */|		__u64 le = (__u64)g->tc.d[j] - off;|.output/tests/test_watch'
 'tree-leaf-copies-first|user/core/watchlpm.c|			const struct range *r = &e[i + (j < k ? j : k - 1)];
@@ -63,7 +63,7 @@ MUTANTS=(
 			if (j)|.output/tests/test_watch'
 'datapath-tree-pair-crossed|bpf/watch.bpf.h|	out->cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a1)) & 0xff;|	out->cls[1] = bt_watch_t_answer(q, bt_watch_t_range(q, a0)) & 0xff;|.output/tests/test_watch'
 'datapath-no-final-probe|bpf/watch.bpf.h|	return !s->known && s->best <= 128|	return 0 && !s->known && s->best <= 128|.output/tests/test_watch'
-# issue 40: the search's planned tree
+# the search's planned tree
 'plan-takes-first-root|user/core/watchlpm.c|					if (c < p->cost[at]) {|					if (p->cost[at] == PLAN_NONE) {|.output/tests/test_watch'
 'v6-tree-no-more-memory|user/core/watchlpm.c|#define V6_TREE_MEMORY 1.25|#define V6_TREE_MEMORY 1.0|.output/tests/test_watch'
 'key-in-status|user/cmd/status.c|		json_object_object_add(o, "kind", json_object_new_string(kind));|		{ char kh[40]; snprintf(kh, sizeof(kh), "%016llx", (unsigned long long)inst.meta.hash_key.k0); json_object_object_add(o, "kh", json_object_new_string(kh)); } json_object_object_add(o, "kind", json_object_new_string(kind));|tests/live/faults.sh'
@@ -167,13 +167,17 @@ MUTANTS=(
 'recorder-follower-not-cleared|user/instance/recorder.c|	if (*pid && kill((pid_t)*pid, 0) && errno == ESRCH) {|	if (0) {|tests/live/recorder.sh'
 'describe-cut|user/instance/sketch.h|#define BT_DESCRIBE_MAX 512|#define BT_DESCRIBE_MAX 256|.output/tests/test_unit'
 'cut-batch-dropped|user/report/trace_query.c|	if (rc < 0 && !t->n) {|	if (rc < 0) {|tests/live/cli.sh'
+# the docs check: a comment that names a path the tree does not have
+'stale-path-in-comment|bpf/spie.bpf.h|user/core/digest.c builds the same.|user/digest.c builds the same.|tests/ship/docs.py'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary
-# under .output/) against the build in TREE; its exit code
+# under .output/) against the build in TREE (a Python suite: against the
+# sources in TREE, BT_SRC); its exit code
 run_suite() {
 	local suite=$1 tree=$2 log=$3 run=(bash "$TOP/$1")
 	[[ $suite == .output/* ]] && run=("$tree/$suite")
+	[[ $suite == *.py ]] && run=(python3 "$TOP/$1")
 	BLOOMTAP=$tree/.output/bloomtap BT_PCAPS=$PCAPS_DIR KEEPER_KILL_ROUNDS=40 \
 		BT_DEB=$tree/$(make -s -C "$tree" print-deb) BT_SRC=$tree timeout 900 "${run[@]}" > "$log" 2>&1
 }
@@ -196,7 +200,8 @@ done
 # each suite once unmutated, against this tree's build (the package suite
 # against its .deb): its mutants are judged only if it passes
 declare -A clean
-make -s -j"$(nproc)" -C "$TOP" all deb $(printf '%s\n' "${suites[@]}" | grep '^\.output/') >/dev/null 2>&1 ||
+deb=; [[ " ${suites[*]} " == *" tests/ship/package.sh "* ]] && deb=deb
+make -s -j"$(nproc)" -C "$TOP" all $deb $(printf '%s\n' "${suites[@]}" | grep '^\.output/') >/dev/null 2>&1 ||
 	{ fail "the unmutated tree does not build"; summary; exit 1; }
 for suite in "${suites[@]}"; do
 	if run_suite "$suite" "$TOP" "$TOP/.output/mutants-clean.log"; then
@@ -224,11 +229,13 @@ PY
 	then
 		fail "mutant $name: could not apply"; rm -rf "$dir"; continue
 	fi
-	# what the suite runs: the tool, a C test binary, or the .deb
+	# what the suite runs: the tool, a C test binary, the .deb, or (a
+	# Python suite) the sources alone
 	targets="all"
 	[[ $suite == .output/* ]] && targets="all $suite"
 	[ "$suite" = tests/ship/package.sh ] && targets="all deb"
-	if ! make -s -j"$(nproc)" -C "$dir" BT_PCAPS="$PCAPS_DIR" $targets >"$dir/build.log" 2>&1; then
+	[[ $suite == *.py ]] && targets=
+	if [ -n "$targets" ] && ! make -s -j"$(nproc)" -C "$dir" BT_PCAPS="$PCAPS_DIR" $targets >"$dir/build.log" 2>&1; then
 		fail "mutant $name: does not build"; tail -5 "$dir/build.log"; rm -rf "$dir"; continue
 	fi
 	run_suite "$suite" "$dir" "$dir/suite.log"

@@ -453,7 +453,7 @@ check "GRO: the router saw each segment, dropped none" \
 # above, merged by GRO (rx-udp-gro-forwarding on) into skbs whose
 # segments have no checksum of their own: no digest, but the heavy
 # dropped flows count every datagram and its IP bytes (--size is the IP
-# length); until ABI 12 they skipped the merged ones: (3, 1500)
+# length): (3, 1500)
 in_ns $NS_R ethtool -K $IF_RA rx-udp-gro-forwarding on
 in_ns $NS_D ethtool -K $IF_DB rx-udp-gro-forwarding on
 in_ns $NS_D "$BLOOMTAP" heavy $IF_DB --flip >/dev/null
@@ -552,8 +552,8 @@ eq "not digested: $N frames for another host, each counted as suppressed alone" 
 	"suppressed +$N not_ip +0 no_network_header +0 nonlinear +0 digested +0 "
 
 # a suppressed reason's bytes are IP bytes too, wherever skb->data was:
-# UDP to a closed port dies with it at the UDP header (until ABI 12,
-# skb->len: 80 a datagram)
+# UDP to a closed port dies with it at the UDP header (skb->len there:
+# 80 a datagram)
 in_ns $NS_D "$BLOOMTAP" drops $IF_DB --suppress default,NO_SOCKET >/dev/null
 before=$(reason_count $IF_DB $NS_D NO_SOCKET)
 bytes_before=$(reason_bytes $IF_DB $NS_D NO_SOCKET)

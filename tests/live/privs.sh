@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Least privilege (issue 21, item 3): the agent as a user that is not root,
+# Least privilege: the agent as a user that is not root,
 # with exactly CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON (setpriv), in a lab of
 # namespaces: it attaches, counts, records drops, loads a watch list and
 # names its classes, archives, serves /metrics and answers a trace. Without

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Drops behind a device stacked on the instance's interface (issue 35.3):
+# Drops behind a device stacked on the instance's interface:
 # a bridge's local delivery, a VLAN sub-interface, a bond with the
 # instance on its slave, a macvlan. Each receives the packet again and
 # names itself in skb_iif, so a drop there belonged to no instance before.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The agent's HTTP side hardened (issue 21, item 2): --web-config in the
+# The agent's HTTP side hardened: --web-config in the
 # Prometheus exporters' format (TLS through libmicrohttpd's GnuTLS, bcrypt
 # users checked with crypt(3)), a real Prometheus scraping over TLS with
 # basic_auth, curl's 401s, plain HTTP refused on the TLS port, bad

@@ -750,10 +750,10 @@ static void *stream_flows(void *arg)
 /* Every flow nominated at its first packet (--packets 1), so the flows'
  * reported packets are exact; the interval ends again and again while
  * packets flow on another CPU. Each ended interval's volume must be the
- * sum of its flows, and the intervals together every packet sent. Until
- * ABI 6 volumes were counter snapshots taken before the flip: packets
- * between the snapshot and the flip went to one interval's flows and the
- * next one's volume. */
+ * sum of its flows, and the intervals together every packet sent. Volumes
+ * taken as counter snapshots before the flip fail it: packets between
+ * the snapshot and the flip go to one interval's flows and the next
+ * one's volume. */
 static void test_flips_under_traffic(void **state)
 {
 	struct bt_instance_cfg cfg = { .sketch = { .packets = 1 } };

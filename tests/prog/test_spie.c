@@ -616,10 +616,10 @@ static void *turn_on_cpu1(void *arg)
  * held there (the test hook, enum bt_test_gate) while the keeper takes a
  * turn that would close the window on time and CPU 1 sends two windows'
  * worth; then CPU 0 goes on. After it the ring must keep turning, with
- * one CURRENT window, the one the index names, and lose no packet. The
- * ring of ABI 11 lost a third of CPU 1's packets here, every run: its
- * repair took the two CURRENT windows for a killed keeper's and moved the
- * index, and CPU 0's late store moved it back (tests/unit/test_ring.c finds
+ * one CURRENT window, the one the index names, and lose no packet. A
+ * swap-first ring loses a third of CPU 1's packets here, every run: its
+ * repair takes the two CURRENT windows for a killed keeper's and moves the
+ * index, and CPU 0's late store moves it back (tests/unit/test_ring.c finds
  * the same steps jamming the ring for good). */
 static void test_rotation_held_mid_way(void **state)
 {

@@ -10,7 +10,7 @@
  *   archived already, a READY or EMPTY one will be cleared);
  * - the ring never jams: from every state some order of steps moves it on
  *   (a window becomes CURRENT).
- * The ring of ABI 11 (the index stored after a swap on the next window's
+ * The swap-first ring (the index stored after a swap on the next window's
  * state, and a repair that took two CURRENT windows for a killed keeper)
  * is modelled too: the checker must find its jam. */
 #include <stdint.h>
@@ -28,14 +28,14 @@ static const char *const state_name[] = { "empty", "ready", "current", "closed",
 enum { C_IDLE, C_INSERT,
        /* this ring: claim by compare-and-swap of the ring word */
        R_RING, R_INDEX, R_NEXT, R_CLAIM, R_CURRENT, R_STORE, R_CLOSE,
-       /* ABI 11: swap on the next window's state, then store the index */
+       /* the swap-first ring: swap on the next window's state, then store the index */
        O_INDEX, O_NEXT, O_SWAP, O_STORE, O_CLOSE };
 
 /* The keeper's steps, a turn from K_START to K_START again. */
 enum { K_START,
        K_FIN_CURRENT, K_FIN_STORE, K_FIN_CLOSE, K_FIN_UNMARK,	/* repair, close */
        K_DUE, K_C_RING, K_C_INDEX, K_C_NEXT, K_C_CLAIM,		/* close on time */
-       K_O_REPAIR_STORE, K_O_REPAIR_CLOSE, K_O_SWAP, K_O_STORE, K_O_CLOSE,	/* ABI 11 */
+       K_O_REPAIR_STORE, K_O_REPAIR_CLOSE, K_O_SWAP, K_O_STORE, K_O_CLOSE,	/* swap-first */
        K_SEAL, K_READY_CUR, K_READY, K_READY_SET };
 
 struct cpu {
@@ -52,7 +52,7 @@ struct state {
 	uint8_t lost;		/* a digest went into a window not written */
 };
 
-static bool old_ring;	/* model ABI 11's steps */
+static bool old_ring;	/* model the swap-first ring's steps */
 
 struct explored {
 	struct state *s;
@@ -210,7 +210,7 @@ static bool keeper_step(struct state *s, bool choice)
 	case K_START:
 		s->kclosing = 0;
 		if (old_ring) {
-			/* ABI 11's repair: two CURRENT windows taken for a
+			/* the swap-first ring's repair: two CURRENT windows taken for a
 			 * killed keeper's half-done rotation */
 			s->kcur = s->window;
 			s->kpos = (s->kcur + 1) % W;
@@ -487,7 +487,7 @@ static void test_ring_never_jams_nor_loses(void **state)
 	assert_int_equal(v.jammed_at, UINT32_MAX);
 }
 
-/* The checker can fail: on ABI 11's steps it finds the jam of issue 35
+/* The checker can fail: on the swap-first ring's steps it finds its jam
  * (a CPU late with the index after the keeper's repair moved it). */
 static void test_checker_finds_the_old_jam(void **state)
 {

@@ -816,7 +816,7 @@ static void test_drop_reasons(void **state)
 }
 
 /* A stacked device is an instance's outright only when all it receives
- * came through lowers tagged as it is (user/drops.c refresh_uppers tags
+ * came through lowers tagged as it is (user/instance/drops.c refresh_uppers tags
  * the instance's interface and its outright uppers alike). */
 static void test_links_only_from(void **state)
 {

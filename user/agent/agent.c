@@ -605,7 +605,7 @@ static void end_interval(struct agent_iface *f, double now, bool held_for_tests)
 	export_interval(f, done);
 }
 
-/* SIGHUP, on the reload thread (user/watchload.c): the file read again
+/* SIGHUP, on the reload thread (user/agent/watchload.c): the file read again
  * into a new configuration, the command line on top, checked; swapped in
  * under the lock, or nothing changes; then its watch list loaded. What only
  * a start can change (the address, the interfaces) is logged. */
@@ -756,7 +756,7 @@ static int start_ifaces(struct bt_keeper **keepers)
 static void loop(struct bt_keeper **keepers)
 {
 	double next_check = 0, next_web = bt_mono_s() + WEB_CHECK_S;
-	/* the node's other namespaces, for the drops in them (user/drops.c) */
+	/* the node's other namespaces, for the drops in them (user/instance/drops.c) */
 
 	while (!stop) {
 		double now;

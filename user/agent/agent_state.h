@@ -57,7 +57,7 @@ struct agent_cfg {
 	struct bt_sketch_cfg sketch;
 	struct bt_spie_cfg spie;
 	/* watch read and checked once (bt_agent_config_load), handed to the
-	 * loader (user/watchload.c), which frees it; NULL without watch */
+	 * loader (user/agent/watchload.c), which frees it; NULL without watch */
 	struct bt_watch_list *watch_list;
 };
 
@@ -70,7 +70,7 @@ struct agent_cfg {
 
 extern const char *const bt_agent_workloads_names[];	/* "auto", "off" */
 
-/* run's options (user/agent_config.c). */
+/* run's options (user/agent/agent_config.c). */
 extern const struct bt_cmd_spec bt_run_spec;
 /* The configuration: defaults, the --config file, the command line on top,
  * every value checked; the interfaces of the file and the command line into
@@ -110,7 +110,7 @@ struct agent {
 	char **argv;
 };
 
-/* The reload thread (user/watchload.c): start it with the function that
+/* The reload thread (user/agent/watchload.c): start it with the function that
  * re-reads the configuration; ask it to load list l (owned from then on;
  * NULL with clear: empty the tables) into every interface, or to reload
  * (SIGHUP); stop it (after what is under way). */
@@ -118,7 +118,7 @@ int bt_watch_loader_start(struct agent *ag, void (*reconfigure)(void));
 void bt_watch_loader_request(struct bt_watch_list *l, const char *path, bool clear);
 void bt_watch_loader_reload(void);
 void bt_watch_loader_stop(void);
-/* The workload table's thread (user/wlsync.c; workloads = auto): every
+/* The workload table's thread (user/agent/wlsync.c; workloads = auto): every
  * interface's table kept to the node's workloads, a scan a second. */
 int bt_workload_sync_start(struct agent *ag);
 void bt_workload_sync_stop(void);

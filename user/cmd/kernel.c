@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* kernel: what the running kernel offers bloomtap (the probe's answer,
- * user/kernel.c), and with --verifier the verifier's figures for every
+ * user/instance/kernel.c), and with --verifier the verifier's figures for every
  * program. A leaf: the probe knows nothing of it. */
 #include <stdbool.h>
 #include <stdio.h>

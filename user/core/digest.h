@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* SPIE digests in user space: the same words and hash as bpf/spie.bpf.h,
+/* SPIE digests in user space: include/hash.h's words, as bpf/spie.bpf.h,
  * from a captured frame or a bare IP packet; the instance's hash keys;
- * and the former digest, for archives written before ABI 5. */
+ * and the digests of the older archive formats. */
 #ifndef BLOOMTAP_DIGEST_H
 #define BLOOMTAP_DIGEST_H
 
@@ -11,7 +11,7 @@
 #include "hash.h"
 
 /* A packet as SPIE sees it: the digest's words before hashing
- * (include/bloomtap.h), and the 48-byte input of archive formats 1 and 2
+ * (include/hash.h "The SPIE digest"), and the 48-byte input of archive formats 1 and 2
  * (the IP header with TOS, TTL and checksum zeroed, 8 bytes after it). */
 struct bt_spie_packet {
 	__u64 w[BT_SPIE_WORDS];
@@ -36,10 +36,10 @@ int bt_spie_packet_ip(const uint8_t *ip, uint32_t len, struct bt_spie_packet *p)
  * PRF: the derived words are independent and reveal nothing of the key). */
 void bt_hash_keys_derive(const struct bt_hash_key_raw *key, struct bt_hash_keys *out);
 __u64 bt_spie_digest(const struct bt_hash_keys *k, const struct bt_spie_packet *p);
-/* The digest of archive format 7 (ABI 14 to 18): IPv6's extension
+/* The digest of archive format 7: IPv6's extension
  * headers not walked. */
 __u64 bt_spie_digest_v7(const struct bt_hash_keys *k, const struct bt_spie_packet *p);
-/* The digest of archive formats 3 to 6 (ABI 5 to 13): UDP's checksum in
+/* The digest of archive formats 3 to 6: UDP's checksum in
  * word 5, no word 6. */
 __u64 bt_spie_digest_abi13(const struct bt_hash_keys *k, const struct bt_spie_packet *p);
 /* The digest of archive formats 1 and 2: SipHash-1-3 of the 48 bytes. */

@@ -63,7 +63,7 @@ struct bt_workload {
 	/* its devices whose peer or lower is in the namespace the scan runs
 	 * in (IFLA_LINK_NETNSID, the id it gives that one: a veth end whose
 	 * other end is the node's, a macvlan on the node's device), by
-	 * ifindex: where the node hands it packets (user/drops.c) */
+	 * ifindex: where the node hands it packets (user/instance/drops.c) */
 	__u32 peered[BT_WL_PEERED];
 	size_t n_peered;
 	pid_t *pids;			/* every process seen in it, ascending */

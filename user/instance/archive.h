@@ -15,7 +15,7 @@
  * never leaves a half-written file that looks valid. The instance's key is
  * kept beside them in <instance>-<key id>.key, mode 0600, so that archived
  * windows stay queryable after the instance is gone. Formats 1 and 2 (one
- * window a file, one zstd frame, the digest of ABI 4) are still read. */
+ * window a file, one zstd frame, SipHash of the 48-byte input) are still read. */
 #ifndef BLOOMTAP_ARCHIVE_H
 #define BLOOMTAP_ARCHIVE_H
 
@@ -39,7 +39,7 @@
 /* Format 6 is format 5 whose windows hold two digests a drop, the first
  * without its reason (BT_DROP_ANY): a query probes it first. */
 /* Format 7 is format 6 whose UDP digests leave the checksum out and take
- * 8 payload bytes (ABI 14, include/bloomtap.h "SPIE digests"); a window
+ * 8 payload bytes (include/hash.h "The SPIE digest"); a window
  * may hold sent packets' digests (BT_WIN_SENT in its flags). */
 /* Format 8 is format 7 with the reasons' names as the kernel that wrote
  * it named them (the enum is no stable ABI: a code means another reason
@@ -49,7 +49,7 @@
  * BT_ARCHIVE_DROPS_OTHER, every reason that kernel had (what a query then
  * tries). Files before it are named by the kernel that reads them. */
 /* Format 9 is format 8 whose IPv6 digests take their 8 bytes after the
- * extension headers (include/bloomtap.h "SPIE digests"); format 8 and
+ * extension headers (include/hash.h "The SPIE digest"); format 8 and
  * older files are queried with the digest that takes them at byte 40
  * (bt_spie_digest_v7). Nothing else in the file changed. */
 #define BT_ARCHIVE_V6_EXT 9

@@ -12,7 +12,7 @@
 #define BT_NAME_MAX 32
 
 /* The instance's maps: one list for the fds below, the pins that open
- * reads (user/instance.c) and those that create writes (user/create.c),
+ * reads (user/instance/instance.c) and those that create writes (user/instance/create.c),
  * by the names of bpf/maps.bpf.h; create refuses a skeleton map that is
  * neither here nor among the scratch maps below. meta comes last: its
  * pin marks an instance complete. dcounters to dfmo are the heavy

@@ -80,7 +80,7 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 		return -EINVAL;
 	}
 	/* A fraction f nominates up to 2 / f one-packet flows an interval on
-	 * a CPU (user/sketch.h, BT_NOMINATE_MARGIN): room for twice that, as
+	 * a CPU (user/instance/sketch.h, BT_NOMINATE_MARGIN): room for twice that, as
 	 * 8 probes refuse flows well before the table is full. At 0.01 % the
 	 * default 16,384 slots lost 124 nominations of a million-packet Zipf
 	 * interval, and one flow above the threshold (tests/prog/test_heavy.c). */

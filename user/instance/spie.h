@@ -23,8 +23,8 @@ struct bt_spie_cfg {
 };
 
 /* 256 windows of 256 KiB: the window being written stays within L2 and
- * TLB reach (make bench measures the knee), the ring keeps 64 MiB, 16.7
- * million packets, as the former 8 x 8 MiB did. */
+ * TLB reach (docs/benchmark.md has the knee), the ring keeps 64 MiB, 16.7
+ * million packets. */
 #define BT_DEFAULT_WINDOWS 256
 #define BT_DEFAULT_WINDOW_BITS (1ULL << 21)
 #define BT_DEFAULT_BITS_PER_PACKET 32.0

@@ -267,7 +267,7 @@ static void set_error(struct agent_ref *a, const char *fmt, ...)
 }
 
 /* A packet's answer has a window of direction egress: it left that host
- * (agents before ABI 14 have no direction: received) */
+ * (an answer without a direction, an older agent's: received) */
 static bool left_here(struct json_object *pk)
 {
 	struct json_object *ws, *d;
