@@ -134,11 +134,8 @@ static __always_inline void drop_heavy(struct bt_ctl *c, struct bt_flow_key *key
 {
 	const struct heavy_maps hm = { &dcms, &dfm, &dfmc, &dfc, &dfmo };
 	struct heavy_where w = { .hm = &hm, .c = c, .hk = k };
-	__u32 zero = 0, ids[2];
+	__u32 zero = 0;
 
-	/* each of the instance's drops by the workloads its addresses had
-	 * when it was dropped (the key's pad holds the reason, not the ids) */
-	workload_ids(key, c, bytes, segs, BT_WL_DROPPED, ids);
 	if (!cfg_heavy || !(w.ctr = bpf_map_lookup_elem(&dcounters, &zero)))
 		return;
 	w.interval = *(volatile __u32 *)&c->interval;
@@ -400,6 +397,7 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 	__u32 *shared;
 	bool in_wl;
 	__u32 digested, hsegs = 1;	/* digests made, segments the heavy stage counts */
+	__u32 ids[2];			/* the source's and destination's workload ids */
 	__u64 addrs, h, bytes = skb->len;
 	bool raw_copy;
 
@@ -490,6 +488,7 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 			goto not_seen;
 		dctr->c[BT_DROP_GSO_NOT_TCP] += segs;
 		bytes += (segs - 1) * (__u64)(p.hl + l4h);
+		workload_ids(&key, c, bytes, segs, BT_WL_DROPPED, ids);
 		drop_heavy(c, &key, k, addrs, bytes, segs);
 		goto out;
 	}
@@ -511,7 +510,10 @@ int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_r
 count:
 	/* one way on from here, for the GRO'd skb and the single packet */
 	dctr->c[BT_DROP_DIGESTED] += digested;
-	record_drop(skb, reason, segs);
+	/* each of the instance's drops by the workloads its addresses had
+	 * when it was dropped (the key's pad holds the reason, not the ids) */
+	workload_ids(&key, c, bytes, hsegs, BT_WL_DROPPED, ids);
+	record_drop(skb, reason, segs, ids);
 	drop_window_reason(win, reason, digested);
 	drop_heavy(c, &key, k, addrs, bytes, hsegs);
 out:

@@ -22,7 +22,8 @@
 const volatile __u32 cfg_rec_slots = 0;
 const volatile __u32 cfg_rec_head = BT_DROP_HEAD_DEFAULT;
 
-static __always_inline void record_drop(const struct sk_buff *skb, __u32 reason, __u32 segs)
+static __always_inline void record_drop(const struct sk_buff *skb, __u32 reason, __u32 segs,
+					const __u32 wl[2])
 {
 	__u32 kkey = BT_REC_POS_KERNEL, zero = 0, idx, start, cap;
 	__u16 nh = skb->network_header, mac = skb->mac_header;
@@ -70,6 +71,8 @@ static __always_inline void record_drop(const struct sk_buff *skb, __u32 reason,
 	r->dir = r->ifindex == r->iif ? BT_DROP_DIR_IN : BT_DROP_DIR_OUT;
 	r->frame_len = skb->len + (__u32)((__u64)skb->data - (__u64)skb->head) - start;
 	r->followed = 0;
+	r->wl[0] = wl[0];
+	r->wl[1] = wl[1];
 	follow = bpf_map_lookup_elem(&drop_follow, &zero);
 	if (follow && *follow) {
 		ev = bpf_ringbuf_reserve(&drop_events, size, 0);

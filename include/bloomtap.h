@@ -777,9 +777,12 @@ struct bt_drop_rec {
 	__u16 cap_len;		/* bytes of data[] kept: the linear part, drop_head at most */
 	__u8 dir;		/* BT_DROP_DIR_IN: skb->dev is skb_iif; else OUT */
 	__u8 l2;		/* 1: data starts at an Ethernet header; 0: at the IP header */
+	__u16 wl[2];		/* the source's and destination's workload ids
+				 * when it was dropped (0: none; wl_names) */
+	__u32 pad;
 	__u8 data[];
 };
-_Static_assert(sizeof(struct bt_drop_rec) == 40, "bt_drop_rec must be 40 bytes");
+_Static_assert(sizeof(struct bt_drop_rec) == 48, "bt_drop_rec must be 48 bytes");
 #define BT_DROP_REC_SIZE(head) ((sizeof(struct bt_drop_rec) + (head) + 7) / 8 * 8)
 /* The record number slot i of a ring of `slots` holds once `written`
  * records were made: the newest n <= written with n % slots == (i + 1) %

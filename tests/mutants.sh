@@ -154,9 +154,10 @@ MUTANTS=(
 			if (!setns(nsfd, CLONE_NEWNET)) {|			if (!setns(nsfd, CLONE_NEWNET) && (ns->alive = nl_open() >= 0)) {|tests/live/workloads.sh'
 'workloads-refresh-dumps-all|user/core/workloads.c|		if (!next[i].dumped) {|		if (1) {|tests/live/workloads.sh'
 'workloads-uid-underscores|user/core/workloads.c|out[i] = dash ? '"'-'"' :|out[i] = dash ? ch :|.output/tests/test_unit'
-'workload-drops-uncounted|bpf/drop.bpf.h|	workload_ids(key, c, bytes, segs, BT_WL_DROPPED, ids);|	ids[0] = ids[1] = 0;|tests/live/workload_drops.sh'
+'workload-drops-uncounted|bpf/drop.bpf.h|	workload_ids(&key, c, bytes, hsegs, BT_WL_DROPPED, ids);|	ids[0] = ids[1] = 0;|tests/live/workload_drops.sh'
 'heavy-dropped-unnamed|user/report/heavy_report.c|	if (!rn->wlh.n)
 		return NULL;|	return NULL;|tests/live/workload_drops.sh'
+'drop-record-unnamed|bpf/recorder.bpf.h|	r->wl[1] = wl[1];|	r->wl[1] = 0;|tests/live/workload_drops.sh'
 'workload-drop-unnamed|bpf/drop.bpf.h|	in_wl = shared && *shared == BT_SHARED_WORKLOAD;|	in_wl = shared && !shared;|tests/live/workload_drops.sh'
 'workload-drops-unattributed|user/instance/drops.c|			if (!bpf_map_update_elem(fd, &key, &one, 0))
 				bpf_map_update_elem(h->owners_fd, &key, &want, 0);|			(void)one;|tests/live/workload_drops.sh'

@@ -58,8 +58,10 @@ check "the first container on $CIP" podman run -d --name "$CTR1" --network "$NET
 client_via_host "$NSC" "$VC" "$VH" "$L" "$SUB" || { fail "the client's namespace"; summary; exit 1; }
 
 : > "$WORK/agent.conf"
+# a ring of 16 one-second windows, archived within a second: the first
+# capture's windows are in the archive alone before the end
 "$BLOOMTAP" run --direction both --listen "127.0.0.1:$PORT" --archive "$WORK/arch" --interval 3600 \
-	--config "$WORK/agent.conf" "$VH" > "$WORK/agent.log" 2>&1 &
+	--windows 16 --archive-flush 1 --config "$WORK/agent.conf" "$VH" > "$WORK/agent.log" 2>&1 &
 AGENT=$!
 wait_for "the agent answers /healthz" 30 curl -sf -m 5 "127.0.0.1:$PORT/healthz"
 
@@ -246,6 +248,19 @@ eq "trace after a clock step of 300 s: still the first container, never the seco
 eq "/api/v1/trace: each capture its own container" \
 	"$(names_of "$WORK/one.pcap" api) / $(names_of "$WORK/two.pcap" api)" \
 	"300 True:$NSC:$CTR1 / 200 True:$NSC:$CTR2"
+# the first capture's windows sealed into the archive and gone from the
+# ring (16 windows): named by the history at their archived times
+archived_only() {
+	"$BLOOMTAP" -j trace "$VH" "$WORK/one.pcap" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)
+sys.exit(0 if all(p["windows"] and all(w["source"] == "archive" for w in p["windows"])
+                  for p in a) else 1)'
+}
+poll_until 60 archived_only
+check "the first capture's windows: in the archive alone now" archived_only
+eq "trace: the first capture's, from the archive alone, still name the first container" \
+	"$(names_of "$WORK/one.pcap")" "300 True:$NSC:$CTR1"
 eq "the old flow keeps the old name; the same 5-tuple's new packets, the new one" \
 	"$(flow 5000 | tr '\n' ' ')" "300:$NSC:$CTR1 200:$NSC:$CTR2 "
 eq "stats: the first container's packets stay its own, none of the second's" \

@@ -176,6 +176,12 @@ w = [x for x in json.load(sys.stdin)["workloads"] if x["workload"] == sys.argv[1
 print("%d %d" % (w[0]["src_packets"], w[0]["dst_packets"]) if len(w) == 1 else len(w))' "$CTR"
 }
 eq "drops -j counts the instance's drops to the container by its name" "$(wl_dropped)" "0 $((3 * N))"
+# the recorder's records carry the ids: each drop's packet comment (and
+# custom option) names the workloads of its addresses
+"$BLOOMTAP" drops --pcap "$WORK/drops.pcapng" $IF_H 2>/dev/null
+eq "drops --pcap: each recorded drop names the client's namespace and the container" \
+	"$(tshark -r "$WORK/drops.pcapng" -T fields -e frame.comment 2>/dev/null |
+		grep -c ", workloads $NS_C > $CTR\$")" $((3 * N))
 eq "/api/v1/drops counts them the same" "$(curl -sf -m 5 "127.0.0.1:$PORT/api/v1/drops?iface=$IF_H" |
 	python3 -c '
 import json, sys

@@ -17,7 +17,9 @@
 #include "report/heavy_report.h"
 #include "instance/drops.h"
 #include "base/options.h"
+#include "base/util.h"
 #include "core/pcapng.h"
+#include "instance/wltable.h"
 #include "instance/recorder.h"
 
 static int print_host(void)
@@ -92,6 +94,10 @@ static void on_stop(int sig)
 
 struct pcap_out {
 	const struct bt_instance *inst;
+	struct bt_wl_names wl;		/* the workloads' names, read again
+					 * (at most once a second) when a
+					 * record names an id it lacks */
+	double wl_read_s;
 	struct bt_pcapng w;
 	struct bt_rec_filter f;
 	int64_t offset;
@@ -106,7 +112,13 @@ static int pcap_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*r) || o->err || !bt_rec_wanted(&o->f, r, o->offset))
 		return 0;
-	if ((o->err = bt_recorder_pcap(o->inst, &o->w, r, o->offset)))
+	if (((r->wl[0] && !bt_wl_name_of(&o->wl, r->wl[0])) ||
+	     (r->wl[1] && !bt_wl_name_of(&o->wl, r->wl[1]))) && bt_mono_s() - o->wl_read_s >= 1) {
+		bt_wl_names_close(&o->wl);
+		bt_wl_names_open(o->inst, &o->wl);
+		o->wl_read_s = bt_mono_s();
+	}
+	if ((o->err = bt_recorder_pcap(o->inst, &o->w, r, o->offset, &o->wl)))
 		return o->err;
 	o->written++;
 	if (drops_cfg.n && o->written >= drops_cfg.n)
@@ -193,7 +205,10 @@ static int pcap_write(const struct bt_instance *inst)
 	if ((err = bt_pcapng_start(&o.w, fd)))
 		goto out;
 	if (drops_cfg.follow) {
+		bt_wl_names_open(inst, &o.wl);
+		o.wl_read_s = bt_mono_s();
 		err = pcap_follow(&o);
+		bt_wl_names_close(&o.wl);
 		goto out;
 	}
 	/* a follower's flag left by a killed one: cleared */

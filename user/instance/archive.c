@@ -401,6 +401,7 @@ static void hdr3_fill(struct bt_archive_hdr3 *h, const char *instance, const str
 	h->reserved[0] = ndrops;
 	h->records_crc = crc32(crc(dict, dict_len), (const Bytef *)c->recs, n * sizeof(*c->recs));
 	h->reserved[1] = nnames;
+	h->reserved[2] = (__u64)bt_real_minus_boot();	/* compress_windows' conversion */
 	if (ndrops)	/* zlib's crc32() of NULL is its initial value, not a no-op */
 		h->records_crc = crc32(h->records_crc, (const Bytef *)drops,
 				       ndrops * sizeof(*drops));
@@ -540,6 +541,7 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 		return "header fields out of range";
 	f->ndrops = h.version >= 5 ? h.reserved[0] : 0;
 	f->nnames = h.version >= 8 ? h.reserved[1] : 0;
+	f->real_minus_boot = h.version >= BT_ARCHIVE_CLOCK ? (__s64)h.reserved[2] : 0;
 	recs_end = sizeof(h) + h.dict_len + (__u64)h.windows * sizeof(struct bt_archive_win) +
 		   f->ndrops * sizeof(struct bt_archive_drop) +
 		   f->nnames * sizeof(struct bt_archive_reason);

@@ -13,6 +13,8 @@
 #include "drops.h"
 #include "instance.h"
 #include "recorder.h"
+#include "wltable.h"
+#include "core/workloads.h"
 #include "base/timeparse.h"
 
 uint64_t bt_recorder_bytes_per_cpu(const struct bt_meta *meta)
@@ -210,11 +212,29 @@ int64_t bt_recorder_clock_offset(void)
 	return ((int64_t)r.tv_sec - m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
 }
 
-int bt_recorder_pcap(const struct bt_instance *inst, struct bt_pcapng *w,
-		     const struct bt_drop_rec *r, int64_t offset)
+/* A workload's name for a packet's comment and its custom option:
+ * bt_wl_escape's, with ';' (the option's separator) written \x3b too. */
+static const char *rec_wl_name(const char *name, char *buf, size_t len)
 {
-	char name[64], buf[96], comment[320], custom[256];
-	const char *reason;
+	char e[2 * BT_WL_NAME_LEN + 1];
+	size_t o = 0;
+
+	bt_wl_escape(name, e, sizeof(e));
+	for (const char *c = e; *c && o + 5 < len; c++) {
+		if (*c == ';')
+			o += snprintf(buf + o, len - o, "\\x3b");
+		else
+			buf[o++] = *c;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+int bt_recorder_pcap(const struct bt_instance *inst, struct bt_pcapng *w,
+		     const struct bt_drop_rec *r, int64_t offset, const struct bt_wl_names *wl)
+{
+	char name[64], buf[96], comment[800], custom[700], wls[2][4 * BT_WL_NAME_LEN + 1];
+	const char *reason, *wn[2];
 	const char *dir = r->dir == BT_DROP_DIR_IN ? "in" : "out";
 	int id;
 
@@ -228,12 +248,21 @@ int bt_recorder_pcap(const struct bt_instance *inst, struct bt_pcapng *w,
 	if (id < 0)
 		return id;
 	reason = bt_drop_reason_name(r->reason, buf, sizeof(buf));
+	for (int side = 0; side < 2; side++) {
+		wn[side] = wl ? bt_wl_name_of(wl, r->wl[side]) : NULL;
+		if (wn[side])
+			wn[side] = rec_wl_name(wn[side], wls[side], sizeof(wls[side]));
+	}
 	snprintf(comment, sizeof(comment),
-		 "dropped: %s, instance %s, on %s (%s), came in by ifindex %u, %u of %u bytes kept%s",
-		 reason, inst->name, name, dir, r->iif, r->cap_len, r->frame_len,
-		 r->segs > 1 ? ", a GRO'd skb" : "");
-	snprintf(custom, sizeof(custom), "bloomtap.reason=%s;instance=%s;code=%u;segs=%u", reason,
-		 inst->name, r->reason, r->segs);
+		 "dropped: %s, instance %s, on %s (%s), came in by ifindex %u, %u of %u bytes "
+		 "kept%s%s%s%s%s", reason, inst->name, name, dir, r->iif, r->cap_len, r->frame_len,
+		 r->segs > 1 ? ", a GRO'd skb" : "", wn[0] || wn[1] ? ", workloads " : "",
+		 wn[0] || wn[1] ? (wn[0] ? wn[0] : "-") : "", wn[0] || wn[1] ? " > " : "",
+		 wn[0] || wn[1] ? (wn[1] ? wn[1] : "-") : "");
+	snprintf(custom, sizeof(custom),
+		 "bloomtap.reason=%s;instance=%s;code=%u;segs=%u%s%s%s%s", reason, inst->name,
+		 r->reason, r->segs, wn[0] ? ";src_workload=" : "", wn[0] ? wn[0] : "",
+		 wn[1] ? ";dst_workload=" : "", wn[1] ? wn[1] : "");
 	return bt_pcapng_packet(w, id, r->ts_ns + offset, r->data, r->cap_len,
 				r->frame_len > r->cap_len ? r->frame_len : r->cap_len,
 				r->dir == BT_DROP_DIR_IN ? 1 : 2, comment, custom);
@@ -269,6 +298,7 @@ int bt_recorder_dump(const struct bt_instance *inst, struct bt_pcapng *w,
 	int64_t offset = bt_recorder_clock_offset();
 	struct bt_rec_dump dd = { 0 };
 	struct bt_pcapng dry;
+	struct bt_wl_names wl;
 	struct bt_rec_set s;
 	int err, first;
 
@@ -280,13 +310,14 @@ int bt_recorder_dump(const struct bt_instance *inst, struct bt_pcapng *w,
 	 * given to a writer that counts its bytes and writes nothing, the
 	 * interface blocks they need with them (the same blocks whatever
 	 * their order) */
+	bt_wl_names_open(inst, &wl);
 	bt_pcapng_start(&dry, -1);
 	dry.bytes = w->bytes;
 	first = s.n;
 	for (int i = s.n - 1, pass = 0; i >= 0 && (!f->n || pass < (int)f->n); i--) {
 		if (!bt_rec_wanted(f, BT_REC(&s, i), offset))
 			continue;
-		if ((err = bt_recorder_pcap(inst, &dry, BT_REC(&s, i), offset)))
+		if ((err = bt_recorder_pcap(inst, &dry, BT_REC(&s, i), offset, &wl)))
 			break;
 		if (f->max_bytes && dry.bytes > f->max_bytes) {
 			dd.cut = true;
@@ -298,8 +329,9 @@ int bt_recorder_dump(const struct bt_instance *inst, struct bt_pcapng *w,
 	bt_pcapng_free(&dry);
 	for (int i = first; i < s.n && !err; i++)
 		if (bt_rec_wanted(f, BT_REC(&s, i), offset) &&
-		    !(err = bt_recorder_pcap(inst, w, BT_REC(&s, i), offset)))
+		    !(err = bt_recorder_pcap(inst, w, BT_REC(&s, i), offset, &wl)))
 			dd.written++;
+	bt_wl_names_close(&wl);
 	bt_recorder_free(&s);
 	if (d)
 		*d = dd;

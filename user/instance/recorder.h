@@ -37,10 +37,12 @@ void bt_recorder_free(struct bt_rec_set *s);
 /* Add this to a record's ts_ns for CLOCK_REALTIME ns */
 int64_t bt_recorder_clock_offset(void);
 /* One record as a pcapng packet: its device's interface block first if
- * new; the reason and instance in the packet's comment and in a custom
+ * new; the reason, instance and the workloads of its addresses (by their
+ * ids' names in wl, NULL: none) in the packet's comment and in a custom
  * option. 0, or -errno. */
+struct bt_wl_names;
 int bt_recorder_pcap(const struct bt_instance *inst, struct bt_pcapng *w,
-		     const struct bt_drop_rec *r, int64_t offset);
+		     const struct bt_drop_rec *r, int64_t offset, const struct bt_wl_names *wl);
 /* Which records to write: one reason, since a time, the newest N */
 struct bt_rec_filter {
 	bool by_reason;

@@ -43,6 +43,8 @@ struct hit {
 	double fpr;
 	uint32_t seq;
 	bool archived;
+	__s64 real_minus_boot;	/* an archived window's writer's (its times'
+				 * real-time basis), 0: this process's */
 	bool drop;		/* a drop digest: dropped here with reason */
 	bool sent;		/* a sent packet's digest: left here (egress) */
 	bool in_workload;	/* a drop in a workload's namespace (its
@@ -656,7 +658,8 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 	/* newest first: a budget that runs out leaves the oldest unsearched */
 	for (__u32 w = f->nwin; w-- > 0;) {
 		const struct bt_archive_win *aw = &f->win[w];
-		struct hit h = { name, aw->start_ns, aw->end_ns, aw->fpr_e15 / 1e15, aw->seq, true };
+		struct hit h = { name, aw->start_ns, aw->end_ns, aw->fpr_e15 / 1e15, aw->seq, true,
+				 f->real_minus_boot };
 		size_t k = 0, cost;
 
 		if (!in_range(t, aw->start_ns, aw->end_ns) || searched_live(t, f, aw->seq))
@@ -1060,7 +1063,7 @@ static int hits_workload(const struct trace_ctx *t, const struct tpkt *p, const 
 	for (int h = 0; h < nh; h++) {
 		const struct hit *x = &hits[h];
 		const char *got[WL_MAX];
-		__u64 lo = x->start_ns, hi = x->end_ns ? x->end_ns : now;
+		__u64 lo = x->start_ns, hi = x->end_ns ? x->end_ns : now, at;
 		int k;
 
 		if (strcmp(x->instance, t->inst->name))
@@ -1069,7 +1072,19 @@ static int hits_workload(const struct trace_ctx *t, const struct tpkt *p, const 
 			lo = p->lo;
 		if (p->hi < hi && p->hi >= lo)
 			hi = p->hi;
-		k = bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], lo, hi, p->ts, got, WL_MAX);
+		/* an archived window's times, and the capture's, in its writer's
+		 * real time: moved into this process's, as the history is turned
+		 * (a clock step between the two moved one, not the other) */
+		if (x->real_minus_boot) {
+			__s64 d = bt_real_minus_boot() - x->real_minus_boot;
+
+			lo += d;
+			hi += d;
+			at = p->ts ? p->ts + d : 0;
+		} else {
+			at = p->ts;
+		}
+		k = bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], lo, hi, at, got, WL_MAX);
 		for (int i = 0; i < k; i++) {
 			bool dup = false;
 
