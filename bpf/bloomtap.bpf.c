@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* bloomtap's XDP program: parse, key, count; then XDP_PASS, or XDP_DROP in
- * tap mode (a mirror port's frames, which nobody on this host wants).
- * The stages live in the headers beside this file, one concern each. */
+/* bloomtap's programs, each SEC() entry point of bloomtap.bpf.o: the XDP
+ * program (parse, key, count; then XDP_PASS, or XDP_DROP in tap mode: a
+ * mirror port's frames, which nobody on this host wants), the egress
+ * program and the drop program. The stages live in the headers beside
+ * this file, one concern each; the knobs user space sets before load in
+ * config.bpf.h. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 #include "bloomtap.h"
+#include "config.bpf.h"
 #include "maps.bpf.h"
 #include "parse.bpf.h"
 #include "counters.bpf.h"
@@ -13,21 +18,8 @@
 #include "spie.bpf.h"
 #include "watch.bpf.h"
 #include "workloads.bpf.h"
-
-/* Set by user space through skel->rodata before load; the verifier prunes
- * the branches they switch off. */
-const volatile __u8 cfg_flow_table = 0;
-const volatile __u8 cfg_heavy = 1;
-const volatile __u8 cfg_spie = 1;
-const volatile __u8 cfg_share_hash = 1;	/* 0 only in make bench's ablation */
-/* Derived from the instance's key by user space (include/hash.h), set
- * before load. Not const: a const object's reads through a pointer would
- * fold to its zero initializer, and copying it through volatile reads on
- * every packet cost more than the hashing. */
-struct bt_hash_keys cfg_keys = {};
-
-#include "drop.bpf.h"	/* the drop program: uses cfg_keys */
-#include "egress.bpf.h"	/* the egress program: the same */
+#include "drop.bpf.h"
+#include "egress.bpf.h"
 
 /* The whole per-packet pipeline; bytes is the frame's length. */
 static __always_inline int bloomtap_run(struct xdp_md *ctx, __u64 bytes)
@@ -100,6 +92,23 @@ SEC("xdp.frags")
 int bloomtap_xdp_mb(struct xdp_md *ctx)
 {
 	return bloomtap_run(ctx, bpf_xdp_get_buff_len(ctx));
+}
+
+/* Egress: what the interface sends (egress.bpf.h), on a tcx link or a
+ * clsact filter; the next program or filter decides. */
+SEC("tc")
+int bloomtap_egress(struct __sk_buff *skb)
+{
+	return egress_stage(skb);
+}
+
+/* A drop the host's program (drops_host.bpf.c) attributed to this
+ * instance, by a tail call; never attached itself (drop.bpf.h). The
+ * tracepoint's arguments come through ctx's array: BPF_PROG types them. */
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_reason why)
+{
+	return drop_stage(skb, location, why);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

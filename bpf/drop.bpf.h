@@ -10,7 +10,8 @@
  * which points at L2, L3 or the payload depending on where the packet
  * died. A GRO'd TCP skb stands for gso_segs packets: each segment's
  * digest is rebuilt (its length, IPv4 ID and sequence number), so that it
- * equals what the XDP program recorded for that segment on the wire. */
+ * equals what the XDP program recorded for that segment on the wire.
+ * Its entry point, bloomtap_drop, is in bloomtap.bpf.c. */
 #ifndef BLOOMTAP_DROP_BPF_H
 #define BLOOMTAP_DROP_BPF_H
 
@@ -22,6 +23,7 @@
 #include "spie.bpf.h"
 #include "segments.bpf.h"
 #include "recorder.bpf.h"
+#include "config.bpf.h"
 #include "workloads.bpf.h"
 
 #define ETH_P_IP_BE 0x0008	/* htons(0x0800) */
@@ -382,8 +384,8 @@ static __noinline bool drop_echo_reply(const struct sk_buff *skb)
 	return skb->protocol == ETH_P_IPV6_BE && ip[0] >> 4 == 6 && ip[6] == 58 && ip[40] == 129;
 }
 
-SEC("tp_btf/kfree_skb")
-int BPF_PROG(bloomtap_drop, struct sk_buff *skb, void *location, enum skb_drop_reason why)
+static __always_inline int drop_stage(struct sk_buff *skb, void *location,
+				      enum skb_drop_reason why)
 {
 	const struct bt_hash_keys *k = &cfg_keys;
 	struct bt_drop_counters *dctr;

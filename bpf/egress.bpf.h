@@ -20,7 +20,8 @@
  *   the 8 bytes taken; include/hash.h "The SPIE digest");
  * - a UDP GSO skb's datagrams: counted, not digested (BT_CTR_GSO_NOT_DIGESTED;
  *   a callback that reads each one's payload through the skb is refused
- *   by Linux 6.1's verifier). */
+ *   by Linux 6.1's verifier).
+ * Its entry point, bloomtap_egress, is in bloomtap.bpf.c. */
 #ifndef BLOOMTAP_EGRESS_BPF_H
 #define BLOOMTAP_EGRESS_BPF_H
 
@@ -32,6 +33,7 @@
 #include "heavy.bpf.h"
 #include "watch.bpf.h"
 #include "workloads.bpf.h"
+#include "config.bpf.h"
 
 #define BT_TC_NEXT (-1)		/* TC_ACT_UNSPEC: tcx's TCX_NEXT, the next
 				 * program or filter decides */
@@ -51,10 +53,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct egress_buf);
 } egress_scratch SEC(".maps");
-
-/* Set before load: the instance was made to record egress, and its
- * egress heavy-flow maps (e*) are sized (user/instance/create.c). */
-const volatile __u8 cfg_egress_heavy = 0;
 
 /* A TSO/GSO skb of segs segments: TCP's digested a segment at a time,
  * others counted. *bytes gains the headers of the segments after
@@ -210,8 +208,7 @@ static __always_inline void egress_classify(struct pkt_info *pi, const struct bt
 	}
 }
 
-SEC("tc")
-int bloomtap_egress(struct __sk_buff *skb)
+static __always_inline int egress_stage(struct __sk_buff *skb)
 {
 	struct bt_counters *ctr;
 	struct pkt_info pi;

@@ -27,21 +27,7 @@
 #include "maps.bpf.h"
 #include "counters.bpf.h"
 #include "hash.h"
-
-/* Set through skel->rodata before load (user/instance/create.c), with the map
- * sizes. The defaults fit the maps' placeholder sizes (one cell, one slot),
- * so that the object as built also loads, as the datapath tests load it. */
-const volatile __u32 cfg_key_mode = BT_KEY_5TUPLE;
-const volatile __u32 cfg_depth = 1;		/* rows d, 1..BT_MAX_DEPTH */
-const volatile __u32 cfg_wmask = 0;		/* w - 1 */
-const volatile __u32 cfg_fm_mask = 0;		/* flow memory slots - 1 */
-const volatile __u64 cfg_fc_mult = 1;		/* odd: flow cache index multiplier */
-const volatile __u64 cfg_frac_div = 0;		/* ceil(2 / f) of a fraction
-						 * threshold; 0: bytes or packets */
-/* make bench's breakdown only (enum bt_cut, include/bloomtap.h): parts of the
- * stage left out, so that what remains can be timed. 0 in every instance
- * bloomtap makes; the verifier drops the code a constant rules out. */
-const volatile __u32 cfg_cut = 0;
+#include "config.bpf.h"
 
 /* The maps of one heavy-flow stage: the XDP program's (cms, fm, fmc, fc, fmo)
  * or the dropped packets' (bpf/drop.bpf.h). Always a constant where it is

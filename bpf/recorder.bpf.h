@@ -15,12 +15,7 @@
 #define BLOOMTAP_RECORDER_BPF_H
 
 #include "maps.bpf.h"
-
-/* Set by user space before load from the instance's meta (drop_ring,
- * drop_head); the verifier takes them as constants, so the copy's size
- * is bounded by the slot's. */
-const volatile __u32 cfg_rec_slots = 0;
-const volatile __u32 cfg_rec_head = BT_DROP_HEAD_DEFAULT;
+#include "config.bpf.h"
 
 static __always_inline void record_drop(const struct sk_buff *skb, __u32 reason, __u32 segs,
 					const __u32 wl[2])

@@ -10,6 +10,7 @@
 #define BLOOMTAP_SEGMENTS_BPF_H
 
 #include "spie.bpf.h"
+#include "config.bpf.h"
 
 #define HDR_BYTES 80	/* a header copy: IPv4's (60 at most) + TCP's first 13 bytes */
 

@@ -16,13 +16,7 @@
 #include "maps.bpf.h"
 #include "parse.bpf.h"
 #include "hash.h"
-
-const volatile __u32 cfg_k = 8;			/* bits per packet, even, <= 8 */
-const volatile __u32 cfg_block_mask = 0;	/* blocks per window - 1 */
-const volatile __u32 cfg_windows = 1;		/* W */
-const volatile __u64 cfg_design_load = ~0ULL;	/* digests a window is sized for */
-const volatile __u32 cfg_batch_mask = BT_SPIE_BATCH - 1;
-const volatile __u8 cfg_test_hold = 0;		/* tests only: enum bt_test_gate */
+#include "config.bpf.h"
 
 struct test_hold_ctx {
 	struct bt_ctl *c;

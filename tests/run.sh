@@ -222,6 +222,8 @@ else
 	run_suite doc-commands python3 tests/ship/doc_commands.py
 	# user/'s layers: no upward include, no import circle, commands as leaves
 	run_suite layers      python3 tests/ship/layers.py
+	# bpf/: every entry point in bloomtap.bpf.c, every knob in config.bpf.h
+	run_suite bpf_layout  python3 tests/ship/bpf_layout.py
 	# every command the run calls comes from a package make deps installs
 	run_suite deps        python3 tests/ship/deps.py
 	# the .deb under systemd as PID 1, in a Debian 12 guest (QEMU)
