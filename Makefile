@@ -58,8 +58,9 @@ BT_PCAPS  ?= $(CURDIR)/../shared/data/pcaps
 export BT_PCAPS
 
 # user/'s folders are its layers, lowest first (tests/ship/layers.py keeps an
-# include from pointing up): base, core (no bpf(2)), instance (what calls
-# bpf(2)), report (the answers the CLI and the API share), agent, cmd
+# include from pointing up, and each layer to its rule): base, core (no
+# bpf(2)), instance (what calls bpf(2)), report (the answers the CLI and the
+# API share), agent, cmd
 USER_LIB_SRCS := $(filter-out user/cmd/main.c,$(wildcard user/*/*.c))
 USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
 # the layers below instance/ alone: what links them makes no bpf(2) call

@@ -164,13 +164,20 @@ MUTANTS=(
 'recorder-follower-not-cleared|user/instance/recorder.c|	if (*pid && kill((pid_t)*pid, 0) && errno == ESRCH) {|	if (0) {|tests/live/recorder.sh'
 'describe-cut|user/instance/sketch.h|#define BT_DESCRIBE_MAX 512|#define BT_DESCRIBE_MAX 256|.output/tests/test_unit'
 'cut-batch-dropped|user/report/trace_query.c|	if (rc < 0 && !t->n) {|	if (rc < 0) {|tests/live/cli.sh'
+# the layers: core/ makes no bpf(2) call
+'core-calls-bpf|user/core/archive.c|int bt_archive_write(|int bt_archive_peek(int fd, void *v) { int bpf_map_lookup_elem(int, const void *, void *); return bpf_map_lookup_elem(fd, &fd, v); }
+int bt_archive_write(|tests/ship/layers.py'
+'core-includes-bpf|user/core/bloom.c|#include "bloom.h"|#include <bpf/bpf.h>
+#include "bloom.h"|tests/ship/layers.py'
 )
 
-# run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary
-# under .output/) against the build in TREE; its exit code
+# run_suite SUITE TREE LOG: SUITE (a script of tests/, a C test binary
+# under .output/, or a Python check of the source) against the build in
+# TREE; its exit code
 run_suite() {
 	local suite=$1 tree=$2 log=$3 run=(bash "$TOP/$1")
 	[[ $suite == .output/* ]] && run=("$tree/$suite")
+	[[ $suite == *.py ]] && run=(python3 "$tree/$suite")	# it reads its own tree's source
 	BLOOMTAP=$tree/.output/bloomtap BT_PCAPS=$PCAPS_DIR KEEPER_KILL_ROUNDS=40 \
 		BT_DEB=$tree/$(make -s -C "$tree" print-deb) BT_SRC=$tree timeout 900 "${run[@]}" > "$log" 2>&1
 }
