@@ -58,10 +58,13 @@ BT_PCAPS  ?= $(CURDIR)/../shared/data/pcaps
 export BT_PCAPS
 
 # user/'s folders are its layers, lowest first (tests/ship/layers.py keeps an
-# include from pointing up): base, core (no bpf(2)), instance (what calls
-# bpf(2)), report (the answers the CLI and the API share), agent, cmd
+# include from pointing up, and each layer to its rule): base, core (no
+# bpf(2)), instance (what calls bpf(2)), report (the answers the CLI and the
+# API share), agent, cmd
 USER_LIB_SRCS := $(filter-out user/cmd/main.c,$(wildcard user/*/*.c))
 USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_LIB_SRCS))
+# the layers below instance/ alone: what links them makes no bpf(2) call
+USER_CORE_OBJS := $(filter $(OUTPUT)/user/base/% $(OUTPUT)/user/core/%,$(USER_LIB_OBJS))
 # the skeleton is generated: objects that include it wait for it
 USER_HDRS := $(OUTPUT)/bloomtap.skel.h $(OUTPUT)/drops_host.skel.h
 
@@ -95,6 +98,9 @@ $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) | $(OUTPUT)/user
 # made anew: two folders may hold a file of one name (cmd/trace.c beside
 # report/, instance/), and ar r would replace one member with the other
 $(OUTPUT)/libbloomtap.a: $(USER_LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+$(OUTPUT)/libbloomtap_core.a: $(USER_CORE_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
@@ -193,15 +199,20 @@ $(OUTPUT)/soakgen: bench/soakgen.c bench/driver.c $(OUTPUT)/bench.skel.h $(OUTPU
 # land in $(OUTPUT)/fuzz/artifacts/<target>/; keep each, named for what it
 # found, in tests/fuzz/regressions/<target>/, which run.sh replays first.
 FUZZ_TARGETS := capture hex options archive topology watchlist
+# those that link base/ and core/ alone (libbloomtap_core.a)
+FUZZ_CORE_TARGETS := archive hex watchlist
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 8
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 fuzz-build:
-	$(MAKE) OUTPUT=$(OUTPUT)/fuzz CC=clang OPT_CFLAGS="$(FUZZ_CFLAGS)" $(OUTPUT)/fuzz/libbloomtap.a
+	$(MAKE) OUTPUT=$(OUTPUT)/fuzz CC=clang OPT_CFLAGS="$(FUZZ_CFLAGS)" $(OUTPUT)/fuzz/libbloomtap.a \
+		$(OUTPUT)/fuzz/libbloomtap_core.a
 	for t in $(FUZZ_TARGETS); do \
+		lib=$(OUTPUT)/fuzz/libbloomtap.a; \
+		case " $(FUZZ_CORE_TARGETS) " in *" $$t "*) lib=$(OUTPUT)/fuzz/libbloomtap_core.a;; esac; \
 		clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser \
-			-I$(OUTPUT)/fuzz tests/fuzz/fuzz_$$t.c $(OUTPUT)/fuzz/libbloomtap.a $(LIBS) \
+			-I$(OUTPUT)/fuzz tests/fuzz/fuzz_$$t.c $$lib $(LIBS) \
 			-o $(OUTPUT)/fuzz/fuzz_$$t || exit 1; \
 	done
 

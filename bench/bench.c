@@ -36,7 +36,7 @@
 #include "report/counters.h"
 #include "instance/link.h"
 #include "report/trace_query.h"
-#include "instance/archive.h"
+#include "core/archive.h"
 #include "instance/keeper.h"
 #include "instance/spie.h"
 #include "base/util.h"

@@ -16,7 +16,7 @@ MUTANTS=(
 'rotate-no-repair|user/cmd/windows.c|		bt_keeper_turn(&k, false, true);
 		if (bt_spie_close_current(&s)) {|		if (bt_spie_close_current(&s)) {|tests/live/keeper_kills.sh'
 'ring-no-repair|user/instance/keeper.c|if (bt_spie_repair(s))|if (0 && bt_spie_repair(s))|tests/live/keeper_kills.sh'
-'archive-twice|user/instance/archive.c|	same_first_window(dir|	if (0) same_first_window(dir|tests/live/keeper_kills.sh'
+'archive-twice|user/core/archive.c|	same_first_window(dir|	if (0) same_first_window(dir|tests/live/keeper_kills.sh'
 'never-ready|user/instance/spie.c|		ready_window(s, i, s->win[prev].seq + 1);|		(void)prev;
 		break;|tests/live/keeper_kills.sh'
 'watch-reader-unchecked|user/instance/watch.c|		if (__atomic_load_n(&ctl->watch, __ATOMIC_ACQUIRE) != gen) {|		if (0) {|tests/live/watch.sh'
@@ -83,7 +83,7 @@ MUTANTS=(
 'tap-passes|bpf/bloomtap.bpf.c|verdict = c->tap ? XDP_DROP : XDP_PASS;|verdict = XDP_PASS;|tests/live/tap.sh'
 'claim-without-position|bpf/spie.bpf.h|ring % cfg_windows != win|0|.output/tests/test_spie'
 'drop-ext-in-the-copy|bpf/drop.bpf.h|if (off + 8 > e->lin|if (off + 8 > 56|tests/live/drops.sh'
-'archive-v8-walked|user/instance/archive.h|#define BT_ARCHIVE_V6_EXT 9|#define BT_ARCHIVE_V6_EXT 8|.output/tests/test_spie'
+'archive-v8-walked|user/core/archive.h|#define BT_ARCHIVE_V6_EXT 9|#define BT_ARCHIVE_V6_EXT 8|.output/tests/test_spie'
 'auth-only-with-tls|user/agent/http.c|!w->nusers)
 		return 1;|!w->cert_pem)
 		return 1;|tests/live/webapi.sh'
@@ -113,7 +113,7 @@ MUTANTS=(
 'egress-forwarded-ids-incrementing|bpf/egress.bpf.h|.both_ids = pi->l3 == BT_CTR_L3_IPV4 && skb->ingress_ifindex };|.both_ids = false };|tests/live/egress.sh'
 'spie-v6-ext-not-walked|bpf/parse.bpf.h|	pi->spie_hlen = ((w.spie_off|	pi->spie_hlen = 40 + 0 * ((w.spie_off|.output/tests/test_spie'
 'digest-v6-ext-not-walked|user/core/digest.c|		dhl = v6_digest_off(ip, len, &left, &nh);|		dhl = 40 + 0 * v6_digest_off(ip, len, &left, &nh);|.output/tests/test_spie'
-'archive-v7-queried-with-new-digest|user/instance/archive.c|		return bt_spie_digest_v7(&f->keys, p);|		return bt_spie_digest(&f->keys, p);|.output/tests/test_spie'
+'archive-v7-queried-with-new-digest|user/core/archive.c|		return bt_spie_digest_v7(&f->keys, p);|		return bt_spie_digest(&f->keys, p);|.output/tests/test_spie'
 'egress-v6-segments-at-40|bpf/egress.bpf.h|	__u32 hl = pi->spie_hlen;|	__u32 hl = pi->l3_hlen;|tests/live/egress.sh'
 'udp-checksum-in-digest|bpf/spie.bpf.h|	in->after &= SPIE_CSUM_OUT;|	(void)0;|.output/tests/test_spie'
 'egress-heavy-in-received-maps|bpf/egress.bpf.h|	const struct heavy_maps hm = { &ecms, &efm, &efmc, &efc, &efmo };|	const struct heavy_maps hm = { &cms, &fm, &fmc, &fc, &fmo };|tests/live/both_lab.sh'
@@ -139,11 +139,11 @@ MUTANTS=(
 'fleet-same-as-by-position|user/report/pathtrace.c|	f = sent_index(sp, json_object_get_int64(v));|	f = json_object_get_int64(v) - 1;|tests/live/pathtrace.sh'
 'keeper-retry-each-turn|user/instance/keeper.c|			k->retry_at = bt_mono_s() + BT_KEEPER_RETRY_S;|			(void)0;|tests/live/agent.sh'
 # archived drop reasons, subsystem reasons, a window's packets
-'reasons-archived-as-codes|user/instance/archive.c|	if (!ndrops && !nall)
+'reasons-archived-as-codes|user/core/archive.c|	if (!ndrops && !nall)
 		return 0;|	return 0;|.output/tests/test_unit'
-'reasons-archived-as-codes-live|user/instance/archive.c|	if (!ndrops && !nall)
+'reasons-archived-as-codes-live|user/core/archive.c|	if (!ndrops && !nall)
 		return 0;|	return 0;|tests/live/drops.sh'
-'subsys-reasons-never-tried|user/instance/drops.c|!(all = bt_drop_reasons_all(&nall))|!(all = bt_drop_reasons(&nall))|.output/tests/test_unit'
+'subsys-reasons-never-tried|user/core/reasons.c|!(all = bt_drop_reasons_all(&nall))|!(all = bt_drop_reasons(&nall))|.output/tests/test_unit'
 'unread-window-tries-none|user/instance/drops.c|		out->other = true;	/* cannot tell: try them all */|		out->other = !v;|.output/tests/test_spie'
 'drop-counted-twice|user/instance/spie.c|counted_by(s, i, 1, 1) / 2|counted_by(s, i, 1, 1)|tests/live/drops.sh'
 'no-ready-always-ingress|bpf/spie.bpf.h|		count_event_of(BT_CTR_SPIE_NO_READY, prog == 1 ? BT_DIRS :
@@ -170,15 +170,20 @@ MUTANTS=(
 'cut-batch-dropped|user/report/trace_query.c|	if (rc < 0 && !t->n) {|	if (rc < 0) {|tests/live/cli.sh'
 # the docs check: a comment that names a path the tree does not have
 'stale-path-in-comment|bpf/spie.bpf.h|user/core/digest.c builds the same.|user/digest.c builds the same.|tests/ship/docs.py'
+# the layers: core/ makes no bpf(2) call
+'core-calls-bpf|user/core/archive.c|int bt_archive_write(|int bt_archive_peek(int fd, void *v) { int bpf_map_lookup_elem(int, const void *, void *); return bpf_map_lookup_elem(fd, &fd, v); }
+int bt_archive_write(|tests/ship/layers.py'
+'core-includes-bpf|user/core/bloom.c|#include "bloom.h"|#include <bpf/bpf.h>
+#include "bloom.h"|tests/ship/layers.py'
 )
 
-# run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary
-# under .output/) against the build in TREE (a Python suite: against the
-# sources in TREE, BT_SRC); its exit code
+# run_suite SUITE TREE LOG: SUITE (a script of tests/, a C test binary
+# under .output/, or a Python check of the source) against the build in
+# TREE; its exit code
 run_suite() {
 	local suite=$1 tree=$2 log=$3 run=(bash "$TOP/$1")
 	[[ $suite == .output/* ]] && run=("$tree/$suite")
-	[[ $suite == *.py ]] && run=(python3 "$TOP/$1")
+	[[ $suite == *.py ]] && run=(python3 "$tree/$suite")	# it reads its own tree's source
 	BLOOMTAP=$tree/.output/bloomtap BT_PCAPS=$PCAPS_DIR KEEPER_KILL_ROUNDS=40 \
 		BT_DEB=$tree/$(make -s -C "$tree" print-deb) BT_SRC=$tree timeout 900 "${run[@]}" > "$log" 2>&1
 }

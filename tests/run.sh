@@ -220,7 +220,7 @@ else
 	run_suite docs        python3 tests/ship/docs.py
 	# every bloomtap command line and usage the manual gives, accepted
 	run_suite doc-commands python3 tests/ship/doc_commands.py
-	# user/'s layers: no upward include, no import circle, commands as leaves
+	# user/'s layers: no upward include, no import circle, each layer's rule
 	run_suite layers      python3 tests/ship/layers.py
 	# bpf/: every entry point in bloomtap.bpf.c, every knob in config.bpf.h
 	run_suite bpf_layout  python3 tests/ship/bpf_layout.py

@@ -18,7 +18,7 @@
 #include <dirent.h>
 #include <zlib.h>
 #include "fuzz.h"
-#include "instance/archive.h"
+#include "core/archive.h"
 #include "base/common.h"
 
 #define BLOCKS 256	/* a 32768-bit window: chunks of 4096 bytes */

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "instance/archive.h"
+#include "core/archive.h"
 #include "instance/spie.h"
 
 #define BITS 4096

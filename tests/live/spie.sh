@@ -136,8 +136,8 @@ ARCHE=$ARCH/idle
 check "an instance with nothing in it" "$BLOOMTAP" replay --reset --instance "$INST-idle" "$ARCH/empty.pcap"
 for i in 1 2 3 4; do "$BLOOMTAP" windows --instance "$INST-idle" --rotate --archive "$ARCHE" >/dev/null; done
 J=$("$BLOOMTAP" -j archive "$ARCHE")
-# the format this build writes (user/instance/archive.h)
-FORMAT=$(awk '$2 == "BT_ARCHIVE_VERSION" { print $3 }' "$TOP/user/instance/archive.h")
+# the format this build writes (user/core/archive.h)
+FORMAT=$(awk '$2 == "BT_ARCHIVE_VERSION" { print $3 }' "$TOP/user/core/archive.h")
 eq "four empty windows archived, format $FORMAT" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(len(f["windows"]) for f in d), sorted({f["format"] for f in d}))' <<<"$J")" "4 [$FORMAT]"
 check "each file of one empty window under 512 bytes ($(cat "$ARCHE"/*.btw | wc -c) bytes in all)" \
 	test "$(cat "$ARCHE"/*.btw | wc -c)" -lt $((4 * 512))

@@ -13,7 +13,7 @@
 #include "frames.h"
 #include "core/capture.h"
 #include <sys/stat.h>
-#include "instance/archive.h"
+#include "core/archive.h"
 #include "core/digest.h"
 #include "instance/keeper.h"
 #include "instance/spie.h"

@@ -22,7 +22,7 @@
 #include "core/pcapng.h"
 #include "base/common.h"
 #include "report/flow.h"
-#include "instance/archive.h"
+#include "core/archive.h"
 #include "instance/drops.h"
 #include "instance/sketch.h"
 #include <bpf/btf.h>

@@ -19,7 +19,8 @@
 #include <bpf/bpf.h>
 #include "agent_state.h"
 #include "instance/watch.h"
-#include "instance/archive.h"
+#include "core/archive.h"
+#include "instance/drops.h"
 #include "instance/link.h"
 #include "report/heavy_report.h"
 #include "instance/create.h"

@@ -14,7 +14,7 @@
 #include "agent_state.h"
 #include "instance/watch.h"
 #include "metrics.h"
-#include "instance/archive.h"
+#include "core/archive.h"
 #include "base/common.h"
 #include "instance/drops.h"
 #include "instance/wltable.h"

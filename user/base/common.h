@@ -9,6 +9,7 @@
 
 /* BT_VERSION: debian/changelog's, from the Makefile (-DBT_VERSION) */
 #define BT_PIN_ROOT "/sys/fs/bpf/bloomtap"
+#define BT_VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 
 /* Exit codes, as bpftool and xdp-tools use them: 0 success, 1 failure.
  * trace uses 1 for "some packets not seen" and 2 for errors. */

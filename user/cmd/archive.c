@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "instance/archive.h"
+#include "core/archive.h"
 #include "base/common.h"
 #include "commands.h"
 #include "base/options.h"

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include <net/if.h>
-#include "instance/archive.h"
+#include "core/archive.h"
 #include "core/capture.h"
 #include "base/common.h"
 #include "commands.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "instance/archive.h"
+#include "core/archive.h"
 #include "base/common.h"
 #include "commands.h"
 #include "instance/instance.h"

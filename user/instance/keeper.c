@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <string.h>
-#include "archive.h"
+#include "core/archive.h"
+#include "drops.h"
 #include "base/common.h"
 #include "keeper.h"
 #include "base/util.h"

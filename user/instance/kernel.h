@@ -9,8 +9,6 @@
 #include <stdbool.h>
 #include <json-c/json.h>
 
-#define BT_VMLINUX_BTF "/sys/kernel/btf/vmlinux"
-
 enum bt_kfeature {
 	BT_KF_BPF,		/* bpf(2) loads XDP programs */
 	BT_KF_MMAP_ARRAY,	/* BPF_F_MMAPABLE arrays: the sketch and windows */

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
@@ -16,39 +14,6 @@
 #include "hash.h"
 #include "instance.h"
 #include "spie.h"
-
-double bt_bloom_fpr(uint64_t m_bits, uint64_t n, uint32_t k)
-{
-	double blocks = (double)m_bits / BT_BLOCK_BITS, lam = n / blocks, sum = 0;
-	double p = exp(-lam), pd[BT_BLOCK_MAX_K / 2 + 1][BT_BLOCK_MAX_K / 2 + 1] = { { 1 } };
-	int h = k / 2, top = (int)(lam + 12 * sqrt(lam) + 40);
-
-	/* pd[j][d]: j positions drawn in a 64-bit word are d distinct ones */
-	for (int j = 1; j <= h; j++)
-		for (int d = 1; d <= j; d++)
-			pd[j][d] = pd[j - 1][d] * d / 64 + pd[j - 1][d - 1] * (64 - d + 1) / 64;
-	/* P(i other digests in the query's block) * P(the query's bits are
-	 * all set | i)^2, a word's: the i others drew h * i positions in it,
-	 * and d given bits are all set with probability
-	 * sum_j (-1)^j C(d, j) ((64 - j) / 64)^(h i) */
-	for (int i = 0; i <= top; i++) {
-		double word = 0;
-
-		if (i)
-			p *= lam / i;
-		for (int d = 1; d <= h; d++) {
-			double all = 0, c = 1;
-
-			for (int j = 0; j <= d; j++) {
-				all += (j % 2 ? -c : c) * pow((64.0 - j) / 64, (double)h * i);
-				c = c * (d - j) / (j + 1);
-			}
-			word += pd[h][d] * all;
-		}
-		sum += p * word * word;
-	}
-	return sum;
-}
 
 int bt_spie_resolve(struct bt_spie_cfg *c, struct bt_meta *meta)
 {
@@ -148,103 +113,6 @@ void bt_spie_unmap(struct bt_spie_maps *s)
 	if (s->win)
 		munmap(s->win, s->win_len);
 	memset(s, 0, sizeof(*s));
-}
-
-bool bt_bloom_has(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k, __u64 h)
-{
-	/* the same block and masks as bloom_set() in bpf/spie.bpf.h */
-	const struct bt_bloom_block *b = &filter[bt_bloom_block(h, bpw - 1)];
-	__u64 m0 = bt_bloom_mask(h, 0, k), m1 = bt_bloom_mask(h, 1, k);
-
-	return (b->w[0] & m0) == m0 && (b->w[1] & m1) == m1;
-}
-
-void bt_bloom_fill(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k,
-		   __u64 *set_bits, double *fpr)
-{
-	double pw[65], sum = 0;
-	uint64_t total = 0;
-
-	/* P(k/2 given bits of a word with b bits set are all set) */
-	for (int b = 0; b <= 64; b++)
-		pw[b] = pow(b / 64.0, k / 2.0);
-	for (uint64_t i = 0; i < bpw; i++) {
-		int a = __builtin_popcountll(filter[i].w[0]), b = __builtin_popcountll(filter[i].w[1]);
-
-		total += a + b;
-		sum += pw[a] * pw[b];
-	}
-	*set_bits = total;
-	*fpr = sum / bpw;
-}
-
-__u64 bt_boot_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_BOOTTIME, &t);
-	return (__u64)t.tv_sec * 1000000000ULL + t.tv_nsec;
-}
-
-static __s64 ts_ns(const struct timespec *t)
-{
-	return (__s64)t->tv_sec * 1000000000LL + t->tv_nsec;
-}
-
-/* CLOCK_REALTIME - CLOCK_BOOTTIME, from the tightest of three brackets
- * (boot, real, boot): the two clocks cannot be read at one instant. */
-static __s64 real_minus_boot(void)
-{
-	/* a test steps the clock through this input of the conversion */
-	const char *step = getenv("BLOOMTAP_TEST_CLOCK_STEP_S");
-	__s64 shift = step ? (__s64)(atof(step) * 1e9) : 0, best = 0, gap = INT64_MAX;
-
-	for (int i = 0; i < 3; i++) {
-		struct timespec b0, r, b1;
-
-		clock_gettime(CLOCK_BOOTTIME, &b0);
-		clock_gettime(CLOCK_REALTIME, &r);
-		clock_gettime(CLOCK_BOOTTIME, &b1);
-		if (ts_ns(&b1) - ts_ns(&b0) < gap) {
-			gap = ts_ns(&b1) - ts_ns(&b0);
-			best = shift + ts_ns(&r) - (ts_ns(&b0) + gap / 2);
-		}
-	}
-	return best;
-}
-
-/* The offset is kept while it moves by less than a millisecond (the unit
- * times are printed in), so that a window keeps one start in every answer
- * of a process: read afresh a conversion at a time, its jitter (the
- * reads' gap, tens of microseconds in a TCG guest) flipped the printed
- * millisecond between two answers. A clock step is taken at the next
- * second. */
-__u64 bt_boot_to_real(__u64 boot_ns)
-{
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;	/* the API's threads */
-	static __s64 offset;
-	static __u64 checked;	/* CLOCK_BOOTTIME ns */
-	__u64 now, real;
-
-	if (!boot_ns)
-		return 0;
-	now = bt_boot_ns();
-	pthread_mutex_lock(&lock);
-	if (!checked || now - checked >= 1000000000ULL) {
-		__s64 fresh = real_minus_boot();
-
-		if (!checked || llabs(fresh - offset) >= 1000000)
-			offset = fresh;
-		checked = now;
-	}
-	real = boot_ns + offset;
-	pthread_mutex_unlock(&lock);
-	return real;
-}
-
-__s64 bt_real_minus_boot(void)
-{
-	return (__s64)(bt_boot_to_real(1) - 1);
 }
 
 /* The instance's clock_lo and clock_hi, read afresh (its keeper writes

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* SPIE windows in user space: sizing, the ring through mmap, the ring's
  * housekeeping (seal behind the datapath, ready ahead of it, rotate on
- * time), membership queries, false-positive rates. */
+ * time), a window's packets and false-positive rate. The filter's math is
+ * core/bloom.h's, the clocks' conversion core/clock.h's. */
 #ifndef BLOOMTAP_SPIE_H
 #define BLOOMTAP_SPIE_H
 
@@ -11,6 +12,8 @@
 #include <linux/types.h>
 #include "bloomtap.h"
 #include "base/options.h"
+#include "core/bloom.h"
+#include "core/clock.h"
 
 struct bt_instance;
 
@@ -53,12 +56,6 @@ struct bt_spie_cfg {
 int bt_spie_resolve(struct bt_spie_cfg *cfg, struct bt_meta *meta);
 /* "SPIE: 256 windows of 256 KiB ..." for people. */
 void bt_spie_describe(const struct bt_meta *meta, char *buf, size_t len);
-/* Expected false-positive rate of the blocked filter (128-bit blocks, k/2
- * positions drawn in each word) of m bits holding n digests: Poisson-
- * weighted over the blocks' loads (Putze et al. 2007), exact within a
- * block (inclusion-exclusion over the query's distinct positions: the
- * positions are drawn with replacement). */
-double bt_bloom_fpr(uint64_t m_bits, uint64_t n, uint32_t k);
 
 /* Windows kept READY ahead of the datapath: what it may fill while user
  * space is away. At 256 windows of 65,536 packets, 32 of them are 2.1
@@ -78,13 +75,6 @@ struct bt_spie_maps {
 int bt_spie_map(const struct bt_instance *inst, struct bt_spie_maps *s);
 void bt_spie_unmap(struct bt_spie_maps *s);
 
-/* Is digest h in this filter of bpw blocks? */
-bool bt_bloom_has(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k, __u64 h);
-/* Set bits, and the false-positive rate a random query meets, from the
- * filter's actual fill: the mean over blocks of the product over its two
- * words of (fill of the word)^(k/2). */
-void bt_bloom_fill(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k,
-		   __u64 *set_bits, double *fpr);
 /* Window i's filter. */
 static inline struct bt_bloom_block *bt_window_filter(const struct bt_spie_maps *s, uint32_t i)
 {
@@ -101,10 +91,6 @@ double bt_window_fpr(const struct bt_spie_maps *s, uint32_t i);
 uint32_t bt_spie_current(const struct bt_spie_maps *s);
 const char *bt_window_state_name(__u32 state);
 
-/* CLOCK_BOOTTIME (the datapath's window times) to CLOCK_REALTIME ns. */
-__u64 bt_boot_to_real(__u64 boot_ns);
-/* The offset bt_boot_to_real adds. */
-__s64 bt_real_minus_boot(void);
 /* A keeper's turn: the instance's clock_lo/clock_hi (include/bloomtap.h)
  * widened to this process's offset when it moved out of *lo..*hi (its
  * copy, 0 at first). */
@@ -112,7 +98,6 @@ void bt_clock_note(const struct bt_instance *inst, __s64 *lo, __s64 *hi);
 /* How far a clock step can have moved the instance's window times:
  * clock_hi - clock_lo with this process's offset in; 0 when unknown. */
 __u64 bt_clock_span(const struct bt_instance *inst);
-__u64 bt_boot_ns(void);
 
 /* The first window, at instance creation: window 0 current, the next
  * ones ready. */

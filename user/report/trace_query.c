@@ -15,7 +15,7 @@
 #include <zstd.h>
 #include <net/if.h>
 #include <sys/stat.h>
-#include "instance/archive.h"
+#include "core/archive.h"
 #include "core/capture.h"
 #include "base/common.h"
 #include "trace_query.h"

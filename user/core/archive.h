@@ -23,8 +23,8 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "bloomtap.h"
-#include "core/digest.h"
-#include "drops.h"
+#include "digest.h"
+#include "reasons.h"
 
 #define BT_ARCHIVE_MAGIC "BTSPIEW1"
 /* Format 4 is format 3 where a window whose filter is all zeros (an idle

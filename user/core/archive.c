@@ -17,7 +17,7 @@
 #include "archive.h"
 #include "base/common.h"
 #include "hash.h"
-#include "spie.h"
+#include "clock.h"
 #include "base/util.h"
 
 #define KEY_MAGIC "BTSPIEK1"
