@@ -230,6 +230,18 @@ check "the first container removed" podman rm -f -t 0 "$CTR1"
 check "another container on $CIP" podman run -d --name "$CTR2" --network "$NET" --ip "$CIP" \
 	"$IMG" sleep 600
 wait_for "the agent names the second container" 30 named "$CTR2"
+# and has given its eth0 to the drop path (another step of the scan: a
+# datagram before it dies in the container unseen by the instance)
+PID2=$(podman inspect -f '{{.State.Pid}}' "$CTR2" 2>/dev/null)
+wl_device() {
+	"$BLOOMTAP" -j drops "$VH" | python3 -c '
+import json, sys
+sys.exit(0 if any(x["netns"] == int(sys.argv[1]) and x["ifindex"] == int(sys.argv[2])
+                  for x in json.load(sys.stdin)["workload_devices"]["devices"]) else 1)' \
+		"$(stat -L -c %i /proc/$PID2/ns/net)" \
+		"$(nsenter --net=/proc/$PID2/ns/net ip -j link show eth0 | json_get '[0]["ifindex"]')"
+}
+wait_for "the agent gives the second container's eth0 to the drop path" 10 wl_device
 eq "workloads IFACE: the address is the second container's now" "$(table "$CIP")" "$CTR2"
 # the probes sent before the table had the second container are the
 # first's (its address, until the next scan): counted from here

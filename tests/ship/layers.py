@@ -35,7 +35,7 @@ create.h: the circle create -> drops -> kernel -> create that the kernel
 command's own file removed), base/util.c including bloomtap.h, a
 bpf_map_lookup_elem call in core/archive.c and <bpf/bpf.h> in
 core/bloom.c, a pure file in instance/, cmd/stats.c including
-agent/agent.h, a planted export from cmd/stats.c and a cmd/extra.c
+agent/agent.h, a planted export from cmd/stats.c and a planted extra.c in cmd/
 without cmd_extra. Ends with "N passed, N failed"."""
 import glob
 import os
