@@ -454,6 +454,38 @@ in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9659 --cacert "$TMP/a.crt" --tl
 check "... a netrc others can read: warned" grep -q "warning: --netrc $TMP/netrc can be read by others (mode 644)" "$TMP/err"
 unset BLOOMTAP_PASSWORD
 
+# ---- a topology by the agents' own names, one of them down ----
+# unnamed agents take their names from /api/v1/status; the one down
+# (nothing listens on 9694) keeps its address, and the file names it r1
+for n in h1 r2 h2; do echo "{\"host\": \"$n\", \"instance\": \"bloomtap\"}" > "$TMP/$n.status"; done
+standin 9691 200 "$TMP/h1.json" "$TMP/h1.status"; standin 9692 200 "$TMP/r.json" "$TMP/r2.status"
+standin 9693 200 "$TMP/h2.json" "$TMP/h2.status"
+for port in 9691 9692 9693; do wait_for "the stand-in on $port listens" 30 listening "$NS" t $port; done
+printf 'h1: r1\nr1: r2\nr2: h2\n' > "$TMP/topo-h"
+DOWN1=127.0.0.1:9691,127.0.0.1:9694,127.0.0.1:9692,127.0.0.1:9693
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$DOWN1" --topology "$TMP/topo-h" "$TMP/two.pcap" 2>"$TMP/err"); RC=$?
+eq "a topology name of a down, unnamed agent: a trace all the same (exit $RC)" "$RC" 0
+check "... r1 walked through as unknown" \
+	grep -q "^1 packet: path (source side first): h1 (left) -> r1? -> r2 -> h2$" <<<"$OUT"
+eq "... one warning naming r1, and why it could not be matched" \
+	"$(grep -c "^bloomtap: warning: --topology $TMP/topo-h: r1 matches no agent that answered: walked through as unknown; 1 agent did not answer, so could not be asked its name" "$TMP/err")" 1
+check "... the down agent in the table by its address, and counted alone" \
+	grep -q "^partial answer: 1 of 4 agents did not answer: 127.0.0.1:9694$" <<<"$OUT"
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$DOWN1" --topology "$TMP/topo-h" "$TMP/two.pcap" 2>/dev/null)
+eq "... -j: r1 unmatched and unknown on the path, 4 agents" "$(python3 -c '
+import json,sys; d=json.load(sys.stdin)
+print(d["topology_unmatched"], sorted(d["agents"]), [p["unknown"] for p in d["paths"]][0])' <<<"$J")" \
+	"['r1'] ['127.0.0.1:9694', 'h1', 'h2', 'r2'] ['r1']"
+printf 'h1: r9\nr9: r2\nr2: h2\n' > "$TMP/topo-typo"
+expect_fail "every agent answered: a name none has is an error that gives theirs" \
+	"topo-typo:1: 'r9' is not one of the agents (they are named: h1, r2, h2)" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9691,127.0.0.1:9692,127.0.0.1:9693 \
+	--topology "$TMP/topo-typo" "$TMP/two.pcap"
+expect_fail "a down agent named NAME=: a name none has is still an error" \
+	"topo-typo:1: 'r9' is not one of the agents" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9691,r1=127.0.0.1:9694,127.0.0.1:9692,127.0.0.1:9693 \
+	--topology "$TMP/topo-typo" "$TMP/two.pcap"
+
 cleanup
 trap - EXIT
 summary
