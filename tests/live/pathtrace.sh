@@ -364,12 +364,12 @@ OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$HOPS" "$TMP/two.pcap" 2>&1)
 check "no topology: the sender first, the overlapping windows' order not claimed" \
 	grep -q "^1 packet: path (source side first): h1 (left) -> {h2, r}$" <<<"$OUT"
 check "... no egress record: one step of unknown order, never a confident order" \
-	grep -q "^1 packet: path (source side first): {h2, r, h1}$" <<<"$OUT"
+	grep -q "^1 packet: path (source side first): {h1, h2, r}$" <<<"$OUT"
 J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$HOPS" "$TMP/two.pcap" 2>/dev/null)
 eq "-j: the steps the evidence orders" "$(python3 -c '
 import json,sys; d=json.load(sys.stdin)
 print(d["order"], [(p["steps"], p["walked_from"]) for p in d["paths"]])' <<<"$J")" \
-	"inferred [([['h1'], ['h2', 'r']], 'inferred'), ([['h2', 'r', 'h1']], 'inferred')]"
+	"inferred [([['h1'], ['h2', 'r']], 'inferred'), ([['h1', 'h2', 'r']], 'inferred')]"
 printf 'h1: r\nr: h2\n' > "$TMP/hops"
 OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$HOPS" --topology "$TMP/hops" "$TMP/two.pcap" 2>&1)
 check "--topology, no --from: walked from where the packet left, sender first" \
@@ -485,6 +485,42 @@ expect_fail "a down agent named NAME=: a name none has is still an error" \
 	"topo-typo:1: 'r9' is not one of the agents" \
 	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9691,r1=127.0.0.1:9694,127.0.0.1:9692,127.0.0.1:9693 \
 	--topology "$TMP/topo-typo" "$TMP/two.pcap"
+
+# ---- no topology: a step's agents by name; the one that dropped it last ----
+# three packets h1 (left) -> r1, r2, h2, their windows overlapping; 1 and
+# 2 with the three in different orders of their windows' starts; 3
+# dropped at h2 (nft)
+mkpcap "$TMP/three.pcap" ip1 ip2 ip3
+# step AGENT DIR START1 START2 START3 [REASON]: its answer, a window of
+# 1 s from each start; REASON: packet 3 dropped there
+step() {
+	python3 -c '
+import json, sys
+a, d, s = sys.argv[1], sys.argv[2], sys.argv[3:6]
+r = sys.argv[6] if len(sys.argv) > 6 else None
+def w(t): return {"start": "2026-12-01T10:00:0%sZ" % t, "end": "2026-12-01T10:00:0%sZ" % ("%.3f" % (float(t) + 1)), "direction": d}
+ans = [{"packet": i + 1, "seen": True, "windows": [w(t)]} for i, t in enumerate(s)]
+if r: ans[2]["drops"] = [{"reason": r}]
+open(a, "w").write(json.dumps(ans))' "$@"
+}
+step "$TMP/s-h1.json" egress 5.500 5.500 5.500
+step "$TMP/s-r1.json" ingress 5.100 5.400 5.300
+step "$TMP/s-r2.json" ingress 5.300 5.100 5.100
+step "$TMP/s-h2.json" ingress 5.200 5.300 5.200 nft
+standin 9695 200 "$TMP/s-h1.json"; standin 9696 200 "$TMP/s-r1.json"
+standin 9697 200 "$TMP/s-r2.json"; standin 9698 200 "$TMP/s-h2.json"
+for port in 9695 9696 9697 9698; do wait_for "the stand-in on $port listens" 30 listening "$NS" t $port; done
+STEPS=h1=127.0.0.1:9695,r1=127.0.0.1:9696,r2=127.0.0.1:9697,h2=127.0.0.1:9698
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$STEPS" "$TMP/three.pcap" 2>&1)
+check "no topology: one set of agents in another order of times is one group, by name" \
+	grep -q "^2 packets: path (source side first): h1 (left) -> {h2, r1, r2}$" <<<"$OUT"
+check "... the agent that dropped it last, outside the braces" \
+	grep -q "^1 packet: path (source side first): h1 (left) -> {r1, r2} -> h2  dropped at h2 (reason nft)$" <<<"$OUT"
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$STEPS" "$TMP/three.pcap" 2>/dev/null)
+eq "... -j: the steps so" "$(python3 -c '
+import json,sys; d=json.load(sys.stdin)
+print(sorted((p["packets"], p["steps"]) for p in d["paths"]))' <<<"$J")" \
+	"[([1, 2], [['h1'], ['h2', 'r1', 'r2']]), ([3], [['h1'], ['r1', 'r2'], ['h2']])]"
 
 cleanup
 trap - EXIT

@@ -631,9 +631,10 @@ static int place_rank(const struct agent_ref *a, int i, int p)
  * only when A's windows end before B's begin, by more than the skew the
  * hosts' clocks may have (wb->skew_ms). Windows that overlap prove no
  * order: those agents make one step, tie[] (parent[n + i]) 1 from an
- * agent to the next in its step, and are listed by their windows'
- * starts, ties by the order they were listed in. The last is the start;
- * the agents that did not answer cannot be placed. */
+ * agent to the next in its step, and are listed by name, so that packets
+ * of one set of agents print and group alike whatever their windows'
+ * times. The last is the start; the agents that did not answer cannot
+ * be placed. */
 static void walk_inferred(const struct agent_ref *a, int n, int p, int *parent,
 			  struct walk_buf *wb)
 {
@@ -661,7 +662,6 @@ static void walk_inferred(const struct agent_ref *a, int n, int p, int *parent,
 
 		if (k && place_rank(a, order[k], p) != place_rank(a, order[k - 1], p))
 			hi = INT64_MIN;
-		parent[order[k]] = k == c - 1 ? -2 : order[k + 1];
 		/* a step ends where the next rank begins, or where every
 		 * window so far ends a skew before the next one starts */
 		if (x->until[p] == INT64_MAX || hi == INT64_MAX)
@@ -676,6 +676,22 @@ static void walk_inferred(const struct agent_ref *a, int n, int p, int *parent,
 					 hi + wb->skew_ms >= y->at[p]);
 		}
 	}
+	/* each step's agents by name (a path is a few agents) */
+	for (int lo = 0, end; lo < c; lo = end + 1) {
+		for (end = lo; end < c - 1 && tie[order[end]]; end++)
+			;
+		for (int k = lo + 1; k <= end; k++)
+			for (int j = k; j > lo && strcmp(a[order[j - 1]].name, a[order[j]].name) > 0; j--) {
+				int x = order[j];
+
+				order[j] = order[j - 1];
+				order[j - 1] = x;
+			}
+		for (int k = lo; k <= end; k++)
+			tie[order[k]] = k < end;
+	}
+	for (int k = 0; k < c; k++)
+		parent[order[k]] = k == c - 1 ? -2 : order[k + 1];
 }
 
 /* Where a walk along the topology starts, in this order: the agent that
