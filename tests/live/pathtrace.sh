@@ -522,6 +522,14 @@ import json,sys; d=json.load(sys.stdin)
 print(sorted((p["packets"], p["steps"]) for p in d["paths"]))' <<<"$J")" \
 	"[([1, 2], [['h1'], ['h2', 'r1', 'r2']]), ([3], [['h1'], ['r1', 'r2'], ['h2']])]"
 
+# ---- an agent still answering this client's earlier trace (429) ----
+printf '{"error":"a trace of this client'"'"'s is under way: one at a time"}' > "$TMP/busy"
+standin 9699 429 "$TMP/busy"
+wait_for "the busy stand-in listens" 30 listening "$NS" t 9699
+expect_fail "429, a trace under way: the error says to retry" \
+	"HTTP 429: it is still answering an earlier trace of this client: retry in a few seconds (or give --timeout longer than its work)" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents b=127.0.0.1:9699 --hex "$HEX"
+
 cleanup
 trap - EXIT
 summary

@@ -479,7 +479,7 @@ eq "a client's second trace while its first is under way: 429 at once; its /metr
 trace 429
 metrics 200
 then 200"
-check "the 429 says why" grep -q "a trace of this client's is under way" <<<"$R"
+check "the 429 says why, and to retry" grep -q "a trace of this client's is under way: one at a time, retry later" <<<"$R"
 R=$(held_traces "127.0.0.20 127.0.0.21" 127.0.0.22)
 printf '        %s\n' "$R"
 eq "two traces of other clients under way: a third client's 503 at once; its /metrics 200" \

@@ -1639,6 +1639,11 @@ static void xfer_error(struct agent_ref *a, const struct xfer *x)
 		set_error(a, "%s", why);
 	else if (x->code == 401)
 		unauthorized(a, x);
+	/* the agent answers a client's traces one at a time, and one the
+	 * client gave up on (--timeout, ^C) runs on to its deadline_ms */
+	else if (x->code == 429 && x->b.buf && strstr(x->b.buf, "under way"))
+		set_error(a, "HTTP 429: it is still answering an earlier trace of this client: "
+			  "retry in a few seconds (or give --timeout longer than its work)");
 	else
 		set_error(a, "HTTP %ld %.100s", x->code, x->b.buf ? x->b.buf : "");
 }
