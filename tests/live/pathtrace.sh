@@ -530,6 +530,15 @@ expect_fail "429, a trace under way: the error says to retry" \
 	"HTTP 429: it is still answering an earlier trace of this client: retry in a few seconds (or give --timeout longer than its work)" \
 	in_ns "$NS" "$BLOOMTAP" trace --agents b=127.0.0.1:9699 --hex "$HEX"
 
+# ---- one packet: "of 1 packet"; a name that does not resolve ----
+agent 9690 1
+wait_for "the stand-in agent on 9690 listens" 30 listening "$NS" t 9690
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents v=127.0.0.1:9690 --hex "$HEX" 2>&1)
+check "saw 1 of 1 packet, singular" grep -Eq "^v +127.0.0.1:9690 +saw 1 of 1 packet$" <<<"$OUT"
+expect_fail "--agents-from-dns, a name that does not resolve: said so, and which" \
+	"--agents-from-dns nosuch-$ID.invalid:9477: 'nosuch-$ID.invalid' did not resolve" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents-from-dns "nosuch-$ID.invalid:9477" --hex "$HEX"
+
 cleanup
 trap - EXIT
 summary

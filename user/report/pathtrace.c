@@ -996,8 +996,9 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 		if (a[i].topo_only)
 			continue;
 		if (a[i].answered)
-			printf("%-*s %-*s saw %d of %d packets%s%.0d%s%s%.0d%s\n", wn, a[i].name, wa,
-			       a[i].addr, a[i].seen, np, a[i].ndropped ? " (dropped " : "",
+			printf("%-*s %-*s saw %d of %d packet%s%s%.0d%s%s%.0d%s\n", wn, a[i].name, wa,
+			       a[i].addr, a[i].seen, np, np == 1 ? "" : "s",
+			       a[i].ndropped ? " (dropped " : "",
 			       a[i].ndropped, a[i].ndropped ? ")" : "",
 			       a[i].ncut ? "; its archive search cut off for " : "", a[i].ncut,
 			       a[i].ncut ? ": unknown there" : "");
@@ -1843,7 +1844,12 @@ static int from_dns(struct fleet *f, const char *arg)
 	}
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - arg), arg);
 	if ((err = getaddrinfo(host, colon + 1, &hints, &res))) {
-		bt_err("--agents-from-dns %s: %s", arg, gai_strerror(err));
+		if (err == EAI_NONAME || err == EAI_AGAIN)
+			bt_err("--agents-from-dns %s: '%s' did not resolve (%s): %s", arg, host,
+			       gai_strerror(err), err == EAI_NONAME ? "no such name, or none with "
+			       "addresses" : "no DNS server answered, or the name's failed");
+		else
+			bt_err("--agents-from-dns %s: %s", arg, gai_strerror(err));
 		return -ENOENT;
 	}
 	for (r = res; r; r = r->ai_next) {
