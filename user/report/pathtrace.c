@@ -1960,7 +1960,7 @@ static int fleet_topology(struct fleet *f, const char *path, char ***names, stru
 	int nameless = 0, err = 0;
 
 	for (int i = 0; i < f->n; i++)
-		nameless += !f->a[i].answered && !f->a[i].named && !f->a[i].self_named;
+		nameless += !f->a[i].answered && !f->a[i].named;
 	if (nameless && ((err = read_topology(path, *names, f->n, t, &miss)) ||
 			 !answered_any(f->a, f->n)))
 		goto out;	/* none answered: the trace ends there */
