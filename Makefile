@@ -33,13 +33,15 @@ KERNEL_PKGS = qemu-system-x86 busybox-static kmod xz-utils zstd lz4
 # npm (nodesource's nodejs provides and conflicts with Debian's npm)
 # counts as npm: see deps below.
 PACKAGE_PKGS = build-essential debhelper lintian mmdebstrap podman runc nodejs npm
-# Build, test oracle (tshark) and test traffic.
+# Build, test oracle (tshark) and test traffic; htpasswd (apache2-utils)
+# makes the bcrypt users of a web config as the docs do.
 DEB_PKGS  = clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     libcmocka-dev libjson-c-dev libzstd-dev libmicrohttpd-dev \
 	     pkg-config iproute2 iputils-ping netcat-openbsd tshark python3 \
 	     prometheus curl python3-yaml systemd libclang-rt-14-dev \
 	     libfixbuf-dev nfdump pmacct man-db bash-completion nftables ethtool \
 	     libyaml-dev libgnutls28-dev libcurl4-gnutls-dev libcrypt-dev openssl libcap2-bin util-linux git \
+	     apache2-utils \
 	     $(KERNEL_PKGS) $(PACKAGE_PKGS)
 
 LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf yaml-0.1 gnutls libcrypt libcurl 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0 -lyaml -lgnutls -lcrypt -lcurl-gnutls) -lm -lpthread

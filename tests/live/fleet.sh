@@ -303,6 +303,22 @@ expect_fail "plain http to an agent that speaks HTTPS: the error says --cacert" 
 	"an agent with a web config speaks HTTPS; give --cacert" \
 	fleet trace --agents r10=198.18.1.10:9477 --hex "$SENT"
 
+# ---- a topology by the agents' own names (rNN), one agent stopped ----
+# unanswered, r12 keeps Prometheus's name (prom-r12): the file's r12 is
+# walked through as unknown, with one warning; a typo with every agent
+# answering is an error giving their names
+kill -STOP "${PIDS[11]}"
+OUT=$(tr_prom --topology "$TMP/chain" --from r14 --agent-timeout 3000 --timeout 8000 --hex "$SENT" 2>"$TMP/err"); RC=$?
+kill -CONT "${PIDS[11]}"
+eq "r12 stopped, the topology by hostnames: r12 walked through as unknown (exit $RC)" \
+	"$(path_of <<<"$OUT") $(json_get '["topology_unmatched"]' <<<"$OUT")" \
+	"r10 r11 r12 r13 r14 | unknown prom-r12 | agents $N ['r12']"
+check "... one warning naming r12" grep -q "^bloomtap: warning: --topology $TMP/chain: r12 matches no agent that answered" "$TMP/err"
+sed 's/^r13:/rl3:/' "$TMP/chain" > "$TMP/chain-typo"
+expect_fail "every agent answering: a typo is an error giving the agents' names" \
+	"chain-typo:13: 'rl3' is not one of the agents (they are named: r01, r02, r03, r04, r05, r06, r07, r08, ... ($N in all))" \
+	tr_prom --topology "$TMP/chain-typo" --from r14 --hex "$SENT"
+
 cleanup
 trap - EXIT
 summary

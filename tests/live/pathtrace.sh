@@ -364,12 +364,12 @@ OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$HOPS" "$TMP/two.pcap" 2>&1)
 check "no topology: the sender first, the overlapping windows' order not claimed" \
 	grep -q "^1 packet: path (source side first): h1 (left) -> {h2, r}$" <<<"$OUT"
 check "... no egress record: one step of unknown order, never a confident order" \
-	grep -q "^1 packet: path (source side first): {h2, r, h1}$" <<<"$OUT"
+	grep -q "^1 packet: path (source side first): {h1, h2, r}$" <<<"$OUT"
 J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$HOPS" "$TMP/two.pcap" 2>/dev/null)
 eq "-j: the steps the evidence orders" "$(python3 -c '
 import json,sys; d=json.load(sys.stdin)
 print(d["order"], [(p["steps"], p["walked_from"]) for p in d["paths"]])' <<<"$J")" \
-	"inferred [([['h1'], ['h2', 'r']], 'inferred'), ([['h2', 'r', 'h1']], 'inferred')]"
+	"inferred [([['h1'], ['h2', 'r']], 'inferred'), ([['h1', 'h2', 'r']], 'inferred')]"
 printf 'h1: r\nr: h2\n' > "$TMP/hops"
 OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$HOPS" --topology "$TMP/hops" "$TMP/two.pcap" 2>&1)
 check "--topology, no --from: walked from where the packet left, sender first" \
@@ -453,6 +453,91 @@ in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9659 --cacert "$TMP/a.crt" --tl
 	--netrc "$TMP/netrc" --hex "$HEX" >/dev/null 2>"$TMP/err"
 check "... a netrc others can read: warned" grep -q "warning: --netrc $TMP/netrc can be read by others (mode 644)" "$TMP/err"
 unset BLOOMTAP_PASSWORD
+
+# ---- a topology by the agents' own names, one of them down ----
+# unnamed agents take their names from /api/v1/status; the one down
+# (nothing listens on 9694) keeps its address, and the file names it r1
+for n in h1 r2 h2; do echo "{\"host\": \"$n\", \"instance\": \"bloomtap\"}" > "$TMP/$n.status"; done
+standin 9691 200 "$TMP/h1.json" "$TMP/h1.status"; standin 9692 200 "$TMP/r.json" "$TMP/r2.status"
+standin 9693 200 "$TMP/h2.json" "$TMP/h2.status"
+for port in 9691 9692 9693; do wait_for "the stand-in on $port listens" 30 listening "$NS" t $port; done
+printf 'h1: r1\nr1: r2\nr2: h2\n' > "$TMP/topo-h"
+DOWN1=127.0.0.1:9691,127.0.0.1:9694,127.0.0.1:9692,127.0.0.1:9693
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$DOWN1" --topology "$TMP/topo-h" "$TMP/two.pcap" 2>"$TMP/err"); RC=$?
+eq "a topology name of a down, unnamed agent: a trace all the same (exit $RC)" "$RC" 0
+check "... r1 walked through as unknown" \
+	grep -q "^1 packet: path (source side first): h1 (left) -> r1? -> r2 -> h2$" <<<"$OUT"
+eq "... one warning naming r1, and why it could not be matched" \
+	"$(grep -c "^bloomtap: warning: --topology $TMP/topo-h: r1 matches no agent that answered: walked through as unknown; 1 agent did not answer, so could not be asked its name" "$TMP/err")" 1
+check "... the down agent in the table by its address, and counted alone" \
+	grep -q "^partial answer: 1 of 4 agents did not answer: 127.0.0.1:9694$" <<<"$OUT"
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$DOWN1" --topology "$TMP/topo-h" "$TMP/two.pcap" 2>/dev/null)
+eq "... -j: r1 unmatched and unknown on the path, 4 agents" "$(python3 -c '
+import json,sys; d=json.load(sys.stdin)
+print(d["topology_unmatched"], sorted(d["agents"]), [p["unknown"] for p in d["paths"]][0])' <<<"$J")" \
+	"['r1'] ['127.0.0.1:9694', 'h1', 'h2', 'r2'] ['r1']"
+printf 'h1: r9\nr9: r2\nr2: h2\n' > "$TMP/topo-typo"
+expect_fail "every agent answered: a name none has is an error that gives theirs" \
+	"topo-typo:1: 'r9' is not one of the agents (they are named: h1, r2, h2)" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9691,127.0.0.1:9692,127.0.0.1:9693 \
+	--topology "$TMP/topo-typo" "$TMP/two.pcap"
+expect_fail "a down agent named NAME=: a name none has is still an error" \
+	"topo-typo:1: 'r9' is not one of the agents" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9691,r1=127.0.0.1:9694,127.0.0.1:9692,127.0.0.1:9693 \
+	--topology "$TMP/topo-typo" "$TMP/two.pcap"
+
+# ---- no topology: a step's agents by name; the one that dropped it last ----
+# three packets h1 (left) -> r1, r2, h2, their windows overlapping; 1 and
+# 2 with the three in different orders of their windows' starts; 3
+# dropped at h2 (nft)
+mkpcap "$TMP/three.pcap" ip1 ip2 ip3
+# step AGENT DIR START1 START2 START3 [REASON]: its answer, a window of
+# 1 s from each start; REASON: packet 3 dropped there
+step() {
+	python3 -c '
+import json, sys
+a, d, s = sys.argv[1], sys.argv[2], sys.argv[3:6]
+r = sys.argv[6] if len(sys.argv) > 6 else None
+def w(t): return {"start": "2026-12-01T10:00:0%sZ" % t, "end": "2026-12-01T10:00:0%sZ" % ("%.3f" % (float(t) + 1)), "direction": d}
+ans = [{"packet": i + 1, "seen": True, "windows": [w(t)]} for i, t in enumerate(s)]
+if r: ans[2]["drops"] = [{"reason": r}]
+open(a, "w").write(json.dumps(ans))' "$@"
+}
+step "$TMP/s-h1.json" egress 5.500 5.500 5.500
+step "$TMP/s-r1.json" ingress 5.100 5.400 5.300
+step "$TMP/s-r2.json" ingress 5.300 5.100 5.100
+step "$TMP/s-h2.json" ingress 5.200 5.300 5.200 nft
+standin 9695 200 "$TMP/s-h1.json"; standin 9696 200 "$TMP/s-r1.json"
+standin 9697 200 "$TMP/s-r2.json"; standin 9698 200 "$TMP/s-h2.json"
+for port in 9695 9696 9697 9698; do wait_for "the stand-in on $port listens" 30 listening "$NS" t $port; done
+STEPS=h1=127.0.0.1:9695,r1=127.0.0.1:9696,r2=127.0.0.1:9697,h2=127.0.0.1:9698
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$STEPS" "$TMP/three.pcap" 2>&1)
+check "no topology: one set of agents in another order of times is one group, by name" \
+	grep -q "^2 packets: path (source side first): h1 (left) -> {h2, r1, r2}$" <<<"$OUT"
+check "... the agent that dropped it last, outside the braces" \
+	grep -q "^1 packet: path (source side first): h1 (left) -> {r1, r2} -> h2  dropped at h2 (reason nft)$" <<<"$OUT"
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$STEPS" "$TMP/three.pcap" 2>/dev/null)
+eq "... -j: the steps so" "$(python3 -c '
+import json,sys; d=json.load(sys.stdin)
+print(sorted((p["packets"], p["steps"]) for p in d["paths"]))' <<<"$J")" \
+	"[([1, 2], [['h1'], ['h2', 'r1', 'r2']]), ([3], [['h1'], ['r1', 'r2'], ['h2']])]"
+
+# ---- an agent still answering this client's earlier trace (429) ----
+printf '{"error":"a trace of this client'"'"'s is under way: one at a time"}' > "$TMP/busy"
+standin 9699 429 "$TMP/busy"
+wait_for "the busy stand-in listens" 30 listening "$NS" t 9699
+expect_fail "429, a trace under way: the error says to retry" \
+	"HTTP 429: it is still answering an earlier trace of this client: retry in a few seconds (or give --timeout longer than its work)" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents b=127.0.0.1:9699 --hex "$HEX"
+
+# ---- one packet: "of 1 packet"; a name that does not resolve ----
+agent 9690 1
+wait_for "the stand-in agent on 9690 listens" 30 listening "$NS" t 9690
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents v=127.0.0.1:9690 --hex "$HEX" 2>&1)
+check "saw 1 of 1 packet, singular" grep -Eq "^v +127.0.0.1:9690 +saw 1 of 1 packet$" <<<"$OUT"
+expect_fail "--agents-from-dns, a name that does not resolve: said so, and which" \
+	"--agents-from-dns nosuch-$ID.invalid:9477: 'nosuch-$ID.invalid' did not resolve" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents-from-dns "nosuch-$ID.invalid:9477" --hex "$HEX"
 
 cleanup
 trap - EXIT

@@ -954,7 +954,7 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *c, const
 	if (r->route->fn == route_trace) {
 		if ((busy = trace_slot_take(r->key)) == MHD_HTTP_TOO_MANY_REQUESTS)
 			return reply_error(a, c, busy, "a trace of this client's is under way: one "
-					   "at a time");
+					   "at a time, retry later");
 		if (busy)
 			return reply_error(a, c, busy, "traces of other clients fill what the agent "
 					   "runs at once: try again");

@@ -75,8 +75,9 @@ static const struct bt_opt trace_opts[] = {
 	  "the agents to ask: every address (A, AAAA) of NAME, e.g. a headless Service" },
 	{ "topology", 0, BT_OPT_STRING, &tcfg.topology, "FILE",
 	  "with agents: who is whose neighbour ('NAME: NEIGHBOUR ...' lines, NAME ending "
-	  "at ': '; without it, the order is inferred: the sender first, the others by "
-	  "their windows' times where these prove it, {a, b} where not)" },
+	  "at ': '; without it, the order is inferred: the sender first, the one that "
+	  "dropped it last, the others by their windows' times where these prove it, "
+	  "{a, b} (by name) where not)" },
 	{ "from", 0, BT_OPT_STRING, &tcfg.from, "NAME",
 	  "with --topology: the agent nearest the victim (default: where the packet left, "
 	  "else the first)" },

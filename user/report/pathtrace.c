@@ -60,6 +60,7 @@ struct agent_ref {
 				 * unknown there */
 	int ncut;		/* and how many */
 	bool status_down;	/* its status request got no answer: not asked the trace */
+	bool topo_only;		/* a name of the topology's alone, no agent's: unknown */
 	int fp;			/* packets it saw off their walk */
 };
 
@@ -131,12 +132,69 @@ static char *name_end(char *line)
 	return NULL;
 }
 
-int bt_topology_read(FILE *f, const char *path, char *const *names, int n,
-		     struct bt_topo *t)
+/* The first few of names[], for an error: "a, b, c, ... (1000 in all)" */
+static void some_names(char *dst, size_t len, char *const *names, int n)
+{
+	size_t o = 0;
+
+	dst[0] = 0;
+	for (int i = 0; i < n && i < 8 && o < len; i++)
+		o += snprintf(dst + o, len - o, "%s%s", i ? ", " : "", names[i]);
+	if (n > 8 && o < len)
+		snprintf(dst + o, len - o, ", ... (%d in all)", n);
+}
+
+/* A topology's names that are none of the agents', each once */
+struct name_list {
+	char **v;
+	int n;
+};
+
+static void name_list_free(struct name_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int name_list_add(struct name_list *l, const char *name)
+{
+	char **more;
+
+	if (find_name(l->v, l->n, name) >= 0)
+		return 0;
+	if (!(more = realloc(l->v, (l->n + 1) * sizeof(*more))) || !(more[l->n] = strdup(name))) {
+		if (more)
+			l->v = more;
+		return -ENOMEM;
+	}
+	l->v = more;
+	l->n++;
+	return 0;
+}
+
+/* A topology's NAME that is none of the agents' names: an error that
+ * gives theirs (a typo, or a name the agents do not give themselves) */
+static int not_agent(const char *path, int lineno, const char *name, char *const *names, int n)
+{
+	char known[600];
+
+	some_names(known, sizeof(known), names, n);
+	bt_err("%s:%d: '%s' is not one of the agents (they are named: %s)", path, lineno, name,
+	       known);
+	return -EINVAL;
+}
+
+/* The topology's lines into t over names[]; miss non-NULL: only the
+ * names that are none of names[] into it (t untouched), else such a
+ * name is an error */
+static int topo_parse(FILE *f, const char *path, char *const *names, int n,
+		      struct bt_topo *t, struct name_list *miss)
 {
 	char *line = NULL;
 	size_t cap = 0;
-	int lineno = 0, err = topo_init(t, n);
+	int lineno = 0, err = miss ? 0 : topo_init(t, n);
 
 	while (!err && getline(&line, &cap, f) >= 0) {
 		char *colon, *tok, *save;
@@ -154,33 +212,40 @@ int bt_topology_read(FILE *f, const char *path, char *const *names, int n,
 		*colon = 0;
 		tok = strtok_r(line, " \t\r", &save);
 		from = tok ? find_name(names, n, tok) : -1;
-		if (from < 0) {
-			bt_err("%s:%d: '%s' is not one of the agents", path, lineno, tok ? tok : "");
-			err = -EINVAL;
+		if (from < 0 && (!miss || !tok)) {
+			err = not_agent(path, lineno, tok ? tok : "", names, n);
 			continue;
 		}
+		if (from < 0)
+			err = name_list_add(miss, tok);
 		for (tok = strtok_r(colon + 1, " \t\r", &save); tok && !err;
 		     tok = strtok_r(NULL, " \t\r", &save)) {
 			int to = find_name(names, n, tok);
 
-			if (to < 0) {
-				bt_err("%s:%d: '%s' is not one of the agents", path, lineno, tok);
-				err = -EINVAL;
-				break;
-			}
+			if (to < 0 && miss)
+				err = name_list_add(miss, tok);
+			else if (to < 0)
+				err = not_agent(path, lineno, tok, names, n);
 			/* links go both ways; a repeated link or a loop on itself is
 			 * one link or none, whatever the file says */
-			if (to != from && (topo_link1(t, from, to) || topo_link1(t, to, from)))
+			else if (!miss && to != from && (topo_link1(t, from, to) || topo_link1(t, to, from)))
 				err = -ENOMEM;
 		}
 	}
 	free(line);
-	if (err)
+	if (err && !miss)
 		bt_topo_free(t);
 	return err;
 }
 
-static int read_topology(const char *path, char *const *names, int n, struct bt_topo *t)
+int bt_topology_read(FILE *f, const char *path, char *const *names, int n,
+		     struct bt_topo *t)
+{
+	return topo_parse(f, path, names, n, t, NULL);
+}
+
+static int read_topology(const char *path, char *const *names, int n, struct bt_topo *t,
+			 struct name_list *miss)
 {
 	FILE *f = fopen(path, "r");
 	int err;
@@ -190,7 +255,7 @@ static int read_topology(const char *path, char *const *names, int n, struct bt_
 		bt_err("--topology %s: %s", path, strerror(errno));
 		return err;
 	}
-	err = bt_topology_read(f, path, names, n, t);
+	err = topo_parse(f, path, names, n, t, miss);
 	fclose(f);
 	return err;
 }
@@ -566,9 +631,10 @@ static int place_rank(const struct agent_ref *a, int i, int p)
  * only when A's windows end before B's begin, by more than the skew the
  * hosts' clocks may have (wb->skew_ms). Windows that overlap prove no
  * order: those agents make one step, tie[] (parent[n + i]) 1 from an
- * agent to the next in its step, and are listed by their windows'
- * starts, ties by the order they were listed in. The last is the start;
- * the agents that did not answer cannot be placed. */
+ * agent to the next in its step, and are listed by name, so that packets
+ * of one set of agents print and group alike whatever their windows'
+ * times. The last is the start; the agents that did not answer cannot
+ * be placed. */
 static void walk_inferred(const struct agent_ref *a, int n, int p, int *parent,
 			  struct walk_buf *wb)
 {
@@ -596,7 +662,6 @@ static void walk_inferred(const struct agent_ref *a, int n, int p, int *parent,
 
 		if (k && place_rank(a, order[k], p) != place_rank(a, order[k - 1], p))
 			hi = INT64_MIN;
-		parent[order[k]] = k == c - 1 ? -2 : order[k + 1];
 		/* a step ends where the next rank begins, or where every
 		 * window so far ends a skew before the next one starts */
 		if (x->until[p] == INT64_MAX || hi == INT64_MAX)
@@ -611,6 +676,22 @@ static void walk_inferred(const struct agent_ref *a, int n, int p, int *parent,
 					 hi + wb->skew_ms >= y->at[p]);
 		}
 	}
+	/* each step's agents by name (a path is a few agents) */
+	for (int lo = 0, end; lo < c; lo = end + 1) {
+		for (end = lo; end < c - 1 && tie[order[end]]; end++)
+			;
+		for (int k = lo + 1; k <= end; k++)
+			for (int j = k; j > lo && strcmp(a[order[j - 1]].name, a[order[j]].name) > 0; j--) {
+				int x = order[j];
+
+				order[j] = order[j - 1];
+				order[j - 1] = x;
+			}
+		for (int k = lo; k <= end; k++)
+			tie[order[k]] = k < end;
+	}
+	for (int k = 0; k < c; k++)
+		parent[order[k]] = k == c - 1 ? -2 : order[k + 1];
 }
 
 /* Where a walk along the topology starts, in this order: the agent that
@@ -875,7 +956,17 @@ static int unanswered(const struct agent_ref *a, int n)
 	int c = 0;
 
 	for (int i = 0; i < n; i++)
-		c += !a[i].answered;
+		c += !a[i].answered && !a[i].topo_only;
+	return c;
+}
+
+/* The names of the topology's alone, at the end of the agents */
+static int topo_only(const struct agent_ref *a, int n)
+{
+	int c = 0;
+
+	for (int i = 0; i < n; i++)
+		c += a[i].topo_only;
 	return c;
 }
 
@@ -902,9 +993,12 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 		wa = (int)strlen(a[i].addr) > wa ? (int)strlen(a[i].addr) : wa;
 	}
 	for (int i = 0; i < n; i++) {
+		if (a[i].topo_only)
+			continue;
 		if (a[i].answered)
-			printf("%-*s %-*s saw %d of %d packets%s%.0d%s%s%.0d%s\n", wn, a[i].name, wa,
-			       a[i].addr, a[i].seen, np, a[i].ndropped ? " (dropped " : "",
+			printf("%-*s %-*s saw %d of %d packet%s%s%.0d%s%s%.0d%s\n", wn, a[i].name, wa,
+			       a[i].addr, a[i].seen, np, np == 1 ? "" : "s",
+			       a[i].ndropped ? " (dropped " : "",
 			       a[i].ndropped, a[i].ndropped ? ")" : "",
 			       a[i].ncut ? "; its archive search cut off for " : "", a[i].ncut,
 			       a[i].ncut ? ": unknown there" : "");
@@ -915,9 +1009,9 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 			       !strcmp(a[i].health, "down") ? " (Prometheus finds it down too)" : "");
 	}
 	if (down) {
-		printf("partial answer: %d of %d agents did not answer:", down, n);
+		printf("partial answer: %d of %d agents did not answer:", down, n - topo_only(a, n));
 		for (int i = 0; i < n; i++)
-			if (!a[i].answered)
+			if (!a[i].answered && !a[i].topo_only)
 				printf(" %s", a[i].name);
 		printf("\n");
 	}
@@ -970,11 +1064,18 @@ static void print_json(const struct agent_ref *a, int n, const struct bt_topo *t
 {
 	struct json_object *res = json_object_new_object(), *paths = json_object_new_array(),
 			   *fps = json_object_new_array(), *ag = json_object_new_object(),
-			   *down = json_object_new_array(), *cut = json_object_new_array();
+			   *down = json_object_new_array(), *cut = json_object_new_array(),
+			   *topo = json_object_new_array();
 
 	for (int i = 0; i < n; i++) {
-		struct json_object *o = json_object_new_object();
+		struct json_object *o;
 
+		/* the topology's names that no agent had: walked through */
+		if (a[i].topo_only) {
+			json_object_array_add(topo, json_object_new_string(a[i].name));
+			continue;
+		}
+		o = json_object_new_object();
 		/* packets not seen whose search it cut off: unknown there */
 		json_object_object_add(o, "packets_cut_off", json_object_new_int(a[i].ncut));
 		if (a[i].answered && a[i].ncut)
@@ -1011,6 +1112,7 @@ static void print_json(const struct agent_ref *a, int n, const struct bt_topo *t
 			       json_object_array_length(down) || json_object_array_length(cut)));
 	json_object_object_add(res, "unanswered", down);
 	json_object_object_add(res, "cut_off", cut);
+	json_object_object_add(res, "topology_unmatched", topo);
 	json_object_object_add(res, "order", json_object_new_string(t || n < 2 ? "topology" : "inferred"));
 	json_object_object_add(res, "paths", paths);
 	json_object_object_add(res, "no_path", json_object_new_int(no_path));
@@ -1035,7 +1137,10 @@ static void free_agents(struct agent_ref *a, int n, int np)
 
 static int answered_any(const struct agent_ref *a, int n)
 {
-	return unanswered(a, n) < n;
+	for (int i = 0; i < n; i++)
+		if (a[i].answered)
+			return 1;
+	return 0;
 }
 
 /* The walk and its answer, once the agents have answered (none did: an
@@ -1535,6 +1640,11 @@ static void xfer_error(struct agent_ref *a, const struct xfer *x)
 		set_error(a, "%s", why);
 	else if (x->code == 401)
 		unauthorized(a, x);
+	/* the agent answers a client's traces one at a time, and one the
+	 * client gave up on (--timeout, ^C) runs on to its deadline_ms */
+	else if (x->code == 429 && x->b.buf && strstr(x->b.buf, "under way"))
+		set_error(a, "HTTP 429: it is still answering an earlier trace of this client: "
+			  "retry in a few seconds (or give --timeout longer than its work)");
 	else
 		set_error(a, "HTTP %ld %.100s", x->code, x->b.buf ? x->b.buf : "");
 }
@@ -1734,7 +1844,12 @@ static int from_dns(struct fleet *f, const char *arg)
 	}
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - arg), arg);
 	if ((err = getaddrinfo(host, colon + 1, &hints, &res))) {
-		bt_err("--agents-from-dns %s: %s", arg, gai_strerror(err));
+		if (err == EAI_NONAME || err == EAI_AGAIN)
+			bt_err("--agents-from-dns %s: '%s' did not resolve (%s): %s", arg, host,
+			       gai_strerror(err), err == EAI_NONAME ? "no such name, or none with "
+			       "addresses" : "no DNS server answered, or the name's failed");
+		else
+			bt_err("--agents-from-dns %s: %s", arg, gai_strerror(err));
 		return -ENOENT;
 	}
 	for (r = res; r; r = r->ai_next) {
@@ -1831,6 +1946,57 @@ static int check_files(const struct bt_fleet_opts *o)
 	return 0;
 }
 
+/* --topology over the agents' names. An agent that did not answer and
+ * was not named NAME= could not be asked its name: it is its address or
+ * Prometheus's instance label, not the host the file names it by. So
+ * while such an agent is down, a name of the file that no agent has is
+ * one more agent, unanswered, walked through as unknown (r1?) as a down
+ * one is, and warned of; with every agent named, it is an error. */
+static int fleet_topology(struct fleet *f, const char *path, char ***names, struct bt_topo *t)
+{
+	struct name_list miss = { 0 };
+	char some[600], **more_names;
+	struct agent_ref *more;
+	int nameless = 0, err = 0;
+
+	for (int i = 0; i < f->n; i++)
+		nameless += !f->a[i].answered && !f->a[i].named;
+	if (nameless && ((err = read_topology(path, *names, f->n, t, &miss)) ||
+			 !answered_any(f->a, f->n)))
+		goto out;	/* none answered: the trace ends there */
+	if (miss.n) {
+		if (!(more = realloc(f->a, (f->n + miss.n) * sizeof(*more)))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		f->a = more;
+		f->cap = f->n + miss.n;
+		if (!(more_names = realloc(*names, (f->n + miss.n) * sizeof(**names)))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		*names = more_names;
+		for (int k = 0; k < miss.n; k++) {
+			memset(&f->a[f->n], 0, sizeof(f->a[f->n]));
+			snprintf(f->a[f->n].name, sizeof(f->a[f->n].name), "%s", miss.v[k]);
+			f->a[f->n++].topo_only = true;
+		}
+		for (int i = 0; i < f->n; i++)
+			(*names)[i] = f->a[i].name;
+		some_names(some, sizeof(some), miss.v, miss.n);
+		bt_warn("--topology %s: %s match%s no agent that answered: walked through as "
+			"unknown; %d agent%s did not answer, so could not be asked %s name "
+			"(NAME=ADDR names an agent)", path, some, miss.n > 1 ? "" : "es", nameless,
+			nameless > 1 ? "s" : "", nameless > 1 ? "their" : "its");
+	}
+	err = read_topology(path, *names, f->n, t, NULL);
+out:
+	name_list_free(&miss);
+	if (err == -ENOMEM)
+		bt_err("trace: out of memory");
+	return err;
+}
+
 int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 {
 	double end = now_s() + o->timeout_s;
@@ -1905,7 +2071,7 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 		qsort(f.a, f.n, sizeof(*f.a), by_name);
 	for (int i = 0; i < f.n; i++)
 		names[i] = f.a[i].name;
-	if (o->topology && read_topology(o->topology, names, f.n, &topo))
+	if (o->topology && fleet_topology(&f, o->topology, &names, &topo))
 		goto out;
 	if (o->from && (start = find(f.a, f.n, o->from)) < 0) {
 		bt_err("--from %s is not one of the agents", o->from);
