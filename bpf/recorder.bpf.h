@@ -14,6 +14,7 @@
 #ifndef BLOOMTAP_RECORDER_BPF_H
 #define BLOOMTAP_RECORDER_BPF_H
 
+#include <bpf/bpf_core_read.h>
 #include "maps.bpf.h"
 #include "config.bpf.h"
 
@@ -63,6 +64,7 @@ static __always_inline void record_drop(const struct sk_buff *skb, __u32 reason,
 	r->iif = skb->skb_iif;
 	dev = skb->dev;
 	r->ifindex = dev ? dev->ifindex : 0;
+	r->netns = dev ? BPF_CORE_READ(dev, nd_net.net, ns.inum) : 0;
 	r->dir = r->ifindex == r->iif ? BT_DROP_DIR_IN : BT_DROP_DIR_OUT;
 	r->frame_len = skb->len + (__u32)((__u64)skb->data - (__u64)skb->head) - start;
 	r->followed = 0;

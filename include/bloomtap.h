@@ -779,7 +779,8 @@ struct bt_drop_rec {
 	__u8 l2;		/* 1: data starts at an Ethernet header; 0: at the IP header */
 	__u16 wl[2];		/* the source's and destination's workload ids
 				 * when it was dropped (0: none; wl_names) */
-	__u32 pad;
+	__u32 netns;		/* the inode of skb->dev's network namespace:
+				 * ifindex's (a workload's device is another's) */
 	__u8 data[];
 };
 _Static_assert(sizeof(struct bt_drop_rec) == 48, "bt_drop_rec must be 48 bytes");

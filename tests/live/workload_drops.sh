@@ -182,6 +182,12 @@ eq "drops -j counts the instance's drops to the container by its name" "$(wl_dro
 eq "drops --pcap: each recorded drop names the client's namespace and the container" \
 	"$(tshark -r "$WORK/drops.pcapng" -T fields -e frame.comment 2>/dev/null |
 		grep -c ", workloads $NS_C > $CTR\$")" $((3 * N))
+# the container's eth0 lies in its own namespace: its drops' interface
+# block says which (the index alone names another device here)
+eq "drops --pcap: the drops in the container on its eth0, by namespace" \
+	"$(tshark -r "$WORK/drops.pcapng" -T fields -e frame.interface_name 2>/dev/null |
+		sort | uniq -c | awk '{ $1 = $1; print }' | tr '\n' ' ')" \
+	"$N $IF_H $((2 * N)) ifindex $CIF in netns $CINO "
 eq "/api/v1/drops counts them the same" "$(curl -sf -m 5 "127.0.0.1:$PORT/api/v1/drops?iface=$IF_H" |
 	python3 -c '
 import json, sys

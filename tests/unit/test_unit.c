@@ -1125,6 +1125,9 @@ static void test_drop_reasons_archived(void **state)
 	assert_string_equal(bt_drop_reason_name(7, buf, sizeof(buf)), "UNIX_DISCONNECT");
 	assert_non_null(f = bt_archive_open(dir, strrchr(path, '/') + 1, &why));
 	assert_int_equal(f->version, BT_ARCHIVE_VERSION);
+	/* the offset its windows' times were turned with, recorded */
+	assert_true(f->real_minus_boot != 0);
+	assert_int_equal(f->win[0].start_ns - wins[0]->start_ns, f->real_minus_boot);
 	bt_archive_reasons(f, 0, &back);
 	assert_int_equal(back.n, 1);
 	assert_int_equal(back.code[0], 7);

@@ -17,7 +17,6 @@
 #include "report/heavy_report.h"
 #include "instance/drops.h"
 #include "base/options.h"
-#include "base/util.h"
 #include "core/pcapng.h"
 #include "instance/wltable.h"
 #include "instance/recorder.h"
@@ -94,10 +93,9 @@ static void on_stop(int sig)
 
 struct pcap_out {
 	const struct bt_instance *inst;
-	struct bt_wl_names wl;		/* the workloads' names, read again
-					 * (at most once a second) when a
-					 * record names an id it lacks */
-	double wl_read_s;
+	struct bt_wl_names wl;		/* the workloads' names; an id a
+					 * record names and this lacks is
+					 * read again */
 	struct bt_pcapng w;
 	struct bt_rec_filter f;
 	int64_t offset;
@@ -112,12 +110,9 @@ static int pcap_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*r) || o->err || !bt_rec_wanted(&o->f, r, o->offset))
 		return 0;
-	if (((r->wl[0] && !bt_wl_name_of(&o->wl, r->wl[0])) ||
-	     (r->wl[1] && !bt_wl_name_of(&o->wl, r->wl[1]))) && bt_mono_s() - o->wl_read_s >= 1) {
-		bt_wl_names_close(&o->wl);
-		bt_wl_names_open(o->inst, &o->wl);
-		o->wl_read_s = bt_mono_s();
-	}
+	for (int side = 0; side < 2; side++)
+		if (r->wl[side] && !bt_wl_name_of(&o->wl, r->wl[side]))
+			bt_wl_name_reread(o->inst, &o->wl, r->wl[side]);
 	if ((o->err = bt_recorder_pcap(o->inst, &o->w, r, o->offset, &o->wl)))
 		return o->err;
 	o->written++;
@@ -206,7 +201,6 @@ static int pcap_write(const struct bt_instance *inst)
 		goto out;
 	if (drops_cfg.follow) {
 		bt_wl_names_open(inst, &o.wl);
-		o.wl_read_s = bt_mono_s();
 		err = pcap_follow(&o);
 		bt_wl_names_close(&o.wl);
 		goto out;

@@ -273,6 +273,7 @@ struct chunked {
 					 * windows' */
 	size_t table_len, bound;
 	__u32 cbytes, chunks;
+	__s64 real_minus_boot;		/* the windows' times turned with it, once */
 };
 
 /* Each window's record, and its filter in chunks of cbytes compressed
@@ -288,8 +289,8 @@ static int compress_windows(const struct bt_archive_batch *b, ZSTD_CCtx *cctx,
 		__u32 *offs = (__u32 *)t, at = 0;
 
 		c->recs[i] = (struct bt_archive_win){
-			.start_ns = bt_boot_to_real(w->start_ns),
-			.end_ns = bt_boot_to_real(w->end_ns),
+			.start_ns = w->start_ns ? w->start_ns + c->real_minus_boot : 0,
+			.end_ns = w->end_ns ? w->end_ns + c->real_minus_boot : 0,
 			.packets = w->packets, .set_bits = w->set_bits,
 			.fpr_e15 = w->fpr_e15, .seq = w->seq,
 			.flags = w->flags | BT_WIN_ARCHIVED, .table_off = off,
@@ -401,7 +402,7 @@ static void hdr3_fill(struct bt_archive_hdr3 *h, const char *instance, const str
 	h->reserved[0] = ndrops;
 	h->records_crc = crc32(crc(dict, dict_len), (const Bytef *)c->recs, n * sizeof(*c->recs));
 	h->reserved[1] = nnames;
-	h->reserved[2] = (__u64)bt_real_minus_boot();	/* compress_windows' conversion */
+	h->reserved[2] = (__u64)c->real_minus_boot;
 	if (ndrops)	/* zlib's crc32() of NULL is its initial value, not a no-op */
 		h->records_crc = crc32(h->records_crc, (const Bytef *)drops,
 				       ndrops * sizeof(*drops));
@@ -436,6 +437,7 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	if (dict_len && !(cdict = ZSTD_createCDict(dict, dict_len, 1)))
 		dict_len = 0;
 	cctx_setup(cctx, cdict);
+	c.real_minus_boot = bt_real_minus_boot();
 	if ((err = compress_windows(b, cctx, &c, sizeof(h) + dict_len +
 				    (__u64)n * sizeof(*c.recs) + ndrops * sizeof(*drops) +
 				    nnames * sizeof(*names))))
@@ -541,7 +543,7 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 		return "header fields out of range";
 	f->ndrops = h.version >= 5 ? h.reserved[0] : 0;
 	f->nnames = h.version >= 8 ? h.reserved[1] : 0;
-	f->real_minus_boot = h.version >= BT_ARCHIVE_CLOCK ? (__s64)h.reserved[2] : 0;
+	f->real_minus_boot = h.version >= BT_ARCHIVE_V6_EXT ? (__s64)h.reserved[2] : 0;
 	recs_end = sizeof(h) + h.dict_len + (__u64)h.windows * sizeof(struct bt_archive_win) +
 		   f->ndrops * sizeof(struct bt_archive_drop) +
 		   f->nnames * sizeof(struct bt_archive_reason);

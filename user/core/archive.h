@@ -52,14 +52,14 @@
  * extension headers (include/hash.h "The SPIE digest"); format 8 and
  * older files are queried with the digest that takes them at byte 40
  * (bt_spie_digest_v7). Nothing else in the file changed. */
-/* Format 10 is format 9 with the writer's CLOCK_REALTIME -
- * CLOCK_BOOTTIME (the offset its windows' times were turned to real time
- * with) in the header's reserved[2]: a reader joins the windows with what
- * it keeps in boot time (the workload table's history) in the writer's
- * real time, whatever the clock did since. */
+/* A format 9 header's reserved[2], when not 0: the writer's
+ * CLOCK_REALTIME - CLOCK_BOOTTIME, the offset its windows' times were
+ * turned to real time with, so that a reader joins them with what it
+ * keeps in boot time (the workload table's history) whatever the clock
+ * did since. Writers before it left it 0 (not known); readers of format
+ * 9 that do not know it ignore it. */
 #define BT_ARCHIVE_V6_EXT 9
-#define BT_ARCHIVE_CLOCK 10
-#define BT_ARCHIVE_VERSION 10
+#define BT_ARCHIVE_VERSION 9
 #define BT_ARCHIVE_DROPS_OTHER (1u << 16)
 #define BT_ARCHIVE_SUFFIX ".btw"
 /* Raw filter bytes a chunk holds: 32 blocks (make bench weighs query speed
@@ -158,7 +158,7 @@ struct bt_archive_file {
 	struct bt_drop_reason *names;	/* nnames, by code (format 8) */
 	__u32 nnames;
 	__s64 real_minus_boot;		/* the writer's, as its windows' times were
-					 * turned (format 10); 0: not known */
+					 * turned (reserved[2]); 0: not known */
 	/* private */
 	int fd;
 	__u64 size;

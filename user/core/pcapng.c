@@ -119,7 +119,7 @@ void bt_pcapng_free(struct bt_pcapng *w)
 	w->nif = w->nif_cap = 0;
 }
 
-int bt_pcapng_iface(struct bt_pcapng *w, uint32_t key, uint16_t linktype, const char *name,
+int bt_pcapng_iface(struct bt_pcapng *w, uint64_t key, uint16_t linktype, const char *name,
 		    uint32_t snaplen)
 {
 	uint16_t lt[2] = { linktype, 0 };

@@ -19,7 +19,7 @@
 struct bt_pcapng {
 	int fd;			/* -1: count the bytes, write nothing */
 	int nif, nif_cap;	/* interfaces described; room for */
-	struct bt_pcapng_if { uint32_t key; uint16_t linktype; } *ifs;
+	struct bt_pcapng_if { uint64_t key; uint16_t linktype; } *ifs;
 	size_t bytes;		/* written so far */
 };
 
@@ -29,7 +29,7 @@ int bt_pcapng_start(struct bt_pcapng *w, int fd);
 void bt_pcapng_free(struct bt_pcapng *w);
 /* The interface id of (key, linktype), its description written first if it
  * is new (name, snaplen): >= 0, or -errno. */
-int bt_pcapng_iface(struct bt_pcapng *w, uint32_t key, uint16_t linktype, const char *name,
+int bt_pcapng_iface(struct bt_pcapng *w, uint64_t key, uint16_t linktype, const char *name,
 		    uint32_t snaplen);
 /* One packet: flags are epb_flags (1 inbound, 2 outbound); comment and
  * custom (a UTF-8 custom option, code 2988, with BT_PCAPNG_PEN) may be

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/pcapng.h"
@@ -212,11 +213,23 @@ int64_t bt_recorder_clock_offset(void)
 	return ((int64_t)r.tv_sec - m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
 }
 
+/* This process's network namespace's inode (0: unknown): a record's
+ * device in it is the instance's own when the index is. */
+static __u32 own_netns(void)
+{
+	static __u32 ino;
+	struct stat st;
+
+	if (!ino && !stat("/proc/self/ns/net", &st))
+		ino = st.st_ino;
+	return ino;
+}
+
 /* A workload's name for a packet's comment and its custom option:
  * bt_wl_escape's, with ';' (the option's separator) written \x3b too. */
 static const char *rec_wl_name(const char *name, char *buf, size_t len)
 {
-	char e[2 * BT_WL_NAME_LEN + 1];
+	char e[4 * BT_WL_NAME_LEN + 1];	/* 4 bytes a byte at most */
 	size_t o = 0;
 
 	bt_wl_escape(name, e, sizeof(e));
@@ -233,16 +246,21 @@ static const char *rec_wl_name(const char *name, char *buf, size_t len)
 int bt_recorder_pcap(const struct bt_instance *inst, struct bt_pcapng *w,
 		     const struct bt_drop_rec *r, int64_t offset, const struct bt_wl_names *wl)
 {
-	char name[64], buf[96], comment[800], custom[700], wls[2][4 * BT_WL_NAME_LEN + 1];
+	char name[64], buf[96], comment[2048], custom[2048], wls[2][4 * BT_WL_NAME_LEN + 1];
 	const char *reason, *wn[2];
 	const char *dir = r->dir == BT_DROP_DIR_IN ? "in" : "out";
 	int id;
 
-	if (r->ifindex && r->ifindex == inst->meta.ifindex && inst->meta.ifname[0])
+	/* a device by its namespace and index: a workload's lies in another
+	 * namespace, where the same index names another device */
+	if (r->ifindex && r->ifindex == inst->meta.ifindex && inst->meta.ifname[0] &&
+	    (!r->netns || r->netns == own_netns()))
 		snprintf(name, sizeof(name), "%s", inst->meta.ifname);
+	else if (r->netns && r->netns != own_netns())
+		snprintf(name, sizeof(name), "ifindex %u in netns %u", r->ifindex, r->netns);
 	else
 		snprintf(name, sizeof(name), "ifindex %u", r->ifindex);
-	id = bt_pcapng_iface(w, r->ifindex,
+	id = bt_pcapng_iface(w, (uint64_t)r->netns << 32 | r->ifindex,
 			     r->l2 ? BT_PCAPNG_LINKTYPE_ETHERNET : BT_PCAPNG_LINKTYPE_RAW, name,
 			     inst->meta.drop_head);
 	if (id < 0)

@@ -28,6 +28,12 @@ void bt_wl_names_open(const struct bt_instance *inst, struct bt_wl_names *w)
 	names_read(inst->wl_names_fd, w);
 }
 
+void bt_wl_name_reread(const struct bt_instance *inst, struct bt_wl_names *w, __u32 id)
+{
+	if (w->v && id && id < BT_WL_IDS)
+		bpf_map_lookup_elem(inst->wl_names_fd, &id, &w->v[id]);
+}
+
 void bt_wl_names_close(struct bt_wl_names *w)
 {
 	free(w->v);
@@ -423,14 +429,12 @@ void bt_wl_hist_free(struct bt_wl_hist_view *h)
 	memset(h, 0, sizeof(*h));
 }
 
-int bt_wl_hist_find(const struct bt_wl_hist_view *h, const __u64 addr[2], __u64 lo, __u64 hi,
-		    __u64 at, const char **out, int max)
+/* The address's first entry in the sorted view (h->n: none) */
+static size_t hist_first(const struct bt_wl_hist_view *h, const __u64 addr[2])
 {
 	size_t a = 0, b = h->n;
-	int n = 0, n_at = 0;
-	const char *name_at = NULL;
 
-	while (a < b) {	/* the address's first entry */
+	while (a < b) {
 		size_t mid = a + (b - a) / 2;
 
 		if (memcmp(h->v[mid].addr, addr, 16) < 0)
@@ -438,16 +442,53 @@ int bt_wl_hist_find(const struct bt_wl_hist_view *h, const __u64 addr[2], __u64 
 		else
 			b = mid;
 	}
-	for (; a < h->n && !memcmp(h->v[a].addr, addr, 16); a++) {
-		const struct bt_wl_hist *e = &h->v[a];
-		const char *s;
+	return a;
+}
+
+/* e's name if it met [lo, hi] and its id was not given again since */
+static const char *hist_name(const struct bt_wl_hist_view *h, const struct bt_wl_hist *e,
+			     __u64 lo, __u64 hi)
+{
+	const char *s;
+
+	if (e->first_ns > hi || (e->last_ns && e->last_ns < lo))
+		return NULL;
+	s = bt_wl_name_of(&h->names, e->id);
+	return s && h->names.v[e->id].gen == e->gen ? s : NULL;
+}
+
+int bt_wl_hist_ids(const struct bt_wl_hist_view *h, const __u64 addr[2], __u64 lo, __u64 hi,
+		   __u32 *ids, int max)
+{
+	int n = 0;
+
+	for (size_t a = hist_first(h, addr); a < h->n && !memcmp(h->v[a].addr, addr, 16); a++) {
 		bool dup = false;
 
-		if (e->first_ns > hi || (e->last_ns && e->last_ns < lo))
+		if (!hist_name(h, &h->v[a], lo, hi))
 			continue;
-		s = bt_wl_name_of(&h->names, e->id);
-		if (!s || h->names.v[e->id].gen != e->gen)
-			continue;	/* its id given again since */
+		for (int i = 0; i < n; i++)
+			dup |= ids[i] == h->v[a].id;
+		if (!dup && n < max)
+			ids[n++] = h->v[a].id;
+	}
+	return n;
+}
+
+int bt_wl_hist_find(const struct bt_wl_hist_view *h, const __u64 addr[2], __u64 lo, __u64 hi,
+		    __u64 at, const char **out, int max)
+{
+	size_t a = hist_first(h, addr);
+	int n = 0, n_at = 0;
+	const char *name_at = NULL;
+
+	for (; a < h->n && !memcmp(h->v[a].addr, addr, 16); a++) {
+		const struct bt_wl_hist *e = &h->v[a];
+		const char *s = hist_name(h, e, lo, hi);
+		bool dup = false;
+
+		if (!s)
+			continue;
 		if (at && e->first_ns <= at && (!e->last_ns || e->last_ns >= at)) {
 			name_at = s;
 			n_at++;

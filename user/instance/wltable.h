@@ -15,6 +15,9 @@ struct bt_wl_names {
 };
 void bt_wl_names_open(const struct bt_instance *inst, struct bt_wl_names *w);
 void bt_wl_names_close(struct bt_wl_names *w);
+/* id's name read again into w (a reader that outlives the read: the
+ * agent names an id before any address is given it) */
+void bt_wl_name_reread(const struct bt_instance *inst, struct bt_wl_names *w, __u32 id);
 /* The name of id, NULL for none (0, or an id never given). */
 const char *bt_wl_name_of(const struct bt_wl_names *w, __u32 id);
 /* The same as JSON: a string, or NULL (JSON's null). */
@@ -102,5 +105,9 @@ void bt_wl_hist_free(struct bt_wl_hist_view *h);
  * gone from wl_names) is left out. Returns how many. */
 int bt_wl_hist_find(const struct bt_wl_hist_view *h, const __u64 addr[2], __u64 lo, __u64 hi,
 		    __u64 at, const char **out, int max);
+/* The ids of the generations that held addr at some time in [lo, hi]
+ * (as bt_wl_hist_find, named still), at most max, each once. */
+int bt_wl_hist_ids(const struct bt_wl_hist_view *h, const __u64 addr[2], __u64 lo, __u64 hi,
+		   __u32 *ids, int max);
 
 #endif /* BLOOMTAP_WLTABLE_H */

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +40,11 @@ struct report_names {
 	struct bt_watch_names w;
 	struct bt_wl_names wl;
 	struct bt_wl_hist_view wlh;
+	struct bt_watch_count *dropped_by;	/* wl_counts' dropped stage */
+	__u64 slack;		/* ns: the steps the instance's clock took
+				 * (bt_clock_span): an interval's times are
+				 * real time when it began, the history's
+				 * turned now */
 	bool dropped;
 };
 
@@ -47,8 +53,17 @@ static void names_open(const struct bt_heavy_maps *m, struct report_names *rn)
 	bt_watch_names_open(m->inst, &rn->w);
 	bt_wl_names_open(m->inst, &rn->wl);
 	rn->dropped = m->dropped;
-	if (!m->dropped || bt_wl_hist_load(m->inst->name, &rn->wlh))
+	rn->dropped_by = NULL;
+	if (!m->dropped || bt_wl_hist_load(m->inst->name, &rn->wlh)) {
 		memset(&rn->wlh, 0, sizeof(rn->wlh));
+		return;
+	}
+	rn->slack = bt_clock_span(m->inst);
+	rn->dropped_by = calloc(BT_WL_IDS, sizeof(*rn->dropped_by));
+	if (rn->dropped_by && bt_wl_counts(m->inst, BT_WL_DROPPED, rn->dropped_by)) {
+		free(rn->dropped_by);
+		rn->dropped_by = NULL;
+	}
 }
 
 static void names_close(struct report_names *rn)
@@ -56,31 +71,51 @@ static void names_close(struct report_names *rn)
 	bt_watch_names_close(&rn->w);
 	bt_wl_names_close(&rn->wl);
 	bt_wl_hist_free(&rn->wlh);
+	free(rn->dropped_by);
 }
 
-/* The workload of f's address on side (0: source), NULL for none: a
- * dropped flow's, every generation that held the address during the
- * interval, joined with " or ", into buf. */
+/* The workload of f's address on side (0: source), NULL for none, into
+ * buf (each name escaped for text with plain): a received or sent
+ * flow's by its id; a dropped flow's, the generations that held the
+ * address during the interval (widened by the clock's steps) and had
+ * drops counted on that side (all of them when none had), joined with
+ * " or ". */
 #define WL_HIST_MAX 4
 static const char *flow_workload(const struct report_names *rn, const struct bt_heavy_report *r,
-				 const struct bt_heavy_flow *f, int side, char *buf, size_t len)
+				 const struct bt_heavy_flow *f, int side, bool plain, char *buf,
+				 size_t len)
 {
-	const char *got[WL_HIST_MAX];
+	__u32 ids[WL_HIST_MAX], kept = 0;
+	const char *one = NULL;
 	__u64 addr[2];
-	int k;
+	int k, o = 0;
 
-	if (!rn->dropped)
-		return bt_wl_name_of(&rn->wl, f->wl[side]);
+	buf[0] = 0;
+	if (!rn->dropped) {
+		one = bt_wl_name_of(&rn->wl, f->wl[side]);
+		return one && plain ? bt_wl_escape(one, buf, len) : one;
+	}
 	if (!rn->wlh.n)
 		return NULL;
 	memcpy(addr, side ? f->key.dst : f->key.src, sizeof(addr));
-	k = bt_wl_hist_find(&rn->wlh, addr, r->start_ns,
-			    r->end_ns ? r->end_ns : bt_boot_to_real(bt_boot_ns()), 0, got,
-			    WL_HIST_MAX);
-	buf[0] = 0;
-	for (int i = 0, o = 0; i < k && (size_t)o < len; i++)
-		o += snprintf(buf + o, len - o, "%s%s", i ? " or " : "", got[i]);
-	return k ? buf : NULL;
+	k = bt_wl_hist_ids(&rn->wlh, addr, r->start_ns > rn->slack ? r->start_ns - rn->slack : 0,
+			   (r->end_ns ? r->end_ns : bt_boot_to_real(bt_boot_ns())) + rn->slack, ids,
+			   WL_HIST_MAX);
+	for (int i = 0; rn->dropped_by && i < k; i++)
+		kept += rn->dropped_by[ids[i]].packets[side] > 0;
+	for (int i = 0; i < k && o + 4 < (int)len; i++) {
+		const char *s = bt_wl_name_of(&rn->wlh.names, ids[i]);
+
+		if (!s || (kept && !rn->dropped_by[ids[i]].packets[side]))
+			continue;
+		o += snprintf(buf + o, len - o, "%s", o ? " or " : "");
+		if (plain)
+			bt_wl_escape(s, buf + o, len - o);
+		else
+			snprintf(buf + o, len - o, "%s", s);
+		o += strlen(buf + o);
+	}
+	return o ? buf : NULL;
 }
 
 /* dir: "ingress" or "egress", NULL for dropped flows (a drop has none) */
@@ -117,7 +152,7 @@ static void report_json(const struct bt_heavy_report *r, size_t n, const char *d
 		/* the workloads of the addresses when the packets passed */
 		for (int side = 0; side < 2; side++) {
 			char buf[WL_HIST_MAX * (BT_WL_NAME_LEN + 4)];
-			const char *name = flow_workload(rn, r, f, side, buf, sizeof(buf));
+			const char *name = flow_workload(rn, r, f, side, false, buf, sizeof(buf));
 
 			json_object_object_add(o, side ? "dst_workload" : "src_workload",
 					       name ? json_object_new_string(name) : NULL);
@@ -130,7 +165,7 @@ static void report_plain(const struct bt_heavy_report *r, size_t n,
 			 const struct report_names *rn)
 {
 	const struct bt_watch_names *w = &rn->w;
-	char wlb[2][WL_HIST_MAX * (BT_WL_NAME_LEN + 4)];
+	char wlb[2][WL_HIST_MAX * (4 * BT_WL_NAME_LEN + 4)];
 	bool named = false;
 	char t[32];
 
@@ -154,8 +189,8 @@ static void report_plain(const struct bt_heavy_report *r, size_t n,
 		return;
 	}
 	for (size_t i = 0; i < r->n && i < n; i++)
-		named = named || flow_workload(rn, r, &r->flows[i], 0, wlb[0], sizeof(wlb[0])) ||
-			flow_workload(rn, r, &r->flows[i], 1, wlb[1], sizeof(wlb[1]));
+		named = named || flow_workload(rn, r, &r->flows[i], 0, true, wlb[0], sizeof(wlb[0])) ||
+			flow_workload(rn, r, &r->flows[i], 1, true, wlb[1], sizeof(wlb[1]));
 	printf("  %-60s %14s %10s %14s%s%s\n", "flow", "bytes", "packets", "exact bytes",
 	       w->on ? "  classes (src > dst)" : "", named ? "  workloads (src > dst)" : "");
 	for (size_t i = 0; i < r->n && i < n; i++) {
@@ -169,12 +204,10 @@ static void report_plain(const struct bt_heavy_report *r, size_t n,
 		if (w->on)
 			printf("  %s > %s", sc ? sc : "-", dc ? dc : "-");
 		if (named) {
-			const char *sw = flow_workload(rn, r, f, 0, wlb[0], sizeof(wlb[0])),
-				   *dw = flow_workload(rn, r, f, 1, wlb[1], sizeof(wlb[1]));
-			char e[2][2 * sizeof(wlb[0])];
+			const char *sw = flow_workload(rn, r, f, 0, true, wlb[0], sizeof(wlb[0])),
+				   *dw = flow_workload(rn, r, f, 1, true, wlb[1], sizeof(wlb[1]));
 
-			printf("  %s > %s", sw ? bt_wl_escape(sw, e[0], sizeof(e[0])) : "-",
-			       dw ? bt_wl_escape(dw, e[1], sizeof(e[1])) : "-");
+			printf("  %s > %s", sw ? sw : "-", dw ? dw : "-");
 		}
 		printf("\n");
 	}

@@ -658,8 +658,11 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct tp
 	/* newest first: a budget that runs out leaves the oldest unsearched */
 	for (__u32 w = f->nwin; w-- > 0;) {
 		const struct bt_archive_win *aw = &f->win[w];
+		/* the writer's offset moves a window into this history's time
+		 * only when the file is this very instance's (its key): after a
+		 * reboot an instance of the same name starts a history anew */
 		struct hit h = { name, aw->start_ns, aw->end_ns, aw->fpr_e15 / 1e15, aw->seq, true,
-				 f->real_minus_boot };
+				 f->key_id == t->key_id ? f->real_minus_boot : 0 };
 		size_t k = 0, cost;
 
 		if (!in_range(t, aw->start_ns, aw->end_ns) || searched_live(t, f, aw->seq))
