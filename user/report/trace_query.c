@@ -344,7 +344,8 @@ static int load_hex(struct trace_ctx *t, const char *hex, char *err, size_t errl
 	return 0;
 }
 
-/* The CLI's error (exit 2) and the API's (400) when nothing was traceable. */
+/* The CLI's usage error (exit 2) and the API's (400) when nothing was
+ * traceable. */
 static const char no_ip_msg[] = "no IP packet that bloomtap records in the input";
 
 /* Where an answer's packets go, one at a time: into an array
@@ -504,7 +505,10 @@ char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len,
 }
 
 /* The answers trace prints: a batch of packets at a time, each plain or as
- * an element of one JSON array. */
+ * an element of one JSON array. Returns the exit status: a bad input (a
+ * capture that breaks off, bad hex, no IP packet) is a usage error; a
+ * trace that could not finish (the query failed, the budget ran out) a
+ * failure, which stderr tells from a packet not seen. */
 static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char *hex,
 			const char *file)
 {
@@ -512,7 +516,7 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 	uint64_t count = 0;
 	bool first = true;
 	char msg[600];
-	int rc;
+	int rc, status = BT_EXIT_USAGE;
 
 	/* JSON: the array opens with its first packet, so that an input
 	 * refused before any (bad hex, no IP packet) is the error alone */
@@ -525,10 +529,12 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 			snprintf(msg, sizeof(msg), "--budget: the trace ran out of its %" PRIu64
 				 " window x packet probes at packet %" PRIu64 " (the packets before it "
 				 "are answered)", t->budget, t->ran_out);
+			status = BT_EXIT_FAIL;
 			break;
 		} else if (rc) {
 			rc = -EIO;
 			snprintf(msg, sizeof(msg), "querying the windows failed");
+			status = BT_EXIT_FAIL;
 			break;
 		}
 		trace_print_batch(t, &tot);
@@ -538,7 +544,7 @@ static int trace_stream(struct trace_ctx *t, struct bt_capture *cap, const char 
 	if (rc < 0) {
 		/* what was printed stands; the rest was not answered */
 		bt_err("trace: %s", msg);
-		return BT_EXIT_USAGE;
+		return status;
 	}
 	if (!tot.ip) {
 		bt_err("trace: %s", no_ip_msg);
@@ -559,7 +565,7 @@ int bt_trace_print(const struct bt_trace_query *q, struct bt_capture *cap, const
 	if (ctx_init(&t, q)) {
 		bt_err("trace: out of memory, or the instance's windows cannot be mapped");
 		ctx_free(&t);
-		return BT_EXIT_USAGE;
+		return BT_EXIT_FAIL;
 	}
 	t.budget = q->budget;
 	t.mss = q->mss;
