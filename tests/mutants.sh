@@ -30,16 +30,16 @@ MUTANTS=(
 			continue;|.output/tests/test_watch'
 'watch-every-key-a-leaf|user/core/watchlpm.c|			e[out - 2].class_id &= ~BT_WATCH_KEY_LEAF;|			(void)0;|.output/tests/test_watch'
 # time-bounded traceback: a window at the range's edge, the rate's windows
-'horizon-edge-skipped|user/report/trace_query.c|	return p->lo <= e && s <= p->hi;|	return p->lo <= s && s <= p->hi && e >= s;|tests/live/horizon.sh'
+'horizon-edge-skipped|user/report/trace_search.c|	return p->lo <= e && s <= p->hi;|	return p->lo <= s && s <= p->hi && e >= s;|tests/live/horizon.sh'
 'horizon-no-clock-slack|user/report/trace_query.c|	t->slack = inst ? bt_clock_span(inst) : 0;|	t->slack = 0;|tests/live/horizon.sh'
-'horizon-rate-all-windows|user/report/trace_query.c|		window_searched(sub, k, h.fpr, aw->flags & BT_WIN_SENT);|		window_searched(order, m, h.fpr, aw->flags & BT_WIN_SENT);|tests/live/horizon.sh'
+'horizon-rate-all-windows|user/report/trace_archive.c|		trace_window_searched(sub, k, h.fpr, sent);|		trace_window_searched(order, m, h.fpr, sent);|tests/live/horizon.sh'
 # IPv4's range table
 'range-first-address-excluded|include/bloomtap.h|0xfffe)|0)|.output/tests/test_watch'
 'range-parent-not-resumed|user/core/watchlpm.c|(__u64)cursor, depth ? stack[depth - 1].entry : base };|(__u64)cursor, base };|.output/tests/test_watch'
 'range-set-ignores-length|user/core/watchlpm.c|*w >> 16 <= last && ((*w >> 8) & 0xff) == len) {|*w >> 16 <= last) {|.output/tests/test_watch'
 # workloads named as the packets passed, not as the table is now
 'workload-at-query-time|user/instance/sketch.c|		f->wl[1] = bt_wl_unpack(f->key.pad, 1);|		f->wl[1] = ({ __u32 bt_wl_id_now(const struct bt_instance *, const __u8 *); bt_wl_id_now(m->inst, f->key.dst); });|tests/live/wlattr.sh'
-'trace-workload-at-query-time|user/report/trace_query.c|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], lo, hi, p->ts, got, WL_MAX);|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], now, now, now, got, WL_MAX);|tests/live/wlattr.sh'
+'trace-workload-at-query-time|user/report/trace_render.c|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], lo, hi, at, got, WL_MAX);|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], now, now, now, got, WL_MAX);|tests/live/wlattr.sh'
 # /metrics: the workloads' series past their cap, the overflow's counts
 'workload-metrics-cap-ignored|user/agent/metrics.c|				if (s->state == WLS_OWN && own >= a->cfg.metrics_workloads) {|				if (s->state == WLS_OWN && own > a->cfg.metrics_workloads) {|tests/live/wlattr.sh'
 'workload-metrics-overflow-recounted|user/agent/metrics.c|					s->last = n[id];
@@ -73,7 +73,7 @@ MUTANTS=(
 		const struct bt_heavy_flow *f = &r->flows[i];
 		struct flow_rec rec = {|tests/live/ipfix.sh'
 # trace's time bounds; watch lists' families and their size bound
-'time-out-of-range-converted|user/report/trace_query.c|		if (!(v <= TIME_MAX_S))|		if (0)|.output/tests/test_unit'
+'time-out-of-range-converted|user/base/timeparse.c|		if (!(v <= TIME_MAX_S))|		if (0)|.output/tests/test_unit'
 'watch-set-parser-v4|user/instance/watch.c|	v4 = bt_watch_key_is_v4(&k);|	(void)0;|tests/live/watch.sh'
 'watch-no-count-first|user/core/watchlist.c|	l->counting = true;|	return 0;|.output/tests/test_watch'
 'api-ignores-n|user/agent/http.c|bt_heavy_json(&f->hm, top, false, NULL) : json_object_new_array();|bt_heavy_json(&f->hm, 100000, false, NULL) : json_object_new_array();|tests/live/agent.sh'

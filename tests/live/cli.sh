@@ -52,7 +52,7 @@ expect_fail "status extra: takes no arguments, names it" "status takes no argume
 	"$BLOOMTAP" status extra
 expect_fail "errors are JSON with -j" '{"error":' "$BLOOMTAP" -j stats --instance nope-$ID
 # an interface that does not exist is a runtime error (1), not a usage
-# error (2), for every command that takes one (trace's errors are its 2)
+# error (2), for every command that takes one
 : > "$TMP/empty.list"
 for c in "attach" "detach" "detach --force" "stats" "heavy" "heavy --flip" "heavy --interval 1" \
 	"drops" "windows" "windows --rotate" "windows --every 1" "watch show" "watch test 10.0.0.1" \
@@ -63,12 +63,12 @@ done
 
 # ---- replay: bad inputs first ----
 expect_fail "replay: missing file" "cannot read as a capture file" "$BLOOMTAP" replay "$TMP/nope.pcap"
-# a missing file: replay's failure (1); trace's 1 is "some not seen", so
-# every error of trace, this one too, is its 2
+# a missing file: a failure (1), trace's too (its 1 says that some
+# packets were not seen or that the trace failed: stderr says which)
 "$BLOOMTAP" replay "$TMP/nope.pcap" >/dev/null 2>&1
 eq "replay: missing file: exit 1" "$?" 1
 "$BLOOMTAP" trace --instance "$INST" "$TMP/nope.pcap" >/dev/null 2>&1
-eq "trace: missing file: exit 2" "$?" 2
+eq "trace: missing file: exit 1" "$?" 1
 # an interface and --instance both: the command line's error (2); an
 # instance that does not exist: a failure (1)
 for cmd in heavy stats windows drops workloads; do
@@ -77,7 +77,17 @@ for cmd in heavy stats windows drops workloads; do
 	"$BLOOMTAP" $cmd "nosuch-$ID" >/dev/null 2>&1
 	eq "$cmd of no instance: exit 1" "$?" 1
 done
+# trace the same, with a capture to trace; an archive it cannot read is a
+# failure too, and a file that is not a capture a bad input (2)
+"$BLOOMTAP" trace "$INST" --instance "$INST" "$PCAPS/dnscap__dns.pcap" >/dev/null 2>&1
+eq "trace IFACE --instance NAME: a usage error, exit 2" "$?" 2
+"$BLOOMTAP" trace --instance "nosuch-$ID" "$PCAPS/dnscap__dns.pcap" >/dev/null 2>&1
+eq "trace of no instance: exit 1" "$?" 1
+"$BLOOMTAP" trace --archive "$TMP/nosuch" "$PCAPS/dnscap__dns.pcap" >/dev/null 2>&1
+eq "trace of an archive it cannot read: exit 1" "$?" 1
 head -c 4000 /dev/urandom > "$TMP/garbage.pcap"
+"$BLOOMTAP" trace --archive "$TMP" "$TMP/garbage.pcap" >/dev/null 2>&1
+eq "trace of a file that is not a capture: a usage error, exit 2" "$?" 2
 expect_fail "replay: not a capture" "cannot read as a capture file" "$BLOOMTAP" replay --instance "$INST" "$TMP/garbage.pcap"
 check "replay: nothing made for a bad file" test ! -e /sys/fs/bpf/bloomtap/$INST
 head -c 10000 "$PCAPS/ndpi__gnutella.pcap" > "$TMP/cut.pcap"

@@ -270,6 +270,11 @@ import json,sys; d=json.load(sys.stdin)
 print(d["partial"], d["cut_off"], [(p["path"], p["unknown"]) for p in d["paths"]], d["agents"]["b"]["packets_cut_off"])' <<<"$J")" \
 	"True ['b'] [(['a', 'b', 'c'], ['b'])] 1"
 
+# ---- no agent answers: a failure (1), not the command line's (2) ----
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents a=127.0.0.1:1 --hex "$HEX" 2>&1); RC=$?
+eq "no agent answered: exit 1" "$RC" 1
+check "... and it says so" grep -q "no agent answered (1 asked" <<<"$OUT"
+
 # ---- a capture with a frame that is not IP, and a repeat ----
 # frames: 1 ARP, 2 ip1, 3 ip2, 4 ip1 again: the agents answer for 2, 3
 # and 4 (4 the same as 2); x dropped 2, so it dropped 4 too

@@ -2,7 +2,7 @@
 /* trace: did these packets pass here, and when? The command over the
  * query (trace_query.c): its options, the instance and archive it names,
  * or the agents it asks. Exit status 0 when every IP packet was seen, 1
- * when some were not, 2 on error. */
+ * when some were not or the trace failed, 2 on a usage error. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -121,7 +121,9 @@ static const struct bt_cmd_spec trace_spec = {
 	"with the same IP ID and payload) are one to SPIE, seen in each window any\n"
 	"of them passed in. A merged packet of a receiver's capture (GRO) is traced\n"
 	"as the segments the wire carried. Exit status: 0 when every IP packet was seen, 1 when\n"
-	"some were not, 2 on error.",
+	"some were not or the trace failed (an instance, a file or the windows that cannot\n"
+	"be read, --budget run out), 2 on a usage error (the options, or an input that is\n"
+	"not a capture or a packet: stderr says which).",
 	trace_opts, 0, 2,
 };
 
@@ -149,6 +151,13 @@ static const char *time_args(char *buf, size_t len, __u64 at)
 	return buf;
 }
 
+/* A capture that cannot be read: a file that is not there or not readable
+ * is a failure, as for every command; one that is, a bad input */
+static int capture_status(const char *file)
+{
+	return file && strcmp(file, "-") && access(file, R_OK) ? BT_EXIT_FAIL : BT_EXIT_USAGE;
+}
+
 /* --agents: the packets go to the agents, cut to their heads, or as hex */
 static int trace_agents(const char *file, __u64 at)
 {
@@ -162,7 +171,7 @@ static int trace_agents(const char *file, __u64 at)
 		len = buf ? strlen(buf) : 0;
 	} else if (bt_capture_heads(file, AGENT_SNAP, &buf, &len, &ip, &nip, msg, sizeof(msg))) {
 		bt_err("trace: %s", msg);
-		return BT_EXIT_USAGE;
+		return capture_status(file);
 	}
 	if (len > AGENT_BODY_MAX) {
 		bt_err("trace: %s: more packets than an agent takes in one request (about %d); "
@@ -256,13 +265,13 @@ int cmd_trace(int argc, char **argv)
 		return trace_agents(file, at);
 	if (file && bt_capture_open(file, &cap, msg, sizeof(msg))) {
 		bt_err("trace: %s", msg);
-		return BT_EXIT_USAGE;
+		return capture_status(file);
 	}
 	/* the live windows: the named instance, or the only one there is;
 	 * with an archive and no instance at all, the archive alone */
 	if (iface || tcfg.instance || !tcfg.archive) {
-		if (bt_instance_open_arg(iface, tcfg.instance, &inst))
-			goto out;	/* trace's every error is its 2 (1: not seen) */
+		if ((ret = bt_instance_open_arg(iface, tcfg.instance, &inst)))
+			goto out;
 		have_inst = true;
 	}
 	/* the archive its agent records, when none is given: the windows that

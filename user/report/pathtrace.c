@@ -2094,6 +2094,7 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 			i++;
 		bt_err("trace: no agent answered (%d asked; %s%s%s)", f.n, same_addr(&f.a[i]),
 		       *same_addr(&f.a[i]) ? ": " : "", f.a[i].error);
+		ret = BT_EXIT_FAIL;	/* a failure, not the command line's */
 		goto out;
 	}
 	ret = report(f.a, f.n, o->topology ? &topo : NULL, start, &sp,

@@ -50,7 +50,9 @@ char *bt_trace_text(const struct bt_trace_query *q, const void *buf, size_t len,
 		    size_t errlen);
 /* trace's answer on stdout, plain or JSON as asked, for the packets of cap
  * (or the one in hex when cap is NULL; file names cap in messages).
- * Returns the exit status: 0 all seen, 1 some not, 2 on error. */
+ * Returns the exit status: 0 all seen, 1 some not or the trace failed
+ * (the windows could not be read, the budget ran out), 2 on a bad input
+ * (a capture that breaks off, bad hex, no IP packet). */
 int bt_trace_print(const struct bt_trace_query *q, struct bt_capture *cap, const char *hex,
 		   const char *file);
 #endif /* BLOOMTAP_TRACE_QUERY_H */
