@@ -131,8 +131,9 @@ MUTANTS=(
 'http-no-header-deadline|user/agent/http.c|				shutdown(k->fd, SHUT_RDWR);|				(void)0;|tests/live/webapi.sh'
 'fleet-serial|user/report/pathtrace.c|		while (active < o->parallel && next < nx)|		while (active < 1 && next < nx)|tests/live/fleet.sh'
 'fleet-ca-unverified|user/report/pathtrace.c|		curl_easy_setopt(h, CURLOPT_CAINFO, o->cacert);|		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);|tests/live/fleet.sh'
-'fleet-names-from-list|user/report/pathtrace.c|		snprintf(a->name, sizeof(a->name), "%s", name);
-		a->self_named = true;|		(void)name;|tests/live/fleet.sh'
+'fleet-names-from-list|user/report/pathtrace.c|		printable(a->name, NAME_GIVEN, name);|		(void)name;|tests/live/fleet.sh'
+'fleet-prom-any-scheme|user/report/pathtrace.c|		if (strncmp(su, "http://", 7) && strncmp(su, "https://", 8)) {|		if (0) {|tests/live/fleet.sh'
+'fleet-listed-twice-asked-twice|user/report/pathtrace.c|	dup = fleet_find(f, x);|	(void)fleet_find(f, x), dup = -1;|tests/live/fleet.sh'
 'fleet-creds-clear|user/report/pathtrace.c|strncmp(a->url, "https://", 8);|0;|tests/live/pathtrace.sh'
 'fleet-cut-ignored|user/report/pathtrace.c|	if (!a->saw[p] && cut_off(pk)) {|	if (0 && cut_off(pk)) {|tests/live/pathtrace.sh'
 'fleet-down-asked-twice|user/report/pathtrace.c|		x->a->status_down = true;|		(void)0;|tests/live/pathtrace.sh'

@@ -182,6 +182,113 @@ eq "--agents-file: each names itself" "$(fleet -j trace --agents-file "$TMP/agen
 	--user prom --hex "$SENT" 2>/dev/null | python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["agents"]))')" \
 	"['r10', 'r11', 'r12']"
 
+# ---- an agent listed twice is asked once ----
+# r10 typed (t10=), in the file and in Prometheus's answer (down there);
+# r11 twice in the file and in the answer: the agent takes one trace of a
+# client at a time, a second copy would get HTTP 429 and be called down.
+# fakeprom ADDR PORT DIR [USER:PW]: a stand-in Prometheus answering
+# /NAME/api/v1/targets with the file DIR/NAME (with USER:PW, over HTTPS
+# with the agents' certificate, asking basic auth of those)
+fakeprom() {
+	nsenter --net=/var/run/netns/"$HUB" timeout 600 python3 -c '
+import base64, http.server, ssl, sys
+addr, port, d = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+auth = sys.argv[4] if len(sys.argv) > 4 else ""
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        name = self.path.split("/")[1]
+        if auth and self.headers.get("Authorization") != "Basic " + base64.b64encode(auth.encode()).decode():
+            body, code = b"Unauthorized\n", 401
+        else:
+            body, code = open(d + "/" + name, "rb").read(), 200
+        self.send_response(code); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer((addr, port), H)
+if auth:
+    c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain(sys.argv[5], sys.argv[6])
+    s.socket = c.wrap_socket(s.socket, server_side=True)
+s.serve_forever()' "$@" >/dev/null 2>&1 &
+	PIDS+=($!)
+}
+# heard SOCKET FILE: a unix socket's listener that keeps each request's
+# head in FILE (where a forged Prometheus answer would send credentials)
+timeout 600 python3 -c '
+import http.server, socketserver, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        with open(sys.argv[2], "a") as f: f.write(self.requestline + "\n" + str(self.headers))
+        self.send_response(200); self.send_header("Content-Length", "15"); self.end_headers()
+        self.wfile.write(b"{\"host\": \"ux\"}\n")
+    do_POST = do_GET
+    def address_string(self): return "local"
+    def log_message(self, *a): pass
+class U(socketserver.UnixStreamServer):
+    def get_request(self): c, _ = self.socket.accept(); return c, ("local", 0)
+U(sys.argv[1], H).serve_forever()' "$TMP/prom.sock" "$TMP/heard" >/dev/null 2>&1 &
+PIDS+=($!)
+mkdir -p "$TMP/fp"
+# target URL [JOB [INSTANCE [HEALTH]]]: one of activeTargets (JOB "-": no labels)
+target() {
+	python3 -c 'import json, sys
+a = sys.argv[1:] + [""] * 4
+t = {"scrapeUrl": a[0], "health": a[3] or "up", "lastError": ""}
+if a[1] != "-":
+    t["labels"] = {"job": a[1] or "bloomtap"}
+    if a[2]: t["labels"]["instance"] = a[2]
+print(json.dumps(t) + ",")' "$@"
+}
+targets() { printf '{"status": "success", "data": {"activeTargets": [%s]}}' "$(cat)" | sed 's/,]/]/' > "$TMP/fp/$1"; }
+{ target https://198.18.1.10:9477/metrics "" p10 down; target https://198.18.1.11:9477/metrics "" p11; } | targets dup
+# what a forged answer may hold: a unix socket (typed as a job's, and as
+# NAME=PATH), a target without labels (no job), two instance labels alike
+# and one like a typed name (none of them answers), an address with an
+# escape sequence and no instance label
+{ target "$TMP/prom.sock"; target "u=$TMP/prom.sock"; target https://198.18.1.20:9477/metrics -
+  target https://198.18.1.3:1/metrics "" same; target https://198.18.1.4:1/metrics "" same
+  target https://198.18.1.2:1/metrics "" t10
+  target "$(printf 'https://198.18.1.5\033[2J:1/metrics')"; } | targets forged
+fakeprom 127.0.0.1 9091 "$TMP/fp"
+fakeprom 198.18.0.1 9092 "$TMP/fp" "pu:pp$ID" "$TMP/server.crt" "$TMP/server.key"
+wait_for "the stand-in Prometheus listens" 60 listening "$HUB" t 9091
+wait_for "the stand-in Prometheus over HTTPS listens" 60 listening "$HUB" t 9092
+wait_for "the unix socket's listener listens" 60 test -S "$TMP/prom.sock"
+printf '198.18.1.11:9477\n198.18.1.10:9477\n198.18.1.11:9477\n' > "$TMP/agents-dup"
+OUT=$(fleet -j trace --agents t10=198.18.1.10:9477 --agents-file "$TMP/agents-dup" \
+	--agents-from-prometheus "http://127.0.0.1:9091/dup?job=bloomtap" --cacert "$TMP/ca.crt" \
+	--user prom --hex "$SENT" 2>"$TMP/err"); RC=$?
+eq "one agent typed, in a file and in Prometheus's answer: asked once, its typed name, Prometheus's health (exit $RC)" \
+	"$RC $(python3 -c 'import json,sys; d = json.load(sys.stdin)
+print(d["partial"], sorted((n, a["address"], a["packets_seen"], a.get("prometheus_health")) for n, a in d["agents"].items()))' <<<"$OUT")" \
+	"0 False [('r11', '198.18.1.11:9477', 1, 'up'), ('t10', '198.18.1.10:9477', 1, 'down')]"
+
+# ---- a forged Prometheus answer: no credentials to a socket it names ----
+OUT=$(fleet -j trace --agents t10=198.18.1.10:9477 --agents-from-prometheus \
+	"http://127.0.0.1:9091/forged?job=bloomtap" --cacert "$TMP/ca.crt" --user prom --hex "$SENT" 2>"$TMP/err")
+check "a unix socket named by Prometheus: not asked, the credentials not sent" \
+	bash -c '! grep -qi "^authorization" "$0" 2>/dev/null' "$TMP/heard"
+check "... the targets refused named once on stderr" grep -q \
+	"warning: --agents-from-prometheus http://127.0.0.1:9091/forged?job=bloomtap: 2 targets not asked, their scrape URL not http:// or https://: $TMP/prom.sock, u=$TMP/prom.sock$" "$TMP/err"
+eq "a target without a job label: not of the job; clashing names made unique, each its HOST:PORT; an address made printable" \
+	"$(python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["agents"]))' <<<"$OUT")" \
+	"['https://198.18.1.5\\\\x1b[2J:1', 'same@198.18.1.3:1', 'same@198.18.1.4:1', 't10', 't10@198.18.1.2:1']"
+check "... no escape byte on stderr" bash -c '! grep -q $'"'"'\x1b'"'"' "$0"' "$TMP/err"
+
+# ---- Prometheus's URL with credentials: never printed; a netrc line for it ----
+expect_fail "a down Prometheus, its URL with USER:PW@: one error, the URL without them" \
+	"--agents-from-prometheus http://127.0.0.1:1?job=bloomtap: " \
+	fleet trace --agents-from-prometheus "http://pu:pw$ID@127.0.0.1:1?job=bloomtap" --cacert "$TMP/ca.crt" --user prom --hex "$SENT"
+fleet trace --agents-from-prometheus "http://pu:pw$ID@127.0.0.1:1?job=bloomtap" --cacert "$TMP/ca.crt" \
+	--user prom --hex "$SENT" >"$TMP/out" 2>&1
+check "... the password nowhere in what trace says" bash -c '! grep -q "pw$1" "$0"' "$TMP/out" "$ID"
+printf 'machine 198.18.0.1 login pu password pp%s\ndefault login prom password %s\n' "$ID" "$PASSWORD" > "$TMP/netrc3"
+chmod 600 "$TMP/netrc3"
+eq "a Prometheus asking for credentials: its host's --netrc line, the agents' the default" \
+	"$(env -u BLOOMTAP_PASSWORD nsenter --net=/var/run/netns/"$HUB" "$BLOOMTAP" -j trace \
+	--agents-from-prometheus "https://198.18.0.1:9092/dup?job=bloomtap" --cacert "$TMP/ca.crt" \
+	--netrc "$TMP/netrc3" --hex "$SENT" 2>"$TMP/err" | python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["agents"]))')" \
+	"['r10', 'r11']"
+
 # ---- three agents stop answering (SIGSTOP: connections open, no answer) ----
 # Unanswered, an agent keeps the name of Prometheus's list (prom-rNN): the
 # topology names the three so
@@ -290,11 +397,13 @@ expect_fail "--user without a password: refused" "BLOOMTAP_PASSWORD or a --netrc
 	env -u BLOOMTAP_PASSWORD nsenter --net=/var/run/netns/"$HUB" "$BLOOMTAP" trace \
 	--agents r01=198.18.1.1:9477 --cacert "$TMP/ca.crt" --user prom --hex "$SENT"
 printf 'default login prom password %s\n' "$PASSWORD" > "$TMP/netrc"
+chmod 600 "$TMP/netrc"
 eq "--netrc: the password from the file" "$(env -u BLOOMTAP_PASSWORD nsenter --net=/var/run/netns/"$HUB" \
 	"$BLOOMTAP" -j trace --agents r10=198.18.1.10:9477 --cacert "$TMP/ca.crt" --netrc "$TMP/netrc" \
 	--hex "$SENT" 2>/dev/null | json_get '["agents"]["r10"]["packets_seen"]')" 1
 printf 'machine 198.18.1.10 login other password x\nmachine 198.18.1.10 login prom password %s\n' \
 	"$PASSWORD" > "$TMP/netrc2"
+chmod 600 "$TMP/netrc2"
 eq "--user with --netrc: that login's password from the file" "$(env -u BLOOMTAP_PASSWORD \
 	nsenter --net=/var/run/netns/"$HUB" "$BLOOMTAP" -j trace --agents r10=198.18.1.10:9477 \
 	--cacert "$TMP/ca.crt" --user prom --netrc "$TMP/netrc2" --hex "$SENT" 2>/dev/null |

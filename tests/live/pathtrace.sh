@@ -131,7 +131,10 @@ wait_for "the unix socket's agent listens" 30 test -S "$TMP/agent.sock"
 export BLOOMTAP_PASSWORD=secret$ID
 expect_fail "--user, every agent plain http: refused at the start" \
 	"go only over HTTPS or a unix socket, and every agent is plain http" \
-	in_ns "$NS" "$BLOOMTAP" trace --agents x=127.0.0.1:9610,y=http://127.0.0.1:9610 --user u --hex "$HEX"
+	in_ns "$NS" "$BLOOMTAP" trace --agents x=127.0.0.1:9610,y=http://127.0.0.1:9613 --user u --hex "$HEX"
+expect_fail "no agent answered: those asked counted, those not apart, the error of one asked" \
+	"no agent answered (1 asked, 2 not asked; z: $TMP/nosuch.sock: " \
+	in_ns "$NS" "$BLOOMTAP" trace --agents x=127.0.0.1:9610,y=127.0.0.1:9613,z="$TMP/nosuch.sock" --user u --hex "$HEX"
 OUT=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents u="$TMP/agent.sock",x=127.0.0.1:9610 --user u \
 	--hex "$HEX" 2>"$TMP/err"); RC=$?
 eq "--user, one agent on a unix socket, one plain http: the socket's asked (exit $RC)" \
@@ -169,7 +172,8 @@ eq "an agent that answers at its deadline: not cut off (exit $RC)" \
 eq "... its deadline_ms: --agent-timeout less a quarter, at most 1 s" "$(cat "$TMP/deadline")" 3000
 
 # ---- answers taken as they come: memory bounded by --parallel ----
-# 30 agents (one responder), each answer 4 MiB: 120 MiB if all were held
+# 30 agents (one responder on every loopback address: an agent listed
+# twice is asked once), each answer 4 MiB: 120 MiB if all were held
 nsenter --net=/var/run/netns/"$NS" python3 -c '
 import http.server
 body = b"[{\"packet\": 1, \"seen\": false}" + b" " * (4 << 20) + b"]"
@@ -180,10 +184,10 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
         self.wfile.write(body)
     def log_message(self, *a): pass
-http.server.ThreadingHTTPServer(("127.0.0.1", 9612), H).serve_forever()' &
+http.server.ThreadingHTTPServer(("0.0.0.0", 9612), H).serve_forever()' &
 PIDS+=($!)
 wait_for "the responder of 4 MiB answers listens" 30 listening "$NS" t 9612
-BIG=$(for i in $(seq 30); do printf 'b%d=127.0.0.1:9612,' "$i"; done)
+BIG=$(for i in $(seq 30); do printf 'b%d=127.0.0.%d:9612,' "$i" "$i"; done)
 in_ns "$NS" /usr/bin/time -f %M -o "$TMP/rss" "$BLOOMTAP" -j trace --agents "${BIG%,}" --parallel 2 \
 	--timeout 120000 --agent-timeout 60000 --hex "$HEX" > "$TMP/big.json" 2>"$TMP/err"
 RSS=$(tail -n 1 "$TMP/rss")	# after "Command exited with non-zero status 1": none saw it
@@ -451,12 +455,20 @@ expect_fail "a wrong --tls-server-name blamed on the name, not the CA" \
 	"https://127.0.0.1:9659: its certificate is for 'a', not 'nothere' (--tls-server-name)" \
 	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9659 --cacert "$TMP/a.crt" --tls-server-name nothere --user u --hex "$HEX"
 printf 'machine other login u password p\n' > "$TMP/netrc"
-chmod 644 "$TMP/netrc"
+chmod 600 "$TMP/netrc"
 expect_fail "a netrc with no line for the host (no port): said so" "HTTP 401: no netrc line for a login u in $TMP/netrc" \
 	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9659 --cacert "$TMP/a.crt" --tls-server-name a --user u --netrc "$TMP/netrc" --hex "$HEX"
-in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9659 --cacert "$TMP/a.crt" --tls-server-name a \
-	--netrc "$TMP/netrc" --hex "$HEX" >/dev/null 2>"$TMP/err"
-check "... a netrc others can read: warned" grep -q "warning: --netrc $TMP/netrc can be read by others (mode 644)" "$TMP/err"
+chmod 644 "$TMP/netrc"
+expect_fail "... a netrc others can read: refused, chmod 600 said" \
+	"trace: --netrc $TMP/netrc: group or others may read or write it (mode 644): chmod 600 it" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9659 --cacert "$TMP/a.crt" --netrc "$TMP/netrc" --hex "$HEX"
+chmod 620 "$TMP/netrc"
+expect_fail "... one its group may write: refused" "(mode 620): chmod 600 it" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9659 --cacert "$TMP/a.crt" --netrc "$TMP/netrc" --hex "$HEX"
+chmod 600 "$TMP/netrc"
+chown nobody "$TMP/netrc"
+expect_fail "... one another user owns (mode 600): refused" "trace: --netrc $TMP/netrc: owned by uid $(id -u nobody), not $(id -u) who runs trace" \
+	in_ns "$NS" "$BLOOMTAP" trace --agents 127.0.0.1:9659 --cacert "$TMP/a.crt" --netrc "$TMP/netrc" --hex "$HEX"
 unset BLOOMTAP_PASSWORD
 
 # ---- a topology by the agents' own names, one of them down ----

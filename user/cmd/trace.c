@@ -94,7 +94,8 @@ static const struct bt_opt trace_opts[] = {
 	  "basic auth as NAME; the password from BLOOMTAP_PASSWORD or --netrc, never argv; "
 	  "sent over HTTPS or a unix socket only (a plain http agent is not asked)" },
 	{ "netrc", 0, BT_OPT_STRING, &tcfg.netrc, "FILE",
-	  "credentials in netrc form ('machine HOST login NAME password PW', or 'default')" },
+	  "credentials in netrc form ('machine HOST login NAME password PW', or 'default'); "
+	  "yours, mode 600; Prometheus's by its host's machine line, over https" },
 	{ "timeout", 0, BT_OPT_U64, &tcfg.timeout_ms, "MS",
 	  "the whole fan-out's deadline (default 10000)", .min = 1, .max = 3600000 },
 	{ "agent-timeout", 0, BT_OPT_U64, &tcfg.agent_timeout_ms, "MS",

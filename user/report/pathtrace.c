@@ -44,11 +44,11 @@ struct agent_ref {
 	char name[NAME_GIVEN + 1 + ADDR_LEN], addr[ADDR_LEN];
 	char *url;		/* scheme://host:port, or http://localhost on a unix socket */
 	bool named;		/* the name was given, not asked of /api/v1/status */
-	bool self_named;	/* the name is the one its /api/v1/status gave */
 	char health[16];	/* Prometheus's up state of it ("up", "down"), or "" */
 	char last_error[120];	/* and Prometheus's last scrape error */
 	bool answered;
 	bool not_asked;		/* plain http, and credentials given */
+	bool asked;		/* a request of it was sent (its status or the trace) */
 	int seen;		/* IP packets it saw */
 	int ndropped;		/* and dropped */
 	char error[200];
@@ -1234,15 +1234,57 @@ struct fleet {
 	bool https;		/* a bare ADDR:PORT is asked over HTTPS (--cacert, --cert) */
 };
 
-/* One agent, NAME=ADDR or ADDR; ADDR ADDR:PORT, [V6]:PORT, a URL
- * (http[s]://HOST:PORT, its path dropped) or a unix socket's path.
- * hint: its name until /api/v1/status gives one (NULL: the address). */
-static int fleet_add(struct fleet *f, const char *entry, const char *hint, const char *what)
+/* What makes two entries one agent, into k: a unix socket's path, or
+ * the URL asked with its scheme and host in lower case and the
+ * scheme's port when none is given (https://H and https://h:443 are one) */
+static void agent_key(const struct agent_ref *a, char *k, size_t len)
 {
-	const char *eq = strchr(entry, '='), *addr = entry, *slash;
-	struct agent_ref *x;
-	char base[300];
+	const char *hp = strstr(a->url, "://"), *port;
+	size_t i;
 
+	if (a->addr[0] == '/' || !hp) {
+		snprintf(k, len, "%s", a->addr);
+		return;
+	}
+	snprintf(k, len, "%s", a->url);
+	for (i = 0; k[i]; i++)
+		k[i] = k[i] >= 'A' && k[i] <= 'Z' ? k[i] - 'A' + 'a' : k[i];
+	port = strrchr(hp + 3, ':');
+	if (!port || strchr(port, ']'))
+		strncat(k, strncmp(a->url, "https://", 8) ? ":80" : ":443", len - strlen(k) - 1);
+}
+
+/* The agent already listed that x is (its key the same), or -1 */
+static int fleet_find(const struct fleet *f, const struct agent_ref *x)
+{
+	char kx[sizeof(x->addr) + 8], ki[sizeof(x->addr) + 8];
+
+	agent_key(x, kx, sizeof(kx));
+	for (int i = 0; i < f->n; i++) {
+		agent_key(&f->a[i], ki, sizeof(ki));
+		if (!strcmp(ki, kx))
+			return i;
+	}
+	return -1;
+}
+
+/* One agent, NAME=ADDR or ADDR; ADDR ADDR:PORT, [V6]:PORT, a URL
+ * (http[s]://HOST:PORT, its path dropped) or a unix socket's path; the
+ * entry made printable first (a Prometheus answer's address is printed
+ * as the agent's name and address). hint: its name until /api/v1/status
+ * gives one (NULL: the address). An agent listed twice (its key the
+ * same) is asked once: the agent takes one trace of a client at a time,
+ * a second copy would get HTTP 429. The one kept takes a NAME= given
+ * either time. Its index, or -errno. */
+static int fleet_add(struct fleet *f, const char *raw, const char *hint, const char *what)
+{
+	char entry[4 * ADDR_LEN], base[300];
+	const char *eq, *addr = entry, *slash;
+	struct agent_ref *x;
+	int dup, err = 0;
+
+	printable(entry, sizeof(entry), raw);
+	eq = strchr(entry, '=');
 	/* NAME= only before the address's own '/' or ':' */
 	if (eq && eq > entry && !memchr(entry, '/', eq - entry) && !memchr(entry, ':', eq - entry))
 		addr = eq + 1;
@@ -1253,14 +1295,6 @@ static int fleet_add(struct fleet *f, const char *entry, const char *hint, const
 		bt_err("%s: give [NAME=]ADDR:PORT, [NAME=]https://HOST:PORT or [NAME=]/SOCKET/PATH "
 		       "(not '%s')", what, entry);
 		return -EINVAL;
-	}
-	if (eq) {
-		for (int i = 0; i < f->n; i++)
-			if (f->a[i].named && (size_t)(eq - entry) == strlen(f->a[i].name) &&
-			    !memcmp(f->a[i].name, entry, eq - entry)) {
-				bt_err("%s: '%s' twice", what, f->a[i].name);
-				return -EINVAL;
-			}
 	}
 	if (f->n == f->cap) {
 		int cap = f->cap ? 2 * f->cap : 16;
@@ -1287,12 +1321,30 @@ static int fleet_add(struct fleet *f, const char *entry, const char *hint, const
 	if (addr[0] != '/' && strstr(addr, "://"))
 		snprintf(x->addr, sizeof(x->addr), "%s", base);	/* a scrape URL's path: not ours */
 	x->named = eq;
-	snprintf(x->name, sizeof(x->name), "%.*s", eq ? (int)(eq - entry) : (int)strlen(hint ? hint : addr),
-		 eq ? entry : hint ? hint : addr);
-	if (hint && !eq)
-		printable(x->name, sizeof(x->name), hint);	/* Prometheus's instance label */
-	f->n++;
-	return 0;
+	if (eq)
+		snprintf(x->name, sizeof(x->name), "%.*s", (int)(eq - entry), entry);
+	else	/* Prometheus's instance label, or the address */
+		printable(x->name, sizeof(x->name), hint ? hint : x->addr);
+	dup = fleet_find(f, x);
+	for (int i = 0; x->named && i < f->n && !err; i++)
+		if (i != dup && f->a[i].named && !strcmp(f->a[i].name, x->name)) {
+			bt_err("%s: '%s' twice", what, x->name);
+			err = -EINVAL;
+		}
+	if (!err && dup >= 0 && x->named && f->a[dup].named && strcmp(f->a[dup].name, x->name)) {
+		bt_err("%s: '%s' and '%s' are one agent (%s)", what, f->a[dup].name, x->name,
+		       asked_at(x));
+		err = -EINVAL;
+	} else if (!err && dup >= 0 && x->named) {
+		memcpy(f->a[dup].name, x->name, sizeof(x->name));
+		f->a[dup].named = true;
+	}
+	if (err || dup >= 0) {
+		free(x->url);
+		x->url = NULL;
+		return err ? err : dup;
+	}
+	return f->n++;
 }
 
 /* A response body, up to RESP_MAX */
@@ -1475,6 +1527,7 @@ static int xfer_start(CURLM *m, struct xfer *x, const struct bt_fleet_opts *o, c
 		curl_easy_setopt(x->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	}
 	curl_multi_add_handle(m, x->h);
+	x->a->asked = true;
 	return 0;
 }
 
@@ -1548,8 +1601,9 @@ static void url_host(const char *url, char *host, size_t len)
 }
 
 /* The netrc file has a line for host (a "machine HOST" entry of login
- * user when user is given, or a "default" one): curl sends credentials */
-static bool netrc_has(const char *path, const char *host, const char *user)
+ * user when user is given, or a "default" one when dflt): curl sends
+ * credentials */
+static bool netrc_has(const char *path, const char *host, const char *user, bool dflt)
 {
 	FILE *f = fopen(path, "r");
 	char tok[256], machine[256] = "", login[256] = "";
@@ -1560,7 +1614,7 @@ static bool netrc_has(const char *path, const char *host, const char *user)
 		bool end = fscanf(f, "%255s", tok) != 1;
 
 		if (end || !strcmp(tok, "machine") || !strcmp(tok, "default")) {
-			found = in && (!strcmp(machine, "*") || !strcmp(machine, host)) &&
+			found = in && ((dflt && !strcmp(machine, "*")) || !strcmp(machine, host)) &&
 				(!user || !strcmp(login, user));
 			in = !end;
 			login[0] = 0;
@@ -1590,7 +1644,7 @@ static void unauthorized(struct agent_ref *a, const struct xfer *x)
 	if (!o || !creds(o))
 		set_error(a, "HTTP 401: the agent asks for credentials (give --user NAME, and "
 			  "BLOOMTAP_PASSWORD or --netrc FILE)");
-	else if (o->netrc && !netrc_has(o->netrc, host, o->user))
+	else if (o->netrc && !netrc_has(o->netrc, host, o->user, true))
 		set_error(a, "HTTP 401: no netrc line for %s%s%s in %s (machine HOST login NAME "
 			  "password PW; HOST without the port)", host, o->user ? " login " : "",
 			  o->user ? o->user : "", o->netrc);
@@ -1661,10 +1715,8 @@ static void take_status(struct agent_ref *a, const struct xfer *x)
 	if ((json_object_object_get_ex(o, "host", &v) && (name = json_object_get_string(v)) &&
 	     *name) ||
 	    (json_object_object_get_ex(o, "instance", &v) && (name = json_object_get_string(v)) &&
-	     *name)) {
+	     *name))
 		printable(a->name, NAME_GIVEN, name);
-		a->self_named = true;
-	}
 	json_object_put(o);
 }
 
@@ -1676,16 +1728,20 @@ static const char *host_port(const struct agent_ref *a)
 	return hp ? hp + 3 : a->addr;
 }
 
-/* A name an agent gave itself that another agent holds too gets its
- * HOST:PORT after it, name@HOST:PORT, on every agent that shares it
- * (none keeps it bare: which one would change with the order of the
- * answers); a name given on the command line stays as given. */
-static void unique_names(struct fleet *f)
+/* A name that another agent holds too gets its HOST:PORT after it,
+ * name@HOST:PORT, on every agent that shares it whatever gave the name
+ * (its /api/v1/status, Prometheus's instance label): none keeps it bare,
+ * which one would change with the order of the answers. A name given on
+ * the command line (NAME=) stays as given. Then no two may be one: the
+ * JSON answer's agents are keyed by name, a topology names them. 0, or
+ * -EINVAL with the clash said. */
+static int unique_names(struct fleet *f)
 {
 	bool *clash = calloc(f->n ? f->n : 1, sizeof(*clash));
+	int err = clash ? 0 : -ENOMEM;
 
 	for (int i = 0; clash && i < f->n; i++)
-		for (int k = 0; f->a[i].self_named && k < f->n && !clash[i]; k++)
+		for (int k = 0; !f->a[i].named && k < f->n && !clash[i]; k++)
 			clash[i] = k != i && !strcmp(f->a[k].name, f->a[i].name);
 	for (int i = 0; clash && i < f->n; i++)
 		if (clash[i]) {
@@ -1697,6 +1753,15 @@ static void unique_names(struct fleet *f)
 			memcpy(a->name, both, sizeof(a->name));
 		}
 	free(clash);
+	for (int i = 0; !err && i < f->n; i++)
+		for (int k = i + 1; !err && k < f->n; k++)
+			if (!strcmp(f->a[i].name, f->a[k].name)) {
+				bt_err("trace: two agents are named '%s' (%s and %s): name them "
+				       "NAME=ADDR", f->a[i].name, asked_at(&f->a[i]),
+				       asked_at(&f->a[k]));
+				err = -EINVAL;
+			}
+	return err;
 }
 
 /* A request's answer, taken as it completes and its body freed: the
@@ -1728,13 +1793,22 @@ static int get_one(const char *url, const struct bt_fleet_opts *o, double end, s
 		   char *err, size_t errlen)
 {
 	CURL *h = curl_easy_init();
-	char cerr[CURL_ERROR_SIZE] = "";
+	char cerr[CURL_ERROR_SIZE] = "", host[256];
 	long code = 0, ms = (long)(1000 * (end - now_s()));
 	CURLcode rc;
 
 	if (!h)
 		return snprintf(err, errlen, "out of memory"), -1;
 	agent_opts(h, o, NULL);
+	/* Prometheus's own credentials: the --netrc line of its host, over
+	 * HTTPS only; not a "default" line, which is the agents' (the login
+	 * the line's: --user is the agents'). A URL's USER[:PW]@ wins. */
+	url_host(url, host, sizeof(host));
+	if (o->netrc && !strncmp(url, "https://", 8) && netrc_has(o->netrc, host, NULL, false)) {
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(h, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
+		curl_easy_setopt(h, CURLOPT_NETRC_FILE, o->netrc);
+	}
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
@@ -1748,29 +1822,63 @@ static int get_one(const char *url, const struct bt_fleet_opts *o, double end, s
 			 RESP_MAX >> 20);
 	else if (rc)
 		snprintf(err, errlen, "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
+	else if (code == 401)
+		snprintf(err, errlen, "HTTP 401: Prometheus asks for credentials (a 'machine %.100s "
+			 "login NAME password PW' line of --netrc, over https)", host);
 	else if (code != 200)
 		snprintf(err, errlen, "HTTP %ld", code);
 	return rc || code != 200 ? -1 : 0;
 }
 
+/* url without its userinfo (scheme://HOST..., not scheme://USER:PW@HOST...):
+ * what a message may print of a URL given with credentials */
+static void without_userinfo(char *dst, size_t len, const char *url)
+{
+	const char *hp = strstr(url, "://"), *at;
+	size_t auth;
+
+	if (!hp) {
+		snprintf(dst, len, "%s", url);
+		return;
+	}
+	hp += 3;
+	auth = strcspn(hp, "/?#");
+	for (at = hp + auth; at > hp && at[-1] != '@'; at--)
+		;
+	snprintf(dst, len, "%.*s%s", (int)(hp - url), url, at > hp ? at : hp);
+}
+
+/* A JSON value's text, "" for none or null */
+static const char *text_of(struct json_object *v)
+{
+	const char *t = v ? json_object_get_string(v) : NULL;
+
+	return t ? t : "";
+}
+
 /* --agents-from-prometheus URL[?job=NAME]: the active targets of
- * Prometheus's /api/v1/targets (of that job), each by its scrape URL's
- * scheme, host and port; named by its instance label until it names
- * itself. A target Prometheus finds down is asked all the same (its
- * state is a scrape old, and Prometheus's own credentials may be what
- * fails); its health and last error are kept for the answer. */
+ * Prometheus's /api/v1/targets (of that job: a target without a job
+ * label is not one of it), each by its scrape URL's scheme, host and
+ * port; named by its instance label until it names itself. A target
+ * Prometheus finds down is asked all the same (its state is a scrape
+ * old, and Prometheus's own credentials may be what fails); its health
+ * and last error are kept for the answer. Only http:// and https://
+ * scrape URLs are taken: what Prometheus answers is not the user's word,
+ * and a unix socket's path would get the credentials (a socket is not
+ * clear text) wherever it leads; those refused are named once. */
 static int from_prometheus(struct fleet *f, const struct bt_fleet_opts *o, double end)
 {
-	char url[600], err[300], *q, job[128] = "";
+	char url[600], shown[600], err[300], *q, job[128] = "", refused[400] = "";
 	struct json_object *root = NULL, *data, *act;
 	struct body b = { 0 };
-	int ret = -EINVAL, before = f->n;
+	int ret = -EINVAL, took = 0, nrefused = 0;
 
+	without_userinfo(shown, sizeof(shown), o->prometheus);
 	snprintf(url, sizeof(url), "%s", o->prometheus);
 	if ((q = strchr(url, '?'))) {
 		*q = 0;
 		if (strncmp(q + 1, "job=", 4) || !q[5]) {
-			bt_err("--agents-from-prometheus %s: the only parameter is ?job=NAME", o->prometheus);
+			bt_err("--agents-from-prometheus %s: the only parameter is ?job=NAME", shown);
 			return -EINVAL;
 		}
 		snprintf(job, sizeof(job), "%s", q + 5);
@@ -1780,46 +1888,63 @@ static int from_prometheus(struct fleet *f, const struct bt_fleet_opts *o, doubl
 	if (!job[0] && creds(o)) {
 		bt_err("--agents-from-prometheus %s: with --user or --netrc, name the agents' "
 		       "job (URL?job=NAME): every target Prometheus scrapes would get the "
-		       "credentials and the packets", o->prometheus);
+		       "credentials and the packets", shown);
 		return -EINVAL;
 	}
 	while (*url && url[strlen(url) - 1] == '/')
 		url[strlen(url) - 1] = 0;
 	strncat(url, "/api/v1/targets?state=active", sizeof(url) - strlen(url) - 1);
 	if (get_one(url, o, end, &b, err, sizeof(err))) {
-		bt_err("--agents-from-prometheus %s: %s", o->prometheus, err);
+		bt_err("--agents-from-prometheus %s: %s", shown, err);
 		goto out;
 	}
 	if (!(root = json_tokener_parse(b.buf)) || !json_object_object_get_ex(root, "data", &data) ||
 	    !json_object_object_get_ex(data, "activeTargets", &act) ||
 	    !json_object_is_type(act, json_type_array)) {
-		bt_err("--agents-from-prometheus %s: not Prometheus's /api/v1/targets answer",
-		       o->prometheus);
+		bt_err("--agents-from-prometheus %s: not Prometheus's /api/v1/targets answer", shown);
 		goto out;
 	}
 	ret = 0;
 	for (size_t i = 0; i < json_object_array_length(act) && !ret; i++) {
-		struct json_object *t = json_object_array_get_idx(act, i), *l = NULL, *v;
+		struct json_object *t = json_object_array_get_idx(act, i), *l, *v;
 		const char *su = NULL, *inst = NULL;
+		int k;
 
-		if (json_object_object_get_ex(t, "labels", &l) && job[0] &&
-		    (!json_object_object_get_ex(l, "job", &v) || strcmp(json_object_get_string(v), job)))
+		if (!json_object_object_get_ex(t, "labels", &l))
+			l = NULL;
+		if (job[0] && (!l || !json_object_object_get_ex(l, "job", &v) || strcmp(text_of(v), job)))
 			continue;
 		if (json_object_object_get_ex(t, "scrapeUrl", &v))
-			su = json_object_get_string(v);
+			su = text_of(v);
 		if (l && json_object_object_get_ex(l, "instance", &v))
-			inst = json_object_get_string(v);
-		if (!su || !*su || (ret = fleet_add(f, su, inst, "--agents-from-prometheus")))
+			inst = text_of(v);
+		if (!su || !*su)
 			continue;
+		if (strncmp(su, "http://", 7) && strncmp(su, "https://", 8)) {
+			char one[100];
+
+			printable(one, sizeof(one), su);
+			if (nrefused++ < WARN_MAX)
+				snprintf(refused + strlen(refused), sizeof(refused) - strlen(refused),
+					 "%s%s", nrefused > 1 ? ", " : "", one);
+			continue;
+		}
+		if ((k = fleet_add(f, su, inst, "--agents-from-prometheus")) < 0) {
+			ret = k;
+			continue;
+		}
+		took++;
 		if (json_object_object_get_ex(t, "health", &v))
-			printable(f->a[f->n - 1].health, sizeof(f->a->health),
-				  json_object_get_string(v));
+			printable(f->a[k].health, sizeof(f->a->health), text_of(v));
 		if (json_object_object_get_ex(t, "lastError", &v))
-			printable(f->a[f->n - 1].last_error, sizeof(f->a->last_error),
-				  json_object_get_string(v));
+			printable(f->a[k].last_error, sizeof(f->a->last_error), text_of(v));
 	}
-	if (!ret && f->n == before) {
-		bt_err("--agents-from-prometheus %s: no active target%s%s", o->prometheus,
+	if (nrefused)
+		bt_warn("--agents-from-prometheus %s: %d target%s not asked, %s scrape URL not "
+			"http:// or https://: %s%s", shown, nrefused, nrefused > 1 ? "s" : "",
+			nrefused > 1 ? "their" : "its", refused, nrefused > WARN_MAX ? ", ..." : "");
+	if (!ret && !took) {
+		bt_err("--agents-from-prometheus %s: no active target%s%s", shown,
 		       job[0] ? " of job " : "", job);
 		ret = -ENOENT;
 	}
@@ -1836,7 +1961,7 @@ static int from_dns(struct fleet *f, const char *arg)
 	const char *colon = strrchr(arg, ':');
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *r;
 	char host[256], entry[320], ip[64];
-	int err, before = f->n;
+	int err = 0;
 
 	if (!colon || colon == arg || !colon[1] || (size_t)(colon - arg) >= sizeof(host)) {
 		bt_err("--agents-from-dns: give NAME:PORT (not '%s')", arg);
@@ -1852,19 +1977,19 @@ static int from_dns(struct fleet *f, const char *arg)
 			bt_err("--agents-from-dns %s: %s", arg, gai_strerror(err));
 		return -ENOENT;
 	}
+	/* an address given twice (a name on two lines of /etc/hosts) is one
+	 * agent (fleet_add) */
 	for (r = res; r; r = r->ai_next) {
-		bool v6 = r->ai_family == AF_INET6, dup = false;
+		bool v6 = r->ai_family == AF_INET6;
 
 		if (getnameinfo(r->ai_addr, r->ai_addrlen, ip, sizeof(ip), NULL, 0, NI_NUMERICHOST))
 			continue;
 		snprintf(entry, sizeof(entry), v6 ? "[%s]:%s" : "%s:%s", ip, colon + 1);
-		for (int i = before; i < f->n && !dup; i++)
-			dup = !strcmp(f->a[i].addr, entry);
-		if (!dup && (err = fleet_add(f, entry, NULL, "--agents-from-dns")))
+		if ((err = fleet_add(f, entry, NULL, "--agents-from-dns")) < 0)
 			break;
 	}
 	freeaddrinfo(res);
-	return err;
+	return err < 0 ? err : 0;
 }
 
 /* --agents-file FILE: an agent a line, as --agents takes it; '#' comments */
@@ -1887,8 +2012,8 @@ static int from_file(struct fleet *f, const char *path)
 		s += strspn(s, " \t");
 		s[strcspn(s, " \t")] = 0;
 		snprintf(what, sizeof(what), "--agents-file %s:%d", path, lineno);
-		if (*s)
-			err = fleet_add(f, s, NULL, what);
+		if (*s && (err = fleet_add(f, s, NULL, what)) > 0)
+			err = 0;
 	}
 	free(line);
 	fclose(fp);
@@ -1909,7 +2034,9 @@ static int by_name(const void *a, const void *b)
 
 /* The files of the options, read before any agent is asked: one error
  * naming the file, not the same failure from every agent. A netrc file
- * others can read holds passwords in the open: a warning. */
+ * that another user owns, or that group or others may read or write,
+ * holds passwords in the open or lets another choose where they go
+ * (ssh's rule for its keys): refused. */
 static int check_files(const struct bt_fleet_opts *o)
 {
 	const char *const files[][2] = { { "--netrc", o->netrc }, { "--cacert", o->cacert },
@@ -1933,9 +2060,17 @@ static int check_files(const struct bt_fleet_opts *o)
 		got = fread(buf, 1, sizeof(buf) - 1, f);
 		buf[got] = 0;
 		fclose(f);
-		if (i == 0 && (st.st_mode & 044))
-			bt_warn("--netrc %s can be read by others (mode %03o): chmod 600 it",
-				files[i][1], (unsigned)(st.st_mode & 0777));
+		if (i == 0 && st.st_uid != geteuid()) {
+			bt_err("trace: --netrc %s: owned by uid %u, not %u who runs trace: chown "
+			       "it, chmod 600 it", files[i][1], (unsigned)st.st_uid,
+			       (unsigned)geteuid());
+			return -EINVAL;
+		}
+		if (i == 0 && (st.st_mode & 066)) {
+			bt_err("trace: --netrc %s: group or others may read or write it (mode "
+			       "%03o): chmod 600 it", files[i][1], (unsigned)(st.st_mode & 0777));
+			return -EINVAL;
+		}
 		/* PEM: a DER file or a key would fail every handshake alike */
 		if (i == 1 && !strstr(buf, "-----BEGIN CERTIFICATE-----")) {
 			bt_err("trace: --cacert %s: not a PEM certificate (no -----BEGIN "
@@ -2021,7 +2156,8 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 
 		for (tok = list ? strtok_r(list, ",", &save) : NULL; tok && !err;
 		     tok = strtok_r(NULL, ",", &save))
-			err = fleet_add(&f, tok, NULL, "--agents");
+			if ((err = fleet_add(&f, tok, NULL, "--agents")) > 0)
+				err = 0;
 		err = err ? err : list ? 0 : -ENOMEM;
 		free(list);
 	}
@@ -2063,7 +2199,8 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 		if (!clear || !clear_text(&f.a[i]))
 			x[nx++] = (struct xfer){ .a = &f.a[i] };
 	run_all(x, nx, o, path, body, len, end, &sp);
-	unique_names(&f);
+	if (unique_names(&f))
+		goto out;
 	for (int i = 0; i < f.n; i++)
 		down += !!f.a[i].error[0];
 	/* agents found, in whatever order their source gave: by name */
@@ -2087,13 +2224,18 @@ int bt_trace_agents(const struct bt_fleet_opts *o, const void *body, size_t len)
 	if (down > told)
 		bt_warn("and %d more agent%s did not answer; walked through as unknown (the "
 			"answer names them)", down - told, down - told > 1 ? "s" : "");
+	/* the count of those asked, and the error of the first of them (one
+	 * never asked has only why not) */
 	if (!answered_any(f.a, f.n)) {
-		int i = 0;
+		int i = 0, asked = 0;
 
-		while (i < f.n - 1 && !f.a[i].error[0])
+		for (int k = 0; k < f.n; k++)
+			asked += f.a[k].asked;
+		while (i < f.n - 1 && !(f.a[i].error[0] && (f.a[i].asked || !asked)))
 			i++;
-		bt_err("trace: no agent answered (%d asked; %s%s%s)", f.n, same_addr(&f.a[i]),
-		       *same_addr(&f.a[i]) ? ": " : "", f.a[i].error);
+		bt_err("trace: no agent answered (%d asked%s%.0d%s; %s%s%s)", asked,
+		       asked < f.n ? ", " : "", f.n - asked, asked < f.n ? " not asked" : "",
+		       same_addr(&f.a[i]), *same_addr(&f.a[i]) ? ": " : "", f.a[i].error);
 		ret = BT_EXIT_FAIL;	/* a failure, not the command line's */
 		goto out;
 	}
