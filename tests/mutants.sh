@@ -169,6 +169,8 @@ MUTANTS=(
 'cut-batch-dropped|user/report/trace_query.c|	if (rc < 0 && !t->n) {|	if (rc < 0) {|tests/live/cli.sh'
 # the docs check: a comment that names a path the tree does not have
 'stale-path-in-comment|bpf/spie.bpf.h|user/core/digest.c builds the same.|user/digest.c builds the same.|tests/ship/docs.py'
+# an interface's instance of another network namespace taken for this one's
+'netns-unchecked|user/instance/instance.c|	return self && self != meta->netns;|	return false && self != meta->netns;|tests/live/netns.sh'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, or a C test binary
