@@ -385,7 +385,10 @@ struct bt_meta {
 				 * ProcSubset=pid); 0 if an older bloomtap took it */
 	__u32 drop_ring;	/* the drop recorder's slots per CPU, 0: off */
 	__u32 drop_head;	/* bytes of each dropped frame it keeps */
-	__u32 reserved32;
+	__u32 netns;		/* the network namespace of the interface, as the
+				 * inode of its nsfs file (stat of /proc/self/ns/net
+				 * at attach): interface names are per namespace,
+				 * the pins the host's; 0: none (replay) or unknown */
 	/* CLOCK_REALTIME - CLOCK_BOOTTIME, the least and the most any keeper
 	 * of the instance saw (0: none yet): a clock step between a window's
 	 * time and its conversion moves it by at most clock_hi - clock_lo */

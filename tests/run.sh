@@ -133,6 +133,7 @@ run_build() {	# label, build dir
 	# the ring's model holds none of bloomtap's code: once is enough
 	[ -z "$label" ] && run_suite ring-model $BT_BUILD/tests/test_ring
 	run_suite ${label}cli         tests/live/cli.sh
+	run_suite ${label}netns       tests/live/netns.sh
 	run_suite ${label}integration tests/live/integration.sh
 	run_suite ${label}first-lab   tests/live/firstlab.sh
 	run_suite ${label}windows     tests/live/spie.sh

@@ -15,7 +15,7 @@ AGENT=
 cleanup() {
 	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
 	[ -n "$PROM" ] && kill "$PROM" 2>/dev/null && wait "$PROM" 2>/dev/null
-	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 	cleanup_netns
 	rm -rf "$TMP"
 }
@@ -397,7 +397,7 @@ check "a second agent is refused, and makes nothing (no archive directory)" bash
 
 # ---- the interface deleted and made again, while the agent runs and
 # while it does not: attached again, the instance kept ----
-P0=$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')
+P0=$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["packets"]')
 remake() {
 	ip -n "$NSB" link del "$VB"
 	ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
@@ -408,7 +408,7 @@ remake
 wait_for "the interface made again attached" 30 grep -q "attached again, to the interface made again" "$TMP/agent.log"
 check "running: the new interface attached again (logged)" grep -q "attached again, to the interface made again" "$TMP/agent.log"
 in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.8.2 >/dev/null
-P1=$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')
+P1=$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["packets"]')
 check "running: the new interface's packets counted, the old counts kept ($P0 -> $P1)" test "$P1" -ge $((P0 + 5))
 kill -TERM $AGENT; wait $AGENT; AGENT=
 remake
@@ -418,7 +418,7 @@ wait_for "/healthz answers" 30 get "127.0.0.1:$PORT/healthz"
 eq "stopped: the agent starts anyway (no EEXIST)" "$(get 127.0.0.1:$PORT/healthz)" "ok"
 check "stopped: attached to the interface made since (logged)" grep -q "interface was made again since: attached to it" "$TMP/agent.log"
 in_ns "$NSA" ping -q -c 5 -i 0.05 198.18.8.2 >/dev/null
-P2=$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')
+P2=$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["packets"]')
 check "stopped: packets counted again ($P1 -> $P2)" test "$P2" -ge $((P1 + 5))
 
 # ---- detach --force under the agent: it says so, once; /healthz fails;

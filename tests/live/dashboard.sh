@@ -18,7 +18,7 @@ DASH=$TOP/deploy/grafana/bloomtap.json
 AGENT= PROM= PING=
 cleanup() {
 	for p in $PING $PROM $AGENT; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 	cleanup_netns
 	rm -rf "$TMP"
 }

@@ -105,7 +105,7 @@ read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/replies.pcap")"
 eq "B's $PINGS replies: received at A" "$recv" $PINGS
 eq "B's replies never left A" "$left" 0
 check "trace's text says 'left here'" bash -c "nsenter --net=/var/run/netns/$NSA \
-	$BLOOMTAP trace $VA $TMP/wire.pcap | grep -q 'left here: $VA window'"
+	$BLOOMTAP trace --instance $VA $TMP/wire.pcap | grep -q 'left here: $VA window'"
 # a datagram nobody sent: the capture's first with another payload
 never_sent "$TMP/wire.pcap" "$TMP/never.pcap"
 read -r left recv none <<<"$(trace_dir "$NSA" "$VA" "$TMP/never.pcap")"

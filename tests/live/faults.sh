@@ -36,11 +36,11 @@ print(" ".join(str(b) for b in v))' "$2") && bpftool map update pinned "$1" key 
 pair || { fail "namespaces"; summary; exit 1; }
 check "attach" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
 in_ns "$NSA" ping -q -c 3 -i 0.05 198.18.9.2 >/dev/null
-P=$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')
+P=$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["packets"]')
 ip -n "$NSB" link del "$VB"
 check "interface removed: status says so" bash -c "'$BLOOMTAP' status | grep '^$VB ' | grep -q 'interface gone'"
-eq "interface removed: counters still readable" "$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" "$P"
-check "interface removed: detach cleans up" "$BLOOMTAP" detach "$VB"
+eq "interface removed: counters still readable" "$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["packets"]')" "$P"
+check "interface removed: detach cleans up" "$BLOOMTAP" detach --instance "$VB"
 check "no pins left" test ! -e /sys/fs/bpf/bloomtap/$VB
 
 # ---- the namespace goes away with the attached interface in it ----
@@ -50,7 +50,7 @@ ip netns del "$NSB"
 # the kernel dismantles a namespace asynchronously: give it up to 5 s
 for i in $(seq 50); do "$BLOOMTAP" status | grep "^$VB " | grep -q 'interface gone' && break; sleep 0.1; done
 check "namespace deleted: status says the interface is gone" bash -c "'$BLOOMTAP' status | grep '^$VB ' | grep -q 'interface gone'"
-check "namespace deleted: detach cleans up" "$BLOOMTAP" detach "$VB"
+check "namespace deleted: detach cleans up" "$BLOOMTAP" detach --instance "$VB"
 cleanup_netns
 
 # ---- bpffs unmounted (in a private mount namespace) ----
@@ -115,7 +115,7 @@ if [ -n "$OLD_DROP" ]; then
 		bash -c "! bpftool prog show id $OLD_DROP" && ok "the old instance's drop program (id $OLD_DROP) is gone"
 fi
 kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
-check "detach removes it" "$BLOOMTAP" detach "$VB"
+check "detach removes it" "$BLOOMTAP" detach --instance "$VB"
 # only an older ABI's instance nobody holds is made anew: a newer one's (a
 # downgrade, or a newer agent beside this one) is refused, saying so
 check "attach (then made a newer ABI's)" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
@@ -126,7 +126,7 @@ eq "--recreate-incompatible on a newer ABI's instance: refused, exit 3" "$RC" 3
 check "it says a newer bloomtap made it: upgrade, or detach" grep -q \
 	"$VB: the pinned instance was made by a newer bloomtap (ABI $((ABI + 1)), .*Upgrade this bloomtap, or 'bloomtap detach $VB'" <<<"$OUT"
 eq "and the newer instance is left as it was" "$(bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["value"][8], 16))')" $((ABI + 1))
-check "detach removes it" "$BLOOMTAP" detach "$VB"
+check "detach removes it" "$BLOOMTAP" detach --instance "$VB"
 # an older ABI's instance a running agent holds (the DaemonSet's beside
 # the package's): refused, naming that agent
 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --listen 127.0.0.1:19477 \
@@ -143,7 +143,7 @@ check "it names the holder (PID $AGENT)" grep -q \
 eq "and the held instance is left as it was (ABI 3)" "$(bpftool -j map lookup pinned "$META" key 0 0 0 0 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["value"][8], 16))')" 3
 check "and its agent runs on" kill -0 "$AGENT"
 kill -TERM "$AGENT"; wait "$AGENT"; AGENT=
-check "detach removes it" "$BLOOMTAP" detach "$VB"
+check "detach removes it" "$BLOOMTAP" detach --instance "$VB"
 cleanup_netns
 # the same ABI, one map of another shape (wdrops, which the agent's old
 # hand-kept list of 14 maps did not hold): every map the object lists is
@@ -156,7 +156,7 @@ OUT=$(timeout 20 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --lis
 	--archive "$TMP/arch-layout" 2>&1); RC=$?
 check "agent on an instance with one map of another layout: a clear error (exit $RC)" bash -c \
 	"[ $RC -ne 0 ] && [ $RC -ne 124 ] && grep -q 'another map layout' <<<\"\$0\"" "$OUT"
-check "detach removes it" "$BLOOMTAP" detach "$VB"
+check "detach removes it" "$BLOOMTAP" detach --instance "$VB"
 cleanup_netns
 
 # ---- map memory exhausted ----
@@ -219,18 +219,18 @@ eq "SIGKILLed agent: archive finds every file valid (exit)" "$?" 0
 "$BLOOMTAP" trace --archive "$ARCH" --hex 4500001400000000400000000102030405060708 > "$TMP/trace.out" 2>&1
 eq "SIGKILLed agent: trace of a packet never sent reads every file (exit 1: not seen)" "$?" 1
 eq "SIGKILLed agent: no file reported damaged" "$(grep -c 'archive file' "$TMP/trace.out")" 0
-P=$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')
+P=$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["packets"]')
 in_ns "$NSA" ping -q -c 5 -i 0.02 198.18.9.2 >/dev/null
 eq "SIGKILLed agent: the program still counts every packet" \
-	"$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" "$((P + 5))"
+	"$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["packets"]')" "$((P + 5))"
 
 # ---- two tools querying while the agent rotates fast ----
 nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --window 0.01 --interval 0.1 \
 	--archive "$ARCH" --listen 127.0.0.1:9479 > "$TMP/agent.log" 2>&1 &
 AGENT=$!
-( for i in $(seq 30); do "$BLOOMTAP" trace "$VB" --archive "$ARCH" "$PCAPS/dnscap__dns.pcap" >/dev/null 2>&1; echo $?; done ) > "$TMP/q1" &
+( for i in $(seq 30); do "$BLOOMTAP" trace --instance "$VB" --archive "$ARCH" "$PCAPS/dnscap__dns.pcap" >/dev/null 2>&1; echo $?; done ) > "$TMP/q1" &
 Q1=$!
-( for i in $(seq 30); do "$BLOOMTAP" -j heavy "$VB" >/dev/null 2>&1; echo $?; "$BLOOMTAP" windows "$VB" >/dev/null 2>&1; echo $?; done ) > "$TMP/q2" &
+( for i in $(seq 30); do "$BLOOMTAP" -j heavy --instance "$VB" >/dev/null 2>&1; echo $?; "$BLOOMTAP" windows --instance "$VB" >/dev/null 2>&1; echo $?; done ) > "$TMP/q2" &
 Q2=$!
 in_ns "$NSA" ping -q -c 40 -i 0.02 198.18.9.2 >/dev/null
 wait $Q1 $Q2
@@ -259,8 +259,8 @@ k = json.load(sys.stdin)[0]["formatted"]["value"][".bss"][0]["cfg_keys"]
 words = k["addr"] + [k["flow"]] + k["spie"] + [k["fin_flow"], k["fin_spie"]] + k["watch"]
 print(" ".join(struct.pack("<Q", w).hex() for w in words))')"
 eq "key words to look for (2 of the key, 13 derived)" "$(wc -w <<<"$KEYS")" 15
-{ "$BLOOMTAP" -j status; "$BLOOMTAP" -j stats "$VB"; "$BLOOMTAP" -j heavy "$VB"; "$BLOOMTAP" -j windows "$VB"
-  "$BLOOMTAP" -j trace "$VB" --archive "$ARCH" "$PCAPS/dnscap__dns.pcap"; cat "$TMP/agent.log"
+{ "$BLOOMTAP" -j status; "$BLOOMTAP" -j stats --instance "$VB"; "$BLOOMTAP" -j heavy --instance "$VB"; "$BLOOMTAP" -j windows --instance "$VB"
+  "$BLOOMTAP" -j trace --instance "$VB" --archive "$ARCH" "$PCAPS/dnscap__dns.pcap"; cat "$TMP/agent.log"
   cat "$ARCH"/*.btw | head -c 1000000 | od -An -tx1 | tr -d ' \n'; } > "$TMP/outputs" 2>&1
 LEAKS=0
 for k in $KEYS; do

@@ -150,7 +150,7 @@ read -r n2 seen2 ncut2 allseg2 _ left2 _ <<<"$(trace_json "$NSB" "$VB" "$TMP/tcp
 eq "traced at B, every TCP packet seen, the merged ones as all their segments" \
 	"$seen2/$allseg2/$left2" "$n2/$ncut2/True"
 check "trace's text: 'seen: N of N segments'" bash -c "nsenter --net=/var/run/netns/$NSA \
-	$BLOOMTAP trace $VA $TMP/tcp.pcap | grep -qE '^packet [0-9]+: seen: ([0-9]+) of \\1 segments \\(a merged buffer, [0-9]+ bytes of TCP cut at 1448, the MSS of the flow.s SYN; IP IDs incremented\\)$'"
+	$BLOOMTAP trace --instance $VA $TMP/tcp.pcap | grep -qE '^packet [0-9]+: seen: ([0-9]+) of \\1 segments \\(a merged buffer, [0-9]+ bytes of TCP cut at 1448, the MSS of the flow.s SYN; IP IDs incremented\\)$'"
 
 read -r n seen ncut allseg _ <<<"$(trace_json "$NSA" "$VA" "$TMP/moved.pcap" | summed egress)"
 eq "a merged packet nobody sent (its sequence moved by one), after the handshake: cut, none of its segments seen" \

@@ -15,7 +15,7 @@ VA=bthla$ID VB=bthlb$ID
 FLOWGEN=${FLOWGEN:-$TOP/${BT_BUILD:-.output}/tests/flowgen}
 [ -x "$FLOWGEN" ] || FLOWGEN=$TOP/.output/tests/flowgen
 cleanup() {
-	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 	cleanup_netns
 }
 trap cleanup EXIT INT TERM
@@ -25,10 +25,10 @@ check "attach (fraction 0.001, the default)" in_ns "$NSB" "$BLOOMTAP" attach "$V
 MAC=$(ip -n "$NSB" -j link show "$VB" | json_get '[0]["address"]')
 
 # the quiet interval
-check "an interval starts" "$BLOOMTAP" heavy "$VB" --flip
+check "an interval starts" "$BLOOMTAP" heavy --instance "$VB" --flip
 in_ns "$NSA" ping -q -c 20 -i 0.01 -s 1000 198.18.12.2 >/dev/null
-check "the quiet interval ends" "$BLOOMTAP" heavy "$VB" --flip
-QUIET=$("$BLOOMTAP" -j heavy "$VB" | python3 -c '
+check "the quiet interval ends" "$BLOOMTAP" heavy --instance "$VB" --flip
+QUIET=$("$BLOOMTAP" -j heavy --instance "$VB" | python3 -c '
 import json,sys; d=json.load(sys.stdin); print(max([f["interval_bytes"] for f in d if f["interval"] == "last"] or [0]))')
 echo "        the quiet interval: ${QUIET} bytes"
 
@@ -39,8 +39,8 @@ echo "        the quiet interval: ${QUIET} bytes"
 CPU=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 OUT=$(in_ns "$NSA" taskset -c "$CPU" "$FLOWGEN" "$VA" "$MAC" 198.18.12.2 20000 5 400 1000)
 echo "        $OUT (CPU $CPU)"
-check "the burst's interval ends" "$BLOOMTAP" heavy "$VB" --flip
-H=$("$BLOOMTAP" -j heavy "$VB" -n 100 2>/dev/null)
+check "the burst's interval ends" "$BLOOMTAP" heavy --instance "$VB" --flip
+H=$("$BLOOMTAP" -j heavy --instance "$VB" -n 100 2>/dev/null)
 eq "all 5 heavy flows reported" "$(python3 -c '
 import json,sys
 d = [f for f in json.load(sys.stdin) if f["interval"] == "last"]
@@ -53,12 +53,12 @@ print(sorted({(f["packets"], f["bytes"]) for f in d}))' <<<"$H")" "[(400, 400000
 eq "no nomination lost" "$(python3 -c '
 import json,sys; d=[f for f in json.load(sys.stdin) if f["interval"] == "last"]
 print(max([f["lost_nominations"] for f in d] or [-1]))' <<<"$H")" 0
-NOM=$("$BLOOMTAP" -j stats "$VB" | json_get '["nominated"]')
+NOM=$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["nominated"]')
 # 2/f = 2000 one-packet flows on the one CPU, the 5 heavy ones, and the
 # quiet interval's pings: far below the 20,005 flows sent
 check "the flood nominated at most 2/f flows on its CPU ($NOM nominated of 20,005 flows)" \
 	test "$NOM" -le $(( 2000 + 5 + 40 ))
-FULL=$("$BLOOMTAP" -j stats "$VB" | json_get '["flow_memory_full"]')
+FULL=$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["flow_memory_full"]')
 eq "flow_memory_full" "$FULL" 0
 
 cleanup

@@ -55,7 +55,7 @@ check "bloomtap's own program, pins not visible: refused (exit $RC), no --force 
 	"[ $RC -ne 0 ] && grep -q \"already runs bloomtap's program\" <<<\"\$0\" && ! grep -q -- '--force' <<<\"\$0\"" "$OUT"
 check "the live instance is untouched" bash -c "ip -n $NSB link show $VB | grep -q 'name bloomtap_xdp' && test -e $PIN/$VB"
 check "pins are root-only (0700)" test "$(stat -c %a "$PIN/$VB")" = 700
-eq "status lists the instance, attached" "$("$BLOOMTAP" -j status | python3 -c '
+eq "status lists the instance, attached" "$(in_ns "$NSB" "$BLOOMTAP" -j status | python3 -c '
 import json, sys; print([i["state"] for i in json.load(sys.stdin) if i["name"] == sys.argv[1]])' "$VB")" "['attached']"
 
 # ---- traffic: counted exactly ----
@@ -71,11 +71,11 @@ head -c 200000 /dev/urandom | in_ns "$NSA" timeout 30 nc -N 198.18.0.2 8080
 wait $NC
 # the last frames of the close cross the veth: poll until bloomtap's count
 # stops short of VA's no more (asserted below)
-counted_all() { [ "$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" = "$(tx packets)" ]; }
+counted_all() { [ "$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["packets"]')" = "$(tx packets)" ]; }
 poll_until 10 counted_all
 P1=$(tx packets) B1=$(tx bytes)
 SENT=$((P1 - P0)) SENT_BYTES=$((B1 - B0))
-STATS=$("$BLOOMTAP" -j stats "$VB")
+STATS=$("$BLOOMTAP" -j stats --instance "$VB")
 get() { json_get "[\"$1\"]" <<<"$STATS"; }
 eq "packets counted = packets $VA sent" "$(get packets)" "$SENT"
 # veth counts bytes after the Ethernet header; XDP sees whole frames
@@ -88,11 +88,11 @@ eq "ipv4 = all" "$(get ipv4)" "$SENT"
 eq "nothing else" "$(get ipv6)/$(get l3_other)/$(get malformed)/$(get truncated)" "0/0/0/0"
 # heavy at >= 400 bytes: the TCP transfer and the 5 pings (one ICMP echo
 # flow, 490 bytes); each UDP datagram came from its own port (56 bytes)
-HEAVY=$("$BLOOMTAP" -j heavy "$VB" | python3 -c 'import json,sys; print(" ".join(sorted("%s:%s>%s:%s/%s" % (f["src"], f["sport"], f["dst"], f["dport"], f["proto"]) for f in json.load(sys.stdin) if f["interval"] == "current")))')
+HEAVY=$("$BLOOMTAP" -j heavy --instance "$VB" | python3 -c 'import json,sys; print(" ".join(sorted("%s:%s>%s:%s/%s" % (f["src"], f["sport"], f["dst"], f["dport"], f["proto"]) for f in json.load(sys.stdin) if f["interval"] == "current")))')
 check "heavy on a live interface: the TCP flow" grep -q "198.18.0.1:[0-9]*>198.18.0.2:8080/6" <<<"$HEAVY"
 check "heavy on a live interface: the ping flow" grep -q "198.18.0.1:8>198.18.0.2:0/1" <<<"$HEAVY"
 eq "heavy on a live interface: nothing else" "$(wc -w <<<"$HEAVY")" 2
-check "plain stats names match JSON keys" bash -c "'$BLOOMTAP' stats '$VB' | grep -qE '^  tcp +$(get tcp)\$'"
+check "plain stats names match JSON keys" bash -c "'$BLOOMTAP' stats --instance '$VB' | grep -qE '^  tcp +$(get tcp)\$'"
 
 # ---- someone else's program: refused unless --force ----
 check "load a foreign XDP program" bpftool prog load "$TOP/.output/tests/xdp_pass.bpf.o" /sys/fs/bpf/bt-it-pass-$ID
@@ -105,9 +105,9 @@ rm -f /sys/fs/bpf/bt-it-pass-$ID
 
 # ---- detach: --keep-maps keeps counters, reattach continues them ----
 check "detach --keep-maps" in_ns "$NSB" "$BLOOMTAP" detach --keep-maps "$VB"
-eq "counters kept after detach" "$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" "$SENT"
+eq "counters kept after detach" "$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["packets"]')" "$SENT"
 check "attach again reuses the kept maps" in_ns "$NSB" "$BLOOMTAP" attach "$VB"
-eq "counters continue" "$("$BLOOMTAP" -j stats "$VB" | json_get '["packets"]')" "$SENT"
+eq "counters continue" "$("$BLOOMTAP" -j stats --instance "$VB" | json_get '["packets"]')" "$SENT"
 check "detach" in_ns "$NSB" "$BLOOMTAP" detach "$VB"
 check "no pins left" test ! -e "$PIN/$VB"
 check "no XDP program left on $VB" bash -c "! ip -n $NSB link show $VB | grep -q xdp"
@@ -120,7 +120,7 @@ check "no XDP program left on $VB" bash -c "! ip -n $NSB link show $VB | grep -q
 check "attach in skb mode" in_ns "$NSB" "$BLOOMTAP" attach --mode skb "$VB"
 txs() { ip -n "$NSA" -s -j link show "$VA" | python3 -c 'import json,sys; s=json.load(sys.stdin)[0]["stats64"]["tx"]; print(s["packets"], s["bytes"])'; }
 read -r TP0 TB0 <<<"$(txs)"
-now() { "$BLOOMTAP" -j stats "$VB" | json_get "[\"$1\"]"; }
+now() { "$BLOOMTAP" -j stats --instance "$VB" | json_get "[\"$1\"]"; }
 P0=$(now packets); B0=$(now bytes)
 in_ns "$NSB" timeout 30 nc -l 198.18.0.2 5002 >/dev/null &
 NCL=$!

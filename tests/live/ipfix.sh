@@ -41,7 +41,7 @@ stop_pids() {
 cleanup() {
 	stop_pids
 	[ -s "$TMP/example/nfcapd.pid" ] && kill "$(cat "$TMP/example/nfcapd.pid")" 2>/dev/null
-	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 	"$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1
 	"$BLOOMTAP" detach --instance "$INST-src" >/dev/null 2>&1
 	cleanup_netns
@@ -169,7 +169,7 @@ check "templates sent again over UDP (refresh 1 s): $TPL template messages" test
 # 16,384 flows an interval, about 0.8 MB of IPFIX, to a TCP listener that
 # never reads. Once the socket's buffers and bloomtap's 1 MiB are full,
 # messages are dropped and counted; intervals keep ending on time.
-"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 SLOW=4806 NOTCP=4807
 bg_b python3 -c '
 import socket, sys, time
@@ -215,7 +215,7 @@ stop_pids
 # the agent stops gets exactly what the agent's closing line says it sent
 # (before, a message counted as sent when it entered the backlog, and the
 # backlog was dropped silently at exit). ----
-"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 BACK=4808
 bg_b python3 -c '
 import os, socket, sys, time
@@ -262,7 +262,7 @@ stop_pids
 # 5 is sent as an interval begins (round 4 seen ended), then counted and its
 # interface made again well within that interval, so an agent that ended
 # it only on time would give round 5 the new index ----
-"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 RE=4810
 bg_b python3 "$TOP/tests/lib/capture.py" lo "$TMP/re.pcap" 0 "port:$RE" > "$TMP/re-capture.out"
 # a collector that takes the datagrams (none would make every other send
@@ -346,7 +346,7 @@ agent_up
 wait_for "the collector on the name's second address gets IPFIX" 30 grep -qx 'version 10' "$TMP/named.out" &&
 	ok "the collector on the name's second address gets IPFIX (::1 refused, 127.0.0.1 taken)"
 stop_pids
-"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 
 # ---- heavy --interval --ipfix-file: an interval without the agent ----
 check "replay a capture" "$BLOOMTAP" replay --instance "$INST" "$PCAPS/pcapplusplus__tls2.pcap"
@@ -382,7 +382,7 @@ print(" ".join(sorted(n for n in names if not n.endswith("_tree"))))')" \
 # lab's, the agent's archive and HTTP the test's (the page's defaults are
 # the host's), bloomtap the build's; the agent, which the page leaves in the foreground, in the
 # background until its first interval (10 s, as the page says) is out ----
-"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 # the pair was made again above, without its addresses
 ip -n "$NSA" addr replace 198.18.14.1/24 dev "$VA"
 ip -n "$NSB" addr replace 198.18.14.2/24 dev "$VB"

@@ -20,7 +20,7 @@ cleanup() {
 	local i
 	for i in "${AGENTS[@]}"; do kill "$i" 2>/dev/null; wait "$i" 2>/dev/null; done
 	AGENTS=()
-	for i in r1 r2 r3 r4 s; do "$BLOOMTAP" detach "${P}${i}in" >/dev/null 2>&1; done
+	for i in r1 r2 r3 r4 s; do "$BLOOMTAP" detach --instance "${P}${i}in" >/dev/null 2>&1; done
 	for i in "${NS[@]}"; do ip netns del "$P-$i" 2>/dev/null; done
 	rm -rf "$(dirname "$CAP")"
 }
@@ -72,19 +72,19 @@ N=$(tshark -r "$CAP" 2>/dev/null | wc -l)
 eq "victim captured the 25 packets" "$N" 25
 
 for r in r1 r2 r3 r4; do
-	OUT=$("$BLOOMTAP" trace "${P}${r}in" "$CAP"); RC=$?
+	OUT=$("$BLOOMTAP" trace --instance "${P}${r}in" "$CAP"); RC=$?
 	eq "$r (on the path): every packet seen" "$RC/$(tail -1 <<<"$OUT" | cut -d';' -f1)" "0/25 IP packets: 25 seen, 0 not seen"
 done
-OUT=$("$BLOOMTAP" trace "${P}sin" "$CAP"); RC=$?
+OUT=$("$BLOOMTAP" trace --instance "${P}sin" "$CAP"); RC=$?
 eq "s (off the path): no packet seen" "$RC/$(tail -1 <<<"$OUT" | cut -d';' -f1)" "1/25 IP packets: 0 seen, 25 not seen"
 # a packet nobody sent: the first captured one with another IP ID
 HEX=$(python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); n=int.from_bytes(d[24+8:24+12],"little"); print(d[40:40+n].hex())' "$CAP")
 NEVER=${HEX:0:36}ffff${HEX:40}
 for r in r1 r2 r3 r4; do
-	"$BLOOMTAP" trace "${P}${r}in" --hex "$NEVER" >/dev/null; RC=$?
+	"$BLOOMTAP" trace --instance "${P}${r}in" --hex "$NEVER" >/dev/null; RC=$?
 	eq "$r: a packet never sent is not seen" "$RC" 1
 done
-OUT=$("$BLOOMTAP" trace "${P}r1in" --hex "$HEX" 2>&1); RC=$?
+OUT=$("$BLOOMTAP" trace --instance "${P}r1in" --hex "$HEX" 2>&1); RC=$?
 eq "r1: the same frame unchanged is seen" "$RC" 0
 [ $RC -eq 0 ] || { echo "        frame: $HEX"; sed 's/^/        /' <<<"$OUT"; tshark -r "$CAP" -c 3 2>/dev/null | sed 's/^/        /'; }
 

@@ -20,7 +20,7 @@ AGENT= DNS=
 cleanup() {
 	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
 	[ -n "$DNS" ] && kill "$DNS" 2>/dev/null
-	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 	cleanup_netns
 	rm -rf "$TMP"
 }
@@ -99,7 +99,7 @@ LATE=$(grep -c late "$TMP/queries" 2>/dev/null || echo 0)
 check "the name was asked again while slow ($LATE late answers)" test "$LATE" -ge 1
 eq "every scrape answered within curl's 3 s ($SCRAPES scrapes, the slowest $SLOWEST ms)" "$FAILED" 0
 # the windows that began and ended while the resolver was slow
-read -r NW MEAN MAX < <("$BLOOMTAP" -j windows "$VB" | python3 -c '
+read -r NW MEAN MAX < <("$BLOOMTAP" -j windows --instance "$VB" | python3 -c '
 import json, sys, datetime
 t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 start, stop = float(sys.argv[1]), float(sys.argv[2])

@@ -16,7 +16,7 @@ TMP=$(mktemp -d)
 cleanup() {
 	[ -n "${AGENT:-}" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
 	[ -n "${CAP_B:-}" ] && kill "$CAP_B" "${CAP_A:-}" 2>/dev/null
-	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 	cleanup_netns
 	rm -rf "$TMP"
 }

@@ -17,8 +17,8 @@ G=$PCAPS/ndpi__gnutella.pcap
 AGENT=
 cleanup() {
 	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
-	"$BLOOMTAP" detach "${VB}x" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "${VB}x" >/dev/null 2>&1
 	cleanup_netns
 	rm -rf "$TMP"
 }
@@ -39,11 +39,11 @@ eq "agent up" "$(get 127.0.0.1:$PORT/healthz)" "ok"
 
 # ---- one keeper at a time ----
 expect_fail "windows --rotate refused while the agent keeps the instance" \
-	"keeps instance '$VB' turning" "$BLOOMTAP" windows "$VB" --rotate
+	"keeps instance '$VB' turning" "$BLOOMTAP" windows --instance "$VB" --rotate
 expect_fail "heavy --flip refused while the agent keeps the instance" \
-	"keeps instance '$VB' turning" "$BLOOMTAP" heavy "$VB" --flip
+	"keeps instance '$VB' turning" "$BLOOMTAP" heavy --instance "$VB" --flip
 expect_fail "windows --every refused too" "keeps instance '$VB' turning" \
-	timeout 5 "$BLOOMTAP" windows "$VB" --every 1
+	timeout 5 "$BLOOMTAP" windows --instance "$VB" --every 1
 # a second agent: one message, naming the holder, and nothing else said
 # (it said "adopted", then "keeps this instance turning", then "could not
 # attach or adopt")
@@ -85,7 +85,7 @@ print(sum(x["overloaded"] for x in w) if len(w) >= 1000 else "only %d windows" %
 editcap -r "$G" "$TMP/q.pcap" 1-40 >/dev/null 2>&1
 editcap -r -s 96 "$G" "$TMP/big.pcap" 1-1000 >/dev/null 2>&1
 check "query captures of 40 and 1,000 frames" test -s "$TMP/q.pcap" -a -s "$TMP/big.pcap"
-NBIG=$("$BLOOMTAP" -j trace "$VB" --any-time "$TMP/big.pcap" 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+NBIG=$("$BLOOMTAP" -j trace --instance "$VB" --any-time "$TMP/big.pcap" 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
 api_client() {	# queries until $END, prints one line per wrong answer
 	while [ "$(date +%s)" -lt "$END" ]; do
 		in_ns "$NSB" curl -s -m 20 --interface "127.0.0.1$1" -X POST --data-binary \
@@ -114,7 +114,7 @@ api_client 1 > "$TMP/bad1" 2> "$TMP/n1" & C1=$!
 api_client 2 > "$TMP/bad2" 2> "$TMP/n2" & C2=$!
 Q=0 BAD=0
 while [ "$(date +%s)" -lt "$END" ]; do
-	"$BLOOMTAP" trace "$VB" --archive "$TMP/archive" "$TMP/q.pcap" >"$TMP/cli.out" 2>&1 ||
+	"$BLOOMTAP" trace --instance "$VB" --archive "$TMP/archive" "$TMP/q.pcap" >"$TMP/cli.out" 2>&1 ||
 		{ BAD=$((BAD + 1)); tail -n 3 "$TMP/cli.out" | sed 's/^/cli: /' >> "$TMP/bad0"; }
 	Q=$((Q + 1))
 done
@@ -127,7 +127,7 @@ check "each API client had answers, not refusals alone ($(wc -l < "$TMP/n1") and
 	test -s "$TMP/n1" -a -s "$TMP/n2"
 cat "$TMP/bad0" "$TMP/bad1" "$TMP/bad2" 2>/dev/null | sort | uniq -c | head -n 5 | sed 's/^/        wrong: /'
 # the windows that began while the queries ran, from the ring
-PERIOD=$("$BLOOMTAP" -j windows "$VB" | python3 -c '
+PERIOD=$("$BLOOMTAP" -j windows --instance "$VB" | python3 -c '
 import json, sys, datetime
 t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 start, stop = float(sys.argv[1]), float(sys.argv[2])
@@ -160,7 +160,7 @@ wait_for "/healthz answers" 30 get "127.0.0.1:$PORT/healthz"
 START=$(date +%s.%N)
 # 30 windows that began after this point, then their mean length: below
 # the old 100 ms tick (by 3 x), and at least the 30 ms asked for
-since_start() { "$BLOOMTAP" -j windows "$VB" | python3 -c '
+since_start() { "$BLOOMTAP" -j windows --instance "$VB" | python3 -c '
 import json, sys, datetime
 t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 d = [t(w["end"]) - t(w["start"]) for w in json.load(sys.stdin)
@@ -203,7 +203,7 @@ HUP=$(date +%s.%N)
 kill -HUP $AGENT
 wait_for "the million entries loaded again on both" 60 loaded 4
 DONE=$(date +%s.%N)
-read -r NW MAX <<<"$("$BLOOMTAP" -j windows "$VB" | python3 -c '
+read -r NW MAX <<<"$("$BLOOMTAP" -j windows --instance "$VB" | python3 -c '
 import json, sys, datetime
 t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 hup, done = float(sys.argv[1]), float(sys.argv[2])
@@ -221,7 +221,7 @@ BOUND=$(python3 -c "print('%.3f' % max(0.3, ($DONE - $HUP) / 4))")
 check "no window held past max(3 x 100 ms, a quarter of the reload) = $BOUND s during the reload ($MAX s)" \
 	python3 -c "import sys; sys.exit(not $MAX <= $BOUND)"
 kill -TERM $AGENT; wait $AGENT; AGENT=
-"$BLOOMTAP" detach "${VB}x" >/dev/null 2>&1
+"$BLOOMTAP" detach --instance "${VB}x" >/dev/null 2>&1
 cleanup
 trap - EXIT
 summary

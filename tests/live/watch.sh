@@ -18,7 +18,7 @@ cleanup() {
 	"$BLOOMTAP" detach --instance "$INST" >/dev/null 2>&1
 	"$BLOOMTAP" detach --instance "$INST-bad" >/dev/null 2>&1
 	"$BLOOMTAP" detach --instance "$INST-m" >/dev/null 2>&1
-	"$BLOOMTAP" detach "$VB" >/dev/null 2>&1
+	"$BLOOMTAP" detach --instance "$VB" >/dev/null 2>&1
 	cleanup_netns
 	rm -rf "$TMP"
 }

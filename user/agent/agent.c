@@ -945,6 +945,11 @@ static int configure(int argc, char **argv, char names[][IFNAMSIZ], int *np)
 	/* the instances it would adopt (and --check's holders) are pins */
 	if (bt_pins_visible())
 		return BT_EXIT_FAIL;
+	/* an interface's instance of another network namespace is not this
+	 * one's to adopt, attach again or check, nor its lock this one's */
+	for (int i = 0; i < n; i++)
+		if (bt_instance_here_or_explain(names[i], "run ...", NULL))
+			return BT_EXIT_FAIL;
 	if (!ag.cfg.check) {
 		/* a second agent is refused before it makes anything */
 		for (int i = 0; i < n; i++)

@@ -110,14 +110,19 @@ static const struct bt_opt detach_opts[] = {
 	{ "keep-maps", 'k', BT_OPT_FLAG, &detach_cfg.keep_maps, NULL,
 	  "keep the pinned maps (counters stay readable; attach again reuses them)" },
 	{ "force", 'f', BT_OPT_FLAG, &detach_cfg.force, NULL,
-	  "detach even while an agent (or windows --every) keeps the instance" },
+	  "detach even while an agent (or windows --every) keeps the instance (another "
+	  "network namespace's instance of IFACE's name stays refused)" },
 	BT_INSTANCE_OPT(detach_cfg.instance),
 	{ 0 }
 };
 
 static const struct bt_cmd_spec detach_spec = {
 	"detach", "[IFACE]",
-	"Detach bloomtap from IFACE and remove its pins (or those of --instance NAME).",
+	"Detach bloomtap from IFACE and remove its pins (or those of --instance NAME).\n"
+	"IFACE is this network namespace's: the pins are the host's, named after the\n"
+	"interface, and an instance of that name from another namespace is refused,\n"
+	"with or without --force; detach it in its namespace, or name it with\n"
+	"--instance NAME.",
 	detach_opts, 0, 1,
 };
 
@@ -135,6 +140,17 @@ int cmd_detach(int argc, char **argv)
 		return BT_EXIT_USAGE;
 	}
 	name = n == 1 ? argv[1] : detach_cfg.instance;
+	/* IFACE is this namespace's interface: another's instance of that
+	 * name is never removed by it (--force is about an agent, not this) */
+	if (n == 1) {
+		char cmd[64], more[128];
+
+		snprintf(cmd, sizeof(cmd), "detach %s", name);
+		snprintf(more, sizeof(more), "'bloomtap detach --instance %s' removes it from "
+			 "here, whichever namespace it is in", name);
+		if (bt_instance_here_or_explain(name, cmd, more))
+			return BT_EXIT_FAIL;
+	}
 	/* an agent keeping the instance would go on serving frozen counters */
 	if (!detach_cfg.force && bt_instance_lock(name, &lock) == -EBUSY) {
 		bt_err("detach: another bloomtap process (an agent, or windows --every) keeps "

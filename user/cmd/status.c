@@ -14,10 +14,12 @@
 #include "instance/link.h"
 #include "base/options.h"
 
-static const char *attach_state(int link_ifindex)
+/* elsewhere: the instance is an interface's of another network namespace,
+ * whose index link_ifindex is there */
+static const char *attach_state(int link_ifindex, bool elsewhere)
 {
 	if (link_ifindex > 0)
-		return "attached";
+		return elsewhere ? "other netns" : "attached";
 	if (link_ifindex == 0)
 		return "interface gone";
 	return "not attached";
@@ -75,6 +77,9 @@ static void status_one(const char *name, struct json_object *arr)
 		}
 		return;
 	}
+	/* interface names are per namespace: another's ifname is not ours */
+	bool elsewhere = bt_meta_elsewhere(&inst.meta);
+
 	kind = inst.meta.flags & BT_META_ATTACHED ? "interface" : "replay";
 	mode = link < 0 || inst.meta.flags & BT_META_NO_INGRESS ? "-"
 	       : inst.meta.flags & BT_META_SKB_MODE ? "skb" : "native";
@@ -94,7 +99,10 @@ static void status_one(const char *name, struct json_object *arr)
 		json_object_object_add(o, "kind", json_object_new_string(kind));
 		json_object_object_add(o, "ifname", json_object_new_string(inst.meta.ifname));
 		json_object_object_add(o, "ifindex", json_object_new_int(inst.meta.ifindex));
-		json_object_object_add(o, "state", json_object_new_string(attach_state(link)));
+		json_object_object_add(o, "state",
+				       json_object_new_string(attach_state(link, elsewhere)));
+		json_object_object_add(o, "netns", json_object_new_uint64(inst.meta.netns));
+		json_object_object_add(o, "here", json_object_new_boolean(!elsewhere));
 		json_object_object_add(o, "mode", json_object_new_string(mode));
 		json_object_object_add(o, "prog_id", json_object_new_int64(prog_id(inst.prog_fd)));
 		json_object_object_add(o, "flow_table", json_object_new_int64(inst.meta.flow_table_size));
@@ -110,10 +118,15 @@ static void status_one(const char *name, struct json_object *arr)
 		json_object_object_add(o, "drop_recorder", recorder_json(&inst));
 		json_object_array_add(arr, o);
 	} else {
-		printf("%-16s %-9s %-16s %-14s %-6s prog %-6u flow table %-8u created %s%s%s%s%s\n",
+		char ns[96] = "";
+
+		if (elsewhere)
+			snprintf(ns, sizeof(ns), "  of another network namespace, net:[%u] "
+				 "(not this one's %.16s)", inst.meta.netns, inst.meta.ifname);
+		printf("%-16s %-9s %-16s %-14s %-6s prog %-6u flow table %-8u created %s%s%s%s%s%s\n",
 		       name, kind, inst.meta.ifname[0] ? inst.meta.ifname : "-",
-		       attach_state(link), mode, prog_id(inst.prog_fd),
-		       inst.meta.flow_table_size, created, drops ? "  drops recorded" : "",
+		       attach_state(link, elsewhere), mode, prog_id(inst.prog_fd),
+		       inst.meta.flow_table_size, created, ns, drops ? "  drops recorded" : "",
 		       tap ? "  tap mode (frames dropped once recorded)" : "",
 		       inst.meta.flags & BT_META_NO_INGRESS ? "  egress alone: "
 		       : inst.meta.flags & BT_META_EGRESS ? "  egress recorded: " : "",

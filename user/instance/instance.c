@@ -12,6 +12,7 @@
 #include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/common.h"
@@ -363,6 +364,88 @@ static int meta_pin_read(const char *name, struct bt_meta *meta)
 	return fd;
 }
 
+__u32 bt_netns_self(void)
+{
+	struct stat st;
+
+	/* nsfs inodes are proc_inum's, 32 bits wide */
+	return stat("/proc/self/ns/net", &st) ? 0 : (__u32)st.st_ino;
+}
+
+bool bt_meta_elsewhere(const struct bt_meta *meta)
+{
+	__u32 self = meta->netns ? bt_netns_self() : 0;
+
+	return self && self != meta->netns;
+}
+
+/* A file that enters network namespace ino, for nsenter --net=: its name
+ * under /var/run/netns (ip netns add's bind mounts), else the first
+ * process's /proc/PID/ns/net there. False when none is: the namespace gone
+ * (and its interfaces with it), or held only where this process cannot
+ * see (another mount namespace's bind mount, an open file). */
+static bool netns_file(__u32 ino, char *buf, size_t len)
+{
+	static const char *const dirs[] = { "/var/run/netns", "/proc" };
+	bool found = false;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !found; i++) {
+		bool proc = i == 1;
+		struct dirent *de;
+		DIR *d = opendir(dirs[i]);
+		struct stat st;
+
+		while (d && !found && (de = readdir(d))) {
+			if (de->d_name[0] == '.' || (proc && (de->d_name[0] < '0' || de->d_name[0] > '9')))
+				continue;
+			snprintf(buf, len, "%s/%s%s", dirs[i], de->d_name, proc ? "/ns/net" : "");
+			found = !stat(buf, &st) && (__u32)st.st_ino == ino;
+		}
+		if (d)
+			closedir(d);
+	}
+	return found;
+}
+
+bool bt_instance_elsewhere(const char *name, const char *cmd, char *why, char *where)
+{
+	struct bt_meta m;
+	char file[300];
+	int fd = bt_instance_name_check(name) ? -1 : meta_pin_read(name, &m);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	if (!bt_meta_elsewhere(&m))
+		return false;
+	m.ifname[sizeof(m.ifname) - 1] = 0;
+	cmd = cmd ? cmd : "...";
+	snprintf(why, BT_ELSEWHERE_LEN, "interface %s of another network namespace (net:[%u]; "
+		 "this process is in net:[%u]), and this namespace %s %s: interface names are "
+		 "per namespace, the pins under " BT_PIN_ROOT " the host's", m.ifname, m.netns,
+		 bt_netns_self(), if_nametoindex(m.ifname) ? "has another device named" : "has no",
+		 m.ifname);
+	if (netns_file(m.netns, file, sizeof(file)))
+		snprintf(where, BT_ELSEWHERE_LEN, "run bloomtap in that namespace: nsenter "
+			 "--net=%s bloomtap %s", file, cmd);
+	else
+		snprintf(where, BT_ELSEWHERE_LEN, "run bloomtap in that namespace (nsenter "
+			 "--net=FILE bloomtap %s), though no process and no name under "
+			 "/var/run/netns is in it now: it may be gone", cmd);
+	return true;
+}
+
+int bt_instance_here_or_explain(const char *name, const char *cmd, const char *or_else)
+{
+	char why[BT_ELSEWHERE_LEN], where[BT_ELSEWHERE_LEN];
+
+	if (!bt_instance_elsewhere(name, cmd, why, where))
+		return 0;
+	bt_err("instance '%s' belongs to %s. To work on it, %s%s%s", name, why, where,
+	       or_else ? "; " : "", or_else ? or_else : "");
+	return -EREMOTE;
+}
+
 /* The holder's PID in the instance's meta: a field no datapath reads and
  * only attach otherwise writes (before it takes the lock). */
 static void record_holder(const char *name)
@@ -612,6 +695,13 @@ int bt_instance_open_arg(const char *iface, const char *instance, struct bt_inst
 		err = err == -EINVAL ? BT_EXIT_USAGE : BT_EXIT_FAIL;
 	else if (bt_instance_open_or_explain(name, inst))
 		err = BT_EXIT_FAIL;
+	/* an interface's name (or the only instance, unnamed) is this
+	 * namespace's interface; --instance names the instance itself */
+	else if (!instance && bt_instance_here_or_explain(name, NULL, "or name it with "
+							   "--instance NAME to read it from here")) {
+		bt_instance_close(inst);
+		err = BT_EXIT_FAIL;
+	}
 	bt_instance_names_free(names, cnt);
 	return err;
 }

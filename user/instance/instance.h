@@ -65,6 +65,28 @@ int bt_instance_open(const char *name, struct bt_instance *inst);
  * bloomtap's instance, this one's or another's: -ENOENT without a meta,
  * -EPROTO when it is no bloomtap meta. Prints nothing. */
 int bt_instance_peek(const char *name, __u32 *abi, __u64 *created_ns);
+/* This process's network namespace: the inode of its nsfs file, as
+ * stat("/proc/self/ns/net") gives it (what attach records as meta.netns);
+ * 0 when it cannot be told. */
+__u32 bt_netns_self(void);
+/* Whether meta is an interface's of another network namespace than this
+ * process's: interface names are per namespace, while the pins, named
+ * after the interface, are the host's. False when either is unknown (0: a
+ * replay instance, one made by an older bloomtap). */
+bool bt_meta_elsewhere(const struct bt_meta *meta);
+#define BT_ELSEWHERE_LEN 512
+/* The same for instance name's pinned meta; then into why what says so
+ * (whose namespace, and that this namespace's interface of the name is
+ * another device or none) and into where (BT_ELSEWHERE_LEN each) how to
+ * run command line cmd ("detach eth0"; NULL: any) there: with nsenter
+ * --net=FILE, FILE a name under /var/run/netns or a process's
+ * /proc/PID/ns/net. */
+bool bt_instance_elsewhere(const char *name, const char *cmd, char *why, char *where);
+/* 0 when instance name may be taken for this namespace's interface of
+ * that name (none such, one of this namespace, of an unknown one), else
+ * -EREMOTE after an error that says whose it is, how to run cmd there
+ * (bt_instance_elsewhere), then or_else (NULL: nothing more). */
+int bt_instance_here_or_explain(const char *name, const char *cmd, const char *or_else);
 /* Opens, or prints an error that says how to make one. */
 int bt_instance_open_or_explain(const char *name, struct bt_instance *inst);
 void bt_instance_close(struct bt_instance *inst);
@@ -132,7 +154,9 @@ int bt_instance_records(const struct bt_instance *inst, int dir);
 /* bt_instance_resolve() then bt_instance_open_or_explain(): the instance a
  * command works on, opened (0), or an error printed and the command's exit
  * status: BT_EXIT_USAGE (an interface and --instance both, or several
- * instances and none named), BT_EXIT_FAIL (none such, unreadable). */
+ * instances and none named), BT_EXIT_FAIL (none such, unreadable, or an
+ * interface's of another network namespace, unless named by --instance:
+ * bt_instance_here_or_explain). */
 int bt_instance_open_arg(const char *iface, const char *instance, struct bt_instance *inst);
 
 /* Picks the instance a command works on: --instance NAME, else the IFACE

@@ -441,6 +441,29 @@ static void say_attached(const struct bt_instance *inst, const char *ifname, boo
 			"(no drops to record there)");
 }
 
+/* An instance of ifname's name that is another network namespace's
+ * interface's (attached there, kept by detach --keep-maps, or its interface
+ * gone) is not this namespace's to attach: refused before anything of it
+ * changes, saying whose it is and where to detach it. */
+static int attach_elsewhere(const char *ifname)
+{
+	char why[BT_ELSEWHERE_LEN], where[BT_ELSEWHERE_LEN], cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "detach %s", ifname);
+	if (!bt_instance_elsewhere(ifname, cmd, why, where))
+		return 0;
+	if (bt_instance_link_ifindex(ifname) > 0)
+		bt_err("'%s' already has bloomtap attached (instance %s) in another network "
+		       "namespace: the instance belongs to %s. An instance is named after its "
+		       "interface, so this namespace's %s can be attached once that one is "
+		       "detached; to detach it, %s", ifname, ifname, why, ifname, where);
+	else
+		bt_err("instance %s, not attached, belongs to %s; attaching it here would take "
+		       "its counters and windows over for this namespace's %s. To remove it, %s",
+		       ifname, why, ifname, where);
+	return -EEXIST;
+}
+
 /* What refuses an attach before anything is loaded; the interface's index */
 static int attach_refused(const char *ifname, const struct bt_attach_opts *o, int *ifindex)
 {
@@ -461,7 +484,7 @@ static int attach_refused(const char *ifname, const struct bt_attach_opts *o, in
 	}
 	if (o->tap && (err = tap_refused(ifname, o->force)))
 		return err;
-	if ((err = bt_ensure_bpffs()))
+	if ((err = bt_ensure_bpffs()) || (err = attach_elsewhere(ifname)))
 		return err;
 	return iface_free(ifname, *ifindex, o->force, o->dir != BT_ATTACH_EGRESS);
 }
@@ -651,6 +674,7 @@ int bt_attach(const char *ifname, const struct bt_attach_opts *o)
 	}
 
 	inst.meta.ifindex = ifindex;
+	inst.meta.netns = bt_netns_self();
 	inst.meta.flags = (inst.meta.flags & ~(BT_META_SKB_MODE | BT_META_EGRESS | BT_META_EGRESS_TC |
 					       BT_META_NO_INGRESS)) |
 			  BT_META_ATTACHED | (skb ? BT_META_SKB_MODE : 0) |
