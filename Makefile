@@ -2,6 +2,7 @@
 #   make          build .output/bloomtap (BPF object, skeleton, tool)
 #   make demo     install what is missing, build, run the built-in lab
 #   make test     install what is missing, build, run every test
+#                 (SUITES="spie drops": those alone, tests/run.sh's names)
 #   make vmlinux  regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 #   make test-kernels  the BPF_PROG_TEST_RUN suites on each kernel of
 #                 tests/kernels/kernels.list, under QEMU, and on this one
@@ -143,11 +144,14 @@ demo: deps
 # minutes here); the suites run one at a time (they share the host's
 # drop program and bpffs)
 NPROC := $(shell nproc 2>/dev/null || echo 1)
+# SUITES="a b" (tests/run.sh's names, exported to it): those alone, and of
+# the ASan, fuzz and package builds only the ones they run against
+test_needs = $(if $(SUITES),$(filter $(1),$(SUITES)),all)
 test: deps
 	$(MAKE) -j$(NPROC) all $(TEST_BINS)
-	$(MAKE) -j$(NPROC) asan-build
-	$(MAKE) -j$(NPROC) fuzz-build
-	$(MAKE) deb image
+	$(if $(call test_needs,asan/%),$(MAKE) -j$(NPROC) asan-build)
+	$(if $(call test_needs,fuzz),$(MAKE) -j$(NPROC) fuzz-build)
+	$(if $(call test_needs,package image systemd),$(MAKE) deb image)
 	FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) tests/run.sh
 
 # The kernels' matrix (tests/kernels/vmtest.sh); KERNELS="6.1 running"
