@@ -249,6 +249,8 @@ else
 	run_suite doc_commands python3 tests/ship/doc_commands.py
 	# user/'s layers: no upward include, no import circle, commands as leaves
 	run_suite layers      python3 tests/ship/layers.py
+	# the commit messages since tests/ship/commits.base: subject, blank, body
+	run_suite commits     python3 tests/ship/commits.py
 	# every command the run calls comes from a package make deps installs
 	run_suite deps        python3 tests/ship/deps.py
 	# the .deb under systemd as PID 1, in a Debian 12 guest (QEMU)
