@@ -1,7 +1,10 @@
 # bloomtap: XDP observability agent. See README.md.
 #   make          build .output/bloomtap (BPF object, skeleton, tool)
 #   make demo     install what is missing, build, run the built-in lab
+#   make check    build, the unit and BPF_PROG_TEST_RUN suites, layers,
+#                 docs and commit messages: a few minutes, installs nothing
 #   make test     install what is missing, build, run every test
+#                 (SUITES="spie drops": those alone, tests/run.sh's names)
 #   make vmlinux  regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 #   make test-kernels  the BPF_PROG_TEST_RUN suites on each kernel of
 #                 tests/kernels/kernels.list, under QEMU, and on this one
@@ -44,7 +47,8 @@ DEB_PKGS  = clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev \
 	     apache2-utils \
 	     $(KERNEL_PKGS) $(PACKAGE_PKGS)
 
-LIBS      := $(shell pkg-config --libs libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf yaml-0.1 gnutls libcrypt libcurl 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0 -lyaml -lgnutls -lcrypt -lcurl-gnutls) -lm -lpthread
+PC_LIBS   := libbpf libpcap json-c libzstd zlib libmicrohttpd libfixbuf yaml-0.1 gnutls libcrypt libcurl
+LIBS      := $(shell pkg-config --libs $(PC_LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lpcap -ljson-c -lzstd -lmicrohttpd -lfixbuf -lglib-2.0 -lyaml -lgnutls -lcrypt -lcurl-gnutls) -lm -lpthread
 # libfixbuf's headers include glib's: as system headers, out of -Werror's way
 FIXBUF_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libfixbuf 2>/dev/null))
 OPT_CFLAGS ?= -O2 -g
@@ -74,7 +78,7 @@ TEST_BINS := $(OUTPUT)/tests/test_unit $(OUTPUT)/tests/test_datapath $(OUTPUT)/t
 	     $(OUTPUT)/tests/xdp_pass.bpf.o $(OUTPUT)/tests/tc_drop.bpf.o $(OUTPUT)/tests/flowgen \
 	     $(OUTPUT)/tests/mkarchive
 
-.PHONY: all deps demo test test-kernels test-mutants test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
+.PHONY: all deps demo check test test-kernels test-mutants test-asan asan-build fuzz fuzz-build bench soak clean vmlinux print-pcaps print-fuzz-targets \
 	man install uninstall deb image seccomp package-test print-version print-deb print-deb-pkgs
 all: $(OUTPUT)/bloomtap
 
@@ -151,12 +155,29 @@ demo: deps
 # minutes here); the suites run one at a time (they share the host's
 # drop program and bpffs)
 NPROC := $(shell nproc 2>/dev/null || echo 1)
+# SUITES="a b" (tests/run.sh's names, exported to it): those alone, and of
+# the ASan, fuzz and package builds only the ones they run against
+test_needs = $(if $(SUITES),$(filter $(1),$(SUITES)),all)
 test: deps
 	$(MAKE) -j$(NPROC) all $(TEST_BINS)
-	$(MAKE) -j$(NPROC) asan-build
-	$(MAKE) -j$(NPROC) fuzz-build
-	$(MAKE) deb image
+	$(if $(call test_needs,asan/%),$(MAKE) -j$(NPROC) asan-build)
+	$(if $(call test_needs,fuzz),$(MAKE) -j$(NPROC) fuzz-build)
+	$(if $(call test_needs,package image systemd),$(MAKE) deb image)
 	FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) tests/run.sh
+
+# The loop between two edits, in under 5 minutes on this 2-CPU machine:
+# tests/run.sh's machinery over the suites that need no guest, lab,
+# container or package. It installs nothing: what is missing is named.
+CHECK_SUITES := test_unit test_datapath test_heavy test_spie test_watch test_ring \
+	layers docs doc_commands commits
+CHECK_CMDS   := $(CLANG) $(BPFTOOL) $(CC) pkg-config python3 git unshare
+check:
+	@cmds=""; libs=""; for c in $(CHECK_CMDS); do command -v $$c >/dev/null || cmds="$$cmds $$c"; done; \
+	for l in $(PC_LIBS) cmocka; do pkg-config --exists $$l 2>/dev/null || libs="$$libs $$l"; done; \
+	[ -z "$$cmds$$libs" ] || { echo "make check: missing$${cmds:+ commands:$$cmds;}$${libs:+ libraries (pkg-config):$$libs;}" \
+		"make deps installs them" >&2; exit 1; }
+	$(MAKE) -j$(NPROC) all $(addprefix $(OUTPUT)/tests/,$(filter test_%,$(CHECK_SUITES)))
+	SUITES="$(CHECK_SUITES)" tests/run.sh
 
 # The kernels' matrix (tests/kernels/vmtest.sh); KERNELS="6.1 running"
 # picks some of tests/kernels/kernels.list's.

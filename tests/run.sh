@@ -5,7 +5,9 @@
 cd "$(dirname "$0")/.." || exit 1
 # Builds: .output, then .output/asan and the fuzzers when present;
 # ONLY_BUILD=DIR runs the suites against that one build alone, and
-# SUITES="unit datapath ..." only the suites named.
+# SUITES="test_unit drops ..." only the suites named. A suite's name is
+# its file's: tests/live/spie.sh is spie, tests/prog/test_spie.c is
+# test_spie; the ASan pass's are asan/test_spie, asan/spie and so on.
 total_pass=0 total_fail=0 total_skip=0 broken=()
 # tshark's dissections kept by file (tests/oracle/oracle.py): the ASan pass and
 # the kernels' suites ask for the same ones
@@ -44,12 +46,32 @@ add_counts() {	# suite name, its output file, its exit code
 # may keep only its tail).
 times=() skips=() failures=() timed_out=()
 
-wanted() { [ -z "$SUITES" ] || [[ " $SUITES " == *" $1 "* ]]; }
+# Other names SUITES takes, those of before the files' names (spie and
+# watch are the live suites': the cmocka ones are test_spie, test_watch)
+declare -A SUITE_ALIAS=(
+	[unit]=test_unit [datapath]=test_datapath [heavy]=test_heavy
+	[ring-model]=test_ring [first-lab]=firstlab [windows]=spie
+	[keeper-kills]=keeper_kills [slow-resolver]=slow_resolver
+	[watch-cli]=watch [heavy-live]=heavy_live [both-lab]=both_lab
+	[workload-drops]=workload_drops [workload-tour]=wltour
+	[heavy-pcaps]=heavy_oracle [watch-pcaps]=watch_oracle
+	[doc-commands]=doc_commands [kernels]=vmtest)
+suites=()
+for s in $SUITES; do
+	pre=; [[ $s == asan/* ]] && pre=asan/ s=${s#asan/}
+	suites+=("$pre${SUITE_ALIAS[$s]:-$s}")
+done
+SUITES=${suites[*]}
+
+# listing=1: run_suite and bg_suite only name their suite, in known
+listing= known=()
+wanted() { [ -z "$listing" ] && { [ -z "$SUITES" ] || [[ " $SUITES " == *" $1 "* ]]; }; }
 # a suite that hangs is ended and named; the guests' suites boot QEMU
-limit_of() { case $1 in kernels) echo 3400 ;; *) echo "${SUITE_TIMEOUT:-1200}" ;; esac; }
+limit_of() { case $1 in vmtest) echo 3400 ;; *) echo "${SUITE_TIMEOUT:-1200}" ;; esac; }
 
 run_suite() {	# name, command...
 	local name=$1 out rc t0; shift
+	[ -n "$listing" ] && { known+=("$name"); return 0; }
 	# SUITES="a b": only these (make test-kernels runs a subset in each VM)
 	wanted "$name" || return 0
 	out=$(mktemp)
@@ -65,6 +87,7 @@ run_suite() {	# name, command...
 bg_pid=
 bg_suite() {	# name, command...
 	local name=$1; shift
+	[ -n "$listing" ] && { known+=("$name"); return 0; }
 	wanted "$name" || return 0
 	bg_name=$name bg_out=$(mktemp) bg_t0=$(date +%s)
 	echo "== $name: $* (in the background: its report comes when it ends)"
@@ -125,22 +148,22 @@ run_build() {	# label, build dir
 	local label=$1
 	BT_BUILD=$2
 	export BLOOMTAP=$PWD/$BT_BUILD/bloomtap
-	run_suite ${label}unit        $BT_BUILD/tests/test_unit
-	run_suite ${label}datapath    $BT_BUILD/tests/test_datapath
-	run_suite ${label}heavy       $BT_BUILD/tests/test_heavy
-	run_suite ${label}spie        $BT_BUILD/tests/test_spie
-	run_suite ${label}watch       $BT_BUILD/tests/test_watch
+	run_suite ${label}test_unit $BT_BUILD/tests/test_unit
+	run_suite ${label}test_datapath $BT_BUILD/tests/test_datapath
+	run_suite ${label}test_heavy $BT_BUILD/tests/test_heavy
+	run_suite ${label}test_spie $BT_BUILD/tests/test_spie
+	run_suite ${label}test_watch $BT_BUILD/tests/test_watch
 	# the ring's model holds none of bloomtap's code: once is enough
-	[ -z "$label" ] && run_suite ring-model $BT_BUILD/tests/test_ring
+	[ -z "$label" ] && run_suite test_ring $BT_BUILD/tests/test_ring
 	run_suite ${label}cli         tests/live/cli.sh
 	run_suite ${label}netns       tests/live/netns.sh
 	run_suite ${label}integration tests/live/integration.sh
-	run_suite ${label}first-lab   tests/live/firstlab.sh
-	run_suite ${label}windows     tests/live/spie.sh
+	run_suite ${label}firstlab    tests/live/firstlab.sh
+	run_suite ${label}spie        tests/live/spie.sh
 	run_suite ${label}horizon     tests/live/horizon.sh
 	# under ASan, 50 rounds reach each kill step about 10 times (memory
 	# errors in the mending); the main pass's 200 look for rare orders
-	KEEPER_KILL_ROUNDS=${label:+50} run_suite ${label}keeper-kills tests/live/keeper_kills.sh
+	KEEPER_KILL_ROUNDS=${label:+50} run_suite ${label}keeper_kills tests/live/keeper_kills.sh
 	run_suite ${label}multihop    tests/live/multihop.sh
 	run_suite ${label}pathtrace   tests/live/pathtrace.sh
 	# under ASan, 20 agents: 50 instrumented agents are more than the machine
@@ -152,30 +175,32 @@ run_build() {	# label, build dir
 	run_suite ${label}webapi      tests/live/webapi.sh
 	run_suite ${label}privs       tests/live/privs.sh
 	run_suite ${label}ipfix       tests/live/ipfix.sh
-	run_suite ${label}slow-resolver tests/live/slow_resolver.sh
+	run_suite ${label}slow_resolver tests/live/slow_resolver.sh
 	run_suite ${label}dashboard   tests/live/dashboard.sh
-	run_suite ${label}watch-cli   tests/live/watch.sh
+	run_suite ${label}watch       tests/live/watch.sh
 	run_suite ${label}turning     tests/live/turning.sh
-	run_suite ${label}heavy-live  tests/live/heavy_live.sh
+	run_suite ${label}heavy_live  tests/live/heavy_live.sh
 	run_suite ${label}tap         tests/live/tap.sh
 	run_suite ${label}egress      tests/live/egress.sh
 	run_suite ${label}gro         tests/live/gro.sh
-	run_suite ${label}both-lab    tests/live/both_lab.sh
+	run_suite ${label}both_lab    tests/live/both_lab.sh
 	run_suite ${label}deploy      tests/ship/deploy.sh
 	run_suite ${label}faults      tests/live/faults.sh
 	run_suite ${label}workloads   tests/live/workloads.sh
 	run_suite ${label}wlattr      tests/live/wlattr.sh
-	run_suite ${label}workload-drops tests/live/workload_drops.sh
-	run_suite ${label}workload-tour tests/live/wltour.sh
+	run_suite ${label}workload_drops tests/live/workload_drops.sh
+	run_suite ${label}wltour      tests/live/wltour.sh
 	run_suite ${label}wlpods      tests/live/wlpods.sh
 	# the oracle checks the datapath (one BPF object for both builds)
-	# against tshark; under ASan, heavy-pcaps and watch-pcaps replay every
+	# against tshark; under ASan, heavy_oracle and watch_oracle replay every
 	# capture through the same user space
 	[ -z "$label" ] && run_suite oracle python3 tests/oracle/oracle.py
-	run_suite ${label}heavy-pcaps python3 tests/oracle/heavy_oracle.py
-	run_suite ${label}watch-pcaps python3 tests/oracle/watch_oracle.py
+	run_suite ${label}heavy_oracle python3 tests/oracle/heavy_oracle.py
+	run_suite ${label}watch_oracle python3 tests/oracle/watch_oracle.py
 }
 
+# every suite of this run, in order (run once with listing=1 to name them)
+all_suites() {
 if [ -n "$ONLY_BUILD" ]; then
 	run_build "" "$ONLY_BUILD"
 else
@@ -200,14 +225,16 @@ else
 	# apt, podman, npm, the systemd guest's boot); its checks are its own
 	# (BPF_PROG_TEST_RUN and labs in the guest, their bounds scaled:
 	# tests/kernels/guest.sh). The oracles over every capture (oracle,
-	# heavy-pcaps, watch-pcaps) run on the host here, and in every guest in
+	# heavy_oracle, watch_oracle) run on the host here, and in every guest in
 	# make test-kernels
-	[ -n "${TEST_KERNELS-6.1}" ] && bg_suite kernels env BT_BUILD=.output VM_TIMEOUT=3300 \
-		KERNEL_SUITES="${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,uppers,egress}" \
+	[ -n "${TEST_KERNELS-6.1}" ] && bg_suite vmtest env BT_BUILD=.output VM_TIMEOUT=3300 \
+		KERNEL_SUITES="${KERNEL_SUITES:-test_unit,test_datapath,test_heavy,test_spie,test_watch,uppers,egress}" \
 		tests/kernels/vmtest.sh ${TEST_KERNELS-6.1}
 	run_build "" .output
-	# user space again under ASan and UBSan, when make test built it
-	if [ -x .output/asan/bloomtap ]; then
+	# user space again under ASan and UBSan, when make test built it (and
+	# SUITES names one of its suites: the suites after it take its BLOOMTAP)
+	if [ -x .output/asan/bloomtap ] &&
+	   { [ -n "$listing" ] || [ -z "$SUITES" ] || [[ " $SUITES" == *" asan/"* ]]; }; then
 		SAN_DIR=$(mktemp -d)
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$SAN_DIR/asan \
 			UBSAN_OPTIONS=print_stacktrace=1:log_path=$SAN_DIR/ubsan run_build asan/ .output/asan
@@ -220,11 +247,13 @@ else
 	run_suite manifests   tests/ship/manifests.sh
 	run_suite docs        python3 tests/ship/docs.py
 	# every bloomtap command line and usage the manual gives, accepted
-	run_suite doc-commands python3 tests/ship/doc_commands.py
+	run_suite doc_commands python3 tests/ship/doc_commands.py
 	# user/'s layers: no upward include, no import circle, each layer's rule
 	run_suite layers      python3 tests/ship/layers.py
 	# bpf/: every entry point in bloomtap.bpf.c, every knob in config.bpf.h
 	run_suite bpf_layout  python3 tests/ship/bpf_layout.py
+	# the commit messages since tests/ship/commits.base: subject, blank, body
+	run_suite commits     python3 tests/ship/commits.py
 	# every command the run calls comes from a package make deps installs
 	run_suite deps        python3 tests/ship/deps.py
 	# the .deb under systemd as PID 1, in a Debian 12 guest (QEMU)
@@ -233,6 +262,32 @@ else
 	[ -x .output/fuzz/fuzz_capture ] && run_suite fuzz tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-8}"
 	bg_wait
 fi
+}
+
+# a name SUITES gives that no suite of this run has is an error, not a
+# run of nothing; two suites of one name, one too
+listing=1; all_suites; listing=
+unknown=()
+for s in $SUITES; do [[ " ${known[*]} " == *" $s "* ]] || unknown+=("$s"); done
+twice=$(printf '%s\n' "${known[@]}" | sort | uniq -d | tr '\n' ' ')
+if [ -n "$twice" ]; then
+	echo "tests/run.sh: two suites named $twice(a name is its file's)"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+if [ ${#unknown[@]} -gt 0 ]; then
+	echo "tests/run.sh: SUITES names no suite of this run: ${unknown[*]}"
+	echo "  the suites (the ASan pass's after make asan-build, fuzz after make fuzz-build):"
+	printf '%s\n' "${known[@]}" | grep -v '^asan/' | tr '\n' ' ' | fmt -w 76 | sed 's/^/    /'
+	printf '%s\n' "${known[@]}" | sed -n 's,^asan/,,p' | tr '\n' ' ' | sed 's/^./asan\/ and: &/' |
+		fmt -w 76 | sed 's/^/    /'
+	echo "  and the former names, still taken:"
+	for a in "${!SUITE_ALIAS[@]}"; do echo "$a=${SUITE_ALIAS[$a]}"; done | sort | tr '\n' ' ' |
+		fmt -w 76 | sed 's/^/    /'
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+all_suites
 
 echo
 echo "each suite's time:"

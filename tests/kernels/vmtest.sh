@@ -12,7 +12,7 @@ repo=$PWD here=$repo/tests/kernels
 build=${BT_BUILD:-.output}
 # the kernels outlive the checkout: a new clone fetches nothing fetched before
 cache=${KERNELS_CACHE:-${BT_TEST_CACHE:-/var/cache/bloomtap-tests}/kernels}
-suites=${KERNEL_SUITES:-unit,datapath,heavy,spie,watch,oracle,heavy-pcaps,watch-pcaps,uppers}
+suites=${KERNEL_SUITES:-test_unit,test_datapath,test_heavy,test_spie,test_watch,oracle,heavy_oracle,watch_oracle,uppers}
 labels=("$@")
 # the running kernel first: its oracle suites fill tshark's cache
 [ ${#labels[@]} -gt 0 ] || labels=(running $(awk '!/^#/ && NF { print $1 }' "$here/kernels.list"))
@@ -46,7 +46,7 @@ run_kernel() {	# label; leaves $results/LABEL/{log,kernel.json,done,console.log,
 			-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 			-virtfs "local,path=$res,mount_tag=results,security_model=none" \
 			</dev/null >"$res/console.log" 2>&1
-		[ -e "$res/done" ] || echo "fail: the guest did not finish in ${VM_TIMEOUT:-1800} s (VM_TIMEOUT; console: $res/console.log), in suite $(grep -E '^== [a-z-]+: ' "$res/log" 2>/dev/null | tail -1 | cut -d: -f1 | cut -c4-) at: $(tail -1 "$res/log" 2>/dev/null)" >"$res/skip"
+		[ -e "$res/done" ] || echo "fail: the guest did not finish in ${VM_TIMEOUT:-1800} s (VM_TIMEOUT; console: $res/console.log), in suite $(grep -E '^== [a-z0-9_/-]+: ' "$res/log" 2>/dev/null | tail -1 | cut -d: -f1 | cut -c4-) at: $(tail -1 "$res/log" 2>/dev/null)" >"$res/skip"
 	fi
 	echo $(($(date +%s) - t0)) >"$res/seconds"
 }

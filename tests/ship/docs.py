@@ -247,7 +247,7 @@ def layout_missing():
 
 def main():
     files = [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "docs", "*.md")))
-    files += [os.path.join(TOP, f) for f in ("SECURITY.md", "deploy/README.md")]
+    files += [os.path.join(TOP, f) for f in ("SECURITY.md", "CONTRIBUTING.md", "deploy/README.md")]
     reached = set()
     for f in files:
         rel = os.path.relpath(f, TOP)
