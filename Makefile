@@ -210,8 +210,10 @@ $(OUTPUT)/bench.bpf.o: bench/bench.bpf.c | $(OUTPUT)
 $(OUTPUT)/bench.skel.h: $(OUTPUT)/bench.bpf.o
 	$(BPFTOOL) gen skeleton $< name bench_bpf > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/bench: bench/bench.c bench/driver.c tests/lib/bgp_shape.h $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS)
-	$(CC) $(CFLAGS) bench/bench.c bench/driver.c $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
+# main.c (the sections' table), core.c, lab.c and one file a section
+BENCH_SRCS := $(filter-out bench/soakgen.c bench/%.bpf.c,$(wildcard bench/*.c))
+$(OUTPUT)/bench: $(BENCH_SRCS) bench/bench.h bench/driver.h tests/lib/bgp_shape.h $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS)
+	$(CC) $(CFLAGS) $(BENCH_SRCS) $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
 
 $(OUTPUT)/soakgen: bench/soakgen.c bench/driver.c $(OUTPUT)/bench.skel.h $(OUTPUT)/libbloomtap.a $(USER_HDRS)
 	$(CC) $(CFLAGS) bench/soakgen.c bench/driver.c $(OUTPUT)/libbloomtap.a $(LIBS) -o $@
@@ -244,9 +246,11 @@ fuzz: deps
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 # Speed and memory against baselines measured in the same run (needs root).
+# ARGS: the sections to run (ARGS="live watch"; ARGS=-h lists them), all
+# but watch-list without it
 bench: deps
 	$(MAKE) all $(OUTPUT)/bench
-	$(OUTPUT)/bench $(OUTPUT)/bench.txt
+	$(OUTPUT)/bench -o $(OUTPUT)/bench.txt $(ARGS)
 
 # The agent under load for about 10 minutes, killed twice (needs root; not
 # part of make test). SOAK_SECONDS sets the traffic's length.

@@ -24,7 +24,7 @@ uint32_t *bench_seq_zipf(void);
 extern uint32_t bench_chase_lines;
 
 /* The driver loaded with seq (BENCH_SEQ_LEN entries); ab_bytes sizes the
- * ablation arrays (bench.c maps them), ref_entries the watch-list
+ * ablation arrays (core.c maps them), ref_entries the watch-list
  * references' hash map and LPM trie; addrs, when not NULL, the source and
  * destination of each packet (BENCH_SEQ_LEN pairs of 16-byte addresses,
  * v4-mapped for IPv4); NULL on error. */

@@ -187,7 +187,7 @@ _Static_assert(sizeof(struct bt_fm_slot) == 64, "bt_fm_slot must be one cache li
 
 #define BT_FC_REFUSED 0xffffffffu	/* the flow memory had no room for it */
 
-/* make bench's breakdown of the heavy-flow stage (bench/bench.c): parts
+/* make bench's breakdown of the heavy-flow stage (bench/heavy.c): parts
  * of the stage left out of an instance (struct bt_instance_cfg.cut). */
 enum bt_cut {
 	BT_CUT_CACHE = 1,	/* no flow cache: every packet keyed */

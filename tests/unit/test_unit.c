@@ -36,6 +36,7 @@
 #include "agent/metrics.h"
 #include "report/pathtrace.h"
 #include "base/timeparse.h"
+#include "base/util.h"
 #include <time.h>
 
 /* ---- options ---- */
@@ -69,6 +70,39 @@ static void test_parse_u64_accepts(void **state)
 
 /* attach's sentence on the sketch, with every field at its widest (egress
  * maps too), ends whole in a buffer of BT_DESCRIBE_MAX */
+static void read_small(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+
+	buf[n] = 0;
+	if (f)
+		fclose(f);
+}
+
+/* bt_sh, the labs' shell lines (make bench's, the demo's): the line made
+ * as printf makes it, 0 only for an exit status of 0, and what the line
+ * prints thrown away (its own redirections come first, so a last
+ * command's > only truncates its file) */
+static void test_sh(void **state)
+{
+	char path[] = "/tmp/bt-sh-XXXXXX", buf[32];
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(bt_sh("test %d -eq %s", 7, "7"), 0);
+	assert_int_equal(bt_sh("exit %d", 3), -1);
+	assert_int_equal(bt_sh("no-such-command-%d", 60), -1);
+	assert_int_equal(bt_sh("(printf %s >%s)", "formatted", path), 0);
+	read_small(path, buf, sizeof(buf));
+	assert_string_equal(buf, "formatted");
+	assert_int_equal(bt_sh("printf %s >%s", "lost", path), 0);
+	read_small(path, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	unlink(path);
+}
+
 static void test_sketch_describe_whole(void **state)
 {
 	struct bt_meta m = {
@@ -1561,6 +1595,7 @@ int main(void)
 		cmocka_unit_test(test_pathtrace_inferred),
 		cmocka_unit_test(test_web_htpasswd_line),
 		cmocka_unit_test(test_parse_u64_accepts),
+		cmocka_unit_test(test_sh),
 		cmocka_unit_test(test_parse_double_and_enum),
 		cmocka_unit_test(test_sketch_describe_whole),
 		cmocka_unit_test(test_parse_args_errors),

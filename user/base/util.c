@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <sys/syscall.h>
 #include <linux/membarrier.h>
 #include <sys/mman.h>
+#include "common.h"
 #include "util.h"
 
 void *bt_mmap_array(int fd, size_t bytes, size_t *mapped_len)
@@ -90,6 +92,20 @@ void bt_strv_free(char **v, int n)
 	for (int i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
+}
+
+int bt_sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	bt_debug("+ %s", cmd);
+	if (!bt_g.verbose)
+		strncat(cmd, " >/dev/null 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 int bt_enter_netns(const char *name)

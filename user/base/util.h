@@ -18,6 +18,10 @@ int bt_list_dir(const char *dir, bool (*keep)(const char *name), char ***out, in
 void bt_strv_free(char **v, int n);
 /* CLOCK_MONOTONIC in seconds: intervals, timeouts, rates. */
 double bt_mono_s(void);
+/* Runs a shell command line made as printf makes it, logged at debug
+ * level, its output thrown away unless -v: 0 when it exits 0, else -1.
+ * For labs of namespaces and veth pairs (ip(8)), never for user input. */
+int bt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Moves the calling thread into the network namespace /var/run/netns/NAME
  * (setns, not ip netns exec: /sys and its bpffs stay as they are). */
 int bt_enter_netns(const char *name);

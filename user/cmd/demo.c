@@ -9,7 +9,6 @@
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,24 +49,6 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* Runs an ip(8) command line; quiet unless -v. */
-static int sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	bt_debug("+ %s", cmd);
-	if (!bt_g.verbose)
-		strncat(cmd, " >/dev/null 2>&1", sizeof(cmd) - strlen(cmd) - 1);
-	rc = system(cmd);
-	return rc == 0 ? 0 : -1;
-}
-
-
 static void lab_names(pid_t pid)
 {
 	snprintf(NS_A, sizeof(NS_A), "btdemo-a-%d", (int)pid);
@@ -82,8 +63,8 @@ static void lab_down(int home_ns)
 		setns(home_ns, CLONE_NEWNET);
 	if (bt_instance_exists(IF_B))
 		bt_detach(IF_B, false);
-	sh("ip netns del %s", NS_A);
-	sh("ip netns del %s", NS_B);
+	bt_sh("ip netns del %s", NS_A);
+	bt_sh("ip netns del %s", NS_B);
 }
 
 /* What demos that were killed left behind: the labs of PIDs that no
@@ -110,17 +91,17 @@ static void leftover_labs_down(int home_ns)
 static int lab_up(void)
 {
 	/* IPv6 off so that the counts show only what the demo sends */
-	return sh("ip netns add %s", NS_A) || sh("ip netns add %s", NS_B) ||
-	       sh("nsenter --net=/var/run/netns/%s sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
+	return bt_sh("ip netns add %s", NS_A) || bt_sh("ip netns add %s", NS_B) ||
+	       bt_sh("nsenter --net=/var/run/netns/%s sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
 		  NS_A) ||
-	       sh("nsenter --net=/var/run/netns/%s sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
+	       bt_sh("nsenter --net=/var/run/netns/%s sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
 		  NS_B) ||
-	       sh("ip link add %s netns %s type veth peer name %s netns %s", IF_A, NS_A, IF_B,
+	       bt_sh("ip link add %s netns %s type veth peer name %s netns %s", IF_A, NS_A, IF_B,
 		  NS_B) ||
-	       sh("ip -n %s addr add " ADDR_A "/24 dev %s", NS_A, IF_A) ||
-	       sh("ip -n %s addr add " ADDR_B "/24 dev %s", NS_B, IF_B) ||
-	       sh("ip -n %s link set %s up", NS_A, IF_A) ||
-	       sh("ip -n %s link set %s up", NS_B, IF_B);
+	       bt_sh("ip -n %s addr add " ADDR_A "/24 dev %s", NS_A, IF_A) ||
+	       bt_sh("ip -n %s addr add " ADDR_B "/24 dev %s", NS_B, IF_B) ||
+	       bt_sh("ip -n %s link set %s up", NS_A, IF_A) ||
+	       bt_sh("ip -n %s link set %s up", NS_B, IF_B);
 }
 
 struct traffic {
@@ -362,10 +343,10 @@ static int send_traced_packet(char *hex, size_t len)
 
 static int drop_rule(void)
 {
-	return sh("nsenter --net=/var/run/netns/%s nft add table inet btdemo", NS_B) ||
-	       sh("nsenter --net=/var/run/netns/%s nft add chain inet btdemo in "
+	return bt_sh("nsenter --net=/var/run/netns/%s nft add table inet btdemo", NS_B) ||
+	       bt_sh("nsenter --net=/var/run/netns/%s nft add chain inet btdemo in "
 		  "'{ type filter hook input priority 0; }'", NS_B) ||
-	       sh("nsenter --net=/var/run/netns/%s nft add rule inet btdemo in udp dport %d drop",
+	       bt_sh("nsenter --net=/var/run/netns/%s nft add rule inet btdemo in udp dport %d drop",
 		  NS_B, DROP_PORT);
 }
 
