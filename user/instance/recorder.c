@@ -7,7 +7,6 @@
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/pcapng.h"
@@ -213,15 +212,14 @@ int64_t bt_recorder_clock_offset(void)
 	return ((int64_t)r.tv_sec - m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
 }
 
-/* This process's network namespace's inode (0: unknown): a record's
- * device in it is the instance's own when the index is. */
+/* This process's network namespace's inode (0: unknown), read once: a
+ * record's device in it is the instance's own when the index is. */
 static __u32 own_netns(void)
 {
 	static __u32 ino;
-	struct stat st;
 
-	if (!ino && !stat("/proc/self/ns/net", &st))
-		ino = st.st_ino;
+	if (!ino)
+		ino = bt_netns_self();
 	return ino;
 }
 
