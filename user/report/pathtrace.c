@@ -1278,8 +1278,8 @@ static int fleet_find(const struct fleet *f, const struct agent_ref *x)
  * either time. Its index, or -errno. */
 static int fleet_add(struct fleet *f, const char *raw, const char *hint, const char *what)
 {
-	char entry[4 * ADDR_LEN], base[300];
-	const char *eq, *addr = entry, *slash;
+	char entry[4 * ADDR_LEN], base[ADDR_LEN + sizeof("https://")];
+	const char *eq, *addr = entry, *slash = NULL;
 	struct agent_ref *x;
 	int dup, err = 0;
 
@@ -1307,7 +1307,7 @@ static int fleet_add(struct fleet *f, const char *raw, const char *hint, const c
 	}
 	x = &f->a[f->n];
 	memset(x, 0, sizeof(*x));
-	snprintf(x->addr, sizeof(x->addr), "%s", addr);
+	memcpy(x->addr, addr, strlen(addr) + 1);	/* its length checked above */
 	if (addr[0] == '/')
 		snprintf(base, sizeof(base), "http://localhost");
 	else if (!strncmp(addr, "http://", 7) || !strncmp(addr, "https://", 8)) {
@@ -1315,11 +1315,12 @@ static int fleet_add(struct fleet *f, const char *raw, const char *hint, const c
 		snprintf(base, sizeof(base), "%.*s", (int)(slash ? slash - addr : (long)strlen(addr)),
 			 addr);
 	} else
-		snprintf(base, sizeof(base), "%s://%s", f->https ? "https" : "http", addr);
+		snprintf(base, sizeof(base), "%s://%.*s", f->https ? "https" : "http",
+			 ADDR_LEN - 1, addr);
 	if (!(x->url = strdup(base)))
 		return -ENOMEM;
-	if (addr[0] != '/' && strstr(addr, "://"))
-		snprintf(x->addr, sizeof(x->addr), "%s", base);	/* a scrape URL's path: not ours */
+	if (slash)	/* a scrape URL's path: not ours; base is addr's prefix */
+		memcpy(x->addr, base, strlen(base) + 1);
 	x->named = eq;
 	if (eq)
 		snprintf(x->name, sizeof(x->name), "%.*s", (int)(eq - entry), entry);
