@@ -62,7 +62,7 @@ static __u32 pinned_prog_id(const char *link_pin)
 	return id;
 }
 
-/* The cost of a drop event (issue 19): the live generator's frames reach
+/* The cost of a drop event: the live generator's frames reach
  * B with a zero IP checksum, addressed to B's MAC: each is dropped by the
  * kernel (IP_CSUM) after bloomtap's XDP program saw it, so each runs the
  * host's drop program and the instance's, and gets a digest. Measured two

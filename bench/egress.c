@@ -18,7 +18,7 @@
 #include "base/util.h"
 #include "bench.h"
 
-/* Both directions (issue 38): the egress program's stages, as tc programs */
+/* The egress program's stages, as tc programs */
 enum { EG_EMPTY, EG_PARSE, EG_HEAVY, EG_SPIE, EG_ALL, EG_TSO, EG_N };
 static const char *const eg_names[EG_N] = {
 	[EG_EMPTY] = "empty tc program (the floor)",
@@ -218,7 +218,7 @@ out:
 		close(home);
 }
 
-/* The egress program (issue 38) under BPF_PROG_TEST_RUN: its stages on a
+/* The egress program under BPF_PROG_TEST_RUN: its stages on a
  * 128-byte TCP frame against an empty tc program, beside the XDP program
  * on the same frame; then a TSO skb of TSO_SEGS segments, whose digests
  * are rebuilt from its header one segment at a time (bpf/segments.bpf.h). */

@@ -6,7 +6,7 @@
 #include "hash.h"
 #include "../tests/lib/zipf.h"
 
-/* The heavy-flow stage cut short (issue 20): bloomtap's stage, then with
+/* The heavy-flow stage cut short: bloomtap's stage, then with
  * parts left out (struct bt_instance_cfg.cut) or the sketch made small,
  * each against the plain count-min of the same run. */
 enum { HB_BLOOMTAP, HB_NO_CACHE, HB_SKETCH, HB_SKETCH_L2, HB_SKETCH_ROW, HB_ROWS2, HB_ROWS1,

@@ -134,7 +134,7 @@ static void watch_lengths_run(FILE *f, const uint32_t *seq, struct target *w,
 	    med[P_REF_LPM] - med[P_PARSE], watch_one_length_ns);
 }
 
-/* ---- Watch lists of real shapes (issue 18): generated BGP-shaped lists
+/* ---- Watch lists of real shapes: generated BGP-shaped lists
  * and BENCH_WATCH_LIST=FILE, each against the LPM trie holding the same
  * list, with traffic over the list's networks ---- */
 
@@ -155,8 +155,8 @@ struct watch_cost {
 };
 
 /* Probes of the traffic's lookups in user space (the datapath's search):
- * mean and most; and, for the ablation, the probes ABI 8 took (every
- * length of the family, longest first, to the first hit). */
+ * mean and most; and, for the ablation, the probes of the plain search
+ * (every length of the family, longest first, to the first hit). */
 static void watch_probes(const struct bt_instance *inst, bool v6, struct watch_cost *c,
 			 double *linear_mean)
 {
@@ -306,7 +306,7 @@ static void watch_cost_rows(FILE *f, const char *title, const struct watch_cost 
 		    (double)c->v6_ranges / c->keys);
 }
 
-/* IPv6's floor (issue 40): what reading lines alone costs, in an array of
+/* IPv6's floor: what reading lines alone costs, in an array of
  * the table's size, lines chosen by the line before as a search's are;
  * how many such lines an address the time target leaves. */
 static void watch_floor(FILE *f, const struct watch_cost *c, double ns_max)
@@ -314,7 +314,7 @@ static void watch_floor(FILE *f, const struct watch_cost *c, double ns_max)
 	const double *x = c->floor;	/* P_CHASE1.. on top of parsing */
 	double step = (x[P_CHASE4 - P_CHASE1] - x[0]) / 3;	/* a dependent line, 2 addresses */
 	double call = (x[P_CHASE4W_INNER - P_CHASE1] - x[P_CHASE4W - P_CHASE1]) / 32;
-	double calls = 2 * BT_WATCH_WAYS * c->probes_mean;	/* ABI 16: a call a cell */
+	double calls = 2 * BT_WATCH_WAYS * c->probes_mean;	/* an inner map: a call a cell */
 	int k = 0;
 
 	while (k < 16 && x[0] + k * step <= ns_max)
@@ -338,7 +338,7 @@ static void watch_floor(FILE *f, const struct watch_cost *c, double ns_max)
 		    c->probes_mean, calls, calls * call);
 }
 
-/* Issue 40's targets, against the LPM trie of the same run: IPv4 at most
+/* The targets (docs/benchmark.md), against the LPM trie of the same run: IPv4 at most
  * +150 ns a packet and 0.08 of the trie, IPv6 +300 and 0.1; memory at
  * most mem_bytes an entry (0: not checked). */
 static void watch_targets(FILE *f, const struct watch_cost *c, bool v6, double mem_bytes)
@@ -403,13 +403,14 @@ static void watch_shapes_run(FILE *f, const uint32_t *seq, struct target *w)
 			 "prefixes of a BGP table's lengths (tests/lib/bgp_shape.h), 200 classes; "
 			 "traffic 90 %% under its prefixes", v6 ? "IPv6" : "IPv4");
 		watch_cost_rows(f, title, &c);
-		/* today's memory (ABI 15) an entry: issue 40's bound */
+		/* bytes an entry: the design's bound */
 		watch_targets(f, &c, v6, v6 ? 10.4 : 8.6);
 		out(stdout, f, "  - build at most 1 s a million entries, markers included: %.2f s: "
 		    "%s\n", c.build_s / (c.keys / 1e6),
 		    c.build_s <= c.keys / 1e6 ? "met" : "MISSED");
-		/* the ablation: ABI 8's probes, binary search on lengths (IPv4
-		 * in the Bloomier table too), the range table (IPv4) */
+		/* the ablation: the plain search's probes, binary search on
+		 * lengths (IPv4 in the Bloomier table too), the range table
+		 * (IPv4) */
 		if (!v6 && !watch_list_cost(seq, w, &l, v6, BT_WATCH_F_FLAT, &flat, &linear))
 			out(stdout, f, "  ablation (ns on top of parsing):\n"
 			    "    every length, longest first (ABI 8): %.2f probes\n"
@@ -424,7 +425,7 @@ static void watch_shapes_run(FILE *f, const uint32_t *seq, struct target *w)
 			    "ns, %zu markers%s\n", linear, c.probes_mean, c.probes_max, c.ns,
 			    c.markers, c.tree ? " (the tree's: the choice below)" : "");
 		/* the range tree, which the load does not choose when it takes
-		 * more memory than the search's table (ABI 18) */
+		 * more memory than the search's table */
 		if (v6 && !watch_list_cost(seq, w, &l, v6, BT_WATCH_B_V6_TREE, &flat, NULL))
 			out(stdout, f, "    the range tree (ABI 18%s): %.2f lines (max %u), +%.1f ns, "
 			    "%.1f bytes an entry, %zu ranges\n", c.tree ? "" : ", not chosen: more memory",
