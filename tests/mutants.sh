@@ -166,6 +166,7 @@ MUTANTS=(
 'recorder-wrong-reason|bpf/recorder.bpf.h|	r->reason = reason;|	r->reason = segs;|tests/live/recorder.sh'
 'recorder-overwrite-uncounted|bpf/recorder.bpf.h|		pos->overwritten++;|		(void)0;|tests/live/recorder.sh'
 'recorder-followed-counted|bpf/recorder.bpf.h|	if (r->seq && !r->followed)|	if (r->seq)|tests/live/recorder.sh'
+'drops-pcap-bytes-unbounded|user/instance/recorder.c|		if (f->max_bytes && dry.bytes > f->max_bytes) {|		if (0) {|tests/live/recorder.sh'
 'recorder-follower-not-cleared|user/instance/recorder.c|	if (*pid && kill((pid_t)*pid, 0) && errno == ESRCH) {|	if (0) {|tests/live/recorder.sh'
 'describe-cut|user/instance/sketch.h|#define BT_DESCRIBE_MAX 512|#define BT_DESCRIBE_MAX 256|.output/tests/test_unit'
 'cut-batch-dropped|user/report/trace_query.c|	if (rc < 0 && !t->n) {|	if (rc < 0) {|tests/live/cli.sh'
