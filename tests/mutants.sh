@@ -41,9 +41,9 @@ MUTANTS=(
 'workload-at-query-time|user/instance/sketch.c|		f->wl[1] = bt_wl_unpack(f->key.pad, 1);|		f->wl[1] = ({ __u32 bt_wl_id_now(const struct bt_instance *, const __u8 *); bt_wl_id_now(m->inst, f->key.dst); });|tests/live/wlattr.sh'
 'trace-workload-at-query-time|user/report/trace_render.c|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], lo, hi, at, got, WL_MAX);|bt_wl_hist_find(&t->wlh, &p->pkt.w[2 * side], now, now, now, got, WL_MAX);|tests/live/wlattr.sh'
 # /metrics: the workloads' series past their cap, the overflow's counts
-'workload-metrics-cap-ignored|user/agent/metrics.c|				if (s->state == WLS_OWN && own >= a->cfg.metrics_workloads) {|				if (s->state == WLS_OWN && own > a->cfg.metrics_workloads) {|tests/live/wlattr.sh'
-'workload-metrics-overflow-recounted|user/agent/metrics.c|					s->last = n[id];
-					continue;|					continue;|tests/live/wlattr.sh'
+'workload-metrics-cap-ignored|user/agent/metrics.c|		if (s->state == WLS_OWN && own >= a->cfg.metrics_workloads) {|		if (s->state == WLS_OWN && own > a->cfg.metrics_workloads) {|tests/live/wlattr.sh'
+'workload-metrics-overflow-recounted|user/agent/metrics.c|			s->last = n[id];
+			continue;|			continue;|tests/live/wlattr.sh'
 'metrics-label-unescaped|user/agent/metrics.c|			buf[o++] = '"'\\\\'"';|			(void)0;|.output/tests/test_unit'
 'ipfix-workloads-unnamed|user/report/ipfix.c|			.src_wl = wl_field(wl, f->wl[0]), .dst_wl = wl_field(wl, f->wl[1]),|			.src_wl = wl_field(NULL, 0), .dst_wl = wl_field(NULL, 0),|tests/live/wlattr.sh'
 'workload-egress-unnamed|bpf/egress.bpf.h|	workload_ids(&pi->key, c, bytes, segs, BT_DIR_EGRESS, wl);|	wl[0] = wl[1] = 0;|tests/live/wlattr.sh'
@@ -158,6 +158,7 @@ MUTANTS=(
 'workload-drops-uncounted|bpf/drop.bpf.h|	workload_ids(&key, c, bytes, hsegs, BT_WL_DROPPED, ids);|	ids[0] = ids[1] = 0;|tests/live/workload_drops.sh'
 'heavy-dropped-unnamed|user/report/heavy_report.c|	if (!rn->wlh.n)
 		return NULL;|	return NULL;|tests/live/workload_drops.sh'
+'metrics-drops-unnamed|user/agent/metrics.c|		workload_stage(out[1], &left[1], a, i, BT_WL_DROPPED, n, names);|		(void)0;|tests/live/workload_drops.sh'
 'drop-record-unnamed|bpf/recorder.bpf.h|	r->wl[1] = wl[1];|	r->wl[1] = 0;|tests/live/workload_drops.sh'
 'workload-drop-unnamed|bpf/drop.bpf.h|	in_wl = shared && *shared == BT_SHARED_WORKLOAD;|	in_wl = shared && !shared;|tests/live/workload_drops.sh'
 'workload-drops-unattributed|user/instance/drops.c|			if (!bpf_map_update_elem(fd, &key, &one, 0))

@@ -193,6 +193,16 @@ eq "/api/v1/drops counts them the same" "$(curl -sf -m 5 "127.0.0.1:$PORT/api/v1
 import json, sys
 print([x["dst_packets"] for x in json.load(sys.stdin)["workloads"] if x["workload"] == sys.argv[1]])' \
 	"$CTR")" "[$((3 * N))]"
+# /metrics: the drops' series by workload, beside the traffic's
+wl_metric() {	# FAMILY SIDE: its series of the container on IF_H
+	curl -sf -m 5 "127.0.0.1:$PORT/metrics" | sed -n \
+		"s/^$1{interface=\"$IF_H\",side=\"$2\",workload=\"$CTR\"[^}]*} //p"
+}
+eq "/metrics: bloomtap_workload_dropped_packets_total to the container" \
+	"$(wl_metric bloomtap_workload_dropped_packets_total dst)" $((3 * N))
+eq "  ... and from it none" "$(wl_metric bloomtap_workload_dropped_packets_total src)" 0
+check "  ... its bytes: at least 28 a datagram" \
+	test "$(wl_metric bloomtap_workload_dropped_bytes_total dst)" -ge $((3 * N * 28))
 "$BLOOMTAP" drops $IF_H > "$WORK/drops.txt"
 check "drops (text) lists them by workload" \
 	grep -qE "^  $CTR +[0-9]+ +0 +0 +$((3 * N)) " "$WORK/drops.txt"

@@ -297,17 +297,18 @@ static void section_watch(struct buf *b, const struct agent *a)
 	free(n);
 }
 
-/* Workloads (docs/operating.md "Metrics"): per interface, direction,
- * workload generation and side, the packets and bytes wl_counts holds, for
- * the generations live in the agent's table. At most metrics_workloads of
- * them a series of their own, per interface and direction: a generation
+/* Workloads (docs/operating.md "Metrics"): per interface, stage (a
+ * direction's traffic, or the instance's drops), workload generation and
+ * side, the packets and bytes wl_counts holds, for the generations live in
+ * the agent's table. At most metrics_workloads of them a series of their
+ * own, per interface and stage: a generation
  * takes a place when first seen with traffic and one is free, and keeps it
  * while it lives (the places' holders change only as generations retire,
  * so that a series is one generation's counter from its first packet);
  * the others, and those past a lowered cap, are counted under one
  * overflow="true" series, as the sum of what they counted since, so that it
  * only grows. The state of a scrape, kept for the next one (scrapes hold
- * the agent's lock; 48 bytes an id and direction, an interface's made at
+ * the agent's lock; 48 bytes an id and stage, an interface's made at
  * its first scrape): */
 enum { WLS_NONE, WLS_OWN, WLS_OVERFLOW };
 struct wl_seen {
@@ -317,9 +318,9 @@ struct wl_seen {
 };
 static struct wl_series {
 	char name[IFNAMSIZ];		/* whose: interface i's */
-	struct wl_seen (*id)[BT_WL_IDS];	/* per direction */
-	struct bt_watch_count overflow[BT_DIRS];
-	__u64 left_out[BT_DIRS];	/* generations counted under overflow */
+	struct wl_seen (*id)[BT_WL_IDS];	/* per stage: directions, drops */
+	struct bt_watch_count overflow[BT_WL_STAGES];
+	__u64 left_out[BT_WL_STAGES];	/* generations counted under overflow */
 } wls[BT_AGENT_MAX_IFACES];
 
 /* s escaped as a label value: the name as heavy's text prints it (bytes
@@ -393,7 +394,7 @@ static struct wl_series *wl_series_of(const struct agent *a, int i)
 		snprintf(w->name, sizeof(w->name), "%s", a->ifs[i].name);
 	}
 	if (!w->id)
-		w->id = calloc(BT_DIRS, sizeof(*w->id));
+		w->id = calloc(BT_WL_STAGES, sizeof(*w->id));
 	return w->id ? w : NULL;
 }
 
@@ -408,109 +409,149 @@ static void counted_since(struct bt_watch_count *sum, const struct bt_watch_coun
 	}
 }
 
-static void section_workloads(struct buf *b, const struct agent *a)
+/* Interface i's series of stage d (a direction's traffic, or
+ * BT_WL_DROPPED: its drops, direction-less), into out[packets, bytes],
+ * and its left-out count into left; n and names: scratch of BT_WL_IDS */
+static void workload_stage(struct buf out[2], struct buf *left, const struct agent *a, int i,
+			   int d, struct bt_watch_count *n, struct bt_wl_name *names)
 {
 	static const char *const side[2] = { "src", "dst" };
+	const struct bt_instance *inst = &a->ifs[i].inst;
+	const char *family = d == BT_WL_DROPPED ? "dropped_" : "";
+	char where[IFNAMSIZ + 64];
+	struct wl_series *w;
+	struct wl_seen *seen;
+	__u32 own = 0;
+
+	if (inst->wl_counts_fd <= 0 || bt_wl_counts(inst, d, n) || !(w = wl_series_of(a, i)))
+		return;
+	if (d == BT_WL_DROPPED)
+		snprintf(where, sizeof(where), "interface=\"%s\"", a->ifs[i].name);
+	else
+		snprintf(where, sizeof(where), "interface=\"%s\",direction=\"%s\"", a->ifs[i].name,
+			 bt_direction_names[d]);
+	seen = w->id[d];
+	/* who holds a place: the live generations that held one */
+	for (__u32 id = 1; id < BT_WL_IDS; id++) {
+		struct wl_seen *s = &seen[id];
+		int form;
+
+		names[id].gen = 0;
+		if (!n[id].packets[0] && !n[id].packets[1]) {
+			s->state = WLS_NONE;
+			continue;
+		}
+		if (bpf_map_lookup_elem(inst->wl_names_fd, &id, &names[id]) ||
+		    !bt_workload_live(id, names[id].gen, &form)) {
+			/* retired: its series gone; an overflow one's packets
+			 * since the last scrape still the overflow's (its
+			 * counts stay until the id is given again) */
+			if (s->state == WLS_OVERFLOW && s->gen == names[id].gen)
+				counted_since(&w->overflow[d], &n[id], &s->last);
+			names[id].gen = 0;
+			s->state = WLS_NONE;
+			continue;
+		}
+		if (s->state != WLS_NONE && s->gen != names[id].gen)
+			s->state = WLS_NONE;	/* the id's next generation */
+		if (s->state == WLS_OWN && own >= a->cfg.metrics_workloads) {
+			s->state = WLS_OVERFLOW;	/* the cap lowered */
+			s->last = n[id];
+			w->left_out[d]++;
+		}
+		own += s->state == WLS_OWN;
+	}
+	for (__u32 id = 1; id < BT_WL_IDS; id++) {
+		struct wl_seen *s = &seen[id];
+		int form;
+
+		if (!names[id].gen)
+			continue;
+		if (s->state == WLS_NONE) {
+			s->gen = names[id].gen;
+			memset(&s->last, 0, sizeof(s->last));
+			s->state = own < a->cfg.metrics_workloads ? WLS_OWN : WLS_OVERFLOW;
+			own += s->state == WLS_OWN;
+			w->left_out[d] += s->state == WLS_OVERFLOW;
+		}
+		if (s->state == WLS_OVERFLOW) {
+			counted_since(&w->overflow[d], &n[id], &s->last);
+			s->last = n[id];
+			continue;
+		}
+		names[id].name[BT_WL_NAME_LEN] = 0;
+		bt_workload_live(id, names[id].gen, &form);
+		for (int k = 0; k < 2; k++)
+			for (int e = 0; e < 2; e++) {
+				bprintf(&out[k], "bloomtap_workload_%s%s_total{%s,side=\"%s\"", family,
+					k ? "bytes" : "packets", where, side[e]);
+				wl_labels(&out[k], names[id].name, form);
+				bprintf(&out[k], "} %llu\n", (unsigned long long)
+					(k ? n[id].bytes[e] : n[id].packets[e]));
+			}
+	}
+	for (int k = 0; k < 2; k++)
+		for (int e = 0; e < 2; e++)
+			bprintf(&out[k], "bloomtap_workload_%s%s_total{%s,side=\"%s\",overflow=\"true\"} "
+				"%llu\n", family, k ? "bytes" : "packets", where, side[e],
+				(unsigned long long)(k ? w->overflow[d].bytes[e]
+						       : w->overflow[d].packets[e]));
+	bprintf(left, "bloomtap_workload_%sleft_out_total{%s} %llu\n", family, where,
+		(unsigned long long)w->left_out[d]);
+}
+
+/* Each family's help, then its series: [traffic, drops][packets, bytes] */
+static const char *const wl_families[2][2][2] = {
+	{ { "bloomtap_workload_packets_total",
+	    "Packets from (side src) or to (side dst) a workload, by the workload its address "
+	    "had as they passed." },
+	  { "bloomtap_workload_bytes_total",
+	    "Bytes of the frames from (side src) or to (side dst) a workload, by the workload "
+	    "its address had as they passed." } },
+	{ { "bloomtap_workload_dropped_packets_total",
+	    "Packets this instance received that the node dropped, from (side src) or to (side "
+	    "dst) a workload, by the workload its address had then." },
+	  { "bloomtap_workload_dropped_bytes_total",
+	    "Bytes of the packets this instance received that the node dropped, from (side "
+	    "src) or to (side dst) a workload." } },
+};
+
+static void section_workloads(struct buf *b, const struct agent *a)
+{
 	struct bt_watch_count *n = calloc(BT_WL_IDS, sizeof(*n));
 	struct bt_wl_name *names = calloc(BT_WL_IDS, sizeof(*names));
-	struct buf out[2] = { { malloc(4096), 0, 4096 }, { malloc(4096), 0, 4096 } };
+	struct buf out[2][2], left[2];
+	bool ok = n && names;
 
-	family(b, "bloomtap_workload_left_out_total", "counter",
-	       "Workload generations counted under the overflow=\"true\" series, the cap "
-	       "(metrics-workloads) past.");
-	for (int i = 0; i < a->n && n && names && out[0].p && out[1].p; i++)
-		for (int d = 0; d < dirs(a, i); d++) {
-			const struct bt_instance *inst = &a->ifs[i].inst;
-			struct wl_series *w;
-			struct wl_seen *seen;
-			__u32 own = 0;
-
-			if (inst->wl_counts_fd <= 0 || bt_wl_counts(inst, d, n) ||
-			    !(w = wl_series_of(a, i)))
-				continue;
-			seen = w->id[d];
-			/* who holds a place: the live generations that held one */
-			for (__u32 id = 1; id < BT_WL_IDS; id++) {
-				struct wl_seen *s = &seen[id];
-				int form;
-
-				names[id].gen = 0;
-				if (!n[id].packets[0] && !n[id].packets[1]) {
-					s->state = WLS_NONE;
-					continue;
-				}
-				if (bpf_map_lookup_elem(inst->wl_names_fd, &id, &names[id]) ||
-				    !bt_workload_live(id, names[id].gen, &form)) {
-					/* retired: its series gone; an overflow one's
-					 * packets since the last scrape still the
-					 * overflow's (its counts stay until the id is
-					 * given again) */
-					if (s->state == WLS_OVERFLOW && s->gen == names[id].gen)
-						counted_since(&w->overflow[d], &n[id], &s->last);
-					names[id].gen = 0;
-					s->state = WLS_NONE;
-					continue;
-				}
-				if (s->state != WLS_NONE && s->gen != names[id].gen)
-					s->state = WLS_NONE;	/* the id's next generation */
-				if (s->state == WLS_OWN && own >= a->cfg.metrics_workloads) {
-					s->state = WLS_OVERFLOW;	/* the cap lowered */
-					s->last = n[id];
-					w->left_out[d]++;
-				}
-				own += s->state == WLS_OWN;
-			}
-			for (__u32 id = 1; id < BT_WL_IDS; id++) {
-				struct wl_seen *s = &seen[id];
-				int form;
-
-				if (!names[id].gen)
-					continue;
-				if (s->state == WLS_NONE) {
-					s->gen = names[id].gen;
-					memset(&s->last, 0, sizeof(s->last));
-					s->state = own < a->cfg.metrics_workloads ? WLS_OWN : WLS_OVERFLOW;
-					own += s->state == WLS_OWN;
-					w->left_out[d] += s->state == WLS_OVERFLOW;
-				}
-				if (s->state == WLS_OVERFLOW) {
-					counted_since(&w->overflow[d], &n[id], &s->last);
-					s->last = n[id];
-					continue;
-				}
-				names[id].name[BT_WL_NAME_LEN] = 0;
-				bt_workload_live(id, names[id].gen, &form);
-				for (int k = 0; k < 2; k++)
-					for (int e = 0; e < 2; e++) {
-						bprintf(&out[k], "bloomtap_workload_%s_total{interface="
-							"\"%s\",direction=\"%s\",side=\"%s\"",
-							k ? "bytes" : "packets", a->ifs[i].name,
-							bt_direction_names[d], side[e]);
-						wl_labels(&out[k], names[id].name, form);
-						bprintf(&out[k], "} %llu\n", (unsigned long long)
-							(k ? n[id].bytes[e] : n[id].packets[e]));
-					}
-			}
-			for (int k = 0; k < 2; k++)
-				for (int e = 0; e < 2; e++)
-					bprintf(&out[k], "bloomtap_workload_%s_total{interface=\"%s\","
-						"direction=\"%s\",side=\"%s\",overflow=\"true\"} "
-						"%llu\n", k ? "bytes" : "packets", a->ifs[i].name,
-						bt_direction_names[d], side[e], (unsigned long long)
-						(k ? w->overflow[d].bytes[e] : w->overflow[d].packets[e]));
-			bprintf(b, "bloomtap_workload_left_out_total{interface=\"%s\",direction="
-				"\"%s\"} %llu\n", a->ifs[i].name, bt_direction_names[d],
-				(unsigned long long)w->left_out[d]);
+	for (int t = 0; t < 2; t++) {
+		left[t] = (struct buf){ malloc(4096), 0, 4096 };
+		ok = ok && left[t].p;
+		for (int k = 0; k < 2; k++) {
+			out[t][k] = (struct buf){ malloc(4096), 0, 4096 };
+			ok = ok && out[t][k].p;
 		}
-	for (int k = 0; k < 2; k++) {
-		family(b, k ? "bloomtap_workload_bytes_total" : "bloomtap_workload_packets_total",
-		       "counter", k ? "Bytes of the frames from (side src) or to (side dst) a "
-				      "workload, by the workload its address had as they passed."
-				    : "Packets from (side src) or to (side dst) a workload, by the "
-				      "workload its address had as they passed.");
-		if (out[k].p)
-			bprintf(b, "%.*s", (int)out[k].len, out[k].p);
-		free(out[k].p);
+	}
+	for (int i = 0; i < a->n && ok; i++) {
+		for (int d = 0; d < dirs(a, i); d++)
+			workload_stage(out[0], &left[0], a, i, d, n, names);
+		workload_stage(out[1], &left[1], a, i, BT_WL_DROPPED, n, names);
+	}
+	for (int t = 0; t < 2; t++) {
+		family(b, t ? "bloomtap_workload_dropped_left_out_total"
+			    : "bloomtap_workload_left_out_total", "counter",
+		       t ? "Workload generations whose drops are counted under the "
+			   "overflow=\"true\" series, the cap (metrics-workloads) past."
+			 : "Workload generations counted under the overflow=\"true\" series, the "
+			   "cap (metrics-workloads) past.");
+		if (ok)
+			bprintf(b, "%.*s", (int)left[t].len, left[t].p);
+		for (int k = 0; k < 2; k++) {
+			family(b, wl_families[t][k][0], "counter", wl_families[t][k][1]);
+			if (ok)
+				bprintf(b, "%.*s", (int)out[t][k].len, out[t][k].p);
+			free(out[t][k].p);
+		}
+		free(left[t].p);
 	}
 	free(names);
 	free(n);
