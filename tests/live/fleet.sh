@@ -313,8 +313,11 @@ import json, sys; a = json.load(sys.stdin)["agents"]
 print(" ".join(a[n].get("prometheus_health", "-") for n in sys.argv[1].split()), a["r10"].get("prometheus_health"))' "$STOPPED" <<<"$OUT")" \
 	"down down down up"
 OUT=$(fleet trace --agents-from-prometheus "$PROMURL" --cacert "$TMP/ca.crt" --user prom \
-	--topology "$TMP/chain3" --from r14 --agent-timeout 3000 --timeout 8000 --hex "$SENT" 2>&1)
-check "... said in text" grep -q "^partial answer: 3 of $N agents did not answer: $STOPPED$" <<<"$OUT"
+	--topology "$TMP/chain3" --from r14 --agent-timeout 3000 --timeout 8000 --hex "$SENT" \
+	2>"$TMP/err")
+check "... said in text" grep -q "^partial answer: 3 of $N agents did not answer: $STOPPED$" <<<"$OUT" ||
+	grep -n "partial\|warning" <<<"$OUT" "$TMP/err" | sed 's/^/        /'
+check "... and warned of on stderr" grep -q "warning: agent prom-r12.*walked through as unknown" "$TMP/err"
 check "... and that Prometheus finds them down too" \
 	grep -q "^prom-r12 .*no answer: unknown (Prometheus finds it down too)$" <<<"$OUT"
 check "... prom-r12 walked through: r10 -> r11 -> prom-r12? -> r13 -> r14" \
