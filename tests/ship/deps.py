@@ -24,6 +24,8 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # a Debian root's PATH: nothing from /usr/local or a user's toolchain
 PATH = '/usr/sbin:/usr/bin:/sbin:/bin'
+# the package the tree itself builds (make deb)
+SELF = 'bloomtap'
 # run elsewhere, whose commands are not this machine's: the guests'
 GUEST = {'tests/ship/systemd_guest.sh', 'tests/kernels/init', 'tests/kernels/guest.sh'}
 # words that name a command on a Debian root but are never called as one
@@ -143,7 +145,8 @@ def uses():
         calls += [(f, name, path) for name, path in names if path]
     pkg = owners({path for _, _, path in calls})
     for f, name, path in calls:
-        if pkg[path]:
+        # the tree's own commands, where its package is installed, are no dependency
+        if pkg[path] and pkg[path] != SELF:
             found.setdefault(pkg[path], []).append((f, name, path))
     return found
 

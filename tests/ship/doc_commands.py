@@ -105,11 +105,11 @@ def commands(path):
     for start, s in joined_code(path):
         if s.lstrip().startswith(("|", "+")):       # a diagram's box
             continue
+        s = re.sub(r"(?:^|\s)#.*$", "", s)                  # a comment names, never calls
         m = INVOKE.search(s)
         if not m or s[:m.start() + 1].rstrip().endswith("--name"):   # podman's --name bloomtap
             continue
         rest = s[m.end():]
-        rest = re.sub(r"\s+#.*$", "", rest)                   # a comment
         rest = re.sub(r"\$\([^)]*\)", "WORD", rest)           # $(...)
         rest = re.sub(r"\$\{?\w+\}?", "WORD", rest)           # $VAR
         rest = re.split(r"\s(?:\||\|\||&&|;|&|>|>>|2>|<)(?:\s|$)|\s[12]?>", " " + rest + " ")[0]
