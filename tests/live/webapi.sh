@@ -410,6 +410,7 @@ sed -i '/^scrapes /d' "$TMP/flood.codes"
 sed 's/^/        flood: /' "$TMP/flood.codes"
 check "the flood was served its share: 200s" grep -q ' 200$' "$TMP/flood.codes"
 eq "a scraper beside the flood: every scrape answered 200 ($NSCRAPE scrapes)" "$NBAD" 0
+check "and it asked while heavy traces awaited their answers: $WITHIN of $NSCRAPE scrapes, at least 10 in all" test "$NSCRAPE" -ge 10 -a "$WITHIN" -ge 1
 echo "        of the $WITHIN scrapes asked during a heavy trace, $OVERTOOK answered before it (medians: scrape ${MEDIAN} s, heavy trace ${HEAVY_MEDIAN} s)"
 # the rate (50 a second and a burst of 50, for the flood's 20 s and the
 # answer of its last requests): never more served; past it, 429s. How
