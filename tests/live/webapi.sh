@@ -313,13 +313,11 @@ wait_for "up, with a wrong password" 30 up_is wrong_password 0 &&
 # 8,192 packets over an archive of windows sealed every 0.2 s, 4 post
 # one-packet traces as fast as they are answered. The agent allows an
 # address 8 connections and 50 requests a second, each connection its own
-# thread. A scraper from 127.0.0.1 asks /metrics meanwhile, 0.05 s after
-# each answer and while a heavy trace awaits its answer:
-# every scrape is answered 200. How many overtook a heavy trace (asked
-# after it, answered before it) is printed, not checked: a trace's work in
-# the agent is a few ms here, its time is the client's upload and parse,
-# so one thread for all connections overtakes as often (tried). Prometheus
-# scrapes too.
+# thread. A scraper from 127.0.0.1 asks /metrics every 0.2 s meanwhile:
+# every scrape is answered 200. Their times are printed, not compared:
+# a trace's work in the agent is a few ms here, its time is the client's
+# upload and parse, so one thread for all connections answered scrapes as
+# fast (tried). Prometheus scrapes too.
 # (With one bucket for all clients, the scrapes met 429. Prometheus' own
 # 1 s timeout was the check once: a fresh machine's run beside two CPU
 # hogs went past it.)
@@ -344,14 +342,10 @@ def conn():
 def flood(body):
     c = None
     while time.time() < end:
-        t, waiting = time.time(), 0
+        t = time.time()
         try:
             c = c or conn()
             c.request("POST", "/api/v1/trace?since=-1d", body=body, headers=auth)
-            if body is heavy:
-                with lock:
-                    waiting = 1
-                    inflight[0] += 1
             r = c.getresponse()
             r.read()
             code = r.status
@@ -360,16 +354,12 @@ def flood(body):
             time.sleep(0.05)
         with lock:
             codes[code] += 1
-            inflight[0] -= waiting
             if code == 200 and body is heavy:
-                heavy_s.append((t, time.time()))
+                heavy_s.append(time.time() - t)
 
 def scrape():
     c = http.client.HTTPSConnection("127.0.0.1", int(port), context=ctx, timeout=60)
     while time.time() < end:
-        # asked while a heavy trace's request is sent and its answer awaited
-        while not inflight[0] and time.time() < end:
-            time.sleep(0.001)
         t = time.time()
         try:
             c.request("GET", "/metrics", headers=auth)
@@ -380,10 +370,10 @@ def scrape():
             code, c = type(e).__name__, http.client.HTTPSConnection(
                 "127.0.0.1", int(port), context=ctx, timeout=60)
         with lock:
-            scrapes.append((code, t, time.time()))
-        time.sleep(0.05)
+            scrapes.append((code, time.time() - t))
+        time.sleep(0.2)
 
-scrapes, heavy_s, inflight = [], [], [0]
+scrapes, heavy_s = [], []
 ts = [threading.Thread(target=flood, args=(b,)) for b in [heavy] * 4 + [light.encode()] * 4]
 ts.append(threading.Thread(target=scrape))
 for t in ts:
@@ -392,26 +382,22 @@ for t in ts:
     t.join()
 for k, v in sorted(codes.items(), key=str):
     print(v, k)
-bad = [c for c, _, _ in scrapes if c != 200]
+bad = [c for c, _ in scrapes if c != 200]
 med = lambda v: sorted(v)[len(v) // 2] if v else 0
-# a scrape overtook a heavy trace when it was asked after the trace and
-# answered before it
-within = [(s, e) for c, s, e in scrapes if c == 200 and any(hs < s < he for hs, he in heavy_s)]
-overtook = sum(any(hs < s and e < he for hs, he in heavy_s) for s, e in within)
-print("scrapes %d %d %d %d %.3f %.3f" % (len(scrapes), len(bad), len(within), overtook,
-      med([e - s for _, s, e in scrapes]), med([e - s for s, e in heavy_s])))
+print("scrapes %d %d %.3f %.3f %.3f" % (len(scrapes), len(bad), med([d for _, d in scrapes]),
+      max(d for _, d in scrapes), med(heavy_s)))
 PY
 FLOOD+=($!)
 for p in "${FLOOD[@]}"; do wait "$p"; done
 FLOOD=()
 T1=$(date +%s)
-read -r _ NSCRAPE NBAD WITHIN OVERTOOK MEDIAN HEAVY_MEDIAN < <(grep '^scrapes ' "$TMP/flood.codes")
+read -r _ NSCRAPE NBAD MEDIAN SLOWEST HEAVY_MEDIAN < <(grep '^scrapes ' "$TMP/flood.codes")
 sed -i '/^scrapes /d' "$TMP/flood.codes"
 sed 's/^/        flood: /' "$TMP/flood.codes"
 check "the flood was served its share: 200s" grep -q ' 200$' "$TMP/flood.codes"
 eq "a scraper beside the flood: every scrape answered 200 ($NSCRAPE scrapes)" "$NBAD" 0
-check "and it asked while heavy traces awaited their answers: $WITHIN of $NSCRAPE scrapes, at least 10 in all" test "$NSCRAPE" -ge 10 -a "$WITHIN" -ge 1
-echo "        of the $WITHIN scrapes asked during a heavy trace, $OVERTOOK answered before it (medians: scrape ${MEDIAN} s, heavy trace ${HEAVY_MEDIAN} s)"
+check "and it asked at least 10 times" test "$NSCRAPE" -ge 10
+echo "        scrapes: median ${MEDIAN} s, slowest ${SLOWEST}; heavy traces: median ${HEAVY_MEDIAN} s"
 # the rate (50 a second and a burst of 50, for the flood's 20 s and the
 # answer of its last requests): never more served; past it, 429s. How
 # much the flood offers depends on the machine (a slow day's ASan build
