@@ -34,7 +34,7 @@ const volatile __u64 cfg_frac_div = 0;		/* ceil(2 / f) of a fraction
 const volatile __u32 cfg_cut = 0;
 
 /* SPIE (spie.bpf.h), from the meta */
-const volatile __u32 cfg_k = 8;			/* bits per packet, even, <= 8 */
+const volatile __u32 cfg_k = 4;			/* bits per packet, <= BT_BLOCK_MAX_K */
 const volatile __u32 cfg_block_mask = 0;	/* blocks per window - 1 */
 const volatile __u32 cfg_windows = 1;		/* W */
 const volatile __u64 cfg_design_load = ~0ULL;	/* digests a window is sized for */

@@ -340,9 +340,17 @@ static __always_inline bool drop_window_has(__u64 h, __u32 win)
 {
 	__u32 idx = win * (cfg_block_mask + 1) + bt_bloom_block(h, cfg_block_mask);
 	struct bt_bloom_block *b = bpf_map_lookup_elem(&spie, &idx);
-	__u64 m0 = bt_bloom_mask(h, 0, cfg_k), m1 = bt_bloom_mask(h, 1, cfg_k);
+	__u32 i;
 
-	return b && (b->w[0] & m0) == m0 && (b->w[1] & m1) == m1;
+	if (!b)
+		return false;
+	for (i = 0; i < BT_BLOCK_MAX_K && i < cfg_k; i++) {
+		__u32 pos = bt_bloom_pos(h, i);
+
+		if (!(b->w[(pos >> 6) & (BT_BLOCK_WORDS - 1)] & (1ULL << (pos & 63))))
+			return false;
+	}
+	return true;
 }
 
 /* Did this instance see the packet (digest h)? A drop follows its
@@ -352,7 +360,7 @@ static __always_inline bool drop_window_has(__u64 h, __u32 win)
  * 1 - (1 - f_cur)(1 - f_prev) (user/report/drops_report.c prints it). A global
  * function: the verifier walks it once, not again at each of its calls
  * (the single packet's and the GRO'd TCP skb's) with each state that
- * reaches them, and its Bloom masks branch on cfg_k. */
+ * reaches them, and its Bloom probe loops over cfg_k. */
 __noinline int drop_seen(__u64 h, __u32 win)
 {
 	__u32 prev = win ? win - 1 : cfg_windows - 1;

@@ -113,8 +113,8 @@ BT_HEAVY_STAGE_MAPS();
 BT_HEAVY_STAGE_MAPS(e);
 
 /* spie: the ring of windows' Bloom filters, index
- * win * blocks_per_window + block, value struct bt_bloom_block (16 bytes:
- * both words of a block in one cache line). Bits set by the datapath
+ * win * blocks_per_window + block, value struct bt_bloom_block (64 bytes:
+ * one cache line, the mmap'd array being page-aligned). Bits set by the datapath
  * (atomic OR); read, counted, archived and cleared by user space through
  * mmap, a window at a time, never the current one. Sized before load. */
 struct {

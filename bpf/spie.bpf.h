@@ -143,22 +143,25 @@ static __always_inline bool spie_words(const struct pkt_info *pi, void *data,
 	return true;
 }
 
-/* Sets the digest's k bits in its 128-bit block b: two loads, and an
- * atomic OR for each word that lacks some of its bits (concurrent inserts
- * from other CPUs must not be lost: plain stores could undo theirs).
- * Returns whether every bit was already set. */
+/* Sets the digest's k bits in its block b, one line: a load a position,
+ * and an atomic OR for each bit not yet set (concurrent inserts from other
+ * CPUs must not be lost: plain stores could undo theirs). The word index
+ * is masked for the verifier. Returns whether every bit was already set. */
 static __always_inline bool bloom_set(struct bt_bloom_block *b, __u64 h, __u32 k)
 {
-	__u64 m0 = bt_bloom_mask(h, 0, k), m1 = bt_bloom_mask(h, 1, k);
 	bool present = true;
+	__u32 i;
 
-	if ((b->w[0] & m0) != m0) {
-		present = false;
-		__sync_fetch_and_or(&b->w[0], m0);
-	}
-	if ((b->w[1] & m1) != m1) {
-		present = false;
-		__sync_fetch_and_or(&b->w[1], m1);
+	for (i = 0; i < BT_BLOCK_MAX_K; i++) {
+		__u32 pos = bt_bloom_pos(h, i);
+		__u64 *w = &b->w[(pos >> 6) & (BT_BLOCK_WORDS - 1)], bit = 1ULL << (pos & 63);
+
+		if (i >= k)
+			break;
+		if (!(*w & bit)) {
+			present = false;
+			__sync_fetch_and_or(w, bit);
+		}
 	}
 	return present;
 }

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 22
+#define BT_ABI_VERSION 23
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -251,14 +251,16 @@ enum bt_test_gate {
 /* ---- SPIE digests: their words, include/hash.h "The SPIE digest" ---- */
 #define BT_SPIE_WORDS 7
 
-/* Blocked Bloom filter (Putze, Sanders & Singler 2007) with blocks of two
- * 64-bit words, k/2 bits in each (include/hash.h). The "spie" array holds
- * the ring of windows, block index win * blocks_per_window + block. */
-#define BT_BLOCK_BITS 128
+/* Blocked Bloom filter (Putze, Sanders & Singler 2007) with blocks of one
+ * 64-byte cache line, k positions in each (include/hash.h). The "spie"
+ * array holds the ring of windows, block index win * blocks_per_window +
+ * block. */
+#define BT_BLOCK_BITS 512
+#define BT_BLOCK_WORDS (BT_BLOCK_BITS / 64)
 struct bt_bloom_block {
-	__u64 w[2];
+	__u64 w[BT_BLOCK_WORDS];
 };
-_Static_assert(sizeof(struct bt_bloom_block) == 16, "bt_bloom_block must be 16 bytes");
+_Static_assert(sizeof(struct bt_bloom_block) == 64, "bt_bloom_block must be 64 bytes");
 
 /* The datapath adds a CPU's digests to its window's fill in batches of
  * this many (at most; fewer for tiny windows, cfg_batch_mask). */

@@ -223,37 +223,32 @@ __u32 bt_sketch_col(__u64 h, __u32 row, __u32 wmask)
 	return (h1 + row * h2) & wmask;
 }
 
-/* ---- The SPIE block: 128 bits, k/2 bits in each word ----
+/* ---- The SPIE block: one cache line, k positions in it ----
  *
- * Both words of a block are in one cache line, and each word's bits come
- * straight from the digest as 6-bit fields: no loop, no array, the masks
- * stay in registers. Bits 0..47 of the digest give up to 8 positions, the
- * bits from 48 up the block (and, for windows of more than 2^16 blocks, a
- * multiply of the digest the rest). */
-#define BT_BLOCK_MAX_K 8
+ * A filter sized at 120 bits a packet with k = 4 sets 3 % of its bits:
+ * sparse, and compressed to its entropy (user/core/archive.c's gap coder)
+ * it stores fewer bits a packet than a denser one while each window
+ * answers falsely 20 times less often (Mitzenmacher 2002, "Compressed
+ * Bloom filters"; docs/traceback.md). The 512-bit block keeps the probe
+ * to one line (Putze, Sanders & Singler 2007). Bits 0..35 of the digest
+ * give up to four 9-bit positions in the block, bits 36..63 the block:
+ * windows of up to 2^28 blocks (16 GiB). */
+#define BT_BLOCK_MAX_K 4
+#define BT_BLOCK_POS_BITS 9
+#define BT_BLOCK_SHIFT (BT_BLOCK_MAX_K * BT_BLOCK_POS_BITS)
 
-/* The mask of word `word` (0 or 1) of the digest's block, k even. */
+/* Position i (< k) of the digest in its block: word (pos >> 6), bit (pos & 63). */
 static inline __attribute__((always_inline))
-__u64 bt_bloom_mask(__u64 h, __u32 word, __u32 k)
+__u32 bt_bloom_pos(__u64 h, __u32 i)
 {
-	__u64 x = h >> (word * 24), m = 0;
-	__u32 i;
-
-	for (i = 0; i < BT_BLOCK_MAX_K / 2; i++)
-		if (i < k / 2)
-			m |= 1ULL << ((x >> (6 * i)) & 63);
-	return m;
+	return (h >> (BT_BLOCK_POS_BITS * i)) & (BT_BLOCK_BITS - 1);
 }
 
-/* The digest's block in a window of (block_mask + 1) blocks. */
+/* The digest's block in a window of (block_mask + 1) blocks, at most 2^28. */
 static inline __attribute__((always_inline))
 __u32 bt_bloom_block(__u64 h, __u32 block_mask)
 {
-	__u64 b = h >> 48;
-
-	if (block_mask >> 16)
-		b |= (h * 0x9e3779b97f4a7c15ULL) >> 48 << 16;
-	return b & block_mask;
+	return (__u32)(h >> BT_BLOCK_SHIFT) & block_mask;
 }
 
 /* ---- Watch lists ----

@@ -180,6 +180,9 @@ int bt_archive_write(|tests/ship/layers.py'
 #include "bloom.h"|tests/ship/layers.py'
 # an interface's instance of another network namespace taken for this one's
 'netns-unchecked|user/instance/instance.c|	return self && self != meta->netns;|	return false && self != meta->netns;|tests/live/netns.sh'
+'gap-param-writer-off|user/core/archive.c|__u32 *offs = (__u32 *)t, at = 0, m = bt_gap_param(w->set_bits, c->window_bits);|__u32 *offs = (__u32 *)t, at = 0, m = bt_gap_param(w->set_bits, c->window_bits) + 1;|.output/tests/test_spie'
+'bloom-positions-share-bits|include/hash.h|	return (h >> (BT_BLOCK_POS_BITS * i)) & (BT_BLOCK_BITS - 1);|	return (h >> (BT_BLOCK_POS_BITS * (i & 1))) & (BT_BLOCK_BITS - 1);|.output/tests/test_spie'
+'gap-decode-short-of-block|user/core/archive.c|	    (*why = chunk_upto(f, off % f->chunk_bytes + f->block_bits / 8)))|	    (*why = chunk_upto(f, off % f->chunk_bytes)))|tests/live/spie.sh'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, a C test binary

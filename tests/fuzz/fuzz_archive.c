@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* libFuzzer: an archive file as trace and archive read it, in a directory
  * that holds the key file of a fixed test key, so that checks past the
- * header are reached. A real file of three windows (with its dictionary:
- * two filled, the middle one empty, which keeps its record only; the
+ * header are reached. A real file of three windows (two filled, the
+ * middle one empty, which keeps its record only; the
  * first with two drop reasons, the last with one and more than its slots
  * held, so that the reasons' names are every reason of this kernel) is
  * the template. Each input is read four ways: as it is;
  * with its header's CRC made right (a mutated header would rarely get past
  * the checksum to the fields behind it); as everything behind the
  * template's header, the header's and the records' CRCs made right; and as
- * the last chunk's frame of the template, its offset made right, so that the decompressor meets it. Every window is queried. */
+ * the last chunk's code of the template, its CRC and offset made right,
+ * so that the gap decoder meets it. Every window is queried. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@
 #include "core/archive.h"
 #include "base/common.h"
 
-#define BLOCKS 256	/* a 32768-bit window: chunks of 4096 bytes */
+#define BLOCKS 128	/* a 65536-bit window: two chunks of 4096 bytes */
 #define NAME "f-00000000000000000001-00000001.btw"
 
 static char dir[] = "/tmp/bt-fuzz-archive-XXXXXX";
@@ -31,7 +32,7 @@ static struct bt_archive_hdr3 th;
 
 static int make_key_and_template(void)
 {
-	struct bt_meta m = { .window_bits = BLOCKS * BT_BLOCK_BITS, .k = 8,
+	struct bt_meta m = { .window_bits = BLOCKS * BT_BLOCK_BITS, .k = 4,
 			     .hash_key = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL } };
 	/* set_bits as sealing counts them: 0 for the empty window only */
 	struct bt_window w[3] = {
@@ -48,10 +49,10 @@ static int make_key_and_template(void)
 	char path[512];
 	FILE *f;
 
-	/* a filled window, so that a dictionary is trained */
+	/* two filled windows, a quarter of their bits set */
 	for (int i = 0; i < BLOCKS; i++)
-		for (int j = 0; j < 2; j++)
-			filter[0][i].w[j] = filter[2][i].w[1 - j] =
+		for (int j = 0; j < BT_BLOCK_WORDS; j++)
+			filter[0][i].w[j] = filter[2][i].w[BT_BLOCK_WORDS - 1 - j] =
 				(0x9e3779b97f4a7c15ULL * (2 * i + j + 1)) & (0x9e3779b97f4a7c15ULL * (i + 7));
 	if (bt_archive_write(dir, "f", &m, &(struct bt_archive_batch){ wins, filters, rp, 3, BLOCKS },
 			     path, sizeof(path)))
@@ -72,7 +73,7 @@ static int make_key_and_template(void)
 	memcpy(&off, tmpl + last_table + 4 * (th.chunks - 1), 4);
 	last_data = last.data_off;
 	last_chunk = last_data + off;
-	return th.dict_len && last_chunk < tmpl_len ? 0 : -1;
+	return th.chunks > 1 && last_chunk < tmpl_len ? 0 : -1;
 }
 
 static void remove_dir(void)
@@ -165,20 +166,21 @@ static void query(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, 
 	free(file);
 }
 
-/* The template with its last chunk's frame replaced by data. */
+/* The template with its last chunk's code replaced by data, under its CRC. */
 static void query_as_chunk(const uint8_t *data, size_t size)
 {
-	size_t len = last_chunk + size;
+	size_t len = last_chunk + 4 + size;
 	uint8_t *file = malloc(len);
-	__u32 end;
+	__u32 end, sum = crc32(0, data, size);
 
 	if (!file || size > 1 << 16) {
 		free(file);
 		return;
 	}
 	memcpy(file, tmpl, last_chunk);
-	memcpy(file + last_chunk, data, size);
-	end = last_chunk - last_data + size;
+	memcpy(file + last_chunk, &sum, 4);
+	memcpy(file + last_chunk + 4, data, size);
+	end = last_chunk - last_data + 4 + size;
 	memcpy(file + last_table + 4 * th.chunks, &end, 4);
 	query_file(file, len);
 	free(file);

@@ -3,14 +3,15 @@
  * tests/live/horizon.sh's cost of a time-bounded trace (replaying enough
  * packets for 100,000 windows would take minutes):
  *   mkarchive DIR INSTANCE WINDOWS START_S PERIOD_S [PER_FILE]
- * WINDOWS windows of 4,096 bits (k = 8, 128 packets at their design load),
- * window i over [START_S + i PERIOD_S, START_S + (i + 1) PERIOD_S), each
- * filled to its design load with random bits (22 % set), PER_FILE (default
- * 64) to a file. */
+ * WINDOWS windows of 4,096 bits (k = 4, 34 packets at their design load
+ * of 120 bits a packet), window i over [START_S + i PERIOD_S, START_S +
+ * (i + 1) PERIOD_S), each filled to its design load with random digests,
+ * PER_FILE (default 64) to a file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/archive.h"
+#include "core/bloom.h"
 #include "instance/spie.h"
 
 #define BITS 4096
@@ -26,8 +27,8 @@ static __u64 rnd(__u64 *s)
 
 int main(int argc, char **argv)
 {
-	struct bt_meta meta = { .magic = BT_META_MAGIC, .window_bits = BITS, .k = 8,
-				.design_load = 128, .hash_key = { 0x1234567, 0x89abcdef } };
+	struct bt_meta meta = { .magic = BT_META_MAGIC, .window_bits = BITS, .k = 4,
+				.design_load = BITS / 120, .hash_key = { 0x1234567, 0x89abcdef } };
 	static struct bt_bloom_block f[64][BPW];
 	struct bt_window w[64];
 	const struct bt_window *wp[64];
@@ -56,14 +57,13 @@ int main(int argc, char **argv)
 			__u64 set = 0;
 			double fpr;
 
-			for (int b = 0; b < BPW; b++)
-				for (int x = 0; x < 2; x++) {
-					f[j][b].w[x] = rnd(&seed) & rnd(&seed) & ~(rnd(&seed) & rnd(&seed) & rnd(&seed));
-				}
-			bt_bloom_fill(f[j], BPW, 8, &set, &fpr);
+			memset(f[j], 0, sizeof(f[j]));
+			for (__u64 p = 0; p < meta.design_load; p++)
+				bt_bloom_add(f[j], BPW, meta.k, rnd(&seed));
+			bt_bloom_fill(f[j], BPW, meta.k, &set, &fpr);
 			w[j] = (struct bt_window){ .start_ns = s - off,
 						   .end_ns = s + (__u64)(period * 1e9) - off,
-						   .packets = 128, .set_bits = set,
+						   .packets = meta.design_load, .set_bits = set,
 						   .fpr_e15 = (__u64)(fpr * 1e15), .seq = (__u32)(i + j),
 						   .state = BT_WIN_SEALED };
 			wp[j] = &w[j];

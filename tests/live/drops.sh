@@ -324,7 +324,7 @@ in_ns $NS_6B "$BLOOMTAP" detach $IF_6B >/dev/null
 # a socket (NO_SOCKET: XDP's digests and the drops').
 no_ready() { in_ns $NS_6B "$BLOOMTAP" -j "$@" | json_get '["spie_no_ready_window"]'; }
 check "attach the pair again: both directions, small windows" in_ns $NS_6B "$BLOOMTAP" attach \
-	$IF_6B --direction both --windows 8 --window-bits 4096
+	$IF_6B --direction both --windows 8 --window-bits 16384
 in_ns $NS_6B $LAB send $IF_6B "$MAC_6B" 02:00:00:00:00:01 "$WORK/out.pcap" 1000 198.18.42.2 \
 	198.18.42.1 5030 --tag 20 >/dev/null
 # (digested as they were sent: the send returns after)

@@ -29,8 +29,8 @@ get() { in_ns "$NSB" curl -s -m 20 "$@"; }
 archived() { "$BLOOMTAP" -j archive --instance "$VB" "$TMP/archive" 2>/dev/null |
 	python3 -c 'import json,sys; print(sum(len(f["windows"]) for f in json.load(sys.stdin)))'; }
 
-# windows of 4096 bits (128 packets), closed every 100 ms if not full first
-nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --window 0.1 --window-bits 4096 \
+# windows of 16384 bits (136 packets), closed every 100 ms if not full first
+nsenter --net=/var/run/netns/"$NSB" "$BLOOMTAP" run "$VB" --window 0.1 --window-bits 16384 \
 	--windows 4096 --archive "$TMP/archive" --archive-flush 0.2 --listen 127.0.0.1:$PORT \
 	> "$TMP/agent.log" 2>&1 &
 AGENT=$!

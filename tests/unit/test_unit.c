@@ -23,6 +23,7 @@
 #include "base/common.h"
 #include "report/flow.h"
 #include "core/archive.h"
+#include "core/gapcode.h"
 #include "instance/drops.h"
 #include "instance/sketch.h"
 #include <bpf/btf.h>
@@ -1129,8 +1130,8 @@ static void test_drop_reasons_archived(void **state)
 		"7", "SKB_DROP_REASON_UNIX_DISCONNECT", "12", "SKB_DROP_REASON_NETFILTER_DROP",
 		"13", "SKB_DROP_REASON_IP_CSUM", NULL };
 	char dir[] = "/tmp/bt-test-reasons-XXXXXX", oldp[300], newp[300], path[512], buf[96];
-	struct bt_meta m = { .window_bits = 32768, .k = 8, .hash_key = { 3, 5 } };
-	static struct bt_bloom_block filter[2][256];
+	struct bt_meta m = { .window_bits = 32768, .k = 4, .hash_key = { 3, 5 } };
+	static struct bt_bloom_block filter[2][64];
 	const struct bt_window w[2] = { { .seq = 1, .start_ns = 1, .end_ns = 2, .set_bits = 8 },
 					{ .seq = 2, .start_ns = 2, .end_ns = 3, .set_bits = 8 } };
 	const struct bt_window *wins[2] = { &w[0], &w[1] };
@@ -1153,7 +1154,7 @@ static void test_drop_reasons_archived(void **state)
 
 	bt_drop_reasons_from(oldp);
 	assert_int_equal(bt_archive_write(dir, "reasons", &m,
-					  &(struct bt_archive_batch){ wins, filters, rp, 2, 256 },
+					  &(struct bt_archive_batch){ wins, filters, rp, 2, 64 },
 					  path, sizeof(path)), 0);
 	bt_drop_reasons_from(newp);
 	assert_string_equal(bt_drop_reason_name(7, buf, sizeof(buf)), "UNIX_DISCONNECT");
@@ -1179,7 +1180,7 @@ static void test_drop_reasons_archived(void **state)
 
 	/* a file without drops has no names: nothing more on disk */
 	assert_int_equal(bt_archive_write(dir, "nodrops", &m,
-					  &(struct bt_archive_batch){ wins, filters, none, 2, 256 },
+					  &(struct bt_archive_batch){ wins, filters, none, 2, 64 },
 					  path, sizeof(path)), 0);
 	assert_non_null(f = bt_archive_open(dir, strrchr(path, '/') + 1, &why));
 	assert_int_equal(f->nnames, 0);
@@ -1586,6 +1587,64 @@ static void test_rec_seq_at(void **state)
 		}
 }
 
+/* The gap coder round-trips every fill, at every parameter near the one
+ * it would choose and at the edges (m = 1, powers of two, the last bit
+ * set, every bit set, none), and a query's partial decode sees the same
+ * bits as the whole; a code cut short or with a byte more does not decode. */
+static void test_gap_code_round_trips(void **state)
+{
+	static uint64_t bits[64], back[64];
+	static uint8_t code[4096 * 22 / 8 + 16];
+	const double fills[] = { 0, 0.0005, 0.03, 0.2, 0.5, 0.97, 1 };
+	uint64_t seed = 12345;
+
+	for (size_t f = 0; f < sizeof(fills) / sizeof(fills[0]); f++)
+		for (int extra = 0; extra < 3; extra++) {
+			uint64_t set = 0;
+
+			memset(bits, 0, sizeof(bits));
+			for (int i = 0; i < 4096; i++) {
+				seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+				if ((double)(seed >> 11) / (1ULL << 53) < fills[f] ||
+				    (extra == 1 && i == 4095) || (extra == 2 && i == 0))
+					bits[i / 64] |= 1ULL << (i % 64);
+			}
+			for (int i = 0; i < 64; i++)
+				set += __builtin_popcountll(bits[i]);
+			uint32_t best = bt_gap_param(set, 4096);
+			const uint32_t ms[] = { 1, 2, 3, 16, 17, best, best + 1, best > 1 ? best - 1 : 5 };
+
+			for (size_t j = 0; j < sizeof(ms) / sizeof(ms[0]); j++) {
+				size_t len = bt_gap_encode(bits, sizeof(bits), ms[j], code);
+				struct bt_gap_decoder d;
+
+				assert_true(len <= bt_gap_bound(sizeof(bits)));
+				assert_int_equal(bt_gap_decode(code, len, ms[j], back, sizeof(back)), 0);
+				assert_memory_equal(bits, back, sizeof(bits));
+				/* a query's partial decode: every bit below its end */
+				bt_gap_begin(&d, code, len, ms[j], back, sizeof(back));
+				assert_int_equal(bt_gap_until(&d, 1000), 0);
+				for (int i = 0; i < 1000; i++)
+					assert_int_equal(!!(back[i / 64] & (1ULL << (i % 64))),
+							 !!(bits[i / 64] & (1ULL << (i % 64))));
+				assert_int_equal(bt_gap_until(&d, 4096), 0);
+				assert_memory_equal(bits, back, sizeof(bits));
+				/* a set bit's code cut off, or a byte of zeros after */
+				if (len && set)
+					assert_int_equal(bt_gap_decode(code, len - 1, ms[j], back,
+								       sizeof(back)) == 0 &&
+							 !memcmp(bits, back, sizeof(bits)), 0);
+				code[len] = 0;
+				assert_int_equal(bt_gap_decode(code, len + 1, ms[j], back, sizeof(back)) == 0 &&
+						 !memcmp(bits, back, sizeof(bits)), 0);
+			}
+		}
+	/* the parameter: ln 2 / p, within its bounds */
+	assert_int_equal(bt_gap_param(1000, 32768), 22);
+	assert_int_equal(bt_gap_param(0, 32768), 1);
+	assert_int_equal(bt_gap_param(32768, 32768), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1626,6 +1685,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_workload_labels),
 		cmocka_unit_test(test_pcapng_many_interfaces),
 		cmocka_unit_test(test_rec_seq_at),
+		cmocka_unit_test(test_gap_code_round_trips),
 	};
 
 	return cmocka_run_group_tests_name("user space units", tests, group_setup, group_teardown);

@@ -15,6 +15,8 @@
 #include <zdict.h>
 #include <zstd_errors.h>
 #include "archive.h"
+#include "bloom.h"
+#include "gapcode.h"
 #include "base/common.h"
 #include "hash.h"
 #include "clock.h"
@@ -146,28 +148,6 @@ static __u32 hdr2_crc(const struct hdr_v2 *h)
 	return crc(&c, sizeof(c));
 }
 
-/* The dictionary: trained on the chunks of the fullest window, whose fill
- * is the design point; sparse windows compress well with it too. 0 when
- * zstd finds nothing to learn (empty windows). */
-static size_t train_dict(void *dict, const struct bt_window *const *win,
-			 const struct bt_bloom_block *const *filters, int n, __u32 cbytes,
-			 __u32 chunks)
-{
-	size_t *sizes = malloc(chunks * sizeof(*sizes)), len;
-	int best = 0;
-
-	if (!sizes || chunks < 8)
-		return free(sizes), 0;
-	for (int i = 1; i < n; i++)
-		if (win[i]->set_bits > win[best]->set_bits)
-			best = i;
-	for (__u32 c = 0; c < chunks; c++)
-		sizes[c] = cbytes;
-	len = ZDICT_trainFromBuffer(dict, BT_ARCHIVE_DICT, filters[best], sizes, chunks);
-	free(sizes);
-	return ZDICT_isError(len) ? 0 : len;
-}
-
 /* A keeper killed after writing a file and before marking its windows
  * archived writes them again: under the name of that file (its first
  * window: same key, number and start, the start converted to real time
@@ -264,29 +244,30 @@ static int collect_names(const struct bt_archive_batch *b, const struct bt_archi
 	return 0;
 }
 
-/* Where the windows' compressed chunks go, as write_atomic takes them. */
+/* Where the windows' coded chunks go, as write_atomic takes them. */
 struct chunked {
 	struct bt_archive_win *recs;	/* a record a window */
 	uint8_t *tables, *data;		/* each window's offsets, then chunks */
-	struct iovec *iov;		/* 5 + 2 a window: header, dictionary,
-					 * records, drops, names, then the
-					 * windows' */
+	struct iovec *iov;		/* 5 + 2 a window: header, dictionary
+					 * (none since format 10), records,
+					 * drops, names, then the windows' */
 	size_t table_len, bound;
 	__u32 cbytes, chunks;
+	__u64 window_bits;
 	__s64 real_minus_boot;		/* the windows' times turned with it, once */
 };
 
-/* Each window's record, and its filter in chunks of cbytes compressed
- * with cctx (a chunk a zstd frame), from file offset off on. 0 or -EIO. */
-static int compress_windows(const struct bt_archive_batch *b, ZSTD_CCtx *cctx,
-			    struct chunked *c, __u64 off)
+/* Each window's record, and its filter in chunks of cbytes, each its
+ * Golomb-coded gaps after their CRC-32 (format 10), from file offset off
+ * on. */
+static void code_windows(const struct bt_archive_batch *b, struct chunked *c, __u64 off)
 {
 	size_t used = 0;
 
 	for (int i = 0; i < b->n; i++) {
 		const struct bt_window *w = b->win[i];
 		uint8_t *t = c->tables + i * c->table_len, *d0 = c->data + used;
-		__u32 *offs = (__u32 *)t, at = 0;
+		__u32 *offs = (__u32 *)t, at = 0, m = bt_gap_param(w->set_bits, c->window_bits);
 
 		c->recs[i] = (struct bt_archive_win){
 			.start_ns = w->start_ns ? w->start_ns + c->real_minus_boot : 0,
@@ -306,16 +287,14 @@ static int compress_windows(const struct bt_archive_batch *b, ZSTD_CCtx *cctx,
 			continue;
 		}
 		for (__u32 k = 0; k < c->chunks; k++) {
-			size_t clen = ZSTD_compress2(cctx, d0 + at, c->bound,
-						     (const uint8_t *)b->filters[i] +
-						     (size_t)k * c->cbytes, c->cbytes);
+			const uint64_t *raw = (const uint64_t *)b->filters[i] +
+					      (size_t)k * c->cbytes / 8;
+			size_t clen = bt_gap_encode(raw, c->cbytes, m, d0 + at + 4);
+			__u32 sum = crc(d0 + at + 4, clen);
 
-			if (ZSTD_isError(clen)) {
-				bt_err("compressing window %u: %s", w->seq, ZSTD_getErrorName(clen));
-				return -EIO;
-			}
+			memcpy(d0 + at, &sum, 4);
 			offs[k] = at;
-			at += clen;
+			at += 4 + clen;
 		}
 		offs[c->chunks] = at;
 		c->iov[5 + 2 * i] = (struct iovec){ t, c->table_len };
@@ -323,17 +302,17 @@ static int compress_windows(const struct bt_archive_batch *b, ZSTD_CCtx *cctx,
 		used += at;
 		off += c->table_len + at;
 	}
-	return 0;
 }
 
 /* Room for n windows of raw bytes each, in chunks of at most one
  * BT_ARCHIVE_CHUNK: 0, or -ENOMEM (chunked_free frees what was had) */
 static int chunked_alloc(struct chunked *c, size_t raw, int n)
 {
+	c->window_bits = (__u64)raw * 8;
 	c->cbytes = raw < BT_ARCHIVE_CHUNK ? raw : BT_ARCHIVE_CHUNK;
 	c->chunks = raw / c->cbytes;
 	c->table_len = (c->chunks + 1) * sizeof(__u32);
-	c->bound = ZSTD_compressBound(c->cbytes);
+	c->bound = 4 + bt_gap_bound(c->cbytes);
 	c->recs = calloc(n, sizeof(*c->recs));
 	c->tables = malloc(n * c->table_len);
 	c->data = malloc((size_t)n * c->chunks * c->bound);
@@ -368,23 +347,10 @@ static int archive_dir_ready(const char *dir, const char *instance, const struct
 	return err;
 }
 
-/* Small frames: what the file says already (sizes, the dictionary) stays
- * out of each; the content checksum stays in. */
-static void cctx_setup(ZSTD_CCtx *cctx, const ZSTD_CDict *cdict)
-{
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0);
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-	if (cdict)
-		ZSTD_CCtx_refCDict(cctx, cdict);
-}
-
 /* The header of format 3, its checksums over the dictionary, the records,
  * the drops and their names included */
 static void hdr3_fill(struct bt_archive_hdr3 *h, const char *instance, const struct bt_meta *meta,
-		      const struct chunked *c, int n, const uint8_t *dict, size_t dict_len,
-		      const struct bt_archive_drop *drops, __u32 ndrops,
+		      const struct chunked *c, int n, const struct bt_archive_drop *drops, __u32 ndrops,
 		      const struct bt_archive_reason *names, __u32 nnames)
 {
 	memcpy(h->magic, BT_ARCHIVE_MAGIC, 8);
@@ -398,9 +364,9 @@ static void hdr3_fill(struct bt_archive_hdr3 *h, const char *instance, const str
 	h->windows = n;
 	h->chunk_bytes = c->cbytes;
 	h->chunks = c->chunks;
-	h->dict_len = dict_len;
+	h->dict_len = 0;
 	h->reserved[0] = ndrops;
-	h->records_crc = crc32(crc(dict, dict_len), (const Bytef *)c->recs, n * sizeof(*c->recs));
+	h->records_crc = crc(c->recs, n * sizeof(*c->recs));
 	h->reserved[1] = nnames;
 	h->reserved[2] = (__u64)c->real_minus_boot;
 	if (ndrops)	/* zlib's crc32() of NULL is its initial value, not a no-op */
@@ -415,36 +381,26 @@ static void hdr3_fill(struct bt_archive_hdr3 *h, const char *instance, const str
 int bt_archive_write(const char *dir, const char *instance, const struct bt_meta *meta,
 		     const struct bt_archive_batch *b, char *path_out, size_t len)
 {
-	size_t dict_len = 0;
 	int n = b->n;
 	struct chunked c = { 0 };
 	struct bt_archive_hdr3 h = { 0 };
-	uint8_t dict[BT_ARCHIVE_DICT];
 	struct bt_archive_drop *drops = NULL;
 	struct bt_archive_reason *names = NULL;
 	__u32 ndrops = 0, nnames = 0;
-	ZSTD_CCtx *cctx = ZSTD_createCCtx();
-	ZSTD_CDict *cdict = NULL;
 	char name[160];
 	int err = -ENOMEM;
 
-	if (!n || !cctx || chunked_alloc(&c, b->bpw * sizeof(struct bt_bloom_block), n) ||
+	if (!n || chunked_alloc(&c, b->bpw * sizeof(struct bt_bloom_block), n) ||
 	    collect_drops(b, &drops, &ndrops) || collect_names(b, drops, ndrops, &names, &nnames))
 		goto out;
 	if ((err = archive_dir_ready(dir, instance, meta)))
 		goto out;
-	dict_len = train_dict(dict, b->win, b->filters, n, c.cbytes, c.chunks);
-	if (dict_len && !(cdict = ZSTD_createCDict(dict, dict_len, 1)))
-		dict_len = 0;
-	cctx_setup(cctx, cdict);
 	c.real_minus_boot = bt_real_minus_boot();
-	if ((err = compress_windows(b, cctx, &c, sizeof(h) + dict_len +
-				    (__u64)n * sizeof(*c.recs) + ndrops * sizeof(*drops) +
-				    nnames * sizeof(*names))))
-		goto out;
-	hdr3_fill(&h, instance, meta, &c, n, dict, dict_len, drops, ndrops, names, nnames);
+	code_windows(b, &c, sizeof(h) + (__u64)n * sizeof(*c.recs) + ndrops * sizeof(*drops) +
+		     nnames * sizeof(*names));
+	hdr3_fill(&h, instance, meta, &c, n, drops, ndrops, names, nnames);
 	c.iov[0] = (struct iovec){ &h, sizeof(h) };
-	c.iov[1] = (struct iovec){ dict, dict_len };
+	c.iov[1] = (struct iovec){ NULL, 0 };
 	c.iov[2] = (struct iovec){ c.recs, n * sizeof(*c.recs) };
 	c.iov[3] = (struct iovec){ drops, ndrops * sizeof(*drops) };
 	c.iov[4] = (struct iovec){ names, nnames * sizeof(*names) };
@@ -463,8 +419,6 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	if (path_out)
 		snprintf(path_out, len, "%s/%s", dir, name);
 out:
-	ZSTD_freeCDict(cdict);
-	ZSTD_freeCCtx(cctx);
 	chunked_free(&c);
 	free(drops);
 	free(names);
@@ -516,6 +470,14 @@ static const char *read_names(struct bt_archive_file *f, const uint8_t *p)
 	return NULL;
 }
 
+/* A coded chunk's bytes, at most: a zstd frame before format 10, then the
+ * gaps after their CRC-32 */
+static size_t chunk_bound(int version, __u32 chunk_bytes)
+{
+	return version >= BT_ARCHIVE_GAPS ? 4 + bt_gap_bound(chunk_bytes)
+					  : ZSTD_compressBound(chunk_bytes);
+}
+
 static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 size)
 {
 	struct bt_archive_hdr3 h;
@@ -530,9 +492,14 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 	if (h.hdr_crc != hdr3_crc(&h))
 		return "header is corrupt (checksum)";
 	wbytes = h.window_bits / 8;
-	if (h.block_bits != BT_BLOCK_BITS || h.window_bits < 4096 ||
+	/* format 10's one-line blocks of k positions; before it, 128-bit
+	 * blocks of k/2 bits a word */
+	if ((h.version >= BT_ARCHIVE_GAPS ?
+	     h.block_bits != BT_BLOCK_BITS || h.k > BT_BLOCK_MAX_K || h.dict_len :
+	     h.block_bits != BT_LEGACY_BLOCK_BITS || h.k > BT_LEGACY_MAX_K || h.k % 2) ||
+	    h.window_bits < 4096 ||
 	    h.window_bits > BT_ARCHIVE_WINDOW_BITS_MAX || (h.window_bits & (h.window_bits - 1)) ||
-	    !h.k || h.k > BT_BLOCK_MAX_K || h.k % 2 || !h.windows || h.windows > 65536 ||
+	    !h.k || !h.windows || h.windows > 65536 ||
 	    !h.chunk_bytes || h.chunk_bytes > (1u << 20) || wbytes % h.chunk_bytes ||
 	    h.chunks != wbytes / h.chunk_bytes || h.dict_len > (1u << 16) ||
 	    !memchr(h.instance, 0, sizeof(h.instance)))
@@ -557,7 +524,7 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 	f->drops = malloc((f->ndrops ? f->ndrops : 1) * sizeof(*f->drops));
 	f->names = malloc((f->nnames ? f->nnames : 1) * sizeof(*f->names));
 	f->raw_buf = malloc(h.chunk_bytes);
-	f->chunk_buf = malloc(ZSTD_compressBound(h.chunk_bytes));
+	f->chunk_buf = malloc(chunk_bound(h.version, h.chunk_bytes));
 	if (!head || !f->win || !f->drops || !f->names || !f->raw_buf || !f->chunk_buf)
 		why = "out of memory";
 	else if (!pread_all(f->fd, head, recs_end - sizeof(h), sizeof(h)))
@@ -592,6 +559,7 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 	snprintf(f->instance, sizeof(f->instance), "%s", h.instance);
 	f->window_bits = h.window_bits;
 	f->k = h.k;
+	f->block_bits = h.block_bits;
 	f->nwin = h.windows;
 	f->chunks_per_win = h.chunks;
 	f->chunk_bytes = h.chunk_bytes;
@@ -747,7 +715,19 @@ __u64 bt_archive_digest(const struct bt_archive_file *f, const struct bt_spie_pa
 	return f->version >= 3 ? bt_spie_digest_abi13(&f->keys, p) : bt_spie_digest_legacy(&f->key, p);
 }
 
-/* Decodes chunk c of window w of a format 3 file into raw_buf. */
+/* Format 10: the cached chunk decoded at least up to byte upto of it. */
+static const char *chunk_upto(struct bt_archive_file *f, __u64 upto)
+{
+	if (f->version >= BT_ARCHIVE_GAPS && f->win[f->cached / f->chunks_per_win].table_off &&
+	    bt_gap_until(&f->gap, upto * 8)) {
+		f->cached = -1;
+		return "a compressed chunk or its offset is corrupt (does not decode)";
+	}
+	return NULL;
+}
+
+/* Decodes chunk c of window w of a format 3 file into raw_buf (format 10:
+ * begins to, chunk_upto goes on). */
 static const char *load_chunk(struct bt_archive_file *f, __u32 w, __u32 c)
 {
 	int64_t idx = (int64_t)w * f->chunks_per_win + c;
@@ -768,10 +748,25 @@ static const char *load_chunk(struct bt_archive_file *f, __u32 w, __u32 c)
 	if (!pread_all(f->fd, ab, sizeof(ab), f->win[w].table_off + (__u64)c * 4))
 		return "truncated";
 	if (ab[1] > f->size - data_off || ab[0] > ab[1] ||
-	    ab[1] - ab[0] > ZSTD_compressBound(f->chunk_bytes))
+	    ab[1] - ab[0] > chunk_bound(f->version, f->chunk_bytes))
 		return "a chunk offset is out of range";
 	if (!pread_all(f->fd, f->chunk_buf, ab[1] - ab[0], data_off + ab[0]))
 		return "truncated";
+	if (f->version >= BT_ARCHIVE_GAPS) {
+		__u32 sum, len = ab[1] - ab[0];
+
+		if (len < 4)
+			return "a compressed chunk or its offset is corrupt (does not decode)";
+		memcpy(&sum, f->chunk_buf, 4);
+		if (sum != crc(f->chunk_buf + 4, len - 4))
+			return "a compressed chunk or its offset is corrupt (checksum)";
+		/* decoded as far as each query needs (chunk_upto) */
+		bt_gap_begin(&f->gap, f->chunk_buf + 4, len - 4,
+			     bt_gap_param(f->win[w].set_bits, f->window_bits),
+			     (uint64_t *)f->raw_buf, f->chunk_bytes);
+		f->cached = idx;
+		return NULL;
+	}
 	if (!f->dctx && !(f->dctx = ZSTD_createDCtx()))
 		return "out of memory";
 	got = f->ddict ? ZSTD_decompress_usingDDict(f->dctx, f->raw_buf, f->chunk_bytes,
@@ -828,8 +823,7 @@ static bool legacy_has(const uint8_t *filter, __u64 window_bits, __u32 k, __u64 
 
 int bt_archive_has(struct bt_archive_file *f, __u32 w, __u64 h, const char **why)
 {
-	__u64 off;
-	const struct bt_bloom_block *b;
+	__u64 off, lw[2];
 
 	if (w >= f->nwin) {
 		*why = "no such window";
@@ -840,13 +834,26 @@ int bt_archive_has(struct bt_archive_file *f, __u32 w, __u64 h, const char **why
 			return -1;
 		return legacy_has(f->raw_buf, f->window_bits, f->k, h);
 	}
-	off = (__u64)bt_bloom_block(h, f->window_bits / BT_BLOCK_BITS - 1) *
-	      sizeof(struct bt_bloom_block);
-	if ((*why = load_chunk(f, w, off / f->chunk_bytes)))
+	off = bt_archive_block(f, h) * (f->block_bits / 8);
+	if ((*why = load_chunk(f, w, off / f->chunk_bytes)) ||
+	    (*why = chunk_upto(f, off % f->chunk_bytes + f->block_bits / 8)))
 		return -1;
-	b = (const struct bt_bloom_block *)(f->raw_buf + off % f->chunk_bytes);
-	return (b->w[0] & bt_bloom_mask(h, 0, f->k)) == bt_bloom_mask(h, 0, f->k) &&
-	       (b->w[1] & bt_bloom_mask(h, 1, f->k)) == bt_bloom_mask(h, 1, f->k);
+	if (f->block_bits == BT_BLOCK_BITS)
+		return bt_bloom_block_has((const struct bt_bloom_block *)
+					  (f->raw_buf + off % f->chunk_bytes), f->k, h);
+	memcpy(lw, f->raw_buf + off % f->chunk_bytes, sizeof(lw));
+	return (lw[0] & bt_bloom_legacy_mask(h, 0, f->k)) == bt_bloom_legacy_mask(h, 0, f->k) &&
+	       (lw[1] & bt_bloom_legacy_mask(h, 1, f->k)) == bt_bloom_legacy_mask(h, 1, f->k);
+}
+
+__u64 bt_archive_block(const struct bt_archive_file *f, __u64 h)
+{
+	__u32 mask = f->window_bits / f->block_bits - 1;
+
+	if (f->version < 3)
+		return 0;
+	return f->block_bits == BT_BLOCK_BITS ? bt_bloom_block(h, mask)
+					       : bt_bloom_legacy_block(h, mask);
 }
 
 int bt_archive_read_window(struct bt_archive_file *f, __u32 w, struct bt_bloom_block *out)
@@ -854,7 +861,7 @@ int bt_archive_read_window(struct bt_archive_file *f, __u32 w, struct bt_bloom_b
 	if (f->version < 3 || w >= f->nwin)
 		return -1;
 	for (__u32 c = 0; c < f->chunks_per_win; c++) {
-		if (load_chunk(f, w, c))
+		if (load_chunk(f, w, c) || chunk_upto(f, f->chunk_bytes))
 			return -1;
 		memcpy((uint8_t *)out + (size_t)c * f->chunk_bytes, f->raw_buf, f->chunk_bytes);
 	}

@@ -47,7 +47,14 @@ int bt_spie_resolve(struct bt_spie_cfg *c, struct bt_meta *meta)
 		       c->bits_per_packet, (unsigned long long)n);
 		return -EINVAL;
 	}
-	for (k = 2; k <= BT_BLOCK_MAX_K; k += 2)
+	if (c->window_bits / BT_BLOCK_BITS > 1ULL << (64 - BT_BLOCK_SHIFT)) {
+		bt_err("--window-bits %llu: a window holds at most 2^%d blocks of %d bits",
+		       (unsigned long long)c->window_bits, 64 - BT_BLOCK_SHIFT, BT_BLOCK_BITS);
+		return -EINVAL;
+	}
+	/* the smallest k that meets the rate: the sparsest filter, the one
+	 * that compresses best (docs/traceback.md) */
+	for (k = 1; k <= BT_BLOCK_MAX_K; k++)
 		if (bt_bloom_fpr(c->window_bits, n, k) <= c->fpr)
 			break;
 	if (k > BT_BLOCK_MAX_K) {

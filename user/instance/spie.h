@@ -26,12 +26,14 @@ struct bt_spie_cfg {
 };
 
 /* 256 windows of 256 KiB: the window being written stays within L2 and
- * TLB reach (docs/benchmark.md has the knee), the ring keeps 64 MiB, 16.7
- * million packets. */
+ * TLB reach (docs/benchmark.md has the knee), the ring keeps 64 MiB, 4.47
+ * million packets (4.5 s at 1 Mpps). 120 bits a packet at k = 4 answers
+ * falsely at 2.9e-6 a window and compresses to 25.3 bits a packet
+ * (docs/traceback.md has the trade-offs). */
 #define BT_DEFAULT_WINDOWS 256
 #define BT_DEFAULT_WINDOW_BITS (1ULL << 21)
-#define BT_DEFAULT_BITS_PER_PACKET 32.0
-#define BT_DEFAULT_FPR 1e-4
+#define BT_DEFAULT_BITS_PER_PACKET 120.0
+#define BT_DEFAULT_FPR 5e-6
 #define BT_DEFAULT_WINDOW_S 1.0
 
 #define BT_SPIE_OPTS(c)								\
@@ -41,17 +43,17 @@ struct bt_spie_cfg {
 	  "bits of one window's filter, a power of two (default 2M: 256 KiB)",	\
 	  .min = 1 << 12, .max = 1ULL << 36 },					\
 	{ "bits-per-packet", 0, BT_OPT_DOUBLE, &(c).bits_per_packet, "C",	\
-	  "filter bits per packet at the design load (default 32)",		\
+	  "filter bits per packet at the design load (default 120)",		\
 	  .dmin = 4, .dmax = 1024 },						\
 	{ "fpr", 0, BT_OPT_DOUBLE, &(c).fpr, "P",				\
-	  "false-positive rate a window may reach at its load (default 1e-4)",	\
+	  "false-positive rate a window may reach at its load (default 5e-6)",	\
 	  .dmin = 1e-9, .dmax = 0.5 },						\
 	{ "window", 0, BT_OPT_DOUBLE, &(c).window_s, "SECONDS",		\
 	  "close a window after this long even if not full (default 1)",	\
 	  .dmin = 0.01, .dmax = 86400 }
 
-/* Completes cfg and fills the SPIE fields of meta: k is the smallest even
- * number of bits (<= 8) whose false-positive rate at the design load
+/* Completes cfg and fills the SPIE fields of meta: k is the smallest
+ * number of bits (<= BT_BLOCK_MAX_K) whose false-positive rate at the design load
  * (window_bits / bits_per_packet packets) stays within the target. */
 int bt_spie_resolve(struct bt_spie_cfg *cfg, struct bt_meta *meta);
 /* "SPIE: 256 windows of 256 KiB ..." for people. */

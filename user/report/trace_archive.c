@@ -91,7 +91,7 @@ static void warn_file(struct trace_ctx *t, const char *path, const char *why)
 
 static __u64 block_of(const struct bt_archive_file *f, __u64 h)
 {
-	return f->version >= 3 ? bt_bloom_block(h, f->window_bits / BT_BLOCK_BITS - 1) : 0;
+	return bt_archive_block(f, h);
 }
 
 /* qsort_r's comparator: the file comes as an argument, never a global
