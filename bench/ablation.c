@@ -10,18 +10,19 @@
  * k=5); the last row is the real program. */
 #define AB_SIZES 7
 static const uint32_t ab_kib[AB_SIZES] = { 128, 256, 512, 1024, 2048, 4096, 8192 };
-enum { AB_FORMER, AB_BLOCK, AB_WORDS, AB_NH, AB_REAL, AB_LEVERS };
+enum { AB_FORMER, AB_BLOCK128, AB_BLOCK, AB_WORDS, AB_NH, AB_REAL, AB_LEVERS };
 static const char *const ab_names[AB_LEVERS] = {
 	[AB_FORMER] = "former: byte input, SipHash, 512-bit block, k=5",
-	[AB_BLOCK] = "+ 128-bit block, k=8, masks in registers",
+	[AB_BLOCK128] = "+ 128-bit block, k=8, 32 bits (formats 3-9)",
+	[AB_BLOCK] = "  instead one-line block, k=4, 120 bits",
 	[AB_WORDS] = "+ digest words from word loads",
 	[AB_NH] = "+ NH and a mixer instead of SipHash",
 	[AB_REAL] = "bloomtap (+ windows it turns itself)",
 };
 /* the levers before the real program: bench.bpf.c's programs */
 static const char *const ab_progs[AB_REAL] = {
-	[AB_FORMER] = "ab_former", [AB_BLOCK] = "ab_block", [AB_WORDS] = "ab_words",
-	[AB_NH] = "ab_nh",
+	[AB_FORMER] = "ab_former", [AB_BLOCK128] = "ab_block128", [AB_BLOCK] = "ab_block",
+	[AB_WORDS] = "ab_words", [AB_NH] = "ab_nh",
 };
 static struct target ab[AB_LEVERS][AB_SIZES];
 
@@ -35,16 +36,19 @@ static int log2u(uint64_t x)
 int bench_ablation_make(void)
 {
 	for (int z = 0; z < AB_SIZES; z++) {
-		uint64_t bytes = (uint64_t)ab_kib[z] << 10, load = bytes * 8 / 32;
+		uint64_t bytes = (uint64_t)ab_kib[z] << 10, load = bytes * 8 / 128;
 
 		for (int l = AB_FORMER; l <= AB_NH; l++) {
 			struct target *t = &ab[l][z];
-			uint64_t unit = l == AB_FORMER ? 64 : 16;
+			uint64_t unit = l == AB_FORMER ? 64 : l == AB_BLOCK128 ? 16
+							  : sizeof(struct bt_bloom_block);
 
 			t->drv_prog = ab_progs[l];
 			t->ablation = true;
-			t->lines = l == AB_FORMER;
-			t->load_shift = log2u(load);
+			/* the former and 128-bit blocks in the lines' array */
+			t->lines = l <= AB_BLOCK128;
+			/* each at its own load: 32 bits a packet before format 10 */
+			t->load_shift = log2u(l <= AB_BLOCK128 ? bytes * 8 / 32 : load);
 			t->unit_shift = log2u(bytes / unit);
 			t->win_mask = (AB_BYTES / bytes) - 1;
 		}
@@ -73,8 +77,8 @@ static void ablation(FILE *f, const uint32_t *seq, double parse_ns)
 	if (run_targets(&fr, false, seq, t, n, med))
 		return;
 	out(stdout, f, "\nablation: the SPIE stage (ns a packet on top of parsing and counters, "
-	    "%.1f ns) by window size,\nlevers added one at a time (64-byte IPv4/UDP, 32 bits a "
-	    "packet, each window filled to its design load)\n  %-50s", parse_ns, "window size");
+	    "%.1f ns) by window size,\nlevers added one at a time (64-byte IPv4/UDP, each window "
+	    "filled to its design load)\n  %-50s", parse_ns, "window size");
 	for (int z = 0; z < AB_SIZES; z++)
 		out(stdout, f, ab_kib[z] >= 1024 ? " %4u MiB" : " %4u KiB",
 		    ab_kib[z] >= 1024 ? ab_kib[z] >> 10 : ab_kib[z]);

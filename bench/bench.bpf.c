@@ -140,8 +140,12 @@ static __always_inline int next_packet_at(void *data, void *data_end)
 	if (gen_accepted && !cfg_ipv6)
 		return accepted_v4(data, data_end, l3, l4, n);
 	/* every packet distinct, as on a real link: its number (the low 32
-	 * bits) in L4 bytes 4..7 (UDP length and checksum, TCP sequence) */
+	 * bits) in L4 bytes 4..7 (UDP length and checksum, TCP sequence),
+	 * and for UDP in its first payload bytes too, since the digest leaves
+	 * the UDP checksum out (include/hash.h "The SPIE digest") */
 	*(__be32 *)(data + l4 + 4) = bpf_htonl((__u32)n);
+	if (!cfg_ipv6 && data + l4 + 12 <= data_end)
+		*(__be32 *)(data + l4 + 8) = bpf_htonl((__u32)n);
 	return 0;
 }
 
@@ -463,7 +467,7 @@ REF_CHASE(bench_ref_chase4w_inner, 4, 4, true)
 /* ---- The ablation of the SPIE stage ----
  * The stage with one lever more at a time, each on top of bloomtap's
  * parsing and counters. Like the real program, each writes one window
- * until its design load (32 bits a packet) and then a fresh one: window
+ * until its design load (128 bits a packet) and then a fresh one: window
  * (cursor >> ab_load_shift) of the ab_lines or ab_blocks array, sized by
  * user space, which sets these between measurements (.bss: one load more
  * than the real program's constants). The real program's rows come from
@@ -519,7 +523,7 @@ static __always_inline void ab_block_set(__u64 h)
 	struct bt_bloom_block *b = bpf_map_lookup_elem(&ab_blocks, &idx);
 
 	if (b)
-		bloom_set(b, h, 8);
+		bloom_set(b, h, BT_BLOCK_MAX_K);
 }
 
 /* 0: the former stage: byte-built input, SipHash, 512-bit block, k = 5 */
@@ -543,7 +547,46 @@ int ab_former(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-/* 1: + a 128-bit block, k = 8, masks in registers */
+/* 1a: + the 128-bit block of formats 3 to 9, k = 8, masks in registers
+ * (in the lines' array: four blocks a line) */
+static __always_inline __u64 ab_mask128(__u64 h, __u32 word)
+{
+	__u64 x = h >> (word * 24), m = 0;
+
+	for (int i = 0; i < 4; i++)
+		m |= 1ULL << ((x >> (6 * i)) & 63);
+	return m;
+}
+
+SEC("xdp")
+int ab_block128(struct xdp_md *ctx)
+{
+	struct former_input in;
+	struct former_block *b;
+	struct pkt_info pi;
+	__u64 h, m0, m1, *w;
+	__u32 idx, line;
+
+	if (!ab_parse(ctx, &pi) ||
+	    !former_input(&pi, (void *)(long)ctx->data, (void *)(long)ctx->data_end, &in))
+		return XDP_PASS;
+	h = ab_siphash((const __u64 *)in.b);
+	idx = ab_window_base() + ((h >> 48) & ((1u << ab_unit_shift) - 1));
+	line = idx >> 2;
+	b = bpf_map_lookup_elem(&ab_lines, &line);
+	if (!b)
+		return XDP_PASS;
+	w = &b->w[(idx & 3) * 2];
+	m0 = ab_mask128(h, 0);
+	m1 = ab_mask128(h, 1);
+	if ((w[0] & m0) != m0)
+		__sync_fetch_and_or(&w[0], m0);
+	if ((w[1] & m1) != m1)
+		__sync_fetch_and_or(&w[1], m1);
+	return XDP_PASS;
+}
+
+/* 1b: instead, a one-line block of k = 4 positions, from the digest's bits */
 SEC("xdp")
 int ab_block(struct xdp_md *ctx)
 {
