@@ -22,7 +22,7 @@
 #include "core/archive.h"
 #include "base/common.h"
 
-#define BLOCKS 128	/* a 65536-bit window: two chunks of 4096 bytes */
+#define BLOCKS 128	/* a 65536-bit window: four chunks of 2048 bytes */
 #define NAME "f-00000000000000000001-00000001.btw"
 
 static char dir[] = "/tmp/bt-fuzz-archive-XXXXXX";

@@ -12,7 +12,6 @@
 #include <sys/uio.h>
 #include <zlib.h>
 #include <zstd.h>
-#include <zdict.h>
 #include <zstd_errors.h>
 #include "archive.h"
 #include "bloom.h"
@@ -248,27 +247,47 @@ static int collect_names(const struct bt_archive_batch *b, const struct bt_archi
 struct chunked {
 	struct bt_archive_win *recs;	/* a record a window */
 	uint8_t *tables, *data;		/* each window's offsets, then chunks */
+	size_t data_len, data_cap;
+	size_t *woff;			/* each window's chunks, in data */
 	struct iovec *iov;		/* 5 + 2 a window: header, dictionary
 					 * (none since format 10), records,
 					 * drops, names, then the windows' */
-	size_t table_len, bound;
+	size_t table_len;
 	__u32 cbytes, chunks;
 	__u64 window_bits;
 	__s64 real_minus_boot;		/* the windows' times turned with it, once */
 };
 
+/* Room for need bytes more in c->data: 0 or -ENOMEM */
+static int data_room(struct chunked *c, size_t need)
+{
+	size_t cap = c->data_cap ? c->data_cap : 1 << 16;
+	uint8_t *d;
+
+	while (cap < c->data_len + need)
+		cap *= 2;
+	if (cap == c->data_cap)
+		return 0;
+	if (!(d = realloc(c->data, cap)))
+		return -ENOMEM;
+	c->data = d;
+	c->data_cap = cap;
+	return 0;
+}
+
 /* Each window's record, and its filter in chunks of cbytes, each its
  * Golomb-coded gaps after their CRC-32 (format 10), from file offset off
- * on. */
-static void code_windows(const struct bt_archive_batch *b, struct chunked *c, __u64 off)
+ * on; the iovecs once all are coded (data moves as it grows). 0, -ENOMEM,
+ * or -EFBIG when a window's code passes its 32-bit offsets. */
+static int code_windows(const struct bt_archive_batch *b, struct chunked *c, __u64 off)
 {
-	size_t used = 0;
-
 	for (int i = 0; i < b->n; i++) {
 		const struct bt_window *w = b->win[i];
-		uint8_t *t = c->tables + i * c->table_len, *d0 = c->data + used;
-		__u32 *offs = (__u32 *)t, at = 0, m = bt_gap_param(w->set_bits, c->window_bits);
+		uint8_t *t = c->tables + i * c->table_len;
+		__u32 *offs = (__u32 *)t, m = bt_gap_param(w->set_bits, c->window_bits);
+		__u64 at = 0;
 
+		c->woff[i] = c->data_len;
 		c->recs[i] = (struct bt_archive_win){
 			.start_ns = w->start_ns ? w->start_ns + c->real_minus_boot : 0,
 			.end_ns = w->end_ns ? w->end_ns + c->real_minus_boot : 0,
@@ -282,26 +301,42 @@ static void code_windows(const struct bt_archive_batch *b, struct chunked *c, __
 		/* nothing recorded: the record alone (format 4) */
 		if (!w->set_bits) {
 			c->recs[i].table_off = c->recs[i].data_off = 0;
-			c->iov[5 + 2 * i] = (struct iovec){ t, 0 };
-			c->iov[6 + 2 * i] = (struct iovec){ d0, 0 };
 			continue;
 		}
 		for (__u32 k = 0; k < c->chunks; k++) {
 			const uint64_t *raw = (const uint64_t *)b->filters[i] +
 					      (size_t)k * c->cbytes / 8;
-			size_t clen = bt_gap_encode(raw, c->cbytes, m, d0 + at + 4);
-			__u32 sum = crc(d0 + at + 4, clen);
+			uint64_t set = 0;
+			size_t clen;
+			__u32 sum;
 
-			memcpy(d0 + at, &sum, 4);
-			offs[k] = at;
+			for (__u32 j = 0; j < c->cbytes / 8; j++)
+				set += __builtin_popcountll(raw[j]);
+			if (data_room(c, 4 + bt_gap_bound_set((__u64)c->cbytes * 8, set, m)))
+				return -ENOMEM;
+			clen = bt_gap_encode(raw, c->cbytes, m, c->data + c->data_len + 4);
+			sum = crc(c->data + c->data_len + 4, clen);
+			memcpy(c->data + c->data_len, &sum, 4);
+			offs[k] = (__u32)at;
 			at += 4 + clen;
+			c->data_len += 4 + clen;
+			if (at > UINT32_MAX) {
+				bt_err("archive: window %u's code passes 4 GiB", w->seq);
+				return -EFBIG;
+			}
 		}
-		offs[c->chunks] = at;
-		c->iov[5 + 2 * i] = (struct iovec){ t, c->table_len };
-		c->iov[6 + 2 * i] = (struct iovec){ d0, at };
-		used += at;
+		offs[c->chunks] = (__u32)at;
 		off += c->table_len + at;
 	}
+	for (int i = 0; i < b->n; i++) {
+		bool empty = !b->win[i]->set_bits;
+		size_t end = i + 1 < b->n ? c->woff[i + 1] : c->data_len;
+
+		c->iov[5 + 2 * i] = (struct iovec){ c->tables + i * c->table_len,
+						    empty ? 0 : c->table_len };
+		c->iov[6 + 2 * i] = (struct iovec){ c->data + c->woff[i], end - c->woff[i] };
+	}
+	return 0;
 }
 
 /* Room for n windows of raw bytes each, in chunks of at most one
@@ -312,12 +347,11 @@ static int chunked_alloc(struct chunked *c, size_t raw, int n)
 	c->cbytes = raw < BT_ARCHIVE_CHUNK ? raw : BT_ARCHIVE_CHUNK;
 	c->chunks = raw / c->cbytes;
 	c->table_len = (c->chunks + 1) * sizeof(__u32);
-	c->bound = 4 + bt_gap_bound(c->cbytes);
 	c->recs = calloc(n, sizeof(*c->recs));
 	c->tables = malloc(n * c->table_len);
-	c->data = malloc((size_t)n * c->chunks * c->bound);
+	c->woff = calloc(n, sizeof(*c->woff));
 	c->iov = calloc(5 + 2 * n, sizeof(*c->iov));
-	return c->recs && c->tables && c->data && c->iov ? 0 : -ENOMEM;
+	return c->recs && c->tables && c->woff && c->iov ? 0 : -ENOMEM;
 }
 
 static void chunked_free(struct chunked *c)
@@ -325,6 +359,7 @@ static void chunked_free(struct chunked *c)
 	free(c->recs);
 	free(c->tables);
 	free(c->data);
+	free(c->woff);
 	free(c->iov);
 }
 
@@ -396,8 +431,9 @@ int bt_archive_write(const char *dir, const char *instance, const struct bt_meta
 	if ((err = archive_dir_ready(dir, instance, meta)))
 		goto out;
 	c.real_minus_boot = bt_real_minus_boot();
-	code_windows(b, &c, sizeof(h) + (__u64)n * sizeof(*c.recs) + ndrops * sizeof(*drops) +
-		     nnames * sizeof(*names));
+	if ((err = code_windows(b, &c, sizeof(h) + (__u64)n * sizeof(*c.recs) +
+				ndrops * sizeof(*drops) + nnames * sizeof(*names))))
+		goto out;
 	hdr3_fill(&h, instance, meta, &c, n, drops, ndrops, names, nnames);
 	c.iov[0] = (struct iovec){ &h, sizeof(h) };
 	c.iov[1] = (struct iovec){ NULL, 0 };
@@ -500,7 +536,9 @@ static const char *open_v3(struct bt_archive_file *f, const char *dir, __u64 siz
 	    h.window_bits < 4096 ||
 	    h.window_bits > BT_ARCHIVE_WINDOW_BITS_MAX || (h.window_bits & (h.window_bits - 1)) ||
 	    !h.k || !h.windows || h.windows > 65536 ||
-	    !h.chunk_bytes || h.chunk_bytes > (1u << 20) || wbytes % h.chunk_bytes ||
+	    !h.chunk_bytes || h.chunk_bytes % (h.block_bits / 8) ||
+	    h.chunk_bytes > (h.version >= BT_ARCHIVE_GAPS ? 1u << 16 : 1u << 20) ||
+	    wbytes % h.chunk_bytes ||
 	    h.chunks != wbytes / h.chunk_bytes || h.dict_len > (1u << 16) ||
 	    !memchr(h.instance, 0, sizeof(h.instance)))
 		return "header fields out of range";
@@ -848,10 +886,11 @@ int bt_archive_has(struct bt_archive_file *f, __u32 w, __u64 h, const char **why
 
 __u64 bt_archive_block(const struct bt_archive_file *f, __u64 h)
 {
-	__u32 mask = f->window_bits / f->block_bits - 1;
+	__u32 mask;
 
 	if (f->version < 3)
 		return 0;
+	mask = f->window_bits / f->block_bits - 1;
 	return f->block_bits == BT_BLOCK_BITS ? bt_bloom_block(h, mask)
 					       : bt_bloom_legacy_block(h, mask);
 }

@@ -72,8 +72,8 @@
 #define BT_ARCHIVE_SUFFIX ".btw"
 /* Raw filter bytes a chunk holds: 32 blocks, about 140 packets. Its CRC
  * and offset cost 2 % of its code, and a query decodes half a chunk on
- * average (make bench: 2.5 us; chunks of 4096 bytes cost 1 % and 3.5 us
- * more). Formats 3 to 9 wrote 512. */
+ * average (make bench: 5 to 10 us a window with its reads; chunks of
+ * 4096 bytes cost 1 % and about 4 us more). Formats 3 to 9 wrote 512. */
 #define BT_ARCHIVE_CHUNK 2048
 #define BT_ARCHIVE_NAME_MAX 64
 /* A window's compressed size must fit the 32-bit chunk offsets. */

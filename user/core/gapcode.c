@@ -29,6 +29,11 @@ size_t bt_gap_bound(size_t nbytes)
 	return nbytes * 8 * 22 / 8 + 8;
 }
 
+size_t bt_gap_bound_set(uint64_t nbits, uint64_t set, uint32_t m)
+{
+	return (nbits / (m ? m : 1) + set * (1 + rem_bits(m)) + 7) / 8 + 1;
+}
+
 struct bit_writer {
 	uint8_t *out;
 	size_t len;

@@ -15,8 +15,11 @@
 /* Golomb's parameter for a fill of set of n bits, in integers (the writer
  * and every reader derive the same one from the window's record). */
 uint32_t bt_gap_param(uint64_t set, uint64_t n);
-/* Bytes the coding of bits set bits of n may take, at most. */
+/* Bytes the code of nbytes of bits may take, at most, whatever they hold. */
 size_t bt_gap_bound(size_t nbytes);
+/* ... and of nbits holding set bits, at parameter m: each gap's quotient
+ * and its end take gap / m + 1 bits, its remainder at most ceil(log2 m). */
+size_t bt_gap_bound_set(uint64_t nbits, uint64_t set, uint32_t m);
 /* Codes the n bytes of bits (little-endian 64-bit words, bit i of word j
  * is position 64 j + i) at parameter m into out; returns its length. */
 size_t bt_gap_encode(const uint64_t *bits, size_t nbytes, uint32_t m, uint8_t *out);
