@@ -324,7 +324,10 @@ struct bt_window {
 	__u32 state;		/* enum bt_window_state */
 	__u32 seq;		/* user space: windows since the instance began */
 	__u32 flags;		/* enum bt_window_flags */
-	__u32 pad;
+	__u32 capture_ms;	/* user space (replay --capture-time): its last
+				 * packet's time, in ms after start_ns, + 1 (0:
+				 * none), so that a window closed later (on
+				 * rotate, a day on) still ends at its packets */
 };
 _Static_assert(sizeof(struct bt_window) == 64, "bt_window must be 64 bytes");
 

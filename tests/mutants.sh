@@ -183,6 +183,7 @@ int bt_archive_write(|tests/ship/layers.py'
 'gap-param-writer-off|user/core/archive.c|__u32 *offs = (__u32 *)t, at = 0, m = bt_gap_param(w->set_bits, c->window_bits);|__u32 *offs = (__u32 *)t, at = 0, m = bt_gap_param(w->set_bits, c->window_bits) + 1;|.output/tests/test_spie'
 'bloom-positions-share-bits|include/hash.h|	return (h >> (BT_BLOCK_POS_BITS * i)) & (BT_BLOCK_BITS - 1);|	return (h >> (BT_BLOCK_POS_BITS * (i & 1))) & (BT_BLOCK_BITS - 1);|.output/tests/test_spie'
 'gap-decode-short-of-block|user/core/archive.c|	    (*why = chunk_upto(f, off % f->chunk_bytes + f->block_bits / 8)))|	    (*why = chunk_upto(f, off % f->chunk_bytes)))|tests/live/spie.sh'
+'capture-window-ends-at-rotate|user/instance/spie.c|	last = w->start_ns + (__u64)w->capture_ms * 1000000;|	return w->end_ns;|tests/live/horizon.sh'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, a C test binary

@@ -37,7 +37,7 @@ static void print_ring(const struct bt_spie_maps *s)
 	for (uint32_t i = 0; i < m->windows; i++) {
 		const struct bt_window *w = &s->win[i];
 		__u32 st = w->state;
-		__u64 start = bt_boot_to_real(w->start_ns), end = bt_boot_to_real(w->end_ns);
+		__u64 start = bt_boot_to_real(w->start_ns), end = bt_boot_to_real(bt_window_end_ns(w));
 		uint64_t packets;
 		double fpr;
 		char a[32], b[32];

@@ -58,14 +58,21 @@ static void stamp_window(struct bt_spie_maps *s, bool capture_time, const struct
 		     (__u64)bt_real_minus_boot();
 	struct bt_window *w = &s->win[cur];
 
-	if (*last == cur)
-		return;
-	if (capture_time) {
+	if (*last != cur && capture_time) {
 		if (*last >= 0)
 			s->win[*last].end_ns = boot;
 		if (*last >= 0 || !__atomic_load_n(&w->fill, __ATOMIC_RELAXED))
 			w->start_ns = boot;
 	}
+	/* times older than the boot are below 0, wrapped: as a distance */
+	if (capture_time && (__s64)(boot - w->start_ns) >= 0) {
+		__u64 ms = (boot - w->start_ns + 999999) / 1000000 + 1;
+
+		if (ms > w->capture_ms && ms < UINT32_MAX)
+			w->capture_ms = (__u32)ms;
+	}
+	if (*last == cur)
+		return;
 	__atomic_fetch_or(&w->flags, capture_time ? BT_WIN_CAPTURE_TIME : BT_WIN_REPLAY_TIME,
 			  __ATOMIC_RELEASE);
 	*last = cur;

@@ -251,6 +251,7 @@ static void ready_window(struct bt_spie_maps *s, uint32_t i, uint32_t seq)
 		bpf_map_update_elem(s->inst->wdrops_fd, &i, zero, 0);
 	free(zero);
 	w->start_ns = w->end_ns = w->fill = w->packets = w->set_bits = w->fpr_e15 = 0;
+	w->capture_ms = 0;
 	w->flags = 0;
 	w->seq = seq;
 	__atomic_store_n(&w->state, BT_WIN_READY, __ATOMIC_RELEASE);
@@ -338,6 +339,19 @@ int bt_spie_closed(const struct bt_spie_maps *s, uint32_t *idx, int max)
 	return n;
 }
 
+__u64 bt_window_end_ns(const struct bt_window *w)
+{
+	__u64 last;
+
+	if (!(w->flags & BT_WIN_CAPTURE_TIME) || !w->capture_ms)
+		return w->end_ns;
+	/* a capture older than the boot has times below 0, wrapped: compared
+	 * as distances from the start */
+	last = w->start_ns + (__u64)w->capture_ms * 1000000;
+	return w->end_ns && (__s64)(w->end_ns - w->start_ns) < (__s64)(last - w->start_ns) ?
+	       w->end_ns : last;
+}
+
 void bt_spie_seal(struct bt_spie_maps *s, const uint32_t *idx, int n)
 {
 	for (int j = 0; j < n; j++) {
@@ -345,6 +359,7 @@ void bt_spie_seal(struct bt_spie_maps *s, const uint32_t *idx, int n)
 		__u64 set;
 		double fpr;
 
+		w->end_ns = bt_window_end_ns(w);
 		w->packets = counted(s, idx[j]);
 		if (counted_by(s, idx[j], BT_WCOUNT_SLOTS - 1, BT_WCOUNT_SLOTS - 1))
 			__atomic_fetch_or(&w->flags, BT_WIN_SENT, __ATOMIC_RELAXED);

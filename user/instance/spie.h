@@ -28,7 +28,7 @@ struct bt_spie_cfg {
 /* 256 windows of 256 KiB: the window being written stays within L2 and
  * TLB reach (docs/benchmark.md has the knee), the ring keeps 64 MiB, 4.47
  * million packets (4.5 s at 1 Mpps). 120 bits a packet at k = 4 answers
- * falsely at 2.9e-6 a window and compresses to 25.3 bits a packet
+ * falsely at 3.1e-6 a window and compresses to 25.5 bits a packet
  * (docs/traceback.md has the trade-offs). */
 #define BT_DEFAULT_WINDOWS 256
 #define BT_DEFAULT_WINDOW_BITS (1ULL << 21)
@@ -60,8 +60,8 @@ int bt_spie_resolve(struct bt_spie_cfg *cfg, struct bt_meta *meta);
 void bt_spie_describe(const struct bt_meta *meta, char *buf, size_t len);
 
 /* Windows kept READY ahead of the datapath: what it may fill while user
- * space is away. At 256 windows of 65,536 packets, 32 of them are 2.1
- * million packets: 0.2 s at 10 Mpps. */
+ * space is away. At 256 windows of 17,476 packets, 32 of them are
+ * 0.56 million packets: 0.56 s at 1 Mpps. */
 uint32_t bt_spie_ahead(const struct bt_meta *meta);
 
 struct bt_spie_maps {
@@ -120,6 +120,9 @@ int bt_spie_closed(const struct bt_spie_maps *s, uint32_t *idx, int max);
 /* Seals windows that were CLOSED before a grace period: counts their
  * digests, bits and false-positive rate. */
 void bt_spie_seal(struct bt_spie_maps *s, const uint32_t *idx, int n);
+/* Window w's end (CLOCK_BOOTTIME, 0: open): a replay --capture-time
+ * window's ends at its last packet's time, whoever closed it and when. */
+__u64 bt_window_end_ns(const struct bt_window *w);
 /* Clears windows ahead of the current one, up to bt_spie_ahead(), taking
  * the oldest sealed ones. With need_archived, a sealed window that is not
  * archived yet stops it, unless no window is READY at all (then it is

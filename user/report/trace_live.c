@@ -70,7 +70,7 @@ void trace_query_live(struct trace_ctx *t)
 	for (uint32_t w = 0; w < s->meta->windows; w++) {
 		const struct bt_window *win = &s->win[w];
 		__u32 st = __atomic_load_n(&win->state, __ATOMIC_ACQUIRE), seq = win->seq;
-		struct hit h = { name, bt_boot_to_real(win->start_ns), bt_boot_to_real(win->end_ns),
+		struct hit h = { name, bt_boot_to_real(win->start_ns), bt_boot_to_real(bt_window_end_ns(win)),
 				 0, seq, false };
 		size_t nh, nsent, np = 0;
 		bool sent;
