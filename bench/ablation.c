@@ -14,7 +14,7 @@ enum { AB_FORMER, AB_BLOCK128, AB_BLOCK, AB_WORDS, AB_NH, AB_REAL, AB_LEVERS };
 static const char *const ab_names[AB_LEVERS] = {
 	[AB_FORMER] = "former: byte input, SipHash, 512-bit block, k=5",
 	[AB_BLOCK128] = "+ 128-bit block, k=8, 32 bits (formats 3-9)",
-	[AB_BLOCK] = "  instead one-line block, k=4, 120 bits",
+	[AB_BLOCK] = "  instead one-line block, k=4, 128 bits",
 	[AB_WORDS] = "+ digest words from word loads",
 	[AB_NH] = "+ NH and a mixer instead of SipHash",
 	[AB_REAL] = "bloomtap (+ windows it turns itself)",

@@ -226,9 +226,9 @@ __u32 bt_sketch_col(__u64 h, __u32 row, __u32 wmask)
 /* ---- The SPIE block: one cache line, k positions in it ----
  *
  * A filter sized at 120 bits a packet with k = 4 sets 3 % of its bits:
- * sparse, and compressed to its entropy (user/core/archive.c's gap coder)
- * it stores fewer bits a packet than a denser one while each window
- * answers falsely 20 times less often (Mitzenmacher 2002, "Compressed
+ * sparse, and compressed to near its entropy (user/core/gapcode.c) it
+ * stores about the bits a packet that 32 bits a packet at k = 8 did, and
+ * answers falsely 30 times less often (Mitzenmacher 2002, "Compressed
  * Bloom filters"; docs/traceback.md). The 512-bit block keeps the probe
  * to one line (Putze, Sanders & Singler 2007). Bits 0..35 of the digest
  * give up to four 9-bit positions in the block, bits 36..63 the block:

@@ -316,7 +316,7 @@ done
 in_ns $NS_6B "$BLOOMTAP" detach $IF_6B >/dev/null
 
 # A window filled past its load with no clean window ready after it
-# (nobody keeps the ring: 8 windows of 128 packets, one kept ready) is
+# (nobody keeps the ring: 8 windows of 136 packets, two kept ready) is
 # counted with the traffic whose digests found it so: what tc egress sent
 # (stats --direction egress), what the kernel dropped (drops -j), not
 # with what XDP received. First 1,000 frames sent to a MAC nobody has

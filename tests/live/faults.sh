@@ -163,7 +163,8 @@ cleanup_netns
 OUT=$("$BLOOMTAP" replay --instance "flt2-$ID" --window-bits 64G --windows 64 "$PCAPS/dnscap__dns.pcap" 2>&1); RC=$?
 check "huge --window-bits: clear error, exit $RC" bash -c "[ $RC -eq 1 ] && grep -qE 'cannot allocate the maps|more blocks than' <<<\"\$0\"" "$OUT"
 # more than this machine's memory (a quarter more), in 63 windows of a power
-# of two bits (at most 2^33 bits a window: the array holds < 2^32 blocks)
+# of two bits (at most 2^36 bits a window, 2^27 blocks of 512 bits: the
+# array holds < 2^32 blocks)
 MEM=$(( $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024 ))
 WB=4096; while [ $((63 * WB / 8)) -lt $((MEM + MEM / 4)) ]; do WB=$((WB * 2)); done
 if [ "$WB" -le $((1 << 33)) ]; then

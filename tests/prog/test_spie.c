@@ -3,7 +3,7 @@
  * packet of every capture, hop invariance, no false negatives under
  * concurrent inserts while the datapath moves through the windows and
  * while user space lags, the false-positive rate against the formula for
- * the 128-bit block layout. */
+ * the one-line block layout, and the window coded as the archive codes it. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
