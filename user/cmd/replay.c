@@ -133,12 +133,13 @@ static int instance_ready(struct bt_instance *inst, const struct bt_watch_list *
 		.flow_table_size = rcfg.flow_table, .sketch = rcfg.sketch, .spie = rcfg.spie,
 	};
 
-	struct bt_sketch_cfg sk = rcfg.sketch;
 	struct bt_spie_cfg sp = rcfg.spie;
 	struct bt_meta probe = { 0 };
 
-	/* the settings refused before the instance they would replace is gone */
-	if (rcfg.reset && (bt_sketch_resolve(&sk, &probe) || bt_spie_resolve(&sp, &probe)))
+	/* the SPIE settings refused before the instance they would replace
+	 * is gone (their check warns of nothing: the sketch's may, and would
+	 * warn twice) */
+	if (rcfg.reset && bt_spie_resolve(&sp, &probe))
 		return -1;
 	if (rcfg.reset && bt_instance_exists(rcfg.instance) && bt_detach(rcfg.instance, false))
 		return -1;
