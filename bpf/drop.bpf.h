@@ -340,17 +340,8 @@ static __always_inline bool drop_window_has(__u64 h, __u32 win)
 {
 	__u32 idx = win * (cfg_block_mask + 1) + bt_bloom_block(h, cfg_block_mask);
 	struct bt_bloom_block *b = bpf_map_lookup_elem(&spie, &idx);
-	__u32 i;
 
-	if (!b)
-		return false;
-	for (i = 0; i < BT_BLOCK_MAX_K && i < cfg_k; i++) {
-		__u32 pos = bt_bloom_pos(h, i);
-
-		if (!(b->w[(pos >> 6) & (BT_BLOCK_WORDS - 1)] & (1ULL << (pos & 63))))
-			return false;
-	}
-	return true;
+	return b && bt_bloom_block_has(b, cfg_k, h);
 }
 
 /* Did this instance see the packet (digest h)? A drop follows its

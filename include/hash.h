@@ -244,6 +244,23 @@ __u32 bt_bloom_pos(__u64 h, __u32 i)
 	return (h >> (BT_BLOCK_POS_BITS * i)) & (BT_BLOCK_BITS - 1);
 }
 
+/* Are the digest's k positions all set in its block b? 1 or 0: the
+ * datapath's probe (bpf/drop.bpf.h) and user space's (user/core/bloom.c).
+ * The word index is masked for the verifier. */
+static inline __attribute__((always_inline))
+int bt_bloom_block_has(const struct bt_bloom_block *b, __u32 k, __u64 h)
+{
+	__u32 i;
+
+	for (i = 0; i < BT_BLOCK_MAX_K && i < k; i++) {
+		__u32 pos = bt_bloom_pos(h, i);
+
+		if (!(b->w[(pos >> 6) & (BT_BLOCK_WORDS - 1)] & (1ULL << (pos & 63))))
+			return 0;
+	}
+	return 1;
+}
+
 /* The digest's block in a window of (block_mask + 1) blocks, at most 2^28. */
 static inline __attribute__((always_inline))
 __u32 bt_bloom_block(__u64 h, __u32 block_mask)

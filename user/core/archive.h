@@ -64,7 +64,7 @@
  * (include/hash.h, block_bits 512) and whose chunks are no zstd frames:
  * each is the CRC-32 of its code, then the gaps between its set bits,
  * Golomb-coded at the parameter the window's set_bits gives
- * (user/core/gapcode.h), within about 1 % of the filter's entropy. No
+ * (user/core/gapcode.h), within 2.3 % of the filter's entropy. No
  * dictionary. Formats 3 to 9 keep their 128-bit blocks and zstd. */
 #define BT_ARCHIVE_GAPS 10
 #define BT_ARCHIVE_VERSION 10

@@ -60,18 +60,6 @@ double bt_bloom_fpr(uint64_t m_bits, uint64_t n, uint32_t k)
 	return bt_bloom_fpr_layout(BT_BLOCK_BITS, m_bits, n, k);
 }
 
-bool bt_bloom_block_has(const struct bt_bloom_block *b, uint32_t k, __u64 h)
-{
-	/* the same positions as bloom_set() in bpf/spie.bpf.h */
-	for (uint32_t i = 0; i < k && i < BT_BLOCK_MAX_K; i++) {
-		__u32 pos = bt_bloom_pos(h, i);
-
-		if (!(b->w[pos >> 6] & (1ULL << (pos & 63))))
-			return false;
-	}
-	return true;
-}
-
 bool bt_bloom_has(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k, __u64 h)
 {
 	return bt_bloom_block_has(&filter[bt_bloom_block(h, bpw - 1)], k, h);

@@ -23,8 +23,7 @@
 double bt_bloom_fpr_layout(uint32_t block_bits, uint64_t m_bits, uint64_t n, uint32_t k);
 /* The same for the datapath's blocks. */
 double bt_bloom_fpr(uint64_t m_bits, uint64_t n, uint32_t k);
-/* Is digest h in this block (its own, bt_bloom_block's)? In this filter of bpw blocks? */
-bool bt_bloom_block_has(const struct bt_bloom_block *b, uint32_t k, __u64 h);
+/* Is digest h in this filter of bpw blocks (include/hash.h's probe)? */
 bool bt_bloom_has(const struct bt_bloom_block *filter, uint64_t bpw, uint32_t k, __u64 h);
 /* Adds h as the datapath does (tests and tools). */
 void bt_bloom_add(struct bt_bloom_block *filter, uint64_t bpw, uint32_t k, __u64 h);

@@ -88,7 +88,7 @@ size_t bt_gap_encode(const uint64_t *bits, size_t nbytes, uint32_t m, uint8_t *o
 	return w.len;
 }
 
-/* At least 57 bits in acc, or all that is left: eight bytes at a time
+/* At least 56 bits in acc, or all that is left: eight bytes at a time
  * while eight are left (the bits below n are the next byte's, loaded
  * again by the next refill) */
 static inline void refill(struct bt_gap_decoder *r)

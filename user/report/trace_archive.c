@@ -89,18 +89,13 @@ static void warn_file(struct trace_ctx *t, const char *path, const char *why)
 		t->warned = v;
 }
 
-static __u64 block_of(const struct bt_archive_file *f, __u64 h)
-{
-	return bt_archive_block(f, h);
-}
-
 /* qsort_r's comparator: the file comes as an argument, never a global
  * (the agent's HTTP threads query files at the same time) */
 static int cmp_by_block(const void *a, const void *b, void *file)
 {
 	const struct bt_archive_file *f = file;
-	__u64 x = block_of(f, ((const struct probe *)a)->d);
-	__u64 y = block_of(f, ((const struct probe *)b)->d);
+	__u64 x = bt_archive_block(f, ((const struct probe *)a)->d);
+	__u64 y = bt_archive_block(f, ((const struct probe *)b)->d);
 
 	return x < y ? -1 : x > y;
 }
