@@ -221,6 +221,15 @@ int bench_kfree_empty(void *ctx)
 	return 0;
 }
 
+/* Column of row `row` in the reference's rows of width wmask + 1 (a power
+ * of two): double hashing, Kirsch & Mitzenmacher. */
+static __always_inline __u32 ref_col(__u64 h, __u32 row, __u32 wmask)
+{
+	__u32 h1 = (__u32)h, h2 = (__u32)(h >> 32) | 1;	/* odd: visits all */
+
+	return (h1 + row * h2) & wmask;
+}
+
 SEC("xdp")
 int bench_ref_cms(struct xdp_md *ctx)
 {
@@ -239,7 +248,7 @@ int bench_ref_cms(struct xdp_md *ctx)
 	h = bt_siphash13(&hk, (const __u64 *)&pi.key, BT_FLOW_KEY_WORDS);
 #pragma unroll
 	for (r = 0; r < REF_ROWS; r++) {
-		__u32 idx = r * REF_WIDTH + bt_sketch_col(h, r, REF_WIDTH - 1);
+		__u32 idx = r * REF_WIDTH + ref_col(h, r, REF_WIDTH - 1);
 		__u64 *c = bpf_map_lookup_elem(&ref_cms, &idx);
 
 		if (c)

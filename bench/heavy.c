@@ -10,22 +10,17 @@
  * parts left out (struct bt_instance_cfg.cut) or the sketch made small,
  * each against the plain count-min of the same run. */
 enum { HB_BLOOMTAP, HB_NO_CACHE, HB_SKETCH, HB_SKETCH_L2, HB_SKETCH_ROW, HB_ROWS2, HB_ROWS1,
-       HB_NO_ROWS, HB_CACHE_HASH, HB_ADJACENT, HB_SKETCH_ADJACENT, HB_COLD, HB_SKETCH_COLD,
-       HB_LEVERS };
+       HB_NO_ROWS, HB_CACHE_HASH, HB_LEVERS };
 static const char *const hb_names[HB_LEVERS] = {
 	[HB_BLOOMTAP] = "bloomtap: flow cache, flow memory, sketch",
 	[HB_NO_CACHE] = "- flow cache (every packet keyed)",
 	[HB_SKETCH] = "- flow memory too: the sketch alone",
-	[HB_SKETCH_L2] = "  the same, 4 x 2048 (128 KiB, in L2)",
-	[HB_SKETCH_ROW] = "  the same, 1 x 32768 (one row)",
-	[HB_ROWS2] = "bloomtap, 2 x 65536 (same memory)",
-	[HB_ROWS1] = "bloomtap, 1 x 131072 (same memory)",
-	[HB_NO_ROWS] = "bloomtap without the sketch's rows",
+	[HB_SKETCH_L2] = "  the same, 4 x 4096 (128 KiB, in L2)",
+	[HB_SKETCH_ROW] = "  the same, one counter (1 x 262144)",
+	[HB_ROWS2] = "bloomtap, 2 counters (2 x 131072)",
+	[HB_ROWS1] = "bloomtap, 1 counter (1 x 262144)",
+	[HB_NO_ROWS] = "bloomtap without the sketch (the floor)",
 	[HB_CACHE_HASH] = "  and without the flow memory",
-	[HB_ADJACENT] = "bloomtap, a flow's 4 cells in adjacent lines",
-	[HB_SKETCH_ADJACENT] = "  the sketch alone, so",
-	[HB_COLD] = "bloomtap, a Cold Filter layer before the rows",
-	[HB_SKETCH_COLD] = "  the layer and the sketch alone",
 };
 static struct target hb[HB_LEVERS];
 
@@ -36,17 +31,12 @@ int bench_heavy_make(void)
 		[HB_BLOOMTAP] = { 0 },
 		[HB_NO_CACHE] = { BT_CUT_CACHE },
 		[HB_SKETCH] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY },
-		[HB_SKETCH_L2] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY, 4, 2048 },
-		[HB_SKETCH_ROW] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY, 1, 32768 },
-		[HB_ROWS2] = { 0, 2, 65536 },
-		[HB_ROWS1] = { 0, 1, 131072 },
+		[HB_SKETCH_L2] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY, 4, 4096 },
+		[HB_SKETCH_ROW] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY, 1, 262144 },
+		[HB_ROWS2] = { 0, 2, 131072 },
+		[HB_ROWS1] = { 0, 1, 262144 },
 		[HB_NO_ROWS] = { BT_CUT_SKETCH },
 		[HB_CACHE_HASH] = { BT_CUT_SKETCH | BT_CUT_FLOW_MEMORY },
-		[HB_ADJACENT] = { BT_CUT_ADJACENT_ROWS },
-		[HB_SKETCH_ADJACENT] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY | BT_CUT_ADJACENT_ROWS },
-		/* one row more: the layer lives in the last (bpf/heavy.bpf.h) */
-		[HB_COLD] = { BT_CUT_COLD_FILTER, 5, 32768 },
-		[HB_SKETCH_COLD] = { BT_CUT_CACHE | BT_CUT_FLOW_MEMORY | BT_CUT_COLD_FILTER, 5, 32768 },
 	};
 	char what[16];
 

@@ -22,8 +22,10 @@ const volatile __u8 cfg_share_hash = 1;	/* 0 only in make bench's ablation */
 
 /* Heavy flows (heavy.bpf.h), from the meta with the map sizes */
 const volatile __u32 cfg_key_mode = BT_KEY_5TUPLE;	/* enum bt_key_mode */
-const volatile __u32 cfg_depth = 1;		/* rows d, 1..BT_MAX_DEPTH */
-const volatile __u32 cfg_wmask = 0;		/* w - 1 */
+const volatile __u32 cfg_depth = 1;		/* a flow's counters d: 1, 2, 4, 8 */
+const volatile __u32 cfg_cm_lmask = 0;		/* sketch lines - 1 */
+const volatile __u32 cfg_cm_npat = 1;		/* C(10, d) */
+const volatile __u32 cfg_cm_pat[BT_CM_MAX_PATTERNS];	/* bt_cm_patterns() */
 const volatile __u32 cfg_fm_mask = 0;		/* flow memory slots - 1 */
 const volatile __u64 cfg_fc_mult = 1;		/* odd: flow cache index multiplier */
 const volatile __u64 cfg_frac_div = 0;		/* ceil(2 / f) of a fraction

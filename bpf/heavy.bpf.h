@@ -171,6 +171,8 @@ static __always_inline bool heavy_nominates(__u64 est_bytes, __u64 est_packets,
 					    const struct bt_ctl *c,
 					    const struct bt_iv_part *part)
 {
+	if (est_bytes >= BT_CM_BYTES_MAX || est_packets >= BT_CM_PACKETS_MAX)
+		return true;	/* saturated counters: past any threshold kept */
 	if (cfg_frac_div)	/* est >= f/2 * N_c(t), without a division */
 		return est_bytes * cfg_frac_div >= part->bytes;
 	return est_bytes >= c->nominate_bytes || est_packets >= c->nominate_packets;
@@ -196,150 +198,75 @@ static __always_inline struct bt_iv_part *heavy_account(struct bt_counters *ctr,
 	return p;
 }
 
-/* make bench's Cold Filter lever (Zhou et al., SIGMOD 2018), a
- * layout no instance uses: a layer of 16-bit counter pairs, bytes and
- * packets, with conservative update in front of the rows, kept in the last
- * row's first 256 KiB (the bench's instance is one row deeper). A packet
- * whose flow stays below the layer's limits and the nomination rule is
- * counted there alone; past them, the counters stop at the limits and the
- * rest goes on to the rows. Not adopted: estimates grow by up to the
- * limits a CPU (docs/benchmark.md); branch experiment/cold-filter has the
- * whole stage, user space's estimates included. */
-#define COLD_CELLS 65536	/* 3 a flow, anywhere in the layer */
-#define COLD_BYTES 4096
-#define COLD_PACKETS 64
-
-struct cold_cell {
-	__u16 bytes;
-	__u16 packets;
-};
-
-/* Counter i (0..2) of the flow of hash h: h multiplied (Fibonacci hashing),
- * so that the counters depend on every bit of h, not on the rows' bits. */
-static __always_inline struct cold_cell *cold_cell(struct cold_cell *layer, __u64 h, __u32 i)
+/* The flow's estimate on this CPU: the minimum over its d counters, all
+ * in one line of this CPU's sketch (include/hash.h, bt_cm_cell()).
+ * Unrolled to BT_MAX_DEPTH, each counter guarded by the runtime depth. */
+/* The flow's d cells in its line, a pattern of bt_cm_cell()s; the
+ * verifier knows cfg_cm_npat, so the bound holds without the test */
+static __always_inline __u32 sketch_pattern(__u64 h)
 {
-	return &layer[(h * 0x9e3779b97f4a7c15ULL) >> (48 - 16 * i) & (COLD_CELLS - 1)];
+	__u32 n = bt_cm_pattern(h, cfg_cm_npat);
+
+	return n < BT_CM_MAX_PATTERNS ? cfg_cm_pat[n] : 0;
 }
 
-static __always_inline void cold_raise(struct cold_cell *x, __u64 b, __u64 p)
+/* min and max of values below 2^63 without a branch (BPF has no
+ * conditional move): the counters' comparisons go either way at random,
+ * and each branch would also double the verifier's paths through the
+ * egress program's segment loop */
+static __always_inline __u64 min_nb(__u64 a, __u64 b)
 {
-	if (x->bytes < b)
-		x->bytes = b;
-	if (x->packets < p)
-		x->packets = p;
+	__s64 d = a - b;
+
+	asm volatile("" : "+r"(d));
+	return b + (d & (d >> 63));
 }
 
-/* The minimum over the flow's counters, bytes and packets. */
-static __always_inline void cold_min(struct cold_cell *layer, __u64 h, __u64 *b, __u64 *p)
+static __always_inline __u64 max_nb(__u64 a, __u64 b)
 {
-	__u32 i;
+	__s64 d = a - b;
 
-	*b = *p = ~0ULL;
-#pragma unroll
-	for (i = 0; i < 3; i++) {
-		struct cold_cell *x = cold_cell(layer, h, i);
-
-		if (x->bytes < *b)
-			*b = x->bytes;
-		if (x->packets < *p)
-			*p = x->packets;
-	}
+	asm volatile("" : "+r"(d));
+	return a - (d & (d >> 63));
 }
 
-/* Counts the packet in the layer and returns true when that is all. Else
- * the counters stop at the limits, and *bytes and *packets become what is
- * left for the rows. */
-static __always_inline bool cold_count(struct cold_cell *layer, __u64 h,
-				       const struct bt_ctl *c, const struct bt_iv_part *part,
-				       __u64 *bytes, __u32 *packets)
-{
-	bool absorbed;
-	__u64 b, p;
-	__u32 i;
-
-	cold_min(layer, h, &b, &p);
-	b += *bytes;
-	p += *packets;
-	absorbed = b < COLD_BYTES && p < COLD_PACKETS && !heavy_nominates(b, p, c, part);
-	if (!absorbed) {
-		*bytes = b > COLD_BYTES ? b - COLD_BYTES : 0;
-		*packets = p > COLD_PACKETS ? p - COLD_PACKETS : 0;
-		b = b < COLD_BYTES ? b : COLD_BYTES;
-		p = p < COLD_PACKETS ? p : COLD_PACKETS;
-	}
-#pragma unroll
-	for (i = 0; i < 3; i++)
-		cold_raise(cold_cell(layer, h, i), b, p);
-	return absorbed;
-}
-
-/* The flow's estimate on this CPU, from the rows' (row_b, row_p, this
- * packet's rest included): the layer's part, which its counters now hold
- * (this CPU's alone), plus the rows' once the layer is at its limit;
- * before, the rows hold nothing of the flow. Derived here, not carried
- * across the rows: carried, it cost every program 16 to 24 bytes of stack,
- * lever or not (bloomtap_xdp's frames reached 496 of 512). */
-static __always_inline void cold_estimate(struct cold_cell *layer, __u64 h, __u64 *row_b,
-					  __u64 *row_p)
-{
-	__u64 b, p;
-
-	cold_min(layer, h, &b, &p);
-	*row_b = b + (b >= COLD_BYTES ? *row_b : 0);
-	*row_p = p + (p >= COLD_PACKETS ? *row_p : 0);
-}
-
-/* hm: the stage's maps. key: the parsed flow key, masked in place by the
- * key mode. bytes and packets: what it stands for (packets: 1, or a GRO'd
- * skb's segments). interval: the number heavy_account() read, part: what
- * it returned. addrs: bt_hash_addrs() of the unmasked key when have_addrs
- * (the SPIE stage computed it), which finishes the 5-tuple's hash with one
- * more word. ctr: this CPU's counters of the stage. */
-/* The flow's estimate: the minimum over this CPU's rows (depth >= 1), each
- * row's cell in cell[] (NULL past the depth). Unrolled to BT_MAX_DEPTH,
- * each row guarded by the runtime depth. */
-static __always_inline void sketch_min(struct bt_cm_cell *rows, __u64 h,
-				       struct bt_cm_cell *cell[BT_MAX_DEPTH],
+/* The flow's estimate on this CPU: the minimum over its d counters, all
+ * in one line of this CPU's sketch (include/hash.h, bt_cm_cell()). */
+static __always_inline void sketch_min(const struct bt_cm_line *line, __u32 pat,
 				       __u64 *min_b, __u64 *min_p)
 {
-	__u32 r;
+	__u32 i, c = bt_cm_cell(pat, 0);
+	__u64 b = line->bytes[c], p = line->packets[c];
 
 #pragma unroll
-	for (r = 0; r < BT_MAX_DEPTH; r++) {
-		cell[r] = NULL;
-		if (r >= cfg_depth || (cfg_cut & BT_CUT_SKETCH) ||
-		    ((cfg_cut & BT_CUT_COLD_FILTER) && r == cfg_depth - 1))
-			continue;
-		if (cfg_cut & BT_CUT_ADJACENT_ROWS)	/* make bench's lever only */
-			cell[r] = &rows[((((__u32)h + r) & ((cfg_depth * (cfg_wmask + 1) >> 2) - 1)) << 2) +
-					((__u32)(h >> (32 + 2 * r)) & 3)];
-		else
-			cell[r] = &rows[r * (cfg_wmask + 1) + bt_sketch_col(h, r, cfg_wmask)];
-		if (cell[r]->bytes < *min_b)
-			*min_b = cell[r]->bytes;
-		if (cell[r]->packets < *min_p)
-			*min_p = cell[r]->packets;
+	for (i = 1; i < BT_MAX_DEPTH; i++) {
+		if (i >= cfg_depth)
+			break;
+		c = bt_cm_cell(pat, i);
+		b = min_nb(b, line->bytes[c]);
+		p = min_nb(p, line->packets[c]);
 	}
-	if (cfg_cut & BT_CUT_SKETCH)
-		*min_b = *min_p = 0;	/* no rows: the packet alone */
+	*min_b = b;
+	*min_p = p;
 }
 
-/* Conservative update (Estan & Varghese): raise each cell only as far as
- * the estimate with this packet. This CPU's rows only: plain stores, XDP
- * does not migrate mid-program. */
-static __always_inline void sketch_raise(struct bt_cm_cell *cell[BT_MAX_DEPTH], __u64 min_b,
+/* Conservative update (Estan & Varghese): raise each counter only as far
+ * as the estimate with this packet, saturating. This CPU's sketch only:
+ * plain stores, XDP does not migrate mid-program. */
+static __always_inline void sketch_raise(struct bt_cm_line *line, __u32 pat, __u64 min_b,
 					 __u64 min_p)
 {
-	__u32 r;
+	__u32 i, c;
 
+	min_b = min_nb(min_b, BT_CM_BYTES_MAX);
+	min_p = min_nb(min_p, BT_CM_PACKETS_MAX);
 #pragma unroll
-	for (r = 0; r < BT_MAX_DEPTH; r++) {
-		if (!cell[r])
-			continue;
-		if (cell[r]->bytes < min_b)
-			cell[r]->bytes = min_b;
-		if (cell[r]->packets < min_p)
-			cell[r]->packets = min_p;
+	for (i = 0; i < BT_MAX_DEPTH; i++) {
+		if (i >= cfg_depth)
+			break;
+		c = bt_cm_cell(pat, i);
+		line->bytes[c] = max_nb(line->bytes[c], min_b);
+		line->packets[c] = max_nb(line->packets[c], min_p);
 	}
 }
 
@@ -352,13 +279,14 @@ static __always_inline void heavy_count(const struct heavy_where *w, struct bt_f
 	const struct bt_ctl *c = w->c;
 	struct bt_iv_part *part = w->part;
 	__u32 interval = w->interval, cpu = w->cpu;
-	struct bt_cm_cell *cell[BT_MAX_DEPTH], *rows, *fmc_mine;
+	struct bt_cm_line *lines, *line;
+	struct bt_cm_cell *fmc_mine;
 	struct bt_fm_slot *slots;
 	__u64 *occ;
 	struct bt_fc_entry *fc_mine, *e;
-	__u64 h, min_b = ~0ULL, min_p = ~0ULL;
+	__u64 h, min_b, min_p;
 	__u32 iv = interval & 1;
-	__u32 region = cpu * BT_INTERVALS + iv;
+	__u32 region = cpu * BT_INTERVALS + iv, pat;
 	bool refused = false;
 	int slot;
 
@@ -383,8 +311,8 @@ static __always_inline void heavy_count(const struct heavy_where *w, struct bt_f
 
 	slots = bpf_map_lookup_elem(hm->fm, &iv);
 	occ = bpf_map_lookup_elem(hm->fmo, &iv);
-	rows = bpf_map_lookup_elem(hm->cms, &region);
-	if (!slots || !occ || !rows)
+	lines = bpf_map_lookup_elem(hm->cms, &region);
+	if (!slots || !occ || !lines)
 		return;
 	if (have_addrs && cfg_key_mode == BT_KEY_5TUPLE)
 		h = bt_hash_flow_finish(w->hk, addrs, ((const __u64 *)k)[4]);
@@ -392,6 +320,14 @@ static __always_inline void heavy_count(const struct heavy_where *w, struct bt_f
 		h = bt_hash_flow(w->hk, (const __u64 *)k);
 	if (cfg_cut & BT_CUT_FLOW_MEMORY)
 		refused = true;	/* neither probed nor nominated */
+	/* the sketch's line read before the flow memory's probe, so that the
+	 * two misses overlap; wasted when the flow memory holds the flow */
+	line = &lines[bt_cm_line(h, cfg_cm_lmask)];
+	pat = sketch_pattern(h);
+	if (cfg_cut & BT_CUT_SKETCH)
+		min_b = min_p = 0;	/* no sketch: the packet alone */
+	else
+		sketch_min(line, pat, &min_b, &min_p);
 	slot = refused ? -1 : fm_find(slots, occ, k, h);
 	if (slot >= 0) {
 		fc_fill(e, k, interval, slot);
@@ -399,19 +335,10 @@ static __always_inline void heavy_count(const struct heavy_where *w, struct bt_f
 		return;
 	}
 
-	if ((cfg_cut & BT_CUT_COLD_FILTER) &&
-	    cold_count((struct cold_cell *)&rows[(cfg_depth - 1) * (cfg_wmask + 1)], h, c, part,
-		       &bytes, &packets))
-		return;
-
-	sketch_min(rows, h, cell, &min_b, &min_p);
 	min_b += bytes;
 	min_p += packets;
-	sketch_raise(cell, min_b, min_p);
-	/* then the rows' estimate is the flow's, but with the lever */
-	if (cfg_cut & BT_CUT_COLD_FILTER)
-		cold_estimate((struct cold_cell *)&rows[(cfg_depth - 1) * (cfg_wmask + 1)], h,
-			      &min_b, &min_p);
+	if (!(cfg_cut & BT_CUT_SKETCH))
+		sketch_raise(line, pat, min_b, min_p);
 	if (!refused && heavy_nominates(min_b, min_p, c, part) &&
 	    fm_nominate(slots, occ, k, h, cpu, min_b, min_p, w->ctr) < 0) {
 		/* a lost nomination, counted once: the cache remembers it */

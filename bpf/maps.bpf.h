@@ -54,12 +54,10 @@ struct {
  * an instance made to record egress, else left at one entry) and the
  * dropped packets' (d, below). Sized before
  * load from the instance's meta; value sizes here are placeholders.
- *   cms: the count-min sketches, index cpu * 2 + iv, value d * w struct
- *        bt_cm_cell, row-major (through mmap: cell ((cpu * 2 + iv) * d +
- *        row) * w + col). Written by the datapath (each CPU its own rows,
- *        plain stores); read and cleared through mmap by user space. One
- *        lookup a packet instead of one a row: an inlined lookup is cheap,
- *        but the compiler spills around each "call".
+ *   cms: the count-min sketches, index cpu * 2 + iv, value
+ *        bt_cm_value_lines() struct bt_cm_line (through mmap: line
+ *        (cpu * 2 + iv) * value lines + line). Written by the datapath (each CPU its own, plain
+ *        stores); read and cleared through mmap by user space.
  *   fm:  flow memory, index iv, value fm_slots struct bt_fm_slot. Slots
  *        claimed by the datapath (compare-and-swap: shared by all CPUs;
  *        the counts are in fmc); read and cleared through mmap by user
@@ -79,7 +77,7 @@ struct {
 		__uint(map_flags, BPF_F_MMAPABLE);				\
 		__uint(max_entries, 1);						\
 		__uint(key_size, sizeof(__u32));				\
-		__uint(value_size, sizeof(struct bt_cm_cell));			\
+		__uint(value_size, sizeof(struct bt_cm_line));			\
 	} prefix##cms SEC(".maps");						\
 	struct {								\
 		__uint(type, BPF_MAP_TYPE_ARRAY);				\

@@ -10,7 +10,7 @@
 #ifndef BLOOMTAP_H
 #define BLOOMTAP_H
 
-#define BT_ABI_VERSION 23
+#define BT_ABI_VERSION 24
 
 /* Canonical flow key (DESIGN.md "Flow key").
  * Addresses are 16 bytes; IPv4 is stored v4-mapped (::ffff:a.b.c.d, RFC 4291
@@ -123,15 +123,39 @@ _Static_assert(sizeof(struct bt_counters) == 256, "bt_counters must be 4 cache l
 /* ---- Heavy flows (DESIGN.md "Heavy flows") ----
  *
  * Count-min sketch with conservative update (Estan & Varghese 2002;
- * Cormode & Muthukrishnan 2005): per CPU, two intervals, d rows of w cells.
- * Cell (cpu, interval, row, col) is at ((cpu * 2 + iv) * d + row) * w + col in
- * the mmap of the "cms" array (one value of d * w cells per CPU and
- * interval): per-CPU rows without a per-CPU map, so that user space reads
- * and clears a whole interval through one mmap.
+ * Cormode & Muthukrishnan 2005), blocked: a flow's d counters lie in one
+ * 64-byte line of BT_CM_LINE_CELLS cells (as the OM sketch, Zhou et al.
+ * 2017, puts them in one word), so that a packet reads one random line of
+ * the sketch, not d. Per CPU and interval, lines lines: a flow's d
+ * counters are d distinct cells of its line (include/hash.h,
+ * bt_cm_pattern()), so each counter is as likely in each of w = 10 * lines
+ * / d cells as a row's. Line l of (cpu, interval) is at (cpu * 2 + iv) *
+ * (lines + 1) + l in the mmap of the "cms" array (one value of lines
+ * lines and a spare per CPU and interval: user/instance/sketch.h,
+ * bt_cm_value_lines()): per-CPU sketches without a per-CPU map, so that
+ * user space reads and clears a whole interval through one mmap.
+ *
+ * A cell is 32 bits of bytes and 16 of packets, both saturating: a
+ * saturated estimate nominates the flow (bpf/heavy.bpf.h), which is then
+ * counted exactly, so a CPU's part of a flow never needs more than the
+ * cells hold; 10 cells a line make two flows of a line share all four
+ * cells with probability 1/210, where 8 cells of 32 + 32 bits gave 1/70.
  */
 #define BT_MAX_DEPTH 8
 #define BT_INTERVALS 2
+#define BT_CM_LINE_CELLS 10
+#define BT_CM_MAX_PATTERNS 252	/* C(10, 5): the most sets of d cells */
+#define BT_CM_BYTES_MAX 0xffffffffULL
+#define BT_CM_PACKETS_MAX 0xffffULL
 
+struct bt_cm_line {
+	__u32 bytes[BT_CM_LINE_CELLS];
+	__u16 packets[BT_CM_LINE_CELLS];
+	__u32 pad;
+};
+_Static_assert(sizeof(struct bt_cm_line) == 64, "a sketch line must be one cache line");
+
+/* The flow memory's exact counts (below) */
 struct bt_cm_cell {
 	__u64 bytes;
 	__u64 packets;
@@ -192,15 +216,7 @@ _Static_assert(sizeof(struct bt_fm_slot) == 64, "bt_fm_slot must be one cache li
 enum bt_cut {
 	BT_CUT_CACHE = 1,	/* no flow cache: every packet keyed */
 	BT_CUT_FLOW_MEMORY = 2,	/* no flow memory: the sketch alone */
-	BT_CUT_SKETCH = 4,	/* no sketch rows: estimates are the packet's */
-	BT_CUT_ADJACENT_ROWS = 8,	/* not a cut, a layout tried:
-					 * row r's cell in the line after row
-					 * r-1's, so that one flow's cells are
-					 * d adjacent lines */
-	BT_CUT_COLD_FILTER = 16,	/* not a cut, a layer tried:
-					 * Cold Filter's small counters in front
-					 * of the rows, in the last row's memory
-					 * (bpf/heavy.bpf.h) */
+	BT_CUT_SKETCH = 4,	/* no sketch: estimates are the packet's */
 };
 
 struct bt_fc_entry {
@@ -370,8 +386,10 @@ struct bt_meta {
 	} hash_key;		/* secret: pins are root-only, never printed */
 	__u32 ncpu;		/* possible CPUs the arrays were sized for */
 	__u32 key_mode;		/* enum bt_key_mode */
-	__u32 depth;		/* sketch rows d */
-	__u32 width;		/* sketch columns w, a power of two */
+	__u32 depth;		/* a flow's counters d, 1..BT_MAX_DEPTH */
+	__u32 width;		/* asked cells a counter, a power of two: the
+				 * sketch has d * width cells rounded up to a
+				 * power of two of lines (bt_cm_lines()) */
 	__u32 fm_slots;		/* flow memory slots per interval, power of two */
 	__u32 threshold_kind;	/* enum bt_threshold_kind */
 	__u64 threshold;	/* bytes, packets, or a fraction * 1e9 */

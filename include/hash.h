@@ -12,8 +12,8 @@
  * (the flow key is 5 words), which lets the compiler unroll everything and
  * keeps the verifier's job trivial.
  *
- * Rows of the count-min sketch come from this one hash by Kirsch and
- * Mitzenmacher's double hashing (2006): g_i = h1 + i * h2.
+ * The heavy-flow sketch's line and cells come from this one hash
+ * (bt_cm_line(), bt_cm_pattern()).
  *
  * Include after the integer types (__u32, __u64) are defined.
  */
@@ -214,13 +214,33 @@ static inline __attribute__((always_inline)) __u64 bt_hash_sent(__u64 h)
 	return bt_fmix64(h ^ BT_SENT_TAG);
 }
 
-/* Column of row `row` in a sketch of width wmask + 1 (a power of two). */
+/* The heavy-flow sketch's line of a flow (include/bloomtap.h): the hash's
+ * low bits; lmask = lines - 1. */
 static inline __attribute__((always_inline))
-__u32 bt_sketch_col(__u64 h, __u32 row, __u32 wmask)
+__u32 bt_cm_line(__u64 h, __u32 lmask)
 {
-	__u32 h1 = (__u32)h, h2 = (__u32)(h >> 32) | 1;	/* odd: visits all */
+	return (__u32)h & lmask;
+}
 
-	return (h1 + row * h2) & wmask;
+/* The flow's cells in its line: one of the C(10, d) sets of d distinct
+ * cells (user/instance/sketch.c, bt_cm_patterns(): each a cell in 4 bits,
+ * counter i's in bits 4i up), chosen by bits 22..37 of the hash,
+ * multiply-shift to npat. Two flows of one line then share all d cells
+ * with probability 1 / C(10, d) (1/210 at d = 4). The line's bits are
+ * below 22 (at most 2^22 lines), the flow memory's from 40. */
+static inline __attribute__((always_inline))
+__u32 bt_cm_pattern(__u64 h, __u32 npat)
+{
+	return (__u32)((((h >> 22) & 0xffff) * npat) >> 16);
+}
+
+/* Counter i's cell, 0..9; 4 bits, so at most 15 to the verifier, which
+ * the spare line after the sketch's last keeps inside the value
+ * (bt_cm_value_lines()) */
+static inline __attribute__((always_inline))
+__u32 bt_cm_cell(__u32 pattern, __u32 i)
+{
+	return (pattern >> (4 * i)) & 15;
 }
 
 /* ---- The SPIE block: one cache line, k positions in it ----

@@ -184,6 +184,9 @@ int bt_archive_write(|tests/ship/layers.py'
 'bloom-positions-share-bits|include/hash.h|	return (h >> (BT_BLOCK_POS_BITS * i)) & (BT_BLOCK_BITS - 1);|	return (h >> (BT_BLOCK_POS_BITS * (i & 1))) & (BT_BLOCK_BITS - 1);|.output/tests/test_spie'
 'gap-decode-short-of-block|user/core/archive.c|	    (*why = chunk_upto(f, off % f->chunk_bytes + f->block_bits / 8)))|	    (*why = chunk_upto(f, off % f->chunk_bytes)))|tests/live/spie.sh'
 'capture-window-ends-at-rotate|user/instance/spie.c|	last = w->start_ns + (__u64)w->capture_ms * 1000000;|	return w->end_ns;|tests/live/horizon.sh'
+'cm-pattern-from-line-bits|include/hash.h|	return (__u32)((((h >> 22) & 0xffff) * npat) >> 16);|	return (__u32)(((h & 0xffff) * npat) >> 16);|.output/tests/test_heavy'
+'cm-one-counter-not-raised|bpf/heavy.bpf.h|		line->bytes[c] = max_nb(line->bytes[c], min_b);|		if (i != 1)
+			line->bytes[c] = max_nb(line->bytes[c], min_b);|.output/tests/test_heavy'
 )
 
 # run_suite SUITE TREE LOG: SUITE (a script of tests/, a C test binary

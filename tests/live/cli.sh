@@ -116,11 +116,16 @@ expect_fail "sketch width must be a power of two" "not a power of two" "$BLOOMTA
 expect_fail "one CPU's sketch of an interval is one BPF array value: at most 2^25 cells" \
 	"too large: one CPU's interval holds at most 33554432 cells" \
 	"$BLOOMTAP" replay --reset --instance "$INST" --width 16777216 --depth 4 "$G"
+check "a sketch setting refused under --reset leaves the instance it would replace" \
+	test -d "/sys/fs/bpf/bloomtap/$INST"
+expect_fail "epsilon and delta past the largest sketch: the width they need named" \
+	"need 1e+08 cells a counter" "$BLOOMTAP" replay --reset --instance "$INST" --epsilon 1e-5 --delta 1e-3 "$G"
 expect_fail "epsilon and width exclude each other" "not both" "$BLOOMTAP" replay --reset --instance "$INST" --epsilon 0.001 --width 1024 "$G"
 expect_fail "one threshold only" "one of --fraction" "$BLOOMTAP" replay --reset --instance "$INST" --fraction 0.01 --bytes 5 "$G"
 expect_fail "fraction out of range" "out of range" "$BLOOMTAP" replay --reset --instance "$INST" --fraction 2 "$G"
 expect_fail "heavy --count needs --interval" "needs --interval" "$BLOOMTAP" heavy --instance "$INST" --count 2
-check "replay with --epsilon/--delta sizing" bash -c "'$BLOOMTAP' -v replay --reset --instance '$INST' --epsilon 0.0001 --delta 0.01 '$G' 2>&1 | grep -q 'sketch 5 x 32768'"
+# w = 1 / (E P) = 10^4, to a power of two; 4 x 2^14 cells in 2^13 lines of 10
+check "replay with --epsilon/--delta sizing" bash -c "'$BLOOMTAP' -v replay --reset --instance '$INST' --epsilon 0.001 --delta 0.1 '$G' 2>&1 | grep -q 'sketch 4 x 20480 per CPU and interval (8192 lines'"
 check "replay for heavy" "$BLOOMTAP" replay --reset --instance "$INST" "$G"
 HJ=$("$BLOOMTAP" -j heavy --instance "$INST" -n 3)
 eq "heavy -j: 3 flows of the current interval" "$(json_get '.__len__()' <<<"$HJ")" 3

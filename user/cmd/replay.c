@@ -136,10 +136,9 @@ static int instance_ready(struct bt_instance *inst, const struct bt_watch_list *
 	struct bt_spie_cfg sp = rcfg.spie;
 	struct bt_meta probe = { 0 };
 
-	/* the SPIE settings refused before the instance they would replace
-	 * is gone (their check warns of nothing: the sketch's may, and would
-	 * warn twice) */
-	if (rcfg.reset && bt_spie_resolve(&sp, &probe))
+	/* the settings refused before the instance they would replace is
+	 * gone */
+	if (rcfg.reset && (bt_spie_resolve(&sp, &probe) || bt_sketch_check(&rcfg.sketch)))
 		return -1;
 	if (rcfg.reset && bt_instance_exists(rcfg.instance) && bt_detach(rcfg.instance, false))
 		return -1;

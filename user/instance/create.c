@@ -154,7 +154,9 @@ static void configure(struct bloomtap_bpf *skel, const struct bt_instance_cfg *c
 	/* heavy flows: the program looks each value up once and indexes in */
 	skel->rodata->cfg_key_mode = meta->key_mode;
 	skel->rodata->cfg_depth = meta->depth;
-	skel->rodata->cfg_wmask = meta->width - 1;
+	skel->rodata->cfg_cm_npat = bt_cm_patterns(meta->depth,
+						   (__u32 *)skel->rodata->cfg_cm_pat);
+	skel->rodata->cfg_cm_lmask = bt_cm_lines(meta) - 1;
 	skel->rodata->cfg_fm_mask = meta->fm_slots - 1;
 	skel->rodata->cfg_fc_mult = fc_mult | 1;
 	skel->rodata->cfg_frac_div = bt_heavy_frac_div(meta);

@@ -580,9 +580,8 @@ static int kept_sizes_refused(const struct bt_instance *inst, const char *ifname
 	char buf[512] = "";
 	int kind = m->threshold_kind;
 
-	if (c->epsilon > 0)
-		while (eps_width < (__u64)ceil(M_E / c->epsilon))
-			eps_width <<= 1;
+	if (c->epsilon > 0 || c->delta > 0)
+		eps_width = bt_cm_width_for(c->epsilon, c->delta);
 	if (c->fraction > 0 || c->bytes || c->packets) {
 		kind = c->bytes ? BT_THR_BYTES : c->packets ? BT_THR_PACKETS : BT_THR_FRACTION;
 		thr = c->bytes ? c->bytes : c->packets ? c->packets
@@ -591,10 +590,9 @@ static int kept_sizes_refused(const struct bt_instance *inst, const char *ifname
 	differs(buf, sizeof(buf), c->key_mode, c->key_mode == (int)m->key_mode, "--key",
 		bt_key_mode_names[c->key_mode], bt_key_mode_names[m->key_mode]);
 	DIFFERS_U64(buf, c->depth, "--depth", c->depth, m->depth);
-	DIFFERS_U64(buf, c->delta > 0, "--delta: rows",
-		    c->delta > 0 ? (__u64)ceil(log(1 / c->delta)) : 0, m->depth);
 	DIFFERS_U64(buf, c->width, "--width", c->width, m->width);
-	DIFFERS_U64(buf, c->epsilon > 0, "--epsilon: width", eps_width, m->width);
+	DIFFERS_U64(buf, c->epsilon > 0 || c->delta > 0, "--epsilon/--delta: width", eps_width,
+		    m->width);
 	DIFFERS_U64(buf, c->fm_slots, "--flow-memory", c->fm_slots, m->fm_slots);
 	if (kind != (int)m->threshold_kind || thr != m->threshold) {
 		char w[48], k[48];

@@ -30,12 +30,12 @@ static uint32_t next_pow2(uint64_t v)
 	return p;
 }
 
-int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
+static int resolve(struct bt_sketch_cfg *c, struct bt_meta *meta, bool warn)
 {
 	int thresholds = (c->fraction > 0) + (c->bytes > 0) + (c->packets > 0);
 
-	if ((c->epsilon > 0 && c->width) || (c->delta > 0 && c->depth)) {
-		bt_err("give --epsilon/--delta or --width/--depth, not both");
+	if ((c->epsilon > 0 || c->delta > 0) && c->width) {
+		bt_err("give --epsilon/--delta or --width, not both");
 		return -EINVAL;
 	}
 	if (thresholds > 1) {
@@ -55,27 +55,32 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 		       next_pow2(c->fm_slots));
 		return -EINVAL;
 	}
-	/* Cormode & Muthukrishnan: w = ceil(e / eps), d = ceil(ln(1 / delta)) */
-	if (c->epsilon > 0)
-		c->width = next_pow2((uint64_t)ceil(M_E / c->epsilon));
-	if (c->delta > 0)
-		c->depth = (uint32_t)ceil(log(1 / c->delta));
+	if (c->epsilon > 0 || c->delta > 0) {
+		double w = bt_cm_width_needed(c->epsilon, c->delta);
+
+		if (w > 1u << 24) {
+			bt_err("--epsilon/--delta need %.3g cells a counter (w = 1/(E P)), above "
+			       "16777216: a larger --epsilon or --delta", w);
+			return -EINVAL;
+		}
+		c->width = bt_cm_width_for(c->epsilon, c->delta);
+	}
 	if (!c->width)
 		c->width = BT_DEFAULT_WIDTH;
 	if (!c->depth)
 		c->depth = BT_DEFAULT_DEPTH;
 	if (c->depth > BT_MAX_DEPTH) {
-		bt_err("--delta %g needs %u rows; at most %d are supported", c->delta,
-		       c->depth, BT_MAX_DEPTH);
+		bt_err("--depth %u: at most %d counters a flow", c->depth, BT_MAX_DEPTH);
 		return -EINVAL;
 	}
 	if (c->width > (1u << 24) || c->width < 64) {
-		bt_err("sketch width %u is outside 64..16777216", c->width);
+		bt_err("sketch width %u is outside 64..16777216 (from --epsilon/--delta, or "
+		       "--width)", c->width);
 		return -EINVAL;
 	}
 	if ((uint64_t)c->depth * c->width > BT_MAX_CELLS) {
 		bt_err("a sketch of %u x %u cells is too large: one CPU's interval holds at "
-		       "most %u cells (512 MiB); lower --width or --depth", c->depth, c->width,
+		       "most %u cells (256 MiB); lower --width or --depth", c->depth, c->width,
 		       BT_MAX_CELLS);
 		return -EINVAL;
 	}
@@ -92,7 +97,7 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 	if (!c->fm_slots)
 		c->fm_slots = flood > BT_DEFAULT_FM_SLOTS && flood <= BT_MAX_FM_SLOTS ?
 				      next_pow2(flood) : BT_DEFAULT_FM_SLOTS;
-	else if (c->fm_slots < flood)
+	else if (c->fm_slots < flood && warn)
 		bt_warn("--flow-memory %u is below %llu slots, twice the flows a fraction "
 			"threshold of %g may nominate: flows above it may be refused (counted "
 			"as flow_memory_full)", c->fm_slots, (unsigned long long)flood,
@@ -115,10 +120,87 @@ int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
 	return 0;
 }
 
+int bt_sketch_resolve(struct bt_sketch_cfg *c, struct bt_meta *meta)
+{
+	return resolve(c, meta, true);
+}
+
+int bt_sketch_check(const struct bt_sketch_cfg *c)
+{
+	struct bt_sketch_cfg t = *c;
+	struct bt_meta m = { 0 };
+
+	return resolve(&t, &m, false);
+}
+
+/* d * w cells in lines of 10, rounded up to a power of two of lines: the
+ * rows come out a little wider than w */
+__u32 bt_cm_lines(const struct bt_meta *m)
+{
+	return next_pow2(((uint64_t)m->width * m->depth + BT_CM_LINE_CELLS - 1) /
+			 BT_CM_LINE_CELLS);
+}
+
+__u32 bt_cm_value_lines(const struct bt_meta *m)
+{
+	return bt_cm_lines(m) + 1;
+}
+
+double bt_cm_row_width(const struct bt_meta *m)
+{
+	return (double)BT_CM_LINE_CELLS * bt_cm_lines(m) / m->depth;
+}
+
+__u32 bt_cm_patterns(__u32 depth, __u32 pat[BT_CM_MAX_PATTERNS])
+{
+	__u32 n = 0;
+
+	for (__u32 set = 0; set < 1u << BT_CM_LINE_CELLS; set++) {
+		__u32 p = 0, i = 0;
+
+		if ((__u32)__builtin_popcount(set) != depth)
+			continue;
+		for (__u32 c = 0; c < BT_CM_LINE_CELLS; c++)
+			if (set >> c & 1)
+				p |= c << (4 * i++);
+		pat[n++] = p;
+	}
+	return n;
+}
+
+/* Markov on one counter: P(excess >= E N) <= 1 / (w E), so w = 1 / (E P);
+ * E alone keeps P = 1/e (w = e / E, Cormode & Muthukrishnan's width), P
+ * alone the default width's error. */
+double bt_cm_width_needed(double epsilon, double delta)
+{
+	double p = delta > 0 ? delta : exp(-1);
+	double e = epsilon > 0 ? epsilon : M_E / BT_DEFAULT_WIDTH;
+
+	return ceil(1 / (e * p));
+}
+
+__u32 bt_cm_width_for(double epsilon, double delta)
+{
+	double w = bt_cm_width_needed(epsilon, delta);
+
+	return w > (1u << 24) ? 1u << 25 : next_pow2((uint64_t)w);	/* then refused */
+}
+
+double bt_cm_error(const struct bt_meta *m)
+{
+	return M_E / bt_cm_row_width(m);
+}
+
+double bt_cm_fail(const struct bt_meta *m)
+{
+	(void)m;
+	return exp(-1);
+}
+
 void bt_heavy_shape(const struct bt_meta *m, struct bt_heavy_shape *s)
 {
 	s->cms = (struct bt_map_shape){ m->ncpu * BT_INTERVALS,
-					m->depth * m->width * sizeof(struct bt_cm_cell) };
+					bt_cm_value_lines(m) * sizeof(struct bt_cm_line) };
 	s->fm = (struct bt_map_shape){ BT_INTERVALS, m->fm_slots * sizeof(struct bt_fm_slot) };
 	s->fmc = (struct bt_map_shape){ m->ncpu * BT_INTERVALS,
 					m->fm_slots * sizeof(struct bt_cm_cell) };
@@ -149,14 +231,17 @@ void bt_sketch_describe(const struct bt_meta *m, char *buf, size_t len)
 {
 	double mib = bt_sketch_bytes(m) / 1048576.0;
 
-	snprintf(buf, len, "heavy flows by %s: sketch %u x %u per CPU and interval, "
-		 "flow memory %u slots per interval, %.1f MiB on %u CPUs (as much again "
-		 "for the dropped flows%s); estimates "
-		 "exceed the truth by at most %.2g of the interval's bytes with "
-		 "probability %.4g", bt_key_mode_names[m->key_mode], m->depth, m->width,
+	snprintf(buf, len, "heavy flows by %s: sketch %u x %.0f per CPU and interval (%u lines, "
+		 "a flow's %u counter%s in one), flow memory %u slots per interval, %.1f MiB "
+		 "on %u CPUs (as much again for the dropped flows%s); estimates exceed the "
+		 "truth by at most %.2g of the interval's bytes with probability %.4g, and by t "
+		 "times that with probability at least 1 - 1/(e t) (one counter's bound: a "
+		 "line's counters are not independent)",
+		 bt_key_mode_names[m->key_mode], m->depth, bt_cm_row_width(m), bt_cm_lines(m),
+		 m->depth, m->depth == 1 ? "" : "s",
 		 m->fm_slots, mib, m->ncpu,
 		 m->flags & BT_META_EGRESS_MAPS ? ", and again for the sent ones" : "",
-		 M_E / m->width, 1 - exp(-(double)m->depth));
+		 bt_cm_error(m), 1 - bt_cm_fail(m));
 }
 
 /* One stage's arrays, mapped. */
@@ -176,6 +261,7 @@ static int map_stage(const struct bt_instance *inst, struct bt_heavy_maps *m, in
 	m->fmc = bt_mmap_array(fmc_fd, shape_bytes(s.fmc), &m->fmc_len);
 	m->fmo = bt_mmap_array(fmo_fd, shape_bytes(s.fmo), &m->fmo_len);
 	bt_hash_keys_derive(&inst->meta.hash_key, &m->keys);
+	m->cm_npat = bt_cm_patterns(inst->meta.depth, m->cm_pat);
 	return m->ctl && m->cms && m->fm && m->fmc && m->fmo ? 0 : (errno ? -errno : -ENOMEM);
 }
 
@@ -265,37 +351,49 @@ __u64 bt_heavy_interval_bytes(const struct bt_heavy_maps *m, __u32 iv)
 	return b;
 }
 
-/* The estimate merged over CPUs: per row, the sum of every CPU's cell (an
- * upper bound, as each CPU's cell bounds that CPU's share), then the
- * minimum over rows. */
 /* The flow's bytes and packets before its nomination: on the CPUs that
  * nominated it (a bit set in nominated), what they estimated then; on the
- * others, the minimum over rows of their own cells now. Each is an upper
- * bound of that CPU's part, so the sum is one (tighter than the minimum of
- * the cells summed over CPUs). */
+ * others, the minimum over that CPU's counters of the flow now. Each is an
+ * upper bound of that CPU's part (unless a refused flow's counters
+ * saturated), so the sum is one (tighter than the minimum of the counters
+ * summed over CPUs). */
 static void sketch_estimate(const struct bt_heavy_maps *m, __u32 iv, __u64 h,
 			    const uint8_t *nominated, __u64 *bytes, __u64 *packets)
 {
 	const struct bt_meta *mt = m->meta;
+	__u32 lines = bt_cm_lines(mt), mine = m->cm_pat[bt_cm_pattern(h, m->cm_npat)];
 
 	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++) {
 		__u64 b = ~0ULL, p = ~0ULL;
+		const struct bt_cm_line *l = &m->cms[(size_t)(cpu * BT_INTERVALS + iv) *
+						     bt_cm_value_lines(mt) +
+						     bt_cm_line(h, lines - 1)];
 
 		if (nominated[cpu])
 			continue;
-		for (__u32 r = 0; r < mt->depth; r++) {
-			const struct bt_cm_cell *c = &m->cms[((size_t)(cpu * BT_INTERVALS + iv) *
-							      mt->depth + r) * mt->width +
-							     bt_sketch_col(h, r, mt->width - 1)];
+		for (__u32 i = 0; i < mt->depth; i++) {
+			__u32 c = bt_cm_cell(mine, i);
 
-			if (c->bytes < b)
-				b = c->bytes;
-			if (c->packets < p)
-				p = c->packets;
+			if (l->bytes[c] < b)
+				b = l->bytes[c];
+			if (l->packets[c] < p)
+				p = l->packets[c];
 		}
 		*bytes += b;
 		*packets += p;
 	}
+}
+
+void bt_heavy_sketch_estimate(const struct bt_heavy_maps *m, __u32 iv,
+			      const struct bt_flow_key *key, __u64 *bytes, __u64 *packets)
+{
+	uint8_t *none = calloc(m->meta->ncpu, 1);	/* nominated on no CPU */
+
+	if (!none)
+		return;
+	sketch_estimate(m, iv, bt_hash_flow(&m->keys, (const __u64 *)key), none, bytes,
+			packets);
+	free(none);
 }
 
 static int cmp_bytes(const void *a, const void *b)
@@ -330,8 +428,8 @@ static void report_start(const struct bt_heavy_maps *m, __u32 iv, const struct b
 	r->start_ns = m->ctl->interval_start_ns[iv];
 	r->end_ns = r->current ? 0 : m->ctl->interval_start_ns[!iv];
 	iv_totals(m, iv, &r->total_bytes, &r->total_packets, &r->lost_nominations);
-	r->error_bytes = (__u64)ceil(M_E / mt->width * r->total_bytes);
-	r->error_packets = (__u64)ceil(M_E / mt->width * r->total_packets);
+	r->error_bytes = (__u64)ceil(bt_cm_error(mt) * r->total_bytes);
+	r->error_packets = (__u64)ceil(bt_cm_error(mt) * r->total_packets);
 	switch (t.kind) {
 	case BT_THR_BYTES:
 		r->threshold_bytes = t.value;
@@ -478,8 +576,8 @@ static void clear_idle(struct bt_heavy_maps *m, __u32 next)
 	const struct bt_meta *mt = m->meta;
 
 	for (__u32 cpu = 0; cpu < mt->ncpu; cpu++)
-		memset(&m->cms[(size_t)(cpu * BT_INTERVALS + next) * mt->depth * mt->width], 0,
-		       (size_t)mt->depth * mt->width * sizeof(struct bt_cm_cell));
+		memset(&m->cms[(size_t)(cpu * BT_INTERVALS + next) * bt_cm_value_lines(mt)], 0,
+		       (size_t)bt_cm_value_lines(mt) * sizeof(struct bt_cm_line));
 	memset(&m->fm[(size_t)next * mt->fm_slots], 0, (size_t)mt->fm_slots * sizeof(struct bt_fm_slot));
 	memset(&m->fmo[(size_t)next * bt_fmo_words(mt->fm_slots)], 0,
 	       bt_fmo_words(mt->fm_slots) * sizeof(__u64));

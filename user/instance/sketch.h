@@ -24,7 +24,7 @@ struct bt_sketch_cfg {
 };
 
 #define BT_DEFAULT_DEPTH 4
-#define BT_DEFAULT_WIDTH 32768
+#define BT_DEFAULT_WIDTH 65536	/* 2 MiB a CPU and interval at d = 4 */
 #define BT_DEFAULT_FM_SLOTS 16384
 /* 256 MiB a table; a flow's first slot is 24 bits of its hash */
 #define BT_MAX_FM_SLOTS (1u << 22)
@@ -40,16 +40,18 @@ extern const char *const bt_key_mode_names[];
 	{ "key", 0, BT_OPT_ENUM, &(c).key_mode, "MODE",				\
 	  "heavy flows by 5-tuple, source, destination or address pair",	\
 	  .choices = bt_key_mode_names },					\
-	{ "depth", 0, BT_OPT_U32, &(c).depth, "D", "sketch rows (default 4)",	\
+	{ "depth", 0, BT_OPT_U32, &(c).depth, "D",				\
+	  "a flow's counters, in one cache line: 1 to 8 (default 4)",		\
 	  .min = 1, .max = BT_MAX_DEPTH },					\
 	{ "width", 0, BT_OPT_U32, &(c).width, "W",				\
-	  "sketch columns, a power of two (default 32768)", .min = 64,		\
-	  .max = 1 << 24 },							\
+	  "cells a counter may take, at least: D W cells, rounded up to a "	\
+	  "power of two of 10-cell lines (default 65536)",			\
+	  .min = 64, .max = 1 << 24 },						\
 	{ "epsilon", 0, BT_OPT_DOUBLE, &(c).epsilon, "E",			\
-	  "error as a share of the interval's bytes: w = e/E", .dmin = 1e-7,	\
-	  .dmax = 0.1 },							\
+	  "error as a share of the interval's bytes: w = 1/(E P)",		\
+	  .dmin = 1e-7, .dmax = 0.1 },						\
 	{ "delta", 0, BT_OPT_DOUBLE, &(c).delta, "P",				\
-	  "probability the error bound fails: d = ln(1/P)", .dmin = 1e-4,	\
+	  "probability the error bound fails (default 1/e)", .dmin = 1e-4,	\
 	  .dmax = 0.5 },							\
 	{ "flow-memory", 0, BT_OPT_U32, &(c).fm_slots, "N",			\
 	  "flow memory slots per interval, a power of two (default 16384, "	\
@@ -64,15 +66,40 @@ extern const char *const bt_key_mode_names[];
 	  "heavy: at least N packets in the interval", .min = 1,		\
 	  .max = UINT64_MAX / 2 }
 
-/* Checks and completes cfg (defaults, epsilon/delta to w/d); fills the
+/* Checks and completes cfg (defaults, epsilon/delta to w); fills the
  * sketch fields of meta. Prints the problem and returns -EINVAL. */
 int bt_sketch_resolve(struct bt_sketch_cfg *cfg, struct bt_meta *meta);
+/* The same checks, cfg left as it is and without warnings: what refuses
+ * the settings before anything they would replace is removed. */
+int bt_sketch_check(const struct bt_sketch_cfg *cfg);
 /* "sketch 4 x 65536 ..., error <= ..." for people, whole in a buffer of
  * BT_DESCRIBE_MAX (at most 20-digit numbers and the longest key name:
  * about 330 characters; bt_spie_describe's sentence fits as well). */
 #define BT_DESCRIBE_MAX 512
 void bt_sketch_describe(const struct bt_meta *meta, char *buf, size_t len);
 size_t bt_sketch_bytes(const struct bt_meta *meta);
+/* The blocked sketch's lines a CPU and interval (include/bloomtap.h), and
+ * the sets of d cells a flow's counters may take in its line, in the
+ * datapath's order (include/hash.h, bt_cm_pattern()): returns C(10, d). */
+__u32 bt_cm_lines(const struct bt_meta *meta);
+/* Lines of one CPU's and interval's array value: a spare one after the
+ * last, so that a 4-bit cell index stays inside it (include/hash.h) */
+__u32 bt_cm_value_lines(const struct bt_meta *meta);
+/* The cells each counter may take: 10 * lines / d, at least --width */
+double bt_cm_row_width(const struct bt_meta *meta);
+__u32 bt_cm_patterns(__u32 depth, __u32 pat[BT_CM_MAX_PATTERNS]);
+/* The bound: a flow's estimate exceeds its truth by more than
+ * bt_cm_error() of the interval's bytes with probability at most
+ * bt_cm_fail(). The d counters of a line are not independent (the flows
+ * of one line share them all), so this is one counter's: Markov's
+ * inequality on a row of w cells, N / w expected, e N / w with
+ * probability 1 - 1/e. */
+double bt_cm_error(const struct bt_meta *meta);
+/* The width that bounds the error by epsilon with probability 1 - delta
+ * (either may be 0: unset). */
+__u32 bt_cm_width_for(double epsilon, double delta);
+double bt_cm_width_needed(double epsilon, double delta);	/* before rounding */
+double bt_cm_fail(const struct bt_meta *meta);
 /* How many heavy-flow stages of bt_sketch_bytes() the instance holds:
  * received and dropped, and sent when it was made to record egress. */
 int bt_heavy_stages(const struct bt_meta *meta);
@@ -100,14 +127,20 @@ struct bt_heavy_maps {
 	struct bt_heavy_maps *egress;	/* the sent flows' (tc egress), NULL in
 					 * an instance not made to record them */
 	struct bt_ctl *ctl;
-	struct bt_cm_cell *cms;
+	struct bt_cm_line *cms;
 	struct bt_fm_slot *fm;
 	struct bt_cm_cell *fmc;
 	__u64 *fmo;
 	size_t ctl_len, cms_len, fm_len, fmc_len, fmo_len;
 	struct bt_hash_keys keys;	/* derived from the instance's key */
+	__u32 cm_pat[BT_CM_MAX_PATTERNS], cm_npat;	/* bt_cm_patterns() */
 };
 int bt_heavy_map(const struct bt_instance *inst, struct bt_heavy_maps *m);
+/* Adds the sketch's estimate of a flow (masked to the key mode), summed
+ * over CPUs, to *bytes and *packets: an upper bound of what the sketch
+ * counted of it, whether or not it was nominated. */
+void bt_heavy_sketch_estimate(const struct bt_heavy_maps *m, __u32 iv,
+			      const struct bt_flow_key *key, __u64 *bytes, __u64 *packets);
 void bt_heavy_unmap(struct bt_heavy_maps *m);
 
 /* A reported flow. */
