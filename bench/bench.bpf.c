@@ -105,10 +105,10 @@ static __always_inline int accepted_v4(void *data, void *data_end, __u32 l3, __u
 
 /* The next packet of the sequence, written into the frame at data; -1 on
  * error. */
-static __always_inline int next_packet_at(void *data, void *data_end)
+/* n: the packet's number; at: its place in the sequence */
+static __always_inline int next_packet_at(void *data, void *data_end, __u64 n, __u64 at)
 {
-	__u64 n = cursor++;
-	__u32 i = n & cfg_seq_mask;
+	__u32 i = at & cfg_seq_mask;
 	__u64 *flow;
 	__u32 l3 = 14, saddr_off, l4;
 
@@ -151,7 +151,9 @@ static __always_inline int next_packet_at(void *data, void *data_end)
 
 static __always_inline int next_packet(struct xdp_md *ctx)
 {
-	return next_packet_at((void *)(long)ctx->data, (void *)(long)ctx->data_end);
+	__u64 n = cursor++;
+
+	return next_packet_at((void *)(long)ctx->data, (void *)(long)ctx->data_end, n, n);
 }
 
 SEC("xdp")
@@ -161,6 +163,29 @@ int bench_drive(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	bpf_tail_call(ctx, &bench_progs, 0);
 	return XDP_ABORTED;	/* not reached unless the slot is empty */
+}
+
+/* The same for CPUs driving one target at once (bench/cpus.c): each CPU's
+ * own cursor, in a line of its own, so that the driver shares nothing;
+ * CPU c's packets are numbers c, c + 64, ... (all distinct), its flows
+ * the sequence's from a place of its own on. */
+#define DRIVE_CPUS 64
+__u64 cpu_cursor[DRIVE_CPUS * 8];	/* CPU c's at 8 c: a line each */
+
+SEC("xdp")
+int bench_drive_cpus(struct xdp_md *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 n;
+
+	if (cpu >= DRIVE_CPUS)
+		return XDP_ABORTED;
+	n = cpu_cursor[cpu * 8]++;
+	if (next_packet_at((void *)(long)ctx->data, (void *)(long)ctx->data_end,
+			   n * DRIVE_CPUS + cpu, n + cpu * 16411ULL))
+		return XDP_ABORTED;
+	bpf_tail_call(ctx, &bench_progs, 0);
+	return XDP_ABORTED;
 }
 
 /* The live run's traffic generator: BPF_PROG_TEST_RUN with
@@ -192,7 +217,9 @@ struct {
 SEC("tc")
 int bench_drive_tc(struct __sk_buff *skb)
 {
-	if (next_packet_at((void *)(long)skb->data, (void *)(long)skb->data_end))
+	__u64 n = cursor++;
+
+	if (next_packet_at((void *)(long)skb->data, (void *)(long)skb->data_end, n, n))
 		return BENCH_TC_SHOT;
 	bpf_tail_call(skb, &bench_tc_progs, 0);
 	return BENCH_TC_SHOT;
@@ -653,3 +680,61 @@ int ab_nh(struct xdp_md *ctx)
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* ---- A stage's memory floor (bench/floor.c) ----
+ * The lines a stage touches a packet, with nothing else on top of the same
+ * parsing and counters: array j (floor_lines[j] lines of ref_floor from
+ * floor_off[j]) is touched, a word read and written, by a packet with
+ * probability floor_p[j] / 65536 (drawn from the packet's number), at the
+ * line the packet's flow picks (the same flow, the same line, as a
+ * stage's), independently of the other arrays' reads (as a stage's
+ * indices all come from the key's hash). Set by measure() before a run. */
+#define FLOOR_ARRAYS 8
+#define FLOOR_MAX_LINES (1u << 17)	/* 8 MiB */
+__u32 floor_n;
+__u32 floor_off[FLOOR_ARRAYS], floor_lines[FLOOR_ARRAYS], floor_p[FLOOR_ARRAYS];
+__u64 floor_packet;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FLOOR_MAX_LINES);
+	__type(key, __u32);
+	__type(value, struct ref_line);
+} ref_floor SEC(".maps");
+
+SEC("xdp")
+int bench_floor(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct pkt_info pi;
+	__u64 bytes = data_end - data, flow, draw;
+	const __u64 *w;
+	__u32 j;
+
+	__builtin_memset(&pi, 0, sizeof(pi));
+	parse_packet(ctx, false, data, data_end, &pi);
+	count_packet(&pi, bytes);
+	if (!(pi.flags & BT_F_KEYED))
+		return XDP_PASS;
+	w = (const __u64 *)&pi.key;
+	flow = (w[0] ^ w[1] ^ w[2] ^ w[3] ^ w[4]) * 0x9e3779b97f4a7c15ULL;
+	draw = floor_packet++;
+#pragma unroll
+	for (j = 0; j < FLOOR_ARRAYS; j++) {
+		__u64 y = (flow + j) * (0xc4ceb9fe1a85ec53ULL + 2 * j);
+		__u32 i;
+		struct ref_line *l;
+
+		if (j >= floor_n)
+			break;
+		/* an array's own multiplier: its draws independent of the others' */
+		if ((draw * (0xff51afd7ed558ccdULL + 2 * j)) >> 48 >= floor_p[j])
+			continue;
+		i = floor_off[j] + (__u32)((y >> 32) * floor_lines[j] >> 32);
+		l = bpf_map_lookup_elem(&ref_floor, &i);
+		if (l)
+			l->w[0]++;
+	}
+	return XDP_PASS;
+}

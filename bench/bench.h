@@ -25,6 +25,14 @@ enum { P_EMPTY, P_PARSE, P_HEAVY, P_SPIE, P_ALL, P_ALL_SEP, P_REF_CMS, P_REF_BLO
        P_WATCH = P_MAIN, P_REF_HASH, P_REF_LPM,
        P_CHASE1, P_CHASE2, P_CHASE4, P_CHASE4W, P_CHASE4W_INNER, P_MAX };
 
+/* A memory floor's arrays (bench.bpf.c, bench_floor): lines each, and
+ * the share of packets that touch one line of each (of 65536). */
+#define FLOOR_ARRAYS 8
+struct floor_cfg {
+	uint32_t n;
+	uint32_t lines[FLOOR_ARRAYS], p[FLOOR_ARRAYS];
+	const char *name[FLOOR_ARRAYS];
+};
 struct target {
 	int fd;
 	/* the driver's program of this name (bench.bpf.c), its fd set by
@@ -36,6 +44,8 @@ struct target {
 	/* a tc program (bench_drive_tc runs it), with the skb's gso_segs */
 	bool tc;
 	uint32_t gso_segs;
+	/* a memory floor (floor.c): the driver's bench_floor, its arrays */
+	const struct floor_cfg *floor;
 	/* ablation variants: the window they write, set before each run */
 	bool ablation, lines;
 	uint32_t load_shift, unit_shift, win_mask;
@@ -87,6 +97,9 @@ void cleanup(void);
 /* Bytes the kernel charges for a map (bpftool's bytes_memlock). */
 long long map_memlock(int fd);
 int load_driver(struct bench_bpf **out, bool ipv6, const uint32_t *seq);
+/* Target t in the driver's slot, and its state as a measurement starts:
+ * a fresh interval, a fresh ring, the floor's arrays. 0 or -errno. */
+int bench_prepare(struct bench_bpf *skel, struct target *t);
 int run_targets(const struct frame *f, bool ipv6, const uint32_t *seq,
 		struct target **t, int n, double *med);
 int run_case(const struct frame *f, bool ipv6, const uint32_t *seq, unsigned which,
@@ -131,6 +144,8 @@ int bench_watch_list(struct bench_run *r);
 int bench_live(struct bench_run *r);		/* live.c */
 int bench_accepted(struct bench_run *r);
 int bench_drops(struct bench_run *r);		/* drops.c */
+int bench_floor(struct bench_run *r);		/* floor.c */
+int bench_cpus(struct bench_run *r);		/* cpus.c */
 int bench_egress(struct bench_run *r);		/* egress.c */
 int bench_workloads(struct bench_run *r);	/* workloads.c */
 

@@ -121,24 +121,26 @@ int make_bloomtap(struct target *t, const char *what, bool heavy, bool spie, __u
 	return make_bloomtap_cfg(t, what, heavy, spie, cfg);
 }
 
-/* One measurement: REPEAT packets through the driver into target t. */
-static int measure(struct bench_bpf *skel, struct target *t, const struct frame *f,
-		   double *ns)
+int bench_prepare(struct bench_bpf *skel, struct target *t)
 {
-	int drive = bpf_program__fd(t->tc ? skel->progs.bench_drive_tc : skel->progs.bench_drive);
-	/* a TSO skb: its segments in the skb's shared info, as the stack
-	 * hands tc egress one */
-	struct __sk_buff skb = { .gso_segs = t->gso_segs, .gso_size = t->gso_segs ? TSO_MSS : 0,
-				 /* the qdisc layer's length: each segment's headers */
-				 .wire_len = t->gso_segs ? f->len + (t->gso_segs - 1) * 54 : 0 };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len,
-		    .repeat = REPEAT, .ctx_in = t->tc ? &skb : NULL,
-		    .ctx_size_in = t->tc ? sizeof(skb) : 0);
 	__u32 zero = 0;
 
 	if (bpf_map_update_elem(bpf_map__fd(t->tc ? skel->maps.bench_tc_progs
 						  : skel->maps.bench_progs), &zero, &t->fd, 0))
 		return -errno;
+	if (t->floor) {
+		uint32_t off = 0;
+
+		skel->bss->floor_n = t->floor->n;
+		for (uint32_t j = 0; j < t->floor->n; j++) {
+			skel->bss->floor_off[j] = off;
+			skel->bss->floor_lines[j] = t->floor->lines[j];
+			skel->bss->floor_p[j] = t->floor->p[j];
+			off += t->floor->lines[j];
+		}
+		if (off > 1u << 17)	/* FLOOR_MAX_LINES */
+			return -E2BIG;
+	}
 	if (t->ablation) {
 		void *a = t->lines ? ab_lines_mem : ab_blocks_mem;
 
@@ -167,6 +169,26 @@ static int measure(struct bench_bpf *skel, struct target *t, const struct frame 
 		bt_spie_reset(&sm);
 		bt_spie_unmap(&sm);
 	}
+	return 0;
+}
+
+/* One measurement: REPEAT packets through the driver into target t. */
+static int measure(struct bench_bpf *skel, struct target *t, const struct frame *f,
+		   double *ns)
+{
+	int drive = bpf_program__fd(t->tc ? skel->progs.bench_drive_tc : skel->progs.bench_drive);
+	/* a TSO skb: its segments in the skb's shared info, as the stack
+	 * hands tc egress one */
+	struct __sk_buff skb = { .gso_segs = t->gso_segs, .gso_size = t->gso_segs ? TSO_MSS : 0,
+				 /* the qdisc layer's length: each segment's headers */
+				 .wire_len = t->gso_segs ? f->len + (t->gso_segs - 1) * 54 : 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len,
+		    .repeat = REPEAT, .ctx_in = t->tc ? &skb : NULL,
+		    .ctx_size_in = t->tc ? sizeof(skb) : 0);
+	int err = bench_prepare(skel, t);
+
+	if (err)
+		return err;
 	if (bpf_prog_test_run_opts(drive, &o))
 		return -errno;
 	if (o.retval != (t->tc ? (__u32)-1 : XDP_PASS))	/* tc: TC_ACT_UNSPEC */

@@ -56,6 +56,8 @@ static const struct section {
 	  .what = "the heavy-flow stage, whole and cut short" },
 	{ "ablation", bench_ablation, bench_ablation_make,
 	  .what = "the SPIE stage by window size, levers added one at a time" },
+	{ "floor", bench_floor, .what = "lines a packet by stage, stages against their memory floor" },
+	{ "cpus", bench_cpus, .what = "every CPU driving one instance at once" },
 	{ "memory", bench_memory, .what = "memory at the default sizes" },
 	{ "archive", bench_archive, .what = "the archive's size and query time" },
 	{ "watch", bench_watch, .what = "watch lists of one length and of real shapes" },
