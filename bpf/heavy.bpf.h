@@ -198,9 +198,6 @@ static __always_inline struct bt_iv_part *heavy_account(struct bt_counters *ctr,
 	return p;
 }
 
-/* The flow's estimate on this CPU: the minimum over its d counters, all
- * in one line of this CPU's sketch (include/hash.h, bt_cm_cell()).
- * Unrolled to BT_MAX_DEPTH, each counter guarded by the runtime depth. */
 /* The flow's d cells in its line, a pattern of bt_cm_cell()s; the
  * verifier knows cfg_cm_npat, so the bound holds without the test */
 static __always_inline __u32 sketch_pattern(__u64 h)
@@ -270,8 +267,12 @@ static __always_inline void sketch_raise(struct bt_cm_line *line, __u32 pat, __u
 	}
 }
 
-/* bytes and packets of flow k, masked in place to the key mode; addrs is
- * the address words' hash when have_addrs (the SPIE stage's, shared) */
+/* w: the stage's maps, the interval heavy_account() read and the part it
+ * returned, this CPU's counters. k: the parsed flow key, masked in place
+ * by the key mode. bytes and packets: what it stands for (packets: 1, or a
+ * GRO'd skb's segments). addrs: bt_hash_addrs() of the unmasked key when
+ * have_addrs (the SPIE stage computed it), which finishes the 5-tuple's
+ * hash with one more word. */
 static __always_inline void heavy_count(const struct heavy_where *w, struct bt_flow_key *k,
 					__u64 bytes, __u32 packets, __u64 addrs, bool have_addrs)
 {
