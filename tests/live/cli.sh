@@ -126,6 +126,15 @@ expect_fail "fraction out of range" "out of range" "$BLOOMTAP" replay --reset --
 expect_fail "heavy --count needs --interval" "needs --interval" "$BLOOMTAP" heavy --instance "$INST" --count 2
 # w = 1 / (E P) = 10^4, to a power of two; 4 x 2^14 cells in 2^13 lines of 10
 check "replay with --epsilon/--delta sizing" bash -c "'$BLOOMTAP' -v replay --reset --instance '$INST' --epsilon 0.001 --delta 0.1 '$G' 2>&1 | grep -q 'sketch 4 x 20480 per CPU and interval (8192 lines'"
+# an existing instance's maps have its sizes: another size is refused,
+# never ignored, and nothing is replayed; the same size given goes on
+PK=$(json_get '["packets"]' < <("$BLOOMTAP" -j stats --instance "$INST"))
+expect_fail "replay into an existing instance with other sizes: refused, each named" \
+	"--depth 3 (kept: 4), --windows 8 (kept: 256)" \
+	"$BLOOMTAP" replay --instance "$INST" --depth 3 --windows 8 "$G"
+eq "a refused replay counts nothing" "$(json_get '["packets"]' < <("$BLOOMTAP" -j stats --instance "$INST"))" "$PK"
+check "replay into it with its own sizes given goes on" \
+	"$BLOOMTAP" replay --instance "$INST" --depth 4 --windows 256 "$G"
 check "replay for heavy" "$BLOOMTAP" replay --reset --instance "$INST" "$G"
 HJ=$("$BLOOMTAP" -j heavy --instance "$INST" -n 3)
 eq "heavy -j: 3 flows of the current interval" "$(json_get '.__len__()' <<<"$HJ")" 3

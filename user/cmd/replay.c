@@ -135,6 +135,8 @@ static int instance_ready(struct bt_instance *inst, const struct bt_watch_list *
 
 	struct bt_spie_cfg sp = rcfg.spie;
 	struct bt_meta probe = { 0 };
+	bool created;
+	char differ[512];
 
 	/* the settings refused before the instance they would replace is
 	 * gone */
@@ -142,8 +144,16 @@ static int instance_ready(struct bt_instance *inst, const struct bt_watch_list *
 		return -1;
 	if (rcfg.reset && bt_instance_exists(rcfg.instance) && bt_detach(rcfg.instance, false))
 		return -1;
-	if (bt_instance_open_or_create(rcfg.instance, &cfg, inst, NULL))
+	if (bt_instance_open_or_create(rcfg.instance, &cfg, inst, &created))
 		return -1;
+	/* its maps have the sizes it was made with: never ignore an option */
+	if (!created && bt_kept_sizes_differ(&inst->meta, &rcfg.sketch, &rcfg.spie, differ,
+					     sizeof(differ))) {
+		bt_err("instance '%s' exists, with the sizes it was made with: %s. Replay "
+		       "without these options to add to it, or with --reset to make it anew "
+		       "with them", rcfg.instance, differ);
+		return 1;
+	}
 	if (rcfg.watch && bt_watch_load_named(inst->name, wl))
 		return 1;
 	if (rcfg.flows && !(inst->meta.flags & BT_META_FLOW_TABLE)) {

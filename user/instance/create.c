@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -352,6 +353,79 @@ int bt_instance_open_or_create(const char *name, struct bt_instance_cfg *cfg,
 		return err;
 	}
 	return err ? bt_instance_open_or_explain(name, inst) : 0;
+}
+
+/* Appends ", NAME V (kept: K)" to buf for an option given other than kept */
+static void differs(char *buf, size_t len, bool given, bool same, const char *name,
+		    const char *want, const char *kept)
+{
+	size_t n = strlen(buf);
+
+	if (given && !same && n < len)
+		snprintf(buf + n, len - n, "%s%s%s%s (kept: %s)", n ? ", " : "", name,
+			 name[0] ? " " : "", want, kept);
+}
+
+#define DIFFERS_U64(buf, len, given, name, want, kept)					\
+	do {										\
+		char w_[24], k_[24];							\
+		snprintf(w_, sizeof(w_), "%llu", (unsigned long long)(want));		\
+		snprintf(k_, sizeof(k_), "%llu", (unsigned long long)(kept));		\
+		differs(buf, len, given, (want) == (kept), name, w_, k_);	\
+	} while (0)
+
+/* A heavy-flow threshold as the option that asks it */
+static void threshold_str(int kind, __u64 v, char *buf, size_t len)
+{
+	if (kind == BT_THR_FRACTION)
+		snprintf(buf, len, "--fraction %g", v / 1e9);
+	else
+		snprintf(buf, len, "--%s %llu", kind == BT_THR_BYTES ? "bytes" : "packets",
+			 (unsigned long long)v);
+}
+
+bool bt_kept_sizes_differ(const struct bt_meta *m, const struct bt_sketch_cfg *sketch,
+			  const struct bt_spie_cfg *spie, char *buf, size_t len)
+{
+	static const struct bt_sketch_cfg none_sk;
+	static const struct bt_spie_cfg none_sp;
+	const struct bt_sketch_cfg *c = sketch ? sketch : &none_sk;
+	const struct bt_spie_cfg *p = spie ? spie : &none_sp;
+	__u64 eps_width = 1, thr = m->threshold;
+	int kind = m->threshold_kind;
+
+	buf[0] = 0;
+
+	if (c->epsilon > 0 || c->delta > 0)
+		eps_width = bt_cm_width_for(c->epsilon, c->delta);
+	if (c->fraction > 0 || c->bytes || c->packets) {
+		kind = c->bytes ? BT_THR_BYTES : c->packets ? BT_THR_PACKETS : BT_THR_FRACTION;
+		thr = c->bytes ? c->bytes : c->packets ? c->packets
+			    : (__u64)llround(c->fraction * 1e9);
+	}
+	differs(buf, len, c->key_mode, c->key_mode == (int)m->key_mode, "--key",
+		bt_key_mode_names[c->key_mode], bt_key_mode_names[m->key_mode]);
+	DIFFERS_U64(buf, len, c->depth, "--depth", c->depth, m->depth);
+	DIFFERS_U64(buf, len, c->width, "--width", c->width, m->width);
+	DIFFERS_U64(buf, len, c->epsilon > 0 || c->delta > 0, "--epsilon/--delta: width", eps_width,
+		    m->width);
+	DIFFERS_U64(buf, len, c->fm_slots, "--flow-memory", c->fm_slots, m->fm_slots);
+	if (kind != (int)m->threshold_kind || thr != m->threshold) {
+		char w[48], k[48];
+
+		threshold_str(kind, thr, w, sizeof(w));
+		threshold_str(m->threshold_kind, m->threshold, k, sizeof(k));
+		differs(buf, len, true, false, "", w, k);
+	}
+	DIFFERS_U64(buf, len, p->windows, "--windows", p->windows, m->windows);
+	DIFFERS_U64(buf, len, p->window_bits, "--window-bits", p->window_bits, m->window_bits);
+	DIFFERS_U64(buf, len, p->bits_per_packet > 0, "--bits-per-packet: design load",
+		    (__u64)((p->window_bits ? p->window_bits : m->window_bits) /
+			    (p->bits_per_packet > 0 ? p->bits_per_packet : 1)), m->design_load);
+	DIFFERS_U64(buf, len, p->fpr > 0, "--fpr (ppb)", (__u64)llround(p->fpr * 1e9), m->fpr_target_ppb);
+	DIFFERS_U64(buf, len, p->window_s > 0, "--window (ms)", (__u64)llround(p->window_s * 1000),
+		    m->window_ms);
+	return buf[0];
 }
 
 /* A pinned map with the key and value sizes of the object's map m. */

@@ -33,6 +33,13 @@ int bt_instance_create(const char *name, struct bt_instance_cfg *cfg,
 int bt_instance_open_or_create(const char *name, struct bt_instance_cfg *cfg,
 			       struct bt_instance *inst, bool *created);
 
+/* Whether an option of sketch or spie that was given (nonzero) asks
+ * other than what the instance was made with (m): its maps have those
+ * sizes. buf gets ", NAME V (kept: K)" for each. attach and replay refuse
+ * such an instance rather than ignore the option. */
+bool bt_kept_sizes_differ(const struct bt_meta *m, const struct bt_sketch_cfg *sketch,
+			  const struct bt_spie_cfg *spie, char *buf, size_t len);
+
 /* Has every pinned map of the instance the key and value sizes this
  * bloomtap's object gives it at the instance's shape (meta)? Every map of
  * BT_INSTANCE_MAPS: an instance of another version differs there. */

@@ -536,80 +536,15 @@ static int egress_refused(const struct bt_instance *inst, const char *ifname,
 	return -EINVAL;
 }
 
-/* Appends ", NAME V (kept: K)" to buf for an option given other than kept */
-static void differs(char *buf, size_t len, bool given, bool same, const char *name,
-		    const char *want, const char *kept)
-{
-	size_t n = strlen(buf);
-
-	if (given && !same && n < len)
-		snprintf(buf + n, len - n, "%s%s%s%s (kept: %s)", n ? ", " : "", name,
-			 name[0] ? " " : "", want, kept);
-}
-
-#define DIFFERS_U64(buf, given, name, want, kept)					\
-	do {										\
-		char w_[24], k_[24];							\
-		snprintf(w_, sizeof(w_), "%llu", (unsigned long long)(want));		\
-		snprintf(k_, sizeof(k_), "%llu", (unsigned long long)(kept));		\
-		differs(buf, sizeof(buf), given, (want) == (kept), name, w_, k_);	\
-	} while (0)
-
-/* A heavy-flow threshold as the option that asks it */
-static void threshold_str(int kind, __u64 v, char *buf, size_t len)
-{
-	if (kind == BT_THR_FRACTION)
-		snprintf(buf, len, "--fraction %g", v / 1e9);
-	else
-		snprintf(buf, len, "--%s %llu", kind == BT_THR_BYTES ? "bytes" : "packets",
-			 (unsigned long long)v);
-}
-
 /* An instance kept by 'detach --keep-maps' has the sizes and thresholds
  * it was made with (its maps are those sizes): an option that asks others
  * is refused, never ignored. Options left out take the kept values. */
 static int kept_sizes_refused(const struct bt_instance *inst, const char *ifname,
 			      const struct bt_attach_opts *o)
 {
-	static const struct bt_sketch_cfg none_sk;
-	static const struct bt_spie_cfg none_sp;
-	const struct bt_sketch_cfg *c = o->sketch ? o->sketch : &none_sk;
-	const struct bt_spie_cfg *p = o->spie ? o->spie : &none_sp;
-	const struct bt_meta *m = &inst->meta;
-	__u64 eps_width = 1, thr = m->threshold;
-	char buf[512] = "";
-	int kind = m->threshold_kind;
+	char buf[512];
 
-	if (c->epsilon > 0 || c->delta > 0)
-		eps_width = bt_cm_width_for(c->epsilon, c->delta);
-	if (c->fraction > 0 || c->bytes || c->packets) {
-		kind = c->bytes ? BT_THR_BYTES : c->packets ? BT_THR_PACKETS : BT_THR_FRACTION;
-		thr = c->bytes ? c->bytes : c->packets ? c->packets
-			    : (__u64)llround(c->fraction * 1e9);
-	}
-	differs(buf, sizeof(buf), c->key_mode, c->key_mode == (int)m->key_mode, "--key",
-		bt_key_mode_names[c->key_mode], bt_key_mode_names[m->key_mode]);
-	DIFFERS_U64(buf, c->depth, "--depth", c->depth, m->depth);
-	DIFFERS_U64(buf, c->width, "--width", c->width, m->width);
-	DIFFERS_U64(buf, c->epsilon > 0 || c->delta > 0, "--epsilon/--delta: width", eps_width,
-		    m->width);
-	DIFFERS_U64(buf, c->fm_slots, "--flow-memory", c->fm_slots, m->fm_slots);
-	if (kind != (int)m->threshold_kind || thr != m->threshold) {
-		char w[48], k[48];
-
-		threshold_str(kind, thr, w, sizeof(w));
-		threshold_str(m->threshold_kind, m->threshold, k, sizeof(k));
-		differs(buf, sizeof(buf), true, false, "", w, k);
-	}
-	DIFFERS_U64(buf, p->windows, "--windows", p->windows, m->windows);
-	DIFFERS_U64(buf, p->window_bits, "--window-bits", p->window_bits, m->window_bits);
-	DIFFERS_U64(buf, p->bits_per_packet > 0, "--bits-per-packet: design load",
-		    (__u64)((p->window_bits ? p->window_bits : m->window_bits) /
-			    (p->bits_per_packet > 0 ? p->bits_per_packet : 1)), m->design_load);
-	DIFFERS_U64(buf, p->fpr > 0, "--fpr (ppb)", (__u64)llround(p->fpr * 1e9), m->fpr_target_ppb);
-	DIFFERS_U64(buf, p->window_s > 0, "--window (ms)", (__u64)llround(p->window_s * 1000),
-		    m->window_ms);
-	if (!buf[0])
+	if (!bt_kept_sizes_differ(&inst->meta, o->sketch, o->spie, buf, sizeof(buf)))
 		return 0;
 	bt_err("instance %s was kept by 'detach --keep-maps' with the sizes it was made with, "
 	       "which its maps have: %s. Attach without these options to go on with its "
