@@ -191,6 +191,8 @@ check "... and seen at their own time" bash -c "'$BLOOMTAP' trace --instance '$I
 # --hex: --at, or any time and it says so
 HEX=$(python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); print(d[24+16+14:24+16+50].hex())' "$TMP/sent.pcap")
 check "--hex --at its time: seen" bash -c "'$BLOOMTAP' trace --archive '$ARCH' --hex '$HEX' --at $T0 | tail -1 | grep -q '1 seen'"
+check "--archive without --instance: the answer says no live ring" bash -c "'$BLOOMTAP' trace --archive '$ARCH' --hex '$HEX' --at $T0 | tail -1 | grep -q 'no live ring, the archive $ARCH'"
+check "--at a day before any window: 0 windows, a rate of 0 (not -0)" bash -c "'$BLOOMTAP' trace --archive '$ARCH' --hex '$HEX' --at $((T0 - 86400)) | grep -qE ': 0 windows, a false positive among them 0\$'"
 check "--hex without --at: every window, said" bash -c "'$BLOOMTAP' trace --archive '$ARCH' --hex '$HEX' | grep -q 'any time: --hex without --at'"
 expect_fail "--at is for --hex" "--at is for --hex" "$BLOOMTAP" trace --archive "$ARCH" --at $T0 "$TMP/late.pcap"
 expect_fail "--at with --any-time" "not both" "$BLOOMTAP" trace --archive "$ARCH" --hex "$HEX" --at $T0 --any-time

@@ -428,14 +428,14 @@ static void print_searched(const struct tpkt *p)
 	char a[40], b[40];
 
 	if (!p->lo && p->hi == UINT64_MAX) {
-		printf("  searched any time: %" PRIu64 " windows, a false positive among them %.2g\n",
-		       p->nsearched, trace_combined_fpr(p));
+		printf("  searched any time: %" PRIu64 " window%s, a false positive among them "
+		       "%.2g\n", p->nsearched, p->nsearched == 1 ? "" : "s", trace_combined_fpr(p));
 		return;
 	}
 	bt_fmt_ns(p->lo, a, sizeof(a), "-");
 	bt_fmt_ns(p->hi, b, sizeof(b), "-");
-	printf("  searched %s .. %s: %" PRIu64 " windows, a false positive among them %.2g\n",
-	       a, b, p->nsearched, trace_combined_fpr(p));
+	printf("  searched %s .. %s: %" PRIu64 " window%s, a false positive among them %.2g\n",
+	       a, b, p->nsearched, p->nsearched == 1 ? "" : "s", trace_combined_fpr(p));
 }
 
 void trace_print_packet(const struct trace_ctx *t, const struct tpkt *p)
@@ -510,10 +510,11 @@ void trace_print_end(const struct trace_ctx *t, const char *hex, const struct tr
 		puts("]");
 	else if (!bt_g.json)
 		printf("%" PRIu64 " IP packets: %" PRIu64 " seen, %" PRIu64 " not seen; %" PRIu64
-		       " windows searched at most a packet (%s%s; %s), a false positive among "
+		       " window%s searched at most a packet (%s%s; %s), a false positive among "
 		       "them for a packet: %.2g at most\n", tot->ip, tot->ip - tot->unseen,
-		       tot->unseen, tot->searched_max,
-		       t->archive ? "the live ring and the archive " : "the live ring alone, no archive",
+		       tot->unseen, tot->searched_max, tot->searched_max == 1 ? "" : "s",
+		       !t->archive ? "the live ring alone, no archive" : t->inst ?
+		       "the live ring and the archive " : "no live ring, the archive ",
 		       t->archive ? t->archive : "", horizon(t, hex, skew, sizeof(skew)),
 		       tot->fpr_max);
 	if (tot->cut_ns && !bt_g.json) {

@@ -231,5 +231,6 @@ bool trace_was_seen(const struct trace_ctx *t, const struct tpkt *p)
 
 double trace_combined_fpr(const struct tpkt *p)
 {
-	return -expm1(p->log_clean);
+	/* no window searched: 0, not expm1's -0 */
+	return p->log_clean < 0 ? -expm1(p->log_clean) : 0;
 }
