@@ -45,7 +45,7 @@ eq "A: found once per packet in window 0 (ring and archive are one window)" \
 	"$(python3 -c 'import json,sys; d=json.load(sys.stdin); print({[w["window"] for w in p["windows"]].count(0) == 1 and len({w["window"] for w in p["windows"]}) == len(p["windows"]) for p in d if "same_as" not in p})' <<<"$TA")" "{True}"
 eq "trace -j fields (no digest: it would be an oracle for the keyed hash)" \
 	"$(python3 -c 'import json,sys; p=json.load(sys.stdin)[0]; print(sorted(p), sorted(p["windows"][0]))' <<<"$TA")" \
-	"['archive', 'archive_cut', 'drops', 'dst_workload', 'fpr_combined', 'hits_cut', 'packet', 'searched', 'seen', 'src_workload', 'windows', 'windows_searched'] ['direction', 'end', 'fpr', 'instance', 'source', 'start', 'window']"
+	"['archive', 'archive_cut', 'archive_damaged', 'drops', 'dst_workload', 'fpr_combined', 'hits_cut', 'packet', 'searched', 'seen', 'src_workload', 'windows', 'windows_searched'] ['direction', 'end', 'fpr', 'instance', 'source', 'start', 'window']"
 eq "two windows searched, the combined rate covers both" "$(python3 -c '
 import json,sys; p=json.load(sys.stdin)[0]
 print(p["windows_searched"], p["fpr_combined"] >= p["windows"][0]["fpr"])' <<<"$TA")" "2 True"
@@ -98,11 +98,17 @@ check "a bit flipped in a window record: named" grep -q "00000095.btw: window re
 check "a bit flipped in a chunk offset: named" grep -E -q "00000093.btw: (a compressed chunk or its offset is corrupt|a chunk offset is out of range)" <<<"$OUT"
 check "a bit flipped in a chunk: named" grep -q "00000094.btw: a compressed chunk or its offset is corrupt (checksum)" <<<"$OUT"
 check "each damaged file named once" test "$(grep -c '00000094.btw' <<<"$OUT")" -eq 1
+check "damaged files: each answer says how many of its time were not searched in full" \
+	grep -q '  7 damaged archive files of its time not searched in full' <<<"$OUT"
+eq "damaged files: archive_damaged in every JSON answer" "$("$BLOOMTAP" -j trace --archive "$ARCH" "$A" 2>/dev/null |
+	python3 -c 'import json,sys; print(sorted({p["archive_damaged"] for p in json.load(sys.stdin) if "same_as" not in p}))')" "[7]"
 OUT=$("$BLOOMTAP" archive "$ARCH" 2>&1); RC=$?
 eq "archive: a damaged file makes the exit status 1" "$RC" 1
 check "archive names the damaged file" grep -q "00000096.btw: header is corrupt" <<<"$OUT"
 rm -f "$ARCH"/*-0000009[3-9].btw
 check "archive alone again: A all seen" bash -c "'$BLOOMTAP' trace --archive '$ARCH' '$A' | tail -1 | grep -q ', 0 not seen'"
+eq "intact again: archive_damaged 0" "$("$BLOOMTAP" -j trace --archive "$ARCH" "$A" |
+	python3 -c 'import json,sys; print(sorted({p["archive_damaged"] for p in json.load(sys.stdin) if "same_as" not in p}))')" "[0]"
 # format 2, written by the last ABI 4 build (tests/data/archive-v2/README),
 # and format 1 made from it: still read, with the digest of their time.
 # Its window holds a replay's packets at the replay's time, not A's

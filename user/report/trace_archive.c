@@ -89,6 +89,16 @@ static void warn_file(struct trace_ctx *t, const char *path, const char *why)
 		t->warned = v;
 }
 
+/* A file that failed part way: named, and counted in the answer of each
+ * packet of its time (order, m), whose later windows it did not search */
+static void damaged(struct trace_ctx *t, const char *path, const char *why,
+		    const struct probe *order, size_t m)
+{
+	warn_file(t, path, why);
+	for (size_t i = 0; i < m; i++)
+		order[i].p->damaged++;
+}
+
 /* qsort_r's comparator: the file comes as an argument, never a global
  * (the agent's HTTP threads query files at the same time) */
 static int cmp_by_block(const void *a, const void *b, void *file)
@@ -159,7 +169,7 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct pr
 		}
 		h.sent = false;
 		if (src->why) {
-			warn_file(t, f->path, src->why);
+			damaged(t, f->path, src->why, order, m);
 			return;	/* what it gave so far stands */
 		}
 		trace_window_searched(sub, k, h.fpr, sent);
@@ -169,7 +179,7 @@ static void query_file(struct trace_ctx *t, struct bt_archive_file *f, struct pr
 		if (tries)
 			trace_commit_drops(t, src, h, tries, sub, k);
 		if (src->why) {
-			warn_file(t, f->path, src->why);
+			damaged(t, f->path, src->why, order, m);
 			return;
 		}
 	}
@@ -233,7 +243,10 @@ void trace_query_archive(struct trace_ctx *t)
 			snprintf(path, sizeof(path), "%s/%s", t->archive, names[i]);
 			if (access(path, F_OK) && errno == ENOENT)
 				continue;
+			/* its times unknown: in every queried answer of the batch */
 			warn_file(t, path, why);
+			for (size_t j = 0; j < t->n; j++)
+				t->p[j].damaged += trace_queried(&t->p[j]);
 			continue;
 		}
 		if (!t->dctx && !(t->dctx = ZSTD_createDCtx())) {

@@ -54,6 +54,7 @@ static void batch_reset(struct trace_ctx *t)
 		t->p[i].why = NULL;
 		t->p[i].nsearched = 0;
 		t->p[i].log_clean = 0;
+		t->p[i].damaged = 0;
 	}
 	t->n = 0;
 	t->batch_no++;

@@ -311,6 +311,9 @@ struct json_object *trace_packet_json(const struct trace_ctx *t, const struct tp
 	/* the range searched for it: its time +- the skew; null: any time */
 	json_object_object_add(o, "searched", searched_json(p));
 	json_object_object_add(o, "windows_searched", json_object_new_int64(p->nsearched));
+	/* archive files of its time that could not be read in full (their
+	 * names on stderr): a "not seen" may be wrong there */
+	json_object_object_add(o, "archive_damaged", json_object_new_int64(p->damaged));
 	/* the archive searched besides the live ring; null: none, so a
 	 * window that left the ring was not looked at */
 	json_object_object_add(o, "archive", t->archive ? json_object_new_string(t->archive) : NULL);
@@ -423,7 +426,7 @@ static const char *horizon(const struct trace_ctx *t, const char *hex, char *buf
 }
 
 /* The range a packet searched, its windows and their combined rate */
-static void print_searched(const struct tpkt *p)
+static void print_range(const struct tpkt *p)
 {
 	char a[40], b[40];
 
@@ -436,6 +439,16 @@ static void print_searched(const struct tpkt *p)
 	bt_fmt_ns(p->hi, b, sizeof(b), "-");
 	printf("  searched %s .. %s: %" PRIu64 " window%s, a false positive among them %.2g\n",
 	       a, b, p->nsearched, p->nsearched == 1 ? "" : "s", trace_combined_fpr(p));
+}
+
+/* ...and what of it could not be read */
+static void print_searched(const struct tpkt *p)
+{
+	print_range(p);
+	if (p->damaged)
+		printf("  %u damaged archive file%s of its time not searched in full (named "
+		       "above): it may have been seen there\n", p->damaged,
+		       p->damaged == 1 ? "" : "s");
 }
 
 void trace_print_packet(const struct trace_ctx *t, const struct tpkt *p)

@@ -54,6 +54,9 @@ struct tpkt {
 	uint64_t nsearched;
 	double log_clean;
 	bool cut;		/* hits left out: MAX_HITS, or the answer's bound */
+	uint32_t damaged;	/* archive files of its range that could not be
+				 * read in full (named on stderr): windows its
+				 * answer may lack */
 	uint64_t same_as;	/* the number of an earlier packet with the same
 				 * invariant bytes (answered there), or 0 */
 	int64_t uniq;		/* its entry in trace_ctx.uniq, or -1 */
