@@ -5,7 +5,6 @@
  * when asked. */
 #include <errno.h>
 #include <ifaddrs.h>
-#include <math.h>
 #include <netdb.h>
 #include <string.h>
 #include <unistd.h>

@@ -428,17 +428,15 @@ static const char *horizon(const struct trace_ctx *t, const char *hex, char *buf
 /* The range a packet searched, its windows and their combined rate */
 static void print_range(const struct tpkt *p)
 {
-	char a[40], b[40];
+	char a[40], b[40], range[96] = "any time";
 
-	if (!p->lo && p->hi == UINT64_MAX) {
-		printf("  searched any time: %" PRIu64 " window%s, a false positive among them "
-		       "%.2g\n", p->nsearched, p->nsearched == 1 ? "" : "s", trace_combined_fpr(p));
-		return;
+	if (p->lo || p->hi != UINT64_MAX) {
+		bt_fmt_ns(p->lo, a, sizeof(a), "-");
+		bt_fmt_ns(p->hi, b, sizeof(b), "-");
+		snprintf(range, sizeof(range), "%s .. %s", a, b);
 	}
-	bt_fmt_ns(p->lo, a, sizeof(a), "-");
-	bt_fmt_ns(p->hi, b, sizeof(b), "-");
-	printf("  searched %s .. %s: %" PRIu64 " window%s, a false positive among them %.2g\n",
-	       a, b, p->nsearched, p->nsearched == 1 ? "" : "s", trace_combined_fpr(p));
+	printf("  searched %s: %" PRIu64 " window%s, a false positive among them %.2g\n",
+	       range, p->nsearched, p->nsearched == 1 ? "" : "s", trace_combined_fpr(p));
 }
 
 /* ...and what of it could not be read */
