@@ -274,6 +274,31 @@ import json,sys; d=json.load(sys.stdin)
 print(d["partial"], d["cut_off"], [(p["path"], p["unknown"]) for p in d["paths"]], d["agents"]["b"]["packets_cut_off"])' <<<"$J")" \
 	"True ['b'] [(['a', 'b', 'c'], ['b'])] 1"
 
+# ---- damaged archive files of the packet's time: unknown, not "not seen" ----
+echo '[{"packet": 1, "seen": false, "windows": [], "archive_cut": null, "archive_damaged": 2}]' \
+	> "$TMP/damaged"
+canned 9640 "$TMP/damaged"
+wait_for "the agent with damaged files listens" 30 listening "$NS" t 9640
+ADC=a=127.0.0.1:9631,b=127.0.0.1:9640,c=127.0.0.1:9632
+OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents "$ADC" --topology "$TMP/topo-abc" --from c --hex "$HEX" 2>&1); RC=$?
+eq "b's archive files damaged: exit 0" "$RC" 0
+check "... walked through it, unknown: a -> b? -> c" grep -q "^1 packet: path (source side first): a -> b? -> c$" <<<"$OUT"
+check "... b's line says why" grep -q "^b .* saw 0 of 1 packet; damaged archive files of the time of 1: unknown there$" <<<"$OUT"
+check "... the answer partial, naming b" grep -q "^partial answer: 1 agent could not read archive files (damaged) .*: b$" <<<"$OUT"
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$ADC" --topology "$TMP/topo-abc" --from c --hex "$HEX" 2>/dev/null)
+eq "... -j: partial, archive_damaged b, b unknown on the path, not cut off" "$(python3 -c '
+import json,sys; d=json.load(sys.stdin); b=d["agents"]["b"]
+print(d["partial"], d["archive_damaged"], d["cut_off"], [(p["path"], p["unknown"]) for p in d["paths"]],
+      b["packets_archive_damaged"], b["packets_cut_off"])' <<<"$J")" \
+	"True ['b'] [] [(['a', 'b', 'c'], ['b'])] 1 0"
+# seen there, damaged files or not: a hop, not unknown
+echo '[{"packet": 1, "seen": true, "windows": [], "archive_damaged": 2}]' > "$TMP/damaged"
+J=$(in_ns "$NS" "$BLOOMTAP" -j trace --agents "$ADC" --topology "$TMP/topo-abc" --from c --hex "$HEX" 2>/dev/null)
+eq "... seen by b in spite of them: not partial, b known" "$(python3 -c '
+import json,sys; d=json.load(sys.stdin)
+print(d["partial"], d["archive_damaged"], [(p["path"], p["unknown"]) for p in d["paths"]])' <<<"$J")" \
+	"False [] [(['a', 'b', 'c'], [])]"
+
 # ---- no agent answers: a failure (1), not the command line's (2) ----
 OUT=$(in_ns "$NS" "$BLOOMTAP" trace --agents a=127.0.0.1:1 --hex "$HEX" 2>&1); RC=$?
 eq "no agent answered: exit 1" "$RC" 1

@@ -56,13 +56,16 @@ struct agent_ref {
 	int64_t *at, *until;	/* one a packet: its windows' first start and last end, ms
 				 * (order inferred; INT64_MAX: none, or a window still open) */
 	char **dropped;		/* one a packet: the reason it dropped it with, or NULL */
-	uint8_t *cut;		/* one a packet: not seen, its archive search cut off:
-				 * unknown there */
-	int ncut;		/* and how many */
+	uint8_t *cut;		/* one a packet: not seen, but UNKNOWN_CUT, its archive
+				 * search cut off, or UNKNOWN_DAMAGED, an archive file
+				 * of its time damaged: unknown there */
+	int ncut, ndamaged;	/* and how many of each */
 	bool status_down;	/* its status request got no answer: not asked the trace */
 	bool topo_only;		/* a name of the topology's alone, no agent's: unknown */
 	int fp;			/* packets it saw off their walk */
 };
+
+enum { UNKNOWN_CUT = 1, UNKNOWN_DAMAGED = 2 };
 
 static int find(const struct agent_ref *a, int n, const char *name)
 {
@@ -458,6 +461,24 @@ static bool cut_off(struct json_object *pk)
 	       json_object_is_type(v, json_type_string);
 }
 
+/* A packet the agent did not see whose time has archive files it could
+ * not read in full: it may be in them, so unknown there too */
+static bool damaged_files(struct json_object *pk)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(pk, "archive_damaged", &v) &&
+	       json_object_get_int64(v) > 0;
+}
+
+/* Packet p, not seen, unknown at a for the reasons in why */
+static void mark_unknown(struct agent_ref *a, int p, uint8_t why)
+{
+	a->cut[p] = why;
+	a->ncut += !!(why & UNKNOWN_CUT);
+	a->ndamaged += !!(why & UNKNOWN_DAMAGED);
+}
+
 /* One entry, not a repeat: packet p's windows, whether it left, its drop */
 static void take_packet(struct agent_ref *a, struct json_object *pk, int p)
 {
@@ -465,10 +486,9 @@ static void take_packet(struct agent_ref *a, struct json_object *pk, int p)
 
 	a->saw[p] = json_object_object_get_ex(pk, "seen", &s) && json_object_get_boolean(s);
 	a->seen += a->saw[p];
-	if (!a->saw[p] && cut_off(pk)) {
-		a->cut[p] = 1;
-		a->ncut++;
-	}
+	if (!a->saw[p])
+		mark_unknown(a, p, (cut_off(pk) ? UNKNOWN_CUT : 0) |
+				   (damaged_files(pk) ? UNKNOWN_DAMAGED : 0));
 	if (a->at)
 		window_span(pk, &a->at[p], &a->until[p]);
 	if (left_here(pk))
@@ -509,10 +529,8 @@ static void take_entry(struct agent_ref *a, struct json_object *pk, int p,
 	a->saw[p] = json_object_object_get_ex(pk, "seen", &s) && json_object_get_boolean(s);
 	a->seen += a->saw[p];
 	a->saw[p] |= a->saw[f] & SAW_LEFT;
-	if (a->cut[f] && !a->saw[p]) {
-		a->cut[p] = 1;
-		a->ncut++;
-	}
+	if (!a->saw[p])
+		mark_unknown(a, p, a->cut[f]);
 	if (a->at) {
 		a->at[p] = a->at[f];
 		a->until[p] = a->until[f];
@@ -562,7 +580,8 @@ static void take_answer(struct agent_ref *a, const char *resp, long status,
 }
 
 /* Packet p is unknown at agent a: it did not answer, or its search for
- * p was cut off before it found it. The walk goes through it. */
+ * p was cut off before it found it or met a damaged file. The walk goes
+ * through it. */
 static bool unknown_at(const struct agent_ref *a, int p)
 {
 	return !a->answered || a->cut[p];
@@ -971,14 +990,34 @@ static int topo_only(const struct agent_ref *a, int n)
 }
 
 /* The agents that answered, but cut off their archive search for some
- * packets they did not see: the answer is partial for those */
-static int cut_agents(const struct agent_ref *a, int n)
+ * packets they did not see (or met damaged files, damaged true): the
+ * answer is partial for those */
+static int cut_agents(const struct agent_ref *a, int n, bool damaged)
 {
 	int c = 0;
 
 	for (int i = 0; i < n; i++)
-		c += a[i].answered && a[i].ncut;
+		c += a[i].answered && (damaged ? a[i].ndamaged : a[i].ncut);
 	return c;
+}
+
+static void print_cut_agents(const struct agent_ref *a, int n, bool damaged)
+{
+	int c = cut_agents(a, n, damaged);
+
+	if (!c)
+		return;
+	if (damaged)
+		printf("partial answer: %d agent%s could not read archive files (damaged) of the "
+		       "time of some packets not seen:", c, c > 1 ? "s" : "");
+	else
+		printf("partial answer: %d agent%s cut off %s archive search (its deadline or "
+		       "budget) before finding some packets:", c, c > 1 ? "s" : "",
+		       c > 1 ? "their" : "its");
+	for (int i = 0; i < n; i++)
+		if (a[i].answered && (damaged ? a[i].ndamaged : a[i].ncut))
+			printf(" %s", a[i].name);
+	printf("\n");
 }
 
 static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *t, int start,
@@ -996,12 +1035,14 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 		if (a[i].topo_only)
 			continue;
 		if (a[i].answered)
-			printf("%-*s %-*s saw %d of %d packet%s%s%.0d%s%s%.0d%s\n", wn, a[i].name, wa,
-			       a[i].addr, a[i].seen, np, np == 1 ? "" : "s",
+			printf("%-*s %-*s saw %d of %d packet%s%s%.0d%s%s%.0d%s%s%.0d%s\n", wn,
+			       a[i].name, wa, a[i].addr, a[i].seen, np, np == 1 ? "" : "s",
 			       a[i].ndropped ? " (dropped " : "",
 			       a[i].ndropped, a[i].ndropped ? ")" : "",
 			       a[i].ncut ? "; its archive search cut off for " : "", a[i].ncut,
-			       a[i].ncut ? ": unknown there" : "");
+			       a[i].ncut ? ": unknown there" : "",
+			       a[i].ndamaged ? "; damaged archive files of the time of " : "",
+			       a[i].ndamaged, a[i].ndamaged ? ": unknown there" : "");
 		else
 			printf("%-*s %-*s %s%s\n", wn, a[i].name, wa, a[i].addr,
 			       a[i].not_asked ? "not asked (plain http, credentials given)"
@@ -1015,15 +1056,8 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 				printf(" %s", a[i].name);
 		printf("\n");
 	}
-	if (cut_agents(a, n)) {
-		printf("partial answer: %d agent%s cut off %s archive search (its deadline or "
-		       "budget) before finding some packets:", cut_agents(a, n),
-		       cut_agents(a, n) > 1 ? "s" : "", cut_agents(a, n) > 1 ? "their" : "its");
-		for (int i = 0; i < n; i++)
-			if (a[i].answered && a[i].ncut)
-				printf(" %s", a[i].name);
-		printf("\n");
-	}
+	print_cut_agents(a, n, false);
+	print_cut_agents(a, n, true);
 	if (!t && n > 1)
 		printf("order inferred (no --topology): the agent a packet left first, the one "
 		       "that dropped it last, the others by their windows' times where those "
@@ -1044,8 +1078,9 @@ static void print_plain(const struct agent_ref *a, int n, const struct bt_topo *
 			unknown |= g[k].parent[i] != -1 && unknown_at(&a[i], g[k].packets[0] - 1);
 	}
 	if (unknown)
-		printf("  NAME? did not answer, or its search was cut off, and was walked "
-		       "through: the packets may have passed it\n");
+		printf("  NAME? did not answer, or its search was cut off or met damaged "
+		       "archive files, and was walked through: the packets may have passed "
+		       "it\n");
 	if (no_path && t)
 		printf("%d packet%s: no path (%s, nearest the victim, did not see %s)\n", no_path,
 		       no_path > 1 ? "s" : "", a[start < 0 ? 0 : start].name,
@@ -1065,7 +1100,7 @@ static void print_json(const struct agent_ref *a, int n, const struct bt_topo *t
 	struct json_object *res = json_object_new_object(), *paths = json_object_new_array(),
 			   *fps = json_object_new_array(), *ag = json_object_new_object(),
 			   *down = json_object_new_array(), *cut = json_object_new_array(),
-			   *topo = json_object_new_array();
+			   *damaged = json_object_new_array(), *topo = json_object_new_array();
 
 	for (int i = 0; i < n; i++) {
 		struct json_object *o;
@@ -1080,6 +1115,11 @@ static void print_json(const struct agent_ref *a, int n, const struct bt_topo *t
 		json_object_object_add(o, "packets_cut_off", json_object_new_int(a[i].ncut));
 		if (a[i].answered && a[i].ncut)
 			json_object_array_add(cut, json_object_new_string(a[i].name));
+		/* and those of whose time it could not read every archive file */
+		json_object_object_add(o, "packets_archive_damaged",
+				       json_object_new_int(a[i].ndamaged));
+		if (a[i].answered && a[i].ndamaged)
+			json_object_array_add(damaged, json_object_new_string(a[i].name));
 
 		json_object_object_add(o, "address", json_object_new_string(a[i].addr));
 		json_object_object_add(o, "answered", json_object_new_boolean(a[i].answered));
@@ -1109,9 +1149,11 @@ static void print_json(const struct agent_ref *a, int n, const struct bt_topo *t
 		group_paths(a, n, &g[k], paths, wb);
 	json_object_object_add(res, "agents", ag);
 	json_object_object_add(res, "partial", json_object_new_boolean(
-			       json_object_array_length(down) || json_object_array_length(cut)));
+			       json_object_array_length(down) || json_object_array_length(cut) ||
+			       json_object_array_length(damaged)));
 	json_object_object_add(res, "unanswered", down);
 	json_object_object_add(res, "cut_off", cut);
+	json_object_object_add(res, "archive_damaged", damaged);
 	json_object_object_add(res, "topology_unmatched", topo);
 	json_object_object_add(res, "order", json_object_new_string(t || n < 2 ? "topology" : "inferred"));
 	json_object_object_add(res, "paths", paths);
