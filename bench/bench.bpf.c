@@ -559,7 +559,7 @@ static __always_inline void ab_block_set(__u64 h)
 	struct bt_bloom_block *b = bpf_map_lookup_elem(&ab_blocks, &idx);
 
 	if (b)
-		bloom_set(b, h, BT_BLOCK_MAX_K);
+		bloom_set(b, h, BT_BLOCK_MAX_K, false);
 }
 
 /* 0: the former stage: byte-built input, SipHash, 512-bit block, k = 5 */

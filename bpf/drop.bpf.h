@@ -504,7 +504,7 @@ static __always_inline int drop_stage(struct sk_buff *skb, void *location,
 	in_wl = shared && *shared == BT_SHARED_WORKLOAD;
 	spie_insert_dropped(c, win, h, reason);
 	if (in_wl) {
-		spie_insert(bt_hash_drop(h, BT_DROP_IN_WORKLOAD), win);
+		spie_insert(bt_hash_drop(h, BT_DROP_IN_WORKLOAD), win, false);
 		spie_count(c, win, win + cfg_windows, false);
 	}
 	digested = 1;

@@ -44,7 +44,7 @@ static __always_inline void segment_insert(const struct seg_ctx *x, __u64 w, __u
 	__u64 h = bt_hash_spie_finish(&cfg_keys, g->addrs, w, a, 0);	/* TCP: no more word */
 
 	if (g->sent)
-		spie_insert_sent(x->c, g->win, h);
+		spie_insert_sent(x->c, g->win, h, false);
 	else
 		spie_insert_dropped(x->c, g->win, h, g->reason);
 }

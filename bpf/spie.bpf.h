@@ -143,11 +143,16 @@ static __always_inline bool spie_words(const struct pkt_info *pi, void *data,
 	return true;
 }
 
-/* Sets the digest's k bits in its block b, one line: a load a position,
- * and an atomic OR for each bit not yet set (concurrent inserts from other
- * CPUs must not be lost: plain stores could undo theirs). The word index
- * is masked for the verifier. Returns whether every bit was already set. */
-static __always_inline bool bloom_set(struct bt_bloom_block *b, __u64 h, __u32 k)
+/* Sets the digest's k bits in its block b, one line, an atomic OR a bit
+ * (concurrent inserts from other CPUs must not be lost: plain stores could
+ * undo theirs). With check, it first loads each position, ORs only the
+ * bits not yet set, and returns whether every bit was set already; without,
+ * it loads nothing and returns false. The loads are what costs: every CPU
+ * writes the window's lines, and a load before the locked OR takes the
+ * line from the CPU that wrote it last shared, then again to write it
+ * (docs/benchmark.md "Two CPUs at once"). The word index is masked for
+ * the verifier. */
+static __always_inline bool bloom_set(struct bt_bloom_block *b, __u64 h, __u32 k, bool check)
 {
 	bool present = true;
 	__u32 i;
@@ -158,7 +163,10 @@ static __always_inline bool bloom_set(struct bt_bloom_block *b, __u64 h, __u32 k
 
 		if (i >= k)
 			break;
-		if (!(*w & bit)) {
+		if (!check) {
+			__sync_fetch_and_or(w, bit);
+			present = false;
+		} else if (!(*w & bit)) {
 			present = false;
 			__sync_fetch_and_or(w, bit);
 		}
@@ -166,12 +174,20 @@ static __always_inline bool bloom_set(struct bt_bloom_block *b, __u64 h, __u32 k
 	return present;
 }
 
-static __always_inline bool spie_insert(__u64 h, __u32 win)
+static __always_inline bool spie_insert(__u64 h, __u32 win, bool check)
 {
 	__u32 idx = win * (cfg_block_mask + 1) + bt_bloom_block(h, cfg_block_mask);
 	struct bt_bloom_block *b = bpf_map_lookup_elem(&spie, &idx);
 
-	return b ? bloom_set(b, h, cfg_k) : false;
+	return b ? bloom_set(b, h, cfg_k, check) : false;
+}
+
+/* Whether this CPU's digest number n is one whose bits are checked first
+ * (bloom_set): one in BT_PRESENT_SAMPLE, counted BT_PRESENT_SAMPLE times
+ * in BT_CTR_SPIE_PRESENT when they were all set */
+static __always_inline bool spie_sampled(__u64 n)
+{
+	return !(n & (BT_PRESENT_SAMPLE - 1));
 }
 
 /* The rotation claimed: the next window made CURRENT, the index stored,
@@ -266,17 +282,17 @@ static __always_inline void spie_count(struct bt_ctl *c, __u32 win, __u32 slot, 
 static __always_inline void spie_insert_dropped(struct bt_ctl *c, __u32 win, __u64 h,
 						__u32 reason)
 {
-	spie_insert(bt_hash_drop(h, BT_DROP_ANY), win);
+	spie_insert(bt_hash_drop(h, BT_DROP_ANY), win, false);
 	spie_count(c, win, win + cfg_windows, false);
-	spie_insert(bt_hash_drop(h, reason), win);
+	spie_insert(bt_hash_drop(h, reason), win, false);
 	spie_count(c, win, win + cfg_windows, false);
 }
 
 /* A sent packet's digest (tc egress), in egress's count slots; true when
- * its bits were all set already. */
-static __always_inline bool spie_insert_sent(struct bt_ctl *c, __u32 win, __u64 h)
+ * check and its bits were all set already. */
+static __always_inline bool spie_insert_sent(struct bt_ctl *c, __u32 win, __u64 h, bool check)
 {
-	bool present = spie_insert(bt_hash_sent(h), win);
+	bool present = spie_insert(bt_hash_sent(h), win, check);
 
 	spie_count(c, win, win + 2 * cfg_windows, false);
 	return present;
@@ -303,8 +319,8 @@ static __always_inline void spie_record(const struct pkt_info *pi, void *data,
 		if (slot)
 			*slot = h;
 	}
-	if (spie_insert(h, win))
-		ctr->c[BT_CTR_SPIE_PRESENT]++;
+	if (spie_insert(h, win, spie_sampled(ctr->c[BT_CTR_SPIE_INSERTED])))
+		ctr->c[BT_CTR_SPIE_PRESENT] += BT_PRESENT_SAMPLE;
 	ctr->c[BT_CTR_SPIE_INSERTED]++;
 	spie_count(c, win, win, true);
 }

@@ -82,7 +82,8 @@ enum bt_counter {
 	BT_CTR_FM_FULL,		/* flows the full flow memory refused (each once a
 				 * CPU, while its flow cache entry stays) */
 	BT_CTR_SPIE_INSERTED,	/* digests recorded in the current window */
-	BT_CTR_SPIE_PRESENT,	/* digests already there: duplicates, loops, FPs */
+	BT_CTR_SPIE_PRESENT,	/* digests already there: duplicates, loops, FPs;
+				 * one in BT_PRESENT_SAMPLE checked, counting that many */
 	BT_CTR_SPIE_NO_READY,	/* a full window found no ready one after it (per
 				 * batch of digests): user space is behind */
 	BT_CTR_GSO_SEGMENTS,	/* egress: TCP segments of GSO skbs digested one
@@ -92,6 +93,12 @@ enum bt_counter {
 					 * (UDP GSO): counted */
 	BT_CTR_MAX,
 };
+
+/* BT_CTR_SPIE_PRESENT samples: a CPU checks whether the bits of one of its
+ * digests in this many were set already, and counts a hit this many times
+ * (a power of 2). Checking them all costs a load of the shared line before
+ * each write (bpf/spie.bpf.h bloom_set). */
+#define BT_PRESENT_SAMPLE 64
 
 /* One CPU's part of heavy-flow interval num: the packets that read num
  * from bt_ctl.interval (each reads it once), so an interval's volume is
