@@ -108,7 +108,7 @@ static __always_inline __u32 egress_digests(struct __sk_buff *skb, const struct 
 		return buf ? egress_segments(skb, pi, c, ctr, &g, buf, bytes) : 0;
 	}
 	h = bt_hash_spie_finish(&cfg_keys, addrs, in->hdr, in->after, in->more);
-	if (spie_insert_sent(c, win, h, spie_sampled(ctr->c[BT_CTR_SPIE_INSERTED])))
+	if (spie_insert_sent(c, win, h, true))
 		ctr->c[BT_CTR_SPIE_PRESENT] += BT_PRESENT_SAMPLE;
 	return 1;
 }

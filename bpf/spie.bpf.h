@@ -174,20 +174,15 @@ static __always_inline bool bloom_set(struct bt_bloom_block *b, __u64 h, __u32 k
 	return present;
 }
 
-static __always_inline bool spie_insert(__u64 h, __u32 win, bool check)
+/* Inserts digest h in window win; with sample, true when h is one of
+ * BT_CTR_SPIE_PRESENT's sample (bt_present_sampled) and its bits were all
+ * set already, to be counted BT_PRESENT_SAMPLE times. */
+static __always_inline bool spie_insert(__u64 h, __u32 win, bool sample)
 {
 	__u32 idx = win * (cfg_block_mask + 1) + bt_bloom_block(h, cfg_block_mask);
 	struct bt_bloom_block *b = bpf_map_lookup_elem(&spie, &idx);
 
-	return b ? bloom_set(b, h, cfg_k, check) : false;
-}
-
-/* Whether this CPU's digest number n is one whose bits are checked first
- * (bloom_set): one in BT_PRESENT_SAMPLE, counted BT_PRESENT_SAMPLE times
- * in BT_CTR_SPIE_PRESENT when they were all set */
-static __always_inline bool spie_sampled(__u64 n)
-{
-	return !(n & (BT_PRESENT_SAMPLE - 1));
+	return b ? bloom_set(b, h, cfg_k, sample && bt_present_sampled(h)) : false;
 }
 
 /* The rotation claimed: the next window made CURRENT, the index stored,
@@ -288,11 +283,11 @@ static __always_inline void spie_insert_dropped(struct bt_ctl *c, __u32 win, __u
 	spie_count(c, win, win + cfg_windows, false);
 }
 
-/* A sent packet's digest (tc egress), in egress's count slots; true when
- * check and its bits were all set already. */
-static __always_inline bool spie_insert_sent(struct bt_ctl *c, __u32 win, __u64 h, bool check)
+/* A sent packet's digest (tc egress), in egress's count slots; sample as
+ * spie_insert's. */
+static __always_inline bool spie_insert_sent(struct bt_ctl *c, __u32 win, __u64 h, bool sample)
 {
-	bool present = spie_insert(bt_hash_sent(h), win, check);
+	bool present = spie_insert(bt_hash_sent(h), win, sample);
 
 	spie_count(c, win, win + 2 * cfg_windows, false);
 	return present;
@@ -319,7 +314,7 @@ static __always_inline void spie_record(const struct pkt_info *pi, void *data,
 		if (slot)
 			*slot = h;
 	}
-	if (spie_insert(h, win, spie_sampled(ctr->c[BT_CTR_SPIE_INSERTED])))
+	if (spie_insert(h, win, true))
 		ctr->c[BT_CTR_SPIE_PRESENT] += BT_PRESENT_SAMPLE;
 	ctr->c[BT_CTR_SPIE_INSERTED]++;
 	spie_count(c, win, win, true);

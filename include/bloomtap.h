@@ -83,7 +83,8 @@ enum bt_counter {
 				 * CPU, while its flow cache entry stays) */
 	BT_CTR_SPIE_INSERTED,	/* digests recorded in the current window */
 	BT_CTR_SPIE_PRESENT,	/* digests already there: duplicates, loops, FPs;
-				 * one in BT_PRESENT_SAMPLE checked, counting that many */
+				 * one digest in BT_PRESENT_SAMPLE checked, a hit
+				 * counting that many */
 	BT_CTR_SPIE_NO_READY,	/* a full window found no ready one after it (per
 				 * batch of digests): user space is behind */
 	BT_CTR_GSO_SEGMENTS,	/* egress: TCP segments of GSO skbs digested one
@@ -94,11 +95,12 @@ enum bt_counter {
 	BT_CTR_MAX,
 };
 
-/* BT_CTR_SPIE_PRESENT samples: a CPU checks whether the bits of one of its
- * digests in this many were set already, and counts a hit this many times
- * (a power of 2). Checking them all costs a load of the shared line before
- * each write (bpf/spie.bpf.h bloom_set). */
-#define BT_PRESENT_SAMPLE 64
+/* BT_CTR_SPIE_PRESENT samples: the digests whose top bits are 0, one in
+ * this many (1 << BT_PRESENT_SAMPLE_BITS), are checked for bits set
+ * already, and a hit counts this many times. Checking them all costs a
+ * load of the shared line before each write (bpf/spie.bpf.h bloom_set). */
+#define BT_PRESENT_SAMPLE_BITS 6
+#define BT_PRESENT_SAMPLE (1 << BT_PRESENT_SAMPLE_BITS)
 
 /* One CPU's part of heavy-flow interval num: the packets that read num
  * from bt_ctl.interval (each reads it once), so an interval's volume is

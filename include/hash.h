@@ -264,6 +264,16 @@ __u32 bt_bloom_pos(__u64 h, __u32 i)
 	return (h >> (BT_BLOCK_POS_BITS * i)) & (BT_BLOCK_BITS - 1);
 }
 
+/* Whether inserting digest h checks its bits first (BT_CTR_SPIE_PRESENT's
+ * sample): by the digest, so every copy of a packet is sampled alike (a
+ * count's phase would meet periodic traffic, A A B B ... always on one
+ * copy), and by its top bits, which pick no position in the block */
+static inline __attribute__((always_inline))
+int bt_present_sampled(__u64 h)
+{
+	return !(h >> (64 - BT_PRESENT_SAMPLE_BITS));
+}
+
 /* Are the digest's k positions all set in its block b? 1 or 0: the
  * datapath's probe (bpf/drop.bpf.h) and user space's (user/core/bloom.c).
  * The word index is masked for the verifier. */

@@ -82,8 +82,9 @@ MUTANTS=(
 	pthread_mutex_unlock(&a->lock);|	o = bt_drops_json(&f->inst, 20);|tests/live/agent.sh'
 'tap-passes|bpf/bloomtap.bpf.c|verdict = c->tap ? XDP_DROP : XDP_PASS;|verdict = XDP_PASS;|tests/live/tap.sh'
 'claim-without-position|bpf/spie.bpf.h|ring % cfg_windows != win|0|.output/tests/test_spie'
-'present-never-checked|bpf/spie.bpf.h|	return !(n & (BT_PRESENT_SAMPLE - 1));|	return false;|.output/tests/test_spie'
-'present-always-checked|bpf/spie.bpf.h|	return !(n & (BT_PRESENT_SAMPLE - 1));|	return true;|.output/tests/test_spie'
+'present-never-checked|bpf/spie.bpf.h|cfg_k, sample && bt_present_sampled(h))|cfg_k, sample * 0)|.output/tests/test_spie'
+'present-always-checked|bpf/spie.bpf.h|cfg_k, sample && bt_present_sampled(h))|cfg_k, sample)|.output/tests/test_spie'
+'present-egress-never-checked|bpf/egress.bpf.h|	if (spie_insert_sent(c, win, h, true))|	if (spie_insert_sent(c, win, h, false))|tests/live/egress.sh'
 'drop-ext-in-the-copy|bpf/drop.bpf.h|if (off + 8 > e->lin|if (off + 8 > 56|tests/live/drops.sh'
 'archive-v8-walked|user/core/archive.h|#define BT_ARCHIVE_V6_EXT 9|#define BT_ARCHIVE_V6_EXT 8|.output/tests/test_spie'
 'auth-only-with-tls|user/agent/http.c|!w->nusers)

@@ -213,6 +213,24 @@ done
 in_ns "$NSA" sysctl -qw net.ipv6.conf."$VA".disable_ipv6=1
 in_ns "$NSB" sysctl -qw net.ipv6.conf."$VB".disable_ipv6=1
 
+# digests_present at egress: the digests of its sample (one in 64, by
+# the digest) are checked and a hit counted 64 times. 1,000 new frames
+# count none; the same frames again count 64 for each of theirs in the
+# sample, about 16 (none with probability (63/64)^1000, 1.5e-7)
+present0=$(egress digests_present)
+send_again() {
+	in_ns "$NSA" python3 "$TOP/tests/live/drops_lab.py" send "$VA" "$MAC_A" "$MAC_B" \
+		"$TMP/again.pcap" 1000 "198.18.$N.1" "198.18.$N.2" $((TPORT + 4)) --tag 60 >/dev/null
+}
+send_again
+present1=$(egress digests_present)
+send_again
+present2=$(egress digests_present)
+eq "1,000 new frames sent: no digest counted present" $((present1 - present0)) 0
+check "... sent again: 64 for each of the sampled, 1 to 60 of them ($(((present2 - present1) / 64)))" \
+	test $(((present2 - present1) % 64)) -eq 0 -a $((present2 - present1)) -ge 64 \
+	-a $((present2 - present1)) -le $((60 * 64))
+
 # A's interval to an IPFIX file, as the agent exports it: the received
 # flows and the sent ones (flowDirection 0 and 1), whichever is printed
 check "heavy --flip --ipfix-file on A (both directions)" in_ns "$NSA" "$BLOOMTAP" heavy --flip \

@@ -78,7 +78,7 @@ static const struct ctr_metric counters[] = {
 	{ "bloomtap_heavy_nominations_total", "Flows entered into the flow memory.", BT_CTR_NOMINATED },
 	{ "bloomtap_flow_memory_full_total", "Nominations lost to a full flow memory.", BT_CTR_FM_FULL },
 	{ "bloomtap_spie_digests_total", "SPIE digests recorded.", BT_CTR_SPIE_INSERTED },
-	{ "bloomtap_spie_digests_present_total", "Digests already in their window (duplicates, loops, false positives), one in 64 checked and counted 64 times.", BT_CTR_SPIE_PRESENT },
+	{ "bloomtap_spie_digests_present_total", "Digests already in their window (duplicates, loops, false positives), one digest in 64 checked and a hit counted 64 times.", BT_CTR_SPIE_PRESENT },
 	{ "bloomtap_spie_no_ready_window_total", "Batches of digests that found no clean SPIE window ready after a full one: the agent is behind, the current window goes past its load.", BT_CTR_SPIE_NO_READY },
 };
 
