@@ -538,17 +538,37 @@ struct adv_truth {
 };
 
 /* The report of the current interval against the truth: every flow at or
- * above thr is reported, none below, never under its truth. Over it by more
- * than the report's error bound (e N / w: a flow's estimate is exact since
- * its nomination, the sketch's before) for at most the share the bound
- * states, 1/e (one counter's Markov bound: the d counters of a line are not
- * independent, include/bloomtap.h), and, as measured, for at most 1 % (0
- * to 4 of the crowded test's 2,004; a packet counted twice after
- * nomination would put every medium flow over). Within 1 % for all but 1 %
- * of them: an error needs other flows on each of the flow's cells before
- * its nomination (a 100-byte mouse on all four, 4,100 of 4,000 bytes:
- * 2 to 8 of the 2,004 in the crowded test, one or two in about one run in
- * four while the counters were four rows). */
+ * above thr is reported, none below, never under its truth. Over it by
+ * more than the report's error bound (e N / w: a flow's estimate is
+ * exact since its nomination, the sketch's before) for at most the share
+ * the bound states, 1/e (one counter's Markov bound: the d counters of a
+ * line are not independent, include/bloomtap.h), and, as measured, for
+ * at most 1 % a flow (most_beyond; 0 to 4 of the crowded test's 2,004; a
+ * packet counted twice after nomination would put every medium flow
+ * over). Within 1 % for all but 1 % of them: an error needs other flows
+ * on each of the flow's cells before its nomination (a 100-byte mouse on
+ * all four, 4,100 of 4,000 bytes: 2 to 8 of the 2,004 in the crowded
+ * test, one or two in about one run in four while the counters were four
+ * rows). */
+
+/* The most of n flows that may be over the bound when each is with
+ * probability at most p, but for a chance of tail: the binomial's upper
+ * quantile. A measured share is a rate, not a count a handful of flows
+ * can meet: one of 6 elephants over it comes in about one run in 170 at
+ * 0.1 %. */
+static size_t most_beyond(size_t n, double p, double tail)
+{
+	double pmf = pow(1 - p, (double)n), cdf = pmf;	/* P(X = 0) */
+	size_t b = 0;
+
+	while (1 - cdf > tail && b < n) {
+		pmf *= (double)(n - b) / (double)(b + 1) * p / (1 - p);
+		b++;
+		cdf += pmf;
+	}
+	return b;
+}
+
 static void check_report(struct bt_heavy_maps *m, const uint64_t *truth, uint64_t thr,
 			 size_t *heavy)
 {
@@ -575,8 +595,9 @@ static void check_report(struct bt_heavy_maps *m, const uint64_t *truth, uint64_
 			      found, (unsigned long long)r.error_bytes);
 	assert_true(beyond <= bt_cm_fail(m->meta) * found);
 	/* what it states is one counter's bound; measured, 0 to 4 of the
-	 * crowded test's 2,004 */
-	assert_true(beyond <= found / 100);
+	 * crowded test's 2,004 and 0.08 to 0.12 % in the accuracy test: at
+	 * most 1 % a flow, but for a chance of 1e-9 (4 of 6, 52 of 2,004) */
+	assert_true(beyond <= most_beyond(found, 0.01, 1e-9));
 	if (found != *heavy) {	/* which, and what the flow memory holds of them */
 		struct bt_threshold all = { BT_THR_BYTES, 1 };
 		struct bt_heavy_report a;
