@@ -163,13 +163,10 @@ static __always_inline bool bloom_set(struct bt_bloom_block *b, __u64 h, __u32 k
 
 		if (i >= k)
 			break;
-		if (!check) {
-			__sync_fetch_and_or(w, bit);
-			present = false;
-		} else if (!(*w & bit)) {
-			present = false;
-			__sync_fetch_and_or(w, bit);
-		}
+		if (check && (*w & bit))
+			continue;
+		present = false;
+		__sync_fetch_and_or(w, bit);
 	}
 	return present;
 }

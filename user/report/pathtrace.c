@@ -989,15 +989,20 @@ static int topo_only(const struct agent_ref *a, int n)
 	return c;
 }
 
-/* The agents that answered, but cut off their archive search for some
- * packets they did not see (or met damaged files, damaged true): the
- * answer is partial for those */
+/* The packets an agent that answered did not see but cut off its
+ * archive search for (or met damaged files of, damaged true): the answer
+ * is partial for those */
+static int unknown_packets(const struct agent_ref *a, bool damaged)
+{
+	return a->answered ? (damaged ? a->ndamaged : a->ncut) : 0;
+}
+
 static int cut_agents(const struct agent_ref *a, int n, bool damaged)
 {
 	int c = 0;
 
 	for (int i = 0; i < n; i++)
-		c += a[i].answered && (damaged ? a[i].ndamaged : a[i].ncut);
+		c += unknown_packets(&a[i], damaged) > 0;
 	return c;
 }
 
@@ -1015,7 +1020,7 @@ static void print_cut_agents(const struct agent_ref *a, int n, bool damaged)
 		       "budget) before finding some packets:", c, c > 1 ? "s" : "",
 		       c > 1 ? "their" : "its");
 	for (int i = 0; i < n; i++)
-		if (a[i].answered && (damaged ? a[i].ndamaged : a[i].ncut))
+		if (unknown_packets(&a[i], damaged))
 			printf(" %s", a[i].name);
 	printf("\n");
 }
@@ -1113,12 +1118,12 @@ static void print_json(const struct agent_ref *a, int n, const struct bt_topo *t
 		o = json_object_new_object();
 		/* packets not seen whose search it cut off: unknown there */
 		json_object_object_add(o, "packets_cut_off", json_object_new_int(a[i].ncut));
-		if (a[i].answered && a[i].ncut)
+		if (unknown_packets(&a[i], false))
 			json_object_array_add(cut, json_object_new_string(a[i].name));
 		/* and those of whose time it could not read every archive file */
 		json_object_object_add(o, "packets_archive_damaged",
 				       json_object_new_int(a[i].ndamaged));
-		if (a[i].answered && a[i].ndamaged)
+		if (unknown_packets(&a[i], true))
 			json_object_array_add(damaged, json_object_new_string(a[i].name));
 
 		json_object_object_add(o, "address", json_object_new_string(a[i].addr));
