@@ -182,14 +182,73 @@ static __always_inline bool spie_insert(__u64 h, __u32 win, bool sample)
 	return b ? bloom_set(b, h, cfg_k, sample && bt_present_sampled(h)) : false;
 }
 
-/* The rotation claimed: the next window made CURRENT, the index stored,
- * the old window closed (user/instance/spie.c finish_rotation takes the same steps
- * for a keeper). */
-static __always_inline void spie_finish_rotation(struct bt_ctl *c, struct bt_window *w,
-						 struct bt_window *nw, __u32 next)
-{
-	__u64 now = bpf_ktime_get_boot_ns();
+/* The rotation's steps are global functions: the verifier checks one of
+ * those once, on its own, where it checks a static subprogram again in
+ * every state of every caller. The egress and drop programs count digests
+ * in several places each (segments, a drop's two digests): as static
+ * calls, their rotation bodies were half of what the verifier walked, and
+ * three quarters of its time (docs/benchmark.md, "Loading an instance").
+ * Their arguments are scalars, the maps looked up again: a call a batch
+ * of digests, off the per-packet path. */
 
+/* The fill of window win, batch more digests (one locked add per batch,
+ * not per packet); once it reaches the design load, claim the move to the
+ * next window if user space has it READY (include/bloomtap.h, "Life of a
+ * window"). True when this CPU won the claim; the caller then takes the
+ * steps after it (spie_finish_rotation). Once a window, so the clock read
+ * (45 ns) stays off the per-packet path. prog: whose digests filled it,
+ * as wcount's slots are ordered (0 XDP, 1 the drop program, 2 tc egress),
+ * for the counters a missed rotation is counted in. */
+__noinline int spie_fill_window(__u32 win, __u32 prog, __u32 batch)
+{
+	__u32 zero = 0, next = win + 1 < cfg_windows ? win + 1 : 0;
+	struct bt_ctl *c = bpf_map_lookup_elem(&ctl, &zero);
+	struct bt_window *w = bpf_map_lookup_elem(&windows, &win);
+	struct bt_window *nw = bpf_map_lookup_elem(&windows, &next);
+	__u64 ring;
+	__u32 st;
+
+	if (!c || !w || !nw ||
+	    __sync_fetch_and_add(&w->fill, batch) + batch < cfg_design_load)
+		return 0;
+	/* A rotation under way (the index not moved yet, or a keeper's), or
+	 * a CPU late with a window the ring has left (it read the index a
+	 * window or more ago: a vCPU the host descheduled): nothing to do. */
+	ring = *(volatile __u64 *)&c->ring;
+	if ((ring & BT_RING_KEEPER) || ring % cfg_windows != win ||
+	    *(volatile __u32 *)&c->window != win)
+		return 0;
+	st = *(volatile __u32 *)&nw->state;
+	if (st != BT_WIN_READY) {
+		/* the rotation before this one still closing its window */
+		if (st == BT_WIN_CURRENT)
+			return 0;
+		/* Stay: every digest still lands in a filter, at a higher
+		 * false-positive rate that the window's fill will show. */
+		if (!(w->flags & BT_WIN_OVERLOADED))
+			__sync_fetch_and_or(&w->flags, BT_WIN_OVERLOADED);
+		count_event_of(BT_CTR_SPIE_NO_READY, prog == 1 ? BT_DIRS :
+				prog == 2 ? BT_DIR_EGRESS : BT_DIR_INGRESS);
+		return 0;
+	}
+	/* one claimant wins; the others see the ring busy until it is done */
+	return __sync_val_compare_and_swap(&c->ring, ring, ring + 1) == ring;
+}
+
+/* The rotation claimed: the next window made CURRENT, the index stored,
+ * the old window win closed (user/instance/spie.c finish_rotation takes
+ * the same steps for a keeper). */
+__noinline int spie_finish_rotation(__u32 win)
+{
+	__u32 zero = 0, next = win + 1 < cfg_windows ? win + 1 : 0;
+	struct bt_ctl *c = bpf_map_lookup_elem(&ctl, &zero);
+	struct bt_window *w = bpf_map_lookup_elem(&windows, &win);
+	struct bt_window *nw = bpf_map_lookup_elem(&windows, &next);
+	__u64 now;
+
+	if (!c || !w || !nw)
+		return 0;
+	now = bpf_ktime_get_boot_ns();
 	if (__sync_val_compare_and_swap(&nw->state, BT_WIN_READY, BT_WIN_CURRENT) ==
 	    BT_WIN_READY) {
 		nw->start_ns = now;
@@ -197,75 +256,27 @@ static __always_inline void spie_finish_rotation(struct bt_ctl *c, struct bt_win
 	}
 	__sync_lock_test_and_set(&c->window, next);
 	__sync_val_compare_and_swap(&w->state, BT_WIN_CURRENT, BT_WIN_CLOSED);
-}
-
-/* The current window w (index win) has reached its design load: claim
- * the move to the next one if user space has it READY (include/bloomtap.h,
- * "Life of a window"). True when this CPU won the claim; the caller then
- * takes the steps after it. Once a window, so the clock read (45 ns) stays
- * off the per-packet path. prog: whose digests filled it, as wcount's
- * slots are ordered (0 XDP, 1 the drop program, 2 tc egress), for the
- * counters a missed rotation is counted in. */
-static __noinline bool spie_claim_rotation(struct bt_ctl *c, struct bt_window *w, __u32 win,
-					   __u32 prog)
-{
-	__u32 next = win + 1 < cfg_windows ? win + 1 : 0;
-	struct bt_window *nw = bpf_map_lookup_elem(&windows, &next);
-	__u64 ring;
-	__u32 st;
-
-	if (!c || !w || !nw)
-		return false;
-	/* A rotation under way (the index not moved yet, or a keeper's), or
-	 * a CPU late with a window the ring has left (it read the index a
-	 * window or more ago: a vCPU the host descheduled): nothing to do. */
-	ring = *(volatile __u64 *)&c->ring;
-	if ((ring & BT_RING_KEEPER) || ring % cfg_windows != win ||
-	    *(volatile __u32 *)&c->window != win)
-		return false;
-	st = *(volatile __u32 *)&nw->state;
-	if (st != BT_WIN_READY) {
-		/* the rotation before this one still closing its window */
-		if (st == BT_WIN_CURRENT)
-			return false;
-		/* Stay: every digest still lands in a filter, at a higher
-		 * false-positive rate that the window's fill will show. */
-		if (!(w->flags & BT_WIN_OVERLOADED))
-			__sync_fetch_and_or(&w->flags, BT_WIN_OVERLOADED);
-		count_event_of(BT_CTR_SPIE_NO_READY, prog == 1 ? BT_DIRS :
-				prog == 2 ? BT_DIR_EGRESS : BT_DIR_INGRESS);
-		return false;
-	}
-	/* one claimant wins; the others see the ring busy until it is done */
-	return __sync_val_compare_and_swap(&c->ring, ring, ring + 1) == ring;
+	return 0;
 }
 
 /* This CPU's exact count for the window (the drop program's in slots of
  * its own: slot = win + W, maps.bpf.h), and every batch of digests the
- * shared fill (one locked add per batch, not per packet). */
+ * shared fill. */
 static __always_inline void spie_count(struct bt_ctl *c, __u32 win, __u32 slot, bool may_hold)
 {
 	__u64 *mine = bpf_map_lookup_elem(&wcount, &slot);
-	struct bt_window *w;
 
 	if (!mine || (++*mine & cfg_batch_mask))
 		return;
-	w = bpf_map_lookup_elem(&windows, &win);
-	if (w && __sync_fetch_and_add(&w->fill, cfg_batch_mask + 1) + cfg_batch_mask + 1 >=
-	    cfg_design_load)
-		if (spie_claim_rotation(c, w, win, slot / cfg_windows)) {
-			__u32 next = win + 1 < cfg_windows ? win + 1 : 0;
-			struct bt_window *nw = bpf_map_lookup_elem(&windows, &next);
-
-			/* the XDP program's alone (may_hold, a constant): the
-			 * drop program's call graph stays without the gate's
-			 * frames, whose stack Linux 6.1 adds to the bpf_loop
-			 * callback it already runs in, past 512 bytes */
-			if (may_hold && cfg_test_hold)
-				test_hold(c);
-			if (nw)
-				spie_finish_rotation(c, w, nw, next);
-		}
+	if (spie_fill_window(win, slot / cfg_windows, cfg_batch_mask + 1)) {
+		/* the XDP program's alone (may_hold, a constant): the drop
+		 * program's call graph stays without the gate's frames, whose
+		 * stack Linux 6.1 adds to the bpf_loop callback it already
+		 * runs in, past 512 bytes */
+		if (may_hold && cfg_test_hold)
+			test_hold(c);
+		spie_finish_rotation(win);
+	}
 }
 
 /* Two digests a drop (the drop program's, include/hash.h): "dropped"
