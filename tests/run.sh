@@ -91,7 +91,9 @@ bg_suite() {	# name, command...
 	wanted "$name" || return 0
 	bg_name=$name bg_out=$(mktemp) bg_t0=$(date +%s)
 	echo "== $name: $* (in the background: its report comes when it ends)"
-	{ timeout -k 30 "$(limit_of "$name")" "$@" >"$bg_out" 2>&1; echo $? >"$bg_out.rc"; } &
+	# its end kept: collected after the suites beside it, it took less
+	{ timeout -k 30 "$(limit_of "$name")" "$@" >"$bg_out" 2>&1; echo $? >"$bg_out.rc"
+	  date +%s >"$bg_out.end"; } &
 	bg_pid=$!
 }
 bg_wait() {
@@ -99,19 +101,19 @@ bg_wait() {
 	wait "$bg_pid"; bg_pid=
 	echo "== $bg_name (ran in the background)"
 	cat "$bg_out"
-	suite_done "$bg_name" "$bg_out" "$(cat "$bg_out.rc")" "$bg_t0"
-	rm -f "$bg_out.rc"
+	suite_done "$bg_name" "$bg_out" "$(cat "$bg_out.rc")" "$bg_t0" "$(cat "$bg_out.end")"
+	rm -f "$bg_out.rc" "$bg_out.end"
 }
 
-suite_done() {	# name, its output file, its exit code, its start: the accounting
-	local name=$1 out=$2 rc=$3 t0=$4 limit
+suite_done() {	# name, its output file, its exit code, its start[, its end]: the accounting
+	local name=$1 out=$2 rc=$3 t0=$4 t1=${5:-$(date +%s)} limit
 	limit=$(limit_of "$name")
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "== $name: ended after its time limit of $limit s (SUITE_TIMEOUT)" | tee -a "$out"
 		echo "  FAIL  $name: timed out" >>"$out"
 		timed_out+=("$name")
 	fi
-	times+=("$(printf '%-18s %5d s' "$name" $(($(date +%s) - t0)))")
+	times+=("$(printf '%-18s %5d s' "$name" $((t1 - t0)))")
 	while IFS= read -r line; do skips+=("$name: $line"); done < <(
 		sed -n 's/^ *SKIP:\{0,1\} *//p; s/^\[  SKIPPED \] \(test_.*\)/\1/p' "$out" | sort -u)
 	# a FAIL line of a shell or Python suite; cmocka's test, message and line
