@@ -101,7 +101,9 @@ bg_wait() {
 	wait "$bg_pid"; bg_pid=
 	echo "== $bg_name (ran in the background)"
 	cat "$bg_out"
-	suite_done "$bg_name" "$bg_out" "$(cat "$bg_out.rc")" "$bg_t0" "$(cat "$bg_out.end")"
+	# no exit code written (its job killed): a failure, not no count
+	suite_done "$bg_name" "$bg_out" "$(cat "$bg_out.rc" 2>/dev/null || echo 1)" "$bg_t0" \
+		"$(cat "$bg_out.end" 2>/dev/null)"
 	rm -f "$bg_out.rc" "$bg_out.end"
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The SPIE ring's rotation, every interleaving. A model of the steps that
- * the datapath's CPUs (bpf/spie.bpf.h, spie_next_window) and a keeper
+ * the datapath's CPUs (bpf/spie.bpf.h, spie_fill_window and spie_finish_rotation) and a keeper
  * (user/instance/spie.c, user/instance/keeper.c: repair, close on time, seal after a grace
  * period, ready ahead) take on the shared words, one atomic load, store or
  * compare-and-swap a step, explored breadth-first over every order of

@@ -303,7 +303,7 @@ int bt_spie_close_current(struct bt_spie_maps *s)
 	__u64 ring = __atomic_load_n(&s->ctl->ring, __ATOMIC_ACQUIRE);
 	uint32_t W = s->meta->windows, cur = ring % W, next = (cur + 1) % W;
 
-	/* the claim as spie_next_window() makes it, marked as a keeper's */
+	/* the claim as spie_fill_window() makes it, marked as a keeper's */
 	if ((ring & BT_RING_KEEPER) || __atomic_load_n(&s->ctl->window, __ATOMIC_ACQUIRE) != cur ||
 	    __atomic_load_n(&s->win[next].state, __ATOMIC_ACQUIRE) != BT_WIN_READY ||
 	    !__atomic_compare_exchange_n(&s->ctl->ring, &ring, (ring + 1) | BT_RING_KEEPER, false,
