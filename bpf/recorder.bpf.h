@@ -18,8 +18,9 @@
 #include "maps.bpf.h"
 #include "config.bpf.h"
 
+/* netns: the inode of skb->dev's namespace, which the caller read */
 static __always_inline void record_drop(const struct sk_buff *skb, __u32 reason, __u32 segs,
-					const __u32 wl[2])
+					const __u32 wl[2], __u32 netns)
 {
 	__u32 kkey = BT_REC_POS_KERNEL, zero = 0, idx, start, cap;
 	__u16 nh = skb->network_header, mac = skb->mac_header;
@@ -64,7 +65,7 @@ static __always_inline void record_drop(const struct sk_buff *skb, __u32 reason,
 	r->iif = skb->skb_iif;
 	dev = skb->dev;
 	r->ifindex = dev ? dev->ifindex : 0;
-	r->netns = dev ? BPF_CORE_READ(dev, nd_net.net, ns.inum) : 0;
+	r->netns = netns;
 	r->dir = r->ifindex == r->iif ? BT_DROP_DIR_IN : BT_DROP_DIR_OUT;
 	r->frame_len = skb->len + (__u32)((__u64)skb->data - (__u64)skb->head) - start;
 	r->followed = 0;
