@@ -196,6 +196,8 @@ check "--at a day before any window: 0 windows, a rate of 0 (not -0)" bash -c "'
 check "--hex without --at: every window, said" bash -c "'$BLOOMTAP' trace --archive '$ARCH' --hex '$HEX' | grep -q 'any time: --hex without --at'"
 expect_fail "--at is for --hex" "--at is for --hex" "$BLOOMTAP" trace --archive "$ARCH" --at $T0 "$TMP/late.pcap"
 expect_fail "--at with --any-time" "not both" "$BLOOMTAP" trace --archive "$ARCH" --hex "$HEX" --at $T0 --any-time
+expect_fail "--skew with --any-time" "--skew or --any-time, not both" "$BLOOMTAP" trace --archive "$ARCH" "$TMP/late.pcap" --any-time --skew 5
+expect_fail "--at past 2554: the clock's range said" "--at '99999999999' is outside the clock's range" "$BLOOMTAP" trace --archive "$ARCH" --hex "$HEX" --at 99999999999
 
 # the index: stale when the directory changes
 check "the archive's index written" test -s "$ARCH/.index/spans"

@@ -227,6 +227,12 @@ PY
 eq "8193 packets in one request: 400" "$(us -X POST --data-binary "@$TMP/many.pcap" \
 	http://localhost/api/v1/trace)" 400
 check "the cap named: split the capture" grep -q "over 8192 packets in one request" "$TMP/ubody"
+eq "skew with any_time: 400" "$(us -X POST --data-binary "@$TMP/got.pcap" \
+	"http://localhost/api/v1/trace?any_time=1&skew=5")" 400
+check "... which says not both" grep -q "skew or any_time, not both" "$TMP/ubody"
+eq "at past 2554: 400" "$(us -X POST --data-binary "@$TMP/got.pcap" \
+	"http://localhost/api/v1/trace?at=99999999999")" 400
+check "... which gives the clock's range" grep -q "at '99999999999' is outside the clock's range" "$TMP/ubody"
 head -c $((24 + 8192 * ($(stat -c %s "$TMP/many.pcap") - 24) / 8193)) "$TMP/many.pcap" > "$TMP/cap.pcap"
 eq "8192 packets: answered" "$(us -X POST --data-binary "@$TMP/cap.pcap" http://localhost/api/v1/trace)" 200
 # what is probed counts, not what was sent: a flow whose SYN says MSS 1

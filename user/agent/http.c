@@ -659,10 +659,12 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 	 * asked), a --hex packet at at= */
 	skew_s = skew ? strtod(skew, &end) : a->cfg.trace_skew_s > 0 ? a->cfg.trace_skew_s :
 		 BT_TRACE_SKEW_NS / 1e9;
-	if ((skew && (end == skew || *end || !(skew_s > 0) || skew_s > 1e9)) ||
-	    (at && bt_parse_time(at, &at_ns)))
-		return reply_error(a, c, MHD_HTTP_BAD_REQUEST,
-				   "skew takes seconds (over 0), at a time as since does");
+	if (skew && (end == skew || *end || !(skew_s > 0) || skew_s > 1e9))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "skew takes seconds (over 0)");
+	if (skew && any_time)
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "skew or any_time, not both");
+	if (bt_parse_time_named("at", at, &at_ns, err, sizeof(err)))
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
 	/* unless asked, the last hour: a request opens the files of its time
 	 * range only, not a year of archive (an until before it is an empty
 	 * range, refused) */

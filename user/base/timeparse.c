@@ -48,7 +48,7 @@ int bt_parse_time(const char *s, __u64 *ns)
 	return 0;
 }
 
-static int parse_bound(const char *name, const char *s, __u64 *ns, char *err, size_t len)
+int bt_parse_time_named(const char *name, const char *s, __u64 *ns, char *err, size_t len)
 {
 	int rc = s ? bt_parse_time(s, ns) : 0;
 
@@ -71,8 +71,8 @@ int bt_parse_time_range(const char *since, const char *until, const char *dashes
 
 	snprintf(sn, sizeof(sn), "%ssince", dashes);
 	snprintf(un, sizeof(un), "%suntil", dashes);
-	if ((rc = parse_bound(sn, since, s_ns, err, len)) ||
-	    (rc = parse_bound(un, until, u_ns, err, len)))
+	if ((rc = bt_parse_time_named(sn, since, s_ns, err, len)) ||
+	    (rc = bt_parse_time_named(un, until, u_ns, err, len)))
 		return rc;
 	if (since && until && *s_ns > *u_ns) {
 		snprintf(err, len, "%s '%s' is after %s '%s': the range is empty", sn, since, un,

@@ -11,6 +11,10 @@
  * 0, -EINVAL for another form, -ERANGE outside 1970 to 2554 (what __u64
  * nanoseconds hold). */
 int bt_parse_time(const char *s, __u64 *ns);
+/* s (NULL: *ns left as it is) into ns, named name in err's message: 0,
+ * or -EINVAL/-ERANGE with the problem in err (a bad form; a time outside
+ * the clock's range, with that range). */
+int bt_parse_time_named(const char *name, const char *s, __u64 *ns, char *err, size_t len);
 /* since and until (each may be NULL: left as they are) into ns, named
  * dashes + "since" in messages: 0, or -EINVAL/-ERANGE with the problem in
  * err (a bad form, a time outside the clock's range, with that range, or

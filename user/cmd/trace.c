@@ -249,10 +249,18 @@ int cmd_trace(int argc, char **argv)
 		bt_err("trace: %s", msg);
 		return BT_EXIT_USAGE;
 	}
-	if (tcfg.at && (!tcfg.hex || tcfg.any_time || bt_parse_time(tcfg.at, &at))) {
+	if (tcfg.at && (!tcfg.hex || tcfg.any_time)) {
 		bt_err(!tcfg.hex ? "trace: --at is for --hex (a capture's packets carry their "
-		       "times)" : tcfg.any_time ? "trace: --at or --any-time, not both" :
-		       "trace: --at takes epoch seconds, YYYY-MM-DDTHH:MM:SS[Z] or -N[smhd]");
+		       "times)" : "trace: --at or --any-time, not both");
+		return BT_EXIT_USAGE;
+	}
+	if (bt_parse_time_named("--at", tcfg.at, &at, msg, sizeof(msg))) {
+		bt_err("trace: %s", msg);
+		return BT_EXIT_USAGE;
+	}
+	/* every window is searched: no time for a skew to widen */
+	if (tcfg.any_time && tcfg.skew > 0) {
+		bt_err("trace: --skew or --any-time, not both");
 		return BT_EXIT_USAGE;
 	}
 	bool fleet = tcfg.agents || tcfg.agents_file || tcfg.prometheus || tcfg.dns;
