@@ -110,7 +110,7 @@ heavy_listed() {
 }
 wait_for "/api/v1/heavy lists the pings" 30 heavy_listed
 eq "/api/v1/heavy: heavy -j's fields" "$(python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)[0]))' <<<"$H")" \
-	"['bytes', 'direction', 'dport', 'dst', 'dst_class', 'dst_workload', 'error_bytes', 'error_packets', 'exact_bytes', 'exact_packets', 'interval', 'interval_bytes', 'interval_packets', 'interval_start', 'lost_nominations', 'packets', 'proto', 'sport', 'src', 'src_class', 'src_workload']"
+	"['bytes', 'direction', 'dport', 'dst', 'dst_class', 'dst_workload', 'error_bytes', 'error_packets', 'error_probability', 'exact_bytes', 'exact_packets', 'interval', 'interval_bytes', 'interval_packets', 'interval_start', 'lost_nominations', 'packets', 'proto', 'sport', 'src', 'src_class', 'src_workload']"
 # a packet that passed, captured at B, traced through the API
 in_ns "$NSB" timeout 30 python3 "$TOP/tests/lib/capture.py" "$VB" "$TMP/got.pcap" 3 icmp-echo > "$TMP/cap.out" &
 TS=$!; capture_ready "$TMP/cap.out"

@@ -430,6 +430,7 @@ static void report_start(const struct bt_heavy_maps *m, __u32 iv, const struct b
 	iv_totals(m, iv, &r->total_bytes, &r->total_packets, &r->lost_nominations);
 	r->error_bytes = (__u64)ceil(bt_cm_error(mt) * r->total_bytes);
 	r->error_packets = (__u64)ceil(bt_cm_error(mt) * r->total_packets);
+	r->error_probability = bt_cm_fail(mt);
 	switch (t.kind) {
 	case BT_THR_BYTES:
 		r->threshold_bytes = t.value;

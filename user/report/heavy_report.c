@@ -137,6 +137,8 @@ static void report_json(const struct bt_heavy_report *r, size_t n, const char *d
 		json_object_object_add(o, "exact_packets", json_object_new_uint64(f->exact_packets));
 		json_object_object_add(o, "error_bytes", json_object_new_uint64(r->error_bytes));
 		json_object_object_add(o, "error_packets", json_object_new_uint64(r->error_packets));
+		json_object_object_add(o, "error_probability",
+				       json_object_new_double(r->error_probability));
 		json_object_object_add(o, "interval", json_object_new_string(which));
 		if (dir)
 			json_object_object_add(o, "direction", json_object_new_string(dir));
@@ -176,11 +178,11 @@ static void report_plain(const struct bt_heavy_report *r, size_t n,
 	}
 	printf("%s interval (since %s): %" PRIu64 " bytes, %" PRIu64 " packets; heavy at "
 	       ">= %" PRIu64 " %s; estimates high by at most %" PRIu64 " bytes, %" PRIu64
-	       " packets\n", r->current ? "current" : "last complete", t,
-	       (uint64_t)r->total_bytes, (uint64_t)r->total_packets,
+	       " packets (by more: a flow's chance %.2g)\n", r->current ? "current" : "last complete",
+	       t, (uint64_t)r->total_bytes, (uint64_t)r->total_packets,
 	       (uint64_t)(r->threshold_bytes ? r->threshold_bytes : r->threshold_packets),
 	       r->threshold_bytes ? "bytes" : "packets", (uint64_t)r->error_bytes,
-	       (uint64_t)r->error_packets);
+	       (uint64_t)r->error_packets, r->error_probability);
 	if (r->lost_nominations)
 		printf("  %" PRIu64 " " LOST_NOMINATIONS " (raise --flow-memory)\n",
 		       (uint64_t)r->lost_nominations);
