@@ -14,7 +14,6 @@
 #ifndef BLOOMTAP_RECORDER_BPF_H
 #define BLOOMTAP_RECORDER_BPF_H
 
-#include <bpf/bpf_core_read.h>
 #include "maps.bpf.h"
 #include "config.bpf.h"
 

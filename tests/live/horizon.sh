@@ -197,6 +197,12 @@ check "--hex without --at: every window, said" bash -c "'$BLOOMTAP' trace --arch
 expect_fail "--at is for --hex" "--at is for --hex" "$BLOOMTAP" trace --archive "$ARCH" --at $T0 "$TMP/late.pcap"
 expect_fail "--at with --any-time" "not both" "$BLOOMTAP" trace --archive "$ARCH" --hex "$HEX" --at $T0 --any-time
 expect_fail "--skew with --any-time" "--skew or --any-time, not both" "$BLOOMTAP" trace --archive "$ARCH" "$TMP/late.pcap" --any-time --skew 5
+# with agents and no topology, --skew orders them: not refused there
+OUT=$("$BLOOMTAP" trace --agents 127.0.0.1:9 --agent-timeout 500 --any-time --skew 5 --hex "$HEX" 2>&1); RC=$?
+check "--skew with --any-time and --agents: taken (it orders the agents)" \
+	test "$RC" -ne 2 -a "$(grep -c 'not both' <<<"$OUT")" = 0
+expect_fail "... but refused with --topology" "--skew or --any-time, not both" \
+	"$BLOOMTAP" trace --agents 127.0.0.1:9 --topology /dev/null --any-time --skew 5 --hex "$HEX"
 expect_fail "--at past 2554: the clock's range said" "--at '99999999999' is outside the clock's range" "$BLOOMTAP" trace --archive "$ARCH" --hex "$HEX" --at 99999999999
 
 # the index: stale when the directory changes

@@ -230,6 +230,8 @@ check "the cap named: split the capture" grep -q "over 8192 packets in one reque
 eq "skew with any_time: 400" "$(us -X POST --data-binary "@$TMP/got.pcap" \
 	"http://localhost/api/v1/trace?any_time=1&skew=5")" 400
 check "... which says not both" grep -q "skew or any_time, not both" "$TMP/ubody"
+eq "at with any_time: 400" "$(us -X POST --data-binary "@$TMP/got.pcap" \
+	"http://localhost/api/v1/trace?any_time=1&at=-1m")" 400
 eq "at past 2554: 400" "$(us -X POST --data-binary "@$TMP/got.pcap" \
 	"http://localhost/api/v1/trace?at=99999999999")" 400
 check "... which gives the clock's range" grep -q "at '99999999999' is outside the clock's range" "$TMP/ubody"

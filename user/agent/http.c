@@ -661,8 +661,9 @@ static enum MHD_Result route_trace(struct agent *a, struct MHD_Connection *c, st
 		 BT_TRACE_SKEW_NS / 1e9;
 	if (skew && (end == skew || *end || !(skew_s > 0) || skew_s > 1e9))
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "skew takes seconds (over 0)");
-	if (skew && any_time)
-		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, "skew or any_time, not both");
+	if ((skew || at) && any_time)
+		return reply_error(a, c, MHD_HTTP_BAD_REQUEST,
+				   skew ? "skew or any_time, not both" : "at or any_time, not both");
 	if (bt_parse_time_named("at", at, &at_ns, err, sizeof(err)))
 		return reply_error(a, c, MHD_HTTP_BAD_REQUEST, err);
 	/* unless asked, the last hour: a request opens the files of its time

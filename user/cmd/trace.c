@@ -47,7 +47,8 @@ static const struct bt_opt trace_opts[] = {
 	{ "skew", 0, BT_OPT_DOUBLE, &tcfg.skew, "SECONDS",
 	  "search each packet in the windows of its capture time +- SECONDS: the "
 	  "capture's clock against this host's, and the capture's own delay (default "
-	  "2; with --agents, each agent's trace-skew)",
+	  "2; with --agents, each agent's trace-skew); with --agents and no --topology, also "
+	  "how far apart two agents' windows must be to order them",
 	  .dmin = 0.000001, .dmax = 1e9 },
 	{ "any-time", 0, BT_OPT_FLAG, &tcfg.any_time, NULL,
 	  "search every window for every packet, whatever its time" },
@@ -258,12 +259,15 @@ int cmd_trace(int argc, char **argv)
 		bt_err("trace: %s", msg);
 		return BT_EXIT_USAGE;
 	}
-	/* every window is searched: no time for a skew to widen */
-	if (tcfg.any_time && tcfg.skew > 0) {
-		bt_err("trace: --skew or --any-time, not both");
+	bool fleet = tcfg.agents || tcfg.agents_file || tcfg.prometheus || tcfg.dns;
+
+	/* every window is searched: no time for a skew to widen, unless it
+	 * orders the agents (no --topology) */
+	if (tcfg.any_time && tcfg.skew > 0 && (!fleet || tcfg.topology)) {
+		bt_err("trace: --skew or --any-time, not both (with --agents and no --topology, "
+		       "--skew orders the agents)");
 		return BT_EXIT_USAGE;
 	}
-	bool fleet = tcfg.agents || tcfg.agents_file || tcfg.prometheus || tcfg.dns;
 
 	if (fleet && tcfg.mss) {
 		/* the agents cut merged packets at the flows' own sizes */
