@@ -264,8 +264,8 @@ int cmd_trace(int argc, char **argv)
 	/* every window is searched: no time for a skew to widen, unless it
 	 * orders the agents (no --topology) */
 	if (tcfg.any_time && tcfg.skew > 0 && (!fleet || tcfg.topology)) {
-		bt_err("trace: --skew or --any-time, not both (with --agents and no --topology, "
-		       "--skew orders the agents)");
+		bt_err("trace: --skew or --any-time, not both%s",
+		       fleet ? " (with --topology, --skew orders no agents)" : "");
 		return BT_EXIT_USAGE;
 	}
 
