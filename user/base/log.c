@@ -40,14 +40,20 @@ static void vlog(int level, const char *fmt, va_list ap)
 					     [BT_LOG_WARNING] = "warning: ",
 					     [BT_LOG_DEBUG] = "debug: " };
 
+	char *msg = NULL;
+
 	if (level == BT_LOG_DEBUG && !bt_g.verbose)
 		return;
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	/* one fprintf a line: stderr is unbuffered, and three calls were
+	 * three writes, which the agent's threads interleaved mid-line */
 	if (stderr_is_journal())
-		fprintf(stderr, "<%d>", level);
+		fprintf(stderr, "<%d>%s\n", level, msg ? msg : fmt);
 	else
-		fprintf(stderr, "bloomtap: %s", names[level & 7] ? names[level & 7] : "");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+		fprintf(stderr, "bloomtap: %s%s\n", names[level & 7] ? names[level & 7] : "",
+			msg ? msg : fmt);
+	free(msg);
 }
 
 void bt_log(int level, const char *fmt, ...)
