@@ -161,7 +161,7 @@ struct bt_heavy_report {
 	__u64 total_bytes, total_packets;
 	__u64 threshold_bytes, threshold_packets;	/* what was reported */
 	__u64 error_bytes, error_packets;	/* eps * N, with prob 1 - delta */
-	double error_probability;		/* delta: a flow over by more */
+	double error_probability;		/* at most: a flow over by more */
 	size_t nominated;		/* flows in the flow memory */
 	__u64 lost_nominations;		/* to a full flow memory: flows may be missing */
 	struct bt_heavy_flow *flows;	/* at or above the threshold, sorted */

@@ -178,8 +178,8 @@ static void report_plain(const struct bt_heavy_report *r, size_t n,
 	}
 	printf("%s interval (since %s): %" PRIu64 " bytes, %" PRIu64 " packets; heavy at "
 	       ">= %" PRIu64 " %s; estimates high by at most %" PRIu64 " bytes, %" PRIu64
-	       " packets (a flow's by more: chance at most %.2g)\n", r->current ? "current" : "last complete",
-	       t, (uint64_t)r->total_bytes, (uint64_t)r->total_packets,
+	       " packets (a flow's by more: chance at most %.2g)\n",
+	       r->current ? "current" : "last complete", t, (uint64_t)r->total_bytes, (uint64_t)r->total_packets,
 	       (uint64_t)(r->threshold_bytes ? r->threshold_bytes : r->threshold_packets),
 	       r->threshold_bytes ? "bytes" : "packets", (uint64_t)r->error_bytes,
 	       (uint64_t)r->error_packets, r->error_probability);
